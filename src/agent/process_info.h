@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "gpu/scenario.h"
+
+namespace gleaner::agent {
+
+// Who runs a process, as the host sees it.
+struct ProcessInfo {
+  uint32_t pid = 0;
+  std::optional<uint32_t> uid;  // absent for scenario processes
+  std::string user;             // login name; the uid as text when it has none
+  std::string command;  // the command line, arguments separated by spaces
+};
+
+// Looks processes up by host PID. Implementations are thread-safe.
+class ProcessInspector {
+ public:
+  virtual ~ProcessInspector() = default;
+  // nullopt when the process is gone or not visible (another PID namespace).
+  virtual std::optional<ProcessInfo> Inspect(uint32_t pid) const = 0;
+};
+
+// Reads /proc/<pid>/status and /proc/<pid>/cmdline under `proc_root`
+// (default /proc; tests point it at a directory of their own).
+class ProcfsInspector final : public ProcessInspector {
+ public:
+  explicit ProcfsInspector(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
+  std::optional<ProcessInfo> Inspect(uint32_t pid) const override;
+
+ private:
+  std::string proc_root_;
+};
+
+// Answers for the processes a scenario declares (their pids are made up),
+// and asks `fallback` about the rest. `fallback` must outlive this.
+class ScenarioProcessInspector final : public ProcessInspector {
+ public:
+  ScenarioProcessInspector(const gpu::Scenario& scenario, const ProcessInspector& fallback);
+  std::optional<ProcessInfo> Inspect(uint32_t pid) const override;
+
+ private:
+  std::unordered_map<uint32_t, ProcessInfo> declared_;
+  const ProcessInspector& fallback_;
+};
+
+// The login name for `uid`, or the number as text.
+std::string UserName(uint32_t uid);
+
+}  // namespace gleaner::agent

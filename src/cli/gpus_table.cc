@@ -1,0 +1,139 @@
+#include "cli/gpus_table.h"
+
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <sstream>
+
+namespace gleaner::cli {
+namespace {
+
+std::string Printf(const char* format, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+template <typename T>
+std::string Missing(const gpu::Reading<T>& r) {
+  switch (r.why()) {
+    case gpu::Unreadable::kNotSupported: return "n/a";
+    case gpu::Unreadable::kNoPermission: return "denied";
+    case gpu::Unreadable::kGpuLost: return "lost";
+    case gpu::Unreadable::kError: return "ERR";
+  }
+  return "ERR";
+}
+
+template <typename T, typename Format>
+std::string Show(const gpu::Reading<T>& r, Format format) {
+  return r.has_value() ? format(r.value()) : Missing(r);
+}
+
+std::string Utc(core::TimePoint t) {
+  const std::time_t secs = static_cast<std::time_t>(core::ToUnixMicros(t) / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string Memory(const gpu::GpuSnapshot& s) {
+  if (!s.memory_used.has_value() || !s.memory_total.has_value()) return Missing(s.memory_used);
+  return Printf("%.1f / %.1f GiB", s.memory_used.value().ToGiB(), s.memory_total.value().ToGiB());
+}
+
+std::string Power(const gpu::GpuSnapshot& s) {
+  std::string draw = Show(s.power_draw_w, [](double w) { return Printf("%.0f", w); });
+  std::string limit = Show(s.power_limit_w, [](double w) { return Printf("%.0f", w); });
+  return draw + " / " + limit + " W";
+}
+
+std::string Header(const HostView& v) {
+  std::string driver = Show(v.driver.driver_version, [](const std::string& s) { return s; });
+  std::string cuda = Show(v.driver.cuda_driver_version, [](int32_t c) {
+    return Printf("%d.%d", c / 1000, (c % 1000) / 10);
+  });
+  return Printf("%s  driver %s  CUDA %s  source %s  %s\n", v.hostname.c_str(), driver.c_str(),
+                cuda.c_str(), v.driver.source.c_str(), Utc(v.taken_at).c_str());
+}
+
+std::string ProcessRow(const ProcessView& pv) {
+  const gpu::GpuProcess& p = pv.process;
+  const char* type = p.compute && p.graphics ? "C+G" : p.graphics ? "G" : "C";
+  std::string mem = Show(p.used_memory, [](core::Bytes b) { return Printf("%.1f GiB", b.ToGiB()); });
+  std::string user = pv.owner ? pv.owner->user : "?";
+  std::string command = pv.owner ? pv.owner->command : "(not visible from this PID namespace)";
+  if (command.size() > 70) command = command.substr(0, 67) + "...";
+  return Printf("      └ pid %-8u %-3s %-10s %10s  %s\n", p.pid, type, user.c_str(), mem.c_str(),
+                command.c_str());
+}
+
+std::string TopologyMatrix(const HostView& v) {
+  std::map<std::pair<std::string, std::string>, const gpu::GpuLink*> links;
+  for (const gpu::GpuLink& l : v.topology) links[{l.a.str(), l.b.str()}] = &l;
+  const auto cell = [&](const GpuView& a, const GpuView& b) -> std::string {
+    if (&a == &b) return "X";
+    auto it = links.find({a.snapshot.uuid.str(), b.snapshot.uuid.str()});
+    if (it == links.end()) it = links.find({b.snapshot.uuid.str(), a.snapshot.uuid.str()});
+    if (it == links.end()) return "-";
+    const gpu::GpuLink& l = *it->second;
+    if (l.nvlink.has_value() && l.nvlink.value()) return "NV";
+    return Show(l.pcie, [](gpu::PcieLevel level) -> std::string {
+      switch (level) {
+        case gpu::PcieLevel::kSameBoard: return "BRD";
+        case gpu::PcieLevel::kSinglePcieSwitch: return "PIX";
+        case gpu::PcieLevel::kMultiplePcieSwitches: return "PXB";
+        case gpu::PcieLevel::kHostBridge: return "PHB";
+        case gpu::PcieLevel::kSameNumaNode: return "NODE";
+        case gpu::PcieLevel::kCrossSocket: return "SYS";
+      }
+      return "?";
+    });
+  };
+  std::string out = "\nTopology  NV=NVLink PIX=one PCIe switch PXB=several PHB=host bridge "
+                    "NODE=same NUMA node SYS=across sockets\n      ";
+  for (const GpuView& g : v.gpus) out += Printf("%6s", Printf("GPU%u", g.snapshot.index).c_str());
+  out += "\n";
+  for (const GpuView& a : v.gpus) {
+    out += Printf("%-6s", Printf("GPU%u", a.snapshot.index).c_str());
+    for (const GpuView& b : v.gpus) out += Printf("%6s", cell(a, b).c_str());
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string GpusToTable(const HostView& v) {
+  std::string out = Header(v);
+  out += Printf("%-4s %-24s %-13s %-13s %5s %5s %-19s %5s %-13s %7s %s\n", "GPU", "NAME", "UUID",
+                "BUS", "UTIL", "MEM%", "MEMORY", "TEMP", "POWER", "SM MHz", "HEALTH");
+  for (const GpuView& g : v.gpus) {
+    const gpu::GpuSnapshot& s = g.snapshot;
+    const auto pct = [](uint32_t p) { return Printf("%u%%", p); };
+    std::string name = Show(s.name, [](const std::string& n) { return n; });
+    if (name.size() > 24) name = name.substr(0, 24);
+    std::string uuid = s.uuid.empty() ? "?" : s.uuid.str().substr(0, 12);
+    out += Printf("%-4u %-24s %-13s %-13s %5s %5s %-19s %5s %-13s %7s %s\n", s.index, name.c_str(),
+                  uuid.c_str(), Show(s.pci_bus_id, [](const std::string& b) { return b; }).c_str(),
+                  Show(s.utilization_gpu_pct, pct).c_str(),
+                  Show(s.utilization_memory_pct, pct).c_str(), Memory(s).c_str(),
+                  Show(s.temperature_c, [](int32_t c) { return Printf("%dC", c); }).c_str(),
+                  Power(s).c_str(),
+                  Show(s.sm_clock_mhz, [](uint32_t m) { return Printf("%u", m); }).c_str(),
+                  s.health == gpu::GpuHealth::kOk
+                      ? "ok"
+                      : (std::string(gpu::GpuHealthName(s.health)) + " (" + s.health_detail + ")")
+                            .c_str());
+    if (!s.processes.has_value()) {
+      out += "      └ processes: " + Missing(s.processes) + "\n";
+    }
+    for (const ProcessView& p : g.processes) out += ProcessRow(p);
+  }
+  if (!v.topology.empty()) out += TopologyMatrix(v);
+  return out;
+}
+
+}  // namespace gleaner::cli

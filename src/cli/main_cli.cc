@@ -1,0 +1,25 @@
+#include "cli/main_cli.h"
+
+#include <iostream>
+
+#include "cli/exit_codes.h"
+
+namespace gleaner::cli {
+
+int Main(int argc, char** argv, const core::Clock& clock, const agent::ProcessInspector& inspector) {
+  CLI::App app{"gleaner: puts idle GPUs to work", "gleaner"};
+  app.set_version_flag("--version", "gleaner 0.1.0");
+  app.require_subcommand(1);
+  GpusOptions gpus;
+  CLI::App* gpus_cmd = AddGpusCommand(app, gpus);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
+  return kExitUsage;
+}
+
+}  // namespace gleaner::cli

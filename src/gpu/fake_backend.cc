@@ -1,0 +1,128 @@
+#include "gpu/fake_backend.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gleaner::gpu {
+namespace {
+
+Unreadable ToUnreadable(ScenarioError e) {
+  switch (e) {
+    case ScenarioError::kNotSupported: return Unreadable::kNotSupported;
+    case ScenarioError::kNoPermission: return Unreadable::kNoPermission;
+    case ScenarioError::kGpuLost: return Unreadable::kGpuLost;
+    default: return Unreadable::kError;
+  }
+}
+
+template <typename T>
+Reading<T> Read(const ScenarioGpuState& state, ScenarioField field, T value) {
+  if (auto e = state.ErrorFor(field)) return Reading<T>::Fail(ToUnreadable(*e), std::string(ScenarioErrorName(*e)));
+  return Reading<T>::Of(std::move(value));
+}
+
+// NVML reports power in whole milliwatts; round the same way.
+double WholeMilliwatts(double watts) { return std::round(watts * 1000) / 1000; }
+
+}  // namespace
+
+core::Result<std::unique_ptr<FakeBackend>> FakeBackend::Create(Scenario scenario,
+                                                               const core::Clock& clock) {
+  if (auto e = scenario.driver.init_error) {
+    return core::Unavailable("the scenario's NVIDIA driver failed to initialise: " +
+                             std::string(ScenarioErrorName(*e)));
+  }
+  return std::unique_ptr<FakeBackend>(new FakeBackend(std::move(scenario), clock));
+}
+
+FakeBackend::FakeBackend(Scenario scenario, const core::Clock& clock)
+    : scenario_(std::move(scenario)), clock_(clock), start_(clock.Now()) {
+  driver_.source = "fake:" + scenario_.name;
+  driver_.driver_version = Reading<std::string>::Of(scenario_.driver.version);
+  driver_.nvml_version = Reading<std::string>::Of(scenario_.driver.nvml_version);
+  driver_.cuda_driver_version = Reading<int32_t>::Of(scenario_.driver.cuda_version);
+  for (size_t i = 0; i < scenario_.gpus.size(); ++i) {
+    const ScenarioGpu& gpu = scenario_.gpus[i];
+    ScenarioGpuState state = GpuStateAt(scenario_, i, 0);
+    GpuSnapshot s;
+    s.index = static_cast<uint32_t>(i);
+    if (gpu.no_permission || state.lost()) {
+      const Unreadable why = gpu.no_permission ? Unreadable::kNoPermission : Unreadable::kGpuLost;
+      s.health = gpu.no_permission ? GpuHealth::kNoPermission : GpuHealth::kLost;
+      s.health_detail = gpu.no_permission ? "NO_PERMISSION" : "GPU_IS_LOST";
+      s.name = s.pci_bus_id = Reading<std::string>::Fail(why);
+    } else {
+      s.uuid = core::GpuUuid(gpu.uuid);
+      s.name = Read(state, ScenarioField::kName, gpu.name);
+      s.pci_bus_id = Read(state, ScenarioField::kPciBusId, gpu.pci_bus_id);
+    }
+    attached_.push_back(std::move(s));
+  }
+}
+
+double FakeBackend::ElapsedSeconds() const {
+  return core::ToSecondsDouble(clock_.Now() - start_);
+}
+
+core::Result<std::vector<GpuSnapshot>> FakeBackend::Snapshot() {
+  const double t = ElapsedSeconds();
+  std::vector<GpuSnapshot> out;
+  for (size_t i = 0; i < attached_.size(); ++i) {
+    GpuSnapshot s = attached_[i];
+    if (s.uuid.empty()) {
+      const Unreadable why = s.health == GpuHealth::kNoPermission ? Unreadable::kNoPermission
+                                                                  : Unreadable::kGpuLost;
+      s.memory_total = s.memory_used = Reading<core::Bytes>::Fail(why);
+      s.utilization_gpu_pct = s.utilization_memory_pct = s.sm_clock_mhz = Reading<uint32_t>::Fail(why);
+      s.temperature_c = Reading<int32_t>::Fail(why);
+      s.power_draw_w = s.power_limit_w = Reading<double>::Fail(why);
+      s.processes = Reading<std::vector<GpuProcess>>::Fail(why);
+      out.push_back(std::move(s));
+      continue;
+    }
+    ScenarioGpuState state = GpuStateAt(scenario_, i, t);
+    const ScenarioFrame& f = state.frame();
+    if (state.lost()) {
+      s.health = GpuHealth::kLost;
+      s.health_detail = "GPU_IS_LOST";
+    }
+    s.memory_total = Read(state, ScenarioField::kMemory, state.gpu().memory_total);
+    s.memory_used = Read(state, ScenarioField::kMemory, f.memory_used);
+    s.utilization_gpu_pct = Read(state, ScenarioField::kUtilization, f.utilization_gpu_pct);
+    s.utilization_memory_pct = Read(state, ScenarioField::kUtilization, f.utilization_memory_pct);
+    s.temperature_c = Read(state, ScenarioField::kTemperature, f.temperature_c);
+    s.power_draw_w = Read(state, ScenarioField::kPower, WholeMilliwatts(f.power_draw_w));
+    s.power_limit_w = Read(state, ScenarioField::kPowerLimit, WholeMilliwatts(state.gpu().power_limit_w));
+    s.sm_clock_mhz = Read(state, ScenarioField::kSmClock, f.sm_clock_mhz);
+    std::vector<GpuProcess> processes;
+    for (const ScenarioProcess& p : f.processes) {
+      processes.push_back({p.pid, Reading<core::Bytes>::Of(p.used_memory), p.compute, p.graphics});
+    }
+    std::sort(processes.begin(), processes.end(),
+              [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
+    s.processes = Read(state, ScenarioField::kProcesses, std::move(processes));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+core::Result<std::vector<GpuLink>> FakeBackend::Topology() {
+  const double t = ElapsedSeconds();
+  std::vector<GpuLink> links;
+  for (uint32_t a = 0; a < attached_.size(); ++a) {
+    for (uint32_t b = a + 1; b < attached_.size(); ++b) {
+      if (attached_[a].uuid.empty() || attached_[b].uuid.empty()) continue;
+      GpuLink link{attached_[a].uuid, attached_[b].uuid,
+                   Reading<PcieLevel>::Of(PcieLevelBetween(scenario_, a, b)),
+                   Reading<bool>::Of(NvlinkBetween(scenario_, a, b))};
+      if (GpuStateAt(scenario_, a, t).lost() || GpuStateAt(scenario_, b, t).lost()) {
+        link.pcie = Reading<PcieLevel>::Fail(Unreadable::kGpuLost);
+        link.nvlink = Reading<bool>::Fail(Unreadable::kGpuLost);
+      }
+      links.push_back(std::move(link));
+    }
+  }
+  return links;
+}
+
+}  // namespace gleaner::gpu

@@ -1,0 +1,332 @@
+#include "gpu/nvml/nvml_backend.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "gpu/nvml/nvml_errors.h"
+
+namespace gleaner::gpu {
+namespace {
+
+using core::Bytes;
+using nvml::ProcessInfoLayout;
+
+// Turns one call's outcome into a Reading, noting GPU loss for the health.
+template <typename T>
+Reading<T> Field(nvmlReturn_t rc, T value, bool* lost) {
+  if (rc == NVML_SUCCESS) return Reading<T>::Of(std::move(value));
+  if (rc == NVML_ERROR_GPU_IS_LOST) *lost = true;
+  return Reading<T>::Fail(nvml::ToUnreadable(rc), std::string(nvml::ReturnCodeName(rc)));
+}
+
+template <typename T>
+Reading<T> Missing(const char* symbol) {
+  return Reading<T>::Fail(Unreadable::kNotSupported, std::string("driver lacks ") + symbol);
+}
+
+Reading<std::string> ReadString(nvml::StringFn fn, const char* symbol) {
+  if (!fn) return Missing<std::string>(symbol);
+  char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
+  bool unused = false;
+  const nvmlReturn_t rc = fn(buf, sizeof buf);
+  return Field<std::string>(rc, buf, &unused);
+}
+
+// NVML reports milliwatts.
+Reading<double> Watts(nvml::DeviceUintFn fn, nvmlDevice_t h, bool* lost) {
+  unsigned milliwatts = 0;
+  const nvmlReturn_t rc = fn(h, &milliwatts);
+  return Field(rc, milliwatts / 1000.0, lost);
+}
+
+// NVML writes "00000000:18:00.0"; everything else on Linux (sysfs, Slurm,
+// Kubernetes) says "0000:18:00.0".
+std::string SysfsBusId(const nvmlPciInfo_t& pci) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", pci.domain & 0xffffu, pci.bus & 0xffu,
+                pci.device & 0xffu);
+  return buf;
+}
+
+struct RawProcess {
+  uint32_t pid;
+  unsigned long long used;
+};
+
+std::vector<RawProcess> Decode(const unsigned char* data, unsigned count, ProcessInfoLayout layout) {
+  std::vector<RawProcess> out;
+  const size_t stride = nvml::EntrySize(layout);
+  for (unsigned i = 0; i < count; ++i) {
+    RawProcess p{};
+    // pid at offset 0 and usedGpuMemory at offset 8 in every layout.
+    std::memcpy(&p.pid, data + i * stride, sizeof p.pid);
+    std::memcpy(&p.used, data + i * stride + 8, sizeof p.used);
+    out.push_back(p);
+  }
+  return out;
+}
+
+bool Plausible(const std::vector<RawProcess>& list, Bytes total) {
+  return std::all_of(list.begin(), list.end(), [&](const RawProcess& p) {
+    return p.pid != 0 && (p.used == NVML_VALUE_NOT_AVAILABLE || p.used <= total.count());
+  });
+}
+
+// Reads one process list. The buffer always has room for the largest entry
+// layout, so a driver that writes 32-byte entries where 24 were expected
+// cannot overflow it, and the entries can be decoded both ways.
+nvmlReturn_t ReadProcessList(const nvml::ProcessListCall& call, nvmlDevice_t handle, Bytes total,
+                             std::vector<RawProcess>* out) {
+  unsigned count = 0;
+  nvmlReturn_t rc = call.fn(handle, &count, nullptr);
+  std::vector<unsigned char> buffer;
+  // Processes can start between the two calls: grow and retry a few times.
+  for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 8; ++attempt) {
+    count = count * 2 + 8;
+    buffer.assign(count * sizeof(nvmlProcessInfo_r535_t), 0);
+    rc = call.fn(handle, &count, buffer.data());
+  }
+  if (rc != NVML_SUCCESS) return rc;
+  if (buffer.empty()) count = 0;
+  *out = Decode(buffer.data(), count, call.layout);
+  if (!Plausible(*out, total) && call.layout != ProcessInfoLayout::kV1) {
+    const ProcessInfoLayout other =
+        call.layout == ProcessInfoLayout::kV2 ? ProcessInfoLayout::kR535 : ProcessInfoLayout::kV2;
+    std::vector<RawProcess> retry = Decode(buffer.data(), count, other);
+    if (Plausible(retry, total)) *out = std::move(retry);
+  }
+  return NVML_SUCCESS;
+}
+
+Reading<PcieLevel> ToPcieLevel(nvmlReturn_t rc, int level) {
+  bool unused = false;
+  if (rc != NVML_SUCCESS) return Field<PcieLevel>(rc, {}, &unused);
+  switch (level) {
+    case NVML_TOPOLOGY_INTERNAL: return Reading<PcieLevel>::Of(PcieLevel::kSameBoard);
+    case NVML_TOPOLOGY_SINGLE: return Reading<PcieLevel>::Of(PcieLevel::kSinglePcieSwitch);
+    case NVML_TOPOLOGY_MULTIPLE: return Reading<PcieLevel>::Of(PcieLevel::kMultiplePcieSwitches);
+    case NVML_TOPOLOGY_HOSTBRIDGE: return Reading<PcieLevel>::Of(PcieLevel::kHostBridge);
+    case NVML_TOPOLOGY_NODE: return Reading<PcieLevel>::Of(PcieLevel::kSameNumaNode);
+    case NVML_TOPOLOGY_SYSTEM: return Reading<PcieLevel>::Of(PcieLevel::kCrossSocket);
+    default:
+      return Reading<PcieLevel>::Fail(Unreadable::kError, "unknown topology level " + std::to_string(level));
+  }
+}
+
+}  // namespace
+
+core::Result<std::unique_ptr<NvmlBackend>> NvmlBackend::Create(const std::string& library) {
+  GLEANER_ASSIGN_OR_RETURN(std::unique_ptr<nvml::NvmlLibrary> lib, nvml::NvmlLibrary::Open(library));
+  if (nvmlReturn_t rc = lib->init(); rc != NVML_SUCCESS) {
+    return nvml::ToStatus(rc, "nvmlInit").WithContext("no usable NVIDIA driver");
+  }
+  std::unique_ptr<NvmlBackend> backend(new NvmlBackend(std::move(lib)));
+  backend->ReadDriverInfo();
+  GLEANER_RETURN_IF_ERROR(backend->Attach());
+  return backend;
+}
+
+NvmlBackend::~NvmlBackend() { lib_->shutdown(); }
+
+void NvmlBackend::ReadDriverInfo() {
+  driver_.source = "nvml";
+  driver_.driver_version = ReadString(lib_->driver_version, "nvmlSystemGetDriverVersion");
+  driver_.nvml_version = ReadString(lib_->nvml_version, "nvmlSystemGetNVMLVersion");
+  if (lib_->cuda_driver_version) {
+    int version = 0;
+    bool unused = false;
+    const nvmlReturn_t rc = lib_->cuda_driver_version(&version);
+    driver_.cuda_driver_version = Field(rc, version, &unused);
+  } else {
+    driver_.cuda_driver_version = Missing<int32_t>("nvmlSystemGetCudaDriverVersion");
+  }
+}
+
+core::Status NvmlBackend::Attach() {
+  unsigned count = 0;
+  GLEANER_RETURN_IF_ERROR(nvml::ToStatus(lib_->device_count(&count), "nvmlDeviceGetCount"));
+  for (unsigned i = 0; i < count; ++i) {
+    Device d;
+    GpuSnapshot& id = d.identity;
+    id.index = i;
+    bool lost = false;
+    nvmlReturn_t rc = lib_->handle_by_index(i, &d.handle);
+    if (rc == NVML_SUCCESS) {
+      char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+      rc = lib_->uuid(d.handle, uuid, sizeof uuid);
+      if (rc == NVML_SUCCESS) id.uuid = core::GpuUuid(uuid);
+    }
+    if (rc != NVML_SUCCESS) {
+      // A GPU we cannot attach still counts: it is listed, never lent.
+      d.handle = nullptr;
+      id.health = rc == NVML_ERROR_NO_PERMISSION ? GpuHealth::kNoPermission
+                  : rc == NVML_ERROR_GPU_IS_LOST ? GpuHealth::kLost
+                                                 : GpuHealth::kError;
+      id.health_detail = std::string(nvml::ReturnCodeName(rc));
+      id.name = id.pci_bus_id = Field<std::string>(rc, {}, &lost);
+      devices_.push_back(std::move(d));
+      continue;
+    }
+    if (lib_->name) {
+      char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+      nvmlReturn_t name_rc = lib_->name(d.handle, name, sizeof name);
+      id.name = Field<std::string>(name_rc, name, &lost);
+    } else {
+      id.name = Missing<std::string>("nvmlDeviceGetName");
+    }
+    if (lib_->pci_info) {
+      nvmlPciInfo_t pci{};
+      nvmlReturn_t pci_rc = lib_->pci_info(d.handle, &pci);
+      id.pci_bus_id = Field<std::string>(pci_rc, SysfsBusId(pci), &lost);
+    } else {
+      id.pci_bus_id = Missing<std::string>("nvmlDeviceGetPciInfo");
+    }
+    devices_.push_back(std::move(d));
+  }
+  return core::Status::Ok();
+}
+
+core::Result<std::vector<GpuSnapshot>> NvmlBackend::Snapshot() {
+  std::vector<GpuSnapshot> out;
+  out.reserve(devices_.size());
+  for (const Device& d : devices_) out.push_back(Read(d));
+  return out;
+}
+
+GpuSnapshot NvmlBackend::Read(const Device& d) const {
+  GpuSnapshot s = d.identity;
+  if (!d.handle) {
+    const Unreadable why = s.health == GpuHealth::kNoPermission ? Unreadable::kNoPermission
+                           : s.health == GpuHealth::kLost        ? Unreadable::kGpuLost
+                                                                 : Unreadable::kError;
+    s.memory_total = s.memory_used = Reading<Bytes>::Fail(why, s.health_detail);
+    s.utilization_gpu_pct = s.utilization_memory_pct = s.sm_clock_mhz =
+        Reading<uint32_t>::Fail(why, s.health_detail);
+    s.temperature_c = Reading<int32_t>::Fail(why, s.health_detail);
+    s.power_draw_w = s.power_limit_w = Reading<double>::Fail(why, s.health_detail);
+    s.processes = Reading<std::vector<GpuProcess>>::Fail(why, s.health_detail);
+    return s;
+  }
+  nvmlDevice_t h = d.handle;
+  bool lost = false;
+
+  if (lib_->memory_v2) {
+    nvmlMemory_v2_t m{};
+    m.version = nvmlMemory_v2;
+    nvmlReturn_t rc = lib_->memory_v2(h, &m);
+    s.memory_total = Field(rc, Bytes(m.total), &lost);
+    s.memory_used = Field(rc, Bytes(m.used), &lost);
+  } else if (lib_->memory_v1) {
+    nvmlMemory_t m{};
+    nvmlReturn_t rc = lib_->memory_v1(h, &m);
+    s.memory_total = Field(rc, Bytes(m.total), &lost);
+    s.memory_used = Field(rc, Bytes(m.used), &lost);
+  } else {
+    s.memory_total = s.memory_used = Missing<Bytes>("nvmlDeviceGetMemoryInfo");
+  }
+
+  if (lib_->utilization) {
+    nvmlUtilization_t u{};
+    nvmlReturn_t rc = lib_->utilization(h, &u);
+    s.utilization_gpu_pct = Field(rc, u.gpu, &lost);
+    s.utilization_memory_pct = Field(rc, u.memory, &lost);
+  } else {
+    s.utilization_gpu_pct = s.utilization_memory_pct = Missing<uint32_t>("nvmlDeviceGetUtilizationRates");
+  }
+
+  if (lib_->temperature_v) {
+    nvmlTemperature_v1_t t{};
+    t.version = nvmlTemperature_v1;
+    t.sensorType = NVML_TEMPERATURE_GPU;
+    const nvmlReturn_t rc = lib_->temperature_v(h, &t);
+    s.temperature_c = Field<int32_t>(rc, t.temperature, &lost);
+  } else if (lib_->temperature) {
+    unsigned t = 0;
+    const nvmlReturn_t rc = lib_->temperature(h, NVML_TEMPERATURE_GPU, &t);
+    s.temperature_c = Field<int32_t>(rc, static_cast<int32_t>(t), &lost);
+  } else {
+    s.temperature_c = Missing<int32_t>("nvmlDeviceGetTemperature");
+  }
+
+  s.power_draw_w = lib_->power_usage ? Watts(lib_->power_usage, h, &lost)
+                                     : Missing<double>("nvmlDeviceGetPowerUsage");
+  s.power_limit_w = lib_->power_limit ? Watts(lib_->power_limit, h, &lost)
+                                      : Missing<double>("nvmlDeviceGetEnforcedPowerLimit");
+  if (lib_->clock_info) {
+    unsigned mhz = 0;
+    const nvmlReturn_t rc = lib_->clock_info(h, NVML_CLOCK_SM, &mhz);
+    s.sm_clock_mhz = Field(rc, mhz, &lost);
+  } else {
+    s.sm_clock_mhz = Missing<uint32_t>("nvmlDeviceGetClockInfo");
+  }
+
+  s.processes = ReadProcesses(h, s.memory_total.value_or(Bytes(~0ULL)), &lost);
+  if (lost) {
+    s.health = GpuHealth::kLost;
+    s.health_detail = "GPU_IS_LOST";
+  }
+  return s;
+}
+
+Reading<std::vector<GpuProcess>> NvmlBackend::ReadProcesses(nvmlDevice_t handle, Bytes total,
+                                                            bool* lost) const {
+  if (!lib_->compute_processes.fn && !lib_->graphics_processes.fn) {
+    return Missing<std::vector<GpuProcess>>("nvmlDeviceGetComputeRunningProcesses");
+  }
+  // A process with both a compute and a graphics context is one process.
+  std::map<uint32_t, GpuProcess> by_pid;
+  for (bool graphics : {false, true}) {
+    const nvml::ProcessListCall& call = graphics ? lib_->graphics_processes : lib_->compute_processes;
+    if (!call.fn) continue;
+    std::vector<RawProcess> list;
+    nvmlReturn_t rc = ReadProcessList(call, handle, total, &list);
+    if (rc == NVML_ERROR_NOT_SUPPORTED && graphics) continue;  // compute-only boards
+    if (rc != NVML_SUCCESS) return Field<std::vector<GpuProcess>>(rc, {}, lost);
+    for (const RawProcess& raw : list) {
+      GpuProcess& p = by_pid[raw.pid];
+      p.pid = raw.pid;
+      if (!p.used_memory.has_value()) {
+        p.used_memory = raw.used == NVML_VALUE_NOT_AVAILABLE
+                            ? Reading<Bytes>::Fail(Unreadable::kNotSupported, "NVML_VALUE_NOT_AVAILABLE")
+                            : Reading<Bytes>::Of(Bytes(raw.used));
+      }
+      (graphics ? p.graphics : p.compute) = true;
+    }
+  }
+  std::vector<GpuProcess> out;
+  for (auto& [pid, p] : by_pid) out.push_back(std::move(p));
+  return Reading<std::vector<GpuProcess>>::Of(std::move(out));
+}
+
+core::Result<std::vector<GpuLink>> NvmlBackend::Topology() {
+  std::vector<GpuLink> links;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    for (size_t j = i + 1; j < devices_.size(); ++j) {
+      const Device& a = devices_[i];
+      const Device& b = devices_[j];
+      if (!a.handle || !b.handle) continue;
+      GpuLink link{a.identity.uuid, b.identity.uuid, {}, {}};
+      if (lib_->common_ancestor) {
+        int level = 0;
+        const nvmlReturn_t rc = lib_->common_ancestor(a.handle, b.handle, &level);
+        link.pcie = ToPcieLevel(rc, level);
+      } else {
+        link.pcie = Missing<PcieLevel>("nvmlDeviceGetTopologyCommonAncestor");
+      }
+      if (lib_->p2p_status) {
+        int status = 0;
+        nvmlReturn_t rc = lib_->p2p_status(a.handle, b.handle, NVML_P2P_CAPS_INDEX_NVLINK, &status);
+        bool unused = false;
+        link.nvlink = Field(rc, status == NVML_P2P_STATUS_OK, &unused);
+      } else {
+        link.nvlink = Missing<bool>("nvmlDeviceGetP2PStatus");
+      }
+      links.push_back(std::move(link));
+    }
+  }
+  return links;
+}
+
+}  // namespace gleaner::gpu

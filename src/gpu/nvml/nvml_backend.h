@@ -1,0 +1,50 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_backend.h"
+#include "gpu/nvml/nvml_library.h"
+
+namespace gleaner::gpu {
+
+// The GpuBackend over NVIDIA's NVML, loaded at run time. Create() loads the
+// library, initialises NVML and attaches every GPU once; GPUs are then read
+// through the handles found at start, so a GPU that falls off the bus stays
+// in the list as lost. The destructor shuts NVML down. Not thread-safe.
+class NvmlBackend final : public GpuBackend {
+ public:
+  // Fails with kUnavailable (and a message saying what to install or fix)
+  // when there is no usable driver.
+  static core::Result<std::unique_ptr<NvmlBackend>> Create(
+      const std::string& library = "libnvidia-ml.so.1");
+  ~NvmlBackend() override;
+  NvmlBackend(const NvmlBackend&) = delete;
+  NvmlBackend& operator=(const NvmlBackend&) = delete;
+
+  const DriverInfo& Driver() const override { return driver_; }
+  core::Result<std::vector<GpuSnapshot>> Snapshot() override;
+  core::Result<std::vector<GpuLink>> Topology() override;
+
+  const nvml::NvmlLibrary& library() const { return *lib_; }
+
+ private:
+  struct Device {
+    nvmlDevice_t handle = nullptr;  // null when the GPU could not be attached
+    GpuSnapshot identity;           // index, uuid, name, PCI bus id, health at attach
+  };
+
+  explicit NvmlBackend(std::unique_ptr<nvml::NvmlLibrary> lib) : lib_(std::move(lib)) {}
+  void ReadDriverInfo();
+  core::Status Attach();
+  GpuSnapshot Read(const Device& device) const;
+  Reading<std::vector<GpuProcess>> ReadProcesses(nvmlDevice_t handle, core::Bytes total,
+                                                 bool* lost) const;
+
+  std::unique_ptr<nvml::NvmlLibrary> lib_;
+  DriverInfo driver_;
+  std::vector<Device> devices_;
+};
+
+}  // namespace gleaner::gpu
