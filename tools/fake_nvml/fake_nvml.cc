@@ -8,6 +8,9 @@
 //   2    450-510: adds the _v2 symbols, 24-byte process entries
 //   3    535.104 and later: adds _v3 (24 bytes), memory _v2, the detail list
 //   535  535.43-535.86: _v3 writes 32-byte entries, no detail list
+//   5350 a driver that writes 32-byte _v3 entries yet exports the detail
+//        list, so symbol-based detection guesses wrong (tests the
+//        loader's plausibility check)
 //
 // Environment:
 //   GLEANER_FAKE_NVML_SCENARIO  built-in scenario name or file (default: demo)
@@ -27,11 +30,12 @@
 #include "gpu/scenario.h"
 
 #ifndef FAKE_NVML_API
-#error "FAKE_NVML_API must be 1, 2, 3 or 535"
+#error "FAKE_NVML_API must be 1, 2, 3, 535 or 5350"
 #endif
 #define FAKE_NVML_HAS_V2 (FAKE_NVML_API >= 2)
 #define FAKE_NVML_HAS_V3 (FAKE_NVML_API >= 3)
-#define FAKE_NVML_R535 (FAKE_NVML_API == 535)
+#define FAKE_NVML_R535 (FAKE_NVML_API == 535 || FAKE_NVML_API == 5350)
+#define FAKE_NVML_HAS_DETAIL_LIST (FAKE_NVML_API == 3 || FAKE_NVML_API == 5350)
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -82,7 +86,10 @@ double NowSeconds(State& s) {
 nvmlReturn_t DoInit() {
   State& s = S();
   std::lock_guard lock(s.mu);
-  if (!s.scenario) {
+  // A fresh start (first init, or init after the last shutdown) reads the
+  // scenario again, so one process can load several scenarios in turn.
+  if (s.init_count == 0) {
+    s.scenario.reset();
     const char* name = std::getenv("GLEANER_FAKE_NVML_SCENARIO");
     auto loaded = gleaner::gpu::LoadScenario(name && *name ? name : "demo");
     if (!loaded.ok()) {
@@ -96,6 +103,7 @@ nvmlReturn_t DoInit() {
     s.scenario = std::move(*loaded);
     for (unsigned i = 0; i < std::size(s.devices); ++i) s.devices[i].index = i;
     s.start = std::chrono::steady_clock::now();
+    s.frozen_time_s.reset();
     if (const char* t = std::getenv("GLEANER_FAKE_NVML_TIME_S"); t && *t) {
       s.frozen_time_s = std::strtod(t, nullptr);
     }
@@ -412,7 +420,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t, void*) {
   return NVML_ERROR_NOT_SUPPORTED;
 }
 #endif
-#if FAKE_NVML_HAS_V3 && !FAKE_NVML_R535
+#if FAKE_NVML_HAS_DETAIL_LIST
 EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t, void*) {
   return NVML_ERROR_NOT_SUPPORTED;
 }

@@ -58,10 +58,12 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
   lib->name = As<DeviceStringFn>(lib->Resolve({"nvmlDeviceGetName"}));
   lib->pci_info = As<PciInfoFn>(lib->Resolve({"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}));
   lib->memory_v2 = As<MemoryV2Fn>(lib->Resolve({"nvmlDeviceGetMemoryInfo_v2"}));
-  lib->memory_v1 = As<MemoryV1Fn>(lib->Resolve({"nvmlDeviceGetMemoryInfo"}));
+  if (!lib->memory_v2) lib->memory_v1 = As<MemoryV1Fn>(lib->Resolve({"nvmlDeviceGetMemoryInfo"}));
   lib->utilization = As<UtilizationFn>(lib->Resolve({"nvmlDeviceGetUtilizationRates"}));
   lib->temperature_v = As<TemperatureVFn>(lib->Resolve({"nvmlDeviceGetTemperatureV"}));
-  lib->temperature = As<TemperatureFn>(lib->Resolve({"nvmlDeviceGetTemperature"}));
+  if (!lib->temperature_v) {
+    lib->temperature = As<TemperatureFn>(lib->Resolve({"nvmlDeviceGetTemperature"}));
+  }
   lib->power_usage = As<DeviceUintFn>(lib->Resolve({"nvmlDeviceGetPowerUsage"}));
   lib->power_limit = As<DeviceUintFn>(
       lib->Resolve({"nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit"}));

@@ -44,7 +44,9 @@ class NvmlLibrary {
   CountFn device_count = nullptr;
   HandleByIndexFn handle_by_index = nullptr;
   DeviceStringFn uuid = nullptr;
-  // Optional: null when the driver does not export them.
+  // Optional: null when the driver does not export them. Of each pair of
+  // old and new (memory_v1/memory_v2, temperature/temperature_v) only the
+  // newest the driver has is set.
   StringFn driver_version = nullptr;
   StringFn nvml_version = nullptr;
   IntOutFn cuda_driver_version = nullptr;

@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <type_traits>
+#include <unordered_set>
+
+#include "core/ids.h"
+#include "core/units.h"
+
+namespace gleaner::core {
+namespace {
+
+TEST(BytesTest, UnitsAndArithmetic) {
+  EXPECT_EQ(Bytes::KiB(1).count(), 1024u);
+  EXPECT_EQ(Bytes::MiB(3).count(), 3u << 20);
+  EXPECT_EQ(Bytes::GiB(80).count(), uint64_t{80} << 30);
+  EXPECT_DOUBLE_EQ(Bytes::MiB(1536).ToGiB(), 1.5);
+  EXPECT_DOUBLE_EQ(Bytes::KiB(512).ToMiB(), 0.5);
+  EXPECT_EQ(Bytes::MiB(1) + Bytes::MiB(1), Bytes::MiB(2));
+  EXPECT_LT(Bytes::MiB(1), Bytes::GiB(1));
+}
+
+TEST(BytesTest, SubtractionSaturatesAtZero) {
+  EXPECT_EQ(Bytes(5) - Bytes(7), Bytes(0));
+  EXPECT_EQ(Bytes(7) - Bytes(5), Bytes(2));
+}
+
+TEST(StrongIdTest, ComparesHashesAndPrints) {
+  GpuUuid a("GPU-aaaa");
+  GpuUuid b("GPU-bbbb");
+  EXPECT_NE(a, b);
+  EXPECT_LT(a, b);
+  EXPECT_EQ(a, GpuUuid("GPU-aaaa"));
+  EXPECT_TRUE(GpuUuid().empty());
+  std::unordered_set<GpuUuid> set{a, b, GpuUuid("GPU-aaaa")};
+  EXPECT_EQ(set.size(), 2u);
+  std::ostringstream os;
+  os << a;
+  EXPECT_EQ(os.str(), "GPU-aaaa");
+}
+
+TEST(StrongIdTest, KindsDoNotMix) {
+  static_assert(!std::is_convertible_v<GpuUuid, NodeId>);
+  static_assert(!std::is_convertible_v<std::string, GpuUuid>);  // explicit only
+  EXPECT_EQ(NodeId("gpu-host-1").str(), "gpu-host-1");
+}
+
+}  // namespace
+}  // namespace gleaner::core

@@ -1,0 +1,322 @@
+// The NVML backend, driven through the fake libnvidia-ml.so.1 variants by the
+// real loader: every field, every error path, every symbol era.
+#include "gpu/nvml/nvml_backend.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "gpu/fake_backend.h"
+#include "testing/fake_nvml.h"
+
+namespace gleaner::gpu {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::FakeNvml;
+
+const char* const kAllVariants[] = {"legacy", "v2", "modern", "r535", "r535_misdetected"};
+
+// A scenario exercising every field: exact values, both process kinds, and
+// a GPU whose readings are partly unsupported.
+constexpr const char* kFields = R"({
+  "name": "fields",
+  "driver": {"version": "535.104.05", "nvml_version": "12.535.104.05", "cuda_version": 12020},
+  "gpus": [
+    {"uuid": "GPU-11111111-2222-4333-8444-555555555555", "name": "NVIDIA A100-SXM4-80GB",
+     "pci_bus_id": "0000:07:00.0", "memory_total_mib": 81920, "power_limit_w": 400,
+     "timeline": [{"at_s": 0, "utilization_gpu_pct": 73, "utilization_memory_pct": 28,
+                   "memory_used_mib": 40960, "temperature_c": 58, "power_draw_w": 311.257,
+                   "sm_clock_mhz": 1410,
+                   "processes": [
+                     {"pid": 300, "used_memory_mib": 30000, "type": "compute"},
+                     {"pid": 100, "used_memory_mib": 10000, "type": "compute+graphics"},
+                     {"pid": 200, "used_memory_mib": 900, "type": "graphics"}]}]},
+    {"name": "NVIDIA L4", "memory_total_mib": 23034, "power_limit_w": 72,
+     "unsupported": ["temperature", "power", "sm_clock", "processes"]}
+  ]
+})";
+
+class NvmlVariantTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NvmlVariantTest, ReadsEveryField) {
+  FakeNvml fake(GetParam(), kFields);
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  const DriverInfo& d = (*backend)->Driver();
+  EXPECT_EQ(d.source, "nvml");
+  EXPECT_EQ(d.driver_version.value(), "535.104.05");
+  EXPECT_EQ(d.nvml_version.value(), "12.535.104.05");
+  EXPECT_EQ(d.cuda_driver_version.value(), 12020);
+
+  auto snap = (*backend)->Snapshot();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->size(), 2u);
+  const GpuSnapshot& g = (*snap)[0];
+  EXPECT_EQ(g.index, 0u);
+  EXPECT_EQ(g.uuid.str(), "GPU-11111111-2222-4333-8444-555555555555");
+  EXPECT_EQ(g.health, GpuHealth::kOk);
+  EXPECT_EQ(g.name.value(), "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g.pci_bus_id.value(), "0000:07:00.0");
+  EXPECT_EQ(g.memory_total.value(), core::Bytes::MiB(81920));
+  EXPECT_EQ(g.memory_used.value(), core::Bytes::MiB(40960));
+  EXPECT_EQ(g.utilization_gpu_pct.value(), 73u);
+  EXPECT_EQ(g.utilization_memory_pct.value(), 28u);
+  EXPECT_EQ(g.temperature_c.value(), 58);
+  EXPECT_DOUBLE_EQ(g.power_draw_w.value(), 311.257);
+  EXPECT_DOUBLE_EQ(g.power_limit_w.value(), 400);
+  EXPECT_EQ(g.sm_clock_mhz.value(), 1410u);
+  const std::vector<GpuProcess>& p = g.processes.value();
+  ASSERT_EQ(p.size(), 3u);  // merged by pid, sorted
+  EXPECT_EQ(p[0], (GpuProcess{100, Reading<core::Bytes>::Of(core::Bytes::MiB(10000)), true, true}));
+  EXPECT_EQ(p[1], (GpuProcess{200, Reading<core::Bytes>::Of(core::Bytes::MiB(900)), false, true}));
+  EXPECT_EQ(p[2], (GpuProcess{300, Reading<core::Bytes>::Of(core::Bytes::MiB(30000)), true, false}));
+
+  const GpuSnapshot& l4 = (*snap)[1];
+  EXPECT_EQ(l4.health, GpuHealth::kOk);
+  EXPECT_EQ(l4.memory_total.value(), core::Bytes::MiB(23034));
+  EXPECT_EQ(l4.utilization_gpu_pct.value(), 0u);  // zero, and supported
+  for (Unreadable why : {l4.temperature_c.why(), l4.power_draw_w.why(), l4.sm_clock_mhz.why(),
+                         l4.processes.why()}) {
+    EXPECT_EQ(why, Unreadable::kNotSupported);
+  }
+  EXPECT_FALSE(l4.temperature_c.has_value());
+  EXPECT_TRUE(l4.power_limit_w.has_value());  // only the draw is unsupported
+}
+
+// The same scenario read through the real loader and through the in-process
+// fake gives the same snapshots, at every point of the demo's timeline.
+TEST_P(NvmlVariantTest, AgreesWithTheInProcessFake) {
+  FakeNvml fake(GetParam(), "demo");
+  auto nvml = fake.Open();
+  ASSERT_TRUE(nvml.ok()) << nvml.status().ToString();
+  core::ManualClock clock;
+  auto scenario = LoadScenario("demo");
+  ASSERT_TRUE(scenario.ok());
+  auto in_process = FakeBackend::Create(std::move(scenario).value(), clock);
+  ASSERT_TRUE(in_process.ok());
+  for (double t : {0.0, 65.0, 130.0, 205.0, 250.0, 305.0, 430.0, 610.0}) {
+    fake.SetTime(t);
+    clock.Set(core::FromUnixMicros(static_cast<int64_t>(t * 1e6)));
+    auto a = (*nvml)->Snapshot();
+    auto b = (*in_process)->Snapshot();
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(*a, *b) << "at t=" << t;
+  }
+  auto links_a = (*nvml)->Topology();
+  auto links_b = (*in_process)->Topology();
+  EXPECT_EQ(*links_a, *links_b);
+}
+
+TEST_P(NvmlVariantTest, GpuLostMidRun) {
+  FakeNvml fake(GetParam(), R"({"gpus": [
+    {"name": "A", "memory_total_mib": 1000, "lost_at_s": 10,
+     "timeline": [{"at_s": 0, "utilization_gpu_pct": 40,
+                   "processes": [{"pid": 9, "used_memory_mib": 100}]}]},
+    {"name": "B", "memory_total_mib": 1000}]})");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  fake.SetTime(5);
+  auto before = (*backend)->Snapshot();
+  EXPECT_EQ((*before)[0].health, GpuHealth::kOk);
+  EXPECT_EQ((*before)[0].utilization_gpu_pct.value(), 40u);
+
+  fake.SetTime(11);
+  auto after = (*backend)->Snapshot();
+  ASSERT_TRUE(after.ok()) << "one lost GPU must not fail the whole snapshot";
+  const GpuSnapshot& lost = (*after)[0];
+  EXPECT_EQ(lost.health, GpuHealth::kLost);
+  EXPECT_EQ(lost.uuid.str(), "GPU-00000000-0000-4000-8000-000000000000");  // still known
+  EXPECT_EQ(lost.name.value(), "A");  // identity read at attach
+  EXPECT_EQ(lost.utilization_gpu_pct.why(), Unreadable::kGpuLost);
+  EXPECT_EQ(lost.memory_used.why(), Unreadable::kGpuLost);
+  EXPECT_EQ(lost.processes.why(), Unreadable::kGpuLost);
+  EXPECT_EQ((*after)[1].health, GpuHealth::kOk);
+  auto links = (*backend)->Topology();
+  ASSERT_EQ(links->size(), 1u);
+  EXPECT_EQ((*links)[0].pcie.why(), Unreadable::kGpuLost);
+}
+
+TEST_P(NvmlVariantTest, GpusThatCannotBeAttached) {
+  FakeNvml fake(GetParam(), R"({"gpus": [
+    {"name": "A", "memory_total_mib": 1000, "access": "no_permission"},
+    {"name": "B", "memory_total_mib": 1000, "lost_at_s": 0},
+    {"name": "C", "memory_total_mib": 1000}]})");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  auto snap = (*backend)->Snapshot();
+  ASSERT_EQ(snap->size(), 3u);
+  EXPECT_EQ((*snap)[0].health, GpuHealth::kNoPermission);
+  EXPECT_TRUE((*snap)[0].uuid.empty());
+  EXPECT_EQ((*snap)[0].memory_total.why(), Unreadable::kNoPermission);
+  EXPECT_EQ((*snap)[1].health, GpuHealth::kLost);
+  EXPECT_EQ((*snap)[1].processes.why(), Unreadable::kGpuLost);
+  EXPECT_EQ((*snap)[2].health, GpuHealth::kOk);
+  EXPECT_TRUE((*backend)->Topology()->empty());  // no pair of attached GPUs
+}
+
+TEST_P(NvmlVariantTest, TransientFaultsAffectOnlyTheirFieldsAndWindow) {
+  FakeNvml fake(GetParam(), R"({"gpus": [
+    {"name": "A", "memory_total_mib": 1000,
+     "faults": [{"fields": ["utilization", "processes"], "error": "UNKNOWN", "from_s": 30, "to_s": 40},
+                {"fields": ["temperature"], "error": "NO_PERMISSION"}],
+     "timeline": [{"at_s": 0, "utilization_gpu_pct": 12, "temperature_c": 40}]}]})");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  fake.SetTime(35);
+  GpuSnapshot during = (*(*backend)->Snapshot())[0];
+  EXPECT_EQ(during.health, GpuHealth::kOk);
+  EXPECT_EQ(during.utilization_gpu_pct.why(), Unreadable::kError);
+  EXPECT_EQ(during.utilization_gpu_pct.detail(), "UNKNOWN");
+  EXPECT_EQ(during.processes.why(), Unreadable::kError);
+  EXPECT_EQ(during.temperature_c.why(), Unreadable::kNoPermission);
+  EXPECT_TRUE(during.memory_used.has_value());
+  fake.SetTime(40);
+  GpuSnapshot after = (*(*backend)->Snapshot())[0];
+  EXPECT_EQ(after.utilization_gpu_pct.value(), 12u);
+  EXPECT_TRUE(after.processes.has_value());
+}
+
+TEST_P(NvmlVariantTest, ManyProcessesGrowTheBuffer) {
+  std::string procs;
+  for (int i = 1; i <= 150; ++i) {
+    procs += (i > 1 ? "," : "") + std::string("{\"pid\": ") + std::to_string(1000 + i) +
+             ", \"used_memory_mib\": " + std::to_string(i) + "}";
+  }
+  FakeNvml fake(GetParam(), "{\"gpus\": [{\"name\": \"A\", \"memory_total_mib\": 80000, "
+                            "\"timeline\": [{\"at_s\": 0, \"processes\": [" + procs + "]}]}]}");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  auto snap = (*backend)->Snapshot();
+  ASSERT_TRUE(snap.ok());
+  const std::vector<GpuProcess>& list = (*snap)[0].processes.value();
+  ASSERT_EQ(list.size(), 150u);
+  EXPECT_EQ(list.front().pid, 1001u);
+  EXPECT_EQ(list.back().pid, 1150u);
+  EXPECT_EQ(list.back().used_memory.value(), core::Bytes::MiB(150));
+}
+
+TEST_P(NvmlVariantTest, ScenarioTopology) {
+  FakeNvml fake(GetParam(), R"({"gpus": [
+    {"name": "A", "memory_total_mib": 1}, {"name": "A", "memory_total_mib": 1},
+    {"name": "A", "memory_total_mib": 1}, {"name": "A", "memory_total_mib": 1}],
+    "topology": {"nvlink": [[0, 1]], "pcie_switch": [[0, 1]], "host_bridge": [[0, 1, 2]],
+                 "numa_node": [[0, 1, 2]]}})");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  auto links = (*backend)->Topology();
+  ASSERT_TRUE(links.ok());
+  ASSERT_EQ(links->size(), 6u);
+  EXPECT_EQ((*links)[0].pcie.value(), PcieLevel::kSinglePcieSwitch);  // 0-1
+  EXPECT_TRUE((*links)[0].nvlink.value());
+  EXPECT_EQ((*links)[1].pcie.value(), PcieLevel::kHostBridge);  // 0-2
+  EXPECT_FALSE((*links)[1].nvlink.value());
+  EXPECT_EQ((*links)[2].pcie.value(), PcieLevel::kCrossSocket);  // 0-3
+}
+
+INSTANTIATE_TEST_SUITE_P(DriverEras, NvmlVariantTest, ::testing::ValuesIn(kAllVariants));
+
+// Which symbol each era resolves to: the newest it has.
+TEST(NvmlLoaderTest, ResolvesNewestSymbolsFirst) {
+  struct Expect {
+    const char* variant;
+    std::vector<const char*> resolved;
+    std::vector<const char*> not_resolved;
+    nvml::ProcessInfoLayout layout;
+  };
+  const Expect cases[] = {
+      {"legacy",
+       {"nvmlInit", "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetMemoryInfo",
+        "nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetTemperature",
+        "nvmlDeviceGetPciInfo_v2", "nvmlSystemGetCudaDriverVersion"},
+       {"nvmlInit_v2", "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetTemperatureV"},
+       nvml::ProcessInfoLayout::kV1},
+      {"v2",
+       {"nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2",
+        "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetPciInfo_v3",
+        "nvmlDeviceGetMemoryInfo", "nvmlSystemGetCudaDriverVersion_v2"},
+       {"nvmlInit", "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetComputeRunningProcesses_v3"},
+       nvml::ProcessInfoLayout::kV2},
+      {"modern",
+       {"nvmlInit_v2", "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetComputeRunningProcesses_v3",
+        "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetTemperatureV"},
+       {"nvmlDeviceGetMemoryInfo", "nvmlDeviceGetTemperature"},
+       nvml::ProcessInfoLayout::kV2},
+      {"r535",
+       {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetTemperature"},
+       {"nvmlDeviceGetTemperatureV"},
+       nvml::ProcessInfoLayout::kR535},
+  };
+  for (const Expect& c : cases) {
+    FakeNvml fake(c.variant, "demo");
+    auto backend = fake.Open();
+    ASSERT_TRUE(backend.ok()) << c.variant << ": " << backend.status().ToString();
+    const nvml::NvmlLibrary& lib = (*backend)->library();
+    std::vector<std::string> resolved = lib.resolved();
+    for (const char* s : c.resolved) EXPECT_THAT(resolved, Contains(s)) << c.variant;
+    for (const char* s : c.not_resolved) EXPECT_THAT(resolved, Not(Contains(s))) << c.variant;
+    EXPECT_EQ(lib.compute_processes.layout, c.layout) << c.variant;
+    EXPECT_EQ(lib.graphics_processes.layout, c.layout) << c.variant;
+  }
+}
+
+// A driver whose symbols suggest 24-byte entries but that writes 32: read at
+// 24 bytes, every entry after the first would be garbage; the plausibility
+// check decodes them at 32.
+TEST(NvmlLoaderTest, PlausibilityCheckCatchesAMisdetectedLayout) {
+  FakeNvml fake("r535_misdetected", kFields);
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  EXPECT_EQ((*backend)->library().compute_processes.layout, nvml::ProcessInfoLayout::kV2);
+  auto snap = (*backend)->Snapshot();
+  ASSERT_TRUE(snap.ok());
+  const std::vector<GpuProcess>& list = (*snap)[0].processes.value();
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].pid, 100u);
+  EXPECT_EQ(list[1].pid, 200u);
+  EXPECT_EQ(list[2].pid, 300u);
+  EXPECT_EQ(list[2].used_memory.value(), core::Bytes::MiB(30000));
+}
+
+TEST(NvmlLoaderTest, NoLibraryMeansNoDriver) {
+  auto backend = NvmlBackend::Create("/nonexistent/libnvidia-ml.so.1");
+  ASSERT_FALSE(backend.ok());
+  EXPECT_EQ(backend.status().code(), core::StatusCode::kUnavailable);
+  EXPECT_THAT(backend.status().message(), HasSubstr("no NVIDIA driver found"));
+  EXPECT_THAT(backend.status().message(), HasSubstr("--fake demo"));
+}
+
+TEST(NvmlLoaderTest, ALibraryThatIsNotNvml) {
+  auto backend = NvmlBackend::Create("libc.so.6");
+  ASSERT_FALSE(backend.ok());
+  EXPECT_THAT(backend.status().message(), HasSubstr("lacks the basic NVML entry points"));
+}
+
+TEST(NvmlLoaderTest, DriverNotLoaded) {
+  FakeNvml fake("modern", R"({"driver": {"init_error": "DRIVER_NOT_LOADED"}, "gpus": []})");
+  auto backend = fake.Open();
+  ASSERT_FALSE(backend.ok());
+  EXPECT_EQ(backend.status().code(), core::StatusCode::kUnavailable);
+  EXPECT_THAT(backend.status().message(), HasSubstr("DRIVER_NOT_LOADED"));
+  EXPECT_THAT(backend.status().message(), HasSubstr("lsmod"));
+}
+
+TEST(NvmlLoaderTest, DriverLibraryMismatch) {
+  FakeNvml fake("modern", R"({"driver": {"init_error": "LIB_RM_VERSION_MISMATCH"}, "gpus": []})");
+  auto backend = fake.Open();
+  ASSERT_FALSE(backend.ok());
+  EXPECT_THAT(backend.status().message(), HasSubstr("reboot"));
+}
+
+TEST(NvmlLoaderTest, NoGpusIsNotAnError) {
+  FakeNvml fake("modern", R"({"gpus": []})");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  EXPECT_TRUE((*backend)->Snapshot()->empty());
+}
+
+}  // namespace
+}  // namespace gleaner::gpu
