@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs gleaner on a fresh Debian 12 machine.
+#   scripts/quickstart.sh up     install what is missing, build, start gleaner's main job
+#   scripts/quickstart.sh test   install what is missing, build, run every test
+# Run as root (or with sudo available): packages come from apt.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+build="${GLEANER_BUILD_DIR:-$here/build}"
+packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev
+          libgtest-dev libgmock-dev libbenchmark-dev)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "gleaner: run as root to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  echo "gleaner: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  # The static build is what gets copied onto GPU servers, so it is the one
+  # we run and test.
+  cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLEANER_STATIC=ON >/dev/null
+  cmake --build "$build"
+}
+
+case "${1:-}" in
+  up)
+    install_missing
+    build
+    shift
+    if "$build/gleaner" gpus --json >/dev/null 2>&1; then
+      exec "$build/gleaner" gpus --watch "$@"
+    fi
+    echo "gleaner: no NVIDIA driver on this host; showing simulated GPUs (--fake demo)." >&2
+    sleep 2
+    exec "$build/gleaner" gpus --watch --fake demo "$@"
+    ;;
+  test)
+    install_missing
+    build
+    ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+    ;;
+  *)
+    echo "usage: $0 up|test" >&2
+    exit 2
+    ;;
+esac
