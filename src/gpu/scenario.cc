@@ -163,9 +163,9 @@ class Reader {
 
  private:
   static std::string Fmt(double d) {
-    std::ostringstream os;
-    os << d;
-    return os.str();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", d);
+    return buf;
   }
   static std::string Kind(const json& v) {
     if (v.is_string()) return "\"" + v.get<std::string>() + "\"";
