@@ -14,7 +14,7 @@ struct ProcessInfo {
   uint32_t pid = 0;
   std::optional<uint32_t> uid;  // absent for scenario processes
   std::string user;             // login name; the uid as text when it has none
-  std::string command;  // the command line, arguments separated by spaces
+  std::string command;          // the command line, arguments separated by spaces
 };
 
 // Looks processes up by host PID. Implementations are thread-safe.

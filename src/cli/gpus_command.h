@@ -1,10 +1,9 @@
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "agent/process_info.h"
 #include "core/clock.h"

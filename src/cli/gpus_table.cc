@@ -17,10 +17,14 @@ std::string Printf(const char* format, auto... args) {
 template <typename T>
 std::string Missing(const gpu::Reading<T>& r) {
   switch (r.why()) {
-    case gpu::Unreadable::kNotSupported: return "n/a";
-    case gpu::Unreadable::kNoPermission: return "denied";
-    case gpu::Unreadable::kGpuLost: return "lost";
-    case gpu::Unreadable::kError: return "ERR";
+    case gpu::Unreadable::kNotSupported:
+      return "n/a";
+    case gpu::Unreadable::kNoPermission:
+      return "denied";
+    case gpu::Unreadable::kGpuLost:
+      return "lost";
+    case gpu::Unreadable::kError:
+      return "ERR";
   }
   return "ERR";
 }
@@ -52,9 +56,8 @@ std::string Power(const gpu::GpuSnapshot& s) {
 
 std::string Header(const HostView& v) {
   std::string driver = Show(v.driver.driver_version, [](const std::string& s) { return s; });
-  std::string cuda = Show(v.driver.cuda_driver_version, [](int32_t c) {
-    return Printf("%d.%d", c / 1000, (c % 1000) / 10);
-  });
+  std::string cuda = Show(v.driver.cuda_driver_version,
+                          [](int32_t c) { return Printf("%d.%d", c / 1000, (c % 1000) / 10); });
   return Printf("%s  driver %s  CUDA %s  source %s  %s\n", v.hostname.c_str(), driver.c_str(),
                 cuda.c_str(), v.driver.source.c_str(), Utc(v.taken_at).c_str());
 }
@@ -62,7 +65,8 @@ std::string Header(const HostView& v) {
 std::string ProcessRow(const ProcessView& pv) {
   const gpu::GpuProcess& p = pv.process;
   const char* type = p.compute && p.graphics ? "C+G" : p.graphics ? "G" : "C";
-  std::string mem = Show(p.used_memory, [](core::Bytes b) { return Printf("%.1f GiB", b.ToGiB()); });
+  std::string mem =
+      Show(p.used_memory, [](core::Bytes b) { return Printf("%.1f GiB", b.ToGiB()); });
   std::string user = pv.owner ? pv.owner->user : "?";
   std::string command = pv.owner ? pv.owner->command : "(not visible from this PID namespace)";
   if (command.size() > 70) command = command.substr(0, 67) + "...";
@@ -82,18 +86,25 @@ std::string TopologyMatrix(const HostView& v) {
     if (l.nvlink.has_value() && l.nvlink.value()) return "NV";
     return Show(l.pcie, [](gpu::PcieLevel level) -> std::string {
       switch (level) {
-        case gpu::PcieLevel::kSameBoard: return "BRD";
-        case gpu::PcieLevel::kSinglePcieSwitch: return "PIX";
-        case gpu::PcieLevel::kMultiplePcieSwitches: return "PXB";
-        case gpu::PcieLevel::kHostBridge: return "PHB";
-        case gpu::PcieLevel::kSameNumaNode: return "NODE";
-        case gpu::PcieLevel::kCrossSocket: return "SYS";
+        case gpu::PcieLevel::kSameBoard:
+          return "BRD";
+        case gpu::PcieLevel::kSinglePcieSwitch:
+          return "PIX";
+        case gpu::PcieLevel::kMultiplePcieSwitches:
+          return "PXB";
+        case gpu::PcieLevel::kHostBridge:
+          return "PHB";
+        case gpu::PcieLevel::kSameNumaNode:
+          return "NODE";
+        case gpu::PcieLevel::kCrossSocket:
+          return "SYS";
       }
       return "?";
     });
   };
-  std::string out = "\nTopology  NV=NVLink PIX=one PCIe switch PXB=several PHB=host bridge "
-                    "NODE=same NUMA node SYS=across sockets\n      ";
+  std::string out =
+      "\nTopology  NV=NVLink PIX=one PCIe switch PXB=several PHB=host bridge "
+      "NODE=same NUMA node SYS=across sockets\n      ";
   for (const GpuView& g : v.gpus) out += Printf("%6s", Printf("GPU%u", g.snapshot.index).c_str());
   out += "\n";
   for (const GpuView& a : v.gpus) {
@@ -116,17 +127,16 @@ std::string GpusToTable(const HostView& v) {
     std::string name = Show(s.name, [](const std::string& n) { return n; });
     if (name.size() > 24) name = name.substr(0, 24);
     std::string uuid = s.uuid.empty() ? "?" : s.uuid.str().substr(0, 12);
-    out += Printf("%-4u %-24s %-13s %-13s %5s %5s %-19s %5s %-13s %7s %s\n", s.index, name.c_str(),
-                  uuid.c_str(), Show(s.pci_bus_id, [](const std::string& b) { return b; }).c_str(),
-                  Show(s.utilization_gpu_pct, pct).c_str(),
-                  Show(s.utilization_memory_pct, pct).c_str(), Memory(s).c_str(),
-                  Show(s.temperature_c, [](int32_t c) { return Printf("%dC", c); }).c_str(),
-                  Power(s).c_str(),
-                  Show(s.sm_clock_mhz, [](uint32_t m) { return Printf("%u", m); }).c_str(),
-                  s.health == gpu::GpuHealth::kOk
-                      ? "ok"
-                      : (std::string(gpu::GpuHealthName(s.health)) + " (" + s.health_detail + ")")
-                            .c_str());
+    out += Printf(
+        "%-4u %-24s %-13s %-13s %5s %5s %-19s %5s %-13s %7s %s\n", s.index, name.c_str(),
+        uuid.c_str(), Show(s.pci_bus_id, [](const std::string& b) { return b; }).c_str(),
+        Show(s.utilization_gpu_pct, pct).c_str(), Show(s.utilization_memory_pct, pct).c_str(),
+        Memory(s).c_str(),
+        Show(s.temperature_c, [](int32_t c) { return Printf("%dC", c); }).c_str(), Power(s).c_str(),
+        Show(s.sm_clock_mhz, [](uint32_t m) { return Printf("%u", m); }).c_str(),
+        s.health == gpu::GpuHealth::kOk
+            ? "ok"
+            : (std::string(gpu::GpuHealthName(s.health)) + " (" + s.health_detail + ")").c_str());
     if (!s.processes.has_value()) {
       out += "      └ processes: " + Missing(s.processes) + "\n";
     }

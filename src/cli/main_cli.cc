@@ -6,7 +6,8 @@
 
 namespace gleaner::cli {
 
-int Main(int argc, char** argv, const core::Clock& clock, const agent::ProcessInspector& inspector) {
+int Main(int argc, char** argv, const core::Clock& clock,
+         const agent::ProcessInspector& inspector) {
   CLI::App app{"gleaner: puts idle GPUs to work", "gleaner"};
   app.set_version_flag("--version", "gleaner 0.1.0");
   app.require_subcommand(1);

@@ -17,7 +17,7 @@ enum class StatusCode {
   kUnavailable,       // a dependency (driver, server) is missing or down; retry may help
   kDeviceLost,        // the hardware is gone until a reset or reboot
   kFailedPrecondition,
-  kInternal,          // a bug or an unexpected answer from below
+  kInternal,  // a bug or an unexpected answer from below
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -49,20 +49,26 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status NotSupported(std::string m) { return {StatusCode::kNotSupported, std::move(m)}; }
-inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status DeviceLost(std::string m) { return {StatusCode::kDeviceLost, std::move(m)}; }
-inline Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
+inline Status FailedPrecondition(std::string m) {
+  return {StatusCode::kFailedPrecondition, std::move(m)};
+}
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
 }  // namespace gleaner::core
 
 // Returns early from the enclosing function when `expr` is not ok.
-#define GLEANER_RETURN_IF_ERROR(expr)                 \
-  do {                                                \
-    ::gleaner::core::Status gleaner_status_ = (expr); \
+#define GLEANER_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::gleaner::core::Status gleaner_status_ = (expr);  \
     if (!gleaner_status_.ok()) return gleaner_status_; \
   } while (false)

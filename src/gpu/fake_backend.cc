@@ -8,16 +8,21 @@ namespace {
 
 Unreadable ToUnreadable(ScenarioError e) {
   switch (e) {
-    case ScenarioError::kNotSupported: return Unreadable::kNotSupported;
-    case ScenarioError::kNoPermission: return Unreadable::kNoPermission;
-    case ScenarioError::kGpuLost: return Unreadable::kGpuLost;
-    default: return Unreadable::kError;
+    case ScenarioError::kNotSupported:
+      return Unreadable::kNotSupported;
+    case ScenarioError::kNoPermission:
+      return Unreadable::kNoPermission;
+    case ScenarioError::kGpuLost:
+      return Unreadable::kGpuLost;
+    default:
+      return Unreadable::kError;
   }
 }
 
 template <typename T>
 Reading<T> Read(const ScenarioGpuState& state, ScenarioField field, T value) {
-  if (auto e = state.ErrorFor(field)) return Reading<T>::Fail(ToUnreadable(*e), std::string(ScenarioErrorName(*e)));
+  if (auto e = state.ErrorFor(field))
+    return Reading<T>::Fail(ToUnreadable(*e), std::string(ScenarioErrorName(*e)));
   return Reading<T>::Of(std::move(value));
 }
 
@@ -60,9 +65,7 @@ FakeBackend::FakeBackend(Scenario scenario, const core::Clock& clock)
   }
 }
 
-double FakeBackend::ElapsedSeconds() const {
-  return core::ToSecondsDouble(clock_.Now() - start_);
-}
+double FakeBackend::ElapsedSeconds() const { return core::ToSecondsDouble(clock_.Now() - start_); }
 
 core::Result<std::vector<GpuSnapshot>> FakeBackend::Snapshot() {
   const double t = ElapsedSeconds();
@@ -70,10 +73,11 @@ core::Result<std::vector<GpuSnapshot>> FakeBackend::Snapshot() {
   for (size_t i = 0; i < attached_.size(); ++i) {
     GpuSnapshot s = attached_[i];
     if (s.uuid.empty()) {
-      const Unreadable why = s.health == GpuHealth::kNoPermission ? Unreadable::kNoPermission
-                                                                  : Unreadable::kGpuLost;
+      const Unreadable why =
+          s.health == GpuHealth::kNoPermission ? Unreadable::kNoPermission : Unreadable::kGpuLost;
       s.memory_total = s.memory_used = Reading<core::Bytes>::Fail(why);
-      s.utilization_gpu_pct = s.utilization_memory_pct = s.sm_clock_mhz = Reading<uint32_t>::Fail(why);
+      s.utilization_gpu_pct = s.utilization_memory_pct = s.sm_clock_mhz =
+          Reading<uint32_t>::Fail(why);
       s.temperature_c = Reading<int32_t>::Fail(why);
       s.power_draw_w = s.power_limit_w = Reading<double>::Fail(why);
       s.processes = Reading<std::vector<GpuProcess>>::Fail(why);
@@ -92,7 +96,8 @@ core::Result<std::vector<GpuSnapshot>> FakeBackend::Snapshot() {
     s.utilization_memory_pct = Read(state, ScenarioField::kUtilization, f.utilization_memory_pct);
     s.temperature_c = Read(state, ScenarioField::kTemperature, f.temperature_c);
     s.power_draw_w = Read(state, ScenarioField::kPower, WholeMilliwatts(f.power_draw_w));
-    s.power_limit_w = Read(state, ScenarioField::kPowerLimit, WholeMilliwatts(state.gpu().power_limit_w));
+    s.power_limit_w =
+        Read(state, ScenarioField::kPowerLimit, WholeMilliwatts(state.gpu().power_limit_w));
     s.sm_clock_mhz = Read(state, ScenarioField::kSmClock, f.sm_clock_mhz);
     std::vector<GpuProcess> processes;
     for (const ScenarioProcess& p : f.processes) {

@@ -4,32 +4,46 @@ namespace gleaner::gpu {
 
 std::string_view UnreadableName(Unreadable why) {
   switch (why) {
-    case Unreadable::kNotSupported: return "not_supported";
-    case Unreadable::kNoPermission: return "no_permission";
-    case Unreadable::kGpuLost: return "gpu_lost";
-    case Unreadable::kError: return "error";
+    case Unreadable::kNotSupported:
+      return "not_supported";
+    case Unreadable::kNoPermission:
+      return "no_permission";
+    case Unreadable::kGpuLost:
+      return "gpu_lost";
+    case Unreadable::kError:
+      return "error";
   }
   return "error";
 }
 
 std::string_view GpuHealthName(GpuHealth health) {
   switch (health) {
-    case GpuHealth::kOk: return "ok";
-    case GpuHealth::kNoPermission: return "no_permission";
-    case GpuHealth::kLost: return "lost";
-    case GpuHealth::kError: return "error";
+    case GpuHealth::kOk:
+      return "ok";
+    case GpuHealth::kNoPermission:
+      return "no_permission";
+    case GpuHealth::kLost:
+      return "lost";
+    case GpuHealth::kError:
+      return "error";
   }
   return "error";
 }
 
 std::string_view PcieLevelName(PcieLevel level) {
   switch (level) {
-    case PcieLevel::kSameBoard: return "same_board";
-    case PcieLevel::kSinglePcieSwitch: return "pcie_switch";
-    case PcieLevel::kMultiplePcieSwitches: return "pcie_switches";
-    case PcieLevel::kHostBridge: return "host_bridge";
-    case PcieLevel::kSameNumaNode: return "numa_node";
-    case PcieLevel::kCrossSocket: return "cross_socket";
+    case PcieLevel::kSameBoard:
+      return "same_board";
+    case PcieLevel::kSinglePcieSwitch:
+      return "pcie_switch";
+    case PcieLevel::kMultiplePcieSwitches:
+      return "pcie_switches";
+    case PcieLevel::kHostBridge:
+      return "host_bridge";
+    case PcieLevel::kSameNumaNode:
+      return "numa_node";
+    case PcieLevel::kCrossSocket:
+      return "cross_socket";
   }
   return "unknown";
 }

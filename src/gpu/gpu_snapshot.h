@@ -41,7 +41,7 @@ struct GpuSnapshot {
   Reading<std::string> name;        // "NVIDIA H100 80GB HBM3"
   Reading<std::string> pci_bus_id;  // sysfs form, "0000:18:00.0"
   Reading<core::Bytes> memory_total;
-  Reading<core::Bytes> memory_used;  // includes driver-reserved memory
+  Reading<core::Bytes> memory_used;          // includes driver-reserved memory
   Reading<uint32_t> utilization_gpu_pct;     // time a kernel ran over the driver's window
   Reading<uint32_t> utilization_memory_pct;  // time memory was read or written
   Reading<int32_t> temperature_c;
@@ -59,9 +59,9 @@ enum class PcieLevel {
   kSameBoard,         // one board (multi-GPU cards)
   kSinglePcieSwitch,  // behind one PCIe switch
   kMultiplePcieSwitches,
-  kHostBridge,        // same PCIe host bridge
-  kSameNumaNode,      // same CPU socket / NUMA node, different host bridges
-  kCrossSocket,       // across the inter-socket link (SMP interconnect)
+  kHostBridge,    // same PCIe host bridge
+  kSameNumaNode,  // same CPU socket / NUMA node, different host bridges
+  kCrossSocket,   // across the inter-socket link (SMP interconnect)
 };
 
 std::string_view PcieLevelName(PcieLevel level);

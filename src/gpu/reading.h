@@ -43,7 +43,9 @@ class Reading {
   }
   T value_or(T fallback) const { return has_value() ? std::get<T>(state_) : fallback; }
   // Only meaningful when !has_value().
-  Unreadable why() const { return has_value() ? Unreadable::kError : std::get<Missing>(state_).why; }
+  Unreadable why() const {
+    return has_value() ? Unreadable::kError : std::get<Missing>(state_).why;
+  }
   const std::string& detail() const {
     static const std::string kEmpty;
     return has_value() ? kEmpty : std::get<Missing>(state_).detail;

@@ -5,9 +5,8 @@
 #include <fstream>
 #include <initializer_list>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "gpu/builtin_scenarios.h"
 #include "gpu/json_lines.h"
@@ -79,8 +78,8 @@ class Reader {
     return Status::Ok();
   }
 
-  Result<double> Number(const json& object, const std::string& pointer, const char* key,
-                        double min, double max, std::optional<double> fallback) const {
+  Result<double> Number(const json& object, const std::string& pointer, const char* key, double min,
+                        double max, std::optional<double> fallback) const {
     const std::string at = pointer + "/" + key;
     if (!object.contains(key)) {
       if (fallback) return *fallback;
@@ -90,7 +89,8 @@ class Reader {
     if (!v.is_number()) return Error(at, "expected a number, got " + Kind(v));
     double d = v.get<double>();
     if (!(d >= min && d <= max)) {
-      return Error(at, "expected a number from " + Fmt(min) + " to " + Fmt(max) + ", got " + Fmt(d));
+      return Error(at,
+                   "expected a number from " + Fmt(min) + " to " + Fmt(max) + ", got " + Fmt(d));
     }
     return d;
   }
@@ -143,7 +143,8 @@ class Reader {
   Result<std::vector<std::vector<uint32_t>>> Groups(const json& v, const std::string& pointer,
                                                     size_t gpu_count) const {
     std::vector<std::vector<uint32_t>> out;
-    if (!v.is_array()) return Error(pointer, "expected a list of GPU index lists, like [[0,1],[2,3]]");
+    if (!v.is_array())
+      return Error(pointer, "expected a list of GPU index lists, like [[0,1],[2,3]]");
     for (size_t i = 0; i < v.size(); ++i) {
       const std::string at = pointer + "/" + std::to_string(i);
       if (!v[i].is_array()) return Error(at, "expected a list of GPU indices, like [0,1]");
@@ -214,25 +215,27 @@ Result<ScenarioProcess> ReadProcess(const Reader& r, const json& v, const std::s
 // Reads one frame; fields it omits keep the values of `previous`.
 Result<ScenarioFrame> ReadFrame(const Reader& r, const json& v, const std::string& at,
                                 const ScenarioFrame& previous, const ScenarioGpu& gpu) {
-  GLEANER_RETURN_IF_ERROR(r.CheckKeys(
-      v, at,
-      {"at_s", "utilization_gpu_pct", "utilization_memory_pct", "memory_used_mib", "temperature_c",
-       "power_draw_w", "sm_clock_mhz", "processes"}));
+  GLEANER_RETURN_IF_ERROR(
+      r.CheckKeys(v, at,
+                  {"at_s", "utilization_gpu_pct", "utilization_memory_pct", "memory_used_mib",
+                   "temperature_c", "power_draw_w", "sm_clock_mhz", "processes"}));
   ScenarioFrame f = previous;
   GLEANER_ASSIGN_OR_RETURN(f.at_s, r.Number(v, at, "at_s", 0, 1e9, std::nullopt));
   GLEANER_ASSIGN_OR_RETURN(f.utilization_gpu_pct,
                            r.Unsigned(v, at, "utilization_gpu_pct", 100, f.utilization_gpu_pct));
-  GLEANER_ASSIGN_OR_RETURN(
-      f.utilization_memory_pct,
-      r.Unsigned(v, at, "utilization_memory_pct", 100, f.utilization_memory_pct));
+  GLEANER_ASSIGN_OR_RETURN(f.utilization_memory_pct, r.Unsigned(v, at, "utilization_memory_pct",
+                                                                100, f.utilization_memory_pct));
   const double total_mib = gpu.memory_total.ToMiB();
-  GLEANER_ASSIGN_OR_RETURN(
-      double used_mib, r.Number(v, at, "memory_used_mib", 0, total_mib, f.memory_used.ToMiB()));
+  GLEANER_ASSIGN_OR_RETURN(double used_mib,
+                           r.Number(v, at, "memory_used_mib", 0, total_mib, f.memory_used.ToMiB()));
   f.memory_used = Bytes(static_cast<uint64_t>(used_mib * (1 << 20)));
-  GLEANER_ASSIGN_OR_RETURN(double temp, r.Number(v, at, "temperature_c", -40, 150, f.temperature_c));
+  GLEANER_ASSIGN_OR_RETURN(double temp,
+                           r.Number(v, at, "temperature_c", -40, 150, f.temperature_c));
   f.temperature_c = static_cast<int32_t>(temp);
-  GLEANER_ASSIGN_OR_RETURN(f.power_draw_w, r.Number(v, at, "power_draw_w", 0, 5000, f.power_draw_w));
-  GLEANER_ASSIGN_OR_RETURN(f.sm_clock_mhz, r.Unsigned(v, at, "sm_clock_mhz", 10000, f.sm_clock_mhz));
+  GLEANER_ASSIGN_OR_RETURN(f.power_draw_w,
+                           r.Number(v, at, "power_draw_w", 0, 5000, f.power_draw_w));
+  GLEANER_ASSIGN_OR_RETURN(f.sm_clock_mhz,
+                           r.Unsigned(v, at, "sm_clock_mhz", 10000, f.sm_clock_mhz));
   if (v.contains("processes")) {
     const json& list = v.at("processes");
     if (!list.is_array()) return r.Error(at + "/processes", "expected a list of processes");
@@ -259,10 +262,10 @@ Result<ScenarioFault> ReadFault(const Reader& r, const json& v, const std::strin
 }
 
 Result<ScenarioGpu> ReadGpu(const Reader& r, const json& v, const std::string& at, size_t index) {
-  GLEANER_RETURN_IF_ERROR(r.CheckKeys(
-      v, at,
-      {"uuid", "name", "pci_bus_id", "memory_total_mib", "power_limit_w", "access", "lost_at_s",
-       "unsupported", "faults", "timeline"}));
+  GLEANER_RETURN_IF_ERROR(
+      r.CheckKeys(v, at,
+                  {"uuid", "name", "pci_bus_id", "memory_total_mib", "power_limit_w", "access",
+                   "lost_at_s", "unsupported", "faults", "timeline"}));
   ScenarioGpu gpu;
   char default_uuid[64];
   std::snprintf(default_uuid, sizeof default_uuid, "GPU-00000000-0000-4000-8000-%012zx", index);
@@ -270,14 +273,15 @@ Result<ScenarioGpu> ReadGpu(const Reader& r, const json& v, const std::string& a
   std::snprintf(default_bus, sizeof default_bus, "0000:%02zx:00.0", 0x18 + index * 0x10);
   GLEANER_ASSIGN_OR_RETURN(gpu.uuid, r.String(v, at, "uuid", default_uuid));
   if (gpu.uuid.rfind("GPU-", 0) != 0) {
-    return r.Error(at + "/uuid", "expected a UUID starting with \"GPU-\", got \"" + gpu.uuid + "\"");
+    return r.Error(at + "/uuid",
+                   "expected a UUID starting with \"GPU-\", got \"" + gpu.uuid + "\"");
   }
   GLEANER_ASSIGN_OR_RETURN(gpu.name, r.String(v, at, "name", std::nullopt));
   GLEANER_ASSIGN_OR_RETURN(gpu.pci_bus_id, r.String(v, at, "pci_bus_id", default_bus));
   unsigned domain = 0, bus = 0, dev = 0, fn = 0;
   if (std::sscanf(gpu.pci_bus_id.c_str(), "%4x:%2x:%2x.%1x", &domain, &bus, &dev, &fn) != 4) {
-    return r.Error(at + "/pci_bus_id", "expected the sysfs form \"0000:18:00.0\", got \"" +
-                                           gpu.pci_bus_id + "\"");
+    return r.Error(at + "/pci_bus_id",
+                   "expected the sysfs form \"0000:18:00.0\", got \"" + gpu.pci_bus_id + "\"");
   }
   GLEANER_ASSIGN_OR_RETURN(uint32_t total_mib,
                            r.Unsigned(v, at, "memory_total_mib", 1 << 24, std::nullopt));
@@ -306,7 +310,8 @@ Result<ScenarioGpu> ReadGpu(const Reader& r, const json& v, const std::string& a
   const json empty_timeline = json::array({json{{"at_s", 0}}});
   const json& timeline = v.contains("timeline") ? v.at("timeline") : empty_timeline;
   if (!timeline.is_array() || timeline.empty()) {
-    return r.Error(at + "/timeline", "expected a non-empty list of frames, the first at \"at_s\": 0");
+    return r.Error(at + "/timeline",
+                   "expected a non-empty list of frames, the first at \"at_s\": 0");
   }
   ScenarioFrame previous;
   for (size_t i = 0; i < timeline.size(); ++i) {
@@ -336,9 +341,9 @@ Result<Scenario> ReadScenario(const Reader& r, const json& doc) {
     GLEANER_ASSIGN_OR_RETURN(s.driver.version, r.String(d, "/driver", "version", s.driver.version));
     GLEANER_ASSIGN_OR_RETURN(s.driver.nvml_version,
                              r.String(d, "/driver", "nvml_version", s.driver.nvml_version));
-    GLEANER_ASSIGN_OR_RETURN(
-        uint32_t cuda, r.Unsigned(d, "/driver", "cuda_version", 99999,
-                                  static_cast<uint32_t>(s.driver.cuda_version)));
+    GLEANER_ASSIGN_OR_RETURN(uint32_t cuda,
+                             r.Unsigned(d, "/driver", "cuda_version", 99999,
+                                        static_cast<uint32_t>(s.driver.cuda_version)));
     s.driver.cuda_version = static_cast<int32_t>(cuda);
     if (d.contains("init_error")) {
       GLEANER_ASSIGN_OR_RETURN(s.driver.init_error,
@@ -378,7 +383,8 @@ Result<Scenario> ReadScenario(const Reader& r, const json& doc) {
 
 bool InSameGroup(const std::vector<std::vector<uint32_t>>& groups, uint32_t a, uint32_t b) {
   return std::any_of(groups.begin(), groups.end(), [&](const std::vector<uint32_t>& g) {
-    return std::find(g.begin(), g.end(), a) != g.end() && std::find(g.begin(), g.end(), b) != g.end();
+    return std::find(g.begin(), g.end(), a) != g.end() &&
+           std::find(g.begin(), g.end(), b) != g.end();
   });
 }
 
@@ -422,7 +428,8 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source) {
   } catch (const json::parse_error& e) {
     // e.byte is 1-based and points just past the offending character.
     const size_t end = std::min(e.byte, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(end), '\n');
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(end), '\n');
     std::string what = e.what();
     if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
     return core::InvalidArgument(std::string(source) + ":" + std::to_string(line) +
@@ -433,7 +440,8 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source) {
 }
 
 Result<Scenario> LoadScenario(std::string_view name_or_path) {
-  if (auto builtin = BuiltinScenarioText(name_or_path)) return ParseScenario(*builtin, name_or_path);
+  if (auto builtin = BuiltinScenarioText(name_or_path))
+    return ParseScenario(*builtin, name_or_path);
   std::ifstream in{std::string(name_or_path)};
   if (!in) {
     std::string names;

@@ -25,8 +25,8 @@ enum class ScenarioError {
   kNoPermission,
   kGpuLost,
   kUnknown,
-  kDriverNotLoaded,      // only as the driver's init_error
-  kLibRmVersionMismatch, // only as the driver's init_error
+  kDriverNotLoaded,       // only as the driver's init_error
+  kLibRmVersionMismatch,  // only as the driver's init_error
 };
 
 // The readings a fault or an "unsupported" entry can target.

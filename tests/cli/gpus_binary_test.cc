@@ -1,10 +1,9 @@
 // The gleaner binary as a user runs it: exit codes, golden JSON, and the
 // real NVML path through the fake driver found by the dynamic linker.
 #include <dlfcn.h>
-#include <sys/wait.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -16,8 +15,8 @@
 namespace gleaner {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 struct Outcome {
   int rc;
@@ -130,8 +129,9 @@ TEST(GpusBinaryTest, WatchEmitsOneJsonDocumentPerLine) {
 
 TEST(GpusBinaryTest, MalformedScenarioFileNamesTheLine) {
   testing::TempDir dir;
-  const std::string file = dir.Write("bad.json", "{\n  \"gpus\": [\n    {\"name\": \"A\",\n"
-                                                 "     \"memory_total_mib\": -5}\n  ]\n}\n");
+  const std::string file = dir.Write("bad.json",
+                                     "{\n  \"gpus\": [\n    {\"name\": \"A\",\n"
+                                     "     \"memory_total_mib\": -5}\n  ]\n}\n");
   Outcome r = Gleaner("gpus --fake " + file);
   EXPECT_EQ(r.rc, 4);
   EXPECT_THAT(r.err, HasSubstr(file + ":4: gpus[0].memory_total_mib: expected a number from 0"));

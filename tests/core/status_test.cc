@@ -29,10 +29,10 @@ TEST(StatusTest, WithContextPrefixesErrorsAndKeepsOk) {
 }
 
 TEST(StatusTest, EveryCodeHasAName) {
-  for (StatusCode c : {StatusCode::kOk, StatusCode::kInvalidArgument, StatusCode::kNotFound,
-                       StatusCode::kNotSupported, StatusCode::kPermissionDenied,
-                       StatusCode::kUnavailable, StatusCode::kDeviceLost,
-                       StatusCode::kFailedPrecondition, StatusCode::kInternal}) {
+  for (StatusCode c :
+       {StatusCode::kOk, StatusCode::kInvalidArgument, StatusCode::kNotFound,
+        StatusCode::kNotSupported, StatusCode::kPermissionDenied, StatusCode::kUnavailable,
+        StatusCode::kDeviceLost, StatusCode::kFailedPrecondition, StatusCode::kInternal}) {
     EXPECT_NE(StatusCodeName(c), "UNKNOWN");
   }
 }

@@ -14,9 +14,9 @@ namespace gleaner::gpu {
 namespace {
 
 using ::testing::Contains;
+using testing::FakeNvml;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::FakeNvml;
 
 const char* const kAllVariants[] = {"legacy", "v2", "modern", "r535", "r535_misdetected"};
 
@@ -73,14 +73,15 @@ TEST_P(NvmlVariantTest, ReadsEveryField) {
   ASSERT_EQ(p.size(), 3u);  // merged by pid, sorted
   EXPECT_EQ(p[0], (GpuProcess{100, Reading<core::Bytes>::Of(core::Bytes::MiB(10000)), true, true}));
   EXPECT_EQ(p[1], (GpuProcess{200, Reading<core::Bytes>::Of(core::Bytes::MiB(900)), false, true}));
-  EXPECT_EQ(p[2], (GpuProcess{300, Reading<core::Bytes>::Of(core::Bytes::MiB(30000)), true, false}));
+  EXPECT_EQ(p[2],
+            (GpuProcess{300, Reading<core::Bytes>::Of(core::Bytes::MiB(30000)), true, false}));
 
   const GpuSnapshot& l4 = (*snap)[1];
   EXPECT_EQ(l4.health, GpuHealth::kOk);
   EXPECT_EQ(l4.memory_total.value(), core::Bytes::MiB(23034));
   EXPECT_EQ(l4.utilization_gpu_pct.value(), 0u);  // zero, and supported
-  for (Unreadable why : {l4.temperature_c.why(), l4.power_draw_w.why(), l4.sm_clock_mhz.why(),
-                         l4.processes.why()}) {
+  for (Unreadable why :
+       {l4.temperature_c.why(), l4.power_draw_w.why(), l4.sm_clock_mhz.why(), l4.processes.why()}) {
     EXPECT_EQ(why, Unreadable::kNotSupported);
   }
   EXPECT_FALSE(l4.temperature_c.has_value());
@@ -186,8 +187,10 @@ TEST_P(NvmlVariantTest, ManyProcessesGrowTheBuffer) {
     procs += (i > 1 ? "," : "") + std::string("{\"pid\": ") + std::to_string(1000 + i) +
              ", \"used_memory_mib\": " + std::to_string(i) + "}";
   }
-  FakeNvml fake(GetParam(), "{\"gpus\": [{\"name\": \"A\", \"memory_total_mib\": 80000, "
-                            "\"timeline\": [{\"at_s\": 0, \"processes\": [" + procs + "]}]}]}");
+  FakeNvml fake(GetParam(),
+                "{\"gpus\": [{\"name\": \"A\", \"memory_total_mib\": 80000, "
+                "\"timeline\": [{\"at_s\": 0, \"processes\": [" +
+                    procs + "]}]}]}");
   auto backend = fake.Open();
   ASSERT_TRUE(backend.ok());
   auto snap = (*backend)->Snapshot();

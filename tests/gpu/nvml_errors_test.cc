@@ -19,8 +19,8 @@ TEST(NvmlErrorsTest, StatusNamesTheCallTheCodeAndTheRemedy) {
 }
 
 TEST(NvmlErrorsTest, EveryDocumentedCodeHasAName) {
-  for (nvmlReturn_t code : {1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 25,
-                            28, 999}) {
+  for (nvmlReturn_t code :
+       {1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 25, 28, 999}) {
     EXPECT_NE(ReturnCodeName(code), "UNRECOGNISED_ERROR") << code;
   }
 }

@@ -52,7 +52,7 @@ TEST(ScenarioTest, FramesCarryOverOmittedFields) {
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t[1].utilization_gpu_pct, 0u);
   EXPECT_EQ(t[1].memory_used, core::Bytes::MiB(1024));  // carried over
-  ASSERT_EQ(t[1].processes.size(), 1u);                  // carried over
+  ASSERT_EQ(t[1].processes.size(), 1u);                 // carried over
   EXPECT_EQ(t[1].processes[0].user, "ann");
   EXPECT_TRUE(t[2].processes.empty());  // replaced by an empty list
 }
@@ -105,9 +105,12 @@ TEST(ScenarioTest, BuiltinDemoHasEightGpusWithAMix) {
   int busy = 0, idle = 0, held = 0;
   for (size_t i = 0; i < 8; ++i) {
     const ScenarioFrame& f = GpuStateAt(*demo, i, 0).frame();
-    if (f.utilization_gpu_pct >= 10) ++busy;
-    else if (f.processes.empty()) ++idle;
-    else ++held;
+    if (f.utilization_gpu_pct >= 10)
+      ++busy;
+    else if (f.processes.empty())
+      ++idle;
+    else
+      ++held;
   }
   EXPECT_GE(busy, 2);
   EXPECT_GE(idle, 2);
@@ -131,7 +134,8 @@ TEST_P(ScenarioErrorTest, SaysWhereAndWhat) {
 INSTANTIATE_TEST_SUITE_P(
     Malformed, ScenarioErrorTest,
     ::testing::Values(
-        BadScenario{"{\n  \"gpus\": [\n    {\"name\": \"x\",}\n  ]\n}", "bad.json:3: not valid JSON"},
+        BadScenario{"{\n  \"gpus\": [\n    {\"name\": \"x\",}\n  ]\n}",
+                    "bad.json:3: not valid JSON"},
         BadScenario{"{\"name\": \"x\"}", "bad.json:1: gpus: missing; expected a list of GPUs"},
         BadScenario{"{\n\"gpus\": [\n{\"name\": \"x\", \"memory_total_mib\": 10,\n"
                     "\"timeline\": [{\"at_s\": 0,\n\"utilization_gpu_pct\": 140}]}]}",

@@ -68,12 +68,18 @@ State& S() {
 
 nvmlReturn_t ToReturn(ScenarioError e) {
   switch (e) {
-    case ScenarioError::kNotSupported: return NVML_ERROR_NOT_SUPPORTED;
-    case ScenarioError::kNoPermission: return NVML_ERROR_NO_PERMISSION;
-    case ScenarioError::kGpuLost: return NVML_ERROR_GPU_IS_LOST;
-    case ScenarioError::kDriverNotLoaded: return NVML_ERROR_DRIVER_NOT_LOADED;
-    case ScenarioError::kLibRmVersionMismatch: return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
-    case ScenarioError::kUnknown: return NVML_ERROR_UNKNOWN;
+    case ScenarioError::kNotSupported:
+      return NVML_ERROR_NOT_SUPPORTED;
+    case ScenarioError::kNoPermission:
+      return NVML_ERROR_NO_PERMISSION;
+    case ScenarioError::kGpuLost:
+      return NVML_ERROR_GPU_IS_LOST;
+    case ScenarioError::kDriverNotLoaded:
+      return NVML_ERROR_DRIVER_NOT_LOADED;
+    case ScenarioError::kLibRmVersionMismatch:
+      return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+    case ScenarioError::kUnknown:
+      return NVML_ERROR_UNKNOWN;
   }
   return NVML_ERROR_UNKNOWN;
 }
@@ -177,7 +183,8 @@ nvmlReturn_t Processes(nvmlDevice_t device, unsigned* count, void* out, bool gra
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   return WithDevice(device, ScenarioField::kProcesses, [&](const ScenarioGpuState& st) {
     unsigned needed = 0;
-    for (const auto& p : st.frame().processes) needed += (graphics ? p.graphics : p.compute) ? 1 : 0;
+    for (const auto& p : st.frame().processes)
+      needed += (graphics ? p.graphics : p.compute) ? 1 : 0;
     if (*count < needed || (needed > 0 && out == nullptr)) {
       *count = needed;
       return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -249,12 +256,18 @@ EXPORT nvmlReturn_t nvmlShutdown() {
 
 EXPORT const char* nvmlErrorString(nvmlReturn_t rc) {
   switch (rc) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -286,10 +299,14 @@ EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
 // ---- enumeration and identity ----------------------------------------------
 
 EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned* count) { return Count(count); }
-EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, nvmlDevice_t* d) { return HandleByIndex(i, d); }
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, nvmlDevice_t* d) {
+  return HandleByIndex(i, d);
+}
 #if FAKE_NVML_HAS_V2
 EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned* count) { return Count(count); }
-EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t* d) { return HandleByIndex(i, d); }
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t* d) {
+  return HandleByIndex(i, d);
+}
 #endif
 
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned length) {
@@ -396,10 +413,12 @@ EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsign
   return Processes<nvmlProcessInfo_v1_t>(d, n, out, true);
 }
 #if FAKE_NVML_HAS_V2
-EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned* n, void* out) {
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned* n,
+                                                            void* out) {
   return Processes<nvmlProcessInfo_v2_t>(d, n, out, false);
 }
-EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned* n, void* out) {
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned* n,
+                                                             void* out) {
   return Processes<nvmlProcessInfo_v2_t>(d, n, out, true);
 }
 #endif
@@ -409,10 +428,12 @@ using V3Entry = nvmlProcessInfo_r535_t;
 #else
 using V3Entry = nvmlProcessInfo_v2_t;
 #endif
-EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* n, void* out) {
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* n,
+                                                            void* out) {
   return Processes<V3Entry>(d, n, out, false);
 }
-EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned* n, void* out) {
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned* n,
+                                                             void* out) {
   return Processes<V3Entry>(d, n, out, true);
 }
 // Present from 535 on; gleaner only checks that it exists (layout detection).
@@ -428,18 +449,31 @@ EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t, void*) {
 
 // ---- topology ---------------------------------------------------------------
 
-EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int* level) {
+EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b,
+                                                        int* level) {
   if (level == nullptr || b == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   return WithDevice(a, std::nullopt, [&](const ScenarioGpuState&) {
     if (PeerLost(b)) return NVML_ERROR_GPU_IS_LOST;
     using gleaner::gpu::PcieLevel;
     switch (gleaner::gpu::PcieLevelBetween(*S().scenario, DeviceIndex(a), DeviceIndex(b))) {
-      case PcieLevel::kSameBoard: *level = NVML_TOPOLOGY_INTERNAL; break;
-      case PcieLevel::kSinglePcieSwitch: *level = NVML_TOPOLOGY_SINGLE; break;
-      case PcieLevel::kMultiplePcieSwitches: *level = NVML_TOPOLOGY_MULTIPLE; break;
-      case PcieLevel::kHostBridge: *level = NVML_TOPOLOGY_HOSTBRIDGE; break;
-      case PcieLevel::kSameNumaNode: *level = NVML_TOPOLOGY_NODE; break;
-      case PcieLevel::kCrossSocket: *level = NVML_TOPOLOGY_SYSTEM; break;
+      case PcieLevel::kSameBoard:
+        *level = NVML_TOPOLOGY_INTERNAL;
+        break;
+      case PcieLevel::kSinglePcieSwitch:
+        *level = NVML_TOPOLOGY_SINGLE;
+        break;
+      case PcieLevel::kMultiplePcieSwitches:
+        *level = NVML_TOPOLOGY_MULTIPLE;
+        break;
+      case PcieLevel::kHostBridge:
+        *level = NVML_TOPOLOGY_HOSTBRIDGE;
+        break;
+      case PcieLevel::kSameNumaNode:
+        *level = NVML_TOPOLOGY_NODE;
+        break;
+      case PcieLevel::kCrossSocket:
+        *level = NVML_TOPOLOGY_SYSTEM;
+        break;
     }
     return NVML_SUCCESS;
   });
@@ -451,7 +485,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int i
     if (PeerLost(b)) return NVML_ERROR_GPU_IS_LOST;
     const bool linked = gleaner::gpu::NvlinkBetween(*S().scenario, DeviceIndex(a), DeviceIndex(b));
     *status = index == NVML_P2P_CAPS_INDEX_NVLINK && !linked ? NVML_P2P_STATUS_NOT_SUPPORTED
-                                                              : NVML_P2P_STATUS_OK;
+                                                             : NVML_P2P_STATUS_OK;
     return NVML_SUCCESS;
   });
 }

@@ -55,7 +55,8 @@ struct RawProcess {
   unsigned long long used;
 };
 
-std::vector<RawProcess> Decode(const unsigned char* data, unsigned count, ProcessInfoLayout layout) {
+std::vector<RawProcess> Decode(const unsigned char* data, unsigned count,
+                               ProcessInfoLayout layout) {
   std::vector<RawProcess> out;
   const size_t stride = nvml::EntrySize(layout);
   for (unsigned i = 0; i < count; ++i) {
@@ -104,21 +105,29 @@ Reading<PcieLevel> ToPcieLevel(nvmlReturn_t rc, int level) {
   bool unused = false;
   if (rc != NVML_SUCCESS) return Field<PcieLevel>(rc, {}, &unused);
   switch (level) {
-    case NVML_TOPOLOGY_INTERNAL: return Reading<PcieLevel>::Of(PcieLevel::kSameBoard);
-    case NVML_TOPOLOGY_SINGLE: return Reading<PcieLevel>::Of(PcieLevel::kSinglePcieSwitch);
-    case NVML_TOPOLOGY_MULTIPLE: return Reading<PcieLevel>::Of(PcieLevel::kMultiplePcieSwitches);
-    case NVML_TOPOLOGY_HOSTBRIDGE: return Reading<PcieLevel>::Of(PcieLevel::kHostBridge);
-    case NVML_TOPOLOGY_NODE: return Reading<PcieLevel>::Of(PcieLevel::kSameNumaNode);
-    case NVML_TOPOLOGY_SYSTEM: return Reading<PcieLevel>::Of(PcieLevel::kCrossSocket);
+    case NVML_TOPOLOGY_INTERNAL:
+      return Reading<PcieLevel>::Of(PcieLevel::kSameBoard);
+    case NVML_TOPOLOGY_SINGLE:
+      return Reading<PcieLevel>::Of(PcieLevel::kSinglePcieSwitch);
+    case NVML_TOPOLOGY_MULTIPLE:
+      return Reading<PcieLevel>::Of(PcieLevel::kMultiplePcieSwitches);
+    case NVML_TOPOLOGY_HOSTBRIDGE:
+      return Reading<PcieLevel>::Of(PcieLevel::kHostBridge);
+    case NVML_TOPOLOGY_NODE:
+      return Reading<PcieLevel>::Of(PcieLevel::kSameNumaNode);
+    case NVML_TOPOLOGY_SYSTEM:
+      return Reading<PcieLevel>::Of(PcieLevel::kCrossSocket);
     default:
-      return Reading<PcieLevel>::Fail(Unreadable::kError, "unknown topology level " + std::to_string(level));
+      return Reading<PcieLevel>::Fail(Unreadable::kError,
+                                      "unknown topology level " + std::to_string(level));
   }
 }
 
 }  // namespace
 
 core::Result<std::unique_ptr<NvmlBackend>> NvmlBackend::Create(const std::string& library) {
-  GLEANER_ASSIGN_OR_RETURN(std::unique_ptr<nvml::NvmlLibrary> lib, nvml::NvmlLibrary::Open(library));
+  GLEANER_ASSIGN_OR_RETURN(std::unique_ptr<nvml::NvmlLibrary> lib,
+                           nvml::NvmlLibrary::Open(library));
   if (nvmlReturn_t rc = lib->init(); rc != NVML_SUCCESS) {
     return nvml::ToStatus(rc, "nvmlInit").WithContext("no usable NVIDIA driver");
   }
@@ -199,8 +208,8 @@ GpuSnapshot NvmlBackend::Read(const Device& d) const {
   GpuSnapshot s = d.identity;
   if (!d.handle) {
     const Unreadable why = s.health == GpuHealth::kNoPermission ? Unreadable::kNoPermission
-                           : s.health == GpuHealth::kLost        ? Unreadable::kGpuLost
-                                                                 : Unreadable::kError;
+                           : s.health == GpuHealth::kLost       ? Unreadable::kGpuLost
+                                                                : Unreadable::kError;
     s.memory_total = s.memory_used = Reading<Bytes>::Fail(why, s.health_detail);
     s.utilization_gpu_pct = s.utilization_memory_pct = s.sm_clock_mhz =
         Reading<uint32_t>::Fail(why, s.health_detail);
@@ -233,7 +242,8 @@ GpuSnapshot NvmlBackend::Read(const Device& d) const {
     s.utilization_gpu_pct = Field(rc, u.gpu, &lost);
     s.utilization_memory_pct = Field(rc, u.memory, &lost);
   } else {
-    s.utilization_gpu_pct = s.utilization_memory_pct = Missing<uint32_t>("nvmlDeviceGetUtilizationRates");
+    s.utilization_gpu_pct = s.utilization_memory_pct =
+        Missing<uint32_t>("nvmlDeviceGetUtilizationRates");
   }
 
   if (lib_->temperature_v) {
@@ -278,7 +288,8 @@ Reading<std::vector<GpuProcess>> NvmlBackend::ReadProcesses(nvmlDevice_t handle,
   // A process with both a compute and a graphics context is one process.
   std::map<uint32_t, GpuProcess> by_pid;
   for (bool graphics : {false, true}) {
-    const nvml::ProcessListCall& call = graphics ? lib_->graphics_processes : lib_->compute_processes;
+    const nvml::ProcessListCall& call =
+        graphics ? lib_->graphics_processes : lib_->compute_processes;
     if (!call.fn) continue;
     std::vector<RawProcess> list;
     nvmlReturn_t rc = ReadProcessList(call, handle, total, &list);
@@ -288,9 +299,10 @@ Reading<std::vector<GpuProcess>> NvmlBackend::ReadProcesses(nvmlDevice_t handle,
       GpuProcess& p = by_pid[raw.pid];
       p.pid = raw.pid;
       if (!p.used_memory.has_value()) {
-        p.used_memory = raw.used == NVML_VALUE_NOT_AVAILABLE
-                            ? Reading<Bytes>::Fail(Unreadable::kNotSupported, "NVML_VALUE_NOT_AVAILABLE")
-                            : Reading<Bytes>::Of(Bytes(raw.used));
+        p.used_memory =
+            raw.used == NVML_VALUE_NOT_AVAILABLE
+                ? Reading<Bytes>::Fail(Unreadable::kNotSupported, "NVML_VALUE_NOT_AVAILABLE")
+                : Reading<Bytes>::Of(Bytes(raw.used));
       }
       (graphics ? p.graphics : p.compute) = true;
     }

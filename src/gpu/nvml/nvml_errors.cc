@@ -6,30 +6,54 @@ namespace gleaner::gpu::nvml {
 
 std::string_view ReturnCodeName(nvmlReturn_t code) {
   switch (code) {
-    case NVML_SUCCESS: return "SUCCESS";
-    case NVML_ERROR_UNINITIALIZED: return "UNINITIALIZED";
-    case NVML_ERROR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case NVML_ERROR_NOT_SUPPORTED: return "NOT_SUPPORTED";
-    case NVML_ERROR_NO_PERMISSION: return "NO_PERMISSION";
-    case NVML_ERROR_NOT_FOUND: return "NOT_FOUND";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "INSUFFICIENT_SIZE";
-    case NVML_ERROR_INSUFFICIENT_POWER: return "INSUFFICIENT_POWER";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "DRIVER_NOT_LOADED";
-    case NVML_ERROR_TIMEOUT: return "TIMEOUT";
-    case NVML_ERROR_IRQ_ISSUE: return "IRQ_ISSUE";
-    case NVML_ERROR_LIBRARY_NOT_FOUND: return "LIBRARY_NOT_FOUND";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "FUNCTION_NOT_FOUND";
-    case NVML_ERROR_CORRUPTED_INFOROM: return "CORRUPTED_INFOROM";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU_IS_LOST";
-    case NVML_ERROR_RESET_REQUIRED: return "RESET_REQUIRED";
-    case NVML_ERROR_OPERATING_SYSTEM: return "OPERATING_SYSTEM";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "LIB_RM_VERSION_MISMATCH";
-    case NVML_ERROR_MEMORY: return "MEMORY";
-    case NVML_ERROR_NO_DATA: return "NO_DATA";
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "ARGUMENT_VERSION_MISMATCH";
-    case NVML_ERROR_GPU_NOT_FOUND: return "GPU_NOT_FOUND";
-    case NVML_ERROR_UNKNOWN: return "UNKNOWN";
-    default: return "UNRECOGNISED_ERROR";
+    case NVML_SUCCESS:
+      return "SUCCESS";
+    case NVML_ERROR_UNINITIALIZED:
+      return "UNINITIALIZED";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "NOT_SUPPORTED";
+    case NVML_ERROR_NO_PERMISSION:
+      return "NO_PERMISSION";
+    case NVML_ERROR_NOT_FOUND:
+      return "NOT_FOUND";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "INSUFFICIENT_SIZE";
+    case NVML_ERROR_INSUFFICIENT_POWER:
+      return "INSUFFICIENT_POWER";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "DRIVER_NOT_LOADED";
+    case NVML_ERROR_TIMEOUT:
+      return "TIMEOUT";
+    case NVML_ERROR_IRQ_ISSUE:
+      return "IRQ_ISSUE";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return "LIBRARY_NOT_FOUND";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "FUNCTION_NOT_FOUND";
+    case NVML_ERROR_CORRUPTED_INFOROM:
+      return "CORRUPTED_INFOROM";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU_IS_LOST";
+    case NVML_ERROR_RESET_REQUIRED:
+      return "RESET_REQUIRED";
+    case NVML_ERROR_OPERATING_SYSTEM:
+      return "OPERATING_SYSTEM";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return "LIB_RM_VERSION_MISMATCH";
+    case NVML_ERROR_MEMORY:
+      return "MEMORY";
+    case NVML_ERROR_NO_DATA:
+      return "NO_DATA";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return "ARGUMENT_VERSION_MISMATCH";
+    case NVML_ERROR_GPU_NOT_FOUND:
+      return "GPU_NOT_FOUND";
+    case NVML_ERROR_UNKNOWN:
+      return "UNKNOWN";
+    default:
+      return "UNRECOGNISED_ERROR";
   }
 }
 

@@ -17,9 +17,12 @@ Fn As(void* symbol) {
 
 size_t EntrySize(ProcessInfoLayout layout) {
   switch (layout) {
-    case ProcessInfoLayout::kV1: return sizeof(nvmlProcessInfo_v1_t);
-    case ProcessInfoLayout::kV2: return sizeof(nvmlProcessInfo_v2_t);
-    case ProcessInfoLayout::kR535: return sizeof(nvmlProcessInfo_r535_t);
+    case ProcessInfoLayout::kV1:
+      return sizeof(nvmlProcessInfo_v1_t);
+    case ProcessInfoLayout::kV2:
+      return sizeof(nvmlProcessInfo_v2_t);
+    case ProcessInfoLayout::kR535:
+      return sizeof(nvmlProcessInfo_r535_t);
   }
   return sizeof(nvmlProcessInfo_r535_t);
 }
@@ -56,7 +59,8 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
   lib->cuda_driver_version = As<IntOutFn>(
       lib->Resolve({"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}));
   lib->name = As<DeviceStringFn>(lib->Resolve({"nvmlDeviceGetName"}));
-  lib->pci_info = As<PciInfoFn>(lib->Resolve({"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}));
+  lib->pci_info =
+      As<PciInfoFn>(lib->Resolve({"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}));
   lib->memory_v2 = As<MemoryV2Fn>(lib->Resolve({"nvmlDeviceGetMemoryInfo_v2"}));
   if (!lib->memory_v2) lib->memory_v1 = As<MemoryV1Fn>(lib->Resolve({"nvmlDeviceGetMemoryInfo"}));
   lib->utilization = As<UtilizationFn>(lib->Resolve({"nvmlDeviceGetUtilizationRates"}));
@@ -68,7 +72,8 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
   lib->power_limit = As<DeviceUintFn>(
       lib->Resolve({"nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit"}));
   lib->clock_info = As<ClockInfoFn>(lib->Resolve({"nvmlDeviceGetClockInfo"}));
-  lib->common_ancestor = As<CommonAncestorFn>(lib->Resolve({"nvmlDeviceGetTopologyCommonAncestor"}));
+  lib->common_ancestor =
+      As<CommonAncestorFn>(lib->Resolve({"nvmlDeviceGetTopologyCommonAncestor"}));
   lib->p2p_status = As<P2PStatusFn>(lib->Resolve({"nvmlDeviceGetP2PStatus"}));
 
   // Drivers 535.43-535.86 made `_v3` write 32-byte entries; 535.98 rolled it
@@ -82,7 +87,8 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
         std::pair{&lib->graphics_processes, "nvmlDeviceGetGraphicsRunningProcesses"}}) {
     const std::string base(family);
     if (void* v3 = lib->Resolve({(base + "_v3").c_str()})) {
-      *call = {As<ProcessesFn>(v3), r535_layout ? ProcessInfoLayout::kR535 : ProcessInfoLayout::kV2};
+      *call = {As<ProcessesFn>(v3),
+               r535_layout ? ProcessInfoLayout::kR535 : ProcessInfoLayout::kV2};
     } else if (void* v2 = lib->Resolve({(base + "_v2").c_str()})) {
       *call = {As<ProcessesFn>(v2), ProcessInfoLayout::kV2};
     } else if (void* v1 = lib->Resolve({base.c_str()})) {
