@@ -122,6 +122,10 @@ struct BadScenario {
   const char* expected;  // a substring of the error
 };
 
+// Test names must not depend on addresses: ctest lists them in one process
+// and runs them in another.
+void PrintTo(const BadScenario& bad, std::ostream* os) { *os << bad.expected; }
+
 class ScenarioErrorTest : public ::testing::TestWithParam<BadScenario> {};
 
 TEST_P(ScenarioErrorTest, SaysWhereAndWhat) {
