@@ -38,12 +38,15 @@ case "${1:-}" in
     install_missing
     build
     shift
-    if "$build/gleaner" gpus --json >/dev/null 2>&1; then
-      exec "$build/gleaner" gpus --watch "$@"
+    rc=0
+    "$build/gleaner" gpus >/dev/null 2>&1 || rc=$?
+    if [ "$rc" -eq 3 ]; then  # exit code 3: no usable NVIDIA driver (docs/cli.md)
+      "$build/gleaner" gpus 2>&1 >/dev/null | sed 's/^/  /' >&2 || true
+      echo "gleaner: showing simulated GPUs instead (--fake demo)." >&2
+      sleep 3
+      exec "$build/gleaner" gpus --watch --fake demo "$@"
     fi
-    echo "gleaner: no NVIDIA driver on this host; showing simulated GPUs (--fake demo)." >&2
-    sleep 2
-    exec "$build/gleaner" gpus --watch --fake demo "$@"
+    exec "$build/gleaner" gpus --watch "$@"
     ;;
   test)
     install_missing

@@ -74,16 +74,24 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
   if (int rc = OpenSource(options, env, &source); rc != kExitOk) return rc;
   const agent::ProcessInspector& inspector = source.inspector ? *source.inspector : env.inspector;
   const bool with_topology = options.json || options.topology;
+  std::vector<gpu::GpuLink> topology;  // does not change while we run: read once
   for (bool first = true;; first = false) {
-    // Topology does not change while we run: read it once.
     auto view = ReadHost(*source.backend, inspector, env.clock.Now(), with_topology && first);
     if (!view.ok()) {
       env.err << "gleaner: reading GPUs failed: " << view.status().message() << "\n";
       return kExitFailure;
     }
+    if (first) {
+      topology = view->topology;
+    } else {
+      view->topology = topology;
+    }
     if (options.json) {
-      nlohmann::json doc = GpusToJson(*view);
-      env.out << (options.watch_s ? doc.dump() : doc.dump(2)) << "\n";
+      // Command lines from /proc need not be UTF-8: replace what is not.
+      const nlohmann::json doc = GpusToJson(*view);
+      env.out << doc.dump(options.watch_s ? -1 : 2, ' ', false,
+                          nlohmann::json::error_handler_t::replace)
+              << "\n";
     } else {
       if (options.watch_s) env.out << "\033[H\033[2J";  // clear the terminal
       env.out << GpusToTable(*view);

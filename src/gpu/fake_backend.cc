@@ -3,26 +3,20 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gpu/nvml/nvml_errors.h"
+
 namespace gleaner::gpu {
 namespace {
 
-Unreadable ToUnreadable(ScenarioError e) {
-  switch (e) {
-    case ScenarioError::kNotSupported:
-      return Unreadable::kNotSupported;
-    case ScenarioError::kNoPermission:
-      return Unreadable::kNoPermission;
-    case ScenarioError::kGpuLost:
-      return Unreadable::kGpuLost;
-    default:
-      return Unreadable::kError;
-  }
-}
-
+// Reads `value` unless the scenario makes `field` fail now; the failure shows
+// exactly as the NVML backend would show the fake driver's return code.
 template <typename T>
-Reading<T> Read(const ScenarioGpuState& state, ScenarioField field, T value) {
-  if (auto e = state.ErrorFor(field))
-    return Reading<T>::Fail(ToUnreadable(*e), std::string(ScenarioErrorName(*e)));
+Reading<T> Read(const ScenarioGpuState& state, ScenarioField field, T value, bool* lost) {
+  if (auto e = state.ErrorFor(field)) {
+    const nvmlReturn_t rc = nvml::ToNvmlReturn(*e);
+    if (rc == NVML_ERROR_GPU_IS_LOST) *lost = true;
+    return Reading<T>::Fail(nvml::ToUnreadable(rc), std::string(nvml::ReturnCodeName(rc)));
+  }
   return Reading<T>::Of(std::move(value));
 }
 
@@ -55,11 +49,13 @@ FakeBackend::FakeBackend(Scenario scenario, const core::Clock& clock)
       const Unreadable why = gpu.no_permission ? Unreadable::kNoPermission : Unreadable::kGpuLost;
       s.health = gpu.no_permission ? GpuHealth::kNoPermission : GpuHealth::kLost;
       s.health_detail = gpu.no_permission ? "NO_PERMISSION" : "GPU_IS_LOST";
-      s.name = s.pci_bus_id = Reading<std::string>::Fail(why);
+      s.name = s.pci_bus_id = Reading<std::string>::Fail(why, s.health_detail);
+      FailAllReadings(s, why, s.health_detail);
     } else {
+      bool lost = false;
       s.uuid = core::GpuUuid(gpu.uuid);
-      s.name = Read(state, ScenarioField::kName, gpu.name);
-      s.pci_bus_id = Read(state, ScenarioField::kPciBusId, gpu.pci_bus_id);
+      s.name = Read(state, ScenarioField::kName, gpu.name, &lost);
+      s.pci_bus_id = Read(state, ScenarioField::kPciBusId, gpu.pci_bus_id, &lost);
     }
     attached_.push_back(std::move(s));
   }
@@ -72,40 +68,34 @@ core::Result<std::vector<GpuSnapshot>> FakeBackend::Snapshot() {
   std::vector<GpuSnapshot> out;
   for (size_t i = 0; i < attached_.size(); ++i) {
     GpuSnapshot s = attached_[i];
-    if (s.uuid.empty()) {
-      const Unreadable why =
-          s.health == GpuHealth::kNoPermission ? Unreadable::kNoPermission : Unreadable::kGpuLost;
-      s.memory_total = s.memory_used = Reading<core::Bytes>::Fail(why);
-      s.utilization_gpu_pct = s.utilization_memory_pct = s.sm_clock_mhz =
-          Reading<uint32_t>::Fail(why);
-      s.temperature_c = Reading<int32_t>::Fail(why);
-      s.power_draw_w = s.power_limit_w = Reading<double>::Fail(why);
-      s.processes = Reading<std::vector<GpuProcess>>::Fail(why);
+    if (s.uuid.empty()) {  // never attached: its readings were failed at start
       out.push_back(std::move(s));
       continue;
     }
     ScenarioGpuState state = GpuStateAt(scenario_, i, t);
     const ScenarioFrame& f = state.frame();
-    if (state.lost()) {
-      s.health = GpuHealth::kLost;
-      s.health_detail = "GPU_IS_LOST";
-    }
-    s.memory_total = Read(state, ScenarioField::kMemory, state.gpu().memory_total);
-    s.memory_used = Read(state, ScenarioField::kMemory, f.memory_used);
-    s.utilization_gpu_pct = Read(state, ScenarioField::kUtilization, f.utilization_gpu_pct);
-    s.utilization_memory_pct = Read(state, ScenarioField::kUtilization, f.utilization_memory_pct);
-    s.temperature_c = Read(state, ScenarioField::kTemperature, f.temperature_c);
-    s.power_draw_w = Read(state, ScenarioField::kPower, WholeMilliwatts(f.power_draw_w));
+    bool lost = state.lost();
+    s.memory_total = Read(state, ScenarioField::kMemory, state.gpu().memory_total, &lost);
+    s.memory_used = Read(state, ScenarioField::kMemory, f.memory_used, &lost);
+    s.utilization_gpu_pct = Read(state, ScenarioField::kUtilization, f.utilization_gpu_pct, &lost);
+    s.utilization_memory_pct =
+        Read(state, ScenarioField::kUtilization, f.utilization_memory_pct, &lost);
+    s.temperature_c = Read(state, ScenarioField::kTemperature, f.temperature_c, &lost);
+    s.power_draw_w = Read(state, ScenarioField::kPower, WholeMilliwatts(f.power_draw_w), &lost);
     s.power_limit_w =
-        Read(state, ScenarioField::kPowerLimit, WholeMilliwatts(state.gpu().power_limit_w));
-    s.sm_clock_mhz = Read(state, ScenarioField::kSmClock, f.sm_clock_mhz);
+        Read(state, ScenarioField::kPowerLimit, WholeMilliwatts(state.gpu().power_limit_w), &lost);
+    s.sm_clock_mhz = Read(state, ScenarioField::kSmClock, f.sm_clock_mhz, &lost);
     std::vector<GpuProcess> processes;
     for (const ScenarioProcess& p : f.processes) {
       processes.push_back({p.pid, Reading<core::Bytes>::Of(p.used_memory), p.compute, p.graphics});
     }
     std::sort(processes.begin(), processes.end(),
               [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
-    s.processes = Read(state, ScenarioField::kProcesses, std::move(processes));
+    s.processes = Read(state, ScenarioField::kProcesses, std::move(processes), &lost);
+    if (lost) {
+      s.health = GpuHealth::kLost;
+      s.health_detail = "GPU_IS_LOST";
+    }
     out.push_back(std::move(s));
   }
   return out;

@@ -30,6 +30,15 @@ std::string_view GpuHealthName(GpuHealth health) {
   return "error";
 }
 
+void FailAllReadings(GpuSnapshot& s, Unreadable why, const std::string& detail) {
+  s.memory_total = s.memory_used = Reading<core::Bytes>::Fail(why, detail);
+  s.utilization_gpu_pct = s.utilization_memory_pct = s.sm_clock_mhz =
+      Reading<uint32_t>::Fail(why, detail);
+  s.temperature_c = Reading<int32_t>::Fail(why, detail);
+  s.power_draw_w = s.power_limit_w = Reading<double>::Fail(why, detail);
+  s.processes = Reading<std::vector<GpuProcess>>::Fail(why, detail);
+}
+
 std::string_view PcieLevelName(PcieLevel level) {
   switch (level) {
     case PcieLevel::kSameBoard:

@@ -20,6 +20,11 @@ enum class GpuHealth {
 
 std::string_view GpuHealthName(GpuHealth health);
 
+struct GpuSnapshot;
+// Marks every per-snapshot reading (memory through processes) unreadable:
+// what a GPU that could not be attached reports.
+void FailAllReadings(GpuSnapshot& s, Unreadable why, const std::string& detail);
+
 // A process holding a context on a GPU, as the driver reports it. `pid` is in
 // the host's PID namespace (the driver does not know about containers).
 struct GpuProcess {

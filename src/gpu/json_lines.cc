@@ -4,7 +4,7 @@ namespace gleaner::gpu {
 
 JsonLineIndex::JsonLineIndex(std::string_view text) : text_(text) {
   SkipSpace();
-  Value("");
+  Value("", 0);
 }
 
 int JsonLineIndex::LineOf(std::string pointer) const {
@@ -38,8 +38,28 @@ std::string JsonLineIndex::String() {
   return out;
 }
 
-void JsonLineIndex::Value(const std::string& pointer) {
+void JsonLineIndex::SkipValue() {
+  int open = 0;
+  while (pos_ < text_.size()) {
+    const char c = text_[pos_];
+    if (c == '"') {
+      String();
+      continue;
+    }
+    if (open == 0 && (c == ',' || c == '}' || c == ']')) return;
+    if (c == '\n') ++line_;
+    if (c == '{' || c == '[') ++open;
+    if (c == '}' || c == ']') --open;
+    ++pos_;
+  }
+}
+
+void JsonLineIndex::Value(const std::string& pointer, int depth) {
   if (pos_ >= text_.size()) return;
+  if (depth >= kMaxDepth) {
+    SkipValue();
+    return;
+  }
   lines_.emplace(pointer, line_);
   char c = text_[pos_];
   if (c == '{' || c == '[') {
@@ -57,7 +77,7 @@ void JsonLineIndex::Value(const std::string& pointer) {
       } else {
         child += std::to_string(i);
       }
-      Value(child);
+      Value(child, depth + 1);
       SkipSpace();
       if (pos_ < text_.size() && text_[pos_] == ',') ++pos_;
       SkipSpace();

@@ -20,7 +20,12 @@ class JsonLineIndex {
   int LineOf(std::string pointer) const;
 
  private:
-  void Value(const std::string& pointer);
+  // Deeper values are skipped, not indexed: errors inside them name the
+  // nearest indexed ancestor's line, and hostile nesting cannot exhaust the
+  // stack or the memory.
+  static constexpr int kMaxDepth = 32;
+  void Value(const std::string& pointer, int depth);
+  void SkipValue();
   void SkipSpace();
   std::string String();
 

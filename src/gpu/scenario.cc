@@ -1,7 +1,9 @@
 #include "gpu/scenario.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <map>
@@ -34,17 +36,33 @@ const std::map<std::string, ScenarioField>& FieldNames() {
   return kNames;
 }
 
-const std::map<std::string, ScenarioError>& ErrorNames() {
+// Errors a field can fail with.
+const std::map<std::string, ScenarioError>& FaultErrorNames() {
   static const std::map<std::string, ScenarioError> kNames = {
       {"NOT_SUPPORTED", ScenarioError::kNotSupported},
       {"NO_PERMISSION", ScenarioError::kNoPermission},
       {"GPU_IS_LOST", ScenarioError::kGpuLost},
       {"UNKNOWN", ScenarioError::kUnknown},
-      {"DRIVER_NOT_LOADED", ScenarioError::kDriverNotLoaded},
-      {"LIB_RM_VERSION_MISMATCH", ScenarioError::kLibRmVersionMismatch},
   };
   return kNames;
 }
+
+// Errors nvmlInit can fail with.
+const std::map<std::string, ScenarioError>& InitErrorNames() {
+  static const std::map<std::string, ScenarioError> kNames = {
+      {"DRIVER_NOT_LOADED", ScenarioError::kDriverNotLoaded},
+      {"LIB_RM_VERSION_MISMATCH", ScenarioError::kLibRmVersionMismatch},
+      {"NO_PERMISSION", ScenarioError::kNoPermission},
+      {"UNKNOWN", ScenarioError::kUnknown},
+  };
+  return kNames;
+}
+
+// NVML's buffers hold this many characters (plus the terminating NUL).
+constexpr size_t kMaxUuidChars = 95;
+constexpr size_t kMaxNameChars = 95;
+constexpr size_t kMaxVersionChars = 79;
+constexpr size_t kMaxGpus = 64;
 
 template <typename Map>
 std::string KeysOf(const Map& map) {
@@ -57,10 +75,12 @@ std::string KeysOf(const Map& map) {
 // names the source, the line and the path ("gpus[2].timeline[0].x").
 class Reader {
  public:
-  Reader(std::string_view text, std::string_view source) : lines_(text), source_(source) {}
+  Reader(std::string_view text, std::string_view source) : text_(text), source_(source) {}
 
   Status Error(const std::string& pointer, const std::string& what) const {
-    return core::InvalidArgument(source_ + ":" + std::to_string(lines_.LineOf(pointer)) + ": " +
+    // Indexing lines costs a pass over the text: only on the error path.
+    const int line = JsonLineIndex(text_).LineOf(pointer);
+    return core::InvalidArgument(source_ + ":" + std::to_string(line) + ": " +
                                  DisplayPath(pointer) + ": " + what);
   }
 
@@ -106,7 +126,7 @@ class Reader {
   }
 
   Result<std::string> String(const json& object, const std::string& pointer, const char* key,
-                             std::optional<std::string> fallback) const {
+                             std::optional<std::string> fallback, size_t max_chars = 4096) const {
     const std::string at = pointer + "/" + key;
     if (!object.contains(key)) {
       if (fallback) return *fallback;
@@ -114,6 +134,9 @@ class Reader {
     }
     const json& v = object.at(key);
     if (!v.is_string()) return Error(at, "expected a string, got " + Kind(v));
+    if (v.get_ref<const std::string&>().size() > max_chars) {
+      return Error(at, "too long: at most " + std::to_string(max_chars) + " characters");
+    }
     return v.get<std::string>();
   }
 
@@ -143,8 +166,10 @@ class Reader {
   Result<std::vector<std::vector<uint32_t>>> Groups(const json& v, const std::string& pointer,
                                                     size_t gpu_count) const {
     std::vector<std::vector<uint32_t>> out;
-    if (!v.is_array())
+    if (!v.is_array()) {
       return Error(pointer, "expected a list of GPU index lists, like [[0,1],[2,3]]");
+    }
+    if (gpu_count == 0 && !v.empty()) return Error(pointer, "refers to GPUs, but there are none");
     for (size_t i = 0; i < v.size(); ++i) {
       const std::string at = pointer + "/" + std::to_string(i);
       if (!v[i].is_array()) return Error(at, "expected a list of GPU indices, like [0,1]");
@@ -179,7 +204,8 @@ class Reader {
     while (pos <= pointer.size() && !pointer.empty()) {
       size_t next = pointer.find('/', pos);
       std::string part = pointer.substr(pos, next == std::string::npos ? next : next - pos);
-      if (!part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) {
+      if (!part.empty() && std::all_of(part.begin(), part.end(),
+                                       [](unsigned char c) { return std::isdigit(c) != 0; })) {
         out += "[" + part + "]";
       } else {
         out += (out.empty() ? "" : ".") + part;
@@ -190,16 +216,19 @@ class Reader {
     return out.empty() ? "(document)" : out;
   }
 
-  JsonLineIndex lines_;
+  std::string_view text_;
   std::string source_;
 };
 
-Result<ScenarioProcess> ReadProcess(const Reader& r, const json& v, const std::string& at) {
+Result<ScenarioProcess> ReadProcess(const Reader& r, const json& v, const std::string& at,
+                                    Bytes gpu_memory) {
   GLEANER_RETURN_IF_ERROR(
       r.CheckKeys(v, at, {"pid", "used_memory_mib", "type", "user", "command"}));
   ScenarioProcess p;
   GLEANER_ASSIGN_OR_RETURN(p.pid, r.Unsigned(v, at, "pid", 4194304, std::nullopt));
-  GLEANER_ASSIGN_OR_RETURN(uint32_t mib, r.Unsigned(v, at, "used_memory_mib", 1 << 24, 0u));
+  if (p.pid == 0) return r.Error(at + "/pid", "expected a process id from 1 to 4194304, got 0");
+  GLEANER_ASSIGN_OR_RETURN(uint32_t mib,
+                           r.Unsigned(v, at, "used_memory_mib", gpu_memory.ToMiB(), 0u));
   p.used_memory = Bytes::MiB(mib);
   GLEANER_ASSIGN_OR_RETURN(std::string type, r.String(v, at, "type", "compute"));
   if (type != "compute" && type != "graphics" && type != "compute+graphics") {
@@ -241,8 +270,15 @@ Result<ScenarioFrame> ReadFrame(const Reader& r, const json& v, const std::strin
     if (!list.is_array()) return r.Error(at + "/processes", "expected a list of processes");
     f.processes.clear();
     for (size_t i = 0; i < list.size(); ++i) {
-      GLEANER_ASSIGN_OR_RETURN(ScenarioProcess p,
-                               ReadProcess(r, list[i], at + "/processes/" + std::to_string(i)));
+      const std::string p_at = at + "/processes/" + std::to_string(i);
+      GLEANER_ASSIGN_OR_RETURN(ScenarioProcess p, ReadProcess(r, list[i], p_at, gpu.memory_total));
+      for (const ScenarioProcess& other : f.processes) {
+        if (other.pid == p.pid) {
+          return r.Error(p_at + "/pid", "pid " + std::to_string(p.pid) +
+                                            " appears twice; use \"type\": \"compute+graphics\" "
+                                            "for a process with both contexts");
+        }
+      }
       f.processes.push_back(std::move(p));
     }
   }
@@ -255,7 +291,7 @@ Result<ScenarioFault> ReadFault(const Reader& r, const json& v, const std::strin
   if (!v.contains("fields")) return r.Error(at + "/fields", "missing; expected a list of fields");
   GLEANER_ASSIGN_OR_RETURN(fault.fields, r.Fields(v.at("fields"), at + "/fields"));
   if (!v.contains("error")) return r.Error(at + "/error", "missing; expected an NVML error name");
-  GLEANER_ASSIGN_OR_RETURN(fault.error, r.Enum(v.at("error"), at + "/error", ErrorNames()));
+  GLEANER_ASSIGN_OR_RETURN(fault.error, r.Enum(v.at("error"), at + "/error", FaultErrorNames()));
   GLEANER_ASSIGN_OR_RETURN(fault.from_s, r.Number(v, at, "from_s", 0, 1e9, 0.0));
   GLEANER_ASSIGN_OR_RETURN(fault.to_s, r.Number(v, at, "to_s", fault.from_s, 1e300, 1e300));
   return fault;
@@ -270,19 +306,26 @@ Result<ScenarioGpu> ReadGpu(const Reader& r, const json& v, const std::string& a
   char default_uuid[64];
   std::snprintf(default_uuid, sizeof default_uuid, "GPU-00000000-0000-4000-8000-%012zx", index);
   char default_bus[32];
-  std::snprintf(default_bus, sizeof default_bus, "0000:%02zx:00.0", 0x18 + index * 0x10);
-  GLEANER_ASSIGN_OR_RETURN(gpu.uuid, r.String(v, at, "uuid", default_uuid));
+  std::snprintf(default_bus, sizeof default_bus, "0000:%02zx:00.0", 0x18 + index);
+  GLEANER_ASSIGN_OR_RETURN(gpu.uuid, r.String(v, at, "uuid", default_uuid, kMaxUuidChars));
   if (gpu.uuid.rfind("GPU-", 0) != 0) {
     return r.Error(at + "/uuid",
                    "expected a UUID starting with \"GPU-\", got \"" + gpu.uuid + "\"");
   }
-  GLEANER_ASSIGN_OR_RETURN(gpu.name, r.String(v, at, "name", std::nullopt));
+  GLEANER_ASSIGN_OR_RETURN(gpu.name, r.String(v, at, "name", std::nullopt, kMaxNameChars));
   GLEANER_ASSIGN_OR_RETURN(gpu.pci_bus_id, r.String(v, at, "pci_bus_id", default_bus));
   unsigned domain = 0, bus = 0, dev = 0, fn = 0;
-  if (std::sscanf(gpu.pci_bus_id.c_str(), "%4x:%2x:%2x.%1x", &domain, &bus, &dev, &fn) != 4) {
-    return r.Error(at + "/pci_bus_id",
-                   "expected the sysfs form \"0000:18:00.0\", got \"" + gpu.pci_bus_id + "\"");
+  char rest = 0;
+  const int fields =
+      std::sscanf(gpu.pci_bus_id.c_str(), "%4x:%2x:%2x.%1x%c", &domain, &bus, &dev, &fn, &rest);
+  if (fields != 4 || dev > 0x1f || fn != 0) {
+    return r.Error(
+        at + "/pci_bus_id",
+        "expected a GPU's sysfs address like \"0000:18:00.0\", got \"" + gpu.pci_bus_id + "\"");
   }
+  char normalised[32];  // lower case, as sysfs and the NVML backend write it
+  std::snprintf(normalised, sizeof normalised, "%04x:%02x:%02x.0", domain, bus, dev);
+  gpu.pci_bus_id = normalised;
   GLEANER_ASSIGN_OR_RETURN(uint32_t total_mib,
                            r.Unsigned(v, at, "memory_total_mib", 1 << 24, std::nullopt));
   gpu.memory_total = Bytes::MiB(total_mib);
@@ -338,22 +381,26 @@ Result<Scenario> ReadScenario(const Reader& r, const json& doc) {
     const json& d = doc.at("driver");
     GLEANER_RETURN_IF_ERROR(
         r.CheckKeys(d, "/driver", {"version", "nvml_version", "cuda_version", "init_error"}));
-    GLEANER_ASSIGN_OR_RETURN(s.driver.version, r.String(d, "/driver", "version", s.driver.version));
-    GLEANER_ASSIGN_OR_RETURN(s.driver.nvml_version,
-                             r.String(d, "/driver", "nvml_version", s.driver.nvml_version));
+    GLEANER_ASSIGN_OR_RETURN(s.driver.version,
+                             r.String(d, "/driver", "version", s.driver.version, kMaxVersionChars));
+    GLEANER_ASSIGN_OR_RETURN(
+        s.driver.nvml_version,
+        r.String(d, "/driver", "nvml_version", s.driver.nvml_version, kMaxVersionChars));
     GLEANER_ASSIGN_OR_RETURN(uint32_t cuda,
                              r.Unsigned(d, "/driver", "cuda_version", 99999,
                                         static_cast<uint32_t>(s.driver.cuda_version)));
     s.driver.cuda_version = static_cast<int32_t>(cuda);
     if (d.contains("init_error")) {
       GLEANER_ASSIGN_OR_RETURN(s.driver.init_error,
-                               r.Enum(d.at("init_error"), "/driver/init_error", ErrorNames()));
+                               r.Enum(d.at("init_error"), "/driver/init_error", InitErrorNames()));
     }
   }
-  if (!doc.contains("gpus") || !doc.at("gpus").is_array()) {
-    return r.Error("/gpus", "missing; expected a list of GPUs");
-  }
+  if (!doc.contains("gpus")) return r.Error("/gpus", "missing; expected a list of GPUs");
   const json& gpus = doc.at("gpus");
+  if (!gpus.is_array()) return r.Error("/gpus", "expected a list of GPUs, got " + gpus.dump());
+  if (gpus.size() > kMaxGpus) {
+    return r.Error("/gpus", "at most " + std::to_string(kMaxGpus) + " GPUs per scenario");
+  }
   for (size_t i = 0; i < gpus.size(); ++i) {
     GLEANER_ASSIGN_OR_RETURN(ScenarioGpu g, ReadGpu(r, gpus[i], "/gpus/" + std::to_string(i), i));
     for (const ScenarioGpu& other : s.gpus) {
@@ -434,14 +481,24 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source) {
     if (auto pos = what.find("syntax error"); pos != std::string::npos) what = what.substr(pos);
     return core::InvalidArgument(std::string(source) + ":" + std::to_string(line) +
                                  ": not valid JSON: " + what);
+  } catch (const json::exception& e) {  // out_of_range for numbers like 1e400
+    return core::InvalidArgument(std::string(source) + ": not usable JSON: " + e.what());
   }
   Reader reader(text, source);
-  return ReadScenario(reader, doc);
+  try {
+    return ReadScenario(reader, doc);
+  } catch (const json::exception& e) {
+    return core::InvalidArgument(std::string(source) + ": " + e.what());
+  }
 }
 
 Result<Scenario> LoadScenario(std::string_view name_or_path) {
   if (auto builtin = BuiltinScenarioText(name_or_path))
     return ParseScenario(*builtin, name_or_path);
+  if (std::filesystem::is_directory(std::string(name_or_path))) {
+    return core::InvalidArgument(std::string(name_or_path) +
+                                 " is a directory; expected a scenario file or a built-in name");
+  }
   std::ifstream in{std::string(name_or_path)};
   if (!in) {
     std::string names;
@@ -455,8 +512,19 @@ Result<Scenario> LoadScenario(std::string_view name_or_path) {
 }
 
 std::string_view ScenarioErrorName(ScenarioError error) {
-  for (const auto& [name, value] : ErrorNames()) {
-    if (value == error) return name;
+  switch (error) {
+    case ScenarioError::kNotSupported:
+      return "NOT_SUPPORTED";
+    case ScenarioError::kNoPermission:
+      return "NO_PERMISSION";
+    case ScenarioError::kGpuLost:
+      return "GPU_IS_LOST";
+    case ScenarioError::kUnknown:
+      return "UNKNOWN";
+    case ScenarioError::kDriverNotLoaded:
+      return "DRIVER_NOT_LOADED";
+    case ScenarioError::kLibRmVersionMismatch:
+      return "LIB_RM_VERSION_MISMATCH";
   }
   return "UNKNOWN";
 }

@@ -22,8 +22,8 @@ struct Outcome {
   std::string err;
 };
 
-Outcome RunWith(const GpusOptions& options, const core::Clock& clock) {
-  agent::ProcfsInspector inspector;
+Outcome RunWith(const GpusOptions& options, const core::Clock& clock,
+                const agent::ProcessInspector& inspector = agent::ProcfsInspector()) {
   std::ostringstream out, err;
   int rc = RunGpus(options, {clock, inspector, out, err});
   return {rc, out.str(), err.str()};
@@ -93,6 +93,26 @@ TEST(GpusCommandTest, ALostGpuIsShownNotFatal) {
   EXPECT_EQ(doc["gpus"][0]["health"], "lost");
   EXPECT_EQ(doc["gpus"][0]["unavailable"]["memory_used_bytes"], "gpu_lost");
   EXPECT_EQ(doc["gpus"][1]["health"], "ok");
+}
+
+TEST(GpusCommandTest, CommandLinesThatAreNotUtf8DoNotBreakJson) {
+  testing::TempDir dir;
+  const std::string scenario =
+      dir.Write("s.json", R"({"gpus": [{"name": "A", "memory_total_mib": 100,
+    "timeline": [{"at_s": 0, "processes": [{"pid": 4242, "used_memory_mib": 10}]}]}]})");
+  testing::TempDir proc;
+  proc.Write("4242/status", "Name:\tx\nUid:\t0\t0\t0\t0\n");
+  proc.Write("4242/cmdline", std::string("caf\xe9\0--x\0", 8));
+  agent::ProcfsInspector inspector(proc.path().string());
+  core::ManualClock clock;
+  GpusOptions options;
+  options.fake = scenario;
+  options.json = true;
+  Outcome r = RunWith(options, clock, inspector);
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["gpus"][0]["processes"][0]["command"], "caf\ufffd --x");
+  EXPECT_EQ(doc["gpus"][0]["processes"][0]["user"], "root");
 }
 
 TEST(GpusCommandTest, BadScenarioSaysWhereAndExitsWithBadInput) {

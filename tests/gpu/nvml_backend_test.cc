@@ -88,28 +88,56 @@ TEST_P(NvmlVariantTest, ReadsEveryField) {
   EXPECT_TRUE(l4.power_limit_w.has_value());  // only the draw is unsupported
 }
 
+// Faults of every kind, a GPU lost mid-run, one never attached, graphics
+// contexts: what the parity test plays besides the demo.
+constexpr const char* kTrouble = R"({
+  "name": "trouble",
+  "gpus": [
+    {"name": "A", "memory_total_mib": 1000, "unsupported": ["sm_clock"],
+     "faults": [{"fields": ["utilization", "processes"], "error": "UNKNOWN", "from_s": 10, "to_s": 20},
+                {"fields": ["power"], "error": "GPU_IS_LOST", "from_s": 30, "to_s": 40},
+                {"fields": ["temperature"], "error": "NO_PERMISSION"}],
+     "timeline": [{"at_s": 0, "utilization_gpu_pct": 5,
+                   "processes": [{"pid": 10, "used_memory_mib": 100, "type": "graphics"},
+                                 {"pid": 11, "used_memory_mib": 200, "type": "compute+graphics"}]}]},
+    {"name": "B", "memory_total_mib": 1000, "lost_at_s": 25},
+    {"name": "C", "memory_total_mib": 1000, "access": "no_permission"},
+    {"name": "D", "memory_total_mib": 1000, "pci_bus_id": "0000:AF:00.0"}
+  ],
+  "topology": {"nvlink": [[0, 1, 3]], "host_bridge": [[0, 3]]}
+})";
+
 // The same scenario read through the real loader and through the in-process
-// fake gives the same snapshots, at every point of the demo's timeline.
+// fake gives the same snapshots and topology at every point of its timeline.
 TEST_P(NvmlVariantTest, AgreesWithTheInProcessFake) {
-  FakeNvml fake(GetParam(), "demo");
-  auto nvml = fake.Open();
-  ASSERT_TRUE(nvml.ok()) << nvml.status().ToString();
-  core::ManualClock clock;
-  auto scenario = LoadScenario("demo");
-  ASSERT_TRUE(scenario.ok());
-  auto in_process = FakeBackend::Create(std::move(scenario).value(), clock);
-  ASSERT_TRUE(in_process.ok());
-  for (double t : {0.0, 65.0, 130.0, 205.0, 250.0, 305.0, 430.0, 610.0}) {
-    fake.SetTime(t);
-    clock.Set(core::FromUnixMicros(static_cast<int64_t>(t * 1e6)));
-    auto a = (*nvml)->Snapshot();
-    auto b = (*in_process)->Snapshot();
-    ASSERT_TRUE(a.ok() && b.ok());
-    EXPECT_EQ(*a, *b) << "at t=" << t;
+  const std::pair<const char*, std::vector<double>> cases[] = {
+      {"demo", {0, 65, 130, 205, 250, 305, 430, 610}},
+      {kFields, {0}},
+      {kTrouble, {0, 15, 26, 35, 50}},
+  };
+  for (const auto& [text, times] : cases) {
+    FakeNvml fake(GetParam(), text);
+    auto nvml = fake.Open();
+    ASSERT_TRUE(nvml.ok()) << nvml.status().ToString();
+    core::ManualClock clock;
+    auto scenario = std::string(text) == "demo" ? LoadScenario("demo") : ParseScenario(text, "t");
+    ASSERT_TRUE(scenario.ok());
+    auto in_process = FakeBackend::Create(std::move(scenario).value(), clock);
+    ASSERT_TRUE(in_process.ok());
+    for (double t : times) {
+      fake.SetTime(t);
+      clock.Set(core::FromUnixMicros(static_cast<int64_t>(t * 1e6)));
+      auto a = (*nvml)->Snapshot();
+      auto b = (*in_process)->Snapshot();
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(*a, *b) << (*in_process)->scenario().name << " at t=" << t;
+      for (size_t i = 0; i < a->size() && i < b->size(); ++i) {
+        EXPECT_EQ((*a)[i].health, (*b)[i].health) << "GPU " << i << " at t=" << t;
+      }
+      EXPECT_EQ(*(*nvml)->Topology(), *(*in_process)->Topology())
+          << (*in_process)->scenario().name << " at t=" << t;
+    }
   }
-  auto links_a = (*nvml)->Topology();
-  auto links_b = (*in_process)->Topology();
-  EXPECT_EQ(*links_a, *links_b);
 }
 
 TEST_P(NvmlVariantTest, GpuLostMidRun) {
@@ -246,7 +274,7 @@ TEST(NvmlLoaderTest, ResolvesNewestSymbolsFirst) {
       {"modern",
        {"nvmlInit_v2", "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetComputeRunningProcesses_v3",
         "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetTemperatureV"},
-       {"nvmlDeviceGetMemoryInfo", "nvmlDeviceGetTemperature"},
+       {"nvmlDeviceGetComputeRunningProcesses_v2"},  // _v3 found first
        nvml::ProcessInfoLayout::kV2},
       {"r535",
        {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetTemperature"},

@@ -97,8 +97,8 @@ TEST(ScenarioTest, Topology) {
 }
 
 TEST(ScenarioTest, BuiltinDemoHasEightGpusWithAMix) {
-  EXPECT_NE(std::find(BuiltinScenarioNames().begin(), BuiltinScenarioNames().end(), "demo"),
-            BuiltinScenarioNames().end());
+  const std::vector<std::string> names = BuiltinScenarioNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "demo"), names.end());
   auto demo = LoadScenario("demo");
   ASSERT_TRUE(demo.ok()) << demo.status().ToString();
   ASSERT_EQ(demo->gpus.size(), 8u);
@@ -178,8 +178,49 @@ INSTANTIATE_TEST_SUITE_P(
                     "topology.nvlink[0][1]: expected a GPU index from 0 to 0"},
         BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
                     " \"pci_bus_id\": \"18:00\"}]}",
-                    "expected the sysfs form \"0000:18:00.0\""},
+                    "expected a GPU's sysfs address like \"0000:18:00.0\""},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
+                    " \"pci_bus_id\": \"0000:18:00.1\"}]}",
+                    "expected a GPU's sysfs address"},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
+                    " \"timeline\": [{\"at_s\": 0, \"processes\": [{\"pid\": 0}]}]}]}",
+                    "processes[0].pid: expected a process id from 1"},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
+                    " \"timeline\": [{\"at_s\": 0, \"processes\": [{\"pid\": 5, "
+                    "\"used_memory_mib\": 11}]}]}]}",
+                    "processes[0].used_memory_mib: expected a number from 0 to 10"},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
+                    " \"timeline\": [{\"at_s\": 0, \"processes\": [{\"pid\": 5}, "
+                    "{\"pid\": 5}]}]}]}",
+                    "processes[1].pid: pid 5 appears twice"},
+        BadScenario{"{\"gpus\": [{\"memory_total_mib\": 10, \"name\": \""
+                    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}]}",
+                    "gpus[0].name: too long: at most 95 characters"},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 1e400}]}",
+                    "not usable JSON"},
+        BadScenario{"{\"gpus\": [], \"topology\": {\"nvlink\": [[0]]}}",
+                    "topology.nvlink: refers to GPUs, but there are none"},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
+                    " \"faults\": [{\"fields\": [\"power\"], \"error\": \"DRIVER_NOT_LOADED\"}]}]}",
+                    "faults[0].error: unknown value \"DRIVER_NOT_LOADED\""},
         BadScenario{"[1, 2]", "(document): expected an object, got array"}));
+
+TEST(ScenarioTest, HostileNestingIsAnErrorNotACrash) {
+  const std::string deep =
+      "{\"gpus\": [" + std::string(100000, '[') + std::string(100000, ']') + "]}";
+  auto s = ParseScenario(deep, "deep.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("deep.json:1:"));
+}
+
+TEST(ScenarioTest, BusIdsAreNormalisedToLowerCase) {
+  auto s = ParseScenario(
+      R"({"gpus": [{"name": "x", "memory_total_mib": 1, "pci_bus_id": "0000:AB:1F.0"}]})",
+      "s.json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->gpus[0].pci_bus_id, "0000:ab:1f.0");
+}
 
 TEST(ScenarioLoadTest, ReadsFilesAndNamesMissingOnes) {
   testing::TempDir dir;
@@ -197,7 +238,12 @@ TEST(ScenarioLoadTest, ReadsFilesAndNamesMissingOnes) {
   const std::string bad = dir.Write("bad.json", "{\n\"gpus\": 3\n}");
   auto error = LoadScenario(bad);
   ASSERT_FALSE(error.ok());
-  EXPECT_THAT(error.status().message(), HasSubstr(bad + ":2: gpus: missing; expected a list"));
+  EXPECT_THAT(error.status().message(),
+              HasSubstr(bad + ":2: gpus: expected a list of GPUs, got 3"));
+
+  auto directory = LoadScenario(dir.path().string());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_THAT(directory.status().message(), HasSubstr("is a directory"));
 }
 
 }  // namespace

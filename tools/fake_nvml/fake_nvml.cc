@@ -27,6 +27,7 @@
 #include <string>
 
 #include "gpu/nvml/nvml_api.h"
+#include "gpu/nvml/nvml_errors.h"
 #include "gpu/scenario.h"
 
 #ifndef FAKE_NVML_API
@@ -66,23 +67,7 @@ State& S() {
   return *state;
 }
 
-nvmlReturn_t ToReturn(ScenarioError e) {
-  switch (e) {
-    case ScenarioError::kNotSupported:
-      return NVML_ERROR_NOT_SUPPORTED;
-    case ScenarioError::kNoPermission:
-      return NVML_ERROR_NO_PERMISSION;
-    case ScenarioError::kGpuLost:
-      return NVML_ERROR_GPU_IS_LOST;
-    case ScenarioError::kDriverNotLoaded:
-      return NVML_ERROR_DRIVER_NOT_LOADED;
-    case ScenarioError::kLibRmVersionMismatch:
-      return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
-    case ScenarioError::kUnknown:
-      return NVML_ERROR_UNKNOWN;
-  }
-  return NVML_ERROR_UNKNOWN;
-}
+nvmlReturn_t ToReturn(ScenarioError e) { return gleaner::gpu::nvml::ToNvmlReturn(e); }
 
 double NowSeconds(State& s) {
   if (s.frozen_time_s) return *s.frozen_time_s;

@@ -26,12 +26,18 @@ Reading<T> Missing(const char* symbol) {
   return Reading<T>::Fail(Unreadable::kNotSupported, std::string("driver lacks ") + symbol);
 }
 
+// A string NVML wrote into `buf`, even if it forgot the terminating NUL.
+template <size_t N>
+std::string FromBuffer(char (&buf)[N]) {
+  return std::string(buf, strnlen(buf, N));
+}
+
 Reading<std::string> ReadString(nvml::StringFn fn, const char* symbol) {
   if (!fn) return Missing<std::string>(symbol);
   char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
   bool unused = false;
   const nvmlReturn_t rc = fn(buf, sizeof buf);
-  return Field<std::string>(rc, buf, &unused);
+  return Field<std::string>(rc, FromBuffer(buf), &unused);
 }
 
 // NVML reports milliwatts.
@@ -69,10 +75,17 @@ std::vector<RawProcess> Decode(const unsigned char* data, unsigned count,
   return out;
 }
 
-bool Plausible(const std::vector<RawProcess>& list, Bytes total) {
-  return std::all_of(list.begin(), list.end(), [&](const RawProcess& p) {
-    return p.pid != 0 && (p.used == NVML_VALUE_NOT_AVAILABLE || p.used <= total.count());
-  });
+bool Plausible(const RawProcess& p, Bytes total) {
+  return p.pid != 0 && (p.used == NVML_VALUE_NOT_AVAILABLE || p.used <= total.count());
+}
+
+// True when a list decodes like entries written with another stride than
+// the one assumed: the first entry (same offsets in every layout) is sound,
+// a later one is not.
+bool LooksMisaligned(const std::vector<RawProcess>& list, Bytes total) {
+  if (list.size() < 2 || !Plausible(list[0], total)) return false;
+  return std::any_of(list.begin() + 1, list.end(),
+                     [&](const RawProcess& p) { return !Plausible(p, total); });
 }
 
 // Reads one process list. The buffer always has room for the largest entry
@@ -83,20 +96,27 @@ nvmlReturn_t ReadProcessList(const nvml::ProcessListCall& call, nvmlDevice_t han
   unsigned count = 0;
   nvmlReturn_t rc = call.fn(handle, &count, nullptr);
   std::vector<unsigned char> buffer;
+  unsigned capacity = 0;
   // Processes can start between the two calls: grow and retry a few times.
   for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 8; ++attempt) {
-    count = count * 2 + 8;
-    buffer.assign(count * sizeof(nvmlProcessInfo_r535_t), 0);
+    capacity = count * 2 + 8;
+    buffer.assign(capacity * sizeof(nvmlProcessInfo_r535_t), 0);
+    count = capacity;
     rc = call.fn(handle, &count, buffer.data());
   }
   if (rc != NVML_SUCCESS) return rc;
-  if (buffer.empty()) count = 0;
+  count = std::min(count, capacity);  // never trust a count beyond the buffer
   *out = Decode(buffer.data(), count, call.layout);
-  if (!Plausible(*out, total) && call.layout != ProcessInfoLayout::kV1) {
+  // For `_v3` the 24-vs-32-byte layout is a guess from symbols (see
+  // NvmlLibrary::Open); when the entries say it was wrong, take the other.
+  if (call.layout_is_guess && LooksMisaligned(*out, total)) {
     const ProcessInfoLayout other =
         call.layout == ProcessInfoLayout::kV2 ? ProcessInfoLayout::kR535 : ProcessInfoLayout::kV2;
     std::vector<RawProcess> retry = Decode(buffer.data(), count, other);
-    if (Plausible(retry, total)) *out = std::move(retry);
+    if (std::all_of(retry.begin(), retry.end(),
+                    [&](const RawProcess& p) { return Plausible(p, total); })) {
+      *out = std::move(retry);
+    }
   }
   return NVML_SUCCESS;
 }
@@ -165,7 +185,7 @@ core::Status NvmlBackend::Attach() {
     if (rc == NVML_SUCCESS) {
       char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
       rc = lib_->uuid(d.handle, uuid, sizeof uuid);
-      if (rc == NVML_SUCCESS) id.uuid = core::GpuUuid(uuid);
+      if (rc == NVML_SUCCESS) id.uuid = core::GpuUuid(FromBuffer(uuid));
     }
     if (rc != NVML_SUCCESS) {
       // A GPU we cannot attach still counts: it is listed, never lent.
@@ -175,13 +195,14 @@ core::Status NvmlBackend::Attach() {
                                                  : GpuHealth::kError;
       id.health_detail = std::string(nvml::ReturnCodeName(rc));
       id.name = id.pci_bus_id = Field<std::string>(rc, {}, &lost);
+      FailAllReadings(id, nvml::ToUnreadable(rc), id.health_detail);
       devices_.push_back(std::move(d));
       continue;
     }
     if (lib_->name) {
       char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
       nvmlReturn_t name_rc = lib_->name(d.handle, name, sizeof name);
-      id.name = Field<std::string>(name_rc, name, &lost);
+      id.name = Field<std::string>(name_rc, FromBuffer(name), &lost);
     } else {
       id.name = Missing<std::string>("nvmlDeviceGetName");
     }
@@ -206,35 +227,11 @@ core::Result<std::vector<GpuSnapshot>> NvmlBackend::Snapshot() {
 
 GpuSnapshot NvmlBackend::Read(const Device& d) const {
   GpuSnapshot s = d.identity;
-  if (!d.handle) {
-    const Unreadable why = s.health == GpuHealth::kNoPermission ? Unreadable::kNoPermission
-                           : s.health == GpuHealth::kLost       ? Unreadable::kGpuLost
-                                                                : Unreadable::kError;
-    s.memory_total = s.memory_used = Reading<Bytes>::Fail(why, s.health_detail);
-    s.utilization_gpu_pct = s.utilization_memory_pct = s.sm_clock_mhz =
-        Reading<uint32_t>::Fail(why, s.health_detail);
-    s.temperature_c = Reading<int32_t>::Fail(why, s.health_detail);
-    s.power_draw_w = s.power_limit_w = Reading<double>::Fail(why, s.health_detail);
-    s.processes = Reading<std::vector<GpuProcess>>::Fail(why, s.health_detail);
-    return s;
-  }
+  if (!d.handle) return s;  // never attached: its readings were failed at start
   nvmlDevice_t h = d.handle;
   bool lost = false;
 
-  if (lib_->memory_v2) {
-    nvmlMemory_v2_t m{};
-    m.version = nvmlMemory_v2;
-    nvmlReturn_t rc = lib_->memory_v2(h, &m);
-    s.memory_total = Field(rc, Bytes(m.total), &lost);
-    s.memory_used = Field(rc, Bytes(m.used), &lost);
-  } else if (lib_->memory_v1) {
-    nvmlMemory_t m{};
-    nvmlReturn_t rc = lib_->memory_v1(h, &m);
-    s.memory_total = Field(rc, Bytes(m.total), &lost);
-    s.memory_used = Field(rc, Bytes(m.used), &lost);
-  } else {
-    s.memory_total = s.memory_used = Missing<Bytes>("nvmlDeviceGetMemoryInfo");
-  }
+  ReadMemory(h, &s, &lost);
 
   if (lib_->utilization) {
     nvmlUtilization_t u{};
@@ -246,19 +243,7 @@ GpuSnapshot NvmlBackend::Read(const Device& d) const {
         Missing<uint32_t>("nvmlDeviceGetUtilizationRates");
   }
 
-  if (lib_->temperature_v) {
-    nvmlTemperature_v1_t t{};
-    t.version = nvmlTemperature_v1;
-    t.sensorType = NVML_TEMPERATURE_GPU;
-    const nvmlReturn_t rc = lib_->temperature_v(h, &t);
-    s.temperature_c = Field<int32_t>(rc, t.temperature, &lost);
-  } else if (lib_->temperature) {
-    unsigned t = 0;
-    const nvmlReturn_t rc = lib_->temperature(h, NVML_TEMPERATURE_GPU, &t);
-    s.temperature_c = Field<int32_t>(rc, static_cast<int32_t>(t), &lost);
-  } else {
-    s.temperature_c = Missing<int32_t>("nvmlDeviceGetTemperature");
-  }
+  s.temperature_c = ReadTemperature(h, &lost);
 
   s.power_draw_w = lib_->power_usage ? Watts(lib_->power_usage, h, &lost)
                                      : Missing<double>("nvmlDeviceGetPowerUsage");
@@ -278,6 +263,48 @@ GpuSnapshot NvmlBackend::Read(const Device& d) const {
     s.health_detail = "GPU_IS_LOST";
   }
   return s;
+}
+
+// The newer call first; the older one where the driver lacks the newer or
+// rejects its struct version.
+void NvmlBackend::ReadMemory(nvmlDevice_t h, GpuSnapshot* s, bool* lost) const {
+  nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+  unsigned long long total = 0, used = 0;
+  if (lib_->memory_v2) {
+    nvmlMemory_v2_t m{};
+    m.version = nvmlMemory_v2;
+    rc = lib_->memory_v2(h, &m);
+    total = m.total;
+    used = m.used;
+  }
+  if ((rc == NVML_ERROR_FUNCTION_NOT_FOUND || rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) &&
+      lib_->memory_v1) {
+    nvmlMemory_t m{};
+    rc = lib_->memory_v1(h, &m);
+    total = m.total;
+    used = m.used;
+  }
+  s->memory_total = Field(rc, Bytes(total), lost);
+  s->memory_used = Field(rc, Bytes(used), lost);
+}
+
+Reading<int32_t> NvmlBackend::ReadTemperature(nvmlDevice_t h, bool* lost) const {
+  nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+  int32_t celsius = 0;
+  if (lib_->temperature_v) {
+    nvmlTemperature_v1_t t{};
+    t.version = nvmlTemperature_v1;
+    t.sensorType = NVML_TEMPERATURE_GPU;
+    rc = lib_->temperature_v(h, &t);
+    celsius = t.temperature;
+  }
+  if ((rc == NVML_ERROR_FUNCTION_NOT_FOUND || rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) &&
+      lib_->temperature) {
+    unsigned t = 0;
+    rc = lib_->temperature(h, NVML_TEMPERATURE_GPU, &t);
+    celsius = static_cast<int32_t>(t);
+  }
+  return Field(rc, celsius, lost);
 }
 
 Reading<std::vector<GpuProcess>> NvmlBackend::ReadProcesses(nvmlDevice_t handle, Bytes total,

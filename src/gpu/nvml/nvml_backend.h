@@ -39,6 +39,8 @@ class NvmlBackend final : public GpuBackend {
   void ReadDriverInfo();
   core::Status Attach();
   GpuSnapshot Read(const Device& device) const;
+  void ReadMemory(nvmlDevice_t handle, GpuSnapshot* s, bool* lost) const;
+  Reading<int32_t> ReadTemperature(nvmlDevice_t handle, bool* lost) const;
   Reading<std::vector<GpuProcess>> ReadProcesses(nvmlDevice_t handle, core::Bytes total,
                                                  bool* lost) const;
 

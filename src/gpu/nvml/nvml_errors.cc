@@ -132,6 +132,24 @@ core::Status ToStatus(nvmlReturn_t code, std::string_view call) {
   return {CodeFor(code), std::move(message)};
 }
 
+nvmlReturn_t ToNvmlReturn(ScenarioError error) {
+  switch (error) {
+    case ScenarioError::kNotSupported:
+      return NVML_ERROR_NOT_SUPPORTED;
+    case ScenarioError::kNoPermission:
+      return NVML_ERROR_NO_PERMISSION;
+    case ScenarioError::kGpuLost:
+      return NVML_ERROR_GPU_IS_LOST;
+    case ScenarioError::kDriverNotLoaded:
+      return NVML_ERROR_DRIVER_NOT_LOADED;
+    case ScenarioError::kLibRmVersionMismatch:
+      return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+    case ScenarioError::kUnknown:
+      return NVML_ERROR_UNKNOWN;
+  }
+  return NVML_ERROR_UNKNOWN;
+}
+
 Unreadable ToUnreadable(nvmlReturn_t code) {
   switch (code) {
     case NVML_ERROR_NOT_SUPPORTED:

@@ -6,6 +6,7 @@
 #include "core/status.h"
 #include "gpu/nvml/nvml_api.h"
 #include "gpu/reading.h"
+#include "gpu/scenario.h"
 
 namespace gleaner::gpu::nvml {
 
@@ -17,5 +18,9 @@ core::Status ToStatus(nvmlReturn_t code, std::string_view call);
 
 // How a failed per-field call shows in a snapshot.
 Unreadable ToUnreadable(nvmlReturn_t code);
+
+// What NVML returns for an error a scenario injects. The fake driver and the
+// in-process fake both go through this, so they cannot disagree.
+nvmlReturn_t ToNvmlReturn(ScenarioError error);
 
 }  // namespace gleaner::gpu::nvml

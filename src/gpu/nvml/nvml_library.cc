@@ -42,13 +42,11 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
   std::unique_ptr<NvmlLibrary> lib(new NvmlLibrary(handle));
   lib->init = As<InitFn>(lib->Resolve({"nvmlInit_v2", "nvmlInit"}));
   lib->shutdown = As<InitFn>(lib->Resolve({"nvmlShutdown"}));
-  lib->error_string = As<ErrorStringFn>(lib->Resolve({"nvmlErrorString"}));
   lib->device_count = As<CountFn>(lib->Resolve({"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}));
   lib->handle_by_index = As<HandleByIndexFn>(
       lib->Resolve({"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}));
   lib->uuid = As<DeviceStringFn>(lib->Resolve({"nvmlDeviceGetUUID"}));
-  if (!lib->init || !lib->shutdown || !lib->error_string || !lib->device_count ||
-      !lib->handle_by_index || !lib->uuid) {
+  if (!lib->init || !lib->shutdown || !lib->device_count || !lib->handle_by_index || !lib->uuid) {
     return core::Unavailable(path +
                              " lacks the basic NVML entry points (nvmlInit, nvmlDeviceGetCount, "
                              "nvmlDeviceGetHandleByIndex, nvmlDeviceGetUUID); is it really "
@@ -62,12 +60,10 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
   lib->pci_info =
       As<PciInfoFn>(lib->Resolve({"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}));
   lib->memory_v2 = As<MemoryV2Fn>(lib->Resolve({"nvmlDeviceGetMemoryInfo_v2"}));
-  if (!lib->memory_v2) lib->memory_v1 = As<MemoryV1Fn>(lib->Resolve({"nvmlDeviceGetMemoryInfo"}));
+  lib->memory_v1 = As<MemoryV1Fn>(lib->Resolve({"nvmlDeviceGetMemoryInfo"}));
   lib->utilization = As<UtilizationFn>(lib->Resolve({"nvmlDeviceGetUtilizationRates"}));
   lib->temperature_v = As<TemperatureVFn>(lib->Resolve({"nvmlDeviceGetTemperatureV"}));
-  if (!lib->temperature_v) {
-    lib->temperature = As<TemperatureFn>(lib->Resolve({"nvmlDeviceGetTemperature"}));
-  }
+  lib->temperature = As<TemperatureFn>(lib->Resolve({"nvmlDeviceGetTemperature"}));
   lib->power_usage = As<DeviceUintFn>(lib->Resolve({"nvmlDeviceGetPowerUsage"}));
   lib->power_limit = As<DeviceUintFn>(
       lib->Resolve({"nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit"}));
@@ -87,12 +83,12 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
         std::pair{&lib->graphics_processes, "nvmlDeviceGetGraphicsRunningProcesses"}}) {
     const std::string base(family);
     if (void* v3 = lib->Resolve({(base + "_v3").c_str()})) {
-      *call = {As<ProcessesFn>(v3),
-               r535_layout ? ProcessInfoLayout::kR535 : ProcessInfoLayout::kV2};
+      *call = {As<ProcessesFn>(v3), r535_layout ? ProcessInfoLayout::kR535 : ProcessInfoLayout::kV2,
+               true};
     } else if (void* v2 = lib->Resolve({(base + "_v2").c_str()})) {
-      *call = {As<ProcessesFn>(v2), ProcessInfoLayout::kV2};
+      *call = {As<ProcessesFn>(v2), ProcessInfoLayout::kV2, false};
     } else if (void* v1 = lib->Resolve({base.c_str()})) {
-      *call = {As<ProcessesFn>(v1), ProcessInfoLayout::kV1};
+      *call = {As<ProcessesFn>(v1), ProcessInfoLayout::kV1, false};
     }
   }
   return lib;

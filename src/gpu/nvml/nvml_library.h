@@ -22,6 +22,7 @@ size_t EntrySize(ProcessInfoLayout layout);
 struct ProcessListCall {
   ProcessesFn fn = nullptr;
   ProcessInfoLayout layout = ProcessInfoLayout::kV1;
+  bool layout_is_guess = false;  // `_v3`: inferred from which symbols exist
 };
 
 // libnvidia-ml.so.1 opened with dlopen, every entry point gleaner uses
@@ -40,13 +41,12 @@ class NvmlLibrary {
   // Required.
   InitFn init = nullptr;
   InitFn shutdown = nullptr;
-  ErrorStringFn error_string = nullptr;
   CountFn device_count = nullptr;
   HandleByIndexFn handle_by_index = nullptr;
   DeviceStringFn uuid = nullptr;
-  // Optional: null when the driver does not export them. Of each pair of
-  // old and new (memory_v1/memory_v2, temperature/temperature_v) only the
-  // newest the driver has is set.
+  // Optional: null when the driver does not export them. Where a newer
+  // variant exists (memory_v2, temperature_v) the older one stays resolved as
+  // the fallback for a driver that rejects the newer one's struct version.
   StringFn driver_version = nullptr;
   StringFn nvml_version = nullptr;
   IntOutFn cuda_driver_version = nullptr;
