@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/eval_command.h"
 #include "cli/exit_codes.h"
 
 namespace gleaner::cli {
@@ -13,6 +14,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   app.require_subcommand(1);
   GpusOptions gpus;
   CLI::App* gpus_cmd = AddGpusCommand(app, gpus);
+  EvalIdleOptions eval_idle;
+  CLI::App* eval_idle_cmd = AddEvalIdleCommand(app, eval_idle);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -20,6 +23,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
     return rc == 0 ? kExitOk : kExitUsage;
   }
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
+  if (eval_idle_cmd->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
   return kExitUsage;
 }
 

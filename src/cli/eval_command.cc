@@ -1,0 +1,143 @@
+#include "cli/eval_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/exit_codes.h"
+#include "core/format.h"
+#include "sim/idle_eval.h"
+
+namespace gleaner::cli {
+
+CLI::App* AddEvalIdleCommand(CLI::App& app, EvalIdleOptions& options) {
+  CLI::App* eval = app.add_subcommand("eval", "Measure gleaner's decisions against real traces");
+  eval->require_subcommand(1);
+  CLI::App* idle = eval->add_subcommand(
+      "idle",
+      "Replay a per-GPU utilization trace through the idle classifier and score its verdicts "
+      "(does an idle GPU stay idle for 10 and 30 minutes?) beside three baselines");
+  idle->add_option("--trace", options.trace,
+                   "Utilization CSV, like alibaba-genai/pod_gpu_duty_cycle_anon.csv")
+      ->required()
+      ->check(CLI::ExistingFile);
+  idle->add_option("--memory", options.memory,
+                   "Matching GPU-memory CSV (pod_gpu_memory_used_bytes_anon.csv), optional")
+      ->check(CLI::ExistingFile);
+  idle->add_option("--verdicts", options.verdicts,
+                   "Also write every sample's verdict as CSV: series,timestamp,utilization,state");
+  idle->add_flag("--json", options.json, "Print the scores as JSON");
+  idle->add_flag("--skip-bad-rows", options.skip_bad_rows,
+                 "Skip (and count) rows that do not parse instead of stopping");
+  idle->add_option("--busy-threshold", options.busy_threshold_pct,
+                   "Utilization (%) at or above which a GPU is busy")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  idle->add_option("--idle-after", options.idle_after_s, "Seconds of quiet before idle")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  idle->add_option("--idle-after-with-history", options.idle_after_with_history_s,
+                   "Seconds of quiet before idle once similar pauses are known")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  idle->add_option("--min-confidence", options.min_confidence,
+                   "Least chance of staying quiet for 10 minutes that is called idle")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  return idle;
+}
+
+namespace {
+
+std::string Fixed(double x) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.3f", x);
+  return buf;
+}
+
+}  // namespace
+
+int RunEvalIdle(const EvalIdleOptions& options, std::ostream& out, std::ostream& err) {
+  sim::TraceCleaning cleaning;
+  auto series =
+      sim::ReadUtilizationTrace(options.trace, options.memory, options.skip_bad_rows, &cleaning);
+  if (!series.ok()) {
+    err << "gleaner: " << series.status().message() << "\n";
+    return kExitBadInput;
+  }
+  observe::IdleConfig config;
+  config.busy_utilization_pct = options.busy_threshold_pct;
+  config.idle_after = core::Duration(static_cast<int64_t>(options.idle_after_s * 1e6));
+  config.idle_after_with_history =
+      core::Duration(static_cast<int64_t>(options.idle_after_with_history_s * 1e6));
+  config.min_confidence = options.min_confidence;
+
+  std::ofstream verdicts;
+  sim::VerdictSink sink;
+  if (!options.verdicts.empty()) {
+    verdicts.open(options.verdicts);
+    if (!verdicts) {
+      err << "gleaner: cannot write " << options.verdicts << "\n";
+      return kExitFailure;
+    }
+    verdicts << "series,timestamp,utilization,state\n";
+    sink = [&verdicts](const sim::UtilizationSeries& s, const sim::UtilizationPoint& p,
+                       observe::GpuState state) {
+      char time[32];
+      std::snprintf(time, sizeof time, "%.3f", static_cast<double>(core::ToUnixMicros(p.at)) / 1e6);
+      verdicts << s.id << ',' << time << ',' << p.utilization_pct << ','
+               << observe::GpuStateName(state) << '\n';
+    };
+  }
+  const sim::IdleEvalReport report = sim::EvaluateIdle(*series, config, sink);
+
+  if (options.json) {
+    nlohmann::json doc;
+    doc["trace"] = options.trace;
+    doc["series"] = report.series;
+    doc["samples"] = report.samples;
+    doc["median_step_s"] = core::ToSecondsDouble(report.median_step);
+    doc["max_sample_gap_s"] = core::ToSecondsDouble(report.max_sample_gap);
+    doc["cleaning"] = {{"rows", cleaning.rows},
+                       {"duplicate_times", cleaning.duplicate_times},
+                       {"non_finite", cleaning.non_finite},
+                       {"bad_rows_skipped", cleaning.bad_rows_skipped}};
+    doc["classifiers"] = nlohmann::json::array();
+    for (const sim::IdleScore& s : report.classifiers) {
+      doc["classifiers"].push_back({{"name", s.name},
+                                    {"precision_10m", s.precision_10m},
+                                    {"recall_10m", s.recall_10m},
+                                    {"f1_10m", s.f1_10m},
+                                    {"precision_30m", s.precision_30m},
+                                    {"recall_30m", s.recall_30m},
+                                    {"f1_30m", s.f1_30m},
+                                    {"idle_time_captured", s.idle_time_captured},
+                                    {"idle_verdicts", s.idle_verdicts}});
+    }
+    out << doc.dump(2) << "\n";
+    return kExitOk;
+  }
+  out << "gleaner eval idle: " << report.series << " series, " << report.samples
+      << " samples, median step " << core::FormatDuration(report.median_step) << " (gaps over "
+      << core::FormatDuration(report.max_sample_gap) << ")\n";
+  if (cleaning.duplicate_times + cleaning.non_finite + cleaning.bad_rows_skipped > 0) {
+    out << "cleaned: " << cleaning.duplicate_times << " duplicate times, " << cleaning.non_finite
+        << " non-finite values, " << cleaning.bad_rows_skipped << " bad rows skipped\n";
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "%-18s %7s %7s %7s %7s %7s %7s %9s\n", "classifier", "P@10m",
+                "R@10m", "F1@10m", "P@30m", "R@30m", "F1@30m", "idle-time");
+  out << line;
+  for (const sim::IdleScore& s : report.classifiers) {
+    std::snprintf(line, sizeof line, "%-18s %7s %7s %7s %7s %7s %7s %9s\n", s.name.c_str(),
+                  Fixed(s.precision_10m).c_str(), Fixed(s.recall_10m).c_str(),
+                  Fixed(s.f1_10m).c_str(), Fixed(s.precision_30m).c_str(),
+                  Fixed(s.recall_30m).c_str(), Fixed(s.f1_30m).c_str(),
+                  Fixed(s.idle_time_captured).c_str());
+    out << line;
+  }
+  return kExitOk;
+}
+
+}  // namespace gleaner::cli

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/units.h"
+
+namespace gleaner::observe {
+
+// A process seen on a GPU, attributed.
+struct ObservedProcess {
+  uint32_t pid = 0;
+  std::string user;          // empty when unknown
+  std::string command;       // empty when unknown
+  core::Bytes used_memory;   // zero when the driver cannot say
+  bool gleaner_job = false;  // started by gleaner (a harvested job)
+
+  bool operator==(const ObservedProcess&) const = default;
+};
+
+// One reading of one GPU: what the classifier sees. Optional fields are
+// absent when the GPU or driver cannot read them (never zero-filled).
+struct GpuSample {
+  core::TimePoint at;
+  core::GpuUuid uuid;
+  bool healthy = true;        // false: lost, or not attachable
+  std::string health_detail;  // why not healthy
+  std::optional<double> utilization_pct;
+  std::optional<core::Bytes> memory_used;
+  std::optional<core::Bytes> memory_total;
+  std::optional<double> power_w;
+  std::optional<double> power_limit_w;
+  std::optional<int32_t> temperature_c;
+  bool processes_known = false;  // false: the process list could not be read
+  std::vector<ObservedProcess> processes;
+};
+
+}  // namespace gleaner::observe

@@ -1,0 +1,262 @@
+#include "observe/idle_classifier.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/format.h"
+
+namespace gleaner::observe {
+namespace {
+
+using core::Duration;
+using core::FormatDuration;
+using core::TimePoint;
+
+constexpr Duration kHour = core::Seconds(3600);
+
+std::string Percent(double p) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.0f%%", p);
+  return buf;
+}
+
+bool Matches(const ObservedProcess& p, const IdleConfig& c, std::string* why) {
+  for (const std::string& user : c.protected_users) {
+    if (!p.user.empty() && p.user == user) {
+      *why = "process " + std::to_string(p.pid) + " of protected user " + user;
+      return true;
+    }
+  }
+  for (const std::string& pattern : c.protected_commands) {
+    if (!pattern.empty() && p.command.find(pattern) != std::string::npos) {
+      *why = "process " + std::to_string(p.pid) + " matches protected command \"" + pattern + "\"";
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Contains(const std::vector<core::GpuUuid>& list, const core::GpuUuid& uuid) {
+  return std::find(list.begin(), list.end(), uuid) != list.end();
+}
+
+}  // namespace
+
+std::string_view GpuStateName(GpuState state) {
+  switch (state) {
+    case GpuState::kUnknown:
+      return "unknown";
+    case GpuState::kBusy:
+      return "busy";
+    case GpuState::kIdle:
+      return "idle";
+    case GpuState::kHeldIdle:
+      return "held_idle";
+    case GpuState::kProtected:
+      return "protected";
+    case GpuState::kReserved:
+      return "reserved";
+    case GpuState::kHarvested:
+      return "harvested";
+    case GpuState::kUnhealthy:
+      return "unhealthy";
+  }
+  return "unknown";
+}
+
+void IdleClassifier::Restart(Tracker& t, TimePoint at) {
+  // Nothing is known about the time before `at`: timers start over, and
+  // quiet moments whose horizon crosses the gap teach nothing.
+  t.observed_since = at;
+  t.last_busy = at;
+  t.last_active = at;
+  t.utilization.clear();
+  t.pending.clear();
+}
+
+void IdleClassifier::Resolve(Tracker& t, TimePoint at, bool busy_now) {
+  // Everything older than the horizon saw no activity (activity resolves
+  // the queue at once): it stayed quiet.
+  while (!t.pending.empty() && t.pending.front().at + config_.horizon < at) {
+    model_.Learn(t.pending.front().features, true);
+    t.pending.pop_front();
+  }
+  if (busy_now) {
+    for (const Pending& p : t.pending) model_.Learn(p.features, false);
+    t.pending.clear();
+  }
+}
+
+Verdict IdleClassifier::Observe(const GpuSample& s) {
+  Tracker& t = trackers_[s.uuid];
+  Verdict& v = verdicts_[s.uuid];
+  if (t.seen && s.at <= t.last_at) {
+    ++ignored_samples_;
+    return v;
+  }
+  const bool gap = !t.seen || s.at - t.last_at > config_.max_sample_gap;
+  const Duration step = t.seen ? std::min(s.at - t.last_at, config_.max_sample_gap) : Duration{};
+  t.seen = true;
+  t.last_at = s.at;
+
+  Evidence e;
+  e.power_w = s.power_w;
+  std::optional<double> util = s.utilization_pct;
+  if (util && !std::isfinite(*util)) util.reset();  // NaN: no reading
+  e.utilization_pct = util;
+  for (const ObservedProcess& p : s.processes) e.process_memory = e.process_memory + p.used_memory;
+  e.processes = static_cast<int>(s.processes.size());
+
+  GpuState state;
+  if (gap) Restart(t, s.at);
+  if (!s.healthy || (s.temperature_c && *s.temperature_c > config_.max_temperature_c)) {
+    Restart(t, s.at);
+    state = GpuState::kUnhealthy;
+    e.reason = !s.healthy ? "GPU unhealthy: " + s.health_detail
+                          : "temperature " + std::to_string(*s.temperature_c) + "°C above " +
+                                std::to_string(config_.max_temperature_c) + "°C";
+  } else if (!util) {
+    Restart(t, s.at);
+    state = GpuState::kUnknown;
+    e.reason = "no utilization reading";
+  } else {
+    std::vector<uint32_t> pids;
+    for (const ObservedProcess& p : s.processes) pids.push_back(p.pid);
+    std::sort(pids.begin(), pids.end());
+    bool new_process = false;
+    for (uint32_t pid : pids) {
+      if (!std::binary_search(t.pids.begin(), t.pids.end(), pid)) new_process = !gap;
+    }
+    t.pids = std::move(pids);
+
+    const bool power_high =
+        s.power_w && s.power_limit_w && t.idle_power_w &&
+        *s.power_w > *t.idle_power_w + config_.power_activity_share * *s.power_limit_w;
+    const bool busy_now = *util >= config_.busy_utilization_pct || power_high || new_process;
+    Resolve(t, s.at, busy_now);
+
+    if (busy_now) t.last_busy = s.at;
+    if (*util > 0 || busy_now) {
+      t.last_active = s.at;
+      t.active_spans.emplace_back(s.at, step);
+    }
+    while (!t.active_spans.empty() && t.active_spans.front().first <= s.at - kHour) {
+      t.active_spans.pop_front();
+    }
+    const Duration window = std::max(config_.idle_after, config_.held_idle_after);
+    t.utilization.emplace_back(s.at, *util);
+    while (t.utilization.front().first < s.at - window) t.utilization.pop_front();
+    if (*util == 0 && s.processes.empty() && s.power_w) {
+      t.idle_power_w = t.idle_power_w ? std::min(*t.idle_power_w, *s.power_w) : *s.power_w;
+    }
+    e.idle_power_w = t.idle_power_w;
+    state = Decide(s, t, busy_now, new_process, e);
+  }
+  e.quiet_for = s.at - t.last_busy;
+  e.observed_for = s.at - t.observed_since;
+  for (const auto& [at, u] : t.utilization) {
+    e.max_utilization_pct_in_window = std::max(e.max_utilization_pct_in_window, u);
+  }
+
+  if (v.uuid.empty() || v.state != state) v.since = s.at;
+  v.uuid = s.uuid;
+  v.state = state;
+  v.at = s.at;
+  v.evidence = std::move(e);
+  return v;
+}
+
+GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool busy_now, bool new_process,
+                                Evidence& e) {
+  const double util = *s.utilization_pct;
+  const Duration quiet = s.at - t.last_busy;
+  const Duration observed = s.at - t.observed_since;
+  const std::string threshold = Percent(config_.busy_utilization_pct);
+
+  std::string why;
+  if (Contains(config_.protected_gpus, s.uuid)) {
+    e.reason = "GPU is protected";
+    return GpuState::kProtected;
+  }
+  for (const ObservedProcess& p : s.processes) {
+    if (Matches(p, config_, &why)) {
+      e.reason = why;
+      return GpuState::kProtected;
+    }
+  }
+  for (const ObservedProcess& p : s.processes) {
+    if (p.gleaner_job) {
+      e.reason = "gleaner job process " + std::to_string(p.pid) + " runs on it";
+      return GpuState::kHarvested;
+    }
+  }
+  if (Contains(config_.reserved_gpus, s.uuid)) {
+    e.reason = "GPU is reserved";
+    return GpuState::kReserved;
+  }
+  if (busy_now) {
+    if (util >= config_.busy_utilization_pct) {
+      e.reason = "utilization " + Percent(util) + " at or above " + threshold;
+    } else if (new_process) {
+      e.reason = "a new process appeared";
+    } else {
+      e.reason = "power " + std::to_string(std::lround(*s.power_w)) + " W, well above its idle " +
+                 std::to_string(std::lround(*t.idle_power_w)) + " W";
+    }
+    return GpuState::kBusy;
+  }
+
+  const bool held = s.processes_known && !s.processes.empty();
+  // The least quiet that could be enough: with a trusted history the model
+  // may speak early; the full window applies otherwise.
+  const Duration earliest = held ? config_.held_idle_after
+                                 : std::min(config_.idle_after, config_.idle_after_with_history);
+  e.window = held ? config_.held_idle_after : config_.idle_after;
+  if (observed < earliest && quiet >= observed) {
+    e.reason = "watching: " + FormatDuration(observed) + " of data, " + FormatDuration(earliest) +
+               " needed";
+    return GpuState::kUnknown;
+  }
+  if (quiet < earliest) {
+    e.reason = "under " + threshold + " for " + FormatDuration(quiet) + "; " +
+               (held ? "held idle" : "idle") + " after " + FormatDuration(e.window);
+    return GpuState::kBusy;
+  }
+  if (held) {
+    e.reason = std::to_string(s.processes.size()) + " process(es) hold " +
+               core::FormatBytes(e.process_memory) + " at under " + threshold + " for " +
+               FormatDuration(quiet);
+    return GpuState::kHeldIdle;
+  }
+
+  Duration active_last_hour{};
+  for (const auto& [at, span] : t.active_spans) active_last_hour += span;
+  const QuietSpellModel::Features features{s.at - t.last_active, active_last_hour, util == 0};
+  t.pending.push_back({s.at, features});
+  const QuietSpellModel::Estimate estimate = model_.Predict(features);
+  e.confidence = estimate.probability;
+  e.similar_pauses = estimate.similar;
+  const bool trusted = estimate.similar >= config_.trusted_pauses;
+  if (trusted) e.window = earliest;
+  const std::string history = Percent(estimate.probability * 100) + " of " +
+                              std::to_string(estimate.similar) + " similar pauses stayed quiet " +
+                              FormatDuration(config_.horizon) + " more";
+  const std::string procs = s.processes_known ? "no processes" : "process list unavailable";
+  const std::string quiet_text = procs + ", under " + threshold + " for " + FormatDuration(quiet);
+  if (quiet < e.window) {
+    e.reason = quiet_text + "; " + std::to_string(estimate.similar) + " similar pauses seen, " +
+               std::to_string(config_.trusted_pauses) + " needed to call idle before " +
+               FormatDuration(e.window);
+    return GpuState::kBusy;
+  }
+  if (estimate.probability < config_.min_confidence) {
+    e.reason = quiet_text + ", but only " + history + " (needs " +
+               Percent(config_.min_confidence * 100) + ")";
+    return GpuState::kBusy;
+  }
+  e.reason = quiet_text + "; " + history;
+  return GpuState::kIdle;
+}
+
+}  // namespace gleaner::observe

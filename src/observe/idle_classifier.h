@@ -1,0 +1,76 @@
+#pragma once
+
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "observe/gpu_sample.h"
+#include "observe/idle_config.h"
+#include "observe/quiet_spell_model.h"
+#include "observe/verdict.h"
+
+namespace gleaner::observe {
+
+// Judges, sample by sample, which GPUs are idle, with the evidence. One
+// classifier watches a set of GPUs (a host); what it learns about pauses is
+// shared among them. Pure: no clock (time is each sample's `at`), no I/O, no
+// threads; the same samples always give the same verdicts.
+//
+// Rules, first match wins:
+//   Unhealthy  lost, not attachable, or above max_temperature_c
+//   Protected  a protected GPU, or a process of a protected user or command
+//   Harvested  a gleaner job runs on it
+//   Reserved   a reserved GPU
+//   Unknown    no continuous data yet (the start, or after a gap)
+//   Busy       utilization at or above the threshold, power well above the
+//              GPU's baseline, or a new process: at once
+//   HeldIdle   processes hold memory, quiet for held_idle_after
+//   Idle       no processes, quiet for idle_after, and pauses like this one
+//              stayed quiet for the horizon often enough (min_confidence)
+//   Busy       otherwise (a pause, not yet idle)
+class IdleClassifier {
+ public:
+  explicit IdleClassifier(IdleConfig config) : config_(std::move(config)) {}
+
+  // Judges one sample. Samples of a GPU must come in time order: one at or
+  // before the GPU's previous sample is ignored (counted in
+  // ignored_samples()) and the previous verdict is returned.
+  Verdict Observe(const GpuSample& sample);
+
+  // The latest verdict of every GPU seen, by UUID.
+  const std::map<core::GpuUuid, Verdict>& verdicts() const { return verdicts_; }
+  const IdleConfig& config() const { return config_; }
+  const QuietSpellModel& model() const { return model_; }
+  int64_t ignored_samples() const { return ignored_samples_; }
+
+ private:
+  // A quiet moment waiting to learn whether it stayed quiet for the horizon.
+  struct Pending {
+    core::TimePoint at;
+    QuietSpellModel::Features features;
+  };
+  struct Tracker {
+    bool seen = false;
+    core::TimePoint last_at;
+    core::TimePoint observed_since;  // start of continuous data
+    core::TimePoint last_busy;       // utilization >= threshold (or other activity)
+    core::TimePoint last_active;     // utilization > 0
+    std::deque<std::pair<core::TimePoint, core::Duration>> active_spans;  // last hour
+    std::deque<std::pair<core::TimePoint, double>> utilization;           // the window's samples
+    std::vector<uint32_t> pids;
+    std::optional<double> idle_power_w;
+    std::deque<Pending> pending;
+  };
+
+  void Restart(Tracker& t, core::TimePoint at);
+  void Resolve(Tracker& t, core::TimePoint at, bool busy_now);
+  GpuState Decide(const GpuSample& s, Tracker& t, bool busy_now, bool new_process, Evidence& e);
+
+  IdleConfig config_;
+  QuietSpellModel model_;
+  std::map<core::GpuUuid, Tracker> trackers_;
+  std::map<core::GpuUuid, Verdict> verdicts_;
+  int64_t ignored_samples_ = 0;
+};
+
+}  // namespace gleaner::observe

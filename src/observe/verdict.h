@@ -1,0 +1,54 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/ids.h"
+#include "core/units.h"
+
+namespace gleaner::observe {
+
+enum class GpuState {
+  kUnknown,    // not enough data yet (start, or after a gap)
+  kBusy,       // in use, or quiet too briefly to call idle
+  kIdle,       // no processes, quiet, and likely to stay quiet: can be lent
+  kHeldIdle,   // a process holds memory but has not computed for the window
+  kProtected,  // a protected GPU, user or command: never lent
+  kReserved,   // held for its owner
+  kHarvested,  // running a gleaner job
+  kUnhealthy,  // lost, not attachable, or too hot
+};
+
+std::string_view GpuStateName(GpuState state);
+
+// The numbers a verdict rests on. Every field is what the classifier saw;
+// `reason` says in one line why the state follows from them.
+struct Evidence {
+  core::Duration window{};        // the look-back that mattered (idle_after, held_idle_after)
+  core::Duration quiet_for{};     // since utilization was last at or above the busy threshold
+  core::Duration observed_for{};  // continuous data since the start or the last gap
+  std::optional<double> utilization_pct;  // now
+  double max_utilization_pct_in_window = 0;
+  int processes = 0;
+  core::Bytes process_memory;  // held by the GPU's processes
+  std::optional<double> power_w;
+  std::optional<double> idle_power_w;  // the GPU's baseline at rest, as learned
+  std::optional<double> confidence;    // chance to stay quiet for the horizon
+  int64_t similar_pauses = 0;          // how many pauses the confidence rests on
+  std::string reason;
+
+  bool operator==(const Evidence&) const = default;
+};
+
+struct Verdict {
+  core::GpuUuid uuid;
+  GpuState state = GpuState::kUnknown;
+  core::TimePoint since;  // when this state began
+  core::TimePoint at;     // the sample it was made on
+  Evidence evidence;
+
+  bool operator==(const Verdict&) const = default;
+};
+
+}  // namespace gleaner::observe

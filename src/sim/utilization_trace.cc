@@ -1,0 +1,159 @@
+#include "sim/utilization_trace.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace gleaner::sim {
+namespace {
+
+struct Row {
+  double time_s;
+  double value;
+};
+
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ',')) out.push_back(field);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+bool ParseDouble(const std::string& text, double* out) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return errno == 0 && end == text.c_str() + text.size();
+}
+
+// Reads `path` into rows per series, by the header's column names.
+core::Status ReadRows(const std::string& path, bool skip_bad_rows, TraceCleaning* cleaning,
+                      std::map<std::string, std::vector<Row>>* out) {
+  std::ifstream in(path);
+  if (!in) return core::NotFound("cannot open trace file " + path);
+  std::string line;
+  if (!std::getline(in, line))
+    return core::InvalidArgument(path + ":1: empty file; expected a header");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const std::vector<std::string> header = SplitCsv(line);
+  const auto column = [&](std::initializer_list<const char*> names) -> int {
+    for (const char* n : names) {
+      auto it = std::find(header.begin(), header.end(), n);
+      if (it != header.end()) return static_cast<int>(it - header.begin());
+    }
+    return -1;
+  };
+  const int value_col = column({"value"});
+  const int time_col = column({"timestamp_anon", "timestamp"});
+  const int id_col = column({"container_ip", "series", "gpu"});
+  if (value_col < 0 || time_col < 0 || id_col < 0) {
+    return core::InvalidArgument(path +
+                                 ":1: expected a header with columns value, "
+                                 "timestamp_anon (or timestamp) and container_ip; got \"" +
+                                 line + "\"");
+  }
+  const size_t needed = static_cast<size_t>(std::max({value_col, time_col, id_col})) + 1;
+  int64_t line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    ++cleaning->rows;
+    const std::vector<std::string> f = SplitCsv(line);
+    std::string problem;
+    Row row{};
+    if (f.size() < needed) {
+      problem =
+          "expected " + std::to_string(header.size()) + " columns, got " + std::to_string(f.size());
+    } else if (!ParseDouble(f[static_cast<size_t>(time_col)], &row.time_s) ||
+               !std::isfinite(row.time_s)) {
+      problem = "timestamp is not a number: \"" + f[static_cast<size_t>(time_col)] + "\"";
+    } else if (f[static_cast<size_t>(id_col)].empty()) {
+      problem = "empty series id";
+    } else if (!ParseDouble(f[static_cast<size_t>(value_col)], &row.value)) {
+      const std::string& v = f[static_cast<size_t>(value_col)];
+      if (v == "nan" || v == "NaN" || v == "inf" || v == "-inf") {
+        ++cleaning->non_finite;
+        continue;
+      }
+      problem = "value is not a number: \"" + v + "\"";
+    }
+    if (problem.empty() && !std::isfinite(row.value)) {
+      ++cleaning->non_finite;
+      continue;
+    }
+    if (!problem.empty()) {
+      if (skip_bad_rows) {
+        ++cleaning->bad_rows_skipped;
+        continue;
+      }
+      return core::InvalidArgument(path + ":" + std::to_string(line_no) + ": " + problem +
+                                   " (pass --skip-bad-rows to skip such rows)");
+    }
+    (*out)[f[static_cast<size_t>(id_col)]].push_back(row);
+  }
+  return core::Status::Ok();
+}
+
+core::TimePoint At(double seconds) {
+  return core::FromUnixMicros(static_cast<int64_t>(std::llround(seconds * 1e6)));
+}
+
+}  // namespace
+
+core::Result<std::vector<UtilizationSeries>> ReadUtilizationTrace(const std::string& path,
+                                                                  const std::string& memory_path,
+                                                                  bool skip_bad_rows,
+                                                                  TraceCleaning* cleaning) {
+  std::map<std::string, std::vector<Row>> utilization;
+  GLEANER_RETURN_IF_ERROR(ReadRows(path, skip_bad_rows, cleaning, &utilization));
+  std::map<std::string, std::vector<Row>> memory;
+  if (!memory_path.empty()) {
+    TraceCleaning memory_cleaning;
+    GLEANER_RETURN_IF_ERROR(ReadRows(memory_path, skip_bad_rows, &memory_cleaning, &memory));
+    for (auto& [id, rows] : memory) {
+      std::sort(rows.begin(), rows.end(),
+                [](const Row& a, const Row& b) { return a.time_s < b.time_s; });
+    }
+  }
+  std::vector<UtilizationSeries> out;
+  for (auto& [id, rows] : utilization) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& a, const Row& b) { return a.time_s < b.time_s; });
+    UtilizationSeries series{id, {}};
+    const std::vector<Row>* mem = nullptr;
+    if (auto it = memory.find(id); it != memory.end()) mem = &it->second;
+    for (const Row& r : rows) {
+      if (!series.points.empty() && At(r.time_s) == series.points.back().at) {
+        ++cleaning->duplicate_times;
+        continue;
+      }
+      UtilizationPoint p{At(r.time_s), r.value, std::nullopt};
+      if (mem != nullptr && !mem->empty()) {
+        auto it = std::lower_bound(mem->begin(), mem->end(), r.time_s,
+                                   [](const Row& m, double t) { return m.time_s < t; });
+        const Row* best = nullptr;
+        if (it != mem->end()) best = &*it;
+        if (it != mem->begin() &&
+            (best == nullptr || r.time_s - (it - 1)->time_s < best->time_s - r.time_s)) {
+          best = &*(it - 1);
+        }
+        if (best != nullptr && std::abs(best->time_s - r.time_s) <= 60 && best->value >= 0) {
+          p.memory_used = core::Bytes(static_cast<uint64_t>(best->value));
+        }
+      }
+      series.points.push_back(p);
+    }
+    out.push_back(std::move(series));
+  }
+  return out;
+}
+
+}  // namespace gleaner::sim
