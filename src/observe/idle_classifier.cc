@@ -146,7 +146,7 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
     }
     const Duration window = std::max(config_.idle_after, config_.held_idle_after);
     t.utilization.emplace_back(s.at, *util);
-    while (t.utilization.front().first < s.at - window) t.utilization.pop_front();
+    while (t.utilization.front().first <= s.at - window) t.utilization.pop_front();
     if (*util == 0 && s.processes.empty() && s.power_w) {
       t.idle_power_w = t.idle_power_w ? std::min(*t.idle_power_w, *s.power_w) : *s.power_w;
     }
@@ -208,54 +208,51 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool busy_now, b
   }
 
   const bool held = s.processes_known && !s.processes.empty();
-  // The least quiet that could be enough: with a trusted history the model
-  // may speak early; the full window applies otherwise.
-  const Duration earliest = held ? config_.held_idle_after
-                                 : std::min(config_.idle_after, config_.idle_after_with_history);
+  const std::string procs = s.processes_known ? "no processes" : "process list unavailable";
+  const std::string quiet_text = "under " + threshold + " for " + FormatDuration(quiet);
+  // How much quiet is enough: with processes, the held-idle window; without,
+  // the idle window, shortened once pauses like this one have a history.
+  std::optional<QuietSpellModel::Estimate> estimate;
+  std::optional<QuietSpellModel::Features> features;
   e.window = held ? config_.held_idle_after : config_.idle_after;
-  if (observed < earliest && quiet >= observed) {
-    e.reason = "watching: " + FormatDuration(observed) + " of data, " + FormatDuration(earliest) +
+  if (!held && quiet >= std::min(config_.idle_after, config_.idle_after_with_history)) {
+    Duration active_last_hour{};
+    for (const auto& [at, span] : t.active_spans) active_last_hour += span;
+    features = QuietSpellModel::Features{s.at - t.last_active, active_last_hour, util == 0};
+    estimate = model_.Predict(*features);
+    e.confidence = estimate->probability;
+    e.similar_pauses = estimate->similar;
+    if (estimate->similar >= config_.trusted_pauses) {
+      e.window = std::min(e.window, config_.idle_after_with_history);
+    }
+    // Every quiet moment the model could speak on teaches it, whatever the
+    // verdict: this is the population it predicts.
+    t.pending.push_back({s.at, *features});
+  }
+  if (observed < e.window && quiet >= observed) {
+    e.reason = "watching: " + FormatDuration(observed) + " of data, " + FormatDuration(e.window) +
                " needed";
     return GpuState::kUnknown;
   }
-  if (quiet < earliest) {
-    e.reason = "under " + threshold + " for " + FormatDuration(quiet) + "; " +
-               (held ? "held idle" : "idle") + " after " + FormatDuration(e.window);
+  if (quiet < e.window) {
+    e.reason =
+        quiet_text + "; " + (held ? "held idle" : "idle") + " after " + FormatDuration(e.window);
     return GpuState::kBusy;
   }
   if (held) {
     e.reason = std::to_string(s.processes.size()) + " process(es) hold " +
-               core::FormatBytes(e.process_memory) + " at under " + threshold + " for " +
-               FormatDuration(quiet);
+               core::FormatBytes(e.process_memory) + " at " + quiet_text;
     return GpuState::kHeldIdle;
   }
-
-  Duration active_last_hour{};
-  for (const auto& [at, span] : t.active_spans) active_last_hour += span;
-  const QuietSpellModel::Features features{s.at - t.last_active, active_last_hour, util == 0};
-  t.pending.push_back({s.at, features});
-  const QuietSpellModel::Estimate estimate = model_.Predict(features);
-  e.confidence = estimate.probability;
-  e.similar_pauses = estimate.similar;
-  const bool trusted = estimate.similar >= config_.trusted_pauses;
-  if (trusted) e.window = earliest;
-  const std::string history = Percent(estimate.probability * 100) + " of " +
-                              std::to_string(estimate.similar) + " similar pauses stayed quiet " +
+  const std::string history = Percent(estimate->probability * 100) + " of " +
+                              std::to_string(estimate->similar) + " similar pauses stayed quiet " +
                               FormatDuration(config_.horizon) + " more";
-  const std::string procs = s.processes_known ? "no processes" : "process list unavailable";
-  const std::string quiet_text = procs + ", under " + threshold + " for " + FormatDuration(quiet);
-  if (quiet < e.window) {
-    e.reason = quiet_text + "; " + std::to_string(estimate.similar) + " similar pauses seen, " +
-               std::to_string(config_.trusted_pauses) + " needed to call idle before " +
-               FormatDuration(e.window);
-    return GpuState::kBusy;
-  }
-  if (estimate.probability < config_.min_confidence) {
-    e.reason = quiet_text + ", but only " + history + " (needs " +
+  if (estimate->probability < config_.min_confidence) {
+    e.reason = procs + ", " + quiet_text + ", but only " + history + " (needs " +
                Percent(config_.min_confidence * 100) + ")";
     return GpuState::kBusy;
   }
-  e.reason = quiet_text + "; " + history;
+  e.reason = procs + ", " + quiet_text + "; " + history;
   return GpuState::kIdle;
 }
 
