@@ -3,6 +3,8 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -50,7 +52,95 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
   }
   // Kernel threads and zombies have no command line; show the name as ps does.
   info.command = raw.empty() ? "[" + name + "]" : raw;
+  info.started_at = StartTime(dir);
+
+  std::ifstream cgroup(dir + "/cgroup");
+  const std::string cgroup_text((std::istreambuf_iterator<char>(cgroup)),
+                                std::istreambuf_iterator<char>());
+  CgroupPlacement placement = ParseCgroup(cgroup_text);
+  info.container_id = std::move(placement.container_id);
+  info.systemd_unit = std::move(placement.systemd_unit);
+  info.slurm_job_id = std::move(placement.slurm_job_id);
+  info.kubernetes_pod_uid = std::move(placement.kubernetes_pod_uid);
+
+  std::ifstream environ(dir + "/environ", std::ios::binary);
+  std::string entry;
+  while (std::getline(environ, entry, '\0')) {
+    if (entry.rfind("GLEANER_JOB_ID=", 0) == 0) info.gleaner_job = true;
+  }
   return info;
+}
+
+// Field 22 of /proc/<pid>/stat is the start time in clock ticks after boot;
+// /proc/stat's btime is the boot time.
+std::optional<core::TimePoint> ProcfsInspector::StartTime(const std::string& dir) const {
+  std::ifstream stat_file(dir + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');  // the command name may contain spaces and ')'
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 22 && fields >> field; ++i) {
+  }
+  unsigned long long ticks = 0;
+  if (!(fields >> ticks)) return std::nullopt;
+  std::ifstream proc_stat(proc_root_ + "/stat");
+  std::string line;
+  long long boot_s = -1;
+  while (std::getline(proc_stat, line)) {
+    if (line.rfind("btime ", 0) == 0) boot_s = std::stoll(line.substr(6));
+  }
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (boot_s < 0 || hz <= 0) return std::nullopt;
+  const auto us =
+      static_cast<int64_t>(boot_s) * 1'000'000 + static_cast<int64_t>(ticks) * 1'000'000 / hz;
+  return core::FromUnixMicros(us);
+}
+
+namespace {
+
+bool IsHex(const std::string& s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
+}
+
+}  // namespace
+
+CgroupPlacement ParseCgroup(const std::string& text) {
+  CgroupPlacement out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    // "hierarchy-id:controllers:path"; cgroup v2 has one line "0::/path".
+    const size_t colon = line.find(':', line.find(':') + 1);
+    if (colon == std::string::npos) continue;
+    std::istringstream parts(line.substr(colon + 1));
+    std::string part;
+    while (std::getline(parts, part, '/')) {
+      if (part.empty()) continue;
+      std::string name = part;
+      for (const char* suffix : {".scope", ".service", ".slice"}) {
+        const std::string s(suffix);
+        if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+          if (s != ".slice") out.systemd_unit = part;
+          name.resize(name.size() - s.size());
+        }
+      }
+      // docker-<id>, cri-containerd-<id>, crio-<id>, libpod-<id>, or a bare
+      // 64-hex directory (cgroupfs driver).
+      const size_t dash = name.rfind('-');
+      const std::string tail = dash == std::string::npos ? name : name.substr(dash + 1);
+      if (tail.size() == 64 && IsHex(tail)) out.container_id = tail;
+      if (name.rfind("job_", 0) == 0) out.slurm_job_id = name.substr(4);
+      const size_t pod = name.rfind("pod");
+      if (pod != std::string::npos && name.size() > pod + 3 + 30) {
+        std::string uid = name.substr(pod + 3);
+        std::replace(uid.begin(), uid.end(), '_', '-');
+        out.kubernetes_pod_uid = uid;
+      }
+    }
+  }
+  return out;
 }
 
 ScenarioProcessInspector::ScenarioProcessInspector(const gpu::Scenario& scenario,
@@ -60,7 +150,11 @@ ScenarioProcessInspector::ScenarioProcessInspector(const gpu::Scenario& scenario
     for (const gpu::ScenarioFrame& frame : gpu.timeline) {
       for (const gpu::ScenarioProcess& p : frame.processes) {
         if (p.user.empty() && p.command.empty()) continue;
-        declared_[p.pid] = ProcessInfo{p.pid, std::nullopt, p.user, p.command};
+        ProcessInfo info;
+        info.pid = p.pid;
+        info.user = p.user;
+        info.command = p.command;
+        declared_[p.pid] = std::move(info);
       }
     }
   }

@@ -5,17 +5,33 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/units.h"
 #include "gpu/scenario.h"
 
 namespace gleaner::agent {
 
-// Who runs a process, as the host sees it.
+// Who runs a process, and where, as the host sees it.
 struct ProcessInfo {
   uint32_t pid = 0;
   std::optional<uint32_t> uid;  // absent for scenario processes
   std::string user;             // login name; the uid as text when it has none
   std::string command;          // the command line, arguments separated by spaces
+  std::optional<core::TimePoint> started_at;
+  std::string container_id;  // Docker, containerd, CRI-O or Podman, from the cgroup
+  std::string systemd_unit;  // "jupyter.service", "session-4.scope"
+  std::string slurm_job_id;
+  std::string kubernetes_pod_uid;
+  bool gleaner_job = false;  // GLEANER_JOB_ID is in its environment: gleaner started it
 };
+
+// What a process's /proc/<pid>/cgroup says about where it runs.
+struct CgroupPlacement {
+  std::string container_id;
+  std::string systemd_unit;
+  std::string slurm_job_id;
+  std::string kubernetes_pod_uid;
+};
+CgroupPlacement ParseCgroup(const std::string& cgroup_file_text);
 
 // Looks processes up by host PID. Implementations are thread-safe.
 class ProcessInspector {
@@ -25,14 +41,17 @@ class ProcessInspector {
   virtual std::optional<ProcessInfo> Inspect(uint32_t pid) const = 0;
 };
 
-// Reads /proc/<pid>/status and /proc/<pid>/cmdline under `proc_root`
-// (default /proc; tests point it at a directory of their own).
+// Reads /proc/<pid>/{status,cmdline,stat,cgroup,environ} under `proc_root`
+// (default /proc; tests point it at a directory of their own). The
+// environment is readable only for the caller's own processes, or as root.
 class ProcfsInspector final : public ProcessInspector {
  public:
   explicit ProcfsInspector(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
   std::optional<ProcessInfo> Inspect(uint32_t pid) const override;
 
  private:
+  std::optional<core::TimePoint> StartTime(const std::string& dir) const;
+
   std::string proc_root_;
 };
 

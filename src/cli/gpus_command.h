@@ -16,6 +16,8 @@ struct GpusOptions {
   std::optional<double> watch_s;  // refresh period; absent: print once
   std::string fake;               // scenario name or file; empty: real NVML
   std::string nvml_library = "libnvidia-ml.so.1";
+  std::string explain;   // a GPU (index, UUID or UUID prefix) to explain
+  std::string data_dir;  // where a running monitor keeps its verdicts
 };
 
 // What the command needs from the outside world, injected so tests can

@@ -1,23 +1,11 @@
 #include "cli/gpus_json.h"
 
-#include <ctime>
+#include "observe/verdict_json.h"
 
 namespace gleaner::cli {
 namespace {
 
 using nlohmann::json;
-
-std::string Iso8601(core::TimePoint t) {
-  const int64_t us = core::ToUnixMicros(t);
-  const std::time_t secs = static_cast<std::time_t>(us / 1000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>((us / 1000) % 1000));
-  return out;
-}
 
 // Writes `reading` as `key`, or null plus the reason under "unavailable".
 template <typename T, typename Convert>
@@ -74,6 +62,7 @@ json GpuJson(const GpuView& gv) {
     j["processes"] = nullptr;
     j["unavailable"]["processes"] = gpu::UnreadableName(s.processes.why());
   }
+  j["verdict"] = gv.verdict ? observe::VerdictToJson(*gv.verdict) : json(nullptr);
   return j;
 }
 
@@ -96,7 +85,7 @@ json OptionalString(const gpu::Reading<std::string>& r) {
 json GpusToJson(const HostView& view) {
   json doc;
   doc["schema"] = "gleaner.gpus/v1";
-  doc["taken_at"] = Iso8601(view.taken_at);
+  doc["taken_at"] = observe::Rfc3339(view.taken_at);
   doc["host"] = view.hostname;
   doc["source"] = view.driver.source;
   doc["driver"] = {

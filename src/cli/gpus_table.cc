@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "core/format.h"
+
 namespace gleaner::cli {
 namespace {
 
@@ -60,6 +62,16 @@ std::string Header(const HostView& v) {
                           [](int32_t c) { return Printf("%d.%d", c / 1000, (c % 1000) / 10); });
   return Printf("%s  driver %s  CUDA %s  source %s  %s\n", v.hostname.c_str(), driver.c_str(),
                 cuda.c_str(), v.driver.source.c_str(), Utc(v.taken_at).c_str());
+}
+
+// "idle 12m" (state, and for how long), or "-" without a verdict.
+std::string State(const GpuView& g, core::TimePoint now) {
+  if (!g.verdict) return "-";
+  std::string out(observe::GpuStateName(g.verdict->state));
+  if (g.verdict->state != observe::GpuState::kUnknown) {
+    out += " " + core::FormatDuration(now - g.verdict->since);
+  }
+  return out;
 }
 
 std::string ProcessRow(const ProcessView& pv) {
@@ -119,24 +131,30 @@ std::string TopologyMatrix(const HostView& v) {
 
 std::string GpusToTable(const HostView& v) {
   std::string out = Header(v);
-  out += Printf("%-4s %-24s %-13s %-13s %5s %5s %-19s %5s %-13s %7s %s\n", "GPU", "NAME", "UUID",
-                "BUS", "UTIL", "MEM%", "MEMORY", "TEMP", "POWER", "SM MHz", "HEALTH");
+  const char* row = "%-4s %-24s %-13s %-13s %5s %5s %-19s %5s %-13s %7s %-7s %s\n";
+  out += Printf(row, "GPU", "NAME", "UUID", "BUS", "UTIL", "MEM%", "MEMORY", "TEMP", "POWER",
+                "SM MHz", "HEALTH", "STATE");
   for (const GpuView& g : v.gpus) {
     const gpu::GpuSnapshot& s = g.snapshot;
     const auto pct = [](uint32_t p) { return Printf("%u%%", p); };
     std::string name = Show(s.name, [](const std::string& n) { return n; });
     if (name.size() > 24) name = name.substr(0, 24);
-    std::string uuid = s.uuid.empty() ? "?" : s.uuid.str().substr(0, 12);
-    out += Printf(
-        "%-4u %-24s %-13s %-13s %5s %5s %-19s %5s %-13s %7s %s\n", s.index, name.c_str(),
-        uuid.c_str(), Show(s.pci_bus_id, [](const std::string& b) { return b; }).c_str(),
-        Show(s.utilization_gpu_pct, pct).c_str(), Show(s.utilization_memory_pct, pct).c_str(),
-        Memory(s).c_str(),
-        Show(s.temperature_c, [](int32_t c) { return Printf("%dC", c); }).c_str(), Power(s).c_str(),
-        Show(s.sm_clock_mhz, [](uint32_t m) { return Printf("%u", m); }).c_str(),
+    const std::string uuid = s.uuid.empty() ? "?" : s.uuid.str().substr(0, 12);
+    const std::string health =
         s.health == gpu::GpuHealth::kOk
             ? "ok"
-            : (std::string(gpu::GpuHealthName(s.health)) + " (" + s.health_detail + ")").c_str());
+            : std::string(gpu::GpuHealthName(s.health)) + " (" + s.health_detail + ")";
+    out += Printf(row, std::to_string(s.index).c_str(), name.c_str(), uuid.c_str(),
+                  Show(s.pci_bus_id, [](const std::string& b) { return b; }).c_str(),
+                  Show(s.utilization_gpu_pct, pct).c_str(),
+                  Show(s.utilization_memory_pct, pct).c_str(), Memory(s).c_str(),
+                  Show(s.temperature_c, [](int32_t c) { return Printf("%dC", c); }).c_str(),
+                  Power(s).c_str(),
+                  Show(s.sm_clock_mhz, [](uint32_t m) { return Printf("%u", m); }).c_str(),
+                  health.c_str(), State(g, v.taken_at).c_str());
+    if (g.verdict && !g.verdict->evidence.reason.empty()) {
+      out += "      ↳ " + g.verdict->evidence.reason + "\n";
+    }
     if (!s.processes.has_value()) {
       out += "      └ processes: " + Missing(s.processes) + "\n";
     }

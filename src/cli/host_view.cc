@@ -13,13 +13,14 @@ std::string Hostname() {
 
 }  // namespace
 
-core::Result<HostView> ReadHost(gpu::GpuBackend& backend, const agent::ProcessInspector& inspector,
-                                core::TimePoint now, bool with_topology) {
+HostView BuildHostView(core::TimePoint at, const gpu::DriverInfo& driver,
+                       std::vector<gpu::GpuSnapshot> snapshots,
+                       const agent::ProcessInspector& inspector,
+                       const std::map<core::GpuUuid, observe::Verdict>& verdicts) {
   HostView view;
-  view.taken_at = now;
+  view.taken_at = at;
   view.hostname = Hostname();
-  view.driver = backend.Driver();
-  GLEANER_ASSIGN_OR_RETURN(std::vector<gpu::GpuSnapshot> snapshots, backend.Snapshot());
+  view.driver = driver;
   for (gpu::GpuSnapshot& s : snapshots) {
     GpuView gv;
     if (s.processes.has_value()) {
@@ -27,9 +28,19 @@ core::Result<HostView> ReadHost(gpu::GpuBackend& backend, const agent::ProcessIn
         gv.processes.push_back({p, inspector.Inspect(p.pid)});
       }
     }
+    const core::GpuUuid key =
+        s.uuid.empty() ? core::GpuUuid("index:" + std::to_string(s.index)) : s.uuid;
+    if (auto it = verdicts.find(key); it != verdicts.end()) gv.verdict = it->second;
     gv.snapshot = std::move(s);
     view.gpus.push_back(std::move(gv));
   }
+  return view;
+}
+
+core::Result<HostView> ReadHost(gpu::GpuBackend& backend, const agent::ProcessInspector& inspector,
+                                core::TimePoint now, bool with_topology) {
+  GLEANER_ASSIGN_OR_RETURN(std::vector<gpu::GpuSnapshot> snapshots, backend.Snapshot());
+  HostView view = BuildHostView(now, backend.Driver(), std::move(snapshots), inspector, {});
   if (with_topology) {
     GLEANER_ASSIGN_OR_RETURN(view.topology, backend.Topology());
   }

@@ -1,0 +1,117 @@
+#include "agent/sampler.h"
+
+#include <thread>
+
+namespace gleaner::agent {
+
+Sampler::Sampler(gpu::GpuBackend& backend, const ProcessInspector& inspector,
+                 store::ObservationStore* store, const core::Clock& clock, SamplerOptions options)
+    : backend_(backend),
+      inspector_(inspector),
+      store_(store),
+      clock_(clock),
+      options_(std::move(options)),
+      classifier_(options_.idle),
+      rollups_(options_.idle.max_sample_gap) {}
+
+observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint at) const {
+  observe::GpuSample out;
+  out.at = at;
+  // A GPU that could not be attached has no UUID; it is still judged (as
+  // Unhealthy) so that it shows, keyed by its index.
+  out.uuid = s.uuid.empty() ? core::GpuUuid("index:" + std::to_string(s.index)) : s.uuid;
+  out.healthy = s.health == gpu::GpuHealth::kOk;
+  out.health_detail = s.health_detail;
+  if (s.utilization_gpu_pct.has_value()) out.utilization_pct = s.utilization_gpu_pct.value();
+  if (s.memory_used.has_value()) out.memory_used = s.memory_used.value();
+  if (s.memory_total.has_value()) out.memory_total = s.memory_total.value();
+  if (s.power_draw_w.has_value()) out.power_w = s.power_draw_w.value();
+  if (s.power_limit_w.has_value()) out.power_limit_w = s.power_limit_w.value();
+  if (s.temperature_c.has_value()) out.temperature_c = s.temperature_c.value();
+  out.processes_known = s.processes.has_value();
+  if (out.processes_known) {
+    for (const gpu::GpuProcess& p : s.processes.value()) {
+      observe::ObservedProcess op;
+      op.pid = p.pid;
+      op.used_memory = p.used_memory.value_or(core::Bytes());
+      if (auto info = inspector_.Inspect(p.pid)) {
+        op.user = info->user;
+        op.command = info->command;
+        op.gleaner_job = info->gleaner_job;
+      }
+      out.processes.push_back(std::move(op));
+    }
+  }
+  return out;
+}
+
+core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
+  HostPass pass;
+  pass.at = clock_.Now();
+  GLEANER_ASSIGN_OR_RETURN(pass.snapshots, backend_.Snapshot());
+  std::vector<observe::MinuteRollup> done;
+  std::vector<observe::Verdict> changed;
+  for (const gpu::GpuSnapshot& snapshot : pass.snapshots) {
+    observe::GpuSample sample = ToSample(snapshot, pass.at);
+    observe::Verdict verdict = classifier_.Observe(sample);
+    for (observe::MinuteRollup& r : rollups_.Add(sample, verdict)) done.push_back(std::move(r));
+    // The latest verdict is saved when it changes, and with each minute.
+    auto saved = saved_states_.find(verdict.uuid);
+    if (saved == saved_states_.end() || saved->second != verdict.state || !done.empty()) {
+      changed.push_back(verdict);
+      saved_states_[verdict.uuid] = verdict.state;
+    }
+    pass.samples.push_back(std::move(sample));
+    pass.verdicts.push_back(std::move(verdict));
+  }
+  core::Status s = Persist(done, changed, pass.at);
+  if (store_status != nullptr) *store_status = s;
+  return pass;
+}
+
+core::Status Sampler::Persist(const std::vector<observe::MinuteRollup>& done,
+                              const std::vector<observe::Verdict>& changed, core::TimePoint now) {
+  if (store_ == nullptr) return core::Status::Ok();
+  GLEANER_RETURN_IF_ERROR(store_->AddRollups(done));
+  if (!done.empty()) {
+    observe::UsageProfiles delta(options_.project_of_user);
+    for (const observe::MinuteRollup& r : done) delta.Add(r);
+    GLEANER_RETURN_IF_ERROR(store_->AddToProfiles(delta));
+  }
+  GLEANER_RETURN_IF_ERROR(store_->SaveVerdicts(changed));
+  if (!last_prune_ || now - *last_prune_ >= core::Seconds(3600)) {
+    last_prune_ = now;
+    GLEANER_RETURN_IF_ERROR(store_->PruneRollups(now - options_.retention).status());
+  }
+  return core::Status::Ok();
+}
+
+core::Status Sampler::Flush() {
+  const std::vector<observe::MinuteRollup> done = rollups_.Flush();
+  std::vector<observe::Verdict> all;
+  for (const auto& [uuid, v] : classifier_.verdicts()) all.push_back(v);
+  return Persist(done, all, clock_.Now());
+}
+
+void Sampler::Run(const std::atomic<bool>& stop,
+                  const std::function<void(const HostPass&, const core::Status&)>& on_pass) {
+  while (!stop.load()) {
+    const auto started = std::chrono::steady_clock::now();
+    core::Status store_status;
+    auto pass = SampleOnce(&store_status);
+    if (pass.ok()) {
+      on_pass(*pass, store_status);
+    } else {
+      on_pass(HostPass{clock_.Now(), {}, {}, {}}, pass.status());
+    }
+    // Sleep in small steps so a stop request is honoured promptly.
+    const auto next = started + options_.interval;
+    while (!stop.load() && std::chrono::steady_clock::now() < next) {
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+    }
+  }
+  on_pass(HostPass{clock_.Now(), {}, {}, {}}, Flush());
+}
+
+}  // namespace gleaner::agent

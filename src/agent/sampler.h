@@ -1,0 +1,74 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "agent/process_info.h"
+#include "core/clock.h"
+#include "gpu/gpu_backend.h"
+#include "observe/idle_classifier.h"
+#include "observe/minute_rollup.h"
+#include "observe/usage_profile.h"
+#include "store/observation_store.h"
+
+namespace gleaner::agent {
+
+struct SamplerOptions {
+  core::Duration interval = core::Seconds(1);
+  core::Duration retention = core::Seconds(int64_t{90} * 24 * 3600);
+  observe::IdleConfig idle;
+  std::map<std::string, std::string> project_of_user;
+};
+
+// One pass over the host: each GPU's sample and verdict.
+struct HostPass {
+  core::TimePoint at;
+  std::vector<gpu::GpuSnapshot> snapshots;
+  std::vector<observe::GpuSample> samples;  // same order as snapshots
+  std::vector<observe::Verdict> verdicts;   // same order as snapshots
+};
+
+// Polls the GpuBackend, attributes processes, judges every GPU, rolls
+// samples up per minute into the store, keeps usage profiles and prunes
+// history past the retention. Raw samples live only in the classifier's
+// windows. The backend, inspector, store and clock must outlive it; the
+// store may be null (nothing is kept). Not thread-safe, except Run's stop
+// flag.
+class Sampler {
+ public:
+  Sampler(gpu::GpuBackend& backend, const ProcessInspector& inspector,
+          store::ObservationStore* store, const core::Clock& clock, SamplerOptions options);
+
+  // One pass now. Store errors do not stop sampling: they are returned in
+  // `store_status` for the caller to report.
+  core::Result<HostPass> SampleOnce(core::Status* store_status = nullptr);
+
+  // Samples every interval until `stop` is true, calling `on_pass` after
+  // each pass. Flushes open roll-ups before returning.
+  void Run(const std::atomic<bool>& stop,
+           const std::function<void(const HostPass&, const core::Status&)>& on_pass);
+
+  // Completes and stores the open minutes.
+  core::Status Flush();
+
+  const observe::IdleClassifier& classifier() const { return classifier_; }
+
+ private:
+  observe::GpuSample ToSample(const gpu::GpuSnapshot& s, core::TimePoint at) const;
+  core::Status Persist(const std::vector<observe::MinuteRollup>& done,
+                       const std::vector<observe::Verdict>& changed, core::TimePoint now);
+
+  gpu::GpuBackend& backend_;
+  const ProcessInspector& inspector_;
+  store::ObservationStore* store_;
+  const core::Clock& clock_;
+  SamplerOptions options_;
+  observe::IdleClassifier classifier_;
+  observe::MinuteRollupBuilder rollups_;
+  std::map<core::GpuUuid, observe::GpuState> saved_states_;
+  std::optional<core::TimePoint> last_prune_;
+};
+
+}  // namespace gleaner::agent

@@ -1,0 +1,95 @@
+#include "cli/explain.h"
+
+#include <cstdio>
+#include <ostream>
+
+#include "cli/exit_codes.h"
+#include "core/format.h"
+#include "observe/verdict_json.h"
+
+namespace gleaner::cli {
+namespace {
+
+using core::FormatDuration;
+
+std::string Pct(double p) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.0f%%", p);
+  return buf;
+}
+
+const GpuView* Find(const HostView& view, const std::string& which, std::string* problem) {
+  const GpuView* found = nullptr;
+  for (const GpuView& g : view.gpus) {
+    const bool match = std::to_string(g.snapshot.index) == which ||
+                       (!g.snapshot.uuid.empty() && g.snapshot.uuid.str().rfind(which, 0) == 0);
+    if (!match) continue;
+    if (found != nullptr) {
+      *problem = "\"" + which + "\" matches more than one GPU; give more of the UUID";
+      return nullptr;
+    }
+    found = &g;
+  }
+  if (found == nullptr) {
+    *problem = "no GPU \"" + which + "\"; give an index (0-" +
+               std::to_string(view.gpus.empty() ? 0 : view.gpus.size() - 1) +
+               ") or a UUID (see `gleaner gpus`)";
+  }
+  return found;
+}
+
+}  // namespace
+
+int Explain(const HostView& view, const std::string& which, const observe::IdleConfig& c,
+            std::ostream& out, std::ostream& err) {
+  std::string problem;
+  const GpuView* g = Find(view, which, &problem);
+  if (g == nullptr) {
+    err << "gleaner: " << problem << "\n";
+    return kExitUsage;
+  }
+  const gpu::GpuSnapshot& s = g->snapshot;
+  out << "GPU " << s.index << "  " << (s.uuid.empty() ? "(no UUID)" : s.uuid.str()) << "  "
+      << s.name.value_or("?") << "\n";
+  if (!g->verdict) {
+    out << "state      (no verdict)\n";
+    return kExitOk;
+  }
+  const observe::Verdict& v = *g->verdict;
+  const observe::Evidence& e = v.evidence;
+  out << "state      " << observe::GpuStateName(v.state) << " since " << observe::Rfc3339(v.since)
+      << " (" << FormatDuration(view.taken_at - v.since) << ")\n";
+  out << "why        " << e.reason << "\n";
+  out << "evidence   utilization now "
+      << (e.utilization_pct ? Pct(*e.utilization_pct) : std::string("unreadable")) << ", at most "
+      << Pct(e.max_utilization_pct_in_window) << " over the last "
+      << FormatDuration(std::max(c.idle_after, c.held_idle_after)) << "\n";
+  out << "           under " << Pct(c.busy_utilization_pct) << " for "
+      << FormatDuration(e.quiet_for) << "; continuous data for " << FormatDuration(e.observed_for)
+      << "\n";
+  out << "           processes: " << e.processes;
+  if (e.processes > 0) out << ", holding " << core::FormatBytes(e.process_memory);
+  out << "\n";
+  if (e.power_w) {
+    out << "           power " << static_cast<long>(*e.power_w) << " W";
+    if (e.idle_power_w) out << " (idle baseline " << static_cast<long>(*e.idle_power_w) << " W)";
+    out << "\n";
+  }
+  if (e.confidence) {
+    out << "           " << Pct(*e.confidence * 100) << " of " << e.similar_pauses
+        << " similar pauses stayed quiet " << FormatDuration(c.horizon) << " more (idle needs "
+        << Pct(c.min_confidence * 100) << "; history trusted after " << c.trusted_pauses
+        << " pauses)\n";
+  }
+  out << "thresholds busy at " << Pct(c.busy_utilization_pct) << "; idle after "
+      << FormatDuration(c.idle_after) << " (" << FormatDuration(c.idle_after_with_history)
+      << " with trusted history); held idle after " << FormatDuration(c.held_idle_after)
+      << "; gaps over " << FormatDuration(c.max_sample_gap) << " restart the clock\n";
+  if (v.state == observe::GpuState::kUnknown) {
+    out << "note       one reading has no history: run `gleaner monitor` (or `gleaner gpus "
+           "--watch`) to judge over time\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace gleaner::cli

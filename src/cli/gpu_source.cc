@@ -1,0 +1,52 @@
+#include "cli/gpu_source.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ostream>
+
+#include "cli/exit_codes.h"
+#include "gpu/fake_backend.h"
+#include "gpu/nvml/nvml_backend.h"
+
+namespace gleaner::cli {
+
+int OpenGpuSource(const std::string& fake, const std::string& nvml_library,
+                  const core::Clock& clock, const agent::ProcessInspector& host_inspector,
+                  std::ostream& err, GpuSource* source) {
+  source->inspector = &host_inspector;
+  if (fake.empty()) {
+    auto nvml = gpu::NvmlBackend::Create(nvml_library);
+    if (!nvml.ok()) {
+      err << "gleaner: " << nvml.status().message() << "\n";
+      return kExitNoDriver;
+    }
+    source->backend = std::move(nvml).value();
+    return kExitOk;
+  }
+  auto scenario = gpu::LoadScenario(fake);
+  if (!scenario.ok()) {
+    err << "gleaner: " << scenario.status().message() << "\n";
+    return kExitBadInput;
+  }
+  source->scenario_inspector =
+      std::make_unique<agent::ScenarioProcessInspector>(*scenario, host_inspector);
+  source->inspector = source->scenario_inspector.get();
+  auto backend = gpu::FakeBackend::Create(std::move(scenario).value(), clock);
+  if (!backend.ok()) {
+    err << "gleaner: " << backend.status().message() << "\n";
+    return kExitNoDriver;
+  }
+  source->backend = std::move(backend).value();
+  return kExitOk;
+}
+
+std::string DataDir(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("GLEANER_DATA_DIR"); env && *env) return env;
+  if (geteuid() == 0) return "/var/lib/gleaner";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.local/share/gleaner";
+}
+
+}  // namespace gleaner::cli

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "observe/gpu_sample.h"
+#include "observe/verdict.h"
+
+namespace gleaner::observe {
+
+// One GPU's minute, summarised: what history keeps once raw samples are
+// dropped.
+struct MinuteRollup {
+  core::GpuUuid uuid;
+  core::TimePoint minute;  // start of the minute (UTC)
+  int samples = 0;
+  double utilization_min_pct = 0;
+  double utilization_mean_pct = 0;
+  double utilization_max_pct = 0;
+  std::optional<core::Bytes> memory_used_max;
+  std::optional<double> power_mean_w;
+  std::set<uint32_t> pids;
+  std::set<std::string> users;
+  GpuState state = GpuState::kUnknown;  // the minute's last verdict
+  core::Duration busy{};  // time with a Busy, HeldIdle, Harvested or Protected verdict
+  core::Duration idle{};  // time with an Idle verdict
+
+  bool operator==(const MinuteRollup&) const = default;
+};
+
+// Folds samples and their verdicts into minute roll-ups. A minute is
+// complete once a sample of a later minute arrives; samples without a
+// utilization reading are not counted (a gap is never idle time). Pure.
+class MinuteRollupBuilder {
+ public:
+  explicit MinuteRollupBuilder(core::Duration max_sample_gap) : max_gap_(max_sample_gap) {}
+
+  // Returns the minutes this sample completed (for this GPU).
+  std::vector<MinuteRollup> Add(const GpuSample& sample, const Verdict& verdict);
+  // Completes every open minute (on shutdown).
+  std::vector<MinuteRollup> Flush();
+
+ private:
+  struct Open {
+    MinuteRollup rollup;
+    double utilization_sum = 0;
+    double power_sum = 0;
+    int power_samples = 0;
+    std::optional<core::TimePoint> last_at;
+    GpuState last_state = GpuState::kUnknown;
+  };
+  static MinuteRollup Finish(Open& open);
+
+  core::Duration max_gap_;
+  std::map<core::GpuUuid, Open> open_;
+};
+
+core::TimePoint MinuteOf(core::TimePoint t);
+
+}  // namespace gleaner::observe

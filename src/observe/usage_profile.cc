@@ -1,0 +1,40 @@
+#include "observe/usage_profile.h"
+
+#include <set>
+
+namespace gleaner::observe {
+
+std::optional<double> HourOfWeekProfile::Occupancy(int hour) const {
+  if (observed_s[static_cast<size_t>(hour)] <= 0) return std::nullopt;
+  return busy_s[static_cast<size_t>(hour)] / observed_s[static_cast<size_t>(hour)];
+}
+
+int HourOfWeek(core::TimePoint t) {
+  const int64_t hours = core::ToUnixMicros(t) / 3'600'000'000LL;
+  // 1970-01-01 was a Thursday: Monday-based hour = hours since epoch + 3 days.
+  return static_cast<int>(((hours + 72) % kHoursPerWeek + kHoursPerWeek) % kHoursPerWeek);
+}
+
+void UsageProfiles::Add(const MinuteRollup& r) {
+  const size_t hour = static_cast<size_t>(HourOfWeek(r.minute));
+  const double observed = core::ToSecondsDouble(r.busy + r.idle);
+  const double busy = core::ToSecondsDouble(r.busy);
+  HourOfWeekProfile& gpu = gpus_[r.uuid.str()];
+  gpu.busy_s[hour] += busy;
+  gpu.observed_s[hour] += observed;
+  // A user or project is "observed" whenever any GPU is: their occupancy
+  // is the share of the host's GPU-time they held.
+  std::set<std::string> projects;
+  for (const std::string& user : r.users) {
+    users_[user].busy_s[hour] += busy;
+    if (auto it = project_of_user_.find(user); it != project_of_user_.end()) {
+      projects.insert(it->second);
+    }
+  }
+  for (const std::string& project : projects) projects_[project].busy_s[hour] += busy;
+  for (auto* group : {&users_, &projects_}) {
+    for (auto& [key, profile] : *group) profile.observed_s[hour] += observed;
+  }
+}
+
+}  // namespace gleaner::observe

@@ -1,0 +1,96 @@
+#include "observe/verdict_json.h"
+
+#include <cmath>
+#include <ctime>
+
+namespace gleaner::observe {
+namespace {
+
+using nlohmann::json;
+
+json Seconds(core::Duration d) { return core::ToSecondsDouble(d); }
+core::Duration FromSeconds(const json& j) {
+  return core::Duration(static_cast<int64_t>(std::llround(j.get<double>() * 1e6)));
+}
+template <typename T>
+json Optional(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+}  // namespace
+
+std::string Rfc3339(core::TimePoint t) {
+  const int64_t us = core::ToUnixMicros(t);
+  const std::time_t secs = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>((us / 1000) % 1000));
+  return out;
+}
+
+json VerdictToJson(const Verdict& v) {
+  const Evidence& e = v.evidence;
+  return {
+      {"uuid", v.uuid.str()},
+      {"state", GpuStateName(v.state)},
+      {"since", Rfc3339(v.since)},
+      {"since_us", core::ToUnixMicros(v.since)},
+      {"at_us", core::ToUnixMicros(v.at)},
+      {"evidence",
+       {{"reason", e.reason},
+        {"window_s", Seconds(e.window)},
+        {"quiet_for_s", Seconds(e.quiet_for)},
+        {"observed_for_s", Seconds(e.observed_for)},
+        {"utilization_pct", Optional(e.utilization_pct)},
+        {"max_utilization_pct_in_window", e.max_utilization_pct_in_window},
+        {"processes", e.processes},
+        {"process_memory_bytes", e.process_memory.count()},
+        {"power_w", Optional(e.power_w)},
+        {"idle_power_w", Optional(e.idle_power_w)},
+        {"confidence", Optional(e.confidence)},
+        {"similar_pauses", e.similar_pauses}}},
+  };
+}
+
+core::Result<Verdict> VerdictFromJson(const json& j) {
+  try {
+    Verdict v;
+    v.uuid = core::GpuUuid(j.at("uuid").get<std::string>());
+    const std::string state = j.at("state").get<std::string>();
+    bool known = false;
+    for (GpuState s :
+         {GpuState::kUnknown, GpuState::kBusy, GpuState::kIdle, GpuState::kHeldIdle,
+          GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested, GpuState::kUnhealthy}) {
+      if (GpuStateName(s) == state) {
+        v.state = s;
+        known = true;
+      }
+    }
+    if (!known) return core::InvalidArgument("unknown GPU state \"" + state + "\"");
+    v.since = core::FromUnixMicros(j.at("since_us").get<int64_t>());
+    v.at = core::FromUnixMicros(j.at("at_us").get<int64_t>());
+    const json& e = j.at("evidence");
+    Evidence& ev = v.evidence;
+    ev.reason = e.at("reason").get<std::string>();
+    ev.window = FromSeconds(e.at("window_s"));
+    ev.quiet_for = FromSeconds(e.at("quiet_for_s"));
+    ev.observed_for = FromSeconds(e.at("observed_for_s"));
+    if (!e.at("utilization_pct").is_null())
+      ev.utilization_pct = e.at("utilization_pct").get<double>();
+    ev.max_utilization_pct_in_window = e.at("max_utilization_pct_in_window").get<double>();
+    ev.processes = e.at("processes").get<int>();
+    ev.process_memory = core::Bytes(e.at("process_memory_bytes").get<uint64_t>());
+    if (!e.at("power_w").is_null()) ev.power_w = e.at("power_w").get<double>();
+    if (!e.at("idle_power_w").is_null()) ev.idle_power_w = e.at("idle_power_w").get<double>();
+    if (!e.at("confidence").is_null()) ev.confidence = e.at("confidence").get<double>();
+    ev.similar_pauses = e.at("similar_pauses").get<int64_t>();
+    return v;
+  } catch (const nlohmann::json::exception& e) {
+    return core::InvalidArgument(std::string("malformed verdict: ") + e.what());
+  }
+}
+
+}  // namespace gleaner::observe

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "observe/verdict.h"
+
+namespace gleaner::observe {
+
+// A verdict as JSON: {"state", "since", "at" (RFC 3339), "evidence": {...}}.
+// Durations are seconds; absent readings are null. The schema is part of
+// `gleaner gpus --json` (docs/gpus-json.md).
+nlohmann::json VerdictToJson(const Verdict& v);
+core::Result<Verdict> VerdictFromJson(const nlohmann::json& j);
+
+// RFC 3339 UTC with milliseconds, "2026-11-29T18:53:47.120Z".
+std::string Rfc3339(core::TimePoint t);
+
+}  // namespace gleaner::observe

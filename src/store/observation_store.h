@@ -1,0 +1,41 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "observe/minute_rollup.h"
+#include "observe/usage_profile.h"
+#include "observe/verdict.h"
+
+namespace gleaner::store {
+
+// Where observations outlive the process: minute roll-ups (history, kept
+// for the retention period), each GPU's latest verdict, and the usage
+// profiles. Implementations are safe to use from one thread at a time.
+class ObservationStore {
+ public:
+  virtual ~ObservationStore() = default;
+
+  // Roll-ups are keyed by (GPU, minute); adding one again replaces it.
+  virtual core::Status AddRollups(const std::vector<observe::MinuteRollup>& rollups) = 0;
+  virtual core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
+                                                                   core::TimePoint from,
+                                                                   core::TimePoint to) = 0;
+
+  // Replaces each GPU's latest verdict.
+  virtual core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) = 0;
+  virtual core::Result<std::vector<observe::Verdict>> LatestVerdicts() = 0;
+
+  // Adds `delta` (profiles accumulated since the last call) to the stored ones.
+  virtual core::Status AddToProfiles(const observe::UsageProfiles& delta) = 0;
+  // kind: "gpu", "user" or "project".
+  virtual core::Result<std::map<std::string, observe::HourOfWeekProfile>> Profiles(
+      const std::string& kind) = 0;
+
+  // Deletes roll-ups of minutes before `before`; returns how many.
+  virtual core::Result<int64_t> PruneRollups(core::TimePoint before) = 0;
+};
+
+}  // namespace gleaner::store

@@ -1,0 +1,348 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <sstream>
+
+#include "observe/verdict_json.h"
+
+namespace gleaner::store {
+namespace {
+
+using core::Status;
+
+Status SqlError(sqlite3* db, const std::string& what) {
+  return core::Internal(what + ": " + sqlite3_errmsg(db));
+}
+
+// A prepared statement that finalises itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Status status() const { return rc_ == SQLITE_OK ? Status::Ok() : SqlError(db_, "prepare"); }
+  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void Bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
+  // SQLITE_ROW, SQLITE_DONE, or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool Null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string Text(int col) const {
+    const unsigned char* t = sqlite3_column_text(stmt_, col);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+template <typename Range>
+std::string Join(const Range& items) {
+  std::ostringstream out;
+  bool first = true;
+  for (const auto& item : items) {
+    out << (first ? "" : ",") << item;
+    first = false;
+  }
+  return out.str();
+}
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Each entry moves the schema one version up. Never edit a shipped entry:
+// add a new one.
+constexpr const char* kMigrations[] = {
+    R"sql(
+    CREATE TABLE gpu_minutes (
+      uuid TEXT NOT NULL,
+      minute_s INTEGER NOT NULL,
+      samples INTEGER NOT NULL,
+      utilization_min_pct REAL NOT NULL,
+      utilization_mean_pct REAL NOT NULL,
+      utilization_max_pct REAL NOT NULL,
+      memory_used_max_bytes INTEGER,
+      power_mean_w REAL,
+      pids TEXT NOT NULL,
+      users TEXT NOT NULL,
+      state TEXT NOT NULL,
+      busy_s REAL NOT NULL,
+      idle_s REAL NOT NULL,
+      PRIMARY KEY (uuid, minute_s)
+    );
+    CREATE TABLE gpu_verdicts (
+      uuid TEXT PRIMARY KEY,
+      verdict TEXT NOT NULL
+    );
+    CREATE TABLE usage_profiles (
+      kind TEXT NOT NULL,
+      key TEXT NOT NULL,
+      hour_of_week INTEGER NOT NULL,
+      busy_s REAL NOT NULL,
+      observed_s REAL NOT NULL,
+      PRIMARY KEY (kind, key, hour_of_week)
+    );
+    )sql",
+};
+
+}  // namespace
+
+core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return core::Unavailable("cannot open the database " + path + ": " + why +
+                             " (check the data directory exists and is writable)");
+  }
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  if (path != ":memory:") GLEANER_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
+  GLEANER_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=NORMAL"));
+  GLEANER_RETURN_IF_ERROR(store->Migrate().WithContext(path));
+  return store;
+}
+
+SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+
+Status SqliteStore::Exec(const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown error";
+    sqlite3_free(error);
+    return core::Internal(std::string("SQL failed: ") + message);
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::Migrate() {
+  Statement version(db_, "PRAGMA user_version");
+  GLEANER_RETURN_IF_ERROR(version.status());
+  if (version.Step() != SQLITE_ROW) return SqlError(db_, "reading the schema version");
+  const int64_t current = version.Int(0);
+  constexpr int64_t kLatest = static_cast<int64_t>(std::size(kMigrations));
+  if (current > kLatest) {
+    return core::FailedPrecondition("the database has schema version " + std::to_string(current) +
+                                    ", newer than this gleaner understands (" +
+                                    std::to_string(kLatest) + "); upgrade gleaner");
+  }
+  for (int64_t v = current; v < kLatest; ++v) {
+    GLEANER_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status s = Exec(kMigrations[v]);
+    if (s.ok()) s = Exec(("PRAGMA user_version=" + std::to_string(v + 1)).c_str());
+    if (!s.ok()) {
+      Exec("ROLLBACK").IgnoreError();  // the migration's own error is the one to report
+      return s.WithContext("migrating the schema to version " + std::to_string(v + 1));
+    }
+    GLEANER_RETURN_IF_ERROR(Exec("COMMIT"));
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups) {
+  if (rollups.empty()) return Status::Ok();
+  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
+  Statement insert(db_, R"sql(
+    INSERT OR REPLACE INTO gpu_minutes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?))sql");
+  Status s = insert.status();
+  for (const observe::MinuteRollup& r : rollups) {
+    if (!s.ok()) break;
+    insert.Bind(1, r.uuid.str());
+    insert.Bind(2, core::ToUnixMicros(r.minute) / 1'000'000);
+    insert.Bind(3, static_cast<int64_t>(r.samples));
+    insert.Bind(4, r.utilization_min_pct);
+    insert.Bind(5, r.utilization_mean_pct);
+    insert.Bind(6, r.utilization_max_pct);
+    if (r.memory_used_max) {
+      insert.Bind(7, static_cast<int64_t>(r.memory_used_max->count()));
+    } else {
+      insert.BindNull(7);
+    }
+    if (r.power_mean_w) {
+      insert.Bind(8, *r.power_mean_w);
+    } else {
+      insert.BindNull(8);
+    }
+    insert.Bind(9, Join(r.pids));
+    insert.Bind(10, Join(r.users));
+    insert.Bind(11, std::string(observe::GpuStateName(r.state)));
+    insert.Bind(12, core::ToSecondsDouble(r.busy));
+    insert.Bind(13, core::ToSecondsDouble(r.idle));
+    if (insert.Step() != SQLITE_DONE) s = SqlError(db_, "saving GPU minutes");
+    insert.Reset();
+  }
+  if (!s.ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return s;
+  }
+  return Exec("COMMIT");
+}
+
+core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core::GpuUuid& uuid,
+                                                                      core::TimePoint from,
+                                                                      core::TimePoint to) {
+  Statement q(db_, R"sql(
+    SELECT minute_s, samples, utilization_min_pct, utilization_mean_pct, utilization_max_pct,
+           memory_used_max_bytes, power_mean_w, pids, users, state, busy_s, idle_s
+    FROM gpu_minutes WHERE uuid = ? AND minute_s >= ? AND minute_s < ? ORDER BY minute_s)sql");
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, uuid.str());
+  q.Bind(2, core::ToUnixMicros(from) / 1'000'000);
+  q.Bind(3, core::ToUnixMicros(to) / 1'000'000);
+  std::vector<observe::MinuteRollup> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    observe::MinuteRollup r;
+    r.uuid = uuid;
+    r.minute = core::FromUnixMicros(q.Int(0) * 1'000'000);
+    r.samples = static_cast<int>(q.Int(1));
+    r.utilization_min_pct = q.Real(2);
+    r.utilization_mean_pct = q.Real(3);
+    r.utilization_max_pct = q.Real(4);
+    if (!q.Null(5)) r.memory_used_max = core::Bytes(static_cast<uint64_t>(q.Int(5)));
+    if (!q.Null(6)) r.power_mean_w = q.Real(6);
+    for (const std::string& pid : Split(q.Text(7)))
+      r.pids.insert(static_cast<uint32_t>(std::stoul(pid)));
+    for (const std::string& user : Split(q.Text(8))) r.users.insert(user);
+    const std::string state = q.Text(9);
+    for (observe::GpuState st :
+         {observe::GpuState::kUnknown, observe::GpuState::kBusy, observe::GpuState::kIdle,
+          observe::GpuState::kHeldIdle, observe::GpuState::kProtected, observe::GpuState::kReserved,
+          observe::GpuState::kHarvested, observe::GpuState::kUnhealthy}) {
+      if (observe::GpuStateName(st) == state) r.state = st;
+    }
+    r.busy = core::Duration(static_cast<int64_t>(q.Real(10) * 1e6));
+    r.idle = core::Duration(static_cast<int64_t>(q.Real(11) * 1e6));
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "reading GPU minutes");
+  return out;
+}
+
+Status SqliteStore::SaveVerdicts(const std::vector<observe::Verdict>& verdicts) {
+  if (verdicts.empty()) return Status::Ok();
+  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
+  Statement upsert(db_, "INSERT OR REPLACE INTO gpu_verdicts VALUES (?, ?)");
+  Status s = upsert.status();
+  for (const observe::Verdict& v : verdicts) {
+    if (!s.ok()) break;
+    upsert.Bind(1, v.uuid.str());
+    upsert.Bind(2, observe::VerdictToJson(v).dump(-1, ' ', false,
+                                                  nlohmann::json::error_handler_t::replace));
+    if (upsert.Step() != SQLITE_DONE) s = SqlError(db_, "saving verdicts");
+    upsert.Reset();
+  }
+  if (!s.ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return s;
+  }
+  return Exec("COMMIT");
+}
+
+core::Result<std::vector<observe::Verdict>> SqliteStore::LatestVerdicts() {
+  Statement q(db_, "SELECT uuid, verdict FROM gpu_verdicts ORDER BY uuid");
+  GLEANER_RETURN_IF_ERROR(q.status());
+  std::vector<observe::Verdict> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    const std::string uuid = q.Text(0);
+    auto parsed = nlohmann::json::parse(q.Text(1), nullptr, false);
+    if (parsed.is_discarded()) return core::Internal("stored verdict of " + uuid + " is not JSON");
+    GLEANER_ASSIGN_OR_RETURN(observe::Verdict v, observe::VerdictFromJson(parsed));
+    out.push_back(std::move(v));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "reading verdicts");
+  return out;
+}
+
+Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
+  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
+  Statement add(db_, R"sql(
+    INSERT INTO usage_profiles VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (kind, key, hour_of_week)
+    DO UPDATE SET busy_s = busy_s + excluded.busy_s, observed_s = observed_s + excluded.observed_s)sql");
+  Status s = add.status();
+  for (const auto& [kind, profiles] :
+       {std::pair<std::string, const std::map<std::string, observe::HourOfWeekProfile>*>{
+            "gpu", &delta.gpus()},
+        {"user", &delta.users()},
+        {"project", &delta.projects()}}) {
+    for (const auto& [key, profile] : *profiles) {
+      for (int h = 0; h < observe::kHoursPerWeek && s.ok(); ++h) {
+        const auto i = static_cast<size_t>(h);
+        if (profile.observed_s[i] == 0 && profile.busy_s[i] == 0) continue;
+        add.Bind(1, kind);
+        add.Bind(2, key);
+        add.Bind(3, static_cast<int64_t>(h));
+        add.Bind(4, profile.busy_s[i]);
+        add.Bind(5, profile.observed_s[i]);
+        if (add.Step() != SQLITE_DONE) s = SqlError(db_, "saving usage profiles");
+        add.Reset();
+      }
+    }
+  }
+  if (!s.ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return s;
+  }
+  return Exec("COMMIT");
+}
+
+core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Profiles(
+    const std::string& kind) {
+  if (kind != "gpu" && kind != "user" && kind != "project") {
+    return core::InvalidArgument("unknown profile kind \"" + kind +
+                                 "\"; expected gpu, user or project");
+  }
+  Statement q(db_, R"sql(
+    SELECT key, hour_of_week, busy_s, observed_s FROM usage_profiles WHERE kind = ?
+    ORDER BY key, hour_of_week)sql");
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, kind);
+  std::map<std::string, observe::HourOfWeekProfile> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    const auto h = static_cast<size_t>(q.Int(1));
+    if (h >= static_cast<size_t>(observe::kHoursPerWeek)) continue;
+    observe::HourOfWeekProfile& p = out[q.Text(0)];
+    p.busy_s[h] = q.Real(2);
+    p.observed_s[h] = q.Real(3);
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "reading usage profiles");
+  return out;
+}
+
+core::Result<int64_t> SqliteStore::PruneRollups(core::TimePoint before) {
+  Statement del(db_, "DELETE FROM gpu_minutes WHERE minute_s < ?");
+  GLEANER_RETURN_IF_ERROR(del.status());
+  del.Bind(1, core::ToUnixMicros(before) / 1'000'000);
+  if (del.Step() != SQLITE_DONE) return SqlError(db_, "pruning GPU minutes");
+  return static_cast<int64_t>(sqlite3_changes(db_));
+}
+
+}  // namespace gleaner::store

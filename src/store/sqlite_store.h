@@ -1,0 +1,41 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/observation_store.h"
+
+struct sqlite3;
+
+namespace gleaner::store {
+
+// ObservationStore in one SQLite file (WAL journal), or in memory for
+// ":memory:". The schema is versioned with PRAGMA user_version and migrated
+// on open. Not thread-safe: one connection, one user.
+class SqliteStore final : public ObservationStore {
+ public:
+  static core::Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  core::Status AddRollups(const std::vector<observe::MinuteRollup>& rollups) override;
+  core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
+                                                           core::TimePoint from,
+                                                           core::TimePoint to) override;
+  core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) override;
+  core::Result<std::vector<observe::Verdict>> LatestVerdicts() override;
+  core::Status AddToProfiles(const observe::UsageProfiles& delta) override;
+  core::Result<std::map<std::string, observe::HourOfWeekProfile>> Profiles(
+      const std::string& kind) override;
+  core::Result<int64_t> PruneRollups(core::TimePoint before) override;
+
+ private:
+  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  core::Status Exec(const char* sql);
+  core::Status Migrate();
+
+  sqlite3* db_;
+};
+
+}  // namespace gleaner::store
