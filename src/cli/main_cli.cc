@@ -4,6 +4,8 @@
 
 #include "cli/eval_command.h"
 #include "cli/exit_codes.h"
+#include "cli/monitor_command.h"
+#include "cli/profile_command.h"
 
 namespace gleaner::cli {
 
@@ -16,6 +18,10 @@ int Main(int argc, char** argv, const core::Clock& clock,
   CLI::App* gpus_cmd = AddGpusCommand(app, gpus);
   EvalIdleOptions eval_idle;
   CLI::App* eval_idle_cmd = AddEvalIdleCommand(app, eval_idle);
+  MonitorOptions monitor;
+  CLI::App* monitor_cmd = AddMonitorCommand(app, monitor);
+  ProfileOptions profile;
+  CLI::App* profile_cmd = AddProfileCommand(app, profile);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -24,6 +30,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   }
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
   if (eval_idle_cmd->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
+  if (monitor_cmd->parsed()) return RunMonitor(monitor, clock, inspector, std::cout, std::cerr);
+  if (profile_cmd->parsed()) return RunProfile(profile, std::cout, std::cerr);
   return kExitUsage;
 }
 

@@ -7,8 +7,10 @@ namespace gleaner::core {
 std::string FormatDuration(Duration d) {
   const int64_t s = d.count() / 1'000'000;
   char buf[32];
-  if (s < 0) return "-" + FormatDuration(-d);
-  if (s < 60) {
+  if (d.count() < 0) return "-" + FormatDuration(-d);
+  if (s == 0 && d.count() > 0) {
+    std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(d.count() / 1000));
+  } else if (s < 60) {
     std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
   } else if (s < 3600) {
     std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),

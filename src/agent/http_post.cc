@@ -1,0 +1,130 @@
+#include "agent/http_post.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace gleaner::agent {
+namespace {
+
+struct Url {
+  std::string host;
+  std::string port = "80";
+  std::string path = "/";
+};
+
+core::Result<Url> ParseUrl(const std::string& url) {
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0) {
+    return core::InvalidArgument(
+        "webhook URL \"" + url +
+        "\" must start with http:// (for https, put a TLS proxy in front)");
+  }
+  Url out;
+  std::string rest = url.substr(scheme.size());
+  const size_t slash = rest.find('/');
+  if (slash != std::string::npos) {
+    out.path = rest.substr(slash);
+    rest.resize(slash);
+  }
+  const size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && rest.find(']') == std::string::npos) {
+    out.port = rest.substr(colon + 1);
+    rest.resize(colon);
+  }
+  if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']')
+    rest = rest.substr(1, rest.size() - 2);
+  if (rest.empty()) return core::InvalidArgument("webhook URL \"" + url + "\" has no host");
+  out.host = rest;
+  return out;
+}
+
+class Socket {
+ public:
+  explicit Socket(int fd) : fd_(fd) {}
+  ~Socket() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+core::Status ConnectWithTimeout(int fd, const sockaddr* addr, socklen_t len, int timeout_ms) {
+  const int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  if (connect(fd, addr, len) != 0 && errno != EINPROGRESS) {
+    return core::Unavailable(std::string("connect: ") + std::strerror(errno));
+  }
+  pollfd p{fd, POLLOUT, 0};
+  if (poll(&p, 1, timeout_ms) != 1) return core::Unavailable("connect: timed out");
+  int error = 0;
+  socklen_t error_len = sizeof error;
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &error_len);
+  if (error != 0) return core::Unavailable(std::string("connect: ") + std::strerror(error));
+  fcntl(fd, F_SETFL, flags);
+  return core::Status::Ok();
+}
+
+}  // namespace
+
+core::Result<int> HttpPostJson(const std::string& url, const std::string& body,
+                               core::Duration timeout) {
+  GLEANER_ASSIGN_OR_RETURN(Url u, ParseUrl(url));
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(u.host.c_str(), u.port.c_str(), &hints, &found); rc != 0) {
+    return core::Unavailable("cannot resolve " + u.host + ": " + gai_strerror(rc));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> addresses(found, &freeaddrinfo);
+  const int timeout_ms = static_cast<int>(timeout.count() / 1000);
+  core::Status last = core::Unavailable("no address for " + u.host);
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    Socket s(socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    if (s.fd() < 0) continue;
+    last = ConnectWithTimeout(s.fd(), a->ai_addr, a->ai_addrlen, timeout_ms);
+    if (!last.ok()) continue;
+    timeval tv{static_cast<time_t>(timeout_ms / 1000),
+               static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
+    setsockopt(s.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    const std::string request =
+        "POST " + u.path + " HTTP/1.1\r\nHost: " + u.host + ":" + u.port +
+        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+        "\r\nUser-Agent: gleaner\r\nConnection: close\r\n\r\n" + body;
+    size_t sent = 0;
+    while (sent < request.size()) {
+      const ssize_t n = send(s.fd(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0)
+        return core::Unavailable(std::string("send to ") + url + ": " + std::strerror(errno));
+      sent += static_cast<size_t>(n);
+    }
+    std::string response;
+    char buf[1024];
+    while (response.find("\r\n") == std::string::npos) {
+      const ssize_t n = recv(s.fd(), buf, sizeof buf, 0);
+      if (n <= 0) break;
+      response.append(buf, static_cast<size_t>(n));
+    }
+    int status = 0;
+    if (std::sscanf(response.c_str(), "HTTP/%*d.%*d %d", &status) != 1) {
+      return core::Unavailable("no HTTP response from " + url);
+    }
+    return status;
+  }
+  return last.WithContext(url);
+}
+
+}  // namespace gleaner::agent

@@ -1,0 +1,204 @@
+#include "cli/config_file.h"
+
+#include <filesystem>
+#include <initializer_list>
+
+#define TOML_HEADER_ONLY 1
+#include <toml++/toml.h>
+
+namespace gleaner::cli {
+namespace {
+
+using core::Status;
+
+Status Error(const std::string& path, const toml::node& node, const std::string& key,
+             const std::string& what) {
+  return core::InvalidArgument(path + ":" + std::to_string(node.source().begin.line) + ": " + key +
+                               ": " + what);
+}
+
+Status CheckKeys(const std::string& path, const toml::table& table, const std::string& prefix,
+                 std::initializer_list<const char*> allowed) {
+  for (const auto& [key, node] : table) {
+    bool known = false;
+    for (const char* a : allowed) known = known || key.str() == a;
+    if (!known) {
+      std::string list;
+      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      return Error(path, node, prefix + std::string(key.str()),
+                   "unknown key; expected one of: " + list);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Number(const std::string& path, const toml::table& t, const std::string& prefix,
+              const char* key, double min, double max, double* out) {
+  const toml::node* node = t.get(key);
+  if (node == nullptr) return Status::Ok();
+  std::optional<double> v = node->value<double>();
+  if (!v || !(*v >= min && *v <= max)) {
+    return Error(path, *node, prefix + key,
+                 "expected a number from " + std::to_string(min) + " to " + std::to_string(max));
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
+Status Seconds(const std::string& path, const toml::table& t, const std::string& prefix,
+               const char* key, double max_s, core::Duration* out) {
+  double s = core::ToSecondsDouble(*out);
+  GLEANER_RETURN_IF_ERROR(Number(path, t, prefix, key, 0, max_s, &s));
+  *out = core::Duration(static_cast<int64_t>(s * 1e6));
+  return Status::Ok();
+}
+
+Status Strings(const std::string& path, const toml::table& t, const std::string& prefix,
+               const char* key, std::vector<std::string>* out) {
+  const toml::node* node = t.get(key);
+  if (node == nullptr) return Status::Ok();
+  const toml::array* array = node->as_array();
+  if (array == nullptr) return Error(path, *node, prefix + key, "expected a list of strings");
+  out->clear();
+  for (const toml::node& item : *array) {
+    std::optional<std::string> s = item.value<std::string>();
+    if (!s) return Error(path, item, prefix + key, "expected a list of strings");
+    out->push_back(*s);
+  }
+  return Status::Ok();
+}
+
+Status ReadIdle(const std::string& path, const toml::table& t, observe::IdleConfig* c) {
+  const std::string p = "idle.";
+  GLEANER_RETURN_IF_ERROR(
+      CheckKeys(path, t, p,
+                {"busy_utilization_pct", "idle_after_s", "idle_after_with_history_s",
+                 "held_idle_after_s", "horizon_s", "min_confidence", "trusted_pauses",
+                 "max_sample_gap_s", "power_activity_share", "max_temperature_c", "protected_gpus",
+                 "protected_users", "protected_commands", "reserved_gpus"}));
+  GLEANER_RETURN_IF_ERROR(
+      Number(path, t, p, "busy_utilization_pct", 0, 100, &c->busy_utilization_pct));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "idle_after_s", 86400, &c->idle_after));
+  GLEANER_RETURN_IF_ERROR(
+      Seconds(path, t, p, "idle_after_with_history_s", 86400, &c->idle_after_with_history));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "held_idle_after_s", 86400 * 7, &c->held_idle_after));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "horizon_s", 86400, &c->horizon));
+  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "min_confidence", 0, 1, &c->min_confidence));
+  double trusted = static_cast<double>(c->trusted_pauses);
+  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "trusted_pauses", 0, 1e9, &trusted));
+  c->trusted_pauses = static_cast<int64_t>(trusted);
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "max_sample_gap_s", 86400, &c->max_sample_gap));
+  GLEANER_RETURN_IF_ERROR(
+      Number(path, t, p, "power_activity_share", 0, 1, &c->power_activity_share));
+  double max_temp = c->max_temperature_c;
+  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "max_temperature_c", 0, 150, &max_temp));
+  c->max_temperature_c = static_cast<int32_t>(max_temp);
+  std::vector<std::string> gpus;
+  GLEANER_RETURN_IF_ERROR(Strings(path, t, p, "protected_gpus", &gpus));
+  for (const std::string& g : gpus) c->protected_gpus.emplace_back(g);
+  gpus.clear();
+  GLEANER_RETURN_IF_ERROR(Strings(path, t, p, "reserved_gpus", &gpus));
+  for (const std::string& g : gpus) c->reserved_gpus.emplace_back(g);
+  GLEANER_RETURN_IF_ERROR(Strings(path, t, p, "protected_users", &c->protected_users));
+  return Strings(path, t, p, "protected_commands", &c->protected_commands);
+}
+
+Status ReadAlerts(const std::string& path, const toml::table& t, GleanerConfig* c) {
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "alerts.", {"webhook_url", "rule"}));
+  if (const toml::node* url = t.get("webhook_url")) {
+    std::optional<std::string> s = url->value<std::string>();
+    if (!s || s->rfind("http://", 0) != 0) {
+      return Error(path, *url, "alerts.webhook_url",
+                   "expected an http:// URL (for https, put a TLS proxy in front)");
+    }
+    c->alert_webhook_url = *s;
+  }
+  const toml::node* rules = t.get("rule");
+  if (rules == nullptr) return Status::Ok();
+  const toml::array* list = rules->as_array();
+  if (list == nullptr) return Error(path, *rules, "alerts.rule", "expected [[alerts.rule]] tables");
+  for (const toml::node& item : *list) {
+    const toml::table* r = item.as_table();
+    if (r == nullptr) return Error(path, item, "alerts.rule", "expected a table");
+    GLEANER_RETURN_IF_ERROR(
+        CheckKeys(path, *r, "alerts.rule.", {"name", "when", "for_s", "threshold", "severity"}));
+    observe::AlertRule rule;
+    rule.name = r->get("name") ? r->get("name")->value<std::string>().value_or("") : "";
+    if (rule.name.empty())
+      return Error(path, item, "alerts.rule.name", "missing; expected a string");
+    const std::string when =
+        r->get("when") ? r->get("when")->value<std::string>().value_or("") : "";
+    bool known = false;
+    for (observe::AlertCondition cond :
+         {observe::AlertCondition::kIdle, observe::AlertCondition::kHeldIdle,
+          observe::AlertCondition::kTemperatureAbove, observe::AlertCondition::kPowerAbove,
+          observe::AlertCondition::kGpuLost}) {
+      if (observe::AlertConditionName(cond) == when) {
+        rule.condition = cond;
+        known = true;
+      }
+    }
+    if (!known) {
+      return Error(path, r->get("when") ? *r->get("when") : item, "alerts.rule.when",
+                   "expected one of: idle, held_idle, temperature_above, power_above, lost");
+    }
+    GLEANER_RETURN_IF_ERROR(
+        Seconds(path, *r, "alerts.rule.", "for_s", 86400 * 30, &rule.for_duration));
+    GLEANER_RETURN_IF_ERROR(
+        Number(path, *r, "alerts.rule.", "threshold", -1e9, 1e9, &rule.threshold));
+    if (const toml::node* sev = r->get("severity")) {
+      rule.severity = sev->value<std::string>().value_or(rule.severity);
+    }
+    c->alert_rules.push_back(std::move(rule));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist) {
+  GleanerConfig config;
+  if (!std::filesystem::exists(path)) {
+    if (must_exist) return core::NotFound("no config file " + path);
+    return config;
+  }
+  toml::table doc;
+  try {
+    doc = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    return core::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
+                                 std::string(e.description()));
+  }
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, doc, "", {"idle", "sampling", "projects", "alerts"}));
+  if (const toml::table* idle = doc["idle"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadIdle(path, *idle, &config.idle));
+  }
+  if (const toml::table* s = doc["sampling"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(CheckKeys(path, *s, "sampling.", {"interval_s", "retention_days"}));
+    GLEANER_RETURN_IF_ERROR(
+        Seconds(path, *s, "sampling.", "interval_s", 3600, &config.sample_interval));
+    if (config.sample_interval < core::Milliseconds(100)) {
+      return Error(path, *s->get("interval_s"), "sampling.interval_s", "at least 0.1 seconds");
+    }
+    double days = core::ToSecondsDouble(config.retention) / 86400;
+    GLEANER_RETURN_IF_ERROR(Number(path, *s, "sampling.", "retention_days", 1, 36500, &days));
+    config.retention = core::Duration(static_cast<int64_t>(days * 86400e6));
+  }
+  if (const toml::table* projects = doc["projects"].as_table()) {
+    for (const auto& [user, node] : *projects) {
+      std::optional<std::string> project = node.value<std::string>();
+      if (!project) {
+        return Error(path, node, "projects." + std::string(user.str()), "expected a project name");
+      }
+      config.project_of_user[std::string(user.str())] = *project;
+    }
+  }
+  if (const toml::table* alerts = doc["alerts"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadAlerts(path, *alerts, &config));
+  }
+  // Samples further apart than the gap allowance would all be gaps.
+  config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);
+  return config;
+}
+
+}  // namespace gleaner::cli

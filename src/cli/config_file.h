@@ -1,0 +1,28 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "observe/alerts.h"
+#include "observe/idle_config.h"
+
+namespace gleaner::cli {
+
+// gleaner.toml: every key is optional; docs/configuration.md lists them
+// with their defaults.
+struct GleanerConfig {
+  observe::IdleConfig idle;
+  core::Duration sample_interval = core::Seconds(1);
+  core::Duration retention = core::Seconds(int64_t{90} * 24 * 3600);
+  std::map<std::string, std::string> project_of_user;
+  std::string alert_webhook_url;  // empty: alerts only go to the log
+  std::vector<observe::AlertRule> alert_rules;
+};
+
+// Reads the config file at `path`. A missing file is the defaults when
+// `must_exist` is false. Errors name the file, the line and the key.
+core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist);
+
+}  // namespace gleaner::cli

@@ -1,0 +1,153 @@
+#include "cli/monitor_command.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <ostream>
+#include <thread>
+
+#include "agent/alert_webhook.h"
+#include "agent/sampler.h"
+#include "cli/config_file.h"
+#include "cli/exit_codes.h"
+#include "cli/gpu_source.h"
+#include "core/format.h"
+#include "observe/alerts.h"
+#include "observe/verdict_json.h"
+#include "store/sqlite_store.h"
+
+namespace gleaner::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void RequestStop(int) { g_stop.store(true); }
+
+std::string Hostname() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
+}
+
+}  // namespace
+
+CLI::App* AddMonitorCommand(CLI::App& app, MonitorOptions& options) {
+  CLI::App* cmd = app.add_subcommand("monitor",
+                                     "Watch this host's GPUs: judge idleness over time, keep "
+                                     "history, fire alerts (starts no job)");
+  cmd->add_option("--fake", options.fake, "Simulated GPUs from a scenario (demo, or a file)")
+      ->type_name("SCENARIO");
+  cmd->add_option("--nvml-library", options.nvml_library, "The NVML library to load")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", options.data_dir,
+                  "Where history lives (default: $GLEANER_DATA_DIR, /var/lib/gleaner as root, "
+                  "~/.local/share/gleaner otherwise)");
+  cmd->add_option("--config", options.config, "Config file (default: DATA_DIR/gleaner.toml)");
+  cmd->add_option("--interval", options.interval_s, "Seconds between samples (default 1)")
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--for", options.for_s, "Stop after this many seconds")
+      ->check(CLI::Range(0.0, 1e9));
+  return cmd;
+}
+
+int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
+               const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
+  const std::string data_dir = DataDir(options.data_dir);
+  const std::string config_path =
+      options.config.empty() ? data_dir + "/gleaner.toml" : options.config;
+  auto config = LoadConfig(config_path, !options.config.empty());
+  if (!config.ok()) {
+    err << "gleaner: " << config.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (options.interval_s) {
+    config->sample_interval = core::Duration(static_cast<int64_t>(*options.interval_s * 1e6));
+    config->idle.max_sample_gap =
+        std::max(config->idle.max_sample_gap, 3 * config->sample_interval);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) {
+    err << "gleaner: cannot create the data directory " << data_dir << ": " << ec.message()
+        << " (choose another with --data-dir)\n";
+    return kExitFailure;
+  }
+  auto store = store::SqliteStore::Open(data_dir + "/gleaner.db");
+  if (!store.ok()) {
+    err << "gleaner: " << store.status().message() << "\n";
+    return kExitFailure;
+  }
+  GpuSource source;
+  if (int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
+      rc != kExitOk) {
+    return rc;
+  }
+
+  agent::SamplerOptions sampler_options;
+  sampler_options.interval = config->sample_interval;
+  sampler_options.retention = config->retention;
+  sampler_options.idle = config->idle;
+  sampler_options.project_of_user = config->project_of_user;
+  agent::Sampler sampler(*source.backend, *source.inspector, store->get(), clock, sampler_options);
+  observe::AlertEvaluator alerts(config->alert_rules);
+  const auto log = [&out](const std::string& line) {
+    out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
+    out.flush();
+  };
+  std::unique_ptr<agent::AlertWebhook> webhook;
+  if (!config->alert_webhook_url.empty()) {
+    webhook = std::make_unique<agent::AlertWebhook>(
+        agent::AlertWebhook::Options{config->alert_webhook_url, Hostname()}, log);
+  }
+
+  g_stop.store(false);
+  std::signal(SIGINT, RequestStop);
+  std::signal(SIGTERM, RequestStop);
+  std::thread deadline;
+  if (options.for_s) {
+    deadline = std::thread([for_s = *options.for_s] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(for_s);
+      while (!g_stop.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      g_stop.store(true);
+    });
+  }
+  log("monitoring " + source.backend->Driver().source + " every " +
+      core::FormatDuration(config->sample_interval) + "; history in " + data_dir + "/gleaner.db");
+
+  std::map<core::GpuUuid, observe::GpuState> last_state;
+  bool failed = false;
+  sampler.Run(g_stop, [&](const agent::HostPass& pass, const core::Status& status) {
+    if (!status.ok()) {
+      log("error: " + status.message());
+      failed = failed || pass.snapshots.empty();
+    }
+    std::vector<observe::AlertEvent> events;
+    for (size_t i = 0; i < pass.verdicts.size(); ++i) {
+      const observe::Verdict& v = pass.verdicts[i];
+      auto it = last_state.find(v.uuid);
+      if (it == last_state.end() || it->second != v.state) {
+        log("GPU " + std::to_string(pass.snapshots[i].index) + " " + v.uuid.str() + " " +
+            (it == last_state.end() ? std::string("-") : std::string(GpuStateName(it->second))) +
+            " -> " + std::string(GpuStateName(v.state)) + ": " + v.evidence.reason);
+        last_state[v.uuid] = v.state;
+      }
+      for (observe::AlertEvent& e : alerts.Observe(pass.samples[i], v))
+        events.push_back(std::move(e));
+    }
+    for (const observe::AlertEvent& e : events) {
+      log(std::string("alert ") + (e.firing ? "firing " : "resolved ") + e.rule + ": " + e.summary);
+    }
+    if (webhook) webhook->Send(events);
+  });
+  if (deadline.joinable()) deadline.join();
+  if (webhook) webhook->WaitIdle(core::Seconds(10));
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  log("stopped");
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace gleaner::cli

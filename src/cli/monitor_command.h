@@ -1,0 +1,29 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "agent/process_info.h"
+#include "core/clock.h"
+
+namespace gleaner::cli {
+
+struct MonitorOptions {
+  std::string fake;
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string data_dir;
+  std::string config;                // default: <data-dir>/gleaner.toml
+  std::optional<double> interval_s;  // overrides the config
+  std::optional<double> for_s;       // stop after this long (tests, demos)
+};
+
+// Registers `gleaner monitor`.
+CLI::App* AddMonitorCommand(CLI::App& app, MonitorOptions& options);
+
+// Samples, judges, stores and alerts until SIGINT or SIGTERM (or --for).
+int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
+               const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err);
+
+}  // namespace gleaner::cli
