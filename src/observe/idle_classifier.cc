@@ -244,9 +244,11 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool busy_now, b
                core::FormatBytes(e.process_memory) + " at " + quiet_text;
     return GpuState::kHeldIdle;
   }
-  const std::string history = Percent(estimate->probability * 100) + " of " +
-                              std::to_string(estimate->similar) + " similar pauses stayed quiet " +
-                              FormatDuration(config_.horizon) + " more";
+  const std::string history =
+      estimate->similar == 0
+          ? "no similar pauses seen yet"
+          : Percent(estimate->probability * 100) + " of " + std::to_string(estimate->similar) +
+                " similar pauses stayed quiet " + FormatDuration(config_.horizon) + " more";
   if (estimate->probability < config_.min_confidence) {
     e.reason = procs + ", " + quiet_text + ", but only " + history + " (needs " +
                Percent(config_.min_confidence * 100) + ")";

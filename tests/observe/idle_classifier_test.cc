@@ -62,7 +62,7 @@ TEST(IdleClassifierTest, UnknownUntilEnoughDataThenIdle) {
   ASSERT_TRUE(v.evidence.confidence.has_value());
   EXPECT_DOUBLE_EQ(*v.evidence.confidence, 0.5);  // no opinion yet
   EXPECT_EQ(v.evidence.quiet_for, core::Seconds(300));
-  EXPECT_THAT(v.evidence.reason, HasSubstr("no processes, under 10% for 5m00s"));
+  EXPECT_THAT(v.evidence.reason, HasSubstr("no processes, under 10% for 5m00s; no similar pauses seen yet"));
 }
 
 TEST(IdleClassifierTest, BusyAtOnceWhenUtilizationRises) {
