@@ -122,9 +122,10 @@ core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& 
   }
   std::unique_ptr<SqliteStore> store(new SqliteStore(db));
   sqlite3_busy_timeout(db, 5000);
-  if (path != ":memory:") GLEANER_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
-  GLEANER_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=NORMAL"));
-  GLEANER_RETURN_IF_ERROR(store->Migrate().WithContext(path));
+  core::Status s = path == ":memory:" ? core::Status::Ok() : store->Exec("PRAGMA journal_mode=WAL");
+  if (s.ok()) s = store->Exec("PRAGMA synchronous=NORMAL");
+  if (s.ok()) s = store->Migrate();
+  GLEANER_RETURN_IF_ERROR(s.WithContext("database " + path));
   return store;
 }
 

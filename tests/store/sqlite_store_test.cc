@@ -1,0 +1,144 @@
+// The SQLite store, in memory and in a real file on disk.
+#include "store/sqlite_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "testing/temp_dir.h"
+
+namespace gleaner::store {
+namespace {
+
+using ::testing::HasSubstr;
+
+const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'764'000'000} * 1'000'000);
+
+observe::MinuteRollup Rollup(const char* uuid, int minute) {
+  observe::MinuteRollup r;
+  r.uuid = core::GpuUuid(uuid);
+  r.minute = kT0 + core::Seconds(60 * minute);
+  r.samples = 60;
+  r.utilization_min_pct = 1;
+  r.utilization_mean_pct = 40.5;
+  r.utilization_max_pct = 99;
+  r.memory_used_max = core::Bytes::GiB(12);
+  r.power_mean_w = 321.5;
+  r.pids = {7, 42};
+  r.users = {"alice", "bob"};
+  r.state = observe::GpuState::kHeldIdle;
+  r.busy = core::Seconds(45);
+  r.idle = core::Seconds(15);
+  return r;
+}
+
+class SqliteStoreTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    path_ = GetParam() ? (dir_.path() / "gleaner.db").string() : ":memory:";
+    auto s = SqliteStore::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+  }
+  testing::TempDir dir_;
+  std::string path_;
+  std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_P(SqliteStoreTest, RollupsRoundTripAndReplace) {
+  ASSERT_TRUE(store_->AddRollups({Rollup("GPU-a", 0), Rollup("GPU-a", 1), Rollup("GPU-b", 0)}).ok());
+  observe::MinuteRollup changed = Rollup("GPU-a", 1);
+  changed.utilization_mean_pct = 7;
+  changed.memory_used_max.reset();
+  changed.power_mean_w.reset();
+  changed.users.clear();
+  ASSERT_TRUE(store_->AddRollups({changed}).ok());
+  auto rows = store_->Rollups(core::GpuUuid("GPU-a"), kT0, kT0 + core::Seconds(3600));
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0], Rollup("GPU-a", 0));
+  EXPECT_EQ((*rows)[1], changed);
+  EXPECT_EQ(store_->Rollups(core::GpuUuid("GPU-a"), kT0 + core::Seconds(60), kT0 + core::Seconds(61))
+                ->size(),
+            1u);
+}
+
+TEST_P(SqliteStoreTest, PruneDropsOldMinutesOnly) {
+  ASSERT_TRUE(store_->AddRollups({Rollup("GPU-a", 0), Rollup("GPU-a", 10), Rollup("GPU-a", 20)}).ok());
+  auto pruned = store_->PruneRollups(kT0 + core::Seconds(60 * 10));
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(*pruned, 1);
+  EXPECT_EQ(store_->Rollups(core::GpuUuid("GPU-a"), kT0, kT0 + core::Seconds(3600))->size(), 2u);
+}
+
+TEST_P(SqliteStoreTest, LatestVerdictsAreReplaced) {
+  observe::Verdict v;
+  v.uuid = core::GpuUuid("GPU-a");
+  v.state = observe::GpuState::kIdle;
+  v.since = kT0;
+  v.at = kT0 + core::Seconds(5);
+  v.evidence.reason = "quiet, \"quoted\"";
+  v.evidence.utilization_pct = 0;
+  v.evidence.confidence = 0.8;
+  v.evidence.similar_pauses = 12;
+  v.evidence.process_memory = core::Bytes::MiB(3);
+  v.evidence.quiet_for = core::Milliseconds(301'500);
+  ASSERT_TRUE(store_->SaveVerdicts({v}).ok());
+  v.state = observe::GpuState::kBusy;
+  ASSERT_TRUE(store_->SaveVerdicts({v}).ok());
+  auto latest = store_->LatestVerdicts();
+  ASSERT_TRUE(latest.ok()) << latest.status().ToString();
+  ASSERT_EQ(latest->size(), 1u);
+  EXPECT_EQ((*latest)[0], v);
+}
+
+TEST_P(SqliteStoreTest, ProfilesAccumulate) {
+  observe::UsageProfiles delta(std::map<std::string, std::string>{{"alice", "vision"}});
+  delta.Add(Rollup("GPU-a", 0));
+  ASSERT_TRUE(store_->AddToProfiles(delta).ok());
+  ASSERT_TRUE(store_->AddToProfiles(delta).ok());
+  const int hour = observe::HourOfWeek(kT0);
+  auto gpus = store_->Profiles("gpu");
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_DOUBLE_EQ(gpus->at("GPU-a").busy_s[static_cast<size_t>(hour)], 90);
+  EXPECT_DOUBLE_EQ(gpus->at("GPU-a").observed_s[static_cast<size_t>(hour)], 120);
+  EXPECT_DOUBLE_EQ(*gpus->at("GPU-a").Occupancy(hour), 0.75);
+  EXPECT_FALSE(gpus->at("GPU-a").Occupancy((hour + 1) % 168).has_value());
+  EXPECT_EQ(store_->Profiles("user")->size(), 2u);
+  EXPECT_DOUBLE_EQ(store_->Profiles("project")->at("vision").busy_s[static_cast<size_t>(hour)], 90);
+  EXPECT_THAT(store_->Profiles("team").status().message(), HasSubstr("unknown profile kind"));
+}
+
+INSTANTIATE_TEST_SUITE_P(MemoryAndDisk, SqliteStoreTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "OnDisk" : "InMemory";
+                         });
+
+TEST(SqliteStoreFileTest, SurvivesReopenAndUsesWal) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "gleaner.db").string();
+  {
+    auto s = SqliteStore::Open(path);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE((*s)->AddRollups({Rollup("GPU-a", 0)}).ok());
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  auto s = SqliteStore::Open(path);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ((*s)->Rollups(core::GpuUuid("GPU-a"), kT0, kT0 + core::Seconds(60))->size(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST(SqliteStoreFileTest, ClearErrors) {
+  auto missing = SqliteStore::Open("/nonexistent/dir/gleaner.db");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("cannot open the database /nonexistent/dir/gleaner.db"));
+  testing::TempDir dir;
+  const std::string junk = dir.Write("junk.db", std::string(4096, 'x'));
+  auto not_db = SqliteStore::Open(junk);
+  ASSERT_FALSE(not_db.ok());
+  EXPECT_THAT(not_db.status().message(), HasSubstr("junk.db"));
+}
+
+}  // namespace
+}  // namespace gleaner::store
