@@ -74,7 +74,8 @@ class HttpReceiver {
         const ssize_t n = recv(client, buf, sizeof buf, 0);
         if (n <= 0) break;
         data.append(buf, static_cast<size_t>(n));
-        if (body_at == std::string::npos && (body_at = data.find("\r\n\r\n")) != std::string::npos) {
+        if (body_at == std::string::npos &&
+            (body_at = data.find("\r\n\r\n")) != std::string::npos) {
           body_at += 4;
           const size_t cl = data.find("Content-Length: ");
           if (cl != std::string::npos) length = std::stoul(data.substr(cl + 16));

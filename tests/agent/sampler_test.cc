@@ -1,0 +1,103 @@
+// The sampler end to end through the real NVML loader and the fake driver:
+// verdicts flip as the scenario says, and history lands in SQLite.
+#include "agent/sampler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "store/sqlite_store.h"
+#include "testing/fake_nvml.h"
+
+namespace gleaner::agent {
+namespace {
+
+using testing::FakeNvml;
+using ::testing::HasSubstr;
+
+// GPU 0 idle until a process appears at 400 s; GPU 1 held at 0 % by a
+// process from the start.
+constexpr const char* kScenario = R"({"gpus": [
+  {"name": "A", "memory_total_mib": 80000,
+   "timeline": [{"at_s": 0, "power_draw_w": 60},
+                {"at_s": 400, "processes": [{"pid": 900, "used_memory_mib": 2000}]}]},
+  {"name": "B", "memory_total_mib": 80000,
+   "timeline": [{"at_s": 0, "memory_used_mib": 30000, "power_draw_w": 80,
+                 "processes": [{"pid": 901, "used_memory_mib": 29000}]}]}]})";
+
+class SamplerTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SamplerTest, ProcessAppearsAndMemoryHeldThroughTheFakeDriver) {
+  FakeNvml fake(GetParam(), kScenario);
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  auto store = store::SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
+  ProcfsInspector inspector;
+  Sampler sampler(**backend, inspector, store->get(), clock, {});
+
+  observe::Verdict gpu0, gpu1;
+  for (int t = 0; t <= 400; ++t) {
+    fake.SetTime(t);
+    auto pass = sampler.SampleOnce();
+    ASSERT_TRUE(pass.ok());
+    ASSERT_EQ(pass->verdicts.size(), 2u);
+    gpu0 = pass->verdicts[0];
+    gpu1 = pass->verdicts[1];
+    if (t == 299) {
+      EXPECT_EQ(gpu0.state, observe::GpuState::kUnknown);
+      EXPECT_EQ(gpu1.state, observe::GpuState::kUnknown);
+    }
+    if (t == 300) {
+      EXPECT_EQ(gpu0.state, observe::GpuState::kIdle) << gpu0.evidence.reason;
+      EXPECT_EQ(gpu1.state, observe::GpuState::kHeldIdle) << gpu1.evidence.reason;
+      EXPECT_THAT(gpu1.evidence.reason, HasSubstr("hold 28.3 GiB"));
+    }
+    if (t < 400) clock.Advance(core::Seconds(1));
+  }
+  // The process appeared at 400 s: Busy on that very sample.
+  EXPECT_EQ(gpu0.state, observe::GpuState::kBusy);
+  EXPECT_THAT(gpu0.evidence.reason, HasSubstr("new process"));
+  EXPECT_EQ(gpu1.state, observe::GpuState::kHeldIdle);
+
+  ASSERT_TRUE(sampler.Flush().ok());
+  auto verdicts = (*store)->LatestVerdicts();
+  ASSERT_TRUE(verdicts.ok());
+  ASSERT_EQ(verdicts->size(), 2u);
+  auto rollups =
+      (*store)->Rollups(gpu0.uuid, core::FromUnixMicros(0), clock.Now() + core::Seconds(60));
+  ASSERT_TRUE(rollups.ok());
+  EXPECT_GE(rollups->size(), 6u);  // 401 s of samples
+  int64_t samples = 0;
+  for (const auto& r : *rollups) samples += r.samples;
+  EXPECT_EQ(samples, 401);
+  EXPECT_EQ(rollups->back().pids, (std::set<uint32_t>{900}));
+  auto profiles = (*store)->Profiles("gpu");
+  ASSERT_TRUE(profiles.ok());
+  EXPECT_EQ(profiles->size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(DriverEras, SamplerTest, ::testing::Values("modern", "legacy"));
+
+TEST(SamplerRunTest, RunStopsOnRequestAndFlushes) {
+  FakeNvml fake("modern", "demo");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  core::RealClock clock;
+  ProcfsInspector inspector;
+  SamplerOptions options;
+  options.interval = core::Milliseconds(10);
+  Sampler sampler(**backend, inspector, nullptr, clock, options);
+  std::atomic<bool> stop{false};
+  int passes = 0;
+  sampler.Run(stop, [&](const HostPass& pass, const core::Status& s) {
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!pass.verdicts.empty()) ++passes;
+    if (passes == 5) stop = true;
+  });
+  EXPECT_EQ(passes, 5);
+  EXPECT_EQ(sampler.classifier().verdicts().size(), 8u);
+}
+
+}  // namespace
+}  // namespace gleaner::agent

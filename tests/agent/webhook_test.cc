@@ -1,0 +1,99 @@
+// Alerts reach a real HTTP receiver on loopback, in Alertmanager's format,
+// and failed deliveries are retried.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/alert_webhook.h"
+#include "agent/http_post.h"
+#include "testing/http_receiver.h"
+
+namespace gleaner::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+observe::AlertEvent Event(bool firing) {
+  observe::AlertEvent e;
+  e.rule = "GpuHeldIdle";
+  e.uuid = core::GpuUuid("GPU-1234");
+  e.firing = firing;
+  e.starts_at = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
+  e.ends_at = e.starts_at + core::Seconds(90);
+  e.severity = "warning";
+  e.summary = "held idle for 1h";
+  e.users = {"bob"};
+  return e;
+}
+
+TEST(AlertmanagerPayloadTest, HasTheWebhookShape) {
+  auto doc = nlohmann::json::parse(AlertmanagerPayload({Event(true)}, "node-1"));
+  EXPECT_EQ(doc["version"], "4");
+  EXPECT_EQ(doc["status"], "firing");
+  ASSERT_EQ(doc["alerts"].size(), 1u);
+  const auto& a = doc["alerts"][0];
+  EXPECT_EQ(a["labels"]["alertname"], "GpuHeldIdle");
+  EXPECT_EQ(a["labels"]["gpu_uuid"], "GPU-1234");
+  EXPECT_EQ(a["labels"]["hostname"], "node-1");
+  EXPECT_EQ(a["labels"]["users"], "bob");
+  EXPECT_EQ(a["annotations"]["summary"], "held idle for 1h");
+  EXPECT_EQ(a["startsAt"], "2027-01-15T08:00:00.000Z");
+  EXPECT_EQ(a["endsAt"], "0001-01-01T00:00:00Z");
+  auto resolved = nlohmann::json::parse(AlertmanagerPayload({Event(false)}, "node-1"));
+  EXPECT_EQ(resolved["status"], "resolved");
+  EXPECT_EQ(resolved["alerts"][0]["endsAt"], "2027-01-15T08:01:30.000Z");
+}
+
+TEST(AlertWebhookTest, DeliversFiringThenResolved) {
+  testing::HttpReceiver receiver;
+  std::vector<std::string> log;
+  AlertWebhook hook({receiver.url(), "node-1"}, [&](const std::string& l) { log.push_back(l); });
+  hook.Send({Event(true)});
+  hook.Send({Event(false)});
+  hook.Send({});  // nothing to say: nothing sent
+  ASSERT_TRUE(hook.WaitIdle(core::Seconds(10)));
+  ASSERT_EQ(receiver.bodies().size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(receiver.bodies()[0])["status"], "firing");
+  EXPECT_EQ(nlohmann::json::parse(receiver.bodies()[1])["status"], "resolved");
+  EXPECT_EQ(hook.delivered(), 2);
+  EXPECT_TRUE(log.empty());
+}
+
+TEST(AlertWebhookTest, RetriesWithBackoffUntilAccepted) {
+  testing::HttpReceiver receiver({500, 503, 200});
+  std::vector<std::string> log;
+  AlertWebhook::Options options{receiver.url(), "node-1"};
+  options.first_backoff = core::Milliseconds(20);
+  AlertWebhook hook(options, [&](const std::string& l) { log.push_back(l); });
+  hook.Send({Event(true)});
+  ASSERT_TRUE(hook.WaitIdle(core::Seconds(10)));
+  EXPECT_EQ(receiver.requests(), 3);
+  EXPECT_EQ(hook.delivered(), 1);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_THAT(log[0], HasSubstr("delivery 1/6"));
+  EXPECT_THAT(log[0], HasSubstr("HTTP 500"));
+}
+
+TEST(AlertWebhookTest, GivesUpAfterMaxAttempts) {
+  std::vector<std::string> log;
+  AlertWebhook::Options options{"http://127.0.0.1:1/hook", "node-1"};  // nothing listens
+  options.max_attempts = 3;
+  options.first_backoff = core::Milliseconds(5);
+  AlertWebhook hook(options, [&](const std::string& l) { log.push_back(l); });
+  hook.Send({Event(true)});
+  ASSERT_TRUE(hook.WaitIdle(core::Seconds(10)));
+  EXPECT_EQ(hook.dropped(), 1);
+  EXPECT_THAT(log.back(), HasSubstr("gave up"));
+}
+
+TEST(HttpPostTest, BadUrls) {
+  EXPECT_THAT(HttpPostJson("https://x/hook", "{}", core::Seconds(1)).status().message(),
+              HasSubstr("must start with http://"));
+  EXPECT_THAT(HttpPostJson("http:///hook", "{}", core::Seconds(1)).status().message(),
+              HasSubstr("has no host"));
+  EXPECT_FALSE(HttpPostJson("http://no-such-host.invalid/hook", "{}", core::Seconds(1)).ok());
+}
+
+}  // namespace
+}  // namespace gleaner::agent
