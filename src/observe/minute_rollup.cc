@@ -7,7 +7,7 @@ namespace {
 
 bool CountsAsBusy(GpuState s) {
   return s == GpuState::kBusy || s == GpuState::kHeldIdle || s == GpuState::kHarvested ||
-         s == GpuState::kProtected;
+         s == GpuState::kProtected || s == GpuState::kReserved;
 }
 
 }  // namespace
@@ -49,6 +49,7 @@ std::vector<MinuteRollup> MinuteRollupBuilder::Add(const GpuSample& s, const Ver
   // unless it is a gap.
   if (o.last_at && s.at - *o.last_at <= max_gap_) {
     const core::Duration step = s.at - std::max(*o.last_at, minute);
+    r.observed += step;
     if (CountsAsBusy(o.last_state)) r.busy += step;
     if (o.last_state == GpuState::kIdle) r.idle += step;
   }

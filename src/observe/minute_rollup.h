@@ -25,8 +25,10 @@ struct MinuteRollup {
   std::set<uint32_t> pids;
   std::set<std::string> users;
   GpuState state = GpuState::kUnknown;  // the minute's last verdict
-  core::Duration busy{};  // time with a Busy, HeldIdle, Harvested or Protected verdict
-  core::Duration idle{};  // time with an Idle verdict
+  // Time in the minute, excluding gaps, credited to the state the GPU was in.
+  core::Duration observed{};  // all of it
+  core::Duration busy{};      // Busy, HeldIdle, Harvested, Protected or Reserved
+  core::Duration idle{};      // Idle
 
   bool operator==(const MinuteRollup&) const = default;
 };

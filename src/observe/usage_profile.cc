@@ -17,21 +17,21 @@ int HourOfWeek(core::TimePoint t) {
 
 void UsageProfiles::Add(const MinuteRollup& r) {
   const size_t hour = static_cast<size_t>(HourOfWeek(r.minute));
-  const double observed = core::ToSecondsDouble(r.busy + r.idle);
-  const double busy = core::ToSecondsDouble(r.busy);
+  const double observed = core::ToSecondsDouble(r.observed);
   HourOfWeekProfile& gpu = gpus_[r.uuid.str()];
-  gpu.busy_s[hour] += busy;
+  gpu.busy_s[hour] += core::ToSecondsDouble(r.busy);
   gpu.observed_s[hour] += observed;
-  // A user or project is "observed" whenever any GPU is: their occupancy
-  // is the share of the host's GPU-time they held.
+  // A user (or project) holds the GPU for the whole minute their process
+  // is on it, whatever the GPU does; everyone is "observed" whenever any
+  // GPU is, so occupancy is their share of the host's GPU-time.
   std::set<std::string> projects;
   for (const std::string& user : r.users) {
-    users_[user].busy_s[hour] += busy;
+    users_[user].busy_s[hour] += observed;
     if (auto it = project_of_user_.find(user); it != project_of_user_.end()) {
       projects.insert(it->second);
     }
   }
-  for (const std::string& project : projects) projects_[project].busy_s[hour] += busy;
+  for (const std::string& project : projects) projects_[project].busy_s[hour] += observed;
   for (auto* group : {&users_, &projects_}) {
     for (auto& [key, profile] : *group) profile.observed_s[hour] += observed;
   }

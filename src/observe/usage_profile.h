@@ -12,8 +12,8 @@ namespace gleaner::observe {
 inline constexpr int kHoursPerWeek = 168;
 
 // Hour-of-week occupancy: for each hour of the week (0 = Monday 00:00 UTC),
-// how much of the observed time a GPU was in use, or a user (or project)
-// held GPUs. Accumulates across weeks.
+// the share of the observed time a GPU was in use, or the share of the
+// host's GPU-time a user (or project) held GPUs. Accumulates across weeks.
 struct HourOfWeekProfile {
   std::array<double, kHoursPerWeek> busy_s{};      // GPU-seconds in use
   std::array<double, kHoursPerWeek> observed_s{};  // GPU-seconds observed
@@ -26,9 +26,8 @@ struct HourOfWeekProfile {
 // The hour of the week a moment falls in, 0..167, Monday 00:00 UTC = 0.
 int HourOfWeek(core::TimePoint t);
 
-// Profiles per GPU, per user and per project, built from minute roll-ups.
-// A user's profile counts the GPU-time their processes were on GPUs, in
-// every hour observed on any GPU; projects come from a user→project map.
+// Profiles per GPU, per user and per project, built from minute roll-ups;
+// projects come from a user→project map.
 class UsageProfiles {
  public:
   explicit UsageProfiles(std::map<std::string, std::string> project_of_user = {})

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "observe/verdict_json.h"
@@ -89,6 +90,7 @@ constexpr const char* kMigrations[] = {
       pids TEXT NOT NULL,
       users TEXT NOT NULL,
       state TEXT NOT NULL,
+      observed_s REAL NOT NULL,
       busy_s REAL NOT NULL,
       idle_s REAL NOT NULL,
       PRIMARY KEY (uuid, minute_s)
@@ -169,7 +171,7 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
   if (rollups.empty()) return Status::Ok();
   GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
   Statement insert(db_, R"sql(
-    INSERT OR REPLACE INTO gpu_minutes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?))sql");
+    INSERT OR REPLACE INTO gpu_minutes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?))sql");
   Status s = insert.status();
   for (const observe::MinuteRollup& r : rollups) {
     if (!s.ok()) break;
@@ -192,8 +194,9 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
     insert.Bind(9, Join(r.pids));
     insert.Bind(10, Join(r.users));
     insert.Bind(11, std::string(observe::GpuStateName(r.state)));
-    insert.Bind(12, core::ToSecondsDouble(r.busy));
-    insert.Bind(13, core::ToSecondsDouble(r.idle));
+    insert.Bind(12, core::ToSecondsDouble(r.observed));
+    insert.Bind(13, core::ToSecondsDouble(r.busy));
+    insert.Bind(14, core::ToSecondsDouble(r.idle));
     if (insert.Step() != SQLITE_DONE) s = SqlError(db_, "saving GPU minutes");
     insert.Reset();
   }
@@ -209,7 +212,7 @@ core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core
                                                                       core::TimePoint to) {
   Statement q(db_, R"sql(
     SELECT minute_s, samples, utilization_min_pct, utilization_mean_pct, utilization_max_pct,
-           memory_used_max_bytes, power_mean_w, pids, users, state, busy_s, idle_s
+           memory_used_max_bytes, power_mean_w, pids, users, state, observed_s, busy_s, idle_s
     FROM gpu_minutes WHERE uuid = ? AND minute_s >= ? AND minute_s < ? ORDER BY minute_s)sql");
   GLEANER_RETURN_IF_ERROR(q.status());
   q.Bind(1, uuid.str());
@@ -237,8 +240,9 @@ core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core
           observe::GpuState::kHarvested, observe::GpuState::kUnhealthy}) {
       if (observe::GpuStateName(st) == state) r.state = st;
     }
-    r.busy = core::Duration(static_cast<int64_t>(q.Real(10) * 1e6));
-    r.idle = core::Duration(static_cast<int64_t>(q.Real(11) * 1e6));
+    r.observed = core::Duration(std::llround(q.Real(10) * 1e6));
+    r.busy = core::Duration(std::llround(q.Real(11) * 1e6));
+    r.idle = core::Duration(std::llround(q.Real(12) * 1e6));
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "reading GPU minutes");

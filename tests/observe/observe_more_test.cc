@@ -37,8 +37,8 @@ Verdict V(GpuState state) {
 TEST(TimeTest, MinuteAndHourOfWeek) {
   EXPECT_EQ(MinuteOf(kMonday + core::Seconds(119)), kMonday + core::Seconds(60));
   EXPECT_EQ(HourOfWeek(kMonday), 0);
-  EXPECT_EQ(HourOfWeek(kMonday + core::Seconds(3600 * 25 + 5)), 25);      // Tuesday 01:00
-  EXPECT_EQ(HourOfWeek(kMonday - core::Seconds(1)), 167);                  // Sunday 23:59
+  EXPECT_EQ(HourOfWeek(kMonday + core::Seconds(3600 * 25 + 5)), 25);  // Tuesday 01:00
+  EXPECT_EQ(HourOfWeek(kMonday - core::Seconds(1)), 167);             // Sunday 23:59
 }
 
 TEST(MinuteRollupTest, SummarisesEachMinuteAndCreditsStates) {
@@ -65,6 +65,7 @@ TEST(MinuteRollupTest, SummarisesEachMinuteAndCreditsStates) {
   EXPECT_EQ(r.state, GpuState::kIdle);
   EXPECT_EQ(r.busy, core::Seconds(30));  // seconds 0..30 credited to Busy
   EXPECT_EQ(r.idle, core::Seconds(29));  // 30..59; 59..60 belongs to the next minute
+  EXPECT_EQ(r.observed, core::Seconds(59));
 }
 
 TEST(MinuteRollupTest, GapsAndMissingReadingsAreNotIdleTime) {
@@ -76,7 +77,7 @@ TEST(MinuteRollupTest, GapsAndMissingReadingsAreNotIdleTime) {
   b.Add(Sample(40, 0), V(GpuState::kIdle));  // 39 s gap
   auto done = b.Flush();
   ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].samples, 2);            // the unreadable sample is not counted
+  EXPECT_EQ(done[0].samples, 2);              // the unreadable sample is not counted
   EXPECT_EQ(done[0].idle, core::Seconds(1));  // 0..1 only; the gap is nobody's time
 }
 
@@ -86,6 +87,7 @@ TEST(UsageProfileTest, GpuUserAndProjectOccupancy) {
   r.uuid = core::GpuUuid("GPU-a");
   r.minute = kMonday + core::Seconds(3600 * 9);  // Monday 09:00
   r.users = {"alice"};
+  r.observed = core::Seconds(60);
   r.busy = core::Seconds(45);
   r.idle = core::Seconds(15);
   p.Add(r);
@@ -94,13 +96,15 @@ TEST(UsageProfileTest, GpuUserAndProjectOccupancy) {
   r.idle = core::Seconds(60);
   p.Add(r);
   EXPECT_DOUBLE_EQ(*p.gpus().at("GPU-a").Occupancy(9), 45.0 / 120);
-  EXPECT_DOUBLE_EQ(*p.users().at("alice").Occupancy(9), 45.0 / 120);
-  EXPECT_DOUBLE_EQ(*p.projects().at("vision").Occupancy(9), 45.0 / 120);
+  // alice held the GPU for one of the two observed minutes.
+  EXPECT_DOUBLE_EQ(*p.users().at("alice").Occupancy(9), 60.0 / 120);
+  EXPECT_DOUBLE_EQ(*p.projects().at("vision").Occupancy(9), 60.0 / 120);
   EXPECT_FALSE(p.gpus().at("GPU-a").Occupancy(10).has_value());
 }
 
 TEST(AlertEvaluatorTest, FiresOnceAfterTheDurationAndResolves) {
-  AlertEvaluator alerts({{"GpuHeldIdle", AlertCondition::kHeldIdle, core::Seconds(10), 0, "warning"}});
+  AlertEvaluator alerts(
+      {{"GpuHeldIdle", AlertCondition::kHeldIdle, core::Seconds(10), 0, "warning"}});
   const std::vector<ObservedProcess> procs{{7, "bob", "jupyter", core::Bytes::GiB(40), false}};
   std::vector<AlertEvent> all;
   for (int s = 0; s < 30; ++s) {

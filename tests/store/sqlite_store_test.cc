@@ -27,6 +27,7 @@ observe::MinuteRollup Rollup(const char* uuid, int minute) {
   r.pids = {7, 42};
   r.users = {"alice", "bob"};
   r.state = observe::GpuState::kHeldIdle;
+  r.observed = core::Seconds(60);
   r.busy = core::Seconds(45);
   r.idle = core::Seconds(15);
   return r;
@@ -46,7 +47,8 @@ class SqliteStoreTest : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(SqliteStoreTest, RollupsRoundTripAndReplace) {
-  ASSERT_TRUE(store_->AddRollups({Rollup("GPU-a", 0), Rollup("GPU-a", 1), Rollup("GPU-b", 0)}).ok());
+  ASSERT_TRUE(
+      store_->AddRollups({Rollup("GPU-a", 0), Rollup("GPU-a", 1), Rollup("GPU-b", 0)}).ok());
   observe::MinuteRollup changed = Rollup("GPU-a", 1);
   changed.utilization_mean_pct = 7;
   changed.memory_used_max.reset();
@@ -58,13 +60,15 @@ TEST_P(SqliteStoreTest, RollupsRoundTripAndReplace) {
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0], Rollup("GPU-a", 0));
   EXPECT_EQ((*rows)[1], changed);
-  EXPECT_EQ(store_->Rollups(core::GpuUuid("GPU-a"), kT0 + core::Seconds(60), kT0 + core::Seconds(61))
-                ->size(),
-            1u);
+  EXPECT_EQ(
+      store_->Rollups(core::GpuUuid("GPU-a"), kT0 + core::Seconds(60), kT0 + core::Seconds(61))
+          ->size(),
+      1u);
 }
 
 TEST_P(SqliteStoreTest, PruneDropsOldMinutesOnly) {
-  ASSERT_TRUE(store_->AddRollups({Rollup("GPU-a", 0), Rollup("GPU-a", 10), Rollup("GPU-a", 20)}).ok());
+  ASSERT_TRUE(
+      store_->AddRollups({Rollup("GPU-a", 0), Rollup("GPU-a", 10), Rollup("GPU-a", 20)}).ok());
   auto pruned = store_->PruneRollups(kT0 + core::Seconds(60 * 10));
   ASSERT_TRUE(pruned.ok());
   EXPECT_EQ(*pruned, 1);
@@ -105,7 +109,9 @@ TEST_P(SqliteStoreTest, ProfilesAccumulate) {
   EXPECT_DOUBLE_EQ(*gpus->at("GPU-a").Occupancy(hour), 0.75);
   EXPECT_FALSE(gpus->at("GPU-a").Occupancy((hour + 1) % 168).has_value());
   EXPECT_EQ(store_->Profiles("user")->size(), 2u);
-  EXPECT_DOUBLE_EQ(store_->Profiles("project")->at("vision").busy_s[static_cast<size_t>(hour)], 90);
+  // alice's process was on the GPU both minutes: all 120 s of GPU-time.
+  EXPECT_DOUBLE_EQ(store_->Profiles("project")->at("vision").busy_s[static_cast<size_t>(hour)],
+                   120);
   EXPECT_THAT(store_->Profiles("team").status().message(), HasSubstr("unknown profile kind"));
 }
 
@@ -132,7 +138,8 @@ TEST(SqliteStoreFileTest, SurvivesReopenAndUsesWal) {
 TEST(SqliteStoreFileTest, ClearErrors) {
   auto missing = SqliteStore::Open("/nonexistent/dir/gleaner.db");
   ASSERT_FALSE(missing.ok());
-  EXPECT_THAT(missing.status().message(), HasSubstr("cannot open the database /nonexistent/dir/gleaner.db"));
+  EXPECT_THAT(missing.status().message(),
+              HasSubstr("cannot open the database /nonexistent/dir/gleaner.db"));
   testing::TempDir dir;
   const std::string junk = dir.Write("junk.db", std::string(4096, 'x'));
   auto not_db = SqliteStore::Open(junk);

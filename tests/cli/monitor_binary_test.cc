@@ -1,0 +1,200 @@
+// gleaner monitor, profile, eval idle and gpus --explain as a user runs
+// them: real processes, a real SQLite file, a real webhook receiver, the
+// real NVML loader with the fake driver.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/config_file.h"
+#include "testing/http_receiver.h"
+#include "testing/temp_dir.h"
+
+namespace gleaner {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+struct Outcome {
+  int rc;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Outcome Gleaner(const std::string& args, const std::string& env = "") {
+  testing::TempDir dir;
+  const std::string cmd = env + " " + GLEANER_BINARY + " " + args + " >" +
+                          (dir.path() / "out").string() + " 2>" + (dir.path() / "err").string() +
+                          " </dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir.path() / "out"),
+          Slurp(dir.path() / "err")};
+}
+
+TEST(MonitorBinaryTest, JudgesStoresAndAlertsAWebhook) {
+  testing::HttpReceiver receiver;
+  testing::TempDir data;
+  data.Write("gleaner.toml",
+             "[idle]\nidle_after_s = 1\nheld_idle_after_s = 1\n"
+             "[sampling]\ninterval_s = 0.2\n"
+             "[projects]\nbob = \"notebooks\"\n"
+             "[alerts]\nwebhook_url = \"" +
+                 receiver.url() +
+                 "\"\n"
+                 "[[alerts.rule]]\nname = \"GpuHeldIdle\"\nwhen = \"held_idle\"\n"
+                 "for_s = 0.5\nseverity = \"warning\"\n");
+  // The real NVML path: the fake driver found by the dynamic linker.
+  const std::string env = std::string("LD_LIBRARY_PATH=") + GLEANER_FAKE_NVML_DIR +
+                          "/modern GLEANER_FAKE_NVML_SCENARIO=demo GLEANER_FAKE_NVML_TIME_S=10";
+  Outcome r = Gleaner("monitor --data-dir " + data.path().string() + " --for 3", env);
+  ASSERT_EQ(r.rc, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("monitoring nvml every 200ms"));
+  EXPECT_THAT(r.out, HasSubstr("-> held_idle: 1 process(es) hold 37.5 GiB"));  // GPU 2
+  EXPECT_THAT(r.out, HasSubstr("-> idle: no processes"));                      // GPU 3
+  EXPECT_THAT(r.out, HasSubstr("alert firing GpuHeldIdle"));
+  EXPECT_THAT(r.out, HasSubstr("stopped"));
+
+  ASSERT_TRUE(receiver.WaitFor(1, 5));
+  json payload = json::parse(receiver.bodies().at(0));
+  EXPECT_EQ(payload["status"], "firing");
+  EXPECT_EQ(payload["alerts"][0]["labels"]["alertname"], "GpuHeldIdle");
+  EXPECT_EQ(payload["alerts"][0]["labels"]["gpu_uuid"], "GPU-d4104d1b-5c57-947d-bf56-6c1cc9820638");
+
+  // What the monitor saved is what `gleaner gpus` shows next.
+  Outcome gpus = Gleaner("gpus --json --data-dir " + data.path().string(), env);
+  ASSERT_EQ(gpus.rc, 0) << gpus.err;
+  json doc = json::parse(gpus.out);
+  EXPECT_EQ(doc["gpus"][2]["verdict"]["state"], "held_idle");
+  EXPECT_EQ(doc["gpus"][3]["verdict"]["state"], "idle");
+  EXPECT_EQ(doc["gpus"][0]["verdict"]["state"], "busy");
+
+  Outcome profile = Gleaner("profile --kind gpu --json --data-dir " + data.path().string());
+  ASSERT_EQ(profile.rc, 0) << profile.err;
+  EXPECT_EQ(json::parse(profile.out)["hour_of_week_utc"].size(), 8u);
+  // The fake driver's pids are not real processes, so /proc names no users;
+  // the in-process demo declares them.
+  EXPECT_THAT(Gleaner("profile --kind user --data-dir " + data.path().string()).out,
+              HasSubstr("no user profiles yet"));
+  ASSERT_EQ(Gleaner("monitor --fake demo --for 1 --data-dir " + data.path().string()).rc, 0);
+  Outcome users = Gleaner("profile --kind user --data-dir " + data.path().string());
+  EXPECT_THAT(users.out, HasSubstr("user bob:"));
+  EXPECT_THAT(users.out, HasSubstr("user alice:"));
+  Outcome projects = Gleaner("profile --kind project --data-dir " + data.path().string());
+  EXPECT_THAT(projects.out, HasSubstr("project notebooks:"));
+}
+
+TEST(MonitorBinaryTest, BadConfigSaysWhere) {
+  testing::TempDir data;
+  data.Write("gleaner.toml", "[idle]\nbusy_utilization_pct = 10\nidle_afer_s = 60\n");
+  Outcome r = Gleaner("monitor --fake demo --for 1 --data-dir " + data.path().string());
+  EXPECT_EQ(r.rc, 4);
+  EXPECT_THAT(r.err, HasSubstr("gleaner.toml:3: idle.idle_afer_s: unknown key"));
+  Outcome missing = Gleaner("monitor --fake demo --config /no/such.toml");
+  EXPECT_EQ(missing.rc, 4);
+  EXPECT_THAT(missing.err, HasSubstr("no config file /no/such.toml"));
+}
+
+TEST(ExplainBinaryTest, ExplainsOneGpuAndRejectsUnknownOnes) {
+  Outcome r = Gleaner("gpus --fake demo --explain 2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GPU 2  GPU-d4104d1b"));
+  EXPECT_THAT(r.out, HasSubstr("state      unknown"));
+  EXPECT_THAT(r.out, HasSubstr("thresholds busy at 10%"));
+  EXPECT_EQ(Gleaner("gpus --fake demo --explain GPU-d4104").rc, 0);
+  Outcome unknown = Gleaner("gpus --fake demo --explain 99");
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("no GPU \"99\""));
+  Outcome ambiguous = Gleaner("gpus --fake demo --explain GPU-");
+  EXPECT_THAT(ambiguous.err, HasSubstr("matches more than one GPU"));
+}
+
+TEST(EvalIdleBinaryTest, ScoresAFileAndWritesVerdicts) {
+  testing::TempDir dir;
+  std::string csv = "value,timestamp_anon,container_ip\n";
+  for (int i = 0; i < 200; ++i) {
+    csv += std::to_string(i % 50 < 10 ? 70 : 0) + "," + std::to_string(i * 60) + ",gpu-a\n";
+  }
+  const std::string trace = dir.Write("t.csv", csv);
+  const std::string verdicts = (dir.path() / "v.csv").string();
+  Outcome r = Gleaner("eval idle --json --trace " + trace + " --verdicts " + verdicts);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json doc = json::parse(r.out);
+  ASSERT_EQ(doc["classifiers"].size(), 5u);
+  EXPECT_EQ(doc["classifiers"][0]["name"], "gleaner");
+  for (const char* key : {"precision_10m", "recall_10m", "f1_10m", "precision_30m", "recall_30m",
+                          "f1_30m", "idle_time_captured"}) {
+    EXPECT_TRUE(doc["classifiers"][0][key].is_number()) << key;
+  }
+  const std::string lines = Slurp(verdicts);
+  EXPECT_EQ(lines.rfind("series,timestamp,utilization,state\ngpu-a,0.000,70,busy\n", 0), 0u);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 201);
+
+  const std::string bad =
+      dir.Write("bad.csv", "value,timestamp_anon,container_ip\n1,0,a\nx,60,a\n");
+  Outcome error = Gleaner("eval idle --trace " + bad);
+  EXPECT_EQ(error.rc, 4);
+  EXPECT_THAT(error.err, HasSubstr("bad.csv:3: value is not a number"));
+  EXPECT_EQ(Gleaner("eval idle --skip-bad-rows --trace " + bad).rc, 0);
+}
+
+TEST(ConfigFileTest, DefaultsAndValues) {
+  testing::TempDir dir;
+  auto defaults = cli::LoadConfig((dir.path() / "none.toml").string(), false);
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->sample_interval, core::Seconds(1));
+  EXPECT_EQ(defaults->idle.idle_after, core::Seconds(300));
+  const std::string path = dir.Write("g.toml", R"(
+[idle]
+busy_utilization_pct = 5
+protected_users = ["ceo"]
+protected_gpus = ["GPU-1"]
+[sampling]
+interval_s = 10
+retention_days = 7
+[alerts]
+[[alerts.rule]]
+name = "Hot"
+when = "temperature_above"
+threshold = 85
+for_s = 60
+)");
+  auto c = cli::LoadConfig(path, true);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->idle.busy_utilization_pct, 5);
+  EXPECT_EQ(c->idle.protected_users, std::vector<std::string>{"ceo"});
+  EXPECT_EQ(c->idle.protected_gpus.at(0).str(), "GPU-1");
+  EXPECT_EQ(c->sample_interval, core::Seconds(10));
+  EXPECT_EQ(c->idle.max_sample_gap, core::Seconds(30));
+  EXPECT_EQ(c->retention, core::Seconds(7 * 86400));
+  ASSERT_EQ(c->alert_rules.size(), 1u);
+  EXPECT_EQ(c->alert_rules[0].condition, observe::AlertCondition::kTemperatureAbove);
+  EXPECT_EQ(c->alert_rules[0].for_duration, core::Seconds(60));
+
+  const std::string bad_rule =
+      dir.Write("r.toml", "[[alerts.rule]]\nname = \"x\"\nwhen = \"sometimes\"\n");
+  EXPECT_THAT(cli::LoadConfig(bad_rule, true).status().message(),
+              HasSubstr("r.toml:3: alerts.rule.when: expected one of"));
+  const std::string bad_toml = dir.Write("t.toml", "[idle\n");
+  EXPECT_THAT(cli::LoadConfig(bad_toml, true).status().message(), HasSubstr("t.toml:1:"));
+  const std::string https = dir.Write("h.toml", "[alerts]\nwebhook_url = \"https://x\"\n");
+  EXPECT_THAT(cli::LoadConfig(https, true).status().message(),
+              HasSubstr("expected an http:// URL"));
+  const std::string range = dir.Write("n.toml", "[idle]\nmin_confidence = 2\n");
+  EXPECT_THAT(cli::LoadConfig(range, true).status().message(),
+              HasSubstr("n.toml:2: idle.min_confidence"));
+}
+
+}  // namespace
+}  // namespace gleaner
