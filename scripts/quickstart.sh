@@ -7,7 +7,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="${GLEANER_BUILD_DIR:-$here/build}"
-packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsqlite3-dev
+packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsqlite3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev)
 
 install_missing() {

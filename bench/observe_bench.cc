@@ -1,0 +1,52 @@
+// The cost of judging: one classifier step, and one full sampler pass over
+// an 8-GPU host (snapshot through the real loader and the fake driver,
+// /proc attribution, verdicts, roll-ups). Figures: docs/benchmarks.md.
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include "agent/sampler.h"
+#include "gpu/nvml/nvml_backend.h"
+#include "observe/idle_classifier.h"
+
+namespace gleaner {
+namespace {
+
+void BM_ClassifierObserve(benchmark::State& state) {
+  observe::IdleClassifier classifier({});
+  observe::GpuSample s;
+  s.uuid = core::GpuUuid("GPU-bench");
+  s.processes_known = true;
+  s.power_w = 70;
+  s.power_limit_w = 700;
+  int64_t t = 0;
+  for (auto _ : state) {
+    s.at = core::FromUnixMicros(t);
+    // Bursts and pauses, so every branch and the pause model are exercised.
+    s.utilization_pct = (t / 1'000'000) % 900 < 60 ? 80 : 0;
+    t += 1'000'000;
+    benchmark::DoNotOptimize(classifier.Observe(s));
+  }
+}
+BENCHMARK(BM_ClassifierObserve);
+
+void BM_SamplerPass8Gpus(benchmark::State& state) {
+  setenv("GLEANER_FAKE_NVML_SCENARIO", "demo", 1);
+  setenv("GLEANER_FAKE_NVML_TIME_S", "0", 1);
+  auto backend =
+      gpu::NvmlBackend::Create(std::string(GLEANER_FAKE_NVML_DIR) + "/modern/libnvidia-ml.so.1");
+  if (!backend.ok()) std::abort();
+  core::ManualClock clock;
+  agent::ProcfsInspector inspector;
+  agent::Sampler sampler(**backend, inspector, nullptr, clock, {});
+  for (auto _ : state) {
+    clock.Advance(core::Seconds(1));
+    auto pass = sampler.SampleOnce();
+    benchmark::DoNotOptimize(pass);
+  }
+}
+BENCHMARK(BM_SamplerPass8Gpus);
+
+}  // namespace
+}  // namespace gleaner
+
+BENCHMARK_MAIN();
