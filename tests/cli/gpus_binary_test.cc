@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 
 namespace gleaner {
@@ -18,29 +19,9 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-struct Outcome {
-  int rc;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs `env_and_args` through the shell with the gleaner binary in front.
-Outcome Gleaner(const std::string& args, const std::string& env = "") {
-  testing::TempDir dir;
-  const std::string cmd = env + " " + GLEANER_BINARY + " " + args + " >" +
-                          (dir.path() / "out").string() + " 2>" + (dir.path() / "err").string() +
-                          " </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir.path() / "out"),
-          Slurp(dir.path() / "err")};
-}
+using testing::Gleaner;
+using testing::Outcome;
+using testing::Slurp;
 
 // What a snapshot says regardless of when and where it was taken.
 json Stable(json doc) {
