@@ -34,13 +34,16 @@ core::Result<Url> ParseUrl(const std::string& url) {
     out.path = rest.substr(slash);
     rest.resize(slash);
   }
+  // host, host:port, [v6], [v6]:port
   const size_t colon = rest.rfind(':');
-  if (colon != std::string::npos && rest.find(']') == std::string::npos) {
+  const size_t bracket = rest.rfind(']');
+  if (colon != std::string::npos && (bracket == std::string::npos || colon > bracket)) {
     out.port = rest.substr(colon + 1);
     rest.resize(colon);
   }
-  if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']')
+  if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']') {
     rest = rest.substr(1, rest.size() - 2);
+  }
   if (rest.empty()) return core::InvalidArgument("webhook URL \"" + url + "\" has no host");
   out.host = rest;
   return out;
@@ -67,7 +70,11 @@ core::Status ConnectWithTimeout(int fd, const sockaddr* addr, socklen_t len, int
     return core::Unavailable(std::string("connect: ") + std::strerror(errno));
   }
   pollfd p{fd, POLLOUT, 0};
-  if (poll(&p, 1, timeout_ms) != 1) return core::Unavailable("connect: timed out");
+  int ready;
+  do {
+    ready = poll(&p, 1, timeout_ms);
+  } while (ready < 0 && errno == EINTR);
+  if (ready != 1) return core::Unavailable("connect: timed out");
   int error = 0;
   socklen_t error_len = sizeof error;
   getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &error_len);
@@ -100,8 +107,10 @@ core::Result<int> HttpPostJson(const std::string& url, const std::string& body,
                static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
     setsockopt(s.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    const std::string host =
+        u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;  // IPv6 literal
     const std::string request =
-        "POST " + u.path + " HTTP/1.1\r\nHost: " + u.host + ":" + u.port +
+        "POST " + u.path + " HTTP/1.1\r\nHost: " + host + ":" + u.port +
         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
         "\r\nUser-Agent: gleaner\r\nConnection: close\r\n\r\n" + body;
     size_t sent = 0;

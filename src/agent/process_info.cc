@@ -77,7 +77,7 @@ std::optional<core::TimePoint> ProcfsInspector::StartTime(const std::string& dir
   std::ifstream stat_file(dir + "/stat");
   std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
   const size_t close = stat.rfind(')');  // the command name may contain spaces and ')'
-  if (close == std::string::npos) return std::nullopt;
+  if (close == std::string::npos || close + 2 > stat.size()) return std::nullopt;
   std::istringstream fields(stat.substr(close + 2));
   std::string field;
   for (int i = 3; i < 22 && fields >> field; ++i) {
@@ -88,10 +88,10 @@ std::optional<core::TimePoint> ProcfsInspector::StartTime(const std::string& dir
   std::string line;
   long long boot_s = -1;
   while (std::getline(proc_stat, line)) {
-    if (line.rfind("btime ", 0) == 0) boot_s = std::stoll(line.substr(6));
+    if (line.rfind("btime ", 0) == 0) boot_s = std::strtoll(line.c_str() + 6, nullptr, 10);
   }
   const long hz = sysconf(_SC_CLK_TCK);
-  if (boot_s < 0 || hz <= 0) return std::nullopt;
+  if (boot_s <= 0 || hz <= 0) return std::nullopt;
   const auto us =
       static_cast<int64_t>(boot_s) * 1'000'000 + static_cast<int64_t>(ticks) * 1'000'000 / hz;
   return core::FromUnixMicros(us);
@@ -132,11 +132,17 @@ CgroupPlacement ParseCgroup(const std::string& text) {
       const std::string tail = dash == std::string::npos ? name : name.substr(dash + 1);
       if (tail.size() == 64 && IsHex(tail)) out.container_id = tail;
       if (name.rfind("job_", 0) == 0) out.slurm_job_id = name.substr(4);
+      // "kubepods-burstable-pod<uid>" (systemd) or "pod<uid>" (cgroupfs),
+      // the uid a UUID with '-' or '_'.
       const size_t pod = name.rfind("pod");
-      if (pod != std::string::npos && name.size() > pod + 3 + 30) {
+      if (pod != std::string::npos && (pod == 0 || name[pod - 1] == '-') &&
+          name.size() == pod + 3 + 36) {
         std::string uid = name.substr(pod + 3);
         std::replace(uid.begin(), uid.end(), '_', '-');
-        out.kubernetes_pod_uid = uid;
+        const bool uuid_shaped = std::all_of(uid.begin(), uid.end(), [](unsigned char c) {
+          return std::isxdigit(c) != 0 || c == '-';
+        });
+        if (uuid_shaped) out.kubernetes_pod_uid = uid;
       }
     }
   }

@@ -55,11 +55,13 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
     observe::GpuSample sample = ToSample(snapshot, pass.at);
     observe::Verdict verdict = classifier_.Observe(sample);
     for (observe::MinuteRollup& r : rollups_.Add(sample, verdict)) done.push_back(std::move(r));
-    // The latest verdict is saved when it changes, and with each minute.
-    auto saved = saved_states_.find(verdict.uuid);
-    if (saved == saved_states_.end() || saved->second != verdict.state || !done.empty()) {
+    // The latest verdict is saved when it changes, and every 30 s so that
+    // readers can tell a live verdict from a stale one.
+    auto saved = saved_.find(verdict.uuid);
+    if (saved == saved_.end() || saved->second.first != verdict.state ||
+        pass.at - saved->second.second >= core::Seconds(30)) {
       changed.push_back(verdict);
-      saved_states_[verdict.uuid] = verdict.state;
+      saved_[verdict.uuid] = {verdict.state, pass.at};
     }
     pass.samples.push_back(std::move(sample));
     pass.verdicts.push_back(std::move(verdict));

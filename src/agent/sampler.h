@@ -67,7 +67,8 @@ class Sampler {
   SamplerOptions options_;
   observe::IdleClassifier classifier_;
   observe::MinuteRollupBuilder rollups_;
-  std::map<core::GpuUuid, observe::GpuState> saved_states_;
+  // Each GPU's last saved state, and when it was saved.
+  std::map<core::GpuUuid, std::pair<observe::GpuState, core::TimePoint>> saved_;
   std::optional<core::TimePoint> last_prune_;
 };
 

@@ -46,9 +46,9 @@ Status Number(const std::string& path, const toml::table& t, const std::string& 
 }
 
 Status Seconds(const std::string& path, const toml::table& t, const std::string& prefix,
-               const char* key, double max_s, core::Duration* out) {
+               const char* key, double min_s, double max_s, core::Duration* out) {
   double s = core::ToSecondsDouble(*out);
-  GLEANER_RETURN_IF_ERROR(Number(path, t, prefix, key, 0, max_s, &s));
+  GLEANER_RETURN_IF_ERROR(Number(path, t, prefix, key, min_s, max_s, &s));
   *out = core::Duration(static_cast<int64_t>(s * 1e6));
   return Status::Ok();
 }
@@ -78,16 +78,17 @@ Status ReadIdle(const std::string& path, const toml::table& t, observe::IdleConf
                  "protected_users", "protected_commands", "reserved_gpus"}));
   GLEANER_RETURN_IF_ERROR(
       Number(path, t, p, "busy_utilization_pct", 0, 100, &c->busy_utilization_pct));
-  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "idle_after_s", 86400, &c->idle_after));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "idle_after_s", 1, 86400, &c->idle_after));
   GLEANER_RETURN_IF_ERROR(
-      Seconds(path, t, p, "idle_after_with_history_s", 86400, &c->idle_after_with_history));
-  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "held_idle_after_s", 86400 * 7, &c->held_idle_after));
-  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "horizon_s", 86400, &c->horizon));
+      Seconds(path, t, p, "idle_after_with_history_s", 1, 86400, &c->idle_after_with_history));
+  GLEANER_RETURN_IF_ERROR(
+      Seconds(path, t, p, "held_idle_after_s", 1, 86400 * 7, &c->held_idle_after));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "horizon_s", 60, 86400, &c->horizon));
   GLEANER_RETURN_IF_ERROR(Number(path, t, p, "min_confidence", 0, 1, &c->min_confidence));
   double trusted = static_cast<double>(c->trusted_pauses);
   GLEANER_RETURN_IF_ERROR(Number(path, t, p, "trusted_pauses", 0, 1e9, &trusted));
   c->trusted_pauses = static_cast<int64_t>(trusted);
-  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "max_sample_gap_s", 86400, &c->max_sample_gap));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "max_sample_gap_s", 1, 86400, &c->max_sample_gap));
   GLEANER_RETURN_IF_ERROR(
       Number(path, t, p, "power_activity_share", 0, 1, &c->power_activity_share));
   double max_temp = c->max_temperature_c;
@@ -143,11 +144,12 @@ Status ReadAlerts(const std::string& path, const toml::table& t, GleanerConfig* 
                    "expected one of: idle, held_idle, temperature_above, power_above, lost");
     }
     GLEANER_RETURN_IF_ERROR(
-        Seconds(path, *r, "alerts.rule.", "for_s", 86400 * 30, &rule.for_duration));
+        Seconds(path, *r, "alerts.rule.", "for_s", 0, 86400 * 30, &rule.for_duration));
     GLEANER_RETURN_IF_ERROR(
         Number(path, *r, "alerts.rule.", "threshold", -1e9, 1e9, &rule.threshold));
     if (const toml::node* sev = r->get("severity")) {
-      rule.severity = sev->value<std::string>().value_or(rule.severity);
+      if (!sev->is_string()) return Error(path, *sev, "alerts.rule.severity", "expected a string");
+      rule.severity = *sev->value<std::string>();
     }
     c->alert_rules.push_back(std::move(rule));
   }
@@ -170,16 +172,18 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
                                  std::string(e.description()));
   }
   GLEANER_RETURN_IF_ERROR(CheckKeys(path, doc, "", {"idle", "sampling", "projects", "alerts"}));
+  for (const char* section : {"idle", "sampling", "projects", "alerts"}) {
+    if (const toml::node* node = doc.get(section); node && !node->is_table()) {
+      return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
+    }
+  }
   if (const toml::table* idle = doc["idle"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadIdle(path, *idle, &config.idle));
   }
   if (const toml::table* s = doc["sampling"].as_table()) {
     GLEANER_RETURN_IF_ERROR(CheckKeys(path, *s, "sampling.", {"interval_s", "retention_days"}));
     GLEANER_RETURN_IF_ERROR(
-        Seconds(path, *s, "sampling.", "interval_s", 3600, &config.sample_interval));
-    if (config.sample_interval < core::Milliseconds(100)) {
-      return Error(path, *s->get("interval_s"), "sampling.interval_s", "at least 0.1 seconds");
-    }
+        Seconds(path, *s, "sampling.", "interval_s", 0.1, 3600, &config.sample_interval));
     double days = core::ToSecondsDouble(config.retention) / 86400;
     GLEANER_RETURN_IF_ERROR(Number(path, *s, "sampling.", "retention_days", 1, 36500, &days));
     config.retention = core::Duration(static_cast<int64_t>(days * 86400e6));

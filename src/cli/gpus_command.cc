@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "agent/sampler.h"
+#include "cli/config_file.h"
 #include "cli/exit_codes.h"
 #include "cli/explain.h"
 #include "cli/gpu_source.h"
@@ -75,7 +76,14 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
       rc != kExitOk) {
     return rc;
   }
+  // The same thresholds as the monitor's, from DATA_DIR/gleaner.toml.
+  auto config = LoadConfig(DataDir(options.data_dir) + "/gleaner.toml", false);
+  if (!config.ok()) {
+    env.err << "gleaner: " << config.status().message() << "\n";
+    return kExitBadInput;
+  }
   agent::SamplerOptions sampler_options;
+  sampler_options.idle = config->idle;
   if (options.watch_s) {
     sampler_options.interval = core::Duration(static_cast<int64_t>(*options.watch_s * 1e6));
     sampler_options.idle.max_sample_gap =

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <mutex>
 #include <ostream>
 #include <thread>
 
@@ -91,7 +92,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   sampler_options.project_of_user = config->project_of_user;
   agent::Sampler sampler(*source.backend, *source.inspector, store->get(), clock, sampler_options);
   observe::AlertEvaluator alerts(config->alert_rules);
-  const auto log = [&out](const std::string& line) {
+  // The webhook's thread logs too.
+  std::mutex log_mu;
+  const auto log = [&out, &log_mu](const std::string& line) {
+    std::lock_guard lock(log_mu);
     out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
     out.flush();
   };

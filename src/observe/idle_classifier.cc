@@ -65,6 +65,15 @@ std::string_view GpuStateName(GpuState state) {
   return "unknown";
 }
 
+std::optional<GpuState> ParseGpuState(std::string_view name) {
+  for (GpuState s :
+       {GpuState::kUnknown, GpuState::kBusy, GpuState::kIdle, GpuState::kHeldIdle,
+        GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested, GpuState::kUnhealthy}) {
+    if (GpuStateName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 void IdleClassifier::Restart(Tracker& t, TimePoint at) {
   // Nothing is known about the time before `at`: timers start over, and
   // quiet moments whose horizon crosses the gap teach nothing.
@@ -96,7 +105,8 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
     return v;
   }
   const bool gap = !t.seen || s.at - t.last_at > config_.max_sample_gap;
-  const Duration step = t.seen ? std::min(s.at - t.last_at, config_.max_sample_gap) : Duration{};
+  // The time this sample stands for; after a gap that time is unknown.
+  const Duration step = gap ? Duration{} : s.at - t.last_at;
   t.seen = true;
   t.last_at = s.at;
 
@@ -121,14 +131,18 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
     state = GpuState::kUnknown;
     e.reason = "no utilization reading";
   } else {
-    std::vector<uint32_t> pids;
-    for (const ObservedProcess& p : s.processes) pids.push_back(p.pid);
-    std::sort(pids.begin(), pids.end());
+    // A process list that could not be read says nothing: keep the last one,
+    // or every process would look new when the list comes back.
     bool new_process = false;
-    for (uint32_t pid : pids) {
-      if (!std::binary_search(t.pids.begin(), t.pids.end(), pid)) new_process = !gap;
+    if (s.processes_known) {
+      std::vector<uint32_t> pids;
+      for (const ObservedProcess& p : s.processes) pids.push_back(p.pid);
+      std::sort(pids.begin(), pids.end());
+      for (uint32_t pid : pids) {
+        if (!std::binary_search(t.pids.begin(), t.pids.end(), pid)) new_process = !gap;
+      }
+      t.pids = std::move(pids);
     }
-    t.pids = std::move(pids);
 
     const bool power_high =
         s.power_w && s.power_limit_w && t.idle_power_w &&
@@ -146,7 +160,9 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
     }
     const Duration window = std::max(config_.idle_after, config_.held_idle_after);
     t.utilization.emplace_back(s.at, *util);
-    while (t.utilization.front().first <= s.at - window) t.utilization.pop_front();
+    while (t.utilization.size() > 1 && t.utilization.front().first <= s.at - window) {
+      t.utilization.pop_front();
+    }
     if (*util == 0 && s.processes.empty() && s.power_w) {
       t.idle_power_w = t.idle_power_w ? std::min(*t.idle_power_w, *s.power_w) : *s.power_w;
     }

@@ -26,33 +26,36 @@ MinuteRollup MinuteRollupBuilder::Finish(Open& open) {
   return r;
 }
 
+static void Credit(MinuteRollup& r, GpuState state, core::Duration d) {
+  if (d <= core::Duration{}) return;
+  r.observed += d;
+  if (CountsAsBusy(state)) r.busy += d;
+  if (state == GpuState::kIdle) r.idle += d;
+}
+
 std::vector<MinuteRollup> MinuteRollupBuilder::Add(const GpuSample& s, const Verdict& v) {
   std::vector<MinuteRollup> done;
   const core::TimePoint minute = MinuteOf(s.at);
-  auto it = open_.find(s.uuid);
-  if (it != open_.end() && it->second.rollup.minute != minute) {
-    if (it->second.rollup.samples > 0) done.push_back(Finish(it->second));
-    const std::optional<core::TimePoint> last_at = it->second.last_at;
-    const GpuState last_state = it->second.last_state;
-    open_.erase(it);
-    it = open_.emplace(s.uuid, Open{}).first;
-    it->second.last_at = last_at;  // the time since it belongs to the new minute
-    it->second.last_state = last_state;
-  } else if (it == open_.end()) {
-    it = open_.emplace(s.uuid, Open{}).first;
+  Open& o = open_[s.uuid];
+  // The time since the previous sample is credited to the state the GPU
+  // was in, split at minute boundaries; a gap is nobody's time.
+  const bool continuous = o.last_at && s.at - *o.last_at <= max_gap_;
+  if (!o.rollup.uuid.empty() && o.rollup.minute != minute) {
+    if (continuous) {
+      const core::TimePoint end = std::min(o.rollup.minute + core::Seconds(60), s.at);
+      Credit(o.rollup, o.last_state, end - *o.last_at);
+    }
+    if (o.rollup.samples > 0 || o.rollup.observed > core::Duration{}) done.push_back(Finish(o));
+    o.rollup = MinuteRollup{};
+    o.utilization_sum = o.power_sum = 0;
+    o.power_samples = 0;
+    if (continuous) Credit(o.rollup, o.last_state, s.at - std::max(*o.last_at, minute));
+  } else if (continuous) {
+    Credit(o.rollup, o.last_state, s.at - *o.last_at);
   }
-  Open& o = it->second;
   MinuteRollup& r = o.rollup;
   r.uuid = s.uuid;
   r.minute = minute;
-  // The time since the previous sample is credited with the state it had,
-  // unless it is a gap.
-  if (o.last_at && s.at - *o.last_at <= max_gap_) {
-    const core::Duration step = s.at - std::max(*o.last_at, minute);
-    r.observed += step;
-    if (CountsAsBusy(o.last_state)) r.busy += step;
-    if (o.last_state == GpuState::kIdle) r.idle += step;
-  }
   o.last_at = s.at;
   o.last_state = v.state;
   if (!s.utilization_pct) return done;
@@ -79,7 +82,9 @@ std::vector<MinuteRollup> MinuteRollupBuilder::Add(const GpuSample& s, const Ver
 std::vector<MinuteRollup> MinuteRollupBuilder::Flush() {
   std::vector<MinuteRollup> done;
   for (auto& [uuid, open] : open_) {
-    if (open.rollup.samples > 0) done.push_back(Finish(open));
+    if (open.rollup.samples > 0 || open.rollup.observed > core::Duration{}) {
+      done.push_back(Finish(open));
+    }
   }
   open_.clear();
   return done;

@@ -21,9 +21,7 @@ void UsageProfiles::Add(const MinuteRollup& r) {
   HourOfWeekProfile& gpu = gpus_[r.uuid.str()];
   gpu.busy_s[hour] += core::ToSecondsDouble(r.busy);
   gpu.observed_s[hour] += observed;
-  // A user (or project) holds the GPU for the whole minute their process
-  // is on it, whatever the GPU does; everyone is "observed" whenever any
-  // GPU is, so occupancy is their share of the host's GPU-time.
+  host_.observed_s[hour] += observed;
   std::set<std::string> projects;
   for (const std::string& user : r.users) {
     users_[user].busy_s[hour] += observed;
@@ -32,9 +30,13 @@ void UsageProfiles::Add(const MinuteRollup& r) {
     }
   }
   for (const std::string& project : projects) projects_[project].busy_s[hour] += observed;
-  for (auto* group : {&users_, &projects_}) {
-    for (auto& [key, profile] : *group) profile.observed_s[hour] += observed;
-  }
+}
+
+std::map<std::string, HourOfWeekProfile> UsageProfiles::WithHostTime(
+    const std::map<std::string, HourOfWeekProfile>& group) const {
+  std::map<std::string, HourOfWeekProfile> out = group;
+  for (auto& [key, profile] : out) profile.observed_s = host_.observed_s;
+  return out;
 }
 
 }  // namespace gleaner::observe

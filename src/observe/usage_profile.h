@@ -27,7 +27,9 @@ struct HourOfWeekProfile {
 int HourOfWeek(core::TimePoint t);
 
 // Profiles per GPU, per user and per project, built from minute roll-ups;
-// projects come from a user→project map.
+// projects come from a user→project map. A user's (or project's) busy time
+// is the GPU-time their processes were on GPUs, whatever the GPUs did; its
+// observed time is the whole host's GPU-time, kept once as host().
 class UsageProfiles {
  public:
   explicit UsageProfiles(std::map<std::string, std::string> project_of_user = {})
@@ -35,18 +37,22 @@ class UsageProfiles {
 
   void Add(const MinuteRollup& rollup);
 
-  std::map<std::string, HourOfWeekProfile>& gpus() { return gpus_; }
-  std::map<std::string, HourOfWeekProfile>& users() { return users_; }
-  std::map<std::string, HourOfWeekProfile>& projects() { return projects_; }
   const std::map<std::string, HourOfWeekProfile>& gpus() const { return gpus_; }
+  // Only busy_s is kept per user and project; their observed_s is host().
   const std::map<std::string, HourOfWeekProfile>& users() const { return users_; }
   const std::map<std::string, HourOfWeekProfile>& projects() const { return projects_; }
+  const HourOfWeekProfile& host() const { return host_; }
+
+  // users() or projects() with observed_s filled in from host().
+  std::map<std::string, HourOfWeekProfile> WithHostTime(
+      const std::map<std::string, HourOfWeekProfile>& group) const;
 
  private:
   std::map<std::string, std::string> project_of_user_;
   std::map<std::string, HourOfWeekProfile> gpus_;
   std::map<std::string, HourOfWeekProfile> users_;
   std::map<std::string, HourOfWeekProfile> projects_;
+  HourOfWeekProfile host_;  // observed_s: GPU-seconds observed on all GPUs
 };
 
 }  // namespace gleaner::observe

@@ -21,6 +21,8 @@ enum class GpuState {
 };
 
 std::string_view GpuStateName(GpuState state);
+// The state named `name` ("held_idle"), or nullopt.
+std::optional<GpuState> ParseGpuState(std::string_view name);
 
 // The numbers a verdict rests on. Every field is what the classifier saw;
 // `reason` says in one line why the state follows from them.

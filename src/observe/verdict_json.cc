@@ -60,16 +60,9 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
     Verdict v;
     v.uuid = core::GpuUuid(j.at("uuid").get<std::string>());
     const std::string state = j.at("state").get<std::string>();
-    bool known = false;
-    for (GpuState s :
-         {GpuState::kUnknown, GpuState::kBusy, GpuState::kIdle, GpuState::kHeldIdle,
-          GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested, GpuState::kUnhealthy}) {
-      if (GpuStateName(s) == state) {
-        v.state = s;
-        known = true;
-      }
-    }
-    if (!known) return core::InvalidArgument("unknown GPU state \"" + state + "\"");
+    const std::optional<GpuState> parsed = ParseGpuState(state);
+    if (!parsed) return core::InvalidArgument("unknown GPU state \"" + state + "\"");
+    v.state = *parsed;
     v.since = core::FromUnixMicros(j.at("since_us").get<int64_t>());
     v.at = core::FromUnixMicros(j.at("at_us").get<int64_t>());
     const json& e = j.at("evidence");

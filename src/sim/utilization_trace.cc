@@ -30,7 +30,20 @@ bool ParseDouble(const std::string& text, double* out) {
   errno = 0;
   char* end = nullptr;
   *out = std::strtod(text.c_str(), &end);
-  return errno == 0 && end == text.c_str() + text.size();
+  // Underflow (1e-400) is a number, just a tiny one.
+  const bool underflow = errno == ERANGE && std::abs(*out) < 1;
+  return (errno == 0 || underflow) && end == text.c_str() + text.size();
+}
+
+// Times are seconds; anything beyond ±10^11 s (about 3,000 years) is not a
+// timestamp and would overflow microsecond arithmetic.
+constexpr double kMaxAbsTimeS = 1e11;
+
+std::string Unquoted(std::string field) {
+  if (field.size() >= 2 && field.front() == '"' && field.back() == '"') {
+    field = field.substr(1, field.size() - 2);
+  }
+  return field;
 }
 
 // Reads `path` into rows per series, by the header's column names.
@@ -42,7 +55,8 @@ core::Status ReadRows(const std::string& path, bool skip_bad_rows, TraceCleaning
   if (!std::getline(in, line))
     return core::InvalidArgument(path + ":1: empty file; expected a header");
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  const std::vector<std::string> header = SplitCsv(line);
+  std::vector<std::string> header = SplitCsv(line);
+  for (std::string& h : header) h = Unquoted(h);
   const auto column = [&](std::initializer_list<const char*> names) -> int {
     for (const char* n : names) {
       auto it = std::find(header.begin(), header.end(), n);
@@ -73,17 +87,13 @@ core::Status ReadRows(const std::string& path, bool skip_bad_rows, TraceCleaning
       problem =
           "expected " + std::to_string(header.size()) + " columns, got " + std::to_string(f.size());
     } else if (!ParseDouble(f[static_cast<size_t>(time_col)], &row.time_s) ||
-               !std::isfinite(row.time_s)) {
-      problem = "timestamp is not a number: \"" + f[static_cast<size_t>(time_col)] + "\"";
+               !(std::abs(row.time_s) <= kMaxAbsTimeS)) {
+      problem =
+          "timestamp is not a number of seconds: \"" + f[static_cast<size_t>(time_col)] + "\"";
     } else if (f[static_cast<size_t>(id_col)].empty()) {
       problem = "empty series id";
     } else if (!ParseDouble(f[static_cast<size_t>(value_col)], &row.value)) {
-      const std::string& v = f[static_cast<size_t>(value_col)];
-      if (v == "nan" || v == "NaN" || v == "inf" || v == "-inf") {
-        ++cleaning->non_finite;
-        continue;
-      }
-      problem = "value is not a number: \"" + v + "\"";
+      problem = "value is not a number: \"" + f[static_cast<size_t>(value_col)] + "\"";
     }
     if (problem.empty() && !std::isfinite(row.value)) {
       ++cleaning->non_finite;
@@ -145,7 +155,9 @@ core::Result<std::vector<UtilizationSeries>> ReadUtilizationTrace(const std::str
             (best == nullptr || r.time_s - (it - 1)->time_s < best->time_s - r.time_s)) {
           best = &*(it - 1);
         }
-        if (best != nullptr && std::abs(best->time_s - r.time_s) <= 60 && best->value >= 0) {
+        // Memory beyond 2^60 bytes is not a reading.
+        if (best != nullptr && std::abs(best->time_s - r.time_s) <= 60 && best->value >= 0 &&
+            best->value < 1.15e18) {
           p.memory_used = core::Bytes(static_cast<uint64_t>(best->value));
         }
       }

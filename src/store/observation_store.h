@@ -30,7 +30,8 @@ class ObservationStore {
 
   // Adds `delta` (profiles accumulated since the last call) to the stored ones.
   virtual core::Status AddToProfiles(const observe::UsageProfiles& delta) = 0;
-  // kind: "gpu", "user" or "project".
+  // kind: "gpu", "user" or "project" (whose observed time is the host's
+  // GPU-time), or "host" (key "all": GPU-time observed on all GPUs).
   virtual core::Result<std::map<std::string, observe::HourOfWeekProfile>> Profiles(
       const std::string& kind) = 0;
 

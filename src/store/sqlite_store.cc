@@ -233,13 +233,7 @@ core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core
     for (const std::string& pid : Split(q.Text(7)))
       r.pids.insert(static_cast<uint32_t>(std::stoul(pid)));
     for (const std::string& user : Split(q.Text(8))) r.users.insert(user);
-    const std::string state = q.Text(9);
-    for (observe::GpuState st :
-         {observe::GpuState::kUnknown, observe::GpuState::kBusy, observe::GpuState::kIdle,
-          observe::GpuState::kHeldIdle, observe::GpuState::kProtected, observe::GpuState::kReserved,
-          observe::GpuState::kHarvested, observe::GpuState::kUnhealthy}) {
-      if (observe::GpuStateName(st) == state) r.state = st;
-    }
+    r.state = observe::ParseGpuState(q.Text(9)).value_or(observe::GpuState::kUnknown);
     r.observed = core::Duration(std::llround(q.Real(10) * 1e6));
     r.busy = core::Duration(std::llround(q.Real(11) * 1e6));
     r.idle = core::Duration(std::llround(q.Real(12) * 1e6));
@@ -292,11 +286,13 @@ Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
     ON CONFLICT (kind, key, hour_of_week)
     DO UPDATE SET busy_s = busy_s + excluded.busy_s, observed_s = observed_s + excluded.observed_s)sql");
   Status s = add.status();
+  const std::map<std::string, observe::HourOfWeekProfile> host{{"all", delta.host()}};
   for (const auto& [kind, profiles] :
        {std::pair<std::string, const std::map<std::string, observe::HourOfWeekProfile>*>{
             "gpu", &delta.gpus()},
         {"user", &delta.users()},
-        {"project", &delta.projects()}}) {
+        {"project", &delta.projects()},
+        {"host", &host}}) {
     for (const auto& [key, profile] : *profiles) {
       for (int h = 0; h < observe::kHoursPerWeek && s.ok(); ++h) {
         const auto i = static_cast<size_t>(h);
@@ -320,7 +316,7 @@ Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
 
 core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Profiles(
     const std::string& kind) {
-  if (kind != "gpu" && kind != "user" && kind != "project") {
+  if (kind != "gpu" && kind != "user" && kind != "project" && kind != "host") {
     return core::InvalidArgument("unknown profile kind \"" + kind +
                                  "\"; expected gpu, user or project");
   }
@@ -339,6 +335,12 @@ core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Pro
     p.observed_s[h] = q.Real(3);
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "reading usage profiles");
+  if (kind == "user" || kind == "project") {
+    // A user's or project's share is of the whole host's GPU-time.
+    GLEANER_ASSIGN_OR_RETURN(auto host, Profiles("host"));
+    const observe::HourOfWeekProfile& all = host["all"];
+    for (auto& [key, profile] : out) profile.observed_s = all.observed_s;
+  }
   return out;
 }
 

@@ -74,7 +74,15 @@ TEST_P(SamplerTest, ProcessAppearsAndMemoryHeldThroughTheFakeDriver) {
   EXPECT_EQ(rollups->back().pids, (std::set<uint32_t>{900}));
   auto profiles = (*store)->Profiles("gpu");
   ASSERT_TRUE(profiles.ok());
-  EXPECT_EQ(profiles->size(), 2u);
+  ASSERT_EQ(profiles->size(), 2u);
+  // GPU 1: 300 s unknown, then held idle (in use) for 100 s.
+  double busy = 0, observed = 0;
+  for (int h = 0; h < observe::kHoursPerWeek; ++h) {
+    busy += profiles->at(gpu1.uuid.str()).busy_s[static_cast<size_t>(h)];
+    observed += profiles->at(gpu1.uuid.str()).observed_s[static_cast<size_t>(h)];
+  }
+  EXPECT_NEAR(observed, 400, 1e-6);
+  EXPECT_NEAR(busy, 100, 1e-6);
 }
 
 INSTANTIATE_TEST_SUITE_P(DriverEras, SamplerTest, ::testing::Values("modern", "legacy"));

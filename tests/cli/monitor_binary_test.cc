@@ -75,6 +75,17 @@ TEST(MonitorBinaryTest, JudgesStoresAndAlertsAWebhook) {
   EXPECT_THAT(users.out, HasSubstr("user alice:"));
   Outcome projects = Gleaner("profile --kind project --data-dir " + data.path().string());
   EXPECT_THAT(projects.out, HasSubstr("project notebooks:"));
+  // bob holds one GPU of eight: an eighth of the host's GPU-time, in the
+  // hour this ran (the first, NVML-path run observed no users).
+  json shares =
+      json::parse(Gleaner("profile --kind user --json --key bob --data-dir " + data.path().string())
+                      .out)["hour_of_week_utc"]["bob"];
+  double best = 0;
+  for (const json& h : shares) {
+    if (h.is_number()) best = std::max(best, h.get<double>());
+  }
+  EXPECT_GT(best, 0.0);
+  EXPECT_LE(best, 0.126);
 }
 
 TEST(MonitorBinaryTest, BadConfigSaysWhere) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "observe/alerts.h"
+#include "observe/idle_classifier.h"
 #include "observe/minute_rollup.h"
 #include "observe/usage_profile.h"
 #include "observe/verdict_json.h"
@@ -64,8 +65,8 @@ TEST(MinuteRollupTest, SummarisesEachMinuteAndCreditsStates) {
   EXPECT_EQ(r.users, (std::set<std::string>{"alice"}));
   EXPECT_EQ(r.state, GpuState::kIdle);
   EXPECT_EQ(r.busy, core::Seconds(30));  // seconds 0..30 credited to Busy
-  EXPECT_EQ(r.idle, core::Seconds(29));  // 30..59; 59..60 belongs to the next minute
-  EXPECT_EQ(r.observed, core::Seconds(59));
+  EXPECT_EQ(r.idle, core::Seconds(30));  // 30..60: the last second reaches the boundary
+  EXPECT_EQ(r.observed, core::Seconds(60));
 }
 
 TEST(MinuteRollupTest, GapsAndMissingReadingsAreNotIdleTime) {
@@ -97,8 +98,15 @@ TEST(UsageProfileTest, GpuUserAndProjectOccupancy) {
   p.Add(r);
   EXPECT_DOUBLE_EQ(*p.gpus().at("GPU-a").Occupancy(9), 45.0 / 120);
   // alice held the GPU for one of the two observed minutes.
-  EXPECT_DOUBLE_EQ(*p.users().at("alice").Occupancy(9), 60.0 / 120);
-  EXPECT_DOUBLE_EQ(*p.projects().at("vision").Occupancy(9), 60.0 / 120);
+  EXPECT_DOUBLE_EQ(*p.WithHostTime(p.users()).at("alice").Occupancy(9), 60.0 / 120);
+  EXPECT_DOUBLE_EQ(*p.WithHostTime(p.projects()).at("vision").Occupancy(9), 60.0 / 120);
+  EXPECT_DOUBLE_EQ(p.host().observed_s[9], 120);
+  // Two more GPU-minutes observed without alice halve her share.
+  r.uuid = core::GpuUuid("GPU-b");
+  p.Add(r);
+  r.uuid = core::GpuUuid("GPU-c");
+  p.Add(r);
+  EXPECT_DOUBLE_EQ(*p.WithHostTime(p.users()).at("alice").Occupancy(9), 60.0 / 240);
   EXPECT_FALSE(p.gpus().at("GPU-a").Occupancy(10).has_value());
 }
 
@@ -161,6 +169,44 @@ TEST(VerdictJsonTest, RoundTripsAndRejectsGarbage) {
   bad["state"] = "sleepy";
   EXPECT_THAT(VerdictFromJson(bad).status().message(), HasSubstr("unknown GPU state \"sleepy\""));
   EXPECT_FALSE(VerdictFromJson(nlohmann::json::object()).ok());
+}
+
+}  // namespace
+}  // namespace gleaner::observe
+
+namespace gleaner::observe {
+namespace {
+
+TEST(MinuteRollupTest, TimeAcrossABoundaryIsSplit) {
+  MinuteRollupBuilder b(core::Seconds(30));
+  GpuSample s = Sample(50, 0);
+  b.Add(s, V(GpuState::kIdle));
+  auto done = b.Add(Sample(70, 0), V(GpuState::kIdle));  // 50..60 old minute, 60..70 new
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].observed, core::Seconds(10));
+  auto rest = b.Flush();
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].observed, core::Seconds(10));
+  EXPECT_EQ(rest[0].minute, kMonday + core::Seconds(60));
+}
+
+TEST(IdleClassifierRobustnessTest, ZeroWindowsAndUnreadableProcessLists) {
+  IdleConfig config;
+  config.idle_after = core::Duration{};
+  config.held_idle_after = core::Duration{};
+  config.idle_after_with_history = core::Duration{};
+  IdleClassifier c(config);
+  for (int i = 0; i < 5; ++i) c.Observe(Sample(i, 0));  // must not crash on empty windows
+  EXPECT_EQ(c.verdicts().at(core::GpuUuid("GPU-a")).state, GpuState::kIdle);
+
+  IdleClassifier d({});
+  const std::vector<ObservedProcess> procs{{7, "bob", "x", core::Bytes::GiB(1), false}};
+  for (int i = 0; i < 400; ++i) d.Observe(Sample(i, 0, procs));
+  GpuSample unreadable = Sample(400, 0);
+  unreadable.processes_known = false;
+  d.Observe(unreadable);
+  // The list comes back with the same process: nothing new appeared.
+  EXPECT_EQ(d.Observe(Sample(401, 0, procs)).state, GpuState::kHeldIdle);
 }
 
 }  // namespace
