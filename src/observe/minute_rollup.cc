@@ -79,6 +79,32 @@ std::vector<MinuteRollup> MinuteRollupBuilder::Add(const GpuSample& s, const Ver
   return done;
 }
 
+MinuteRollup MergeRollups(const MinuteRollup& a, const MinuteRollup& b) {
+  if (a.samples == 0) return b;
+  if (b.samples == 0) return a;
+  MinuteRollup m = b;
+  const double na = a.samples, nb = b.samples;
+  m.samples = a.samples + b.samples;
+  m.utilization_min_pct = std::min(a.utilization_min_pct, b.utilization_min_pct);
+  m.utilization_max_pct = std::max(a.utilization_max_pct, b.utilization_max_pct);
+  m.utilization_mean_pct = (a.utilization_mean_pct * na + b.utilization_mean_pct * nb) / (na + nb);
+  if (a.memory_used_max) {
+    m.memory_used_max =
+        b.memory_used_max ? std::max(*a.memory_used_max, *b.memory_used_max) : *a.memory_used_max;
+  }
+  if (a.power_mean_w && b.power_mean_w) {
+    m.power_mean_w = (*a.power_mean_w * na + *b.power_mean_w * nb) / (na + nb);
+  } else if (a.power_mean_w) {
+    m.power_mean_w = a.power_mean_w;
+  }
+  m.pids.insert(a.pids.begin(), a.pids.end());
+  m.users.insert(a.users.begin(), a.users.end());
+  m.observed = a.observed + b.observed;
+  m.busy = a.busy + b.busy;
+  m.idle = a.idle + b.idle;
+  return m;
+}
+
 std::vector<MinuteRollup> MinuteRollupBuilder::Flush() {
   std::vector<MinuteRollup> done;
   for (auto& [uuid, open] : open_) {

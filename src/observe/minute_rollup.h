@@ -62,4 +62,8 @@ class MinuteRollupBuilder {
 
 core::TimePoint MinuteOf(core::TimePoint t);
 
+// One roll-up for a minute recorded in two parts (a restart within the
+// minute): sums, extremes, sample-weighted means, unions; `later`'s state.
+MinuteRollup MergeRollups(const MinuteRollup& earlier, const MinuteRollup& later);
+
 }  // namespace gleaner::observe

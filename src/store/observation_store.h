@@ -18,7 +18,8 @@ class ObservationStore {
  public:
   virtual ~ObservationStore() = default;
 
-  // Roll-ups are keyed by (GPU, minute); adding one again replaces it.
+  // Roll-ups are keyed by (GPU, minute); adding one for a minute already
+  // stored merges the two (observe::MergeRollups).
   virtual core::Status AddRollups(const std::vector<observe::MinuteRollup>& rollups) = 0;
   virtual core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                                    core::TimePoint from,

@@ -173,8 +173,17 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
   Statement insert(db_, R"sql(
     INSERT OR REPLACE INTO gpu_minutes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?))sql");
   Status s = insert.status();
-  for (const observe::MinuteRollup& r : rollups) {
+  for (const observe::MinuteRollup& added : rollups) {
     if (!s.ok()) break;
+    // A minute already stored (gleaner restarted within it) is merged, not
+    // replaced, so the minute keeps both parts.
+    auto existing = Rollups(added.uuid, added.minute, added.minute + core::Seconds(1));
+    if (!existing.ok()) {
+      s = existing.status();
+      break;
+    }
+    const observe::MinuteRollup r =
+        existing->empty() ? added : observe::MergeRollups(existing->front(), added);
     insert.Bind(1, r.uuid.str());
     insert.Bind(2, core::ToUnixMicros(r.minute) / 1'000'000);
     insert.Bind(3, static_cast<int64_t>(r.samples));

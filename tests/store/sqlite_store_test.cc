@@ -46,20 +46,31 @@ class SqliteStoreTest : public ::testing::TestWithParam<bool> {
   std::unique_ptr<SqliteStore> store_;
 };
 
-TEST_P(SqliteStoreTest, RollupsRoundTripAndReplace) {
+TEST_P(SqliteStoreTest, RollupsRoundTripAndMergeARestartedMinute) {
   ASSERT_TRUE(
       store_->AddRollups({Rollup("GPU-a", 0), Rollup("GPU-a", 1), Rollup("GPU-b", 0)}).ok());
-  observe::MinuteRollup changed = Rollup("GPU-a", 1);
-  changed.utilization_mean_pct = 7;
-  changed.memory_used_max.reset();
-  changed.power_mean_w.reset();
-  changed.users.clear();
-  ASSERT_TRUE(store_->AddRollups({changed}).ok());
+  observe::MinuteRollup second_part = Rollup("GPU-a", 1);
+  second_part.samples = 20;
+  second_part.utilization_mean_pct = 0.5;
+  second_part.utilization_min_pct = 0;
+  second_part.memory_used_max.reset();
+  second_part.power_mean_w.reset();
+  second_part.users = {"carol"};
+  second_part.state = observe::GpuState::kIdle;
+  ASSERT_TRUE(store_->AddRollups({second_part}).ok());
   auto rows = store_->Rollups(core::GpuUuid("GPU-a"), kT0, kT0 + core::Seconds(3600));
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0], Rollup("GPU-a", 0));
-  EXPECT_EQ((*rows)[1], changed);
+  const observe::MinuteRollup& m = (*rows)[1];
+  EXPECT_EQ(m.samples, 80);
+  EXPECT_DOUBLE_EQ(m.utilization_mean_pct, (40.5 * 60 + 0.5 * 20) / 80);
+  EXPECT_DOUBLE_EQ(m.utilization_min_pct, 0);
+  EXPECT_DOUBLE_EQ(m.utilization_max_pct, 99);
+  EXPECT_EQ(m.memory_used_max, core::Bytes::GiB(12));
+  EXPECT_EQ(m.users, (std::set<std::string>{"alice", "bob", "carol"}));
+  EXPECT_EQ(m.state, observe::GpuState::kIdle);
+  EXPECT_EQ(m.observed, core::Seconds(120));
   EXPECT_EQ(
       store_->Rollups(core::GpuUuid("GPU-a"), kT0 + core::Seconds(60), kT0 + core::Seconds(61))
           ->size(),
