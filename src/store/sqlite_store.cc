@@ -323,12 +323,8 @@ Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
   return Exec("COMMIT");
 }
 
-core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Profiles(
+core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::ProfileRows(
     const std::string& kind) {
-  if (kind != "gpu" && kind != "user" && kind != "project" && kind != "host") {
-    return core::InvalidArgument("unknown profile kind \"" + kind +
-                                 "\"; expected gpu, user or project");
-  }
   Statement q(db_, R"sql(
     SELECT key, hour_of_week, busy_s, observed_s FROM usage_profiles WHERE kind = ?
     ORDER BY key, hour_of_week)sql");
@@ -344,9 +340,19 @@ core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Pro
     p.observed_s[h] = q.Real(3);
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "reading usage profiles");
+  return out;
+}
+
+core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Profiles(
+    const std::string& kind) {
+  if (kind != "gpu" && kind != "user" && kind != "project" && kind != "host") {
+    return core::InvalidArgument("unknown profile kind \"" + kind +
+                                 "\"; expected gpu, user or project");
+  }
+  GLEANER_ASSIGN_OR_RETURN(auto out, ProfileRows(kind));
   if (kind == "user" || kind == "project") {
     // A user's or project's share is of the whole host's GPU-time.
-    GLEANER_ASSIGN_OR_RETURN(auto host, Profiles("host"));
+    GLEANER_ASSIGN_OR_RETURN(auto host, ProfileRows("host"));
     const observe::HourOfWeekProfile& all = host["all"];
     for (auto& [key, profile] : out) profile.observed_s = all.observed_s;
   }

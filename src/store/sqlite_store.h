@@ -34,6 +34,8 @@ class SqliteStore final : public ObservationStore {
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   core::Status Exec(const char* sql);
   core::Status Migrate();
+  core::Result<std::map<std::string, observe::HourOfWeekProfile>> ProfileRows(
+      const std::string& kind);
 
   sqlite3* db_;
 };
