@@ -63,8 +63,8 @@ struct State {
 };
 
 State& S() {
-  static State* state = new State();  // never destroyed: calls may come during exit
-  return *state;
+  static State state;
+  return state;
 }
 
 nvmlReturn_t ToReturn(ScenarioError e) { return gleaner::gpu::nvml::ToNvmlReturn(e); }
