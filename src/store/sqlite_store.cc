@@ -108,6 +108,23 @@ constexpr const char* kMigrations[] = {
       PRIMARY KEY (kind, key, hour_of_week)
     );
     )sql",
+    R"sql(
+    CREATE TABLE jobs (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      user TEXT NOT NULL,
+      uid INTEGER NOT NULL,
+      spec TEXT NOT NULL,
+      state TEXT NOT NULL,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      submitted_us INTEGER NOT NULL,
+      started_us INTEGER,
+      finished_us INTEGER,
+      gpus TEXT NOT NULL DEFAULT '',
+      exit_code INTEGER,
+      reason TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX jobs_by_state ON jobs (state, id);
+    )sql",
 };
 
 }  // namespace
@@ -125,7 +142,7 @@ core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& 
   std::unique_ptr<SqliteStore> store(new SqliteStore(db));
   sqlite3_busy_timeout(db, 5000);
   core::Status s = path == ":memory:" ? core::Status::Ok() : store->Exec("PRAGMA journal_mode=WAL");
-  if (s.ok()) s = store->Exec("PRAGMA synchronous=NORMAL");
+  if (s.ok()) s = store->Exec("PRAGMA synchronous=FULL");
   if (s.ok()) s = store->Migrate();
   GLEANER_RETURN_IF_ERROR(s.WithContext("database " + path));
   return store;
@@ -365,6 +382,185 @@ core::Result<int64_t> SqliteStore::PruneRollups(core::TimePoint before) {
   del.Bind(1, core::ToUnixMicros(before) / 1'000'000);
   if (del.Step() != SQLITE_DONE) return SqlError(db_, "pruning GPU minutes");
   return static_cast<int64_t>(sqlite3_changes(db_));
+}
+
+namespace {
+
+constexpr const char* kJobColumns =
+    "id, user, uid, spec, state, attempts, submitted_us, started_us, finished_us, gpus, "
+    "exit_code, reason";
+
+core::Result<JobRecord> ReadJob(const Statement& q) {
+  JobRecord r;
+  r.id = q.Int(0);
+  r.user = q.Text(1);
+  r.uid = static_cast<uint32_t>(q.Int(2));
+  auto spec_json = nlohmann::json::parse(q.Text(3), nullptr, false);
+  if (spec_json.is_discarded()) {
+    return core::Internal("job " + std::to_string(r.id) + ": stored spec is not JSON");
+  }
+  GLEANER_ASSIGN_OR_RETURN(r.spec, sched::JobSpecFromJson(spec_json));
+  const std::optional<JobState> state = ParseJobState(q.Text(4));
+  if (!state) return core::Internal("job " + std::to_string(r.id) + ": unknown state " + q.Text(4));
+  r.state = *state;
+  r.attempts = static_cast<int>(q.Int(5));
+  r.submitted_at = core::FromUnixMicros(q.Int(6));
+  if (!q.Null(7)) r.started_at = core::FromUnixMicros(q.Int(7));
+  if (!q.Null(8)) r.finished_at = core::FromUnixMicros(q.Int(8));
+  for (const std::string& g : Split(q.Text(9))) r.gpus.emplace_back(g);
+  if (!q.Null(10)) r.exit_code = static_cast<int>(q.Int(10));
+  r.reason = q.Text(11);
+  return r;
+}
+
+}  // namespace
+
+std::string_view JobStateName(JobState s) {
+  switch (s) {
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kHeld:
+      return "held";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kVacating:
+      return "vacating";
+    case JobState::kSucceeded:
+      return "succeeded";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kCancelled:
+      return "cancelled";
+  }
+  return "queued";
+}
+
+std::optional<JobState> ParseJobState(std::string_view name) {
+  for (JobState s : {JobState::kQueued, JobState::kHeld, JobState::kRunning, JobState::kVacating,
+                     JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
+    if (JobStateName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+bool IsFinal(JobState s) {
+  return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
+}
+
+bool CanTransition(JobState from, JobState to) {
+  using S = JobState;
+  switch (from) {
+    case S::kQueued:
+      return to == S::kRunning || to == S::kHeld || to == S::kCancelled;
+    case S::kHeld:
+      return to == S::kQueued || to == S::kCancelled;
+    case S::kRunning:
+      return to == S::kVacating || to == S::kSucceeded || to == S::kFailed || to == S::kCancelled ||
+             to == S::kQueued;
+    case S::kVacating:
+      return to == S::kQueued || to == S::kFailed || to == S::kCancelled;
+    default:
+      return false;
+  }
+}
+
+core::Result<JobRecord> SqliteStore::Submit(const std::string& user, uint32_t uid,
+                                            const sched::JobSpec& spec, core::TimePoint now) {
+  Statement insert(db_, R"sql(
+    INSERT INTO jobs (user, uid, spec, state, submitted_us) VALUES (?, ?, ?, 'queued', ?))sql");
+  GLEANER_RETURN_IF_ERROR(insert.status());
+  insert.Bind(1, user);
+  insert.Bind(2, static_cast<int64_t>(uid));
+  insert.Bind(
+      3, sched::JobSpecToJson(spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  insert.Bind(4, core::ToUnixMicros(now));
+  // One statement is its own transaction: on SQLITE_DONE it is committed
+  // and, with synchronous=FULL, on disk.
+  if (insert.Step() != SQLITE_DONE) return SqlError(db_, "saving the job");
+  return Get(sqlite3_last_insert_rowid(db_));
+}
+
+core::Result<JobRecord> SqliteStore::Get(sched::JobId id) {
+  Statement q(db_, (std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?").c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, static_cast<int64_t>(id));
+  const int rc = q.Step();
+  if (rc == SQLITE_DONE) return core::NotFound("no job " + std::to_string(id));
+  if (rc != SQLITE_ROW) return SqlError(db_, "reading job " + std::to_string(id));
+  return ReadJob(q);
+}
+
+core::Result<std::vector<JobRecord>> SqliteStore::List(const std::vector<JobState>& states) {
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
+  if (!states.empty()) {
+    sql += " WHERE state IN (";
+    for (size_t i = 0; i < states.size(); ++i) sql += i == 0 ? "?" : ", ?";
+    sql += ")";
+  }
+  sql += " ORDER BY id";
+  Statement q(db_, sql.c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  for (size_t i = 0; i < states.size(); ++i) {
+    q.Bind(static_cast<int>(i + 1), std::string(JobStateName(states[i])));
+  }
+  std::vector<JobRecord> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    GLEANER_ASSIGN_OR_RETURN(JobRecord r, ReadJob(q));
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "listing jobs");
+  return out;
+}
+
+core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, JobState to,
+                                                const JobUpdate& u) {
+  if (!CanTransition(from, to)) {
+    return core::FailedPrecondition("job " + std::to_string(id) + " cannot go from " +
+                                    std::string(JobStateName(from)) + " to " +
+                                    std::string(JobStateName(to)));
+  }
+  Statement update(db_, R"sql(
+    UPDATE jobs SET state = ?, attempts = attempts + ?,
+      gpus = COALESCE(?, gpus), started_us = COALESCE(?, started_us),
+      finished_us = COALESCE(?, finished_us), exit_code = COALESCE(?, exit_code), reason = ?
+    WHERE id = ? AND state = ?)sql");
+  GLEANER_RETURN_IF_ERROR(update.status());
+  update.Bind(1, std::string(JobStateName(to)));
+  update.Bind(2, static_cast<int64_t>(to == JobState::kRunning ? 1 : 0));
+  if (u.gpus) {
+    std::vector<std::string> ids;
+    for (const core::GpuUuid& g : *u.gpus) ids.push_back(g.str());
+    update.Bind(3, Join(ids));
+  } else {
+    update.BindNull(3);
+  }
+  if (u.started_at) {
+    update.Bind(4, core::ToUnixMicros(*u.started_at));
+  } else {
+    update.BindNull(4);
+  }
+  if (u.finished_at) {
+    update.Bind(5, core::ToUnixMicros(*u.finished_at));
+  } else {
+    update.BindNull(5);
+  }
+  if (u.exit_code) {
+    update.Bind(6, static_cast<int64_t>(*u.exit_code));
+  } else {
+    update.BindNull(6);
+  }
+  update.Bind(7, u.reason);
+  update.Bind(8, static_cast<int64_t>(id));
+  update.Bind(9, std::string(JobStateName(from)));
+  if (update.Step() != SQLITE_DONE) return SqlError(db_, "updating job " + std::to_string(id));
+  if (sqlite3_changes(db_) != 1) {
+    GLEANER_ASSIGN_OR_RETURN(JobRecord now, Get(id));  // NotFound for an unknown id
+    return core::FailedPrecondition("job " + std::to_string(id) + " is " +
+                                    std::string(JobStateName(now.state)) + ", not " +
+                                    std::string(JobStateName(from)));
+  }
+  return Get(id);
 }
 
 }  // namespace gleaner::store

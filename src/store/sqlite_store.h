@@ -3,16 +3,19 @@
 #include <memory>
 #include <string>
 
+#include "store/job_store.h"
 #include "store/observation_store.h"
 
 struct sqlite3;
 
 namespace gleaner::store {
 
-// ObservationStore in one SQLite file (WAL journal), or in memory for
-// ":memory:". The schema is versioned with PRAGMA user_version and migrated
-// on open. Not thread-safe: one connection, one user.
-class SqliteStore final : public ObservationStore {
+// ObservationStore and JobStore in one SQLite file (WAL journal,
+// synchronous=FULL: a committed write survives a crash of the process and
+// of the machine), or in memory for ":memory:". The schema is versioned
+// with PRAGMA user_version and migrated on open. Not thread-safe: one
+// connection, one user.
+class SqliteStore final : public ObservationStore, public JobStore {
  public:
   static core::Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
@@ -29,6 +32,13 @@ class SqliteStore final : public ObservationStore {
   core::Result<std::map<std::string, observe::HourOfWeekProfile>> Profiles(
       const std::string& kind) override;
   core::Result<int64_t> PruneRollups(core::TimePoint before) override;
+
+  core::Result<JobRecord> Submit(const std::string& user, uint32_t uid, const sched::JobSpec& spec,
+                                 core::TimePoint now) override;
+  core::Result<JobRecord> Get(sched::JobId id) override;
+  core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) override;
+  core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
+                                     const JobUpdate& update) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

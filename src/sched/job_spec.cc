@@ -1,0 +1,282 @@
+#include "sched/job_spec.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+namespace gleaner::sched {
+namespace {
+
+using nlohmann::json;
+
+core::Status Bad(const std::string& field, const std::string& what) {
+  return core::InvalidArgument(field + ": " + what);
+}
+
+bool ParseInt(const std::string& text, int64_t* out) {
+  if (text.empty() || text.size() > 12) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end != text.c_str() + text.size() || v < 0) return false;
+  *out = v;
+  return true;
+}
+
+// Seconds in JSON, a Duration inside.
+core::Duration FromSeconds(double s) {
+  return core::Duration(static_cast<int64_t>(std::llround(s * 1e6)));
+}
+
+}  // namespace
+
+std::string_view PriorityClassName(PriorityClass c) {
+  switch (c) {
+    case PriorityClass::kCritical:
+      return "critical";
+    case PriorityClass::kNormal:
+      return "normal";
+    case PriorityClass::kOpportunistic:
+      return "opportunistic";
+  }
+  return "normal";
+}
+
+core::Result<ArraySpec> ParseArraySpec(const std::string& text) {
+  const std::string expected =
+      "expected FIRST[-LAST][:STEP][%MAX], like 0-99%8 or 0-98:2, got \"" + text + "\"";
+  ArraySpec a;
+  std::string rest = text;
+  if (const size_t pct = rest.find('%'); pct != std::string::npos) {
+    if (!ParseInt(rest.substr(pct + 1), &a.max_parallel) || a.max_parallel == 0) {
+      return Bad("array", expected);
+    }
+    rest.resize(pct);
+  }
+  if (const size_t colon = rest.find(':'); colon != std::string::npos) {
+    if (!ParseInt(rest.substr(colon + 1), &a.step) || a.step == 0) return Bad("array", expected);
+    rest.resize(colon);
+  }
+  if (const size_t dash = rest.find('-'); dash != std::string::npos) {
+    if (!ParseInt(rest.substr(0, dash), &a.first) || !ParseInt(rest.substr(dash + 1), &a.last)) {
+      return Bad("array", expected);
+    }
+  } else {
+    if (!ParseInt(rest, &a.first)) return Bad("array", expected);
+    a.last = a.first;
+  }
+  if (a.last < a.first) {
+    return Bad("array", "the last index (" + std::to_string(a.last) + ") is before the first (" +
+                            std::to_string(a.first) + ")");
+  }
+  return a;
+}
+
+std::string ArraySpecToString(const ArraySpec& a) {
+  std::string out = std::to_string(a.first);
+  if (a.last != a.first) out += "-" + std::to_string(a.last);
+  if (a.step != 1) out += ":" + std::to_string(a.step);
+  if (a.max_parallel != 0) out += "%" + std::to_string(a.max_parallel);
+  return out;
+}
+
+core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
+  if (s.command.empty() || s.command[0].empty()) {
+    return Bad("command",
+               "empty; give the program and its arguments, like [\"python\", \"train.py\"]");
+  }
+  for (const std::string& arg : s.command) {
+    if (arg.find('\0') != std::string::npos)
+      return Bad("command", "an argument contains a NUL byte");
+  }
+  if (!s.working_dir.empty() && s.working_dir[0] != '/') {
+    return Bad("working_dir", "must be an absolute path, got \"" + s.working_dir + "\"");
+  }
+  for (const auto& [key, value] : s.env) {
+    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos) {
+      return Bad("env", "\"" + key + "\" is not a variable name");
+    }
+    if (key == "CUDA_VISIBLE_DEVICES") {
+      return Bad("env", "CUDA_VISIBLE_DEVICES is set by gleaner to the GPUs it assigns");
+    }
+  }
+  if (s.gpus < 1) return Bad("gpus", "at least 1, got " + std::to_string(s.gpus));
+  if (s.gpus > limits.max_gpus) {
+    return Bad("gpus", std::to_string(s.gpus) + " GPUs, but no host here has more than " +
+                           std::to_string(limits.max_gpus));
+  }
+  if (s.min_gpu_memory > limits.max_gpu_memory) {
+    return Bad("min_gpu_memory_bytes", "more than any GPU here has");
+  }
+  if (s.priority < -1000 || s.priority > 1000) {
+    return Bad("priority", "from -1000 to 1000, got " + std::to_string(s.priority));
+  }
+  if (s.priority_class == PriorityClass::kCritical && s.preemptible) {
+    return Bad("preemptible", "critical jobs are never preempted; set preemptible to false");
+  }
+  if (s.priority_class == PriorityClass::kOpportunistic && !s.preemptible) {
+    return Bad("preemptible", "opportunistic jobs run on lent GPUs and must be preemptible");
+  }
+  if (s.checkpoint_signal < 1 || s.checkpoint_signal > 64) {
+    return Bad("checkpoint_signal",
+               "a signal number from 1 to 64, got " + std::to_string(s.checkpoint_signal));
+  }
+  if (s.grace < core::Duration{} || s.grace > core::Seconds(3600)) {
+    return Bad("grace_s", "from 0 to 3600 seconds");
+  }
+  for (const auto& [field, d] : {std::pair{"max_runtime_s", s.max_runtime},
+                                 std::pair{"expected_runtime_s", s.expected_runtime}}) {
+    if (d && (*d <= core::Duration{} || *d > limits.max_runtime)) {
+      return Bad(field, "more than 0 and at most " +
+                            std::to_string(limits.max_runtime.count() / 1'000'000) + " seconds");
+    }
+  }
+  if (s.max_runtime && s.expected_runtime && *s.expected_runtime > *s.max_runtime) {
+    return Bad("expected_runtime_s", "longer than max_runtime_s");
+  }
+  if (s.array) {
+    if (s.array->last < s.array->first || s.array->step < 1 || s.array->max_parallel < 0) {
+      return Bad("array", "not a valid range");
+    }
+    if (s.array->size() > limits.max_array_size) {
+      return Bad("array", std::to_string(s.array->size()) + " jobs; at most " +
+                              std::to_string(limits.max_array_size) + " per array");
+    }
+  }
+  const std::set<JobId> deps(s.after_success.begin(), s.after_success.end());
+  if (deps.size() != s.after_success.size()) return Bad("after_success", "lists a job twice");
+  for (JobId id : deps) {
+    if (id <= 0) return Bad("after_success", "job ids are positive, got " + std::to_string(id));
+  }
+  return core::Status::Ok();
+}
+
+json JobSpecToJson(const JobSpec& s) {
+  json j = {
+      {"command", s.command},
+      {"env", s.env},
+      {"working_dir", s.working_dir},
+      {"gpus", s.gpus},
+      {"min_gpu_memory_bytes", s.min_gpu_memory.count()},
+      {"gpu_models", s.gpu_models},
+      {"priority_class", PriorityClassName(s.priority_class)},
+      {"priority", s.priority},
+      {"preemptible", s.preemptible},
+      {"checkpoint_signal", s.checkpoint_signal},
+      {"grace_s", core::ToSecondsDouble(s.grace)},
+      {"max_runtime_s",
+       s.max_runtime ? json(core::ToSecondsDouble(*s.max_runtime)) : json(nullptr)},
+      {"expected_runtime_s",
+       s.expected_runtime ? json(core::ToSecondsDouble(*s.expected_runtime)) : json(nullptr)},
+      {"array", s.array ? json(ArraySpecToString(*s.array)) : json(nullptr)},
+      {"after_success", s.after_success},
+      {"project", s.project},
+      {"labels", s.labels},
+  };
+  return j;
+}
+
+core::Result<JobSpec> JobSpecFromJson(const json& j) {
+  if (!j.is_object()) return core::InvalidArgument("a job must be a JSON object");
+  static const std::set<std::string> kFields = {"command",
+                                                "env",
+                                                "working_dir",
+                                                "gpus",
+                                                "min_gpu_memory_bytes",
+                                                "gpu_models",
+                                                "priority_class",
+                                                "priority",
+                                                "preemptible",
+                                                "checkpoint_signal",
+                                                "grace_s",
+                                                "max_runtime_s",
+                                                "expected_runtime_s",
+                                                "array",
+                                                "after_success",
+                                                "project",
+                                                "labels"};
+  for (const auto& [key, unused] : j.items()) {
+    if (!kFields.contains(key)) {
+      std::string list;
+      for (const std::string& f : kFields) list += (list.empty() ? "" : ", ") + f;
+      return Bad(key, "unknown field; known fields: " + list);
+    }
+  }
+  JobSpec s;
+  try {
+    const auto get = [&](const char* key, auto* out) {
+      if (j.contains(key) && !j.at(key).is_null()) j.at(key).get_to(*out);
+    };
+    if (!j.contains("command") || !j.at("command").is_array()) {
+      return Bad("command", "required: a list of strings, the program and its arguments");
+    }
+    for (const json& arg : j.at("command")) {
+      if (!arg.is_string()) return Bad("command", "every argument must be a string");
+      s.command.push_back(arg.get<std::string>());
+    }
+    get("env", &s.env);
+    get("working_dir", &s.working_dir);
+    if (j.contains("gpus") && !j.at("gpus").is_number_integer()) {
+      return Bad("gpus", "a whole number of GPUs");
+    }
+    if (j.contains("gpus") &&
+        (j.at("gpus").get<int64_t>() < -1'000'000 || j.at("gpus").get<int64_t>() > 1'000'000)) {
+      return Bad("gpus", "not a plausible number of GPUs");
+    }
+    get("gpus", &s.gpus);
+    if (j.contains("min_gpu_memory_bytes")) {
+      if (!j.at("min_gpu_memory_bytes").is_number_unsigned()) {
+        return Bad("min_gpu_memory_bytes", "a whole, non-negative number of bytes");
+      }
+      s.min_gpu_memory = core::Bytes(j.at("min_gpu_memory_bytes").get<uint64_t>());
+    }
+    get("gpu_models", &s.gpu_models);
+    if (j.contains("priority_class")) {
+      const std::string c = j.at("priority_class").get<std::string>();
+      if (c == "critical") {
+        s.priority_class = PriorityClass::kCritical;
+        s.preemptible = false;  // the default that fits; an explicit true is an error
+      } else if (c == "normal") {
+        s.priority_class = PriorityClass::kNormal;
+      } else if (c == "opportunistic") {
+        s.priority_class = PriorityClass::kOpportunistic;
+      } else {
+        return Bad("priority_class", "one of critical, normal, opportunistic; got \"" + c + "\"");
+      }
+    }
+    get("priority", &s.priority);
+    get("preemptible", &s.preemptible);
+    get("checkpoint_signal", &s.checkpoint_signal);
+    if (j.contains("grace_s") && !j.at("grace_s").is_null()) {
+      if (!j.at("grace_s").is_number()) return Bad("grace_s", "a number of seconds");
+      const double v = j.at("grace_s").get<double>();
+      if (!std::isfinite(v) || std::abs(v) > 1e12)
+        return Bad("grace_s", "not a plausible duration");
+      s.grace = FromSeconds(v);
+    }
+    for (const auto& [key, out] : {std::pair{"max_runtime_s", &s.max_runtime},
+                                   std::pair{"expected_runtime_s", &s.expected_runtime}}) {
+      if (j.contains(key) && !j.at(key).is_null()) {
+        if (!j.at(key).is_number()) return Bad(key, "a number of seconds");
+        const double v = j.at(key).get<double>();
+        if (!std::isfinite(v) || std::abs(v) > 1e12) return Bad(key, "not a plausible duration");
+        *out = FromSeconds(v);
+      }
+    }
+    if (j.contains("array") && !j.at("array").is_null()) {
+      if (!j.at("array").is_string()) return Bad("array", "a string like \"0-99%8\"");
+      GLEANER_ASSIGN_OR_RETURN(ArraySpec a, ParseArraySpec(j.at("array").get<std::string>()));
+      s.array = a;
+    }
+    get("after_success", &s.after_success);
+    get("project", &s.project);
+    get("labels", &s.labels);
+  } catch (const json::exception& e) {
+    // Wrong types: nlohmann names the type it wanted.
+    return core::InvalidArgument(std::string("wrong type in job: ") + e.what());
+  }
+  return s;
+}
+
+}  // namespace gleaner::sched

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/units.h"
+
+namespace gleaner::sched {
+
+using JobId = int64_t;
+
+// Who may take a job's GPUs from it: critical jobs are never preempted,
+// opportunistic ones run only on lent (idle) capacity.
+enum class PriorityClass { kCritical, kNormal, kOpportunistic };
+
+std::string_view PriorityClassName(PriorityClass c);
+
+// A sweep: one job per index in [first, last] stepping by `step`, at most
+// `max_parallel` at once (0: no limit). "0-99%8", "0-98:2", "5".
+struct ArraySpec {
+  int64_t first = 0;
+  int64_t last = 0;
+  int64_t step = 1;
+  int64_t max_parallel = 0;
+
+  int64_t size() const { return (last - first) / step + 1; }
+  bool operator==(const ArraySpec&) const = default;
+};
+
+// Parses "FIRST[-LAST][:STEP][%MAX]"; errors say what was expected.
+core::Result<ArraySpec> ParseArraySpec(const std::string& text);
+std::string ArraySpecToString(const ArraySpec& a);
+
+// What a user asks to run. Durations and sizes carry their units in the
+// JSON field names (docs/jobs.md).
+struct JobSpec {
+  std::vector<std::string> command;  // argv; [0] is looked up in PATH
+  std::map<std::string, std::string> env;
+  std::string working_dir;  // absolute; empty: the submitter's home
+  int gpus = 1;
+  core::Bytes min_gpu_memory;
+  std::vector<std::string> gpu_models;  // allowed models (substrings of NVML's name); empty: any
+  PriorityClass priority_class = PriorityClass::kNormal;
+  int priority = 0;  // within the class, -1000..1000, higher first
+  bool preemptible = true;
+  int checkpoint_signal = 15;  // SIGTERM
+  core::Duration grace = core::Seconds(30);
+  std::optional<core::Duration> max_runtime;
+  std::optional<core::Duration> expected_runtime;
+  std::optional<ArraySpec> array;
+  std::vector<JobId> after_success;  // start only after these succeeded
+  std::string project;
+  std::map<std::string, std::string> labels;
+
+  bool operator==(const JobSpec&) const = default;
+};
+
+// Limits a spec is checked against: what this installation can ever run.
+struct JobLimits {
+  int max_gpus = 8;  // the most GPUs one job can get (one node)
+  core::Bytes max_gpu_memory = core::Bytes::GiB(1024);
+  core::Duration max_runtime = core::Seconds(int64_t{30} * 24 * 3600);
+  int64_t max_array_size = 100'000;
+};
+
+// Checks everything a submit must satisfy; the error names the field and
+// says what would be accepted.
+core::Status ValidateJobSpec(const JobSpec& spec, const JobLimits& limits);
+
+// The JSON form used by the API and the store. FromJson rejects unknown
+// fields and wrong types with the field's name; it does not validate
+// values (ValidateJobSpec does).
+nlohmann::json JobSpecToJson(const JobSpec& spec);
+core::Result<JobSpec> JobSpecFromJson(const nlohmann::json& j);
+
+}  // namespace gleaner::sched

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/result.h"
+#include "sched/job_spec.h"
+
+namespace gleaner::store {
+
+// Where a job is in its life. Allowed moves (JobStore::Transition checks):
+//   queued   -> running, held, cancelled
+//   held     -> queued, cancelled
+//   running  -> vacating, succeeded, failed, cancelled, queued (re-adopt lost)
+//   vacating -> queued (requeued after the owner returned), failed, cancelled
+// succeeded, failed and cancelled are final.
+enum class JobState { kQueued, kHeld, kRunning, kVacating, kSucceeded, kFailed, kCancelled };
+
+std::string_view JobStateName(JobState s);
+std::optional<JobState> ParseJobState(std::string_view name);
+bool IsFinal(JobState s);
+bool CanTransition(JobState from, JobState to);
+
+struct JobRecord {
+  sched::JobId id = 0;
+  std::string user;
+  uint32_t uid = 0;
+  sched::JobSpec spec;
+  JobState state = JobState::kQueued;
+  int attempts = 0;  // starts so far
+  core::TimePoint submitted_at;
+  std::optional<core::TimePoint> started_at;
+  std::optional<core::TimePoint> finished_at;
+  std::vector<core::GpuUuid> gpus;  // assigned while running or vacating
+  std::optional<int> exit_code;
+  std::string reason;  // why the last transition happened, in words
+
+  bool operator==(const JobRecord&) const = default;
+};
+
+// What a transition sets besides the state; unset fields keep their value.
+struct JobUpdate {
+  std::optional<std::vector<core::GpuUuid>> gpus;
+  std::optional<core::TimePoint> started_at;
+  std::optional<core::TimePoint> finished_at;
+  std::optional<int> exit_code;
+  std::string reason;
+};
+
+// The durable job queue. Submit returns only once the job is on disk: an
+// acknowledged job survives a kill -9 of the process at any moment.
+// Transitions are compare-and-set on the current state, so two actors can
+// never both start the same job. One connection; not thread-safe.
+class JobStore {
+ public:
+  virtual ~JobStore() = default;
+  virtual core::Result<JobRecord> Submit(const std::string& user, uint32_t uid,
+                                         const sched::JobSpec& spec, core::TimePoint now) = 0;
+  virtual core::Result<JobRecord> Get(sched::JobId id) = 0;
+  // Every job in `states` (all when empty), oldest first.
+  virtual core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) = 0;
+  // Moves `id` from `from` to `to`. kFailedPrecondition when the job is not
+  // in `from` any more (someone else moved it) or the move is not allowed.
+  virtual core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
+                                             const JobUpdate& update) = 0;
+};
+
+}  // namespace gleaner::store

@@ -1,0 +1,140 @@
+#include "sched/job_spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gleaner::sched {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+TEST(ArraySpecTest, ParsesAndPrints) {
+  auto a = ParseArraySpec("0-99%8");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, (ArraySpec{0, 99, 1, 8}));
+  EXPECT_EQ(a->size(), 100);
+  EXPECT_EQ(ArraySpecToString(*a), "0-99%8");
+  auto stepped = ParseArraySpec("10-20:5");
+  ASSERT_TRUE(stepped.ok());
+  EXPECT_EQ(stepped->size(), 3);  // 10, 15, 20
+  EXPECT_EQ(ParseArraySpec("7")->size(), 1);
+  for (const char* bad : {"", "a-b", "5-2", "0-9%0", "0-9:0", "-3", "0-9%", "1e3"}) {
+    EXPECT_FALSE(ParseArraySpec(bad).ok()) << bad;
+  }
+  EXPECT_THAT(ParseArraySpec("5-2").status().message(), HasSubstr("is before the first"));
+}
+
+JobSpec Valid() {
+  JobSpec s;
+  s.command = {"python", "train.py"};
+  return s;
+}
+
+TEST(JobSpecTest, ValidationNamesTheFieldAndTheFix) {
+  const JobLimits limits;
+  EXPECT_TRUE(ValidateJobSpec(Valid(), limits).ok());
+  struct Case {
+    std::function<void(JobSpec&)> change;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {[](JobSpec& s) { s.command.clear(); }, "command: empty"},
+      {[](JobSpec& s) { s.gpus = 0; }, "gpus: at least 1, got 0"},
+      {[](JobSpec& s) { s.gpus = -2; }, "gpus: at least 1, got -2"},
+      {[](JobSpec& s) { s.gpus = 9; }, "gpus: 9 GPUs, but no host here has more than 8"},
+      {[](JobSpec& s) { s.working_dir = "relative/dir"; }, "working_dir: must be an absolute path"},
+      {[](JobSpec& s) { s.env["CUDA_VISIBLE_DEVICES"] = "0"; }, "set by gleaner"},
+      {[](JobSpec& s) { s.env["A=B"] = "x"; }, "env: \"A=B\" is not a variable name"},
+      {[](JobSpec& s) { s.priority = 5000; }, "priority: from -1000 to 1000"},
+      {[](JobSpec& s) { s.priority_class = PriorityClass::kCritical; }, "never preempted"},
+      {[](JobSpec& s) {
+         s.priority_class = PriorityClass::kOpportunistic;
+         s.preemptible = false;
+       },
+       "must be preemptible"},
+      {[](JobSpec& s) { s.checkpoint_signal = 0; }, "checkpoint_signal"},
+      {[](JobSpec& s) { s.grace = core::Seconds(-1); }, "grace_s"},
+      {[](JobSpec& s) { s.max_runtime = core::Seconds(0); }, "max_runtime_s"},
+      {[](JobSpec& s) {
+         s.max_runtime = core::Seconds(10);
+         s.expected_runtime = core::Seconds(20);
+       },
+       "longer than max_runtime_s"},
+      {[](JobSpec& s) {
+         s.array = ArraySpec{0, 1'000'000, 1, 0};
+       },
+       "at most 100000 per array"},
+      {[](JobSpec& s) {
+         s.after_success = {3, 3};
+       },
+       "lists a job twice"},
+      {[](JobSpec& s) { s.after_success = {0}; }, "job ids are positive"},
+  };
+  for (const Case& c : cases) {
+    JobSpec s = Valid();
+    c.change(s);
+    const core::Status status = ValidateJobSpec(s, limits);
+    EXPECT_EQ(status.code(), core::StatusCode::kInvalidArgument) << c.expected;
+    EXPECT_THAT(status.message(), HasSubstr(c.expected));
+  }
+}
+
+TEST(JobSpecTest, JsonRoundTrip) {
+  JobSpec s = Valid();
+  s.env = {{"WANDB_MODE", "offline"}};
+  s.working_dir = "/home/alice/proj";
+  s.gpus = 2;
+  s.min_gpu_memory = core::Bytes::GiB(40);
+  s.gpu_models = {"A100", "H100"};
+  s.priority_class = PriorityClass::kOpportunistic;
+  s.priority = -5;
+  s.checkpoint_signal = 10;
+  s.grace = core::Milliseconds(1500);
+  s.max_runtime = core::Seconds(7200);
+  s.expected_runtime = core::Seconds(3600);
+  s.array = ArraySpec{0, 99, 1, 8};
+  s.after_success = {12, 13};
+  s.project = "vision";
+  s.labels = {{"sweep", "lr"}};
+  auto back = JobSpecFromJson(JobSpecToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, s);
+}
+
+TEST(JobSpecTest, JsonDefaultsAndErrors) {
+  auto minimal = JobSpecFromJson(json{{"command", {"sleep", "30"}}});
+  ASSERT_TRUE(minimal.ok());
+  EXPECT_EQ(minimal->gpus, 1);
+  EXPECT_EQ(minimal->priority_class, PriorityClass::kNormal);
+  EXPECT_TRUE(minimal->preemptible);
+  auto critical = JobSpecFromJson(json{{"command", {"x"}}, {"priority_class", "critical"}});
+  ASSERT_TRUE(critical.ok());
+  EXPECT_FALSE(critical->preemptible);  // what critical means, unless said otherwise
+  EXPECT_TRUE(ValidateJobSpec(*critical, {}).ok());
+
+  const std::pair<json, const char*> bad[] = {
+      {json::array(), "must be a JSON object"},
+      {json{{"gpus", 1}}, "command: required"},
+      {json{{"command", {"x", 3}}}, "every argument must be a string"},
+      {json{{"command", {"x"}}, {"gpu", 1}}, "gpu: unknown field"},
+      {json{{"command", {"x"}}, {"gpus", "two"}}, "gpus: a whole number"},
+      {json{{"command", {"x"}}, {"gpus", 1.5}}, "gpus: a whole number"},
+      {json{{"command", {"x"}}, {"gpus", 1e15}}, "gpus: a whole number"},
+      {json{{"command", {"x"}}, {"min_gpu_memory_bytes", -1}}, "non-negative number of bytes"},
+      {json{{"command", {"x"}}, {"priority_class", "urgent"}}, "one of critical, normal"},
+      {json{{"command", {"x"}}, {"grace_s", "soon"}}, "grace_s: a number of seconds"},
+      {json{{"command", {"x"}}, {"max_runtime_s", 1e300}}, "not a plausible duration"},
+      {json{{"command", {"x"}}, {"array", 5}}, "array: a string"},
+      {json{{"command", {"x"}}, {"array", "9-1"}}, "is before the first"},
+      {json{{"command", {"x"}}, {"env", {{"A", 1}}}}, "wrong type"},
+  };
+  for (const auto& [doc, expected] : bad) {
+    auto r = JobSpecFromJson(doc);
+    ASSERT_FALSE(r.ok()) << doc.dump();
+    EXPECT_THAT(r.status().message(), HasSubstr(expected)) << doc.dump();
+  }
+}
+
+}  // namespace
+}  // namespace gleaner::sched
