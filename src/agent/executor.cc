@@ -1,0 +1,232 @@
+#include "agent/executor.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace gleaner::agent {
+namespace {
+
+struct Account {
+  std::string name;
+  uid_t uid;
+  gid_t gid;
+  std::string home;
+  std::string shell;
+  std::vector<gid_t> groups;
+};
+
+core::Result<Account> LookUp(uint32_t uid) {
+  long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+  std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &entry, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return core::NotFound("no user with uid " + std::to_string(uid) + " on this host");
+  }
+  Account a{found->pw_name,
+            found->pw_uid,
+            found->pw_gid,
+            found->pw_dir,
+            found->pw_shell ? found->pw_shell : "",
+            {}};
+  int count = 64;
+  a.groups.resize(static_cast<size_t>(count));
+  while (getgrouplist(a.name.c_str(), a.gid, a.groups.data(), &count) < 0) {
+    a.groups.resize(static_cast<size_t>(count));
+  }
+  a.groups.resize(static_cast<size_t>(count));
+  return a;
+}
+
+// The program to exec, found in PATH as execvp would, resolved before the
+// fork (the child may only make async-signal-safe calls).
+core::Result<std::string> Resolve(const std::string& program, const std::string& path) {
+  if (program.find('/') != std::string::npos) return program;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string candidate = path.substr(start, end - start) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return core::NotFound("command \"" + program + "\" not found in PATH (" + path + ")");
+}
+
+std::string Join(const std::vector<core::GpuUuid>& gpus) {
+  std::string out;
+  for (const core::GpuUuid& g : gpus) out += (out.empty() ? "" : ",") + g.str();
+  return out;
+}
+
+[[noreturn]] void ChildFail(int pipe_fd, int error) {
+  // Tell the parent why, then leave without running any atexit handler.
+  ssize_t ignored = write(pipe_fd, &error, sizeof error);
+  (void)ignored;
+  _exit(127);
+}
+
+}  // namespace
+
+core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
+  if (running_.contains(req.id)) {
+    return core::FailedPrecondition("job " + std::to_string(req.id) + " is already running");
+  }
+  if (req.spec.command.empty()) return core::InvalidArgument("job has no command");
+  GLEANER_ASSIGN_OR_RETURN(Account account, LookUp(req.uid));
+  const bool root = geteuid() == 0;
+  if (!root && account.uid != geteuid()) {
+    return core::PermissionDenied("gleaner runs as uid " + std::to_string(geteuid()) +
+                                  " and cannot start jobs as " + account.name +
+                                  "; run gleaner as root to serve other users");
+  }
+
+  // The job's environment: a clean login-like one, then the spec's, then
+  // what gleaner owns.
+  std::map<std::string, std::string> env = {
+      {"HOME", account.home},
+      {"USER", account.name},
+      {"LOGNAME", account.name},
+      {"SHELL", account.shell.empty() ? "/bin/sh" : account.shell},
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+  };
+  for (const auto& [k, v] : req.spec.env) env[k] = v;
+  env["CUDA_VISIBLE_DEVICES"] = Join(req.gpus);
+  env["GLEANER_JOB_ID"] = std::to_string(req.id);
+  const std::string workdir = req.spec.working_dir.empty() ? account.home : req.spec.working_dir;
+  if (!std::filesystem::is_directory(workdir)) {
+    return core::InvalidArgument("working directory " + workdir + " does not exist");
+  }
+  GLEANER_ASSIGN_OR_RETURN(std::string program, Resolve(req.spec.command[0], env["PATH"]));
+
+  std::error_code ec;
+  std::filesystem::create_directories(req.log_dir, ec);
+  RunningJob job;
+  job.id = req.id;
+  job.stdout_path = req.log_dir + "/" + std::to_string(req.id) + ".out";
+  job.stderr_path = req.log_dir + "/" + std::to_string(req.id) + ".err";
+  const int out_fd = open(job.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  const int err_fd = open(job.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (out_fd < 0 || err_fd < 0) {
+    if (out_fd >= 0) close(out_fd);
+    if (err_fd >= 0) close(err_fd);
+    return core::Unavailable("cannot create job logs in " + req.log_dir + ": " +
+                             std::strerror(errno));
+  }
+  if (root) {  // the job's user may read its own logs
+    if (fchown(out_fd, account.uid, account.gid) != 0 ||
+        fchown(err_fd, account.uid, account.gid) != 0) {
+      // Not fatal: the logs stay root's.
+    }
+  }
+
+  // Everything the child needs, built before the fork.
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = req.spec.command;
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int status_pipe[2];
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) {
+    close(out_fd);
+    close(err_fd);
+    return core::Unavailable(std::string("pipe: ") + std::strerror(errno));
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(out_fd);
+    close(err_fd);
+    close(status_pipe[0]);
+    close(status_pipe[1]);
+    return core::Unavailable(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // Child: async-signal-safe calls only until exec.
+    close(status_pipe[0]);
+    setpgid(0, 0);
+    const int devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+      ChildFail(status_pipe[1], errno);
+    }
+    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (root) {
+      if (setgroups(account.groups.size(), account.groups.data()) != 0 ||
+          setgid(account.gid) != 0 || setuid(account.uid) != 0) {
+        ChildFail(status_pipe[1], errno);
+      }
+      if (account.uid != 0 && setuid(0) == 0) ChildFail(status_pipe[1], EPERM);  // must be gone
+    }
+    if (chdir(workdir.c_str()) != 0) ChildFail(status_pipe[1], errno);
+    execve(program.c_str(), argv.data(), envp.data());
+    ChildFail(status_pipe[1], errno);
+  }
+  // Parent: also put the child in its group (no race with an early signal).
+  setpgid(pid, pid);
+  close(out_fd);
+  close(err_fd);
+  close(status_pipe[1]);
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = read(status_pipe[0], &child_errno, sizeof child_errno);
+  } while (n < 0 && errno == EINTR);
+  close(status_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+    waitpid(pid, nullptr, 0);
+    return core::FailedPrecondition("cannot start job " + std::to_string(req.id) + " (" + program +
+                                    " as " + account.name + "): " + std::strerror(child_errno));
+  }
+  job.pid = pid;
+  job.started_at = clock_.Now();
+  running_[req.id] = job;
+  return job;
+}
+
+std::vector<JobExit> Executor::Reap() {
+  std::vector<JobExit> out;
+  for (auto it = running_.begin(); it != running_.end();) {
+    int status = 0;
+    const pid_t r = waitpid(it->second.pid, &status, WNOHANG);
+    if (r == it->second.pid) {
+      JobExit e;
+      e.id = it->first;
+      e.at = clock_.Now();
+      if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
+      out.push_back(e);
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+core::Status Executor::Signal(sched::JobId id, int signal) {
+  auto it = running_.find(id);
+  if (it == running_.end())
+    return core::NotFound("job " + std::to_string(id) + " is not running here");
+  if (kill(-it->second.pid, signal) != 0 && errno != ESRCH) {
+    return core::Internal("signalling job " + std::to_string(id) + ": " + std::strerror(errno));
+  }
+  return core::Status::Ok();
+}
+
+}  // namespace gleaner::agent

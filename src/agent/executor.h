@@ -1,0 +1,70 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/ids.h"
+#include "core/result.h"
+#include "sched/job_spec.h"
+
+namespace gleaner::agent {
+
+// What to start: a job's spec, for a user, on GPUs.
+struct LaunchRequest {
+  sched::JobId id = 0;
+  uint32_t uid = 0;  // the submitter; the job runs as this user
+  sched::JobSpec spec;
+  std::vector<core::GpuUuid> gpus;
+  std::string log_dir;  // <log_dir>/<id>.out and .err
+};
+
+struct RunningJob {
+  sched::JobId id = 0;
+  pid_t pid = 0;  // also the process group id
+  core::TimePoint started_at;
+  std::string stdout_path;
+  std::string stderr_path;
+};
+
+struct JobExit {
+  sched::JobId id = 0;
+  std::optional<int> exit_code;  // set when it exited
+  std::optional<int> signal;     // set when a signal ended it
+  core::TimePoint at;
+};
+
+// Starts jobs as their users and ends them. Each job runs in its own
+// process group, as the submitting user (supplementary groups included),
+// with CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs and GLEANER_JOB_ID set
+// (process attribution recognises gleaner's own processes by it), stdout
+// and stderr in files. A gleaner not running as root can start jobs only
+// as its own user: it never pretends. Not thread-safe.
+class Executor {
+ public:
+  explicit Executor(const core::Clock& clock) : clock_(clock) {}
+
+  // Fails with a message naming the cause (unknown user, command not
+  // found or not executable, working directory missing, no permission to
+  // switch user) without leaving a process behind.
+  core::Result<RunningJob> Launch(const LaunchRequest& request);
+
+  // Collects jobs that ended since the last call; never blocks.
+  std::vector<JobExit> Reap();
+
+  // Sends `signal` to the job's whole process group (checkpoint signal,
+  // then SIGKILL after the grace: the caller keeps the time).
+  core::Status Signal(sched::JobId id, int signal);
+
+  const std::map<sched::JobId, RunningJob>& running() const { return running_; }
+
+ private:
+  const core::Clock& clock_;
+  std::map<sched::JobId, RunningJob> running_;
+};
+
+}  // namespace gleaner::agent

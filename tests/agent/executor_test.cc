@@ -1,0 +1,153 @@
+// Real processes: started as their user in their own process group,
+// signalled as a group, reaped with their exit status.
+#include "agent/executor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "testing/run_gleaner.h"
+#include "testing/temp_dir.h"
+
+namespace gleaner::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+LaunchRequest Request(sched::JobId id, std::vector<std::string> command, const std::string& logs) {
+  LaunchRequest r;
+  r.id = id;
+  r.uid = static_cast<uint32_t>(geteuid());
+  r.spec.command = std::move(command);
+  r.spec.working_dir = "/tmp";
+  r.gpus = {core::GpuUuid("GPU-aaaa"), core::GpuUuid("GPU-bbbb")};
+  r.log_dir = logs;
+  return r;
+}
+
+// Waits (up to 10 s) for the job to end.
+std::optional<JobExit> WaitFor(Executor& e, sched::JobId id) {
+  for (int i = 0; i < 1000; ++i) {
+    for (const JobExit& x : e.Reap()) {
+      if (x.id == id) return x;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return std::nullopt;
+}
+
+TEST(ExecutorTest, RunsWithGpusAndLogsAndRecordsTheExit) {
+  testing::TempDir logs;
+  core::RealClock clock;
+  Executor e(clock);
+  auto job = e.Launch(Request(
+      7,
+      {"sh", "-c",
+       "echo gpus=$CUDA_VISIBLE_DEVICES job=$GLEANER_JOB_ID dir=$(pwd); echo oops >&2; exit 3"},
+      logs.path().string()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(getpgid(job->pid), job->pid);  // its own process group
+  auto exit = WaitFor(e, 7);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->exit_code, 3);
+  EXPECT_FALSE(exit->signal.has_value());
+  EXPECT_EQ(testing::Slurp(job->stdout_path), "gpus=GPU-aaaa,GPU-bbbb job=7 dir=/tmp\n");
+  EXPECT_EQ(testing::Slurp(job->stderr_path), "oops\n");
+  EXPECT_TRUE(e.running().empty());
+}
+
+TEST(ExecutorTest, CheckpointSignalThenTheWholeGroupIsKilled) {
+  testing::TempDir logs;
+  core::RealClock clock;
+  Executor e(clock);
+  // A job that checkpoints on SIGUSR1 and has a grandchild.
+  auto job = e.Launch(Request(
+      8,
+      {"sh", "-c",
+       "trap 'echo checkpointed' USR1; sleep 300 & echo child=$!; while true; do sleep 0.05; done"},
+      logs.path().string()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::string out;
+  for (int i = 0; i < 200 && out.find("child=") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    out = testing::Slurp(job->stdout_path);
+  }
+  const pid_t grandchild = std::stoi(out.substr(out.find("child=") + 6));
+  ASSERT_TRUE(e.Signal(8, SIGUSR1).ok());
+  for (int i = 0;
+       i < 200 && testing::Slurp(job->stdout_path).find("checkpointed") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_THAT(testing::Slurp(job->stdout_path), HasSubstr("checkpointed"));
+  ASSERT_TRUE(e.Signal(8, SIGKILL).ok());
+  auto exit = WaitFor(e, 8);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->signal, SIGKILL);
+  // The grandchild went with the group.
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = kill(grandchild, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "grandchild " << grandchild << " survived";
+  EXPECT_EQ(e.Signal(8, SIGTERM).code(), core::StatusCode::kNotFound);
+}
+
+TEST(ExecutorTest, ClearErrorsLeaveNoProcess) {
+  testing::TempDir logs;
+  core::RealClock clock;
+  Executor e(clock);
+  auto missing = e.Launch(Request(1, {"no-such-program-xyz"}, logs.path().string()));
+  EXPECT_THAT(missing.status().message(),
+              HasSubstr("command \"no-such-program-xyz\" not found in PATH"));
+  LaunchRequest bad_dir = Request(2, {"true"}, logs.path().string());
+  bad_dir.spec.working_dir = "/no/such/dir";
+  EXPECT_THAT(e.Launch(bad_dir).status().message(), HasSubstr("/no/such/dir does not exist"));
+  const std::string not_exec = logs.Write("script.sh", "echo hi\n");  // no x bit
+  auto denied = e.Launch(Request(3, {not_exec}, logs.path().string()));
+  EXPECT_THAT(denied.status().message(), HasSubstr("Permission denied"));
+  LaunchRequest nobody_home = Request(4, {"true"}, logs.path().string());
+  nobody_home.uid = 3999999999u;
+  EXPECT_THAT(e.Launch(nobody_home).status().message(), HasSubstr("no user with uid 3999999999"));
+  EXPECT_TRUE(e.running().empty());
+}
+
+// As root, jobs run as their submitter: a throwaway user made for the test.
+TEST(ExecutorAsRootTest, RunsAsTheSubmittingUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
+  const std::string user = "gleanert" + std::to_string(getpid() % 100000);
+  ASSERT_EQ(std::system(("useradd --no-create-home --shell /bin/sh " + user).c_str()), 0);
+  struct Cleanup {
+    std::string user;
+    ~Cleanup() { std::system(("userdel " + user + " 2>/dev/null").c_str()); }
+  } cleanup{user};
+  testing::TempDir logs;
+  chmod(logs.path().c_str(), 0755);
+  const passwd* account = getpwnam(user.c_str());
+  ASSERT_NE(account, nullptr);
+  const uint32_t uid = account->pw_uid;
+  core::RealClock clock;
+  Executor e(clock);
+  LaunchRequest r =
+      Request(9, {"sh", "-c", "id -u; id -un; echo home=$HOME"}, logs.path().string());
+  r.uid = uid;
+  auto job = e.Launch(r);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  auto exit = WaitFor(e, 9);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->exit_code, 0);
+  const std::string out = testing::Slurp(job->stdout_path);
+  EXPECT_THAT(out, HasSubstr(std::to_string(uid) + "\n" + user + "\n"));
+  struct stat st {};
+  ASSERT_EQ(stat(job->stdout_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, uid);  // the user can read their own logs
+}
+
+}  // namespace
+}  // namespace gleaner::agent
