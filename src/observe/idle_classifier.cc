@@ -117,6 +117,7 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
   e.utilization_pct = util;
   for (const ObservedProcess& p : s.processes) e.process_memory = e.process_memory + p.used_memory;
   e.processes = static_cast<int>(s.processes.size());
+  for (const ObservedProcess& p : s.processes) e.foreign_processes += p.gleaner_job ? 0 : 1;
 
   GpuState state;
   if (gap) Restart(t, s.at);
@@ -201,11 +202,21 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool busy_now, b
       return GpuState::kProtected;
     }
   }
+  const ObservedProcess* job = nullptr;
+  const ObservedProcess* owner = nullptr;
   for (const ObservedProcess& p : s.processes) {
-    if (p.gleaner_job) {
-      e.reason = "gleaner job process " + std::to_string(p.pid) + " runs on it";
-      return GpuState::kHarvested;
-    }
+    (p.gleaner_job ? job : owner) = &p;
+  }
+  if (job != nullptr && owner != nullptr) {
+    // The owner came back to a lent GPU: it is theirs again, at once.
+    e.reason = "owner returned: process " + std::to_string(owner->pid) +
+               (owner->user.empty() ? "" : " of " + owner->user) + " beside gleaner job process " +
+               std::to_string(job->pid);
+    return GpuState::kBusy;
+  }
+  if (job != nullptr) {
+    e.reason = "gleaner job process " + std::to_string(job->pid) + " runs on it";
+    return GpuState::kHarvested;
   }
   if (Contains(config_.reserved_gpus, s.uuid)) {
     e.reason = "GPU is reserved";

@@ -33,6 +33,8 @@ struct Evidence {
   std::optional<double> utilization_pct;  // now
   double max_utilization_pct_in_window = 0;
   int processes = 0;
+  int foreign_processes = 0;  // processes gleaner did not start
+
   core::Bytes process_memory;  // held by the GPU's processes
   std::optional<double> power_w;
   std::optional<double> idle_power_w;  // the GPU's baseline at rest, as learned

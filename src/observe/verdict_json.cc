@@ -47,6 +47,7 @@ json VerdictToJson(const Verdict& v) {
         {"utilization_pct", Optional(e.utilization_pct)},
         {"max_utilization_pct_in_window", e.max_utilization_pct_in_window},
         {"processes", e.processes},
+        {"foreign_processes", e.foreign_processes},
         {"process_memory_bytes", e.process_memory.count()},
         {"power_w", Optional(e.power_w)},
         {"idle_power_w", Optional(e.idle_power_w)},
@@ -75,6 +76,7 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
       ev.utilization_pct = e.at("utilization_pct").get<double>();
     ev.max_utilization_pct_in_window = e.at("max_utilization_pct_in_window").get<double>();
     ev.processes = e.at("processes").get<int>();
+    ev.foreign_processes = e.value("foreign_processes", 0);
     ev.process_memory = core::Bytes(e.at("process_memory_bytes").get<uint64_t>());
     if (!e.at("power_w").is_null()) ev.power_w = e.at("power_w").get<double>();
     if (!e.at("idle_power_w").is_null()) ev.idle_power_w = e.at("idle_power_w").get<double>();

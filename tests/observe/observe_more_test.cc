@@ -211,3 +211,24 @@ TEST(IdleClassifierRobustnessTest, ZeroWindowsAndUnreadableProcessLists) {
 
 }  // namespace
 }  // namespace gleaner::observe
+
+namespace gleaner::observe {
+namespace {
+
+TEST(IdleClassifierOwnerTest, AForeignProcessBesideAJobIsTheOwnerReturning) {
+  IdleClassifier c({});
+  ObservedProcess job{100, "gleaner-user", "python sweep.py", core::Bytes::GiB(5), true};
+  ObservedProcess owner{200, "bob", "python train.py", core::Bytes::GiB(20), false};
+  Verdict v = c.Observe(Sample(0, 90, {job}));
+  EXPECT_EQ(v.state, GpuState::kHarvested);
+  EXPECT_EQ(v.evidence.foreign_processes, 0);
+  v = c.Observe(Sample(1, 90, {job, owner}));
+  EXPECT_EQ(v.state, GpuState::kBusy);
+  EXPECT_EQ(v.evidence.foreign_processes, 1);
+  EXPECT_THAT(
+      v.evidence.reason,
+      ::testing::HasSubstr("owner returned: process 200 of bob beside gleaner job process 100"));
+}
+
+}  // namespace
+}  // namespace gleaner::observe
