@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "observe/verdict_json.h"
@@ -160,6 +161,16 @@ Status SqliteStore::Exec(const char* sql) {
   return Status::Ok();
 }
 
+Status SqliteStore::InTransaction(const std::function<Status()>& body) {
+  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
+  const Status s = body();
+  if (!s.ok()) {
+    Exec("ROLLBACK").IgnoreError();  // the body's error is the one to report
+    return s;
+  }
+  return Exec("COMMIT");
+}
+
 Status SqliteStore::Migrate() {
   Statement version(db_, "PRAGMA user_version");
   GLEANER_RETURN_IF_ERROR(version.status());
@@ -186,51 +197,48 @@ Status SqliteStore::Migrate() {
 
 Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups) {
   if (rollups.empty()) return Status::Ok();
-  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
-  Statement insert(db_, R"sql(
+  return InTransaction([&]() -> Status {
+    Statement insert(db_, R"sql(
     INSERT OR REPLACE INTO gpu_minutes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?))sql");
-  Status s = insert.status();
-  for (const observe::MinuteRollup& added : rollups) {
-    if (!s.ok()) break;
-    // A minute already stored (gleaner restarted within it) is merged, not
-    // replaced, so the minute keeps both parts.
-    auto existing = Rollups(added.uuid, added.minute, added.minute + core::Seconds(1));
-    if (!existing.ok()) {
-      s = existing.status();
-      break;
+    Status s = insert.status();
+    for (const observe::MinuteRollup& added : rollups) {
+      if (!s.ok()) break;
+      // A minute already stored (gleaner restarted within it) is merged, not
+      // replaced, so the minute keeps both parts.
+      auto existing = Rollups(added.uuid, added.minute, added.minute + core::Seconds(1));
+      if (!existing.ok()) {
+        s = existing.status();
+        break;
+      }
+      const observe::MinuteRollup r =
+          existing->empty() ? added : observe::MergeRollups(existing->front(), added);
+      insert.Bind(1, r.uuid.str());
+      insert.Bind(2, core::ToUnixMicros(r.minute) / 1'000'000);
+      insert.Bind(3, static_cast<int64_t>(r.samples));
+      insert.Bind(4, r.utilization_min_pct);
+      insert.Bind(5, r.utilization_mean_pct);
+      insert.Bind(6, r.utilization_max_pct);
+      if (r.memory_used_max) {
+        insert.Bind(7, static_cast<int64_t>(r.memory_used_max->count()));
+      } else {
+        insert.BindNull(7);
+      }
+      if (r.power_mean_w) {
+        insert.Bind(8, *r.power_mean_w);
+      } else {
+        insert.BindNull(8);
+      }
+      insert.Bind(9, Join(r.pids));
+      insert.Bind(10, Join(r.users));
+      insert.Bind(11, std::string(observe::GpuStateName(r.state)));
+      insert.Bind(12, core::ToSecondsDouble(r.observed));
+      insert.Bind(13, core::ToSecondsDouble(r.busy));
+      insert.Bind(14, core::ToSecondsDouble(r.idle));
+      if (insert.Step() != SQLITE_DONE) s = SqlError(db_, "saving GPU minutes");
+      insert.Reset();
     }
-    const observe::MinuteRollup r =
-        existing->empty() ? added : observe::MergeRollups(existing->front(), added);
-    insert.Bind(1, r.uuid.str());
-    insert.Bind(2, core::ToUnixMicros(r.minute) / 1'000'000);
-    insert.Bind(3, static_cast<int64_t>(r.samples));
-    insert.Bind(4, r.utilization_min_pct);
-    insert.Bind(5, r.utilization_mean_pct);
-    insert.Bind(6, r.utilization_max_pct);
-    if (r.memory_used_max) {
-      insert.Bind(7, static_cast<int64_t>(r.memory_used_max->count()));
-    } else {
-      insert.BindNull(7);
-    }
-    if (r.power_mean_w) {
-      insert.Bind(8, *r.power_mean_w);
-    } else {
-      insert.BindNull(8);
-    }
-    insert.Bind(9, Join(r.pids));
-    insert.Bind(10, Join(r.users));
-    insert.Bind(11, std::string(observe::GpuStateName(r.state)));
-    insert.Bind(12, core::ToSecondsDouble(r.observed));
-    insert.Bind(13, core::ToSecondsDouble(r.busy));
-    insert.Bind(14, core::ToSecondsDouble(r.idle));
-    if (insert.Step() != SQLITE_DONE) s = SqlError(db_, "saving GPU minutes");
-    insert.Reset();
-  }
-  if (!s.ok()) {
-    Exec("ROLLBACK").IgnoreError();
     return s;
-  }
-  return Exec("COMMIT");
+  });
 }
 
 core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core::GpuUuid& uuid,
@@ -271,22 +279,19 @@ core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core
 
 Status SqliteStore::SaveVerdicts(const std::vector<observe::Verdict>& verdicts) {
   if (verdicts.empty()) return Status::Ok();
-  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
-  Statement upsert(db_, "INSERT OR REPLACE INTO gpu_verdicts VALUES (?, ?)");
-  Status s = upsert.status();
-  for (const observe::Verdict& v : verdicts) {
-    if (!s.ok()) break;
-    upsert.Bind(1, v.uuid.str());
-    upsert.Bind(2, observe::VerdictToJson(v).dump(-1, ' ', false,
-                                                  nlohmann::json::error_handler_t::replace));
-    if (upsert.Step() != SQLITE_DONE) s = SqlError(db_, "saving verdicts");
-    upsert.Reset();
-  }
-  if (!s.ok()) {
-    Exec("ROLLBACK").IgnoreError();
+  return InTransaction([&]() -> Status {
+    Statement upsert(db_, "INSERT OR REPLACE INTO gpu_verdicts VALUES (?, ?)");
+    Status s = upsert.status();
+    for (const observe::Verdict& v : verdicts) {
+      if (!s.ok()) break;
+      upsert.Bind(1, v.uuid.str());
+      upsert.Bind(2, observe::VerdictToJson(v).dump(-1, ' ', false,
+                                                    nlohmann::json::error_handler_t::replace));
+      if (upsert.Step() != SQLITE_DONE) s = SqlError(db_, "saving verdicts");
+      upsert.Reset();
+    }
     return s;
-  }
-  return Exec("COMMIT");
+  });
 }
 
 core::Result<std::vector<observe::Verdict>> SqliteStore::LatestVerdicts() {
@@ -306,38 +311,35 @@ core::Result<std::vector<observe::Verdict>> SqliteStore::LatestVerdicts() {
 }
 
 Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
-  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
-  Statement add(db_, R"sql(
+  return InTransaction([&]() -> Status {
+    Statement add(db_, R"sql(
     INSERT INTO usage_profiles VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (kind, key, hour_of_week)
     DO UPDATE SET busy_s = busy_s + excluded.busy_s, observed_s = observed_s + excluded.observed_s)sql");
-  Status s = add.status();
-  const std::map<std::string, observe::HourOfWeekProfile> host{{"all", delta.host()}};
-  for (const auto& [kind, profiles] :
-       {std::pair<std::string, const std::map<std::string, observe::HourOfWeekProfile>*>{
-            "gpu", &delta.gpus()},
-        {"user", &delta.users()},
-        {"project", &delta.projects()},
-        {"host", &host}}) {
-    for (const auto& [key, profile] : *profiles) {
-      for (int h = 0; h < observe::kHoursPerWeek && s.ok(); ++h) {
-        const auto i = static_cast<size_t>(h);
-        if (profile.observed_s[i] == 0 && profile.busy_s[i] == 0) continue;
-        add.Bind(1, kind);
-        add.Bind(2, key);
-        add.Bind(3, static_cast<int64_t>(h));
-        add.Bind(4, profile.busy_s[i]);
-        add.Bind(5, profile.observed_s[i]);
-        if (add.Step() != SQLITE_DONE) s = SqlError(db_, "saving usage profiles");
-        add.Reset();
+    Status s = add.status();
+    const std::map<std::string, observe::HourOfWeekProfile> host{{"all", delta.host()}};
+    for (const auto& [kind, profiles] :
+         {std::pair<std::string, const std::map<std::string, observe::HourOfWeekProfile>*>{
+              "gpu", &delta.gpus()},
+          {"user", &delta.users()},
+          {"project", &delta.projects()},
+          {"host", &host}}) {
+      for (const auto& [key, profile] : *profiles) {
+        for (int h = 0; h < observe::kHoursPerWeek && s.ok(); ++h) {
+          const auto i = static_cast<size_t>(h);
+          if (profile.observed_s[i] == 0 && profile.busy_s[i] == 0) continue;
+          add.Bind(1, kind);
+          add.Bind(2, key);
+          add.Bind(3, static_cast<int64_t>(h));
+          add.Bind(4, profile.busy_s[i]);
+          add.Bind(5, profile.observed_s[i]);
+          if (add.Step() != SQLITE_DONE) s = SqlError(db_, "saving usage profiles");
+          add.Reset();
+        }
       }
     }
-  }
-  if (!s.ok()) {
-    Exec("ROLLBACK").IgnoreError();
     return s;
-  }
-  return Exec("COMMIT");
+  });
 }
 
 core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::ProfileRows(
