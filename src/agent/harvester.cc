@@ -1,0 +1,153 @@
+#include "agent/harvester.h"
+
+#include <set>
+
+#include "sched/simple_placer.h"
+
+namespace gleaner::agent {
+
+using store::JobState;
+
+Harvester::Harvester(Sampler& sampler, store::JobStore& jobs, Executor& executor,
+                     const core::Clock& clock, HarvestMode mode, std::string log_dir,
+                     int max_gpus_per_job)
+    : sampler_(sampler),
+      jobs_(jobs),
+      executor_(executor),
+      clock_(clock),
+      mode_(mode),
+      log_dir_(std::move(log_dir)),
+      max_gpus_per_job_(max_gpus_per_job) {}
+
+core::Status Harvester::Tick(const std::function<void(const std::string&)>& log) {
+  core::Status store_status;
+  GLEANER_ASSIGN_OR_RETURN(HostPass pass, sampler_.SampleOnce(&store_status));
+  if (!store_status.ok()) log("store: " + store_status.message());
+  RecordExits(log);
+  Vacate(pass, log);
+  if (mode_ == HarvestMode::kHarvest) StartJobs(pass, log);
+  return core::Status::Ok();
+}
+
+void Harvester::RecordExits(const std::function<void(const std::string&)>& log) {
+  for (const JobExit& e : executor_.Reap()) {
+    auto job = jobs_.Get(e.id);
+    if (!job.ok()) {
+      log("job " + std::to_string(e.id) + " ended but is unknown: " + job.status().message());
+      continue;
+    }
+    store::JobUpdate u;
+    u.finished_at = e.at;
+    u.exit_code = e.exit_code;
+    JobState to;
+    if (job->state == JobState::kVacating) {
+      // It was asked to leave: it goes back in the queue, whatever it said.
+      to = JobState::kQueued;
+      u.reason = "vacated: " + planner_.Reason(e.id);
+    } else if (e.exit_code && *e.exit_code == 0) {
+      to = JobState::kSucceeded;
+      u.reason = "exited 0";
+    } else {
+      to = JobState::kFailed;
+      u.reason = e.exit_code ? "exited " + std::to_string(*e.exit_code)
+                             : "killed by signal " + std::to_string(e.signal.value_or(0));
+    }
+    planner_.Forget(e.id);
+    auto moved = jobs_.Transition(e.id, job->state, to, u);
+    log("job " + std::to_string(e.id) + " " + std::string(store::JobStateName(job->state)) +
+        " -> " + std::string(store::JobStateName(to)) + ": " +
+        (moved.ok() ? u.reason : moved.status().message()));
+  }
+}
+
+void Harvester::Vacate(const HostPass& pass, const std::function<void(const std::string&)>& log) {
+  // A lent GPU is claimed back when anyone else's process is on it, when a
+  // protected user or command appears, or when it is no longer healthy.
+  std::map<core::GpuUuid, sched::GpuClaim> claims;
+  for (const observe::Verdict& v : pass.verdicts) {
+    if (v.evidence.foreign_processes > 0 || v.state == observe::GpuState::kProtected ||
+        v.state == observe::GpuState::kUnhealthy || v.state == observe::GpuState::kReserved) {
+      claims[v.uuid] = {v.uuid, v.evidence.reason};
+    }
+  }
+  std::vector<sched::RunningOnGpus> running;
+  auto active = jobs_.List({JobState::kRunning, JobState::kVacating});
+  if (!active.ok()) {
+    log("jobs: " + active.status().message());
+    return;
+  }
+  for (const store::JobRecord& j : *active) {
+    if (!executor_.running().contains(j.id)) continue;  // not ours to signal
+    running.push_back({j.id, j.gpus, j.spec.checkpoint_signal, j.spec.grace});
+  }
+  for (const sched::VacateAction& a : planner_.Plan(running, claims, clock_.Now())) {
+    if (a.kind == sched::VacateAction::Kind::kCheckpoint) {
+      store::JobUpdate u;
+      u.reason = a.reason;
+      auto moved = jobs_.Transition(a.job, JobState::kRunning, JobState::kVacating, u);
+      if (!moved.ok()) log("job " + std::to_string(a.job) + ": " + moved.status().message());
+      log("job " + std::to_string(a.job) + " vacating (signal " + std::to_string(a.signal) +
+          "): " + a.reason);
+    } else {
+      log("job " + std::to_string(a.job) + " killed: " + a.reason);
+    }
+    if (auto s = executor_.Signal(a.job, a.signal); !s.ok()) log(s.message());
+  }
+}
+
+void Harvester::StartJobs(const HostPass& pass,
+                          const std::function<void(const std::string&)>& log) {
+  auto queued = jobs_.List({JobState::kQueued});
+  auto active = jobs_.List({JobState::kRunning, JobState::kVacating});
+  if (!queued.ok() || !active.ok()) {
+    log("jobs: " + (queued.ok() ? active.status() : queued.status()).message());
+    return;
+  }
+  if (queued->empty()) return;
+  std::set<core::GpuUuid> taken;
+  for (const store::JobRecord& j : *active) taken.insert(j.gpus.begin(), j.gpus.end());
+  std::vector<sched::FreeGpu> free;
+  for (size_t i = 0; i < pass.verdicts.size(); ++i) {
+    const observe::Verdict& v = pass.verdicts[i];
+    if (v.state != observe::GpuState::kIdle || taken.contains(v.uuid)) continue;
+    const gpu::GpuSnapshot& s = pass.snapshots[i];
+    free.push_back({v.uuid, s.name.value_or(""), s.memory_total.value_or(core::Bytes())});
+  }
+  std::vector<sched::QueuedJob> waiting;
+  std::map<sched::JobId, const store::JobRecord*> by_id;
+  for (const store::JobRecord& j : *queued) {
+    bool ready = true;
+    for (sched::JobId dep : j.spec.after_success) {
+      auto d = jobs_.Get(dep);
+      ready = ready && d.ok() && d->state == JobState::kSucceeded;
+    }
+    if (!ready || j.spec.gpus > max_gpus_per_job_) continue;
+    waiting.push_back({j.id, j.spec, j.submitted_at});
+    by_id[j.id] = &j;
+  }
+  for (const sched::Placement& p : sched::PlaceJobs(std::move(waiting), std::move(free))) {
+    const store::JobRecord& j = *by_id.at(p.job);
+    store::JobUpdate u;
+    u.gpus = p.gpus;
+    u.started_at = clock_.Now();
+    u.reason = "placed on idle GPU(s)";
+    // Claim it first: of two starters, only one wins the compare-and-set.
+    auto claimed = jobs_.Transition(j.id, JobState::kQueued, JobState::kRunning, u);
+    if (!claimed.ok()) continue;
+    auto launched = executor_.Launch({j.id, j.uid, j.spec, p.gpus, log_dir_});
+    if (!launched.ok()) {
+      store::JobUpdate failed;
+      failed.finished_at = clock_.Now();
+      failed.reason = launched.status().message();
+      jobs_.Transition(j.id, JobState::kRunning, JobState::kFailed, failed).status().IgnoreError();
+      log("job " + std::to_string(j.id) + " failed to start: " + launched.status().message());
+      continue;
+    }
+    std::string gpus;
+    for (const core::GpuUuid& g : p.gpus) gpus += (gpus.empty() ? "" : ",") + g.str();
+    log("job " + std::to_string(j.id) + " started as " + j.user + " on " + gpus + " (pid " +
+        std::to_string(launched->pid) + ")");
+  }
+}
+
+}  // namespace gleaner::agent
