@@ -23,10 +23,27 @@ core::Status Harvester::Tick(const std::function<void(const std::string&)>& log)
   core::Status store_status;
   GLEANER_ASSIGN_OR_RETURN(HostPass pass, sampler_.SampleOnce(&store_status));
   if (!store_status.ok()) log("store: " + store_status.message());
+  Act(pass, log);
+  return core::Status::Ok();
+}
+
+void Harvester::Act(const HostPass& pass, const std::function<void(const std::string&)>& log) {
   RecordExits(log);
+  KillCancelled(log);
   Vacate(pass, log);
   if (mode_ == HarvestMode::kHarvest) StartJobs(pass, log);
-  return core::Status::Ok();
+}
+
+void Harvester::KillCancelled(const std::function<void(const std::string&)>& log) {
+  // `gleaner cancel` marks a running job cancelled; its processes go here.
+  for (const auto& [id, job] : executor_.running()) {
+    auto record = jobs_.Get(id);
+    if (record.ok() && record->state == JobState::kCancelled && !cancelled_.contains(id)) {
+      cancelled_.insert(id);
+      log("job " + std::to_string(id) + " cancelled: killing it");
+      executor_.Signal(id, 9).IgnoreError();
+    }
+  }
 }
 
 void Harvester::RecordExits(const std::function<void(const std::string&)>& log) {
@@ -36,6 +53,14 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
       log("job " + std::to_string(e.id) + " ended but is unknown: " + job.status().message());
       continue;
     }
+    cancelled_.erase(e.id);
+    const std::string vacate_reason = planner_.Reason(e.id);
+    planner_.Forget(e.id);
+    if (store::IsFinal(job->state)) {  // cancelled while it ran
+      log("job " + std::to_string(e.id) + " ended (" +
+          std::string(store::JobStateName(job->state)) + ")");
+      continue;
+    }
     store::JobUpdate u;
     u.finished_at = e.at;
     u.exit_code = e.exit_code;
@@ -43,7 +68,7 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
     if (job->state == JobState::kVacating) {
       // It was asked to leave: it goes back in the queue, whatever it said.
       to = JobState::kQueued;
-      u.reason = "vacated: " + planner_.Reason(e.id);
+      u.reason = "vacated: " + vacate_reason;
     } else if (e.exit_code && *e.exit_code == 0) {
       to = JobState::kSucceeded;
       u.reason = "exited 0";
@@ -52,7 +77,6 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
       u.reason = e.exit_code ? "exited " + std::to_string(*e.exit_code)
                              : "killed by signal " + std::to_string(e.signal.value_or(0));
     }
-    planner_.Forget(e.id);
     auto moved = jobs_.Transition(e.id, job->state, to, u);
     log("job " + std::to_string(e.id) + " " + std::string(store::JobStateName(job->state)) +
         " -> " + std::string(store::JobStateName(to)) + ": " +

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,11 +28,15 @@ class Harvester {
   Harvester(Sampler& sampler, store::JobStore& jobs, Executor& executor, const core::Clock& clock,
             HarvestMode mode, std::string log_dir, int max_gpus_per_job);
 
-  // One step; `log` receives a line for everything that happened.
+  // Samples once, then Act()s on the pass.
   core::Status Tick(const std::function<void(const std::string&)>& log);
+  // One step on a pass the caller sampled; `log` receives a line for
+  // everything that happened.
+  void Act(const HostPass& pass, const std::function<void(const std::string&)>& log);
 
  private:
   void RecordExits(const std::function<void(const std::string&)>& log);
+  void KillCancelled(const std::function<void(const std::string&)>& log);
   void Vacate(const HostPass& pass, const std::function<void(const std::string&)>& log);
   void StartJobs(const HostPass& pass, const std::function<void(const std::string&)>& log);
 
@@ -43,6 +48,7 @@ class Harvester {
   std::string log_dir_;
   int max_gpus_per_job_;
   sched::VacatePlanner planner_;
+  std::set<sched::JobId> cancelled_;  // killed on request, awaiting reaping
 };
 
 }  // namespace gleaner::agent

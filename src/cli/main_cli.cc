@@ -4,6 +4,7 @@
 
 #include "cli/eval_command.h"
 #include "cli/exit_codes.h"
+#include "cli/job_commands.h"
 #include "cli/monitor_command.h"
 #include "cli/profile_command.h"
 
@@ -20,6 +21,13 @@ int Main(int argc, char** argv, const core::Clock& clock,
   CLI::App* eval_idle_cmd = AddEvalIdleCommand(app, eval_idle);
   MonitorOptions monitor;
   CLI::App* monitor_cmd = AddMonitorCommand(app, monitor);
+  MonitorOptions up;
+  CLI::App* up_cmd = AddUpCommand(app, up);
+  JobOptions job;
+  const JobCommands job_cmds = AddJobCommands(app, job);
+  // `gleaner --data-dir D <command>` as well as `gleaner <command> --data-dir D`.
+  std::string data_dir;
+  app.add_option("--data-dir", data_dir, "Where gleaner keeps its state (for every command)");
   ProfileOptions profile;
   CLI::App* profile_cmd = AddProfileCommand(app, profile);
   try {
@@ -28,7 +36,16 @@ int Main(int argc, char** argv, const core::Clock& clock,
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
+  for (std::string* d :
+       {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir, &job.data_dir}) {
+    if (d->empty()) *d = data_dir;
+  }
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
+  if (up_cmd->parsed()) return RunMonitor(up, clock, inspector, std::cout, std::cerr);
+  if (job_cmds.submit->parsed()) return RunSubmit(job, std::cout, std::cerr);
+  if (job_cmds.queue->parsed()) return RunQueue(job, std::cout, std::cerr);
+  if (job_cmds.show->parsed()) return RunShow(job, std::cout, std::cerr);
+  if (job_cmds.cancel->parsed()) return RunCancel(job, std::cout, std::cerr);
   if (eval_idle_cmd->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
   if (monitor_cmd->parsed()) return RunMonitor(monitor, clock, inspector, std::cout, std::cerr);
   if (profile_cmd->parsed()) return RunProfile(profile, std::cout, std::cerr);

@@ -6,10 +6,13 @@
 #include <csignal>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <thread>
 
 #include "agent/alert_webhook.h"
+#include "agent/executor.h"
+#include "agent/harvester.h"
 #include "agent/sampler.h"
 #include "cli/config_file.h"
 #include "cli/exit_codes.h"
@@ -33,22 +36,42 @@ std::string Hostname() {
 
 }  // namespace
 
-CLI::App* AddMonitorCommand(CLI::App& app, MonitorOptions& options) {
-  CLI::App* cmd = app.add_subcommand("monitor",
-                                     "Watch this host's GPUs: judge idleness over time, keep "
-                                     "history, fire alerts (starts no job)");
+namespace {
+
+void AddDaemonOptions(CLI::App* cmd, MonitorOptions& options) {
   cmd->add_option("--fake", options.fake, "Simulated GPUs from a scenario (demo, or a file)")
       ->type_name("SCENARIO");
   cmd->add_option("--nvml-library", options.nvml_library, "The NVML library to load")
       ->capture_default_str();
   cmd->add_option("--data-dir", options.data_dir,
-                  "Where history lives (default: $GLEANER_DATA_DIR, /var/lib/gleaner as root, "
+                  "Where state lives (default: $GLEANER_DATA_DIR, /var/lib/gleaner as root, "
                   "~/.local/share/gleaner otherwise)");
   cmd->add_option("--config", options.config, "Config file (default: DATA_DIR/gleaner.toml)");
   cmd->add_option("--interval", options.interval_s, "Seconds between samples (default 1)")
       ->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--for", options.for_s, "Stop after this many seconds")
       ->check(CLI::Range(0.0, 1e9));
+}
+
+}  // namespace
+
+CLI::App* AddMonitorCommand(CLI::App& app, MonitorOptions& options) {
+  CLI::App* cmd = app.add_subcommand("monitor",
+                                     "Watch this host's GPUs: judge idleness over time, keep "
+                                     "history, fire alerts (starts no job)");
+  AddDaemonOptions(cmd, options);
+  return cmd;
+}
+
+CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "up", "Run gleaner on this host: judge the GPUs and run queued jobs on idle ones");
+  AddDaemonOptions(cmd, options);
+  cmd->preparse_callback([&options](size_t) { options.harvest = true; });
+  cmd->add_option_function<std::string>(
+         "--mode", [&options](const std::string& m) { options.harvest = m == "harvest"; },
+         "harvest (default) or monitor (observe, judge and report; start no job)")
+      ->check(CLI::IsMember({"harvest", "monitor"}));
   return cmd;
 }
 
@@ -68,7 +91,14 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         std::max(config->idle.max_sample_gap, 3 * config->sample_interval);
   }
   std::error_code ec;
+  // Private: the database records who submitted each job, and jobs run as
+  // that user, so only the directory's owner may write it.
+  const bool created = !std::filesystem::exists(data_dir);
   std::filesystem::create_directories(data_dir, ec);
+  if (!ec && created) {
+    std::filesystem::permissions(data_dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+  }
   if (ec) {
     err << "gleaner: cannot create the data directory " << data_dir << ": " << ec.message()
         << " (choose another with --data-dir)\n";
@@ -118,8 +148,19 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       g_stop.store(true);
     });
   }
-  log("monitoring " + source.backend->Driver().source + " every " +
-      core::FormatDuration(config->sample_interval) + "; history in " + data_dir + "/gleaner.db");
+  const core::RealClock job_clock;  // exit times are wall-clock facts
+  agent::Executor executor(job_clock);
+  std::optional<agent::Harvester> harvester;
+  if (options.harvest) {
+    harvester.emplace(
+        sampler, **store, executor, clock, agent::HarvestMode::kHarvest, data_dir + "/logs",
+        std::max<int>(
+            1, static_cast<int>(
+                   source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}).size())));
+  }
+  log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
+      source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
+      "; state in " + data_dir + "/gleaner.db");
 
   std::map<core::GpuUuid, observe::GpuState> last_state;
   bool failed = false;
@@ -145,6 +186,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       log(std::string("alert ") + (e.firing ? "firing " : "resolved ") + e.rule + ": " + e.summary);
     }
     if (webhook) webhook->Send(events);
+    if (harvester && !pass.verdicts.empty()) harvester->Act(pass, log);
   });
   if (deadline.joinable()) deadline.join();
   if (webhook) webhook->WaitIdle(core::Seconds(10));

@@ -17,10 +17,13 @@ struct MonitorOptions {
   std::string config;                // default: <data-dir>/gleaner.toml
   std::optional<double> interval_s;  // overrides the config
   std::optional<double> for_s;       // stop after this long (tests, demos)
+  bool harvest = false;              // also run queued jobs on idle GPUs (gleaner up)
 };
 
-// Registers `gleaner monitor`.
+// Registers `gleaner monitor` (observe only).
 CLI::App* AddMonitorCommand(CLI::App& app, MonitorOptions& options);
+// Registers `gleaner up` (harvest by default; `--mode monitor` observes only).
+CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options);
 
 // Samples, judges, stores and alerts until SIGINT or SIGTERM (or --for).
 int RunMonitor(const MonitorOptions& options, const core::Clock& clock,

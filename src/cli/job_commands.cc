@@ -1,0 +1,227 @@
+#include "cli/job_commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "agent/process_info.h"
+#include "cli/exit_codes.h"
+#include "cli/gpu_source.h"
+#include "core/format.h"
+#include "observe/verdict_json.h"
+#include "store/sqlite_store.h"
+
+namespace gleaner::cli {
+namespace {
+
+using nlohmann::json;
+
+core::Duration Seconds(double s) { return core::Duration(static_cast<int64_t>(s * 1e6)); }
+
+// The state a running `gleaner up` keeps; never created here.
+core::Result<std::unique_ptr<store::SqliteStore>> OpenState(const std::string& data_dir_flag) {
+  const std::string dir = DataDir(data_dir_flag);
+  const std::string path = dir + "/gleaner.db";
+  if (!std::filesystem::exists(path)) {
+    return core::NotFound("no gleaner state in " + dir + ": start `gleaner up` first (or pass " +
+                          "--data-dir)");
+  }
+  if (access(path.c_str(), W_OK) != 0) {
+    return core::PermissionDenied(path +
+                                  " belongs to the user gleaner runs as; other users "
+                                  "submit through the API");
+  }
+  return store::SqliteStore::Open(path);
+}
+
+json RecordToJson(const store::JobRecord& r) {
+  json gpus = json::array();
+  for (const core::GpuUuid& g : r.gpus) gpus.push_back(g.str());
+  return {
+      {"id", r.id},
+      {"user", r.user},
+      {"uid", r.uid},
+      {"state", store::JobStateName(r.state)},
+      {"attempts", r.attempts},
+      {"submitted_at", observe::Rfc3339(r.submitted_at)},
+      {"started_at", r.started_at ? json(observe::Rfc3339(*r.started_at)) : json(nullptr)},
+      {"finished_at", r.finished_at ? json(observe::Rfc3339(*r.finished_at)) : json(nullptr)},
+      {"gpus", gpus},
+      {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+      {"reason", r.reason},
+      {"spec", sched::JobSpecToJson(r.spec)},
+  };
+}
+
+std::string Command(const sched::JobSpec& s) {
+  std::string out;
+  for (const std::string& a : s.command) out += (out.empty() ? "" : " ") + a;
+  return out.size() > 40 ? out.substr(0, 37) + "..." : out;
+}
+
+int Fail(std::ostream& err, const core::Status& s) {
+  err << "gleaner: " << s.message() << "\n";
+  switch (s.code()) {
+    case core::StatusCode::kInvalidArgument:
+      return kExitBadInput;
+    case core::StatusCode::kPermissionDenied:
+    case core::StatusCode::kNotFound:
+    default:
+      return kExitFailure;
+  }
+}
+
+}  // namespace
+
+JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
+  JobCommands c{};
+  c.submit = app.add_subcommand("submit", "Queue a job: gleaner submit [options] -- CMD ARGS...");
+  c.submit->add_option("command", o.command, "The program and its arguments (after --)")
+      ->required()
+      ->expected(-1);
+  c.submit->add_option("--gpus", o.gpus, "GPUs it needs, all at once")->capture_default_str();
+  c.submit->add_option("--min-memory-gib", o.min_memory_gib, "Only GPUs with at least this memory");
+  c.submit->add_option("--gpu-model", o.gpu_models, "Allowed model (repeatable), e.g. A100");
+  c.submit->add_option("--priority-class", o.priority_class, "critical, normal or opportunistic")
+      ->check(CLI::IsMember({"critical", "normal", "opportunistic"}))
+      ->capture_default_str();
+  c.submit->add_option("--priority", o.priority, "-1000..1000 within the class");
+  c.submit->add_flag("--not-preemptible", o.not_preemptible, "Never vacate it");
+  c.submit->add_option("--checkpoint-signal", o.checkpoint_signal, "Signal sent when it must leave")
+      ->capture_default_str();
+  c.submit->add_option("--grace", o.grace_s, "Seconds from that signal to SIGKILL")
+      ->capture_default_str();
+  c.submit->add_option("--max-runtime", o.max_runtime_s, "Seconds before it is killed");
+  c.submit->add_option("--expected-runtime", o.expected_runtime_s, "Seconds it usually takes");
+  c.submit->add_option("--array", o.array, "A sweep: 0-99%8 (indices, at most 8 at once)");
+  c.submit->add_option("--after", o.after, "Start after this job succeeded (repeatable)");
+  c.submit->add_option("--project", o.project, "Project, for fair share and reports");
+  c.submit->add_option("--label", o.labels, "key=value (repeatable)");
+  c.submit->add_option("--env", o.env, "NAME=value for the job (repeatable)");
+  c.submit->add_option("--workdir", o.workdir, "Working directory (default: the current one)");
+  c.queue = app.add_subcommand("queue", "Jobs waiting and running (--all: finished ones too)");
+  c.queue->add_flag("--all", o.all, "Include finished jobs");
+  c.show = app.add_subcommand("show", "One job in full");
+  c.show->add_option("id", o.id, "Job id")->required();
+  c.cancel = app.add_subcommand("cancel", "Cancel a job (yours; any, as root)");
+  c.cancel->add_option("id", o.id, "Job id")->required();
+  for (CLI::App* cmd : {c.submit, c.queue, c.show, c.cancel}) {
+    cmd->add_flag("--json", o.json, "JSON output");
+    cmd->add_option("--data-dir", o.data_dir, "Where `gleaner up` keeps its state");
+  }
+  return c;
+}
+
+int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  sched::JobSpec spec;
+  spec.command = o.command;
+  spec.gpus = o.gpus;
+  spec.min_gpu_memory = core::Bytes(static_cast<uint64_t>(o.min_memory_gib * (1ULL << 30)));
+  spec.gpu_models = o.gpu_models;
+  spec.priority_class = o.priority_class == "critical"        ? sched::PriorityClass::kCritical
+                        : o.priority_class == "opportunistic" ? sched::PriorityClass::kOpportunistic
+                                                              : sched::PriorityClass::kNormal;
+  spec.priority = o.priority;
+  spec.preemptible = !o.not_preemptible && spec.priority_class != sched::PriorityClass::kCritical;
+  spec.checkpoint_signal = o.checkpoint_signal;
+  spec.grace = Seconds(o.grace_s);
+  if (o.max_runtime_s > 0) spec.max_runtime = Seconds(o.max_runtime_s);
+  if (o.expected_runtime_s > 0) spec.expected_runtime = Seconds(o.expected_runtime_s);
+  if (!o.array.empty()) {
+    auto a = sched::ParseArraySpec(o.array);
+    if (!a.ok()) return Fail(err, a.status());
+    spec.array = *a;
+  }
+  spec.after_success = o.after;
+  spec.project = o.project;
+  for (const auto& [list, target] :
+       {std::pair{&o.labels, &spec.labels}, std::pair{&o.env, &spec.env}}) {
+    for (const std::string& kv : *list) {
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return Fail(err, core::InvalidArgument("\"" + kv + "\": expected NAME=value"));
+      }
+      (*target)[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  std::error_code ec;
+  spec.working_dir = o.workdir.empty() ? std::filesystem::current_path(ec).string() : o.workdir;
+  auto state = OpenState(o.data_dir);
+  if (!state.ok()) return Fail(err, state.status());
+  sched::JobLimits limits;
+  // The GPUs this host has, as the running gleaner last judged them.
+  if (auto verdicts = (*state)->LatestVerdicts(); verdicts.ok() && !verdicts->empty()) {
+    limits.max_gpus = static_cast<int>(verdicts->size());
+  }
+  if (core::Status s = sched::ValidateJobSpec(spec, limits); !s.ok()) return Fail(err, s);
+  const uint32_t uid = static_cast<uint32_t>(getuid());
+  auto job = (*state)->Submit(agent::UserName(uid), uid, spec, core::RealClock().Now());
+  if (!job.ok()) return Fail(err, job.status());
+  if (o.json) {
+    out << RecordToJson(*job).dump(2) << "\n";
+  } else {
+    out << "submitted job " << job->id << "\n";
+  }
+  return kExitOk;
+}
+
+int RunQueue(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  auto state = OpenState(o.data_dir);
+  if (!state.ok()) return Fail(err, state.status());
+  std::vector<store::JobState> states;
+  if (!o.all) {
+    states = {store::JobState::kQueued, store::JobState::kHeld, store::JobState::kRunning,
+              store::JobState::kVacating};
+  }
+  auto jobs = (*state)->List(states);
+  if (!jobs.ok()) return Fail(err, jobs.status());
+  if (o.json) {
+    json doc = json::array();
+    for (const store::JobRecord& r : *jobs) doc.push_back(RecordToJson(r));
+    out << json{{"jobs", doc}}.dump(2) << "\n";
+    return kExitOk;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%-6s %-10s %-9s %4s %3s  %-40s %s\n", "ID", "USER", "STATE",
+                "GPUS", "TRY", "COMMAND", "REASON");
+  out << line;
+  for (const store::JobRecord& r : *jobs) {
+    std::snprintf(line, sizeof line, "%-6lld %-10s %-9s %4d %3d  %-40s %s\n",
+                  static_cast<long long>(r.id), r.user.c_str(),
+                  std::string(store::JobStateName(r.state)).c_str(), r.spec.gpus, r.attempts,
+                  Command(r.spec).c_str(), r.reason.c_str());
+    out << line;
+  }
+  return kExitOk;
+}
+
+int RunShow(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  auto state = OpenState(o.data_dir);
+  if (!state.ok()) return Fail(err, state.status());
+  auto job = (*state)->Get(o.id);
+  if (!job.ok()) return Fail(err, job.status());
+  out << RecordToJson(*job).dump(2) << "\n";
+  return kExitOk;
+}
+
+int RunCancel(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  auto state = OpenState(o.data_dir);
+  if (!state.ok()) return Fail(err, state.status());
+  auto job = (*state)->Get(o.id);
+  if (!job.ok()) return Fail(err, job.status());
+  if (job->uid != getuid() && getuid() != 0) {
+    return Fail(err, core::PermissionDenied("job " + std::to_string(o.id) + " belongs to " +
+                                            job->user + "; only they (or root) may cancel it"));
+  }
+  store::JobUpdate u;
+  u.reason = "cancelled by " + agent::UserName(static_cast<uint32_t>(getuid()));
+  auto moved = (*state)->Transition(o.id, job->state, store::JobState::kCancelled, u);
+  if (!moved.ok()) return Fail(err, moved.status());
+  out << (o.json ? RecordToJson(*moved).dump(2) : "cancelled job " + std::to_string(o.id)) << "\n";
+  return kExitOk;
+}
+
+}  // namespace gleaner::cli

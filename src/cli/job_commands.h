@@ -1,0 +1,55 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gleaner::cli {
+
+// Options of `gleaner submit`, `queue`, `show` and `cancel`. These talk to
+// the state in the data directory, which only its owner can write: the
+// user `gleaner up` runs as. (Other users will submit through the API.)
+struct JobOptions {
+  std::string data_dir;
+  bool json = false;
+  // submit
+  std::vector<std::string> command;
+  int gpus = 1;
+  double min_memory_gib = 0;
+  std::vector<std::string> gpu_models;
+  std::string priority_class = "normal";
+  int priority = 0;
+  bool not_preemptible = false;
+  int checkpoint_signal = 15;
+  double grace_s = 30;
+  double max_runtime_s = 0;
+  double expected_runtime_s = 0;
+  std::string array;
+  std::vector<int64_t> after;
+  std::string project;
+  std::vector<std::string> labels;
+  std::vector<std::string> env;
+  std::string workdir;
+  // queue
+  bool all = false;
+  // show, cancel
+  int64_t id = 0;
+};
+
+struct JobCommands {
+  CLI::App* submit;
+  CLI::App* queue;
+  CLI::App* show;
+  CLI::App* cancel;
+};
+
+JobCommands AddJobCommands(CLI::App& app, JobOptions& options);
+
+int RunSubmit(const JobOptions& options, std::ostream& out, std::ostream& err);
+int RunQueue(const JobOptions& options, std::ostream& out, std::ostream& err);
+int RunShow(const JobOptions& options, std::ostream& out, std::ostream& err);
+int RunCancel(const JobOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace gleaner::cli

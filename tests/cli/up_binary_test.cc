@@ -1,0 +1,89 @@
+// gleaner up and the job commands as a user runs them: a real daemon
+// process on simulated GPUs, real job processes, the state on disk.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "testing/run_gleaner.h"
+#include "testing/temp_dir.h"
+
+namespace gleaner {
+namespace {
+
+using nlohmann::json;
+using testing::Gleaner;
+using ::testing::HasSubstr;
+using testing::Outcome;
+
+TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const std::string config =
+      dir.Write("g.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.2\n");
+  // The daemon, in the background, for long enough.
+  const std::string daemon_log = (dir.path() / "up.log").string();
+  ASSERT_EQ(std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
+                         " --config " + config + " --for 8 >" + daemon_log + " 2>&1 &")
+                            .c_str()),
+            0);
+  Outcome early;
+  for (int i = 0; i < 100; ++i) {  // until the daemon has created its state
+    early = Gleaner("--data-dir " + data + " queue --json");
+    if (early.rc == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(early.rc, 0) << early.err;
+  EXPECT_EQ(std::filesystem::status(data).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);  // private: it records who submitted what
+
+  Outcome submitted = Gleaner("--data-dir " + data + " submit --gpus 1 -- sleep 30");
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  EXPECT_EQ(submitted.out, "submitted job 1\n");
+  Outcome too_big = Gleaner("--data-dir " + data + " submit --gpus 9 -- sleep 30");
+  EXPECT_EQ(too_big.rc, 4);
+  EXPECT_THAT(too_big.err, HasSubstr("gpus: 9 GPUs, but no host here has more than 8"));
+
+  json job;
+  for (int i = 0; i < 100; ++i) {
+    job = json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"][0];
+    if (job["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(job["state"], "running") << job.dump();
+  EXPECT_EQ(job["gpus"].size(), 1u);
+  EXPECT_EQ(job["attempts"], 1);
+
+  Outcome cancelled = Gleaner("--data-dir " + data + " cancel 1");
+  ASSERT_EQ(cancelled.rc, 0) << cancelled.err;
+  Outcome shown;
+  for (int i = 0; i < 100; ++i) {
+    shown = Gleaner("--data-dir " + data + " show 1");
+    if (testing::Slurp(daemon_log).find("job 1 ended") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(json::parse(shown.out)["state"], "cancelled");
+  EXPECT_THAT(testing::Slurp(daemon_log), HasSubstr("job 1 started as "));
+  EXPECT_THAT(testing::Slurp(daemon_log), HasSubstr("job 1 cancelled: killing it"));
+  EXPECT_THAT(testing::Slurp(daemon_log), HasSubstr("job 1 ended (cancelled)"));
+  EXPECT_EQ(Gleaner("--data-dir " + data + " queue --json").rc, 0);
+  EXPECT_EQ(json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"].size(), 0u);
+  EXPECT_EQ(json::parse(Gleaner("--data-dir " + data + " queue --all --json").out)["jobs"].size(),
+            1u);
+}
+
+TEST(UpBinaryTest, ClientsSayWhatIsMissing) {
+  testing::TempDir dir;
+  Outcome none = Gleaner("--data-dir " + dir.path().string() + "/nothing submit -- true");
+  EXPECT_EQ(none.rc, 1);
+  EXPECT_THAT(none.err, HasSubstr("start `gleaner up` first"));
+  Outcome no_command = Gleaner("--data-dir " + dir.path().string() + " submit --gpus 1");
+  EXPECT_EQ(no_command.rc, 2);
+  Outcome unknown = Gleaner("show 99 --data-dir " + dir.path().string());
+  EXPECT_THAT(unknown.err, HasSubstr("no gleaner state"));
+}
+
+}  // namespace
+}  // namespace gleaner
