@@ -141,9 +141,22 @@ void Harvester::StartJobs(const HostPass& pass,
   std::map<sched::JobId, const store::JobRecord*> by_id;
   for (const store::JobRecord& j : *queued) {
     bool ready = true;
+    std::string doomed;  // a dependency that can no longer succeed
     for (sched::JobId dep : j.spec.after_success) {
       auto d = jobs_.Get(dep);
       ready = ready && d.ok() && d->state == JobState::kSucceeded;
+      if (!d.ok() || (store::IsFinal(d->state) && d->state != JobState::kSucceeded)) {
+        doomed = "job " + std::to_string(dep) +
+                 (d.ok() ? " " + std::string(store::JobStateName(d->state)) : " does not exist");
+      }
+    }
+    if (!doomed.empty()) {
+      store::JobUpdate u;
+      u.reason = "dependency " + doomed;
+      if (jobs_.Transition(j.id, JobState::kQueued, JobState::kCancelled, u).ok()) {
+        log("job " + std::to_string(j.id) + " cancelled: " + u.reason);
+      }
+      continue;
     }
     if (!ready || j.spec.gpus > max_gpus_per_job_) continue;
     waiting.push_back({j.id, j.spec, j.submitted_at});

@@ -133,7 +133,10 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.array.empty()) {
     auto a = sched::ParseArraySpec(o.array);
     if (!a.ok()) return Fail(err, a.status());
-    spec.array = *a;
+    // The daemon does not expand arrays into tasks yet: refuse rather than
+    // run one task where many were asked for.
+    return Fail(err, core::InvalidArgument("array: not supported by this gleaner yet; submit the " +
+                                           std::to_string(a->size()) + " tasks one by one"));
   }
   spec.after_success = o.after;
   spec.project = o.project;

@@ -122,3 +122,47 @@ TEST(HarvesterTest, MonitorModeStartsNothing) {
 
 }  // namespace
 }  // namespace gleaner::agent
+
+namespace gleaner::agent {
+namespace {
+
+TEST(HarvesterDependencyTest, WaitsForSuccessAndGivesUpOnFailure) {
+  testing::TempDir dir;
+  auto store = store::SqliteStore::Open(":memory:");
+  core::ManualClock clock;
+  auto scenario = gpu::ParseScenario(R"({"gpus": [{"name": "A", "memory_total_mib": 1000},
+                                                   {"name": "A", "memory_total_mib": 1000}]})",
+                                     "two idle");
+  ProcfsInspector procfs;
+  auto backend = gpu::FakeBackend::Create(std::move(scenario).value(), clock);
+  Sampler sampler(**backend, procfs, nullptr, clock, {});
+  core::RealClock real_clock;
+  Executor executor(real_clock);
+  Harvester harvester(sampler, **store, executor, clock, HarvestMode::kHarvest, dir.path().string(),
+                      8);
+  sched::JobSpec fails;
+  fails.command = {"false"};
+  fails.working_dir = "/tmp";
+  sched::JobSpec after = fails;
+  after.command = {"true"};
+  const uid_t uid = geteuid();
+  const sched::JobId first = (*store)->Submit("t", uid, fails, clock.Now())->id;
+  after.after_success = {first};
+  const sched::JobId second = (*store)->Submit("t", uid, after, clock.Now())->id;
+  std::vector<std::string> log;
+  for (int t = 0; t < 320; ++t) {
+    ASSERT_TRUE(harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
+    if ((*store)->Get(first)->state == store::JobState::kRunning) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let `false` exit
+    }
+    EXPECT_NE((*store)->Get(second)->state, store::JobState::kRunning);
+    clock.Advance(core::Seconds(1));
+  }
+  EXPECT_EQ((*store)->Get(first)->state, store::JobState::kFailed);
+  EXPECT_EQ((*store)->Get(first)->exit_code, 1);
+  EXPECT_EQ((*store)->Get(second)->state, store::JobState::kCancelled);
+  EXPECT_THAT((*store)->Get(second)->reason, HasSubstr("dependency job 1 failed"));
+}
+
+}  // namespace
+}  // namespace gleaner::agent

@@ -45,6 +45,9 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   Outcome too_big = Gleaner("--data-dir " + data + " submit --gpus 9 -- sleep 30");
   EXPECT_EQ(too_big.rc, 4);
   EXPECT_THAT(too_big.err, HasSubstr("gpus: 9 GPUs, but no host here has more than 8"));
+  Outcome array = Gleaner("--data-dir " + data + " submit --array 0-9%2 -- true");
+  EXPECT_EQ(array.rc, 4);
+  EXPECT_THAT(array.err, HasSubstr("submit the 10 tasks one by one"));
 
   json job;
   for (int i = 0; i < 100; ++i) {
