@@ -1,5 +1,7 @@
 #include "agent/executor.h"
 
+#include "agent/process_info.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -195,13 +197,43 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   }
   job.pid = pid;
   job.started_at = clock_.Now();
+  job.process_started_at = ProcessStartTime(static_cast<uint32_t>(pid));
   running_[req.id] = job;
   return job;
+}
+
+core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at) {
+  if (pid <= 0 || ProcessStartTime(static_cast<uint32_t>(pid)) != process_started_at) {
+    return core::NotFound("job " + std::to_string(id) + ": process " + std::to_string(pid) +
+                          " is gone (or the pid now belongs to another process)");
+  }
+  RunningJob job;
+  job.id = id;
+  job.pid = pid;
+  job.started_at = clock_.Now();
+  job.process_started_at = process_started_at;
+  job.adopted = true;
+  running_[id] = job;
+  return core::Status::Ok();
 }
 
 std::vector<JobExit> Executor::Reap() {
   std::vector<JobExit> out;
   for (auto it = running_.begin(); it != running_.end();) {
+    if (it->second.adopted) {
+      // Not our child: gone when its pid no longer names the same process.
+      if (ProcessStartTime(static_cast<uint32_t>(it->second.pid)) != it->second.process_started_at) {
+        JobExit e;
+        e.id = it->first;
+        e.at = clock_.Now();
+        e.status_unknown = true;
+        out.push_back(e);
+        it = running_.erase(it);
+      } else {
+        ++it;
+      }
+      continue;
+    }
     int status = 0;
     const pid_t r = waitpid(it->second.pid, &status, WNOHANG);
     if (r == it->second.pid) {

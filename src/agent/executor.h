@@ -27,6 +27,8 @@ struct RunningJob {
   sched::JobId id = 0;
   pid_t pid = 0;  // also the process group id
   core::TimePoint started_at;
+  std::optional<core::TimePoint> process_started_at;  // from /proc: pid + this name it
+  bool adopted = false;  // found again after a restart: not our child
   std::string stdout_path;
   std::string stderr_path;
 };
@@ -36,6 +38,7 @@ struct JobExit {
   std::optional<int> exit_code;  // set when it exited
   std::optional<int> signal;     // set when a signal ended it
   core::TimePoint at;
+  bool status_unknown = false;   // an adopted job: not our child, so no exit status
 };
 
 // Starts jobs as their users and ends them. Each job runs in its own
@@ -52,6 +55,10 @@ class Executor {
   // found or not executable, working directory missing, no permission to
   // switch user) without leaving a process behind.
   core::Result<RunningJob> Launch(const LaunchRequest& request);
+
+  // Takes back a job started before a restart, if process `pid` is still
+  // the one that started at `process_started_at`. NotFound otherwise.
+  core::Status Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at);
 
   // Collects jobs that ended since the last call; never blocks.
   std::vector<JobExit> Reap();

@@ -27,6 +27,26 @@ core::Status Harvester::Tick(const std::function<void(const std::string&)>& log)
   return core::Status::Ok();
 }
 
+void Harvester::Recover(const std::function<void(const std::string&)>& log) {
+  auto active = jobs_.List({JobState::kRunning, JobState::kVacating});
+  if (!active.ok()) {
+    log("jobs: " + active.status().message());
+    return;
+  }
+  for (const store::JobRecord& j : *active) {
+    if (j.pid && j.process_started_at &&
+        executor_.Adopt(j.id, *j.pid, *j.process_started_at).ok()) {
+      log("job " + std::to_string(j.id) + " still running (pid " + std::to_string(*j.pid) +
+          "): taken back");
+      continue;
+    }
+    store::JobUpdate u;
+    u.reason = "its process was gone when gleaner restarted; requeued";
+    auto moved = jobs_.Transition(j.id, j.state, JobState::kQueued, u);
+    log("job " + std::to_string(j.id) + " " + (moved.ok() ? u.reason : moved.status().message()));
+  }
+}
+
 void Harvester::Act(const HostPass& pass, const std::function<void(const std::string&)>& log) {
   RecordExits(log);
   KillCancelled(log);
@@ -65,7 +85,13 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
     u.finished_at = e.at;
     u.exit_code = e.exit_code;
     JobState to;
-    if (job->state == JobState::kVacating) {
+    if (e.status_unknown) {
+      // Taken back after a restart, so not our child: how it ended is
+      // unknown. Requeue it, as for any job whose process was lost.
+      to = JobState::kQueued;
+      u.exit_code.reset();
+      u.reason = "ended while not gleaner's child (after a restart); exit status unknown, requeued";
+    } else if (job->state == JobState::kVacating) {
       // It was asked to leave: it goes back in the queue, whatever it said.
       to = JobState::kQueued;
       u.reason = "vacated: " + vacate_reason;
@@ -179,6 +205,9 @@ void Harvester::StartJobs(const HostPass& pass,
       jobs_.Transition(j.id, JobState::kRunning, JobState::kFailed, failed).status().IgnoreError();
       log("job " + std::to_string(j.id) + " failed to start: " + launched.status().message());
       continue;
+    }
+    if (launched->process_started_at) {
+      jobs_.RecordProcess(j.id, launched->pid, *launched->process_started_at).IgnoreError();
     }
     std::string gpus;
     for (const core::GpuUuid& g : p.gpus) gpus += (gpus.empty() ? "" : ",") + g.str();

@@ -28,6 +28,11 @@ class Harvester {
   Harvester(Sampler& sampler, store::JobStore& jobs, Executor& executor, const core::Clock& clock,
             HarvestMode mode, std::string log_dir, int max_gpus_per_job);
 
+  // After a restart: takes back jobs whose processes still run (same pid,
+  // same start time) and requeues those whose processes are gone. Call once
+  // before the first Tick.
+  void Recover(const std::function<void(const std::string&)>& log);
+
   // Samples once, then Act()s on the pass.
   core::Status Tick(const std::function<void(const std::string&)>& log);
   // One step on a pass the caller sampled; `log` receives a line for

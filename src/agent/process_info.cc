@@ -52,7 +52,7 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
   }
   // Kernel threads and zombies have no command line; show the name as ps does.
   info.command = raw.empty() ? "[" + name + "]" : raw;
-  info.started_at = StartTime(dir);
+  info.started_at = ProcessStartTime(pid, proc_root_);
 
   std::ifstream cgroup(dir + "/cgroup");
   const std::string cgroup_text((std::istreambuf_iterator<char>(cgroup)),
@@ -73,8 +73,8 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
 
 // Field 22 of /proc/<pid>/stat is the start time in clock ticks after boot;
 // /proc/stat's btime is the boot time.
-std::optional<core::TimePoint> ProcfsInspector::StartTime(const std::string& dir) const {
-  std::ifstream stat_file(dir + "/stat");
+std::optional<core::TimePoint> ProcessStartTime(uint32_t pid, const std::string& proc_root) {
+  std::ifstream stat_file(proc_root + "/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
   const size_t close = stat.rfind(')');  // the command name may contain spaces and ')'
   if (close == std::string::npos || close + 2 > stat.size()) return std::nullopt;
@@ -84,7 +84,7 @@ std::optional<core::TimePoint> ProcfsInspector::StartTime(const std::string& dir
   }
   unsigned long long ticks = 0;
   if (!(fields >> ticks)) return std::nullopt;
-  std::ifstream proc_stat(proc_root_ + "/stat");
+  std::ifstream proc_stat(proc_root + "/stat");
   std::string line;
   long long boot_s = -1;
   while (std::getline(proc_stat, line)) {

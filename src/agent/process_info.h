@@ -50,8 +50,6 @@ class ProcfsInspector final : public ProcessInspector {
   std::optional<ProcessInfo> Inspect(uint32_t pid) const override;
 
  private:
-  std::optional<core::TimePoint> StartTime(const std::string& dir) const;
-
   std::string proc_root_;
 };
 
@@ -66,6 +64,11 @@ class ScenarioProcessInspector final : public ProcessInspector {
   std::unordered_map<uint32_t, ProcessInfo> declared_;
   const ProcessInspector& fallback_;
 };
+
+// When process `pid` started, from /proc (under `proc_root`); nullopt when
+// it is gone. With the pid, it names a process unambiguously: pids are
+// reused, start times are not.
+std::optional<core::TimePoint> ProcessStartTime(uint32_t pid, const std::string& proc_root = "/proc");
 
 // The login name for `uid`, or the number as text.
 std::string UserName(uint32_t uid);

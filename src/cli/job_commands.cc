@@ -52,6 +52,7 @@ json RecordToJson(const store::JobRecord& r) {
       {"gpus", gpus},
       {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
       {"reason", r.reason},
+      {"pid", r.pid ? json(*r.pid) : json(nullptr)},
       {"spec", sched::JobSpecToJson(r.spec)},
   };
 }

@@ -161,6 +161,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
       "; state in " + data_dir + "/gleaner.db");
+  if (harvester) harvester->Recover(log);
 
   std::map<core::GpuUuid, observe::GpuState> last_state;
   bool failed = false;

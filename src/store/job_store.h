@@ -36,6 +36,10 @@ struct JobRecord {
   std::vector<core::GpuUuid> gpus;  // assigned while running or vacating
   std::optional<int> exit_code;
   std::string reason;  // why the last transition happened, in words
+  // The running process (group leader) and when it started: together they
+  // let a restarted gleaner find its jobs again.
+  std::optional<int> pid;
+  std::optional<core::TimePoint> process_started_at;
 
   bool operator==(const JobRecord&) const = default;
 };
@@ -47,6 +51,8 @@ struct JobUpdate {
   std::optional<core::TimePoint> finished_at;
   std::optional<int> exit_code;
   std::string reason;
+  std::optional<int> pid;
+  std::optional<core::TimePoint> process_started_at;
 };
 
 // The durable job queue. Submit returns only once the job is on disk: an
@@ -65,6 +71,8 @@ class JobStore {
   // in `from` any more (someone else moved it) or the move is not allowed.
   virtual core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                              const JobUpdate& update) = 0;
+  // Records the process a running job was started as.
+  virtual core::Status RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) = 0;
 };
 
 }  // namespace gleaner::store

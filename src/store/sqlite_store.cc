@@ -126,6 +126,10 @@ constexpr const char* kMigrations[] = {
     );
     CREATE INDEX jobs_by_state ON jobs (state, id);
     )sql",
+    R"sql(
+    ALTER TABLE jobs ADD COLUMN pid INTEGER;
+    ALTER TABLE jobs ADD COLUMN process_start_us INTEGER;
+    )sql",
 };
 
 }  // namespace
@@ -390,7 +394,7 @@ namespace {
 
 constexpr const char* kJobColumns =
     "id, user, uid, spec, state, attempts, submitted_us, started_us, finished_us, gpus, "
-    "exit_code, reason";
+    "exit_code, reason, pid, process_start_us";
 
 core::Result<JobRecord> ReadJob(const Statement& q) {
   JobRecord r;
@@ -412,6 +416,8 @@ core::Result<JobRecord> ReadJob(const Statement& q) {
   for (const std::string& g : Split(q.Text(9))) r.gpus.emplace_back(g);
   if (!q.Null(10)) r.exit_code = static_cast<int>(q.Int(10));
   r.reason = q.Text(11);
+  if (!q.Null(12)) r.pid = static_cast<int>(q.Int(12));
+  if (!q.Null(13)) r.process_started_at = core::FromUnixMicros(q.Int(13));
   return r;
 }
 
@@ -525,7 +531,8 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
   Statement update(db_, R"sql(
     UPDATE jobs SET state = ?, attempts = attempts + ?,
       gpus = COALESCE(?, gpus), started_us = COALESCE(?, started_us),
-      finished_us = COALESCE(?, finished_us), exit_code = COALESCE(?, exit_code), reason = ?
+      finished_us = COALESCE(?, finished_us), exit_code = COALESCE(?, exit_code), reason = ?,
+      pid = COALESCE(?, pid), process_start_us = COALESCE(?, process_start_us)
     WHERE id = ? AND state = ?)sql");
   GLEANER_RETURN_IF_ERROR(update.status());
   update.Bind(1, std::string(JobStateName(to)));
@@ -553,8 +560,18 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
     update.BindNull(6);
   }
   update.Bind(7, u.reason);
-  update.Bind(8, static_cast<int64_t>(id));
-  update.Bind(9, std::string(JobStateName(from)));
+  if (u.pid) {
+    update.Bind(8, static_cast<int64_t>(*u.pid));
+  } else {
+    update.BindNull(8);
+  }
+  if (u.process_started_at) {
+    update.Bind(9, core::ToUnixMicros(*u.process_started_at));
+  } else {
+    update.BindNull(9);
+  }
+  update.Bind(10, static_cast<int64_t>(id));
+  update.Bind(11, std::string(JobStateName(from)));
   if (update.Step() != SQLITE_DONE) return SqlError(db_, "updating job " + std::to_string(id));
   if (sqlite3_changes(db_) != 1) {
     GLEANER_ASSIGN_OR_RETURN(JobRecord now, Get(id));  // NotFound for an unknown id
@@ -563,6 +580,20 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
                                     std::string(JobStateName(from)));
   }
   return Get(id);
+}
+
+core::Status SqliteStore::RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) {
+  Statement update(db_, R"sql(
+    UPDATE jobs SET pid = ?, process_start_us = ? WHERE id = ? AND state = 'running')sql");
+  GLEANER_RETURN_IF_ERROR(update.status());
+  update.Bind(1, static_cast<int64_t>(pid));
+  update.Bind(2, core::ToUnixMicros(started_at));
+  update.Bind(3, static_cast<int64_t>(id));
+  if (update.Step() != SQLITE_DONE) return SqlError(db_, "recording job " + std::to_string(id));
+  if (sqlite3_changes(db_) != 1) {
+    return core::FailedPrecondition("job " + std::to_string(id) + " is not running");
+  }
+  return Status::Ok();
 }
 
 }  // namespace gleaner::store

@@ -40,6 +40,7 @@ class SqliteStore final : public ObservationStore, public JobStore {
   core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) override;
   core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                      const JobUpdate& update) override;
+  core::Status RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

@@ -2,6 +2,7 @@
 // process on simulated GPUs, real job processes, the state on disk.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,73 @@ TEST(UpBinaryTest, ClientsSayWhatIsMissing) {
   EXPECT_EQ(no_command.rc, 2);
   Outcome unknown = Gleaner("show 99 --data-dir " + dir.path().string());
   EXPECT_THAT(unknown.err, HasSubstr("no gleaner state"));
+}
+
+}  // namespace
+}  // namespace gleaner
+
+namespace gleaner {
+namespace {
+
+// kill -9 of the daemon mid-job: the job keeps running, and the restarted
+// daemon takes it back instead of running it twice.
+TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const std::string config =
+      dir.Write("g.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.2\n");
+  const auto start_daemon = [&](const std::string& log, double seconds) {
+    const std::string pidfile = (dir.path() / "daemon.pid").string();
+    std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
+                 config + " --for " + std::to_string(seconds) + " >" + log + " 2>&1 & echo $! >" +
+                 pidfile)
+                    .c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return std::stoi(testing::Slurp(pidfile));
+  };
+  const std::string first_log = (dir.path() / "first.log").string();
+  const int daemon = start_daemon(first_log, 30);
+  Outcome submitted;
+  for (int i = 0; i < 100; ++i) {
+    submitted = Gleaner("--data-dir " + data + " submit -- sleep 60");
+    if (submitted.rc == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  json job;
+  for (int i = 0; i < 100 && job["pid"].is_null(); ++i) {
+    job = json::parse(Gleaner("--data-dir " + data + " show 1").out);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(job["state"], "running") << job.dump();
+  const int job_pid = job["pid"].get<int>();
+
+  ASSERT_EQ(kill(daemon, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(kill(job_pid, 0), 0) << "the job died with the daemon";
+
+  const std::string second_log = (dir.path() / "second.log").string();
+  start_daemon(second_log, 3);
+  for (int i = 0; i < 100 && testing::Slurp(second_log).find("taken back") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_THAT(testing::Slurp(second_log),
+              HasSubstr("job 1 still running (pid " + std::to_string(job_pid) + "): taken back"));
+  json again = json::parse(Gleaner("--data-dir " + data + " show 1").out);
+  EXPECT_EQ(again["state"], "running");
+  EXPECT_EQ(again["attempts"], 1);  // not started a second time
+  EXPECT_EQ(again["pid"], job_pid);
+
+  // Cancel reaches the adopted job too.
+  ASSERT_EQ(Gleaner("--data-dir " + data + " cancel 1").rc, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = kill(job_pid, 0) != 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "the adopted job survived cancel";
+  if (!gone) kill(-job_pid, SIGKILL);
 }
 
 }  // namespace

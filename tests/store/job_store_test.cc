@@ -151,3 +151,20 @@ TEST(JobStoreCrashTest, AcknowledgedSubmitsSurviveKill9) {
 
 }  // namespace
 }  // namespace gleaner::store
+
+namespace gleaner::store {
+namespace {
+
+TEST(JobStoreTest, RecordsTheProcessOfARunningJob) {
+  auto store = SqliteStore::Open(":memory:");
+  const sched::JobId id = (*store)->Submit("alice", 1000, Spec(), kNow)->id;
+  EXPECT_EQ((*store)->RecordProcess(id, 4242, kNow).code(), core::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE((*store)->Transition(id, JobState::kQueued, JobState::kRunning, {}).ok());
+  ASSERT_TRUE((*store)->RecordProcess(id, 4242, kNow + core::Seconds(1)).ok());
+  auto job = (*store)->Get(id);
+  EXPECT_EQ(job->pid, 4242);
+  EXPECT_EQ(job->process_started_at, kNow + core::Seconds(1));
+}
+
+}  // namespace
+}  // namespace gleaner::store
