@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -12,6 +13,8 @@
 #include "cli/gpu_source.h"
 #include "core/format.h"
 #include "observe/verdict_json.h"
+#include "server/unix_server.h"
+#include "store/job_json.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -37,30 +40,55 @@ core::Result<std::unique_ptr<store::SqliteStore>> OpenState(const std::string& d
   return store::SqliteStore::Open(path);
 }
 
-json RecordToJson(const store::JobRecord& r) {
-  json gpus = json::array();
-  for (const core::GpuUuid& g : r.gpus) gpus.push_back(g.str());
-  return {
-      {"id", r.id},
-      {"user", r.user},
-      {"uid", r.uid},
-      {"state", store::JobStateName(r.state)},
-      {"attempts", r.attempts},
-      {"submitted_at", observe::Rfc3339(r.submitted_at)},
-      {"started_at", r.started_at ? json(observe::Rfc3339(*r.started_at)) : json(nullptr)},
-      {"finished_at", r.finished_at ? json(observe::Rfc3339(*r.finished_at)) : json(nullptr)},
-      {"gpus", gpus},
-      {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
-      {"reason", r.reason},
-      {"pid", r.pid ? json(*r.pid) : json(nullptr)},
-      {"spec", sched::JobSpecToJson(r.spec)},
-  };
+json RecordToJson(const store::JobRecord& r) { return store::JobRecordToJson(r); }
+
+// When `gleaner up` serves its API, clients go through it: the caller is
+// who the kernel says, and other users can submit too.
+std::string SocketPath(const std::string& data_dir_flag) {
+  return DataDir(data_dir_flag) + "/gleaner.sock";
 }
 
-std::string Command(const sched::JobSpec& s) {
-  std::string out;
-  for (const std::string& a : s.command) out += (out.empty() ? "" : " ") + a;
-  return out.size() > 40 ? out.substr(0, 37) + "..." : out;
+std::string QueueTable(const json& jobs) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-6s %-10s %-9s %4s %3s  %-40s %s", "ID", "USER", "STATE",
+                "GPUS", "TRY", "COMMAND", "REASON");
+  std::string out = line;
+  for (const json& j : jobs) {
+    std::string command;
+    for (const json& a : j["spec"]["command"])
+      command += (command.empty() ? "" : " ") + a.get<std::string>();
+    if (command.size() > 40) command = command.substr(0, 37) + "...";
+    std::snprintf(line, sizeof line, "\n%-6lld %-10s %-9s %4d %3d  %-40s %s",
+                  static_cast<long long>(j["id"].get<int64_t>()),
+                  j["user"].get<std::string>().c_str(), j["state"].get<std::string>().c_str(),
+                  j["spec"]["gpus"].get<int>(), j["attempts"].get<int>(), command.c_str(),
+                  j["reason"].get<std::string>().c_str());
+    out += line;
+  }
+  return out;
+}
+
+int Fail(std::ostream& err, const core::Status& s);
+
+// Calls the API; prints the answer (JSON or `text` of it) or the error.
+int CallApi(const std::string& socket, const std::string& method, const std::string& target,
+            const std::string& body, bool json_out,
+            const std::function<std::string(const json&)>& text, std::ostream& out,
+            std::ostream& err) {
+  auto answer = server::UnixRequest(socket, method, target, body);
+  if (!answer.ok()) return Fail(err, answer.status());
+  const json doc = json::parse(answer->second, nullptr, false);
+  if (answer->first >= 400) {
+    const std::string message = doc.is_object() && doc.contains("error")
+                                    ? doc["error"].value("message", answer->second)
+                                    : answer->second;
+    err << "gleaner: " << message << "\n";
+    return answer->first == 400 ? kExitBadInput : kExitFailure;
+  }
+  if (doc.is_discarded())
+    return Fail(err, core::Internal("gleaner answered with something not JSON"));
+  out << (json_out ? doc.dump(2) : text(doc)) << "\n";
+  return kExitOk;
 }
 
 int Fail(std::ostream& err, const core::Status& s) {
@@ -153,6 +181,12 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::error_code ec;
   spec.working_dir = o.workdir.empty() ? std::filesystem::current_path(ec).string() : o.workdir;
+  if (const std::string socket = SocketPath(o.data_dir); std::filesystem::exists(socket)) {
+    return CallApi(
+        socket, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), o.json,
+        [](const json& j) { return "submitted job " + std::to_string(j["id"].get<int64_t>()); },
+        out, err);
+  }
   auto state = OpenState(o.data_dir);
   if (!state.ok()) return Fail(err, state.status());
   sched::JobLimits limits;
@@ -173,6 +207,11 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 int RunQueue(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  if (const std::string socket = SocketPath(o.data_dir); std::filesystem::exists(socket)) {
+    return CallApi(
+        socket, "GET", o.all ? "/v1/jobs?all=1" : "/v1/jobs", "", o.json,
+        [](const json& j) { return QueueTable(j["jobs"]); }, out, err);
+  }
   auto state = OpenState(o.data_dir);
   if (!state.ok()) return Fail(err, state.status());
   std::vector<store::JobState> states;
@@ -182,27 +221,18 @@ int RunQueue(const JobOptions& o, std::ostream& out, std::ostream& err) {
   }
   auto jobs = (*state)->List(states);
   if (!jobs.ok()) return Fail(err, jobs.status());
-  if (o.json) {
-    json doc = json::array();
-    for (const store::JobRecord& r : *jobs) doc.push_back(RecordToJson(r));
-    out << json{{"jobs", doc}}.dump(2) << "\n";
-    return kExitOk;
-  }
-  char line[256];
-  std::snprintf(line, sizeof line, "%-6s %-10s %-9s %4s %3s  %-40s %s\n", "ID", "USER", "STATE",
-                "GPUS", "TRY", "COMMAND", "REASON");
-  out << line;
-  for (const store::JobRecord& r : *jobs) {
-    std::snprintf(line, sizeof line, "%-6lld %-10s %-9s %4d %3d  %-40s %s\n",
-                  static_cast<long long>(r.id), r.user.c_str(),
-                  std::string(store::JobStateName(r.state)).c_str(), r.spec.gpus, r.attempts,
-                  Command(r.spec).c_str(), r.reason.c_str());
-    out << line;
-  }
+  json doc = json::array();
+  for (const store::JobRecord& r : *jobs) doc.push_back(RecordToJson(r));
+  out << (o.json ? json{{"jobs", doc}}.dump(2) : QueueTable(doc)) << "\n";
   return kExitOk;
 }
 
 int RunShow(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  if (const std::string socket = SocketPath(o.data_dir); std::filesystem::exists(socket)) {
+    return CallApi(
+        socket, "GET", "/v1/jobs/" + std::to_string(o.id), "", true,
+        [](const json& j) { return j.dump(2); }, out, err);
+  }
   auto state = OpenState(o.data_dir);
   if (!state.ok()) return Fail(err, state.status());
   auto job = (*state)->Get(o.id);
@@ -212,6 +242,11 @@ int RunShow(const JobOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 int RunCancel(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  if (const std::string socket = SocketPath(o.data_dir); std::filesystem::exists(socket)) {
+    return CallApi(
+        socket, "POST", "/v1/jobs/" + std::to_string(o.id) + "/cancel", "", o.json,
+        [&o](const json&) { return "cancelled job " + std::to_string(o.id); }, out, err);
+  }
   auto state = OpenState(o.data_dir);
   if (!state.ok()) return Fail(err, state.status());
   auto job = (*state)->Get(o.id);

@@ -20,6 +20,8 @@
 #include "core/format.h"
 #include "observe/alerts.h"
 #include "observe/verdict_json.h"
+#include "server/job_api.h"
+#include "server/unix_server.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -91,12 +93,14 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         std::max(config->idle.max_sample_gap, 3 * config->sample_interval);
   }
   std::error_code ec;
-  // Private: the database records who submitted each job, and jobs run as
-  // that user, so only the directory's owner may write it.
+  // Others may reach the API socket inside (x), but not list the directory;
+  // the database itself is made private below.
   const bool created = !std::filesystem::exists(data_dir);
   std::filesystem::create_directories(data_dir, ec);
   if (!ec && created) {
-    std::filesystem::permissions(data_dir, std::filesystem::perms::owner_all,
+    using std::filesystem::perms;
+    std::filesystem::permissions(data_dir,
+                                 perms::owner_all | perms::group_exec | perms::others_exec,
                                  std::filesystem::perm_options::replace, ec);
   }
   if (ec) {
@@ -109,6 +113,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     err << "gleaner: " << store.status().message() << "\n";
     return kExitFailure;
   }
+  // It records who submitted what, with their environments: owner only.
+  // (SQLite gives its -wal and -shm files the same mode.)
+  std::filesystem::permissions(
+      data_dir + "/gleaner.db",
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+      std::filesystem::perm_options::replace, ec);
   GpuSource source;
   if (int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
       rc != kExitOk) {
@@ -161,7 +171,33 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
       "; state in " + data_dir + "/gleaner.db");
-  if (harvester) harvester->Recover(log);
+  std::unique_ptr<store::SqliteStore> api_store;  // the API thread's own connection
+  std::unique_ptr<server::JobApi> api;
+  std::unique_ptr<server::UnixServer> api_server;
+  if (harvester) {
+    harvester->Recover(log);
+    auto opened = store::SqliteStore::Open(data_dir + "/gleaner.db");
+    if (!opened.ok()) {
+      err << "gleaner: " << opened.status().message() << "\n";
+      return kExitFailure;
+    }
+    api_store = std::move(opened).value();
+    sched::JobLimits limits;
+    limits.max_gpus = std::max<int>(
+        1, static_cast<int>(
+               source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}).size()));
+    api = std::make_unique<server::JobApi>(*api_store, job_clock, limits);
+    auto started = server::UnixServer::Start(data_dir + "/gleaner.sock",
+                                             [&api](const server::HttpRequest& r, uint32_t uid) {
+                                               return api->Handle(r, {uid, agent::UserName(uid)});
+                                             });
+    if (!started.ok()) {
+      err << "gleaner: " << started.status().message() << "\n";
+      return kExitFailure;
+    }
+    api_server = std::move(started).value();
+    log("API on " + data_dir + "/gleaner.sock");
+  }
 
   std::map<core::GpuUuid, observe::GpuState> last_state;
   bool failed = false;

@@ -37,8 +37,11 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(early.rc, 0) << early.err;
-  EXPECT_EQ(std::filesystem::status(data).permissions() & std::filesystem::perms::all,
-            std::filesystem::perms::owner_all);  // private: it records who submitted what
+  using std::filesystem::perms;
+  EXPECT_EQ(std::filesystem::status(data).permissions() & perms::all,
+            perms::owner_all | perms::group_exec | perms::others_exec);
+  EXPECT_EQ(std::filesystem::status(data + "/gleaner.db").permissions() & perms::all,
+            perms::owner_read | perms::owner_write);  // it records who submitted what
 
   Outcome submitted = Gleaner("--data-dir " + data + " submit --gpus 1 -- sleep 30");
   ASSERT_EQ(submitted.rc, 0) << submitted.err;
@@ -154,6 +157,56 @@ TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
   }
   EXPECT_TRUE(gone) << "the adopted job survived cancel";
   if (!gone) kill(-job_pid, SIGKILL);
+}
+
+}  // namespace
+}  // namespace gleaner
+
+namespace gleaner {
+namespace {
+
+// As root, another user submits through the socket: the job runs as them,
+// and they cannot cancel root's job.
+TEST(UpBinaryTest, OtherUsersSubmitThroughTheSocketAndRunAsThemselves) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to create a user and switch to it";
+  const std::string user = "gleaneru" + std::to_string(getpid() % 100000);
+  ASSERT_EQ(std::system(("useradd --no-create-home --shell /bin/sh " + user).c_str()), 0);
+  struct Cleanup {
+    std::string user;
+    ~Cleanup() { std::system(("userdel " + user + " 2>/dev/null").c_str()); }
+  } cleanup{user};
+  testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  const std::string data = (dir.path() / "state").string();
+  const std::string config =
+      dir.Write("g.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.2\n");
+  std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
+               config + " --for 8 >" + (dir.path() / "up.log").string() + " 2>&1 &")
+                  .c_str());
+  for (int i = 0; i < 100 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Gleaner("--data-dir " + data + " submit -- sleep 30").rc, 0);  // root's job 1
+  const std::string as_user = "cd /tmp && runuser -u " + user + " --";
+  Outcome theirs = Gleaner("--data-dir " + data + " submit -- sh -c 'id -un; sleep 30'", as_user);
+  ASSERT_EQ(theirs.rc, 0) << theirs.err;
+  EXPECT_EQ(theirs.out, "submitted job 2\n");
+  Outcome steal = Gleaner("--data-dir " + data + " cancel 1", as_user);
+  EXPECT_EQ(steal.rc, 1);
+  EXPECT_THAT(steal.err, HasSubstr("job 1 belongs to root; only they (or root) may cancel it"));
+  json job;
+  for (int i = 0; i < 100; ++i) {
+    job = json::parse(Gleaner("--data-dir " + data + " show 2").out);
+    if (job["state"] == "running" &&
+        testing::Slurp(data + "/logs/2.out").find(user) != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(job["user"], user);
+  EXPECT_EQ(testing::Slurp(data + "/logs/2.out"), user + "\n");  // it ran as them
+  Gleaner("--data-dir " + data + " cancel 1");
+  Gleaner("--data-dir " + data + " cancel 2");
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+
+namespace gleaner::server {
+
+// One HTTP/1.1 request, as read from a connection.
+struct HttpRequest {
+  std::string method;                          // "GET", "POST"
+  std::string path;                            // "/v1/jobs/7"
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string body;  // JSON
+};
+
+// Limits that keep a bad client from exhausting memory.
+inline constexpr size_t kMaxHeaderBytes = 16 * 1024;
+inline constexpr size_t kMaxBodyBytes = 1024 * 1024;
+
+// Reads one request from `fd` (blocking, with the socket's own timeouts).
+// Errors are what to answer: kInvalidArgument → 400, and an oversized
+// request → 413 (kFailedPrecondition); kUnavailable when the peer went away.
+core::Result<HttpRequest> ReadRequest(int fd);
+
+// Writes `response` with a JSON content type and closes nothing.
+void WriteResponse(int fd, const HttpResponse& response);
+
+// {"error": {"code": ..., "message": ...}} with the status for `status`.
+HttpResponse ErrorResponse(const core::Status& status);
+
+}  // namespace gleaner::server

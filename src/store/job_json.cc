@@ -1,0 +1,31 @@
+#include "store/job_json.h"
+
+#include "observe/verdict_json.h"
+
+namespace gleaner::store {
+
+nlohmann::json JobRecordToJson(const JobRecord& r) {
+  using nlohmann::json;
+  json gpus = json::array();
+  for (const core::GpuUuid& g : r.gpus) gpus.push_back(g.str());
+  const auto time = [](const std::optional<core::TimePoint>& t) {
+    return t ? json(observe::Rfc3339(*t)) : json(nullptr);
+  };
+  return {
+      {"id", r.id},
+      {"user", r.user},
+      {"uid", r.uid},
+      {"state", JobStateName(r.state)},
+      {"attempts", r.attempts},
+      {"submitted_at", observe::Rfc3339(r.submitted_at)},
+      {"started_at", time(r.started_at)},
+      {"finished_at", time(r.finished_at)},
+      {"gpus", gpus},
+      {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+      {"reason", r.reason},
+      {"pid", r.pid ? json(*r.pid) : json(nullptr)},
+      {"spec", sched::JobSpecToJson(r.spec)},
+  };
+}
+
+}  // namespace gleaner::store

@@ -1,0 +1,123 @@
+// The job API over a real Unix socket: identity from the kernel, every bad
+// request a 4xx with a message, nothing lost.
+#include "server/job_api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server/unix_server.h"
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+
+namespace gleaner::server {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+class JobApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(store::SqliteStore::Open(":memory:")).value();
+    api_ = std::make_unique<JobApi>(*store_, clock_, sched::JobLimits{});
+    socket_ = (dir_.path() / "g.sock").string();
+    server_ = std::move(UnixServer::Start(socket_, [this](const HttpRequest& r, uint32_t uid) {
+                seen_uid_ = uid;
+                return api_->Handle(r, {uid, uid == 0 ? "root" : "u" + std::to_string(uid)});
+              })).value();
+  }
+  std::pair<int, json> Call(const std::string& method, const std::string& target,
+                            const std::string& body = "") {
+    auto r = UnixRequest(socket_, method, target, body);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return {r->first, json::parse(r->second, nullptr, false)};
+  }
+
+  testing::TempDir dir_;
+  core::ManualClock clock_{core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000)};
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<JobApi> api_;
+  std::string socket_;
+  std::unique_ptr<UnixServer> server_;
+  uint32_t seen_uid_ = 12345;
+};
+
+TEST_F(JobApiTest, SubmitListShowCancelAsTheKernelSays) {
+  auto [status, job] = Call("POST", "/v1/jobs", R"({"command": ["sleep", "30"], "gpus": 2})");
+  EXPECT_EQ(status, 201);
+  EXPECT_EQ(seen_uid_, geteuid());  // SO_PEERCRED, not anything the client said
+  EXPECT_EQ(job["id"], 1);
+  EXPECT_EQ(job["uid"], geteuid());
+  EXPECT_EQ(job["state"], "queued");
+  auto [list_status, list] = Call("GET", "/v1/jobs");
+  EXPECT_EQ(list_status, 200);
+  EXPECT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(Call("GET", "/v1/jobs/1").second["spec"]["gpus"], 2);
+  auto [cancel_status, cancelled] = Call("POST", "/v1/jobs/1/cancel");
+  EXPECT_EQ(cancel_status, 200);
+  EXPECT_EQ(cancelled["state"], "cancelled");
+  EXPECT_EQ(Call("GET", "/v1/jobs").second["jobs"].size(), 0u);
+  EXPECT_EQ(Call("GET", "/v1/jobs?all=1").second["jobs"].size(), 1u);
+  auto [again, conflict] = Call("POST", "/v1/jobs/1/cancel");
+  EXPECT_EQ(again, 409);
+  EXPECT_THAT(conflict["error"]["message"].get<std::string>(),
+              HasSubstr("cannot go from cancelled"));
+}
+
+TEST_F(JobApiTest, BadRequestsGetClearErrors) {
+  const std::pair<std::string, const char*> bad[] = {
+      {"{not json", "the body is not JSON"},
+      {R"({"command": ["x"], "gpu": 1})", "gpu: unknown field"},
+      {R"({"command": ["x"], "gpus": "two"})", "gpus: a whole number"},
+      {R"({"command": ["x"], "gpus": -1})", "gpus: at least 1"},
+      {R"({"command": ["x"], "gpus": 64})", "no host here has more than 8"},
+      {R"({"gpus": 1})", "command: required"},
+      {R"({"command": ["x"], "array": "0-9"})", "array: not supported"},
+  };
+  for (const auto& [body, expected] : bad) {
+    auto [status, error] = Call("POST", "/v1/jobs", body);
+    EXPECT_EQ(status, 400) << body;
+    EXPECT_THAT(error["error"]["message"].get<std::string>(), HasSubstr(expected)) << body;
+    EXPECT_EQ(error["error"]["code"], "INVALID_ARGUMENT");
+  }
+  EXPECT_EQ(Call("GET", "/v1/jobs/99").first, 404);
+  EXPECT_EQ(Call("GET", "/v1/jobs/abc").first, 400);
+  EXPECT_EQ(Call("GET", "/v2/things").first, 404);
+  EXPECT_EQ(Call("DELETE", "/v1/jobs").first, 405);
+  EXPECT_EQ(Call("POST", "/v1/jobs", std::string(2 * 1024 * 1024, ' ')).first, 413);
+  EXPECT_TRUE(store_->List({})->empty());  // none of that queued anything
+}
+
+TEST_F(JobApiTest, OthersJobsAreNotYoursToCancel) {
+  sched::JobSpec spec;
+  spec.command = {"x"};
+  ASSERT_TRUE(store_->Submit("someone", 4242, spec, clock_.Now()).ok());
+  const HttpRequest cancel{"POST", "/v1/jobs/1/cancel", {}, ""};
+  HttpResponse denied = api_->Handle(cancel, {1000, "alice"});
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_THAT(denied.body, HasSubstr("belongs to someone; only they (or root) may cancel it"));
+  EXPECT_EQ(api_->Handle(cancel, {0, "root"}).status, 200);
+}
+
+TEST(UnixServerTest, AStaleSocketIsReplacedAndALongPathRefused) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "s.sock").string();
+  dir.Write("s.sock", "stale");
+  auto server = UnixServer::Start(path, [](const HttpRequest&, uint32_t) {
+    return HttpResponse{200, "{}"};
+  });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  EXPECT_EQ(UnixRequest(path, "GET", "/", "")->first, 200);
+  EXPECT_THAT(UnixServer::Start(std::string(200, 'x'), nullptr).status().message(),
+              HasSubstr("socket path too long"));
+  server->reset();
+  EXPECT_FALSE(std::filesystem::exists(path));  // removed on stop
+  EXPECT_THAT(UnixRequest(path, "GET", "/", "").status().message(),
+              HasSubstr("is `gleaner up` running?"));
+}
+
+}  // namespace
+}  // namespace gleaner::server
