@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs gleaner on a fresh Debian 12 machine.
-#   scripts/quickstart.sh up     install what is missing, build, start gleaner's main job
+#   scripts/quickstart.sh up     install what is missing, build, start gleaner up
 #   scripts/quickstart.sh test   install what is missing, build, run every test
 # Run as root (or with sudo available): packages come from apt.
 set -euo pipefail
@@ -38,15 +38,12 @@ case "${1:-}" in
     install_missing
     build
     shift
-    rc=0
-    "$build/gleaner" gpus >/dev/null 2>&1 || rc=$?
-    if [ "$rc" -eq 3 ]; then  # exit code 3: no usable NVIDIA driver (docs/cli.md)
-      "$build/gleaner" gpus 2>&1 >/dev/null | sed 's/^/  /' >&2 || true
-      echo "gleaner: showing simulated GPUs instead (--fake demo)." >&2
-      sleep 3
-      exec "$build/gleaner" gpus --watch --fake demo "$@"
-    fi
-    exec "$build/gleaner" gpus --watch "$@"
+    # Where there is no NVIDIA driver, gleaner up says so and runs on the
+    # built-in simulated GPUs. Submit from another terminal:
+    #   build/gleaner --data-dir "$data" submit --gpus 1 -- sleep 60
+    data="${GLEANER_DATA_DIR:-$here/.gleaner}"
+    echo "gleaner: state in $data; try: $build/gleaner --data-dir $data submit --gpus 1 -- sleep 60" >&2
+    exec "$build/gleaner" up --data-dir "$data" "$@"
     ;;
   test)
     install_missing

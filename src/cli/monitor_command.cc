@@ -120,10 +120,14 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
       std::filesystem::perm_options::replace, ec);
   GpuSource source;
-  if (int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
-      rc != kExitOk) {
-    return rc;
+  int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
+  if (rc == kExitNoDriver && options.harvest && options.fake.empty()) {
+    // `gleaner up` on a machine without NVIDIA GPUs: say so, and show what
+    // it does on simulated ones rather than stopping.
+    err << "gleaner: no NVIDIA driver here; running on simulated GPUs (--fake demo) instead\n";
+    rc = OpenGpuSource("demo", options.nvml_library, clock, inspector, err, &source);
   }
+  if (rc != kExitOk) return rc;
 
   agent::SamplerOptions sampler_options;
   sampler_options.interval = config->sample_interval;
