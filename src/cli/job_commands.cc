@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <thread>
 
 #include "agent/process_info.h"
 #include "cli/exit_codes.h"
@@ -137,7 +138,15 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.show->add_option("id", o.id, "Job id")->required();
   c.cancel = app.add_subcommand("cancel", "Cancel a job (yours; any, as root)");
   c.cancel->add_option("id", o.id, "Job id")->required();
-  for (CLI::App* cmd : {c.submit, c.queue, c.show, c.cancel}) {
+  c.hold = app.add_subcommand("hold", "Keep a queued job from starting until released");
+  c.hold->add_option("id", o.id, "Job id")->required();
+  c.release = app.add_subcommand("release", "Let a held job start again");
+  c.release->add_option("id", o.id, "Job id")->required();
+  c.logs = app.add_subcommand("logs", "A job's output (stdout; --err for stderr)");
+  c.logs->add_option("id", o.id, "Job id")->required();
+  c.logs->add_flag("-f,--follow", o.follow, "Keep printing until the job ends");
+  c.logs->add_flag("--err", o.stderr_stream, "Standard error instead of standard output");
+  for (CLI::App* cmd : {c.submit, c.queue, c.show, c.cancel, c.hold, c.release, c.logs}) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.data_dir, "Where `gleaner up` keeps its state");
   }
@@ -261,6 +270,51 @@ int RunCancel(const JobOptions& o, std::ostream& out, std::ostream& err) {
   if (!moved.ok()) return Fail(err, moved.status());
   out << (o.json ? RecordToJson(*moved).dump(2) : "cancelled job " + std::to_string(o.id)) << "\n";
   return kExitOk;
+}
+
+int RunHoldRelease(const JobOptions& o, const std::string& action, std::ostream& out,
+                   std::ostream& err) {
+  const std::string socket = SocketPath(o.data_dir);
+  if (!std::filesystem::exists(socket)) {
+    return Fail(err, core::Unavailable("gleaner up is not running here (no " + socket + ")"));
+  }
+  return CallApi(
+      socket, "POST", "/v1/jobs/" + std::to_string(o.id) + "/" + action, "", o.json,
+      [&](const json& j) {
+        return "job " + std::to_string(o.id) + " " + j["state"].get<std::string>();
+      },
+      out, err);
+}
+
+int RunLogs(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  const std::string socket = SocketPath(o.data_dir);
+  if (!std::filesystem::exists(socket)) {
+    return Fail(err, core::Unavailable("gleaner up is not running here (no " + socket + ")"));
+  }
+  uint64_t offset = 0;
+  for (;;) {
+    const std::string target = "/v1/jobs/" + std::to_string(o.id) +
+                               "/logs?stream=" + (o.stderr_stream ? "err" : "out") +
+                               "&offset=" + std::to_string(offset);
+    auto answer = server::UnixRequest(socket, "GET", target, "");
+    if (!answer.ok()) return Fail(err, answer.status());
+    const json doc = json::parse(answer->second, nullptr, false);
+    if (answer->first >= 400 || doc.is_discarded()) {
+      err << "gleaner: "
+          << (doc.is_object() && doc.contains("error") ? doc["error"].value("message", "")
+                                                       : answer->second)
+          << "\n";
+      return kExitFailure;
+    }
+    const std::string data = doc["data"].get<std::string>();
+    out << data;
+    out.flush();
+    offset = doc["offset"].get<uint64_t>();
+    const std::string state = doc["state"].get<std::string>();
+    const bool ended = state == "succeeded" || state == "failed" || state == "cancelled";
+    if (!o.follow || (data.empty() && ended)) return kExitOk;
+    if (data.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
 }
 
 }  // namespace gleaner::cli

@@ -34,8 +34,10 @@ struct JobOptions {
   std::string workdir;
   // queue
   bool all = false;
-  // show, cancel
+  // show, cancel, hold, release, logs
   int64_t id = 0;
+  bool follow = false;         // logs -f
+  bool stderr_stream = false;  // logs --err
 };
 
 struct JobCommands {
@@ -43,6 +45,9 @@ struct JobCommands {
   CLI::App* queue;
   CLI::App* show;
   CLI::App* cancel;
+  CLI::App* hold;
+  CLI::App* release;
+  CLI::App* logs;
 };
 
 JobCommands AddJobCommands(CLI::App& app, JobOptions& options);
@@ -51,5 +56,9 @@ int RunSubmit(const JobOptions& options, std::ostream& out, std::ostream& err);
 int RunQueue(const JobOptions& options, std::ostream& out, std::ostream& err);
 int RunShow(const JobOptions& options, std::ostream& out, std::ostream& err);
 int RunCancel(const JobOptions& options, std::ostream& out, std::ostream& err);
+// hold and release: `action` is "hold" or "release".
+int RunHoldRelease(const JobOptions& options, const std::string& action, std::ostream& out,
+                   std::ostream& err);
+int RunLogs(const JobOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gleaner::cli

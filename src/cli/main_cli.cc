@@ -46,6 +46,9 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (job_cmds.queue->parsed()) return RunQueue(job, std::cout, std::cerr);
   if (job_cmds.show->parsed()) return RunShow(job, std::cout, std::cerr);
   if (job_cmds.cancel->parsed()) return RunCancel(job, std::cout, std::cerr);
+  if (job_cmds.hold->parsed()) return RunHoldRelease(job, "hold", std::cout, std::cerr);
+  if (job_cmds.release->parsed()) return RunHoldRelease(job, "release", std::cout, std::cerr);
+  if (job_cmds.logs->parsed()) return RunLogs(job, std::cout, std::cerr);
   if (eval_idle_cmd->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
   if (monitor_cmd->parsed()) return RunMonitor(monitor, clock, inspector, std::cout, std::cerr);
   if (profile_cmd->parsed()) return RunProfile(profile, std::cout, std::cerr);

@@ -190,7 +190,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     limits.max_gpus = std::max<int>(
         1, static_cast<int>(
                source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}).size()));
-    api = std::make_unique<server::JobApi>(*api_store, job_clock, limits);
+    api = std::make_unique<server::JobApi>(*api_store, job_clock, limits, data_dir + "/logs");
     auto started = server::UnixServer::Start(data_dir + "/gleaner.sock",
                                              [&api](const server::HttpRequest& r, uint32_t uid) {
                                                return api->Handle(r, {uid, agent::UserName(uid)});

@@ -1,6 +1,8 @@
 #include "server/job_api.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "store/job_json.h"
 
@@ -88,15 +90,50 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     if (req.method != "GET") return wrong_method();
     return Json(200, store::JobRecordToJson(*job));
   }
-  if (seg.size() == 4 && seg[3] == "cancel") {
-    if (req.method != "POST") return wrong_method();
-    if (job->uid != caller.uid && !caller.admin()) {
-      return ErrorResponse(core::PermissionDenied("job " + seg[2] + " belongs to " + job->user +
-                                                  "; only they (or root) may cancel it"));
+  if (seg.size() != 4) {
+    return ErrorResponse(core::NotFound("no such endpoint " + req.path + "; see docs/api.md"));
+  }
+  const std::string& action = seg[3];
+  if (job->uid != caller.uid && !caller.admin()) {
+    return ErrorResponse(core::PermissionDenied("job " + seg[2] + " belongs to " + job->user +
+                                                "; only they (or root) may " + action + " it"));
+  }
+  if (action == "logs") {
+    if (req.method != "GET") return wrong_method();
+    const bool err_stream = query.find("stream=err") != std::string::npos;
+    size_t offset = 0;
+    if (const size_t at = query.find("offset="); at != std::string::npos) {
+      offset = static_cast<size_t>(std::strtoull(query.c_str() + at + 7, nullptr, 10));
     }
+    const std::string path = log_dir_ + "/" + seg[2] + (err_stream ? ".err" : ".out");
+    std::string data;
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+      constexpr size_t kChunk = 256 * 1024;  // a follower asks again for the rest
+      if (std::fseek(f, static_cast<long>(offset), SEEK_SET) == 0) {
+        data.resize(kChunk);
+        data.resize(std::fread(data.data(), 1, kChunk, f));
+      }
+      std::fclose(f);
+    }
+    return Json(200, {{"data", data},
+                      {"offset", offset + data.size()},
+                      {"state", store::JobStateName(job->state)}});
+  }
+  struct Move {
+    store::JobState from;
+    store::JobState to;
+    const char* done;  // for the reason: "cancelled by alice"
+  };
+  const std::map<std::string, Move> kMoves = {
+      {"cancel", {job->state, store::JobState::kCancelled, "cancelled"}},
+      {"hold", {store::JobState::kQueued, store::JobState::kHeld, "held"}},
+      {"release", {store::JobState::kHeld, store::JobState::kQueued, "released"}},
+  };
+  if (auto move = kMoves.find(action); move != kMoves.end()) {
+    if (req.method != "POST") return wrong_method();
     store::JobUpdate u;
-    u.reason = "cancelled by " + caller.user;
-    auto moved = jobs_.Transition(*id, job->state, store::JobState::kCancelled, u);
+    u.reason = std::string(move->second.done) + " by " + caller.user;
+    auto moved = jobs_.Transition(*id, move->second.from, move->second.to, u);
     if (!moved.ok()) return ErrorResponse(moved.status());
     return Json(200, store::JobRecordToJson(*moved));
   }

@@ -63,6 +63,14 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   EXPECT_EQ(job["gpus"].size(), 1u);
   EXPECT_EQ(job["attempts"], 1);
 
+  // Its output, followed until it ends: a second job that prints and exits.
+  Outcome printer =
+      Gleaner("--data-dir " + data + " submit -- sh -c 'echo one; sleep 0.3; echo two'");
+  ASSERT_EQ(printer.rc, 0) << printer.err;
+  Outcome followed = Gleaner("--data-dir " + data + " logs -f 2", "timeout 20");
+  EXPECT_EQ(followed.rc, 0) << followed.err;
+  EXPECT_EQ(followed.out, "one\ntwo\n");
+
   Outcome cancelled = Gleaner("--data-dir " + data + " cancel 1");
   ASSERT_EQ(cancelled.rc, 0) << cancelled.err;
   Outcome shown;
@@ -78,7 +86,7 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   EXPECT_EQ(Gleaner("--data-dir " + data + " queue --json").rc, 0);
   EXPECT_EQ(json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"].size(), 0u);
   EXPECT_EQ(json::parse(Gleaner("--data-dir " + data + " queue --all --json").out)["jobs"].size(),
-            1u);
+            2u);  // the cancelled one and the printer, which succeeded
 }
 
 TEST(UpBinaryTest, ClientsSayWhatIsMissing) {

@@ -22,7 +22,7 @@ class JobApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = std::move(store::SqliteStore::Open(":memory:")).value();
-    api_ = std::make_unique<JobApi>(*store_, clock_, sched::JobLimits{});
+    api_ = std::make_unique<JobApi>(*store_, clock_, sched::JobLimits{}, dir_.path().string());
     socket_ = (dir_.path() / "g.sock").string();
     server_ = std::move(UnixServer::Start(socket_, [this](const HttpRequest& r, uint32_t uid) {
                 seen_uid_ = uid;
@@ -117,6 +117,42 @@ TEST(UnixServerTest, AStaleSocketIsReplacedAndALongPathRefused) {
   EXPECT_FALSE(std::filesystem::exists(path));  // removed on stop
   EXPECT_THAT(UnixRequest(path, "GET", "/", "").status().message(),
               HasSubstr("is `gleaner up` running?"));
+}
+
+}  // namespace
+}  // namespace gleaner::server
+
+namespace gleaner::server {
+namespace {
+
+TEST_F(JobApiTest, HoldReleaseAndLogs) {
+  ASSERT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"]})").first, 201);
+  auto [held_status, held] = Call("POST", "/v1/jobs/1/hold");
+  EXPECT_EQ(held_status, 200);
+  EXPECT_EQ(held["state"], "held");
+  EXPECT_EQ(held["reason"],
+            "held by " + std::string(geteuid() == 0 ? "root" : "u" + std::to_string(geteuid())));
+  EXPECT_EQ(Call("POST", "/v1/jobs/1/hold").first, 409);  // already held
+  EXPECT_EQ(Call("POST", "/v1/jobs/1/release").second["state"], "queued");
+  EXPECT_EQ(Call("GET", "/v1/jobs/1/hold").first, 405);
+
+  dir_.Write("1.out", "hello\nworld\n");
+  auto [status, logs] = Call("GET", "/v1/jobs/1/logs?stream=out&offset=0");
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(logs["data"], "hello\nworld\n");
+  EXPECT_EQ(logs["offset"], 12);
+  EXPECT_EQ(logs["state"], "queued");
+  EXPECT_EQ(Call("GET", "/v1/jobs/1/logs?stream=out&offset=6").second["data"], "world\n");
+  EXPECT_EQ(Call("GET", "/v1/jobs/1/logs?stream=err").second["data"], "");  // none yet
+
+  sched::JobSpec spec;
+  spec.command = {"x"};
+  ASSERT_TRUE(store_->Submit("someone", 4242, spec, clock_.Now()).ok());
+  const HttpRequest logs_of_other{"GET", "/v1/jobs/2/logs", {}, ""};
+  if (geteuid() != 4242 && geteuid() != 0) {
+    EXPECT_EQ(api_->Handle(logs_of_other, {geteuid(), "me"}).status, 403);
+  }
+  EXPECT_EQ(api_->Handle(logs_of_other, {1000, "alice"}).status, 403);
 }
 
 }  // namespace
