@@ -55,10 +55,23 @@ void Harvester::Act(const HostPass& pass, const std::function<void(const std::st
 }
 
 void Harvester::KillCancelled(const std::function<void(const std::string&)>& log) {
-  // `gleaner cancel` marks a running job cancelled; its processes go here.
+  // `gleaner cancel` marks a running job cancelled; a job past its
+  // max_runtime is cancelled here. Their processes are killed.
   for (const auto& [id, job] : executor_.running()) {
+    if (cancelled_.contains(id)) continue;
     auto record = jobs_.Get(id);
-    if (record.ok() && record->state == JobState::kCancelled && !cancelled_.contains(id)) {
+    if (!record.ok()) continue;
+    if (record->state == JobState::kRunning && record->spec.max_runtime && record->started_at &&
+        clock_.Now() - *record->started_at > *record->spec.max_runtime) {
+      store::JobUpdate u;
+      u.reason = "ran longer than its max_runtime of " +
+                 std::to_string(record->spec.max_runtime->count() / 1'000'000) + " s";
+      if (jobs_.Transition(id, JobState::kRunning, JobState::kCancelled, u).ok()) {
+        record->state = JobState::kCancelled;
+        log("job " + std::to_string(id) + " " + u.reason);
+      }
+    }
+    if (record->state == JobState::kCancelled) {
       cancelled_.insert(id);
       log("job " + std::to_string(id) + " cancelled: killing it");
       executor_.Signal(id, 9).IgnoreError();

@@ -166,3 +166,44 @@ TEST(HarvesterDependencyTest, WaitsForSuccessAndGivesUpOnFailure) {
 
 }  // namespace
 }  // namespace gleaner::agent
+
+namespace gleaner::agent {
+namespace {
+
+TEST(HarvesterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
+  testing::TempDir dir;
+  auto store = store::SqliteStore::Open(":memory:");
+  core::ManualClock clock;
+  auto scenario =
+      gpu::ParseScenario(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", "one");
+  ProcfsInspector procfs;
+  auto backend = gpu::FakeBackend::Create(std::move(scenario).value(), clock);
+  Sampler sampler(**backend, procfs, nullptr, clock, {});
+  core::RealClock real_clock;
+  Executor executor(real_clock);
+  Harvester harvester(sampler, **store, executor, clock, HarvestMode::kHarvest, dir.path().string(),
+                      8);
+  sched::JobSpec spec;
+  spec.command = {"sleep", "300"};
+  spec.working_dir = "/tmp";
+  spec.max_runtime = core::Seconds(60);
+  const sched::JobId id = (*store)->Submit("t", geteuid(), spec, clock.Now())->id;
+  std::vector<std::string> log;
+  for (int t = 0; t < 400 && (*store)->Get(id)->state != store::JobState::kCancelled; ++t) {
+    ASSERT_TRUE(harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
+    clock.Advance(core::Seconds(1));
+  }
+  auto job = (*store)->Get(id);
+  EXPECT_EQ(job->state, store::JobState::kCancelled);
+  EXPECT_EQ(job->reason, "ran longer than its max_runtime of 60 s");
+  // Cancelled on the first tick past 60 s (61 s in); the loop then advanced once more.
+  EXPECT_EQ(clock.Now() - *job->started_at, core::Seconds(62));
+  for (int i = 0; i < 200 && !executor.running().empty(); ++i) {
+    executor.Reap();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(executor.running().empty()) << "the job was not killed";
+}
+
+}  // namespace
+}  // namespace gleaner::agent
