@@ -1,0 +1,58 @@
+// Durable submits through the API: real Unix-socket requests from parallel
+// clients to the real JobApi on SQLite in a file (synchronous=FULL, so each
+// acknowledged job is on disk). Figures: docs/benchmarks.md.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <mutex>
+
+#include "server/job_api.h"
+#include "server/unix_server.h"
+#include "store/sqlite_store.h"
+
+namespace gleaner {
+namespace {
+
+struct Stack {
+  std::string dir;
+  std::unique_ptr<store::SqliteStore> store;
+  core::RealClock clock;
+  std::unique_ptr<server::JobApi> api;
+  std::unique_ptr<server::UnixServer> server;
+  std::string socket;
+};
+
+Stack& Shared() {
+  static Stack* stack = [] {
+    auto* s = new Stack();
+    s->dir = std::filesystem::temp_directory_path() / ("gleaner-bench-" + std::to_string(getpid()));
+    std::filesystem::create_directories(s->dir);
+    s->store = std::move(store::SqliteStore::Open(s->dir + "/gleaner.db")).value();
+    s->api = std::make_unique<server::JobApi>(*s->store, s->clock, sched::JobLimits{}, s->dir);
+    s->socket = s->dir + "/g.sock";
+    s->server = std::move(server::UnixServer::Start(s->socket, [s](const server::HttpRequest& r,
+                                                                   uint32_t uid) {
+                  return s->api->Handle(r, {uid, "bench"});
+                })).value();
+    std::atexit([] { std::filesystem::remove_all(Shared().dir); });
+    return s;
+  }();
+  return *stack;
+}
+
+void BM_SubmitOverSocket(benchmark::State& state) {
+  Stack& s = Shared();
+  const std::string body = R"({"command": ["python", "sweep.py", "--lr", "3e-4"], "gpus": 1})";
+  for (auto _ : state) {
+    auto r = server::UnixRequest(s.socket, "POST", "/v1/jobs", body);
+    if (!r.ok() || r->first != 201) state.SkipWithError("submit failed");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SubmitOverSocket)->Threads(1)->Threads(8)->UseRealTime()->MinTime(2.0);
+
+}  // namespace
+}  // namespace gleaner
+
+BENCHMARK_MAIN();
