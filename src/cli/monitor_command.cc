@@ -69,7 +69,7 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "up", "Run gleaner on this host: judge the GPUs and run queued jobs on idle ones");
   AddDaemonOptions(cmd, options);
-  cmd->preparse_callback([&options](size_t) { options.harvest = true; });
+  cmd->preparse_callback([&options](size_t) { options.up = options.harvest = true; });
   cmd->add_option_function<std::string>(
          "--mode", [&options](const std::string& m) { options.harvest = m == "harvest"; },
          "harvest (default) or monitor (observe, judge and report; start no job)")
@@ -121,7 +121,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       std::filesystem::perm_options::replace, ec);
   GpuSource source;
   int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
-  if (rc == kExitNoDriver && options.harvest && options.fake.empty()) {
+  if (rc == kExitNoDriver && options.up && options.fake.empty()) {
     // `gleaner up` on a machine without NVIDIA GPUs: say so, and show what
     // it does on simulated ones rather than stopping.
     err << "gleaner: no NVIDIA driver here; running on simulated GPUs (--fake demo) instead\n";
@@ -149,19 +149,6 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         agent::AlertWebhook::Options{config->alert_webhook_url, Hostname()}, log);
   }
 
-  g_stop.store(false);
-  std::signal(SIGINT, RequestStop);
-  std::signal(SIGTERM, RequestStop);
-  std::thread deadline;
-  if (options.for_s) {
-    deadline = std::thread([for_s = *options.for_s] {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(for_s);
-      while (!g_stop.load() && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      g_stop.store(true);
-    });
-  }
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
   std::optional<agent::Harvester> harvester;
@@ -178,8 +165,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::unique_ptr<store::SqliteStore> api_store;  // the API thread's own connection
   std::unique_ptr<server::JobApi> api;
   std::unique_ptr<server::UnixServer> api_server;
-  if (harvester) {
-    harvester->Recover(log);
+  if (harvester) harvester->Recover(log);
+  if (options.up) {
     auto opened = store::SqliteStore::Open(data_dir + "/gleaner.db");
     if (!opened.ok()) {
       err << "gleaner: " << opened.status().message() << "\n";
@@ -203,6 +190,20 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     log("API on " + data_dir + "/gleaner.sock");
   }
 
+  // Only now, with nothing left that can fail: signals and the deadline.
+  g_stop.store(false);
+  std::signal(SIGINT, RequestStop);
+  std::signal(SIGTERM, RequestStop);
+  std::thread deadline;
+  if (options.for_s) {
+    deadline = std::thread([for_s = *options.for_s] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(for_s);
+      while (!g_stop.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      g_stop.store(true);
+    });
+  }
   std::map<core::GpuUuid, observe::GpuState> last_state;
   bool failed = false;
   sampler.Run(g_stop, [&](const agent::HostPass& pass, const core::Status& status) {

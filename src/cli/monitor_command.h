@@ -17,7 +17,8 @@ struct MonitorOptions {
   std::string config;                // default: <data-dir>/gleaner.toml
   std::optional<double> interval_s;  // overrides the config
   std::optional<double> for_s;       // stop after this long (tests, demos)
-  bool harvest = false;              // also run queued jobs on idle GPUs (gleaner up)
+  bool up = false;                   // gleaner up: serve the API (and harvest, unless told not to)
+  bool harvest = false;              // also run queued jobs on idle GPUs
 };
 
 // Registers `gleaner monitor` (observe only).

@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
+#include "server/unix_server.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 
@@ -215,6 +219,70 @@ TEST(UpBinaryTest, OtherUsersSubmitThroughTheSocketAndRunAsThemselves) {
   EXPECT_EQ(testing::Slurp(data + "/logs/2.out"), user + "\n");  // it ran as them
   Gleaner("--data-dir " + data + " cancel 1");
   Gleaner("--data-dir " + data + " cancel 2");
+}
+
+}  // namespace
+}  // namespace gleaner
+
+namespace gleaner {
+namespace {
+
+// 8 clients submit through the API while the daemon is killed with -9:
+// after a restart, every acknowledged job is there, exactly once.
+TEST(UpBinaryTest, AcknowledgedSubmitsSurviveKill9OfTheDaemon) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const std::string config = dir.Write("g.toml", "[sampling]\ninterval_s = 0.5\n");
+  const std::string pidfile = (dir.path() / "daemon.pid").string();
+  std::system((std::string(GLEANER_BINARY) + " up --mode monitor --fake demo --data-dir " + data +
+               " --config " + config + " --for 60 >/dev/null 2>&1 & echo $! >" + pidfile)
+                  .c_str());
+  const std::string socket = data + "/gleaner.sock";
+  for (int i = 0; i < 200 && !std::filesystem::exists(socket); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(std::filesystem::exists(socket));
+  const int daemon = std::stoi(testing::Slurp(pidfile));
+
+  std::mutex mu;
+  std::set<int64_t> acknowledged;
+  std::atomic<int> acks{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 8; ++c) {
+    clients.emplace_back([&] {
+      for (int i = 0; i < 250; ++i) {
+        auto r = server::UnixRequest(socket, "POST", "/v1/jobs", R"({"command": ["true"]})");
+        if (!r.ok() || r->first != 201) return;  // the daemon is gone
+        const int64_t id = json::parse(r->second)["id"].get<int64_t>();
+        std::lock_guard lock(mu);
+        acknowledged.insert(id);
+        ++acks;
+      }
+    });
+  }
+  while (acks < 400) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(kill(daemon, SIGKILL), 0);
+  for (std::thread& t : clients) t.join();
+  ASSERT_LT(acknowledged.size(), 2000u) << "the kill came too late to test anything";
+
+  std::system((std::string(GLEANER_BINARY) + " up --mode monitor --fake demo --data-dir " + data +
+               " --config " + config + " --for 3 >/dev/null 2>&1 &")
+                  .c_str());
+  json all;
+  for (int i = 0; i < 200; ++i) {
+    Outcome listed = Gleaner("--data-dir " + data + " queue --all --json");
+    if (listed.rc == 0) {
+      all = json::parse(listed.out)["jobs"];
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  std::set<int64_t> stored;
+  for (const json& j : all) {
+    EXPECT_TRUE(stored.insert(j["id"].get<int64_t>()).second) << "job " << j["id"] << " twice";
+  }
+  for (int64_t id : acknowledged)
+    EXPECT_TRUE(stored.contains(id)) << "lost acknowledged job " << id;
 }
 
 }  // namespace
