@@ -14,6 +14,7 @@
 
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
+#include "testing/throwaway_user.h"
 
 namespace gleaner::agent {
 namespace {
@@ -121,17 +122,12 @@ TEST(ExecutorTest, ClearErrorsLeaveNoProcess) {
 // As root, jobs run as their submitter: a throwaway user made for the test.
 TEST(ExecutorAsRootTest, RunsAsTheSubmittingUser) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
-  const std::string user = "gleanert" + std::to_string(getpid() % 100000);
-  ASSERT_EQ(std::system(("useradd --no-create-home --shell /bin/sh " + user).c_str()), 0);
-  struct Cleanup {
-    std::string user;
-    ~Cleanup() { std::system(("userdel " + user + " 2>/dev/null").c_str()); }
-  } cleanup{user};
+  testing::ThrowawayUser account("gleanert");
+  ASSERT_TRUE(account.ok());
+  const std::string& user = account.name();
+  const uint32_t uid = account.uid();
   testing::TempDir logs;
   chmod(logs.path().c_str(), 0755);
-  const passwd* account = getpwnam(user.c_str());
-  ASSERT_NE(account, nullptr);
-  const uint32_t uid = account->pw_uid;
   core::RealClock clock;
   Executor e(clock);
   LaunchRequest r =

@@ -32,6 +32,28 @@ constexpr const char* kScenario = R"({"gpus": [
    "timeline": [{"at_s": 0, "utilization_gpu_pct": 99,
                  "processes": [{"pid": 5555, "used_memory_mib": 70000, "user": "carol"}]}]}]})";
 
+// Simulated GPUs with the real store (in memory), sampler, executor and
+// harvester.
+struct Rig {
+  Rig(const std::string& scenario, HarvestMode mode)
+      : store(std::move(store::SqliteStore::Open(":memory:")).value()),
+        backend(std::move(gpu::FakeBackend::Create(*gpu::ParseScenario(scenario, "rig"), clock))
+                    .value()),
+        sampler(*backend, procfs, nullptr, clock, {}),
+        executor(real_clock),
+        harvester(sampler, *store, executor, clock, mode, dir.path().string(), 8) {}
+
+  testing::TempDir dir;
+  core::ManualClock clock;
+  ProcfsInspector procfs;
+  core::RealClock real_clock;
+  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<gpu::FakeBackend> backend;
+  Sampler sampler;
+  Executor executor;
+  Harvester harvester;
+};
+
 TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   testing::TempDir dir;
   auto store = store::SqliteStore::Open((dir.path() / "gleaner.db").string());
@@ -98,26 +120,16 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
 }
 
 TEST(HarvesterTest, MonitorModeStartsNothing) {
-  testing::TempDir dir;
-  auto store = store::SqliteStore::Open(":memory:");
-  core::ManualClock clock;
-  auto scenario = gpu::ParseScenario(kScenario, "harvest");
-  ProcfsInspector procfs;
-  auto backend = gpu::FakeBackend::Create(std::move(scenario).value(), clock);
-  Sampler sampler(**backend, procfs, nullptr, clock, {});
-  core::RealClock real_clock;
-  Executor executor(real_clock);
-  Harvester harvester(sampler, **store, executor, clock, HarvestMode::kMonitor, dir.path().string(),
-                      8);
+  Rig rig(kScenario, HarvestMode::kMonitor);
   sched::JobSpec spec;
   spec.command = {"true"};
-  auto job = (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), spec, clock.Now());
+  auto job = rig.store->Submit("tester", static_cast<uint32_t>(geteuid()), spec, rig.clock.Now());
   for (int t = 0; t < 400; ++t) {
-    ASSERT_TRUE(harvester.Tick([](const std::string&) {}).ok());
-    clock.Advance(core::Seconds(1));
+    ASSERT_TRUE(rig.harvester.Tick([](const std::string&) {}).ok());
+    rig.clock.Advance(core::Seconds(1));
   }
-  EXPECT_EQ((*store)->Get(job->id)->state, store::JobState::kQueued);
-  EXPECT_TRUE(executor.running().empty());
+  EXPECT_EQ(rig.store->Get(job->id)->state, store::JobState::kQueued);
+  EXPECT_TRUE(rig.executor.running().empty());
 }
 
 }  // namespace
@@ -127,41 +139,34 @@ namespace gleaner::agent {
 namespace {
 
 TEST(HarvesterDependencyTest, WaitsForSuccessAndGivesUpOnFailure) {
-  testing::TempDir dir;
-  auto store = store::SqliteStore::Open(":memory:");
-  core::ManualClock clock;
-  auto scenario = gpu::ParseScenario(R"({"gpus": [{"name": "A", "memory_total_mib": 1000},
-                                                   {"name": "A", "memory_total_mib": 1000}]})",
-                                     "two idle");
-  ProcfsInspector procfs;
-  auto backend = gpu::FakeBackend::Create(std::move(scenario).value(), clock);
-  Sampler sampler(**backend, procfs, nullptr, clock, {});
-  core::RealClock real_clock;
-  Executor executor(real_clock);
-  Harvester harvester(sampler, **store, executor, clock, HarvestMode::kHarvest, dir.path().string(),
-                      8);
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000},
+                        {"name": "A", "memory_total_mib": 1000}]})",
+          HarvestMode::kHarvest);
+  auto& store = rig.store;
+  auto& clock = rig.clock;
+  auto& harvester = rig.harvester;
   sched::JobSpec fails;
   fails.command = {"false"};
   fails.working_dir = "/tmp";
   sched::JobSpec after = fails;
   after.command = {"true"};
   const uid_t uid = geteuid();
-  const sched::JobId first = (*store)->Submit("t", uid, fails, clock.Now())->id;
+  const sched::JobId first = store->Submit("t", uid, fails, clock.Now())->id;
   after.after_success = {first};
-  const sched::JobId second = (*store)->Submit("t", uid, after, clock.Now())->id;
+  const sched::JobId second = store->Submit("t", uid, after, clock.Now())->id;
   std::vector<std::string> log;
   for (int t = 0; t < 320; ++t) {
     ASSERT_TRUE(harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
-    if ((*store)->Get(first)->state == store::JobState::kRunning) {
+    if (store->Get(first)->state == store::JobState::kRunning) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let `false` exit
     }
-    EXPECT_NE((*store)->Get(second)->state, store::JobState::kRunning);
+    EXPECT_NE(store->Get(second)->state, store::JobState::kRunning);
     clock.Advance(core::Seconds(1));
   }
-  EXPECT_EQ((*store)->Get(first)->state, store::JobState::kFailed);
-  EXPECT_EQ((*store)->Get(first)->exit_code, 1);
-  EXPECT_EQ((*store)->Get(second)->state, store::JobState::kCancelled);
-  EXPECT_THAT((*store)->Get(second)->reason, HasSubstr("dependency job 1 failed"));
+  EXPECT_EQ(store->Get(first)->state, store::JobState::kFailed);
+  EXPECT_EQ(store->Get(first)->exit_code, 1);
+  EXPECT_EQ(store->Get(second)->state, store::JobState::kCancelled);
+  EXPECT_THAT(store->Get(second)->reason, HasSubstr("dependency job 1 failed"));
 }
 
 }  // namespace
@@ -171,29 +176,22 @@ namespace gleaner::agent {
 namespace {
 
 TEST(HarvesterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
-  testing::TempDir dir;
-  auto store = store::SqliteStore::Open(":memory:");
-  core::ManualClock clock;
-  auto scenario =
-      gpu::ParseScenario(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", "one");
-  ProcfsInspector procfs;
-  auto backend = gpu::FakeBackend::Create(std::move(scenario).value(), clock);
-  Sampler sampler(**backend, procfs, nullptr, clock, {});
-  core::RealClock real_clock;
-  Executor executor(real_clock);
-  Harvester harvester(sampler, **store, executor, clock, HarvestMode::kHarvest, dir.path().string(),
-                      8);
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", HarvestMode::kHarvest);
+  auto& store = rig.store;
+  auto& clock = rig.clock;
+  auto& harvester = rig.harvester;
+  auto& executor = rig.executor;
   sched::JobSpec spec;
   spec.command = {"sleep", "300"};
   spec.working_dir = "/tmp";
   spec.max_runtime = core::Seconds(60);
-  const sched::JobId id = (*store)->Submit("t", geteuid(), spec, clock.Now())->id;
+  const sched::JobId id = store->Submit("t", geteuid(), spec, clock.Now())->id;
   std::vector<std::string> log;
-  for (int t = 0; t < 400 && (*store)->Get(id)->state != store::JobState::kCancelled; ++t) {
+  for (int t = 0; t < 400 && store->Get(id)->state != store::JobState::kCancelled; ++t) {
     ASSERT_TRUE(harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
     clock.Advance(core::Seconds(1));
   }
-  auto job = (*store)->Get(id);
+  auto job = store->Get(id);
   EXPECT_EQ(job->state, store::JobState::kCancelled);
   EXPECT_EQ(job->reason, "ran longer than its max_runtime of 60 s");
   // Cancelled on the first tick past 60 s (61 s in); the loop then advanced once more.

@@ -14,6 +14,7 @@
 #include "server/unix_server.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
+#include "testing/throwaway_user.h"
 
 namespace gleaner {
 namespace {
@@ -181,12 +182,9 @@ namespace {
 // and they cannot cancel root's job.
 TEST(UpBinaryTest, OtherUsersSubmitThroughTheSocketAndRunAsThemselves) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to create a user and switch to it";
-  const std::string user = "gleaneru" + std::to_string(getpid() % 100000);
-  ASSERT_EQ(std::system(("useradd --no-create-home --shell /bin/sh " + user).c_str()), 0);
-  struct Cleanup {
-    std::string user;
-    ~Cleanup() { std::system(("userdel " + user + " 2>/dev/null").c_str()); }
-  } cleanup{user};
+  testing::ThrowawayUser account("gleaneru");
+  ASSERT_TRUE(account.ok());
+  const std::string& user = account.name();
   testing::TempDir dir;
   std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
   const std::string data = (dir.path() / "state").string();
