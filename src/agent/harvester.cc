@@ -50,8 +50,14 @@ void Harvester::Recover(const std::function<void(const std::string&)>& log) {
 void Harvester::Act(const HostPass& pass, const std::function<void(const std::string&)>& log) {
   RecordExits(log);
   KillCancelled(log);
-  Vacate(pass, log);
-  if (mode_ == HarvestMode::kHarvest) StartJobs(pass, log);
+  // Running and vacating jobs, read once: vacating keeps a job's GPUs.
+  auto active = jobs_.List({JobState::kRunning, JobState::kVacating});
+  if (!active.ok()) {
+    log("jobs: " + active.status().message());
+    return;
+  }
+  Vacate(pass, *active, log);
+  if (mode_ == HarvestMode::kHarvest) StartJobs(pass, *active, log);
 }
 
 void Harvester::KillCancelled(const std::function<void(const std::string&)>& log) {
@@ -123,7 +129,8 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
   }
 }
 
-void Harvester::Vacate(const HostPass& pass, const std::function<void(const std::string&)>& log) {
+void Harvester::Vacate(const HostPass& pass, const std::vector<store::JobRecord>& active,
+                       const std::function<void(const std::string&)>& log) {
   // A lent GPU is claimed back when anyone else's process is on it, when a
   // protected user or command appears, or when it is no longer healthy.
   std::map<core::GpuUuid, sched::GpuClaim> claims;
@@ -134,12 +141,7 @@ void Harvester::Vacate(const HostPass& pass, const std::function<void(const std:
     }
   }
   std::vector<sched::RunningOnGpus> running;
-  auto active = jobs_.List({JobState::kRunning, JobState::kVacating});
-  if (!active.ok()) {
-    log("jobs: " + active.status().message());
-    return;
-  }
-  for (const store::JobRecord& j : *active) {
+  for (const store::JobRecord& j : active) {
     if (!executor_.running().contains(j.id)) continue;  // not ours to signal
     running.push_back({j.id, j.gpus, j.spec.checkpoint_signal, j.spec.grace});
   }
@@ -158,17 +160,16 @@ void Harvester::Vacate(const HostPass& pass, const std::function<void(const std:
   }
 }
 
-void Harvester::StartJobs(const HostPass& pass,
+void Harvester::StartJobs(const HostPass& pass, const std::vector<store::JobRecord>& active,
                           const std::function<void(const std::string&)>& log) {
   auto queued = jobs_.List({JobState::kQueued});
-  auto active = jobs_.List({JobState::kRunning, JobState::kVacating});
-  if (!queued.ok() || !active.ok()) {
-    log("jobs: " + (queued.ok() ? active.status() : queued.status()).message());
+  if (!queued.ok()) {
+    log("jobs: " + queued.status().message());
     return;
   }
   if (queued->empty()) return;
   std::set<core::GpuUuid> taken;
-  for (const store::JobRecord& j : *active) taken.insert(j.gpus.begin(), j.gpus.end());
+  for (const store::JobRecord& j : active) taken.insert(j.gpus.begin(), j.gpus.end());
   std::vector<sched::FreeGpu> free;
   for (size_t i = 0; i < pass.verdicts.size(); ++i) {
     const observe::Verdict& v = pass.verdicts[i];

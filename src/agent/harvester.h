@@ -42,8 +42,10 @@ class Harvester {
  private:
   void RecordExits(const std::function<void(const std::string&)>& log);
   void KillCancelled(const std::function<void(const std::string&)>& log);
-  void Vacate(const HostPass& pass, const std::function<void(const std::string&)>& log);
-  void StartJobs(const HostPass& pass, const std::function<void(const std::string&)>& log);
+  void Vacate(const HostPass& pass, const std::vector<store::JobRecord>& active,
+              const std::function<void(const std::string&)>& log);
+  void StartJobs(const HostPass& pass, const std::vector<store::JobRecord>& active,
+                 const std::function<void(const std::string&)>& log);
 
   Sampler& sampler_;
   store::JobStore& jobs_;

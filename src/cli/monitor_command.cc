@@ -151,13 +151,14 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
 
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
+  // The most GPUs one job can get: all of this host's.
+  const int host_gpus = std::max<int>(
+      1, static_cast<int>(
+             source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}).size()));
   std::optional<agent::Harvester> harvester;
   if (options.harvest) {
-    harvester.emplace(
-        sampler, **store, executor, clock, agent::HarvestMode::kHarvest, data_dir + "/logs",
-        std::max<int>(
-            1, static_cast<int>(
-                   source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}).size())));
+    harvester.emplace(sampler, **store, executor, clock, agent::HarvestMode::kHarvest,
+                      data_dir + "/logs", host_gpus);
   }
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
@@ -174,9 +175,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     }
     api_store = std::move(opened).value();
     sched::JobLimits limits;
-    limits.max_gpus = std::max<int>(
-        1, static_cast<int>(
-               source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}).size()));
+    limits.max_gpus = host_gpus;
     api = std::make_unique<server::JobApi>(*api_store, job_clock, limits, data_dir + "/logs");
     auto started = server::UnixServer::Start(data_dir + "/gleaner.sock",
                                              [&api](const server::HttpRequest& r, uint32_t uid) {

@@ -34,6 +34,15 @@ class Statement {
     sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   }
   void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
+  // Binds the value, or NULL when there is none.
+  template <typename T>
+  void BindOptional(int i, const std::optional<T>& v) {
+    if (v) {
+      Bind(i, *v);
+    } else {
+      BindNull(i);
+    }
+  }
   // SQLITE_ROW, SQLITE_DONE, or an error code.
   int Step() { return sqlite3_step(stmt_); }
   void Reset() {
@@ -222,16 +231,11 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
       insert.Bind(4, r.utilization_min_pct);
       insert.Bind(5, r.utilization_mean_pct);
       insert.Bind(6, r.utilization_max_pct);
-      if (r.memory_used_max) {
-        insert.Bind(7, static_cast<int64_t>(r.memory_used_max->count()));
-      } else {
-        insert.BindNull(7);
-      }
-      if (r.power_mean_w) {
-        insert.Bind(8, *r.power_mean_w);
-      } else {
-        insert.BindNull(8);
-      }
+      insert.BindOptional(
+          7, r.memory_used_max
+                 ? std::optional<int64_t>(static_cast<int64_t>(r.memory_used_max->count()))
+                 : std::nullopt);
+      insert.BindOptional(8, r.power_mean_w);
       insert.Bind(9, Join(r.pids));
       insert.Bind(10, Join(r.users));
       insert.Bind(11, std::string(observe::GpuStateName(r.state)));
@@ -537,39 +541,25 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
   GLEANER_RETURN_IF_ERROR(update.status());
   update.Bind(1, std::string(JobStateName(to)));
   update.Bind(2, static_cast<int64_t>(to == JobState::kRunning ? 1 : 0));
+  const auto micros = [](const std::optional<core::TimePoint>& t) {
+    return t ? std::optional<int64_t>(core::ToUnixMicros(*t)) : std::nullopt;
+  };
+  const auto wide = [](const std::optional<int>& v) {
+    return v ? std::optional<int64_t>(*v) : std::nullopt;
+  };
+  std::optional<std::string> gpus;
   if (u.gpus) {
     std::vector<std::string> ids;
     for (const core::GpuUuid& g : *u.gpus) ids.push_back(g.str());
-    update.Bind(3, Join(ids));
-  } else {
-    update.BindNull(3);
+    gpus = Join(ids);
   }
-  if (u.started_at) {
-    update.Bind(4, core::ToUnixMicros(*u.started_at));
-  } else {
-    update.BindNull(4);
-  }
-  if (u.finished_at) {
-    update.Bind(5, core::ToUnixMicros(*u.finished_at));
-  } else {
-    update.BindNull(5);
-  }
-  if (u.exit_code) {
-    update.Bind(6, static_cast<int64_t>(*u.exit_code));
-  } else {
-    update.BindNull(6);
-  }
+  update.BindOptional(3, gpus);
+  update.BindOptional(4, micros(u.started_at));
+  update.BindOptional(5, micros(u.finished_at));
+  update.BindOptional(6, wide(u.exit_code));
   update.Bind(7, u.reason);
-  if (u.pid) {
-    update.Bind(8, static_cast<int64_t>(*u.pid));
-  } else {
-    update.BindNull(8);
-  }
-  if (u.process_started_at) {
-    update.Bind(9, core::ToUnixMicros(*u.process_started_at));
-  } else {
-    update.BindNull(9);
-  }
+  update.BindOptional(8, wide(u.pid));
+  update.BindOptional(9, micros(u.process_started_at));
   update.Bind(10, static_cast<int64_t>(id));
   update.Bind(11, std::string(JobStateName(from)));
   if (update.Step() != SQLITE_DONE) return SqlError(db_, "updating job " + std::to_string(id));
