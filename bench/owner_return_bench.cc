@@ -68,7 +68,7 @@ void BM_OwnerReturnToGpuFree(benchmark::State& state) {
       state.SkipWithError("could not start the job");
       break;
     }
-    auto job = executor.Launch({id, static_cast<uint32_t>(geteuid()), spec, {gpu}, dir});
+    auto job = executor.Launch({id, static_cast<uint32_t>(geteuid()), spec, {gpu}, dir, {}, 0});
     while (Slurp(job->stdout_path).find("ready") == std::string::npos) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }

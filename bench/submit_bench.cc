@@ -7,8 +7,9 @@
 #include <filesystem>
 #include <mutex>
 
+#include "server/http_client.h"
+#include "server/http_server.h"
 #include "server/job_api.h"
-#include "server/unix_server.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner {
@@ -18,9 +19,10 @@ struct Stack {
   std::string dir;
   std::unique_ptr<store::SqliteStore> store;
   core::RealClock clock;
+  std::mutex store_mu;
   std::unique_ptr<server::JobApi> api;
-  std::unique_ptr<server::UnixServer> server;
-  std::string socket;
+  std::unique_ptr<server::HttpServer> server;
+  server::Endpoint socket;
 };
 
 Stack& Shared() {
@@ -29,12 +31,15 @@ Stack& Shared() {
     s->dir = std::filesystem::temp_directory_path() / ("gleaner-bench-" + std::to_string(getpid()));
     std::filesystem::create_directories(s->dir);
     s->store = std::move(store::SqliteStore::Open(s->dir + "/gleaner.db")).value();
-    s->api = std::make_unique<server::JobApi>(*s->store, s->clock, sched::JobLimits{}, s->dir);
-    s->socket = s->dir + "/g.sock";
-    s->server = std::move(server::UnixServer::Start(s->socket, [s](const server::HttpRequest& r,
-                                                                   uint32_t uid) {
-                  return s->api->Handle(r, {uid, "bench"});
-                })).value();
+    s->api = std::make_unique<server::JobApi>(*s->store, s->store_mu, s->clock,
+                                              sched::JobLimits{}, s->dir);
+    s->socket.unix_path = s->dir + "/g.sock";
+    s->server = std::move(server::HttpServer::ServeUnix(
+                              s->socket.unix_path,
+                              [s](const server::HttpRequest& r, const server::Peer& peer) {
+                                return s->api->Handle(r, {*peer.uid, "bench"});
+                              }))
+                    .value();
     std::atexit([] { std::filesystem::remove_all(Shared().dir); });
     return s;
   }();
@@ -45,7 +50,7 @@ void BM_SubmitOverSocket(benchmark::State& state) {
   Stack& s = Shared();
   const std::string body = R"({"command": ["python", "sweep.py", "--lr", "3e-4"], "gpus": 1})";
   for (auto _ : state) {
-    auto r = server::UnixRequest(s.socket, "POST", "/v1/jobs", body);
+    auto r = server::HttpCall(s.socket, "POST", "/v1/jobs", body);
     if (!r.ok() || r->first != 201) state.SkipWithError("submit failed");
   }
   state.SetItemsProcessed(state.iterations());

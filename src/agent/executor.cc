@@ -104,6 +104,10 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   for (const auto& [k, v] : req.spec.env) env[k] = v;
   env["CUDA_VISIBLE_DEVICES"] = Join(req.gpus);
   env["GLEANER_JOB_ID"] = std::to_string(req.id);
+  if (req.array_id) {
+    env["GLEANER_ARRAY_ID"] = std::to_string(*req.array_id);
+    env["GLEANER_ARRAY_TASK_ID"] = std::to_string(req.array_index);
+  }
   const std::string workdir = req.spec.working_dir.empty() ? account.home : req.spec.working_dir;
   if (!std::filesystem::is_directory(workdir)) {
     return core::InvalidArgument("working directory " + workdir + " does not exist");

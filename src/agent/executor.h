@@ -21,6 +21,10 @@ struct LaunchRequest {
   sched::JobSpec spec;
   std::vector<core::GpuUuid> gpus;
   std::string log_dir;  // <log_dir>/<id>.out and .err
+  // A task of an array: GLEANER_ARRAY_ID and GLEANER_ARRAY_TASK_ID tell it
+  // which one it is.
+  std::optional<sched::JobId> array_id;
+  int64_t array_index = 0;
 };
 
 struct RunningJob {

@@ -169,25 +169,39 @@ void Harvester::StartJobs(const HostPass& pass, const std::vector<store::JobReco
   }
   if (queued->empty()) return;
   std::set<core::GpuUuid> taken;
-  for (const store::JobRecord& j : active) taken.insert(j.gpus.begin(), j.gpus.end());
+  std::map<sched::JobId, int64_t> running_tasks;  // per array
+  for (const store::JobRecord& j : active) {
+    taken.insert(j.gpus.begin(), j.gpus.end());
+    if (j.array_id) ++running_tasks[*j.array_id];
+  }
   std::vector<sched::FreeGpu> free;
+  std::map<std::string, int> not_free;  // "busy" -> 3: what the other GPUs are doing
   for (size_t i = 0; i < pass.verdicts.size(); ++i) {
     const observe::Verdict& v = pass.verdicts[i];
-    if (v.state != observe::GpuState::kIdle || taken.contains(v.uuid)) continue;
+    if (v.state != observe::GpuState::kIdle || taken.contains(v.uuid)) {
+      ++not_free[taken.contains(v.uuid) ? "lent" : std::string(observe::GpuStateName(v.state))];
+      continue;
+    }
     const gpu::GpuSnapshot& s = pass.snapshots[i];
     free.push_back({v.uuid, s.name.value_or(""), s.memory_total.value_or(core::Bytes())});
   }
+  std::string others;
+  for (const auto& [state, n] : not_free) {
+    others += (others.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+  }
   std::vector<sched::QueuedJob> waiting;
   std::map<sched::JobId, const store::JobRecord*> by_id;
+  std::map<sched::JobId, std::string> reasons;  // why each job not started waits
   for (const store::JobRecord& j : *queued) {
-    bool ready = true;
-    std::string doomed;  // a dependency that can no longer succeed
+    std::string blocked_by;  // a dependency that has not succeeded yet
+    std::string doomed;      // one that never will
     for (sched::JobId dep : j.spec.after_success) {
       auto d = jobs_.Get(dep);
-      ready = ready && d.ok() && d->state == JobState::kSucceeded;
       if (!d.ok() || (store::IsFinal(d->state) && d->state != JobState::kSucceeded)) {
         doomed = "job " + std::to_string(dep) +
                  (d.ok() ? " " + std::string(store::JobStateName(d->state)) : " does not exist");
+      } else if (d->state != JobState::kSucceeded && blocked_by.empty()) {
+        blocked_by = "waiting for job " + std::to_string(dep) + " to succeed";
       }
     }
     if (!doomed.empty()) {
@@ -198,11 +212,38 @@ void Harvester::StartJobs(const HostPass& pass, const std::vector<store::JobReco
       }
       continue;
     }
-    if (!ready || j.spec.gpus > max_gpus_per_job_) continue;
-    waiting.push_back({j.id, j.spec, j.submitted_at});
     by_id[j.id] = &j;
+    if (!blocked_by.empty()) {
+      reasons[j.id] = blocked_by;
+      continue;
+    }
+    if (j.spec.gpus > max_gpus_per_job_) {
+      reasons[j.id] = "needs " + std::to_string(j.spec.gpus) + " GPUs; this host has " +
+                      std::to_string(max_gpus_per_job_);
+      continue;
+    }
+    if (j.array_id && j.spec.array && j.spec.array->max_parallel > 0) {
+      int64_t& running = running_tasks[*j.array_id];
+      if (running >= j.spec.array->max_parallel) {
+        reasons[j.id] = "array " + std::to_string(*j.array_id) + " runs at most " +
+                        std::to_string(j.spec.array->max_parallel) + " tasks at once";
+        continue;
+      }
+      ++running;  // this task may take a slot now; later ones wait for the next pass
+    }
+    waiting.push_back({j.id, j.spec, j.submitted_at});
   }
-  for (const sched::Placement& p : sched::PlaceJobs(std::move(waiting), std::move(free))) {
+  const std::vector<sched::Placement> placements = sched::PlaceJobs(waiting, free);
+  std::set<sched::JobId> placed;
+  for (const sched::Placement& p : placements) placed.insert(p.job);
+  for (const sched::QueuedJob& w : waiting) {
+    if (placed.contains(w.id)) continue;
+    reasons[w.id] = sched::WhyWaiting(w.spec, free) + (others.empty() ? "" : " (" + others + ")");
+  }
+  for (const auto& [id, reason] : reasons) {
+    if (by_id.at(id)->reason != reason) jobs_.Annotate(id, JobState::kQueued, reason).IgnoreError();
+  }
+  for (const sched::Placement& p : placements) {
     const store::JobRecord& j = *by_id.at(p.job);
     store::JobUpdate u;
     u.gpus = p.gpus;
@@ -211,7 +252,8 @@ void Harvester::StartJobs(const HostPass& pass, const std::vector<store::JobReco
     // Claim it first: of two starters, only one wins the compare-and-set.
     auto claimed = jobs_.Transition(j.id, JobState::kQueued, JobState::kRunning, u);
     if (!claimed.ok()) continue;
-    auto launched = executor_.Launch({j.id, j.uid, j.spec, p.gpus, log_dir_});
+    auto launched =
+        executor_.Launch({j.id, j.uid, j.spec, p.gpus, log_dir_, j.array_id, j.array_index});
     if (!launched.ok()) {
       store::JobUpdate failed;
       failed.finished_at = clock_.Now();

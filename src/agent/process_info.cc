@@ -22,6 +22,17 @@ std::string UserName(uint32_t uid) {
   return std::to_string(uid);
 }
 
+std::optional<uint32_t> UserId(const std::string& name) {
+  long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+  std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwnam_r(name.c_str(), &entry, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+    return found->pw_uid;
+  }
+  return std::nullopt;
+}
+
 std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
   const std::string dir = proc_root_ + "/" + std::to_string(pid);
   std::ifstream status(dir + "/status");

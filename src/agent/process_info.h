@@ -72,5 +72,7 @@ std::optional<core::TimePoint> ProcessStartTime(uint32_t pid, const std::string&
 
 // The login name for `uid`, or the number as text.
 std::string UserName(uint32_t uid);
+// The uid of a local user; nullopt when there is none by that name.
+std::optional<uint32_t> UserId(const std::string& name);
 
 }  // namespace gleaner::agent

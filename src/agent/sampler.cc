@@ -71,6 +71,18 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
   return pass;
 }
 
+core::Duration Sampler::Recall(core::Duration span) {
+  const core::TimePoint now = clock_.Now();
+  core::Duration reached{};
+  for (core::Duration ago = span; ago > core::Duration{}; ago -= options_.interval) {
+    auto snapshots = backend_.Recall(ago);
+    if (!snapshots.ok()) break;
+    for (const gpu::GpuSnapshot& s : *snapshots) classifier_.Observe(ToSample(s, now - ago));
+    reached = std::max(reached, ago);
+  }
+  return reached;
+}
+
 core::Status Sampler::Persist(const std::vector<observe::MinuteRollup>& done,
                               const std::vector<observe::Verdict>& changed, core::TimePoint now) {
   if (store_ == nullptr) return core::Status::Ok();

@@ -50,6 +50,12 @@ class Sampler {
   void Run(const std::atomic<bool>& stop,
            const std::function<void(const HostPass&, const core::Status&)>& on_pass);
 
+  // Feeds the classifier what the backend remembers of the last `span`
+  // (GpuBackend::Recall), a pass per interval, so that verdicts start with
+  // history. Nothing recalled is stored. Returns how far back it reached:
+  // zero where the backend keeps no history. Call before the first pass.
+  core::Duration Recall(core::Duration span);
+
   // Completes and stores the open minutes.
   core::Status Flush();
 

@@ -1,12 +1,14 @@
 #include "cli/gpus_command.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <ostream>
 #include <thread>
 
 #include "agent/sampler.h"
+#include "cli/api_client.h"
 #include "cli/config_file.h"
 #include "cli/exit_codes.h"
 #include "cli/explain.h"
@@ -69,7 +71,42 @@ std::map<core::GpuUuid, observe::Verdict> StoredVerdicts(const std::string& data
 
 }  // namespace
 
+namespace {
+
+// One line per GPU of a remote gleaner's /v1/gpus document.
+std::string RemoteGpuTable(const nlohmann::json& doc) {
+  std::string out = doc.value("host", "") + "  source " + doc.value("source", "") + "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-4s %-26s %6s %20s  %-10s %s", "GPU", "NAME", "UTIL",
+                "MEMORY", "STATE", "REASON");
+  out += line;
+  const auto gib = [](const nlohmann::json& v) {
+    return v.is_number() ? v.get<double>() / (1ULL << 30) : 0.0;
+  };
+  for (const nlohmann::json& g : doc["gpus"]) {
+    const nlohmann::json& v = g["verdict"];
+    std::snprintf(line, sizeof line, "\n%-4d %-26s %5s%% %8.1f / %6.1f GiB  %-10s %s",
+                  g["index"].get<int>(), g["name"].is_string() ? g["name"].get<std::string>().c_str() : "?",
+                  g["utilization_gpu_pct"].is_number()
+                      ? std::to_string(g["utilization_gpu_pct"].get<int>()).c_str()
+                      : "-",
+                  gib(g["memory_used_bytes"]), gib(g["memory_total_bytes"]),
+                  v.is_object() ? v["state"].get<std::string>().c_str() : "-",
+                  v.is_object() ? v["evidence"]["reason"].get<std::string>().c_str() : "");
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
 int RunGpus(const GpusOptions& options, const GpusEnv& env) {
+  if (!options.server.empty()) {
+    auto api = FindApi({options.server, options.token, options.data_dir});
+    if (!api.ok()) return Fail(env.err, api.status());
+    return CallApi(**api, options.token, "GET", "/v1/gpus", "", options.json, RemoteGpuTable,
+                   env.out, env.err);
+  }
   GpuSource source;
   if (int rc = OpenGpuSource(options.fake, options.nvml_library, env.clock, env.inspector, env.err,
                              &source);

@@ -18,6 +18,8 @@ struct GpusOptions {
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string explain;   // a GPU (index, UUID or UUID prefix) to explain
   std::string data_dir;  // where a running monitor keeps its verdicts
+  std::string server;    // --server: a remote gleaner's GPUs, through its API
+  std::string token;
 };
 
 // What the command needs from the outside world, injected so tests can

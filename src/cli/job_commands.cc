@@ -14,7 +14,7 @@
 #include "cli/gpu_source.h"
 #include "core/format.h"
 #include "observe/verdict_json.h"
-#include "server/unix_server.h"
+#include "cli/api_client.h"
 #include "store/job_json.h"
 #include "store/sqlite_store.h"
 
@@ -43,10 +43,18 @@ core::Result<std::unique_ptr<store::SqliteStore>> OpenState(const std::string& d
 
 json RecordToJson(const store::JobRecord& r) { return store::JobRecordToJson(r); }
 
-// When `gleaner up` serves its API, clients go through it: the caller is
-// who the kernel says, and other users can submit too.
-std::string SocketPath(const std::string& data_dir_flag) {
-  return DataDir(data_dir_flag) + "/gleaner.sock";
+// The API of a running `gleaner up`, when there is one to reach.
+core::Result<std::optional<server::Endpoint>> Api(const JobOptions& o) {
+  return FindApi({o.server, o.token, o.data_dir});
+}
+
+// "submitted job 7", or for an array "submitted array 7: 100 tasks, jobs 7-106".
+std::string Submitted(const json& j) {
+  const int64_t id = j["id"].get<int64_t>();
+  if (!j.contains("array_tasks")) return "submitted job " + std::to_string(id);
+  const int64_t tasks = j["array_tasks"].get<int64_t>();
+  return "submitted array " + std::to_string(id) + ": " + std::to_string(tasks) + " tasks, jobs " +
+         std::to_string(id) + "-" + std::to_string(id + tasks - 1);
 }
 
 std::string QueueTable(const json& jobs) {
@@ -67,41 +75,6 @@ std::string QueueTable(const json& jobs) {
     out += line;
   }
   return out;
-}
-
-int Fail(std::ostream& err, const core::Status& s);
-
-// Calls the API; prints the answer (JSON or `text` of it) or the error.
-int CallApi(const std::string& socket, const std::string& method, const std::string& target,
-            const std::string& body, bool json_out,
-            const std::function<std::string(const json&)>& text, std::ostream& out,
-            std::ostream& err) {
-  auto answer = server::UnixRequest(socket, method, target, body);
-  if (!answer.ok()) return Fail(err, answer.status());
-  const json doc = json::parse(answer->second, nullptr, false);
-  if (answer->first >= 400) {
-    const std::string message = doc.is_object() && doc.contains("error")
-                                    ? doc["error"].value("message", answer->second)
-                                    : answer->second;
-    err << "gleaner: " << message << "\n";
-    return answer->first == 400 ? kExitBadInput : kExitFailure;
-  }
-  if (doc.is_discarded())
-    return Fail(err, core::Internal("gleaner answered with something not JSON"));
-  out << (json_out ? doc.dump(2) : text(doc)) << "\n";
-  return kExitOk;
-}
-
-int Fail(std::ostream& err, const core::Status& s) {
-  err << "gleaner: " << s.message() << "\n";
-  switch (s.code()) {
-    case core::StatusCode::kInvalidArgument:
-      return kExitBadInput;
-    case core::StatusCode::kPermissionDenied:
-    case core::StatusCode::kNotFound:
-    default:
-      return kExitFailure;
-  }
 }
 
 }  // namespace
@@ -171,10 +144,7 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.array.empty()) {
     auto a = sched::ParseArraySpec(o.array);
     if (!a.ok()) return Fail(err, a.status());
-    // The daemon does not expand arrays into tasks yet: refuse rather than
-    // run one task where many were asked for.
-    return Fail(err, core::InvalidArgument("array: not supported by this gleaner yet; submit the " +
-                                           std::to_string(a->size()) + " tasks one by one"));
+    spec.array = *a;
   }
   spec.after_success = o.after;
   spec.project = o.project;
@@ -190,10 +160,12 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::error_code ec;
   spec.working_dir = o.workdir.empty() ? std::filesystem::current_path(ec).string() : o.workdir;
-  if (const std::string socket = SocketPath(o.data_dir); std::filesystem::exists(socket)) {
+  auto api = Api(o);
+  if (!api.ok()) return Fail(err, api.status());
+  if (*api) {
     return CallApi(
-        socket, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), o.json,
-        [](const json& j) { return "submitted job " + std::to_string(j["id"].get<int64_t>()); },
+        **api, o.token, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), o.json,
+        [](const json& j) { return Submitted(j); },
         out, err);
   }
   auto state = OpenState(o.data_dir);
@@ -205,20 +177,20 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (core::Status s = sched::ValidateJobSpec(spec, limits); !s.ok()) return Fail(err, s);
   const uint32_t uid = static_cast<uint32_t>(getuid());
-  auto job = (*state)->Submit(agent::UserName(uid), uid, spec, core::RealClock().Now());
-  if (!job.ok()) return Fail(err, job.status());
-  if (o.json) {
-    out << RecordToJson(*job).dump(2) << "\n";
-  } else {
-    out << "submitted job " << job->id << "\n";
-  }
+  auto saved = (*state)->SubmitAll({{agent::UserName(uid), uid, spec}}, core::RealClock().Now());
+  if (!saved.ok()) return Fail(err, saved.status());
+  json doc = RecordToJson(saved->front());
+  if (spec.array) doc["array_tasks"] = saved->size();
+  out << (o.json ? doc.dump(2) : Submitted(doc)) << "\n";
   return kExitOk;
 }
 
 int RunQueue(const JobOptions& o, std::ostream& out, std::ostream& err) {
-  if (const std::string socket = SocketPath(o.data_dir); std::filesystem::exists(socket)) {
+  auto api = Api(o);
+  if (!api.ok()) return Fail(err, api.status());
+  if (*api) {
     return CallApi(
-        socket, "GET", o.all ? "/v1/jobs?all=1" : "/v1/jobs", "", o.json,
+        **api, o.token, "GET", o.all ? "/v1/jobs?all=1" : "/v1/jobs", "", o.json,
         [](const json& j) { return QueueTable(j["jobs"]); }, out, err);
   }
   auto state = OpenState(o.data_dir);
@@ -237,9 +209,11 @@ int RunQueue(const JobOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 int RunShow(const JobOptions& o, std::ostream& out, std::ostream& err) {
-  if (const std::string socket = SocketPath(o.data_dir); std::filesystem::exists(socket)) {
+  auto api = Api(o);
+  if (!api.ok()) return Fail(err, api.status());
+  if (*api) {
     return CallApi(
-        socket, "GET", "/v1/jobs/" + std::to_string(o.id), "", true,
+        **api, o.token, "GET", "/v1/jobs/" + std::to_string(o.id), "", true,
         [](const json& j) { return j.dump(2); }, out, err);
   }
   auto state = OpenState(o.data_dir);
@@ -251,9 +225,11 @@ int RunShow(const JobOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 int RunCancel(const JobOptions& o, std::ostream& out, std::ostream& err) {
-  if (const std::string socket = SocketPath(o.data_dir); std::filesystem::exists(socket)) {
+  auto api = Api(o);
+  if (!api.ok()) return Fail(err, api.status());
+  if (*api) {
     return CallApi(
-        socket, "POST", "/v1/jobs/" + std::to_string(o.id) + "/cancel", "", o.json,
+        **api, o.token, "POST", "/v1/jobs/" + std::to_string(o.id) + "/cancel", "", o.json,
         [&o](const json&) { return "cancelled job " + std::to_string(o.id); }, out, err);
   }
   auto state = OpenState(o.data_dir);
@@ -274,12 +250,14 @@ int RunCancel(const JobOptions& o, std::ostream& out, std::ostream& err) {
 
 int RunHoldRelease(const JobOptions& o, const std::string& action, std::ostream& out,
                    std::ostream& err) {
-  const std::string socket = SocketPath(o.data_dir);
-  if (!std::filesystem::exists(socket)) {
-    return Fail(err, core::Unavailable("gleaner up is not running here (no " + socket + ")"));
+  auto api = Api(o);
+  if (!api.ok()) return Fail(err, api.status());
+  if (!*api) {
+    return Fail(err, core::Unavailable("gleaner up is not running here (no " + DataDir(o.data_dir) +
+                                       "/gleaner.sock); pass --data-dir or --server"));
   }
   return CallApi(
-      socket, "POST", "/v1/jobs/" + std::to_string(o.id) + "/" + action, "", o.json,
+      **api, o.token, "POST", "/v1/jobs/" + std::to_string(o.id) + "/" + action, "", o.json,
       [&](const json& j) {
         return "job " + std::to_string(o.id) + " " + j["state"].get<std::string>();
       },
@@ -287,16 +265,18 @@ int RunHoldRelease(const JobOptions& o, const std::string& action, std::ostream&
 }
 
 int RunLogs(const JobOptions& o, std::ostream& out, std::ostream& err) {
-  const std::string socket = SocketPath(o.data_dir);
-  if (!std::filesystem::exists(socket)) {
-    return Fail(err, core::Unavailable("gleaner up is not running here (no " + socket + ")"));
+  auto api = Api(o);
+  if (!api.ok()) return Fail(err, api.status());
+  if (!*api) {
+    return Fail(err, core::Unavailable("gleaner up is not running here (no " + DataDir(o.data_dir) +
+                                       "/gleaner.sock); pass --data-dir or --server"));
   }
   uint64_t offset = 0;
   for (;;) {
     const std::string target = "/v1/jobs/" + std::to_string(o.id) +
                                "/logs?stream=" + (o.stderr_stream ? "err" : "out") +
                                "&offset=" + std::to_string(offset);
-    auto answer = server::UnixRequest(socket, "GET", target, "");
+    auto answer = server::HttpCall(**api, "GET", target, "", o.token);
     if (!answer.ok()) return Fail(err, answer.status());
     const json doc = json::parse(answer->second, nullptr, false);
     if (answer->first >= 400 || doc.is_discarded()) {

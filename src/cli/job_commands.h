@@ -13,6 +13,8 @@ namespace gleaner::cli {
 // user `gleaner up` runs as. (Other users will submit through the API.)
 struct JobOptions {
   std::string data_dir;
+  std::string server;  // --server URL: a remote gleaner's API
+  std::string token;   // --token: its bearer token
   bool json = false;
   // submit
   std::vector<std::string> command;

@@ -7,6 +7,7 @@
 #include "cli/job_commands.h"
 #include "cli/monitor_command.h"
 #include "cli/profile_command.h"
+#include "cli/token_commands.h"
 
 namespace gleaner::cli {
 
@@ -26,8 +27,16 @@ int Main(int argc, char** argv, const core::Clock& clock,
   JobOptions job;
   const JobCommands job_cmds = AddJobCommands(app, job);
   // `gleaner --data-dir D <command>` as well as `gleaner <command> --data-dir D`.
+  TokenOptions token;
+  const TokenCommands token_cmds = AddTokenCommands(app, token);
   std::string data_dir;
   app.add_option("--data-dir", data_dir, "Where gleaner keeps its state (for every command)");
+  ApiTarget remote;
+  app.add_option("--server", remote.server,
+                 "A gleaner API to use instead of the local one: http://HOST:PORT")
+      ->envname("GLEANER_SERVER");
+  app.add_option("--token", remote.token, "Bearer token for --server (gleaner token create)")
+      ->envname("GLEANER_TOKEN");
   ProfileOptions profile;
   CLI::App* profile_cmd = AddProfileCommand(app, profile);
   try {
@@ -37,9 +46,12 @@ int Main(int argc, char** argv, const core::Clock& clock,
     return rc == 0 ? kExitOk : kExitUsage;
   }
   for (std::string* d :
-       {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir, &job.data_dir}) {
+       {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir, &job.data_dir,
+        &token.api.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
+  job.server = token.api.server = gpus.server = remote.server;
+  job.token = token.api.token = gpus.token = remote.token;
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
   if (up_cmd->parsed()) return RunMonitor(up, clock, inspector, std::cout, std::cerr);
   if (job_cmds.submit->parsed()) return RunSubmit(job, std::cout, std::cerr);
@@ -49,6 +61,9 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (job_cmds.hold->parsed()) return RunHoldRelease(job, "hold", std::cout, std::cerr);
   if (job_cmds.release->parsed()) return RunHoldRelease(job, "release", std::cout, std::cerr);
   if (job_cmds.logs->parsed()) return RunLogs(job, std::cout, std::cerr);
+  if (token_cmds.create->parsed()) return RunTokenCreate(token, std::cout, std::cerr);
+  if (token_cmds.list->parsed()) return RunTokenList(token, std::cout, std::cerr);
+  if (token_cmds.revoke->parsed()) return RunTokenRevoke(token, std::cout, std::cerr);
   if (eval_idle_cmd->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
   if (monitor_cmd->parsed()) return RunMonitor(monitor, clock, inspector, std::cout, std::cerr);
   if (profile_cmd->parsed()) return RunProfile(profile, std::cout, std::cerr);

@@ -20,8 +20,10 @@
 #include "core/format.h"
 #include "observe/alerts.h"
 #include "observe/verdict_json.h"
-#include "server/job_api.h"
-#include "server/unix_server.h"
+#include "cli/gpus_json.h"
+#include "cli/host_view.h"
+#include "server/api.h"
+#include "server/socket_address.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -30,6 +32,14 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 extern "C" void RequestStop(int) { g_stop.store(true); }
+
+// Whether the API would be reachable from other hosts: anything but
+// loopback (and "none").
+bool ListensBeyondLoopback(const std::string& listen) {
+  auto hp = server::ParseHostPort(listen);
+  return hp.ok() && hp->first.rfind("127.", 0) != 0 && hp->first != "::1" &&
+         hp->first != "localhost";
+}
 
 std::string Hostname() {
   char buf[256] = {};
@@ -74,6 +84,15 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
          "--mode", [&options](const std::string& m) { options.harvest = m == "harvest"; },
          "harvest (default) or monitor (observe, judge and report; start no job)")
       ->check(CLI::IsMember({"harvest", "monitor"}));
+  cmd->add_option_function<std::string>(
+         "--listen",
+         [&options](const std::string& a) {
+           options.listen = a;
+           options.listen_given = true;
+         },
+         std::string("HTTP API for token holders: HOST:PORT, or none (default ") +
+             kDefaultListen + ")")
+      ->type_name("HOST:PORT");
   return cmd;
 }
 
@@ -135,6 +154,9 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   sampler_options.idle = config->idle;
   sampler_options.project_of_user = config->project_of_user;
   agent::Sampler sampler(*source.backend, *source.inspector, store->get(), clock, sampler_options);
+  // A simulated host has a past to recall; a real one starts watching now.
+  const core::Duration recalled =
+      sampler.Recall(std::max(config->idle.idle_after, config->idle.held_idle_after));
   observe::AlertEvaluator alerts(config->alert_rules);
   // The webhook's thread logs too.
   std::mutex log_mu;
@@ -163,9 +185,16 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
       "; state in " + data_dir + "/gleaner.db");
-  std::unique_ptr<store::SqliteStore> api_store;  // the API thread's own connection
-  std::unique_ptr<server::JobApi> api;
-  std::unique_ptr<server::UnixServer> api_server;
+  if (recalled > core::Duration{}) {
+    log("recalled the last " + core::FormatDuration(recalled) + " of " +
+        source.backend->Driver().source + ", so verdicts start with that history");
+  }
+  std::unique_ptr<store::SqliteStore> api_store;  // the API threads' own connection
+  std::unique_ptr<server::Api> api;
+  std::vector<std::unique_ptr<server::HttpServer>> api_servers;
+  // The latest pass, for GET /v1/gpus; written by the sampling loop.
+  std::mutex gpus_mu;
+  nlohmann::json gpus_doc;
   if (harvester) harvester->Recover(log);
   if (options.up) {
     auto opened = store::SqliteStore::Open(data_dir + "/gleaner.db");
@@ -174,19 +203,49 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       return kExitFailure;
     }
     api_store = std::move(opened).value();
-    sched::JobLimits limits;
-    limits.max_gpus = host_gpus;
-    api = std::make_unique<server::JobApi>(*api_store, job_clock, limits, data_dir + "/logs");
-    auto started = server::UnixServer::Start(data_dir + "/gleaner.sock",
-                                             [&api](const server::HttpRequest& r, uint32_t uid) {
-                                               return api->Handle(r, {uid, agent::UserName(uid)});
-                                             });
-    if (!started.ok()) {
-      err << "gleaner: " << started.status().message() << "\n";
+    server::ApiOptions api_options;
+    api_options.limits.max_gpus = host_gpus;
+    api_options.log_dir = data_dir + "/logs";
+    api_options.user_name = agent::UserName;
+    api_options.uid_of = agent::UserId;
+    api_options.gpus = [&gpus_mu, &gpus_doc] {
+      std::lock_guard lock(gpus_mu);
+      return gpus_doc;
+    };
+    api = std::make_unique<server::Api>(*api_store, *api_store, job_clock, api_options);
+    const auto handler = [&api](const server::HttpRequest& r, const server::Peer& p) {
+      return api->Handle(r, p);
+    };
+    auto unix_server = server::HttpServer::ServeUnix(data_dir + "/gleaner.sock", handler);
+    if (!unix_server.ok()) {
+      err << "gleaner: " << unix_server.status().message() << "\n";
       return kExitFailure;
     }
-    api_server = std::move(started).value();
-    log("API on " + data_dir + "/gleaner.sock");
+    api_servers.push_back(std::move(unix_server).value());
+    if (options.listen != "none") {
+      auto host_port = server::ParseHostPort(options.listen);
+      if (!host_port.ok()) {
+        err << "gleaner: --listen: " << host_port.status().message() << "\n";
+        return kExitBadInput;
+      }
+      auto tcp = server::HttpServer::ServeTcp(host_port->first, host_port->second, handler);
+      if (tcp.ok()) {
+        api_servers.push_back(std::move(tcp).value());
+      } else if (options.listen_given) {
+        err << "gleaner: " << tcp.status().message() << " (choose another --listen)\n";
+        return kExitFailure;
+      } else {
+        log("warning: no HTTP API: " + tcp.status().message() +
+            "; pass --listen HOST:PORT (the Unix socket serves local users)");
+      }
+    }
+    std::string where;
+    for (const auto& s : api_servers) where += (where.empty() ? "" : " and ") + s->address();
+    log("API on " + where);
+    if (ListensBeyondLoopback(options.listen)) {
+      log("warning: the HTTP API listens beyond this host without TLS; tokens cross the network "
+          "in clear text: put a TLS reverse proxy in front (docs/api.md)");
+    }
   }
 
   // Only now, with nothing left that can fail: signals and the deadline.
@@ -228,6 +287,14 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     }
     if (webhook) webhook->Send(events);
     if (harvester && !pass.verdicts.empty()) harvester->Act(pass, log);
+    if (api && !pass.verdicts.empty()) {
+      std::map<core::GpuUuid, observe::Verdict> verdicts;
+      for (const observe::Verdict& v : pass.verdicts) verdicts[v.uuid] = v;
+      nlohmann::json doc = GpusToJson(BuildHostView(pass.at, source.backend->Driver(),
+                                                    pass.snapshots, *source.inspector, verdicts));
+      std::lock_guard lock(gpus_mu);
+      gpus_doc = std::move(doc);
+    }
   });
   if (deadline.joinable()) deadline.join();
   if (webhook) webhook->WaitIdle(core::Seconds(10));

@@ -10,6 +10,8 @@
 
 namespace gleaner::cli {
 
+inline constexpr const char* kDefaultListen = "127.0.0.1:7380";
+
 struct MonitorOptions {
   std::string fake;
   std::string nvml_library = "libnvidia-ml.so.1";
@@ -19,6 +21,11 @@ struct MonitorOptions {
   std::optional<double> for_s;       // stop after this long (tests, demos)
   bool up = false;                   // gleaner up: serve the API (and harvest, unless told not to)
   bool harvest = false;              // also run queued jobs on idle GPUs
+  // gleaner up: where the HTTP API listens for token holders; "none": only
+  // the Unix socket. A default address that is taken is skipped with a
+  // warning; one given explicitly must be served.
+  std::string listen = std::string(kDefaultListen);
+  bool listen_given = false;
 };
 
 // Registers `gleaner monitor` (observe only).

@@ -12,6 +12,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "NOT_FOUND";
     case StatusCode::kNotSupported:
       return "NOT_SUPPORTED";
+    case StatusCode::kUnauthenticated:
+      return "UNAUTHENTICATED";
     case StatusCode::kPermissionDenied:
       return "PERMISSION_DENIED";
     case StatusCode::kUnavailable:

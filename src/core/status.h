@@ -13,6 +13,7 @@ enum class StatusCode {
   kInvalidArgument,   // the caller's input is wrong; the message says which part
   kNotFound,          // a named thing does not exist
   kNotSupported,      // the device, driver or platform cannot do this
+  kUnauthenticated,   // the caller did not say who they are, or not credibly
   kPermissionDenied,  // the caller lacks the right
   kUnavailable,       // a dependency (driver, server) is missing or down; retry may help
   kDeviceLost,        // the hardware is gone until a reset or reboot
@@ -54,6 +55,9 @@ inline Status InvalidArgument(std::string m) {
 }
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status NotSupported(std::string m) { return {StatusCode::kNotSupported, std::move(m)}; }
+inline Status Unauthenticated(std::string m) {
+  return {StatusCode::kUnauthenticated, std::move(m)};
+}
 inline Status PermissionDenied(std::string m) {
   return {StatusCode::kPermissionDenied, std::move(m)};
 }

@@ -64,7 +64,14 @@ FakeBackend::FakeBackend(Scenario scenario, const core::Clock& clock)
 double FakeBackend::ElapsedSeconds() const { return core::ToSecondsDouble(clock_.Now() - start_); }
 
 core::Result<std::vector<GpuSnapshot>> FakeBackend::Snapshot() {
-  const double t = ElapsedSeconds();
+  return SnapshotAt(ElapsedSeconds());
+}
+
+core::Result<std::vector<GpuSnapshot>> FakeBackend::Recall(core::Duration ago) {
+  return SnapshotAt(ElapsedSeconds() - core::ToSecondsDouble(ago));
+}
+
+std::vector<GpuSnapshot> FakeBackend::SnapshotAt(double t) const {
   std::vector<GpuSnapshot> out;
   for (size_t i = 0; i < attached_.size(); ++i) {
     GpuSnapshot s = attached_[i];

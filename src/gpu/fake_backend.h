@@ -23,6 +23,9 @@ class FakeBackend final : public GpuBackend {
 
   const DriverInfo& Driver() const override { return driver_; }
   core::Result<std::vector<GpuSnapshot>> Snapshot() override;
+  // The scenario's past: before its start a periodic scenario repeats, and
+  // an aperiodic one looks as it does at 0.
+  core::Result<std::vector<GpuSnapshot>> Recall(core::Duration ago) override;
   core::Result<std::vector<GpuLink>> Topology() override;
 
   const Scenario& scenario() const { return scenario_; }
@@ -30,6 +33,7 @@ class FakeBackend final : public GpuBackend {
  private:
   FakeBackend(Scenario scenario, const core::Clock& clock);
   double ElapsedSeconds() const;
+  std::vector<GpuSnapshot> SnapshotAt(double t_s) const;
 
   Scenario scenario_;
   const core::Clock& clock_;

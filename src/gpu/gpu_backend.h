@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/units.h"
 #include "gpu/gpu_snapshot.h"
 
 namespace gleaner::gpu {
@@ -19,6 +20,14 @@ class GpuBackend {
 
   // Every GPU the driver enumerates, in index order, lost ones included.
   virtual core::Result<std::vector<GpuSnapshot>> Snapshot() = 0;
+
+  // What every GPU looked like `ago` before now, for a source that knows its
+  // past: a scenario does; a driver does not (kNotSupported, the default).
+  // It lets a daemon start with the history a verdict needs instead of
+  // watching blind for minutes.
+  virtual core::Result<std::vector<GpuSnapshot>> Recall(core::Duration /*ago*/) {
+    return core::NotSupported("this GPU source keeps no history");
+  }
 
   // One entry per unordered pair of attached GPUs (a < b by index).
   virtual core::Result<std::vector<GpuLink>> Topology() = 0;

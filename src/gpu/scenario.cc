@@ -448,7 +448,11 @@ std::optional<ScenarioError> ScenarioGpuState::ErrorFor(ScenarioField field) con
 
 ScenarioGpuState GpuStateAt(const Scenario& scenario, size_t index, double t_s) {
   const ScenarioGpu& gpu = scenario.gpus.at(index);
-  const double in_period = scenario.period_s ? std::fmod(t_s, *scenario.period_s) : t_s;
+  double in_period = t_s;
+  if (scenario.period_s) {
+    in_period = std::fmod(t_s, *scenario.period_s);
+    if (in_period < 0) in_period += *scenario.period_s;  // the past repeats too
+  }
   // The last frame that has started: frames are sorted and the first is at 0.
   auto it = std::upper_bound(gpu.timeline.begin(), gpu.timeline.end(), in_period,
                              [](double t, const ScenarioFrame& f) { return t < f.at_s; });

@@ -129,7 +129,8 @@ class ScenarioGpuState {
   double t_s_;
 };
 
-// The state of GPU `index` at `t_s` seconds into the scenario.
+// The state of GPU `index` at `t_s` seconds into the scenario. Before 0, a
+// periodic scenario repeats and any other looks as it does at 0.
 ScenarioGpuState GpuStateAt(const Scenario& scenario, size_t index, double t_s);
 PcieLevel PcieLevelBetween(const Scenario& scenario, uint32_t a, uint32_t b);
 bool NvlinkBetween(const Scenario& scenario, uint32_t a, uint32_t b);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/format.h"
+
 namespace gleaner::sched {
 namespace {
 
@@ -26,6 +28,27 @@ bool Fits(const JobSpec& spec, const FreeGpu& gpu) {
   return std::any_of(spec.gpu_models.begin(), spec.gpu_models.end(), [&](const std::string& m) {
     return !m.empty() && gpu.model.find(m) != std::string::npos;
   });
+}
+
+std::string WhyWaiting(const JobSpec& spec, const std::vector<FreeGpu>& free) {
+  std::string needs = "needs " + std::to_string(spec.gpus) + " GPU" + (spec.gpus == 1 ? "" : "s");
+  if (spec.min_gpu_memory > core::Bytes()) {
+    needs += " of at least " + core::FormatBytes(spec.min_gpu_memory);
+  }
+  if (!spec.gpu_models.empty()) {
+    std::string models;
+    for (const std::string& m : spec.gpu_models) models += (models.empty() ? "" : " or ") + m;
+    needs += ", model " + models;
+  }
+  const auto fitting = std::count_if(free.begin(), free.end(),
+                                     [&](const FreeGpu& g) { return Fits(spec, g); });
+  if (free.empty()) return needs + "; no GPU is idle now";
+  std::string why = needs + "; " + std::to_string(free.size()) + " idle";
+  if (static_cast<size_t>(fitting) < free.size()) {
+    why += ", " + std::to_string(fitting) + " of them fit" + (fitting == 1 ? "s" : "");
+  }
+  if (fitting >= spec.gpus) why += ", taken by jobs ahead of it";
+  return why;
 }
 
 std::vector<Placement> PlaceJobs(std::vector<QueuedJob> queue, std::vector<FreeGpu> free) {

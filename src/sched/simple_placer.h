@@ -37,6 +37,11 @@ struct Placement {
 // host. Pure and deterministic.
 std::vector<Placement> PlaceJobs(std::vector<QueuedJob> queue, std::vector<FreeGpu> free);
 
+// Why a job PlaceJobs did not place waits, in words, given the GPUs that
+// were free for it: "needs 2 GPUs of at least 40.0 GiB, model A100; 3 are
+// idle, 1 of them fits".
+std::string WhyWaiting(const JobSpec& spec, const std::vector<FreeGpu>& free);
+
 // Whether `gpu` satisfies the job's memory and model constraints.
 bool Fits(const JobSpec& spec, const FreeGpu& gpu);
 

@@ -77,6 +77,8 @@ const char* Reason(int status) {
       return "Created";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
     case 403:
       return "Forbidden";
     case 404:
@@ -115,6 +117,9 @@ HttpResponse ErrorResponse(const core::Status& s) {
   switch (s.code()) {
     case core::StatusCode::kInvalidArgument:
       status = 400;
+      break;
+    case core::StatusCode::kUnauthenticated:
+      status = 401;
       break;
     case core::StatusCode::kPermissionDenied:
       status = 403;

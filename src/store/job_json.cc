@@ -24,6 +24,8 @@ nlohmann::json JobRecordToJson(const JobRecord& r) {
       {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
       {"reason", r.reason},
       {"pid", r.pid ? json(*r.pid) : json(nullptr)},
+      {"array_id", r.array_id ? json(*r.array_id) : json(nullptr)},
+      {"array_index", r.array_id ? json(r.array_index) : json(nullptr)},
       {"spec", sched::JobSpecToJson(r.spec)},
   };
 }

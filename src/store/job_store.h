@@ -40,6 +40,9 @@ struct JobRecord {
   // let a restarted gleaner find its jobs again.
   std::optional<int> pid;
   std::optional<core::TimePoint> process_started_at;
+  // A task of an array (a sweep): the array is named by its first task's id.
+  std::optional<sched::JobId> array_id;
+  int64_t array_index = 0;
 
   bool operator==(const JobRecord&) const = default;
 };
@@ -55,6 +58,16 @@ struct JobUpdate {
   std::optional<core::TimePoint> process_started_at;
 };
 
+// A job to queue, and who submits it (it will run as them).
+struct NewJob {
+  std::string user;
+  uint32_t uid = 0;
+  sched::JobSpec spec;
+};
+
+// How many jobs a spec queues: one, or one per index of its array.
+inline int64_t TaskCount(const sched::JobSpec& spec) { return spec.array ? spec.array->size() : 1; }
+
 // The durable job queue. Submit returns only once the job is on disk: an
 // acknowledged job survives a kill -9 of the process at any moment.
 // Transitions are compare-and-set on the current state, so two actors can
@@ -62,8 +75,17 @@ struct JobUpdate {
 class JobStore {
  public:
   virtual ~JobStore() = default;
-  virtual core::Result<JobRecord> Submit(const std::string& user, uint32_t uid,
-                                         const sched::JobSpec& spec, core::TimePoint now) = 0;
+  // Queues every job in one transaction: all are on disk when it returns,
+  // or none is. One commit for many submits is what makes a busy API fast.
+  // A job with an array becomes one task per index, in order, so the
+  // result holds TaskCount(spec) records for each job.
+  virtual core::Result<std::vector<JobRecord>> SubmitAll(const std::vector<NewJob>& jobs,
+                                                         core::TimePoint now) = 0;
+  core::Result<JobRecord> Submit(const std::string& user, uint32_t uid,
+                                 const sched::JobSpec& spec, core::TimePoint now) {
+    GLEANER_ASSIGN_OR_RETURN(std::vector<JobRecord> saved, SubmitAll({{user, uid, spec}}, now));
+    return std::move(saved.front());
+  }
   virtual core::Result<JobRecord> Get(sched::JobId id) = 0;
   // Every job in `states` (all when empty), oldest first.
   virtual core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) = 0;
@@ -71,6 +93,9 @@ class JobStore {
   // in `from` any more (someone else moved it) or the move is not allowed.
   virtual core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                              const JobUpdate& update) = 0;
+  // Sets the reason of a job that is still in `state` (why a queued job
+  // waits); nothing changes when it has moved on.
+  virtual core::Status Annotate(sched::JobId id, JobState state, const std::string& reason) = 0;
   // Records the process a running job was started as.
   virtual core::Status RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) = 0;
 };

@@ -1,88 +1,19 @@
 #include "store/sqlite_store.h"
 
-#include <sqlite3.h>
-
 #include <cmath>
 #include <functional>
-#include <sstream>
 
 #include "observe/verdict_json.h"
+#include "store/sqlite_statement.h"
 
 namespace gleaner::store {
 namespace {
 
 using core::Status;
-
-Status SqlError(sqlite3* db, const std::string& what) {
-  return core::Internal(what + ": " + sqlite3_errmsg(db));
-}
-
-// A prepared statement that finalises itself.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  Status status() const { return rc_ == SQLITE_OK ? Status::Ok() : SqlError(db_, "prepare"); }
-  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void Bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
-  void Bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  }
-  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
-  // Binds the value, or NULL when there is none.
-  template <typename T>
-  void BindOptional(int i, const std::optional<T>& v) {
-    if (v) {
-      Bind(i, *v);
-    } else {
-      BindNull(i);
-    }
-  }
-  // SQLITE_ROW, SQLITE_DONE, or an error code.
-  int Step() { return sqlite3_step(stmt_); }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
-  bool Null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::string Text(int col) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, col);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
-};
-
-template <typename Range>
-std::string Join(const Range& items) {
-  std::ostringstream out;
-  bool first = true;
-  for (const auto& item : items) {
-    out << (first ? "" : ",") << item;
-    first = false;
-  }
-  return out.str();
-}
-
-std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
+using sqlite::SqlError;
+using sqlite::Join;
+using sqlite::Split;
+using sqlite::Statement;
 
 // Each entry moves the schema one version up. Never edit a shipped entry:
 // add a new one.
@@ -138,6 +69,19 @@ constexpr const char* kMigrations[] = {
     R"sql(
     ALTER TABLE jobs ADD COLUMN pid INTEGER;
     ALTER TABLE jobs ADD COLUMN process_start_us INTEGER;
+    )sql",
+    R"sql(
+    CREATE TABLE api_tokens (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      user TEXT NOT NULL,
+      uid INTEGER NOT NULL,
+      name TEXT NOT NULL,
+      sha256 TEXT NOT NULL UNIQUE,
+      created_us INTEGER NOT NULL,
+      revoked_us INTEGER
+    );
+    ALTER TABLE jobs ADD COLUMN array_id INTEGER;
+    ALTER TABLE jobs ADD COLUMN array_index INTEGER;
     )sql",
 };
 
@@ -392,198 +336,6 @@ core::Result<int64_t> SqliteStore::PruneRollups(core::TimePoint before) {
   del.Bind(1, core::ToUnixMicros(before) / 1'000'000);
   if (del.Step() != SQLITE_DONE) return SqlError(db_, "pruning GPU minutes");
   return static_cast<int64_t>(sqlite3_changes(db_));
-}
-
-namespace {
-
-constexpr const char* kJobColumns =
-    "id, user, uid, spec, state, attempts, submitted_us, started_us, finished_us, gpus, "
-    "exit_code, reason, pid, process_start_us";
-
-core::Result<JobRecord> ReadJob(const Statement& q) {
-  JobRecord r;
-  r.id = q.Int(0);
-  r.user = q.Text(1);
-  r.uid = static_cast<uint32_t>(q.Int(2));
-  auto spec_json = nlohmann::json::parse(q.Text(3), nullptr, false);
-  if (spec_json.is_discarded()) {
-    return core::Internal("job " + std::to_string(r.id) + ": stored spec is not JSON");
-  }
-  GLEANER_ASSIGN_OR_RETURN(r.spec, sched::JobSpecFromJson(spec_json));
-  const std::optional<JobState> state = ParseJobState(q.Text(4));
-  if (!state) return core::Internal("job " + std::to_string(r.id) + ": unknown state " + q.Text(4));
-  r.state = *state;
-  r.attempts = static_cast<int>(q.Int(5));
-  r.submitted_at = core::FromUnixMicros(q.Int(6));
-  if (!q.Null(7)) r.started_at = core::FromUnixMicros(q.Int(7));
-  if (!q.Null(8)) r.finished_at = core::FromUnixMicros(q.Int(8));
-  for (const std::string& g : Split(q.Text(9))) r.gpus.emplace_back(g);
-  if (!q.Null(10)) r.exit_code = static_cast<int>(q.Int(10));
-  r.reason = q.Text(11);
-  if (!q.Null(12)) r.pid = static_cast<int>(q.Int(12));
-  if (!q.Null(13)) r.process_started_at = core::FromUnixMicros(q.Int(13));
-  return r;
-}
-
-}  // namespace
-
-std::string_view JobStateName(JobState s) {
-  switch (s) {
-    case JobState::kQueued:
-      return "queued";
-    case JobState::kHeld:
-      return "held";
-    case JobState::kRunning:
-      return "running";
-    case JobState::kVacating:
-      return "vacating";
-    case JobState::kSucceeded:
-      return "succeeded";
-    case JobState::kFailed:
-      return "failed";
-    case JobState::kCancelled:
-      return "cancelled";
-  }
-  return "queued";
-}
-
-std::optional<JobState> ParseJobState(std::string_view name) {
-  for (JobState s : {JobState::kQueued, JobState::kHeld, JobState::kRunning, JobState::kVacating,
-                     JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
-    if (JobStateName(s) == name) return s;
-  }
-  return std::nullopt;
-}
-
-bool IsFinal(JobState s) {
-  return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
-}
-
-bool CanTransition(JobState from, JobState to) {
-  using S = JobState;
-  switch (from) {
-    case S::kQueued:
-      return to == S::kRunning || to == S::kHeld || to == S::kCancelled;
-    case S::kHeld:
-      return to == S::kQueued || to == S::kCancelled;
-    case S::kRunning:
-      return to == S::kVacating || to == S::kSucceeded || to == S::kFailed || to == S::kCancelled ||
-             to == S::kQueued;
-    case S::kVacating:
-      return to == S::kQueued || to == S::kFailed || to == S::kCancelled;
-    default:
-      return false;
-  }
-}
-
-core::Result<JobRecord> SqliteStore::Submit(const std::string& user, uint32_t uid,
-                                            const sched::JobSpec& spec, core::TimePoint now) {
-  Statement insert(db_, R"sql(
-    INSERT INTO jobs (user, uid, spec, state, submitted_us) VALUES (?, ?, ?, 'queued', ?))sql");
-  GLEANER_RETURN_IF_ERROR(insert.status());
-  insert.Bind(1, user);
-  insert.Bind(2, static_cast<int64_t>(uid));
-  insert.Bind(
-      3, sched::JobSpecToJson(spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  insert.Bind(4, core::ToUnixMicros(now));
-  // One statement is its own transaction: on SQLITE_DONE it is committed
-  // and, with synchronous=FULL, on disk.
-  if (insert.Step() != SQLITE_DONE) return SqlError(db_, "saving the job");
-  return Get(sqlite3_last_insert_rowid(db_));
-}
-
-core::Result<JobRecord> SqliteStore::Get(sched::JobId id) {
-  Statement q(db_, (std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?").c_str());
-  GLEANER_RETURN_IF_ERROR(q.status());
-  q.Bind(1, static_cast<int64_t>(id));
-  const int rc = q.Step();
-  if (rc == SQLITE_DONE) return core::NotFound("no job " + std::to_string(id));
-  if (rc != SQLITE_ROW) return SqlError(db_, "reading job " + std::to_string(id));
-  return ReadJob(q);
-}
-
-core::Result<std::vector<JobRecord>> SqliteStore::List(const std::vector<JobState>& states) {
-  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
-  if (!states.empty()) {
-    sql += " WHERE state IN (";
-    for (size_t i = 0; i < states.size(); ++i) sql += i == 0 ? "?" : ", ?";
-    sql += ")";
-  }
-  sql += " ORDER BY id";
-  Statement q(db_, sql.c_str());
-  GLEANER_RETURN_IF_ERROR(q.status());
-  for (size_t i = 0; i < states.size(); ++i) {
-    q.Bind(static_cast<int>(i + 1), std::string(JobStateName(states[i])));
-  }
-  std::vector<JobRecord> out;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    GLEANER_ASSIGN_OR_RETURN(JobRecord r, ReadJob(q));
-    out.push_back(std::move(r));
-  }
-  if (rc != SQLITE_DONE) return SqlError(db_, "listing jobs");
-  return out;
-}
-
-core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, JobState to,
-                                                const JobUpdate& u) {
-  if (!CanTransition(from, to)) {
-    return core::FailedPrecondition("job " + std::to_string(id) + " cannot go from " +
-                                    std::string(JobStateName(from)) + " to " +
-                                    std::string(JobStateName(to)));
-  }
-  Statement update(db_, R"sql(
-    UPDATE jobs SET state = ?, attempts = attempts + ?,
-      gpus = COALESCE(?, gpus), started_us = COALESCE(?, started_us),
-      finished_us = COALESCE(?, finished_us), exit_code = COALESCE(?, exit_code), reason = ?,
-      pid = COALESCE(?, pid), process_start_us = COALESCE(?, process_start_us)
-    WHERE id = ? AND state = ?)sql");
-  GLEANER_RETURN_IF_ERROR(update.status());
-  update.Bind(1, std::string(JobStateName(to)));
-  update.Bind(2, static_cast<int64_t>(to == JobState::kRunning ? 1 : 0));
-  const auto micros = [](const std::optional<core::TimePoint>& t) {
-    return t ? std::optional<int64_t>(core::ToUnixMicros(*t)) : std::nullopt;
-  };
-  const auto wide = [](const std::optional<int>& v) {
-    return v ? std::optional<int64_t>(*v) : std::nullopt;
-  };
-  std::optional<std::string> gpus;
-  if (u.gpus) {
-    std::vector<std::string> ids;
-    for (const core::GpuUuid& g : *u.gpus) ids.push_back(g.str());
-    gpus = Join(ids);
-  }
-  update.BindOptional(3, gpus);
-  update.BindOptional(4, micros(u.started_at));
-  update.BindOptional(5, micros(u.finished_at));
-  update.BindOptional(6, wide(u.exit_code));
-  update.Bind(7, u.reason);
-  update.BindOptional(8, wide(u.pid));
-  update.BindOptional(9, micros(u.process_started_at));
-  update.Bind(10, static_cast<int64_t>(id));
-  update.Bind(11, std::string(JobStateName(from)));
-  if (update.Step() != SQLITE_DONE) return SqlError(db_, "updating job " + std::to_string(id));
-  if (sqlite3_changes(db_) != 1) {
-    GLEANER_ASSIGN_OR_RETURN(JobRecord now, Get(id));  // NotFound for an unknown id
-    return core::FailedPrecondition("job " + std::to_string(id) + " is " +
-                                    std::string(JobStateName(now.state)) + ", not " +
-                                    std::string(JobStateName(from)));
-  }
-  return Get(id);
-}
-
-core::Status SqliteStore::RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) {
-  Statement update(db_, R"sql(
-    UPDATE jobs SET pid = ?, process_start_us = ? WHERE id = ? AND state = 'running')sql");
-  GLEANER_RETURN_IF_ERROR(update.status());
-  update.Bind(1, static_cast<int64_t>(pid));
-  update.Bind(2, core::ToUnixMicros(started_at));
-  update.Bind(3, static_cast<int64_t>(id));
-  if (update.Step() != SQLITE_DONE) return SqlError(db_, "recording job " + std::to_string(id));
-  if (sqlite3_changes(db_) != 1) {
-    return core::FailedPrecondition("job " + std::to_string(id) + " is not running");
-  }
-  return Status::Ok();
 }
 
 }  // namespace gleaner::store

@@ -6,17 +6,18 @@
 
 #include "store/job_store.h"
 #include "store/observation_store.h"
+#include "store/token_store.h"
 
 struct sqlite3;
 
 namespace gleaner::store {
 
-// ObservationStore and JobStore in one SQLite file (WAL journal,
+// ObservationStore, JobStore and TokenStore in one SQLite file (WAL journal,
 // synchronous=FULL: a committed write survives a crash of the process and
 // of the machine), or in memory for ":memory:". The schema is versioned
 // with PRAGMA user_version and migrated on open. Not thread-safe: one
 // connection, one user.
-class SqliteStore final : public ObservationStore, public JobStore {
+class SqliteStore final : public ObservationStore, public JobStore, public TokenStore {
  public:
   static core::Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
@@ -34,13 +35,19 @@ class SqliteStore final : public ObservationStore, public JobStore {
       const std::string& kind) override;
   core::Result<int64_t> PruneRollups(core::TimePoint before) override;
 
-  core::Result<JobRecord> Submit(const std::string& user, uint32_t uid, const sched::JobSpec& spec,
-                                 core::TimePoint now) override;
+  core::Result<std::vector<JobRecord>> SubmitAll(const std::vector<NewJob>& jobs,
+                                                 core::TimePoint now) override;
   core::Result<JobRecord> Get(sched::JobId id) override;
   core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) override;
   core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                      const JobUpdate& update) override;
+  core::Status Annotate(sched::JobId id, JobState state, const std::string& reason) override;
   core::Status RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) override;
+
+  core::Result<TokenRecord> AddToken(const TokenRecord& token, const std::string& sha256) override;
+  core::Result<TokenRecord> FindToken(const std::string& sha256) override;
+  core::Result<std::vector<TokenRecord>> ListTokens() override;
+  core::Status RevokeToken(int64_t id, core::TimePoint now) override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

@@ -43,7 +43,7 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   core::RealClock real_clock;
   Executor executor(real_clock);
   auto job = executor.Launch(
-      {id, static_cast<uint32_t>(geteuid()), spec, {gpu}, (dir.path() / "logs").string()});
+      {id, static_cast<uint32_t>(geteuid()), spec, {gpu}, (dir.path() / "logs").string(), {}, 0});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   store::JobUpdate start;
   start.gpus = std::vector<core::GpuUuid>{gpu};

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "gpu/fake_backend.h"
 #include "store/sqlite_store.h"
 #include "testing/fake_nvml.h"
 
@@ -105,6 +106,39 @@ TEST(SamplerRunTest, RunStopsOnRequestAndFlushes) {
   });
   EXPECT_EQ(passes, 5);
   EXPECT_EQ(sampler.classifier().verdicts().size(), 8u);
+}
+
+TEST(SamplerRecallTest, VerdictsStartWithTheScenariosPast) {
+  core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
+  auto scenario = gpu::LoadScenario("demo");
+  ASSERT_TRUE(scenario.ok());
+  auto backend = gpu::FakeBackend::Create(*scenario, clock);
+  ASSERT_TRUE(backend.ok());
+  ProcfsInspector procfs;
+  ScenarioProcessInspector inspector(*scenario, procfs);
+  Sampler sampler(**backend, inspector, nullptr, clock, {});
+  EXPECT_EQ(sampler.Recall(core::Seconds(300)), core::Seconds(300));
+  auto pass = sampler.SampleOnce();
+  ASSERT_TRUE(pass.ok());
+  // GPUs 3 and 6 were quiet through the recalled 5 minutes; GPU 5's sweep
+  // left 180 s before the start, too recently; GPU 2's process holds memory.
+  EXPECT_EQ(pass->verdicts[3].state, observe::GpuState::kIdle) << pass->verdicts[3].evidence.reason;
+  EXPECT_EQ(pass->verdicts[6].state, observe::GpuState::kIdle);
+  EXPECT_NE(pass->verdicts[5].state, observe::GpuState::kIdle);
+  EXPECT_EQ(pass->verdicts[2].state, observe::GpuState::kHeldIdle);
+}
+
+TEST(SamplerRecallTest, ARealDriverHasNoPastToRecall) {
+  FakeNvml fake("modern", "demo");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  core::RealClock clock;
+  ProcfsInspector inspector;
+  Sampler sampler(**backend, inspector, nullptr, clock, {});
+  EXPECT_EQ(sampler.Recall(core::Seconds(300)), core::Duration{});
+  auto pass = sampler.SampleOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->verdicts[3].state, observe::GpuState::kUnknown);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "server/unix_server.h"
+#include "server/http_client.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 #include "testing/throwaway_user.h"
@@ -54,9 +54,6 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   Outcome too_big = Gleaner("--data-dir " + data + " submit --gpus 9 -- sleep 30");
   EXPECT_EQ(too_big.rc, 4);
   EXPECT_THAT(too_big.err, HasSubstr("gpus: 9 GPUs, but no host here has more than 8"));
-  Outcome array = Gleaner("--data-dir " + data + " submit --array 0-9%2 -- true");
-  EXPECT_EQ(array.rc, 4);
-  EXPECT_THAT(array.err, HasSubstr("submit the 10 tasks one by one"));
 
   json job;
   for (int i = 0; i < 100; ++i) {
@@ -92,6 +89,55 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   EXPECT_EQ(json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"].size(), 0u);
   EXPECT_EQ(json::parse(Gleaner("--data-dir " + data + " queue --all --json").out)["jobs"].size(),
             2u);  // the cancelled one and the printer, which succeeded
+}
+
+// A sweep: one job per index, each told its index, never more at once
+// than the array allows.
+TEST(UpBinaryTest, ArrayTasksRunAtMostNAtOnce) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const std::string config =
+      dir.Write("g.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.1\n");
+  std::system((std::string(GLEANER_BINARY) + " up --fake demo --listen none --data-dir " + data +
+               " --config " + config + " --for 30 >" + (dir.path() / "up.log").string() +
+               " 2>&1 &")
+                  .c_str());
+  Outcome submitted;
+  for (int i = 0; i < 100; ++i) {  // until the daemon serves
+    submitted = Gleaner("--data-dir " + data +
+                        " submit --array 0-5%2 -- sh -c 'echo task $GLEANER_ARRAY_TASK_ID; "
+                        "sleep 0.4'");
+    if (submitted.rc == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  EXPECT_EQ(submitted.out, "submitted array 1: 6 tasks, jobs 1-6\n");
+  size_t most_running = 0;
+  bool saw_limit_reason = false;
+  json jobs;
+  for (int i = 0; i < 400; ++i) {
+    jobs = json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"];
+    size_t running = 0;
+    for (const json& j : jobs) {
+      running += j["state"] == "running" || j["state"] == "vacating";
+      saw_limit_reason = saw_limit_reason || j["reason"] == "array 1 runs at most 2 tasks at once";
+    }
+    most_running = std::max(most_running, running);
+    if (jobs.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(jobs.empty()) << jobs.dump();
+  EXPECT_LE(most_running, 2u);
+  EXPECT_TRUE(saw_limit_reason);
+  const json all = json::parse(Gleaner("--data-dir " + data + " queue --all --json").out)["jobs"];
+  ASSERT_EQ(all.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(all[i]["state"], "succeeded") << all[i].dump();
+    EXPECT_EQ(all[i]["array_id"], 1);
+    EXPECT_EQ(all[i]["array_index"], i);
+    EXPECT_EQ(Gleaner("--data-dir " + data + " logs " + std::to_string(i + 1)).out,
+              "task " + std::to_string(i) + "\n");
+  }
 }
 
 TEST(UpBinaryTest, ClientsSayWhatIsMissing) {
@@ -240,6 +286,8 @@ TEST(UpBinaryTest, AcknowledgedSubmitsSurviveKill9OfTheDaemon) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   ASSERT_TRUE(std::filesystem::exists(socket));
+  server::Endpoint api;
+  api.unix_path = socket;
   const int daemon = std::stoi(testing::Slurp(pidfile));
 
   std::mutex mu;
@@ -249,7 +297,7 @@ TEST(UpBinaryTest, AcknowledgedSubmitsSurviveKill9OfTheDaemon) {
   for (int c = 0; c < 8; ++c) {
     clients.emplace_back([&] {
       for (int i = 0; i < 250; ++i) {
-        auto r = server::UnixRequest(socket, "POST", "/v1/jobs", R"({"command": ["true"]})");
+        auto r = server::HttpCall(api, "POST", "/v1/jobs", R"({"command": ["true"]})");
         if (!r.ok() || r->first != 201) return;  // the daemon is gone
         const int64_t id = json::parse(r->second)["id"].get<int64_t>();
         std::lock_guard lock(mu);

@@ -35,6 +35,23 @@ TEST(FakeBackendTest, PlaysTheScenarioAlongTheClock) {
   EXPECT_EQ((*(*backend)->Snapshot())[5].processes.value().size(), 1u);
 }
 
+TEST(FakeBackendTest, RecallsThePastOfAPeriodicScenario) {
+  core::ManualClock clock(core::FromUnixMicros(1'700'000'000'000'000));
+  auto backend = FakeBackend::Create(Demo(), clock);
+  ASSERT_TRUE(backend.ok());
+  // 300 s before the start is 300 s into the previous 600 s period, when
+  // dave's sweep (120-420 s) ran on GPU 5.
+  auto before = (*backend)->Recall(core::Seconds(300));
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ((*before)[5].processes.value().size(), 1u);
+  EXPECT_EQ((*before)[5].processes.value()[0].pid, 51220u);
+  EXPECT_TRUE((*(*backend)->Recall(core::Seconds(150)))[5].processes.value().empty());
+
+  clock.Advance(core::Seconds(130));  // the sweep is on now; 10 s ago it was not
+  EXPECT_EQ((*(*backend)->Snapshot())[5].processes.value().size(), 1u);
+  EXPECT_TRUE((*(*backend)->Recall(core::Seconds(20)))[5].processes.value().empty());
+}
+
 TEST(FakeBackendTest, EveryReadingHasAValueInTheDemo) {
   core::ManualClock clock;
   auto backend = FakeBackend::Create(Demo(), clock);

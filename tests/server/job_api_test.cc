@@ -8,7 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/unix_server.h"
+#include "server/http_client.h"
+#include "server/http_server.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
 
@@ -22,16 +23,19 @@ class JobApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = std::move(store::SqliteStore::Open(":memory:")).value();
-    api_ = std::make_unique<JobApi>(*store_, clock_, sched::JobLimits{}, dir_.path().string());
-    socket_ = (dir_.path() / "g.sock").string();
-    server_ = std::move(UnixServer::Start(socket_, [this](const HttpRequest& r, uint32_t uid) {
+    api_ = std::make_unique<JobApi>(*store_, store_mu_, clock_, sched::JobLimits{},
+                                    dir_.path().string());
+    socket_.unix_path = (dir_.path() / "g.sock").string();
+    server_ = std::move(HttpServer::ServeUnix(socket_.unix_path, [this](const HttpRequest& r,
+                                                                       const Peer& peer) {
+                const uint32_t uid = peer.uid.value();
                 seen_uid_ = uid;
                 return api_->Handle(r, {uid, uid == 0 ? "root" : "u" + std::to_string(uid)});
               })).value();
   }
   std::pair<int, json> Call(const std::string& method, const std::string& target,
                             const std::string& body = "") {
-    auto r = UnixRequest(socket_, method, target, body);
+    auto r = HttpCall(socket_, method, target, body);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return {r->first, json::parse(r->second, nullptr, false)};
   }
@@ -39,9 +43,10 @@ class JobApiTest : public ::testing::Test {
   testing::TempDir dir_;
   core::ManualClock clock_{core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000)};
   std::unique_ptr<store::SqliteStore> store_;
+  std::mutex store_mu_;
   std::unique_ptr<JobApi> api_;
-  std::string socket_;
-  std::unique_ptr<UnixServer> server_;
+  Endpoint socket_;
+  std::unique_ptr<HttpServer> server_;
   uint32_t seen_uid_ = 12345;
 };
 
@@ -75,7 +80,8 @@ TEST_F(JobApiTest, BadRequestsGetClearErrors) {
       {R"({"command": ["x"], "gpus": -1})", "gpus: at least 1"},
       {R"({"command": ["x"], "gpus": 64})", "no host here has more than 8"},
       {R"({"gpus": 1})", "command: required"},
-      {R"({"command": ["x"], "array": "0-9"})", "array: not supported"},
+      {R"({"command": ["x"], "array": "9-0"})", "array: the last index"},
+      {R"({"command": ["x"], "array": "0-200000"})", "at most 100000 per array"},
   };
   for (const auto& [body, expected] : bad) {
     auto [status, error] = Call("POST", "/v1/jobs", body);
@@ -102,20 +108,21 @@ TEST_F(JobApiTest, OthersJobsAreNotYoursToCancel) {
   EXPECT_EQ(api_->Handle(cancel, {0, "root"}).status, 200);
 }
 
-TEST(UnixServerTest, AStaleSocketIsReplacedAndALongPathRefused) {
+TEST(HttpServerTest, AStaleSocketIsReplacedAndALongPathRefused) {
   testing::TempDir dir;
-  const std::string path = (dir.path() / "s.sock").string();
+  Endpoint socket;
+  socket.unix_path = (dir.path() / "s.sock").string();
   dir.Write("s.sock", "stale");
-  auto server = UnixServer::Start(path, [](const HttpRequest&, uint32_t) {
+  auto server = HttpServer::ServeUnix(socket.unix_path, [](const HttpRequest&, const Peer&) {
     return HttpResponse{200, "{}"};
   });
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  EXPECT_EQ(UnixRequest(path, "GET", "/", "")->first, 200);
-  EXPECT_THAT(UnixServer::Start(std::string(200, 'x'), nullptr).status().message(),
+  EXPECT_EQ(HttpCall(socket, "GET", "/", "")->first, 200);
+  EXPECT_THAT(HttpServer::ServeUnix(std::string(200, 'x'), nullptr).status().message(),
               HasSubstr("socket path too long"));
   server->reset();
-  EXPECT_FALSE(std::filesystem::exists(path));  // removed on stop
-  EXPECT_THAT(UnixRequest(path, "GET", "/", "").status().message(),
+  EXPECT_FALSE(std::filesystem::exists(socket.unix_path));  // removed on stop
+  EXPECT_THAT(HttpCall(socket, "GET", "/", "").status().message(),
               HasSubstr("is `gleaner up` running?"));
 }
 

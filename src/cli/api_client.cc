@@ -1,0 +1,50 @@
+#include "cli/api_client.h"
+
+#include <filesystem>
+
+#include "cli/gpu_source.h"
+#include "cli/exit_codes.h"
+
+namespace gleaner::cli {
+
+using nlohmann::json;
+
+core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target) {
+  if (!target.server.empty()) {
+    GLEANER_ASSIGN_OR_RETURN(server::Endpoint e, server::ParseServerUrl(target.server));
+    return std::optional(e);
+  }
+  const std::string socket = DataDir(target.data_dir) + "/gleaner.sock";
+  if (!std::filesystem::exists(socket)) return std::optional<server::Endpoint>();
+  server::Endpoint e;
+  e.unix_path = socket;
+  return std::optional(e);
+}
+
+int CallApi(const server::Endpoint& endpoint, const std::string& token, const std::string& method,
+            const std::string& path, const std::string& body, bool json_out,
+            const std::function<std::string(const json&)>& text, std::ostream& out,
+            std::ostream& err) {
+  auto answer = server::HttpCall(endpoint, method, path, body, token);
+  if (!answer.ok()) return Fail(err, answer.status());
+  const json doc = json::parse(answer->second, nullptr, false);
+  if (answer->first >= 400) {
+    const std::string message = doc.is_object() && doc.contains("error")
+                                    ? doc["error"].value("message", answer->second)
+                                    : answer->second;
+    err << "gleaner: " << message << "\n";
+    return answer->first == 400 ? kExitBadInput : kExitFailure;
+  }
+  if (doc.is_discarded()) {
+    return Fail(err, core::Internal("gleaner answered with something not JSON"));
+  }
+  out << (json_out ? doc.dump(2) : text(doc)) << "\n";
+  return kExitOk;
+}
+
+int Fail(std::ostream& err, const core::Status& s) {
+  err << "gleaner: " << s.message() << "\n";
+  return s.code() == core::StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure;
+}
+
+}  // namespace gleaner::cli

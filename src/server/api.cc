@@ -1,0 +1,45 @@
+#include "server/api.h"
+
+#include "server/routing.h"
+
+namespace gleaner::server {
+
+core::Result<Caller> Api::Identify(const HttpRequest& request, const Peer& peer) {
+  if (peer.uid) return Caller{*peer.uid, options_.user_name(*peer.uid), false};
+  const auto header = request.headers.find("authorization");
+  if (header == request.headers.end() || header->second.rfind("Bearer ", 0) != 0) {
+    return core::Unauthenticated(
+        "this API needs a token: send \"Authorization: Bearer glt_...\" (gleaner --token); "
+        "create one with `gleaner token create` on the server host");
+  }
+  return tokens_.Authenticate(header->second.substr(7));
+}
+
+HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
+  auto caller = Identify(request, peer);
+  if (!caller.ok()) return ErrorResponse(caller.status());
+  std::string query;
+  const std::vector<std::string> seg = Segments(request.path, &query);
+  if (seg.size() < 2 || seg[0] != "v1") return NoSuchEndpoint(request);
+  if (seg[1] == "jobs") return jobs_.Handle(request, *caller);
+  if (seg[1] == "tokens") return tokens_.Handle(request, *caller);
+  if (seg.size() != 2) return NoSuchEndpoint(request);
+  if (seg[1] == "whoami") {
+    if (request.method != "GET") return WrongMethod(request);
+    return Json(200, {{"user", caller->user},
+                      {"uid", caller->uid},
+                      {"by", caller->by_token ? "token" : "socket"},
+                      {"admin", caller->admin()}});
+  }
+  if (seg[1] == "gpus") {
+    if (request.method != "GET") return WrongMethod(request);
+    nlohmann::json doc = options_.gpus ? options_.gpus() : nullptr;
+    if (doc.is_null()) {
+      return ErrorResponse(core::Unavailable("no pass over the GPUs yet; ask again in a second"));
+    }
+    return Json(200, doc);
+  }
+  return NoSuchEndpoint(request);
+}
+
+}  // namespace gleaner::server

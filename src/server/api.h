@@ -1,0 +1,49 @@
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "server/http_server.h"
+#include "server/job_api.h"
+#include "server/token_api.h"
+
+namespace gleaner::server {
+
+struct ApiOptions {
+  sched::JobLimits limits;
+  std::string log_dir;  // the jobs' <id>.out and <id>.err
+  std::function<std::string(uint32_t)> user_name;
+  std::function<std::optional<uint32_t>(const std::string&)> uid_of;
+  // The latest pass over the GPUs as a gleaner.gpus/v1 document; null
+  // before the first.
+  std::function<nlohmann::json()> gpus;
+};
+
+// gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
+// On the Unix socket the kernel names the caller; over TCP a bearer token
+// must, or the answer is 401. Routes: /v1/jobs (JobApi), /v1/tokens
+// (TokenApi), GET /v1/gpus, GET /v1/whoami. The store and clock must
+// outlive it; thread-safe (one store, guarded).
+class Api {
+ public:
+  Api(store::JobStore& jobs, store::TokenStore& tokens, const core::Clock& clock,
+      ApiOptions options)
+      : options_(std::move(options)),
+        jobs_(jobs, store_mu_, clock, options_.limits, options_.log_dir),
+        tokens_(tokens, store_mu_, clock, options_.uid_of) {}
+
+  HttpResponse Handle(const HttpRequest& request, const Peer& peer);
+
+ private:
+  core::Result<Caller> Identify(const HttpRequest& request, const Peer& peer);
+
+  std::mutex store_mu_;
+  ApiOptions options_;
+  JobApi jobs_;
+  TokenApi tokens_;
+};
+
+}  // namespace gleaner::server

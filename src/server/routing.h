@@ -1,0 +1,27 @@
+#pragma once
+
+// Small pieces every API handler uses.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "server/http_message.h"
+
+namespace gleaner::server {
+
+inline HttpResponse Json(int status, const nlohmann::json& j) {
+  return {status, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+}
+
+// "/v1/jobs/12/cancel?x=1" -> {"v1", "jobs", "12", "cancel"}; `query` = "x=1".
+std::vector<std::string> Segments(const std::string& target, std::string* query);
+
+// A positive decimal id from a path segment.
+core::Result<int64_t> ParseId(const std::string& text, const std::string& what);
+
+HttpResponse NoSuchEndpoint(const HttpRequest& request);
+HttpResponse WrongMethod(const HttpRequest& request);
+
+}  // namespace gleaner::server

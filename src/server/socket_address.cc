@@ -1,0 +1,66 @@
+#include "server/socket_address.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace gleaner::server {
+
+core::Result<sockaddr_un> UnixAddress(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    return core::InvalidArgument("socket path too long (over 107 bytes): " + path +
+                                 "; choose a shorter --data-dir");
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+
+core::Result<TcpAddress> ResolveTcp(const std::string& host, uint16_t port) {
+  TcpAddress out;
+  const std::string numeric = host == "localhost" ? "127.0.0.1" : host;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&out.storage);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&out.storage);
+  if (inet_pton(AF_INET, numeric.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    out.length = sizeof *v4;
+  } else if (inet_pton(AF_INET6, numeric.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    out.length = sizeof *v6;
+  } else {
+    return core::InvalidArgument("\"" + host +
+                                 "\" is not a numeric IP address (e.g. 127.0.0.1 or ::1)");
+  }
+  return out;
+}
+
+core::Result<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  const auto bad = [&] {
+    return core::InvalidArgument("\"" + text +
+                                 "\" is not HOST:PORT (e.g. 127.0.0.1:7380 or [::1]:7380)");
+  };
+  if (colon == std::string::npos || colon == 0) return bad();
+  std::string host = text.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return bad();
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string port_text = text.substr(colon + 1);
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) return bad();
+  return std::pair{host, static_cast<uint16_t>(port)};
+}
+
+std::string FormatHostPort(const std::string& host, uint16_t port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+}  // namespace gleaner::server

@@ -1,0 +1,51 @@
+#include "server/submit_batcher.h"
+
+namespace gleaner::server {
+
+core::Result<std::vector<store::JobRecord>> SubmitBatcher::Submit(store::NewJob job) {
+  Waiter me{std::move(job)};
+  std::unique_lock lock(mu_);
+  pending_.push_back(&me);
+  while (!me.done) {
+    if (committing_) {
+      committed_.wait(lock);
+      continue;
+    }
+    committing_ = true;
+    std::vector<Waiter*> batch;
+    batch.swap(pending_);
+    lock.unlock();
+    Commit(batch);
+    lock.lock();
+    committing_ = false;
+    committed_.notify_all();
+  }
+  return std::move(me.result);
+}
+
+void SubmitBatcher::Commit(std::vector<Waiter*>& batch) {
+  std::vector<store::NewJob> jobs;
+  jobs.reserve(batch.size());
+  for (const Waiter* w : batch) jobs.push_back(w->job);
+  core::Result<std::vector<store::JobRecord>> saved = [&] {
+    std::lock_guard store_lock(store_mu_);
+    return jobs_.SubmitAll(jobs, clock_.Now());
+  }();
+  // Hand each waiter its own records, in order; on failure all share the
+  // error and none of their jobs was saved.
+  auto next = saved.ok() ? saved->begin() : std::vector<store::JobRecord>::iterator{};
+  std::lock_guard lock(mu_);
+  for (Waiter* w : batch) {
+    if (saved.ok()) {
+      const auto count = static_cast<std::ptrdiff_t>(store::TaskCount(w->job.spec));
+      w->result = std::vector<store::JobRecord>(std::make_move_iterator(next),
+                                                std::make_move_iterator(next + count));
+      next += count;
+    } else {
+      w->result = saved.status();
+    }
+    w->done = true;
+  }
+}
+
+}  // namespace gleaner::server

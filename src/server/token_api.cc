@@ -1,0 +1,134 @@
+#include "server/token_api.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/sha256.h"
+#include "observe/verdict_json.h"
+#include "server/routing.h"
+
+namespace gleaner::server {
+namespace {
+
+using nlohmann::json;
+
+json TokenToJson(const store::TokenRecord& t) {
+  return {{"id", t.id},
+          {"user", t.user},
+          {"uid", t.uid},
+          {"name", t.name},
+          {"created_at", observe::Rfc3339(t.created_at)},
+          {"revoked_at", t.revoked_at ? json(observe::Rfc3339(*t.revoked_at)) : json(nullptr)}};
+}
+
+}  // namespace
+
+core::Result<std::string> NewTokenSecret() {
+  unsigned char bytes[32];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return core::Unavailable(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string secret = "glt_";
+  for (unsigned char b : bytes) {
+    secret += kHex[b >> 4];
+    secret += kHex[b & 0xf];
+  }
+  return secret;
+}
+
+core::Result<Caller> TokenApi::Authenticate(const std::string& secret) {
+  if (secret.rfind("glt_", 0) != 0) {
+    return core::Unauthenticated("that is not a gleaner token (they start with glt_)");
+  }
+  auto found = [&] {
+    std::lock_guard lock(store_mu_);
+    return tokens_.FindToken(core::Sha256Hex(secret));
+  }();
+  if (!found.ok()) {
+    if (found.status().code() != core::StatusCode::kNotFound) return found.status();
+    return core::Unauthenticated(
+        "unknown or revoked token; create one with `gleaner token create` on the server host");
+  }
+  return Caller{found->uid, found->user, true};
+}
+
+HttpResponse TokenApi::Handle(const HttpRequest& req, const Caller& caller) {
+  std::string query;
+  const std::vector<std::string> seg = Segments(req.path, &query);
+  if (seg.size() == 2) {
+    if (req.method == "POST") return Create(req, caller);
+    if (req.method != "GET") return WrongMethod(req);
+    std::lock_guard lock(store_mu_);
+    auto all = tokens_.ListTokens();
+    if (!all.ok()) return ErrorResponse(all.status());
+    json list = json::array();
+    for (const store::TokenRecord& t : *all) {
+      if (t.uid == caller.uid || caller.admin()) list.push_back(TokenToJson(t));
+    }
+    return Json(200, {{"tokens", list}});
+  }
+  if (seg.size() != 4 || seg[3] != "revoke") return NoSuchEndpoint(req);
+  if (req.method != "POST") return WrongMethod(req);
+  auto id = ParseId(seg[2], "token");
+  if (!id.ok()) return ErrorResponse(id.status());
+  std::lock_guard lock(store_mu_);
+  auto all = tokens_.ListTokens();
+  if (!all.ok()) return ErrorResponse(all.status());
+  for (const store::TokenRecord& t : *all) {
+    if (t.id != *id) continue;
+    if (t.uid != caller.uid && !caller.admin()) {
+      return ErrorResponse(core::PermissionDenied("token " + seg[2] + " belongs to " + t.user +
+                                                  "; only they (or root) may revoke it"));
+    }
+    if (core::Status s = tokens_.RevokeToken(*id, clock_.Now()); !s.ok()) return ErrorResponse(s);
+    store::TokenRecord revoked = t;
+    revoked.revoked_at = clock_.Now();
+    return Json(200, TokenToJson(revoked));
+  }
+  return ErrorResponse(core::NotFound("no token " + seg[2]));
+}
+
+HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
+  if (caller.by_token) {
+    return ErrorResponse(core::PermissionDenied(
+        "tokens are created on the server host (`gleaner token create`), not with a token"));
+  }
+  const json body = req.body.empty() ? json::object() : json::parse(req.body, nullptr, false);
+  if (!body.is_object()) return ErrorResponse(core::InvalidArgument("the body is not a JSON object"));
+  for (const auto& [key, value] : body.items()) {
+    if ((key != "name" && key != "user") || !value.is_string()) {
+      return ErrorResponse(core::InvalidArgument(
+          "token requests take \"name\" and \"user\", both strings; \"" + key + "\" is not one"));
+    }
+  }
+  store::TokenRecord t;
+  t.user = body.value("user", caller.user);
+  t.uid = caller.uid;
+  t.name = body.value("name", "");
+  t.created_at = clock_.Now();
+  if (t.user != caller.user) {
+    if (!caller.admin()) {
+      return ErrorResponse(core::PermissionDenied("only root may create tokens for other users"));
+    }
+    const std::optional<uint32_t> uid = uid_of_(t.user);
+    if (!uid) return ErrorResponse(core::InvalidArgument("no local user \"" + t.user + "\""));
+    t.uid = *uid;
+  }
+  auto secret = NewTokenSecret();
+  if (!secret.ok()) return ErrorResponse(secret.status());
+  std::lock_guard lock(store_mu_);
+  auto saved = tokens_.AddToken(t, core::Sha256Hex(*secret));
+  if (!saved.ok()) return ErrorResponse(saved.status());
+  json doc = TokenToJson(*saved);
+  doc["token"] = *secret;
+  return Json(201, doc);
+}
+
+}  // namespace gleaner::server

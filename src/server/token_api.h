@@ -1,0 +1,48 @@
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "server/caller.h"
+#include "server/http_message.h"
+#include "store/token_store.h"
+
+namespace gleaner::server {
+
+// A new token's secret: "glt_" and 64 hex digits from the kernel's CSPRNG.
+core::Result<std::string> NewTokenSecret();
+
+// API tokens (docs/api.md), for clients that reach gleaner over TCP:
+//   POST /v1/tokens             {"name": ..., "user": ...}: a token for the caller (root may
+//                               name another user); the secret is in the answer, once
+//   GET  /v1/tokens             the caller's tokens (every token, for root); never secrets
+//   POST /v1/tokens/ID/revoke   the caller's own token (any, for root)
+// Tokens are created only on the Unix socket, where the kernel vouches for
+// the caller: a token cannot mint more tokens that would outlive it.
+// Thread-safe: `store_mu` guards the store.
+class TokenApi {
+ public:
+  // `uid_of` finds a local user's uid by name.
+  TokenApi(store::TokenStore& tokens, std::mutex& store_mu, const core::Clock& clock,
+           std::function<std::optional<uint32_t>(const std::string&)> uid_of)
+      : tokens_(tokens), store_mu_(store_mu), clock_(clock), uid_of_(std::move(uid_of)) {}
+
+  // `request.path` starts with /v1/tokens.
+  HttpResponse Handle(const HttpRequest& request, const Caller& caller);
+
+  // Who a bearer token speaks for; kUnauthenticated when nobody.
+  core::Result<Caller> Authenticate(const std::string& secret);
+
+ private:
+  HttpResponse Create(const HttpRequest& request, const Caller& caller);
+
+  store::TokenStore& tokens_;
+  std::mutex& store_mu_;
+  const core::Clock& clock_;
+  std::function<std::optional<uint32_t>(const std::string&)> uid_of_;
+};
+
+}  // namespace gleaner::server

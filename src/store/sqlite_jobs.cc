@@ -1,0 +1,249 @@
+#include <nlohmann/json.hpp>
+
+#include "store/sqlite_statement.h"
+#include "store/sqlite_store.h"
+
+namespace gleaner::store {
+
+using core::Status;
+using sqlite::SqlError;
+using sqlite::Join;
+using sqlite::Split;
+using sqlite::Statement;
+
+namespace {
+
+constexpr const char* kJobColumns =
+    "id, user, uid, spec, state, attempts, submitted_us, started_us, finished_us, gpus, "
+    "exit_code, reason, pid, process_start_us, array_id, array_index";
+
+core::Result<JobRecord> ReadJob(const Statement& q) {
+  JobRecord r;
+  r.id = q.Int(0);
+  r.user = q.Text(1);
+  r.uid = static_cast<uint32_t>(q.Int(2));
+  auto spec_json = nlohmann::json::parse(q.Text(3), nullptr, false);
+  if (spec_json.is_discarded()) {
+    return core::Internal("job " + std::to_string(r.id) + ": stored spec is not JSON");
+  }
+  GLEANER_ASSIGN_OR_RETURN(r.spec, sched::JobSpecFromJson(spec_json));
+  const std::optional<JobState> state = ParseJobState(q.Text(4));
+  if (!state) return core::Internal("job " + std::to_string(r.id) + ": unknown state " + q.Text(4));
+  r.state = *state;
+  r.attempts = static_cast<int>(q.Int(5));
+  r.submitted_at = core::FromUnixMicros(q.Int(6));
+  if (!q.Null(7)) r.started_at = core::FromUnixMicros(q.Int(7));
+  if (!q.Null(8)) r.finished_at = core::FromUnixMicros(q.Int(8));
+  for (const std::string& g : Split(q.Text(9))) r.gpus.emplace_back(g);
+  if (!q.Null(10)) r.exit_code = static_cast<int>(q.Int(10));
+  r.reason = q.Text(11);
+  if (!q.Null(12)) r.pid = static_cast<int>(q.Int(12));
+  if (!q.Null(13)) r.process_started_at = core::FromUnixMicros(q.Int(13));
+  if (!q.Null(14)) r.array_id = q.Int(14);
+  r.array_index = q.Int(15);
+  return r;
+}
+
+}  // namespace
+
+std::string_view JobStateName(JobState s) {
+  switch (s) {
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kHeld:
+      return "held";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kVacating:
+      return "vacating";
+    case JobState::kSucceeded:
+      return "succeeded";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kCancelled:
+      return "cancelled";
+  }
+  return "queued";
+}
+
+std::optional<JobState> ParseJobState(std::string_view name) {
+  for (JobState s : {JobState::kQueued, JobState::kHeld, JobState::kRunning, JobState::kVacating,
+                     JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
+    if (JobStateName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+bool IsFinal(JobState s) {
+  return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
+}
+
+bool CanTransition(JobState from, JobState to) {
+  using S = JobState;
+  switch (from) {
+    case S::kQueued:
+      return to == S::kRunning || to == S::kHeld || to == S::kCancelled;
+    case S::kHeld:
+      return to == S::kQueued || to == S::kCancelled;
+    case S::kRunning:
+      return to == S::kVacating || to == S::kSucceeded || to == S::kFailed || to == S::kCancelled ||
+             to == S::kQueued;
+    case S::kVacating:
+      return to == S::kQueued || to == S::kFailed || to == S::kCancelled;
+    default:
+      return false;
+  }
+}
+
+core::Result<std::vector<JobRecord>> SqliteStore::SubmitAll(const std::vector<NewJob>& jobs,
+                                                            core::TimePoint now) {
+  std::vector<JobRecord> saved;
+  const Status s = InTransaction([&]() -> Status {
+    Statement insert(db_, R"sql(
+      INSERT INTO jobs (user, uid, spec, state, submitted_us, array_id, array_index)
+      VALUES (?, ?, ?, 'queued', ?, ?, ?))sql");
+    GLEANER_RETURN_IF_ERROR(insert.status());
+    for (const NewJob& job : jobs) {
+      const std::string spec =
+          sched::JobSpecToJson(job.spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      std::optional<sched::JobId> array_id;
+      for (int64_t task = 0; task < TaskCount(job.spec); ++task) {
+        JobRecord r;
+        r.user = job.user;
+        r.uid = job.uid;
+        r.spec = job.spec;
+        r.submitted_at = now;
+        if (job.spec.array) r.array_index = job.spec.array->first + task * job.spec.array->step;
+        r.array_id = array_id;
+        insert.Bind(1, r.user);
+        insert.Bind(2, static_cast<int64_t>(r.uid));
+        insert.Bind(3, spec);
+        insert.Bind(4, core::ToUnixMicros(now));
+        insert.BindOptional(5, r.array_id);
+        insert.Bind(6, r.array_index);
+        if (insert.Step() != SQLITE_DONE) return SqlError(db_, "saving the job");
+        insert.Reset();
+        r.id = sqlite3_last_insert_rowid(db_);
+        if (job.spec.array && !array_id) {
+          // The array is named by its first task, whose id is known only now.
+          array_id = r.array_id = r.id;
+          Statement name(db_, "UPDATE jobs SET array_id = id WHERE id = ?");
+          GLEANER_RETURN_IF_ERROR(name.status());
+          name.Bind(1, r.id);
+          if (name.Step() != SQLITE_DONE) return SqlError(db_, "naming the array");
+        }
+        saved.push_back(std::move(r));
+      }
+    }
+    return Status::Ok();
+  });
+  // With synchronous=FULL the commit is on disk when it returns.
+  GLEANER_RETURN_IF_ERROR(s);
+  return saved;
+}
+
+core::Result<JobRecord> SqliteStore::Get(sched::JobId id) {
+  Statement q(db_, (std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?").c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, static_cast<int64_t>(id));
+  const int rc = q.Step();
+  if (rc == SQLITE_DONE) return core::NotFound("no job " + std::to_string(id));
+  if (rc != SQLITE_ROW) return SqlError(db_, "reading job " + std::to_string(id));
+  return ReadJob(q);
+}
+
+core::Result<std::vector<JobRecord>> SqliteStore::List(const std::vector<JobState>& states) {
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
+  if (!states.empty()) {
+    sql += " WHERE state IN (";
+    for (size_t i = 0; i < states.size(); ++i) sql += i == 0 ? "?" : ", ?";
+    sql += ")";
+  }
+  sql += " ORDER BY id";
+  Statement q(db_, sql.c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  for (size_t i = 0; i < states.size(); ++i) {
+    q.Bind(static_cast<int>(i + 1), std::string(JobStateName(states[i])));
+  }
+  std::vector<JobRecord> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    GLEANER_ASSIGN_OR_RETURN(JobRecord r, ReadJob(q));
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "listing jobs");
+  return out;
+}
+
+core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, JobState to,
+                                                const JobUpdate& u) {
+  if (!CanTransition(from, to)) {
+    return core::FailedPrecondition("job " + std::to_string(id) + " cannot go from " +
+                                    std::string(JobStateName(from)) + " to " +
+                                    std::string(JobStateName(to)));
+  }
+  Statement update(db_, R"sql(
+    UPDATE jobs SET state = ?, attempts = attempts + ?,
+      gpus = COALESCE(?, gpus), started_us = COALESCE(?, started_us),
+      finished_us = COALESCE(?, finished_us), exit_code = COALESCE(?, exit_code), reason = ?,
+      pid = COALESCE(?, pid), process_start_us = COALESCE(?, process_start_us)
+    WHERE id = ? AND state = ?)sql");
+  GLEANER_RETURN_IF_ERROR(update.status());
+  update.Bind(1, std::string(JobStateName(to)));
+  update.Bind(2, static_cast<int64_t>(to == JobState::kRunning ? 1 : 0));
+  const auto micros = [](const std::optional<core::TimePoint>& t) {
+    return t ? std::optional<int64_t>(core::ToUnixMicros(*t)) : std::nullopt;
+  };
+  const auto wide = [](const std::optional<int>& v) {
+    return v ? std::optional<int64_t>(*v) : std::nullopt;
+  };
+  std::optional<std::string> gpus;
+  if (u.gpus) {
+    std::vector<std::string> ids;
+    for (const core::GpuUuid& g : *u.gpus) ids.push_back(g.str());
+    gpus = Join(ids);
+  }
+  update.BindOptional(3, gpus);
+  update.BindOptional(4, micros(u.started_at));
+  update.BindOptional(5, micros(u.finished_at));
+  update.BindOptional(6, wide(u.exit_code));
+  update.Bind(7, u.reason);
+  update.BindOptional(8, wide(u.pid));
+  update.BindOptional(9, micros(u.process_started_at));
+  update.Bind(10, static_cast<int64_t>(id));
+  update.Bind(11, std::string(JobStateName(from)));
+  if (update.Step() != SQLITE_DONE) return SqlError(db_, "updating job " + std::to_string(id));
+  if (sqlite3_changes(db_) != 1) {
+    GLEANER_ASSIGN_OR_RETURN(JobRecord now, Get(id));  // NotFound for an unknown id
+    return core::FailedPrecondition("job " + std::to_string(id) + " is " +
+                                    std::string(JobStateName(now.state)) + ", not " +
+                                    std::string(JobStateName(from)));
+  }
+  return Get(id);
+}
+
+core::Status SqliteStore::Annotate(sched::JobId id, JobState state, const std::string& reason) {
+  Statement update(db_, "UPDATE jobs SET reason = ? WHERE id = ? AND state = ?");
+  GLEANER_RETURN_IF_ERROR(update.status());
+  update.Bind(1, reason);
+  update.Bind(2, static_cast<int64_t>(id));
+  update.Bind(3, std::string(JobStateName(state)));
+  if (update.Step() != SQLITE_DONE) return SqlError(db_, "annotating job " + std::to_string(id));
+  return Status::Ok();
+}
+
+core::Status SqliteStore::RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) {
+  Statement update(db_, R"sql(
+    UPDATE jobs SET pid = ?, process_start_us = ? WHERE id = ? AND state = 'running')sql");
+  GLEANER_RETURN_IF_ERROR(update.status());
+  update.Bind(1, static_cast<int64_t>(pid));
+  update.Bind(2, core::ToUnixMicros(started_at));
+  update.Bind(3, static_cast<int64_t>(id));
+  if (update.Step() != SQLITE_DONE) return SqlError(db_, "recording job " + std::to_string(id));
+  if (sqlite3_changes(db_) != 1) {
+    return core::FailedPrecondition("job " + std::to_string(id) + " is not running");
+  }
+  return Status::Ok();
+}
+
+}  // namespace gleaner::store

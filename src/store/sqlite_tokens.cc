@@ -1,0 +1,78 @@
+#include "store/sqlite_statement.h"
+#include "store/sqlite_store.h"
+
+namespace gleaner::store {
+
+using core::Status;
+using sqlite::SqlError;
+using sqlite::Statement;
+
+namespace {
+
+constexpr const char* kTokenColumns = "id, user, uid, name, created_us, revoked_us";
+
+TokenRecord ReadToken(const Statement& q) {
+  TokenRecord t;
+  t.id = q.Int(0);
+  t.user = q.Text(1);
+  t.uid = static_cast<uint32_t>(q.Int(2));
+  t.name = q.Text(3);
+  t.created_at = core::FromUnixMicros(q.Int(4));
+  if (!q.Null(5)) t.revoked_at = core::FromUnixMicros(q.Int(5));
+  return t;
+}
+
+}  // namespace
+
+core::Result<TokenRecord> SqliteStore::AddToken(const TokenRecord& token,
+                                                const std::string& sha256) {
+  Statement insert(db_,
+                   "INSERT INTO api_tokens (user, uid, name, sha256, created_us) "
+                   "VALUES (?, ?, ?, ?, ?)");
+  GLEANER_RETURN_IF_ERROR(insert.status());
+  insert.Bind(1, token.user);
+  insert.Bind(2, static_cast<int64_t>(token.uid));
+  insert.Bind(3, token.name);
+  insert.Bind(4, sha256);
+  insert.Bind(5, core::ToUnixMicros(token.created_at));
+  if (insert.Step() != SQLITE_DONE) return SqlError(db_, "saving the token");
+  TokenRecord saved = token;
+  saved.id = sqlite3_last_insert_rowid(db_);
+  saved.revoked_at.reset();
+  return saved;
+}
+
+core::Result<TokenRecord> SqliteStore::FindToken(const std::string& sha256) {
+  Statement q(db_, (std::string("SELECT ") + kTokenColumns +
+                    " FROM api_tokens WHERE sha256 = ? AND revoked_us IS NULL")
+                       .c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, sha256);
+  const int rc = q.Step();
+  if (rc == SQLITE_DONE) return core::NotFound("unknown or revoked token");
+  if (rc != SQLITE_ROW) return SqlError(db_, "reading tokens");
+  return ReadToken(q);
+}
+
+core::Result<std::vector<TokenRecord>> SqliteStore::ListTokens() {
+  Statement q(db_, (std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY id").c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  std::vector<TokenRecord> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(ReadToken(q));
+  if (rc != SQLITE_DONE) return SqlError(db_, "listing tokens");
+  return out;
+}
+
+Status SqliteStore::RevokeToken(int64_t id, core::TimePoint now) {
+  Statement update(db_,
+                   "UPDATE api_tokens SET revoked_us = ? WHERE id = ? AND revoked_us IS NULL");
+  GLEANER_RETURN_IF_ERROR(update.status());
+  update.Bind(1, core::ToUnixMicros(now));
+  update.Bind(2, id);
+  if (update.Step() != SQLITE_DONE) return SqlError(db_, "revoking token " + std::to_string(id));
+  if (sqlite3_changes(db_) != 1) return core::NotFound("no live token " + std::to_string(id));
+  return Status::Ok();
+}
+
+}  // namespace gleaner::store
