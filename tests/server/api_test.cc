@@ -1,0 +1,176 @@
+// The whole API as clients meet it: the Unix socket names the caller, TCP
+// needs a token, tokens are minted only on the socket and stop working
+// when revoked, and concurrent submits share commits without losing one.
+#include "server/api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "core/sha256.h"
+#include "server/http_client.h"
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+
+namespace gleaner::server {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(store::SqliteStore::Open((dir_.path() / "g.db").string())).value();
+    ApiOptions options;
+    options.log_dir = dir_.path().string();
+    options.user_name = [](uint32_t uid) { return uid == 0 ? "root" : "u" + std::to_string(uid); };
+    options.uid_of = [](const std::string& name) -> std::optional<uint32_t> {
+      if (name == "bob") return 4243;
+      return std::nullopt;
+    };
+    options.gpus = [] { return json{{"schema", "gleaner.gpus/v1"}, {"gpus", json::array()}}; };
+    api_ = std::make_unique<Api>(*store_, *store_, clock_, options);
+    const auto handler = [this](const HttpRequest& r, const Peer& p) { return api_->Handle(r, p); };
+    socket_.unix_path = (dir_.path() / "g.sock").string();
+    unix_ = std::move(HttpServer::ServeUnix(socket_.unix_path, handler)).value();
+    tcp_server_ = std::move(HttpServer::ServeTcp("127.0.0.1", 0, handler)).value();
+    tcp_ = std::move(ParseServerUrl(tcp_server_->address())).value();
+  }
+  std::pair<int, json> Call(const Endpoint& e, const std::string& method, const std::string& path,
+                            const std::string& body = "", const std::string& token = "") {
+    auto r = HttpCall(e, method, path, body, token);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return {r->first, json::parse(r->second, nullptr, false)};
+  }
+
+  testing::TempDir dir_;
+  core::ManualClock clock_{core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000)};
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<Api> api_;
+  Endpoint socket_;
+  Endpoint tcp_;
+  std::unique_ptr<HttpServer> unix_;
+  std::unique_ptr<HttpServer> tcp_server_;
+};
+
+TEST_F(ApiTest, TcpNeedsATokenMintedOnTheSocket) {
+  EXPECT_THAT(tcp_server_->address(), HasSubstr("http://127.0.0.1:"));
+  auto [anonymous, why] = Call(tcp_, "GET", "/v1/jobs");
+  EXPECT_EQ(anonymous, 401);
+  EXPECT_EQ(why["error"]["code"], "UNAUTHENTICATED");
+  EXPECT_THAT(why["error"]["message"].get<std::string>(), HasSubstr("gleaner token create"));
+  EXPECT_EQ(Call(tcp_, "GET", "/v1/jobs", "", "glt_0000").first, 401);
+  EXPECT_EQ(Call(tcp_, "GET", "/v1/jobs", "", "password").first, 401);
+
+  // On the socket the kernel names us; a token is minted for us.
+  auto [created, token] = Call(socket_, "POST", "/v1/tokens", R"({"name": "laptop"})");
+  ASSERT_EQ(created, 201) << token.dump();
+  const std::string secret = token["token"];
+  EXPECT_EQ(secret.size(), 68u);  // glt_ and 64 hex digits
+  EXPECT_EQ(token["uid"], geteuid());
+  EXPECT_EQ(token["name"], "laptop");
+
+  auto [who_status, who] = Call(tcp_, "GET", "/v1/whoami", "", secret);
+  EXPECT_EQ(who_status, 200);
+  EXPECT_EQ(who["uid"], geteuid());
+  EXPECT_EQ(who["by"], "token");
+  auto [submitted, job] = Call(tcp_, "POST", "/v1/jobs", R"({"command": ["true"]})", secret);
+  EXPECT_EQ(submitted, 201);
+  EXPECT_EQ(job["uid"], geteuid());  // the token's owner, whatever the client says
+  EXPECT_EQ(Call(tcp_, "GET", "/v1/gpus", "", secret).second["schema"], "gleaner.gpus/v1");
+
+  // A token cannot mint more tokens (they would outlive its revocation).
+  auto [minted, refusal] = Call(tcp_, "POST", "/v1/tokens", "{}", secret);
+  EXPECT_EQ(minted, 403);
+  EXPECT_THAT(refusal["error"]["message"].get<std::string>(), HasSubstr("on the server host"));
+
+  // Only the digest is kept.
+  auto listed = Call(tcp_, "GET", "/v1/tokens", "", secret).second["tokens"];
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_FALSE(listed[0].contains("token"));
+  EXPECT_TRUE(store_->FindToken(core::Sha256Hex(secret)).ok());
+
+  auto [revoked, gone] = Call(tcp_, "POST", "/v1/tokens/1/revoke", "", secret);
+  EXPECT_EQ(revoked, 200);
+  EXPECT_FALSE(gone["revoked_at"].is_null());
+  EXPECT_EQ(Call(tcp_, "GET", "/v1/jobs", "", secret).first, 401);
+}
+
+TEST_F(ApiTest, OnlyRootMintsTokensForOthersAndRevokesTheirs) {
+  // Tokens for users other than the caller go through the store directly,
+  // as the socket would let only root do.
+  const HttpRequest for_bob{"POST", "/v1/tokens", {}, R"({"user": "bob", "name": "ci"})"};
+  EXPECT_EQ(api_->Handle(for_bob, Peer{1000}).status, 403);
+  HttpResponse made = api_->Handle(for_bob, Peer{0});
+  ASSERT_EQ(made.status, 201) << made.body;
+  const json bob = json::parse(made.body);
+  EXPECT_EQ(bob["user"], "bob");
+  EXPECT_EQ(bob["uid"], 4243);
+  const HttpRequest for_nobody{"POST", "/v1/tokens", {}, R"({"user": "nobody-here"})"};
+  EXPECT_EQ(api_->Handle(for_nobody, Peer{0}).status, 400);
+  const HttpRequest typo{"POST", "/v1/tokens", {}, R"({"nmae": "x"})"};
+  EXPECT_EQ(api_->Handle(typo, Peer{0}).status, 400);
+
+  const HttpRequest revoke{"POST", "/v1/tokens/1/revoke", {}, ""};
+  EXPECT_EQ(api_->Handle(revoke, Peer{1000}).status, 403);  // not theirs
+  const HttpRequest list{"GET", "/v1/tokens", {}, ""};
+  EXPECT_EQ(json::parse(api_->Handle(list, Peer{1000}).body)["tokens"].size(), 0u);
+  EXPECT_EQ(json::parse(api_->Handle(list, Peer{0}).body)["tokens"].size(), 1u);
+  EXPECT_EQ(api_->Handle(revoke, Peer{0}).status, 200);
+  EXPECT_EQ(api_->Handle(revoke, Peer{0}).status, 404);  // already revoked
+}
+
+TEST_F(ApiTest, ConcurrentSubmitsAreEachSavedOnce) {
+  std::mutex mu;
+  std::vector<int64_t> ids;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 12; ++c) {
+    clients.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        auto r = HttpCall(socket_, "POST", "/v1/jobs", R"({"command": ["true"]})");
+        if (!r.ok() || r->first != 201) continue;
+        std::lock_guard lock(mu);
+        ids.push_back(json::parse(r->second)["id"].get<int64_t>());
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  ASSERT_EQ(ids.size(), 600u);
+  EXPECT_EQ(std::set<int64_t>(ids.begin(), ids.end()).size(), 600u);
+  EXPECT_EQ(store_->List({})->size(), 600u);
+}
+
+TEST_F(ApiTest, AnArrayIsOneTaskPerIndex) {
+  auto [status, first] = Call(socket_, "POST", "/v1/jobs",
+                              R"({"command": ["true"], "array": "10-20:5%2"})");
+  ASSERT_EQ(status, 201) << first.dump();
+  EXPECT_EQ(first["array_tasks"], 3);
+  auto jobs = store_->List({});
+  ASSERT_EQ(jobs->size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ((*jobs)[i].array_id, (*jobs)[0].id);
+    EXPECT_EQ((*jobs)[i].array_index, static_cast<int64_t>(10 + 5 * i));
+  }
+}
+
+TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {
+  auto e = ParseServerUrl("http://127.0.0.1:7380/");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->host, "127.0.0.1");
+  EXPECT_EQ(e->port, 7380);
+  EXPECT_EQ(ParseServerUrl("http://[::1]:80")->host, "::1");
+  EXPECT_EQ(ParseServerUrl("unix:/run/g.sock")->unix_path, "/run/g.sock");
+  EXPECT_THAT(ParseServerUrl("https://x:1").status().message(), HasSubstr("reverse proxy"));
+  EXPECT_THAT(ParseServerUrl("127.0.0.1:7380").status().message(), HasSubstr("http://HOST:PORT"));
+  EXPECT_THAT(ParseServerUrl("http://host").status().message(), HasSubstr("not HOST:PORT"));
+  EXPECT_THAT(ParseServerUrl("http://h:99999").status().message(), HasSubstr("not HOST:PORT"));
+  EXPECT_FALSE(HttpServer::ServeTcp("example.com", 0, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace gleaner::server
