@@ -63,10 +63,15 @@ std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, Cl
   // from the tightest island that holds it.
   choice.within_one_island = false;
   int left = count;
+  std::vector<size_t> largest_first(islands.size());
+  for (size_t i = 0; i < islands.size(); ++i) largest_first[i] = i;
+  std::stable_sort(largest_first.begin(), largest_first.end(), [&](size_t a, size_t b) {
+    return islands[a].free.size() > islands[b].free.size();
+  });
   std::vector<bool> used(islands.size(), false);
-  for (size_t i = islands.size(); i-- > 0 && left > 0;) {
+  for (size_t i : largest_first) {
     const int free = static_cast<int>(islands[i].free.size());
-    if (free <= left) {
+    if (left > 0 && free <= left) {
       take(islands[i], free);
       used[i] = true;
       left -= free;

@@ -227,7 +227,8 @@ core::Result<Scenario> ScenarioFromJson(const json& j) {
       }
       out.at = kScenarioEpoch + at;
       out.expect = step.value("expect", std::vector<std::string>{});
-      for (const auto& [id, reason] : step.value("pending", json::object()).items()) {
+      const json pending = step.value("pending", json::object());
+      for (const auto& [id, reason] : pending.items()) {
         out.pending[std::stoll(id)] = reason.get<std::string>();
       }
       if (step.contains("expect_error")) out.expect_error = step.at("expect_error").get<std::string>();

@@ -239,17 +239,13 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
                          quotas_.borrowing_projects() > 0);
       if (!can_preempt) {
         early_stop_pass_ = pass_;  // this job and those after it were not considered
-        early_stop_no_capacity_ = true;
         break;
       }
     }
     if (Consider(jobs_.at(id), &budget, out)) {
       misses = 0;
     } else if (!full && ++misses >= config_.event_pass_depth) {
-      if (it != queue_.end()) {
-        early_stop_pass_ = pass_;
-        early_stop_no_capacity_ = false;
-      }
+      early_stop_pass_ = pass_;
       break;
     }
   }
@@ -481,12 +477,33 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
     return core::NotFound(JobWord(id) + " is not pending");
   }
   const Job& job = it->second;
-  if (job.considered_in_pass < early_stop_pass_) {
-    return early_stop_no_capacity_
-               ? std::string("every lendable GPU is in use; it starts when GPUs free up and the "
-                             "jobs ahead of it in the queue have theirs")
-               : std::string("not reached by the last pass, which stopped after many jobs ahead "
-                             "of it could not start; the next Tick considers every job");
+  if (job.awaiting_victims > 0) {
+    return DescribeWait({WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims},
+                        job.req, cluster_);
+  }
+  if (job.considered_in_pass < early_stop_pass_ ||
+      job.wait.kind == WaitReason::Kind::kNotConsidered) {
+    // The last pass stopped before this job: judge it against the cluster
+    // as it is now, which costs a few look-ups.
+    const JobRequest& req = job.req;
+    if (cluster_.live_gpu_count() == 0) {
+      return DescribeWait({WaitReason::Kind::kNoNodes, {}, 0, 0, 0}, req, cluster_);
+    }
+    if (!quotas_.Admits(req.project, req.total_milli())) {
+      return DescribeWait({WaitReason::Kind::kQuota, {}, quotas_.used_milli(req.project),
+                           quotas_.limit_milli(req.project).value_or(0), 0},
+                          req, cluster_);
+    }
+    const NoFit fit = DescribeNoFit(cluster_, req, AllowedClasses(cluster_, req));
+    const bool might_fit = req.fractional()
+                               ? fit.largest_free > 0 || fit.largest_share_milli >= req.gpu_milli
+                               : fit.largest_free >= req.gpus;
+    if (might_fit) {
+      return std::string(
+          "not reached by the last pass, which stopped after many jobs ahead of it could not "
+          "start; the next Tick considers every job");
+    }
+    return DescribeWait({WaitReason::Kind::kNoFit, fit, 0, 0, 0}, req, cluster_);
   }
   return DescribeWait(job.wait, job.req, cluster_);
 }

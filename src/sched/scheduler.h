@@ -161,10 +161,9 @@ class Scheduler {
   // GPUs only get taken during a pass. Indexed by shape id.
   std::vector<uint64_t> shape_failed_in_pass_;
   std::vector<NoFit> shape_no_fit_;
-  // The last pass that stopped before the end of the queue, and whether it
-  // stopped because no GPU was free (else: too many misses in a row).
+  // The last pass that stopped before the end of the queue: jobs it did not
+  // reach are judged afresh when asked why they wait.
   uint64_t early_stop_pass_ = 0;
-  bool early_stop_no_capacity_ = false;
 };
 
 }  // namespace gleaner::sched

@@ -52,7 +52,7 @@ std::string DescribeWait(const WaitReason& why, const JobRequest& job,
     case WaitReason::Kind::kNoFit:
       break;
   }
-  std::string s = "needs " + DescribeNeed(job) + (job.fractional() ? "" : " on one node") + "; ";
+  std::string s = "needs " + DescribeNeed(job) + (job.gpus > 1 ? " on one node" : "") + "; ";
   const std::string where =
       why.fit.node ? " on " + cluster.node(*why.fit.node).id.str() : std::string();
   if (job.fractional()) {
