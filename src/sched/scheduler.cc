@@ -28,6 +28,8 @@ Scheduler::Scheduler(SchedulerConfig config, SchedulerPolicies policies)
   if (!policies_.scorer) policies_.scorer = std::make_unique<FragmentationAwareScorer>();
   for (const auto& [name, q] : config_.projects) project_usage_.SetWeight(name, q.weight);
   for (const auto& [name, w] : config_.user_weights) user_usage_.SetWeight(name, w);
+  has_guarantees_ = config_.default_quota.guaranteed_gpus > 0;
+  for (const auto& [name, q] : config_.projects) has_guarantees_ |= q.guaranteed_gpus > 0;
 }
 
 core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::TimePoint now) {
@@ -234,10 +236,14 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
     const JobId id = it->id;
     ++it;  // Consider may take the job out of the queue
     if (cluster_.free_milli() == 0) {
-      const bool can_preempt =
-          budget > 0 && (evictable_by_rank_[1] + evictable_by_rank_[2] > 0 ||
-                         quotas_.borrowing_projects() > 0);
-      if (!can_preempt) {
+      // Nothing can start; only preemption can help, and the queue is in
+      // class order, so once no job of this class may preempt by class,
+      // none after it may either.
+      const int rank = ClassRank(jobs_.at(id).req.priority_class);
+      bool by_class = false;
+      for (int r = rank + 1; r < 3; ++r) by_class = by_class || evictable_by_rank_[r] > 0;
+      const bool by_reclaim = has_guarantees_ && quotas_.borrowing_projects() > 0;
+      if (budget == 0 || (!by_class && !by_reclaim)) {
         early_stop_pass_ = pass_;  // this job and those after it were not considered
         break;
       }
@@ -333,38 +339,45 @@ bool Scheduler::MayPreemptSomeone(const Job& job) const {
   for (int r = rank + 1; r < 3; ++r) {
     if (evictable_by_rank_[r] > 0) return true;
   }
-  return quotas_.borrowing_projects() > 0 &&
+  return has_guarantees_ && quotas_.borrowing_projects() > 0 &&
          quotas_.WithinGuarantee(job.req.project, job.req.total_milli());
 }
 
-std::string Scheduler::PreemptionGround(const Job& job, const Job& victim) const {
-  if (!Evictable(victim) || victim.started_at + config_.min_runtime > now_) return "";
-  const PriorityClass mine = job.req.priority_class;
-  const PriorityClass theirs = victim.req.priority_class;
-  if (ClassRank(theirs) > ClassRank(mine)) {
-    return std::string(PriorityClassName(mine)) + " work outranks " +
-           std::string(PriorityClassName(theirs));
+Scheduler::Ground Scheduler::PreemptionGround(const Job& job, const Job& victim) const {
+  if (!Evictable(victim) || victim.started_at + config_.min_runtime > now_) return Ground::kNone;
+  if (ClassRank(victim.req.priority_class) > ClassRank(job.req.priority_class)) {
+    return Ground::kOutranked;
   }
   const std::string& p = job.req.project;
   const std::string& q = victim.req.project;
   if (q != p && quotas_.Borrowing(q) && quotas_.WithinGuarantee(p, job.req.total_milli())) {
-    return "project " + ProjectName(p) + " reclaims its guaranteed GPUs (uses " +
-           MilliAsGpus(quotas_.used_milli(p)) + " of " + MilliAsGpus(quotas_.guaranteed_milli(p)) +
-           "); project " + ProjectName(q) + " borrows beyond its " +
-           MilliAsGpus(quotas_.guaranteed_milli(q));
+    return Ground::kReclaim;
   }
-  return "";
+  return Ground::kNone;
+}
+
+std::string Scheduler::DescribeGround(Ground ground, const Job& job, const Job& victim) const {
+  const std::string& p = job.req.project;
+  const std::string& q = victim.req.project;
+  if (ground == Ground::kOutranked) {
+    return std::string(PriorityClassName(job.req.priority_class)) + " work outranks " +
+           std::string(PriorityClassName(victim.req.priority_class));
+  }
+  return "project " + ProjectName(p) + " reclaims its guaranteed GPUs (uses " +
+         MilliAsGpus(quotas_.used_milli(p)) + " of " + MilliAsGpus(quotas_.guaranteed_milli(p)) +
+         "); project " + ProjectName(q) + " borrows beyond its " +
+         MilliAsGpus(quotas_.guaranteed_milli(q));
 }
 
 bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
   const std::vector<ClassId>& allowed = Allowed(job);
   std::optional<NodeEviction> best;
   int found = 0;
-  for (const auto& [n, count] : evictable_on_node_) {
+  const auto consider = [&](NodeIndex n) {
     std::vector<EvictableJob> evictable;
     for (JobId id : on_node_[n]) {
       const Job& v = jobs_.at(id);
-      if (PreemptionGround(job, v).empty()) continue;
+      if (PreemptionGround(job, v) == Ground::kNone) continue;
       VictimCandidate c{id,
                         v.req.priority_class,
                         v.req.priority,
@@ -374,19 +387,43 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
                         v.req.checkpoints};
       evictable.push_back({id, v.gpus, v.req.gpu_milli, policies_.victims->Cost(c)});
     }
-    if (evictable.empty()) continue;
+    if (evictable.empty()) return;
     auto plan = PlanEvictionOnNode(cluster_, job.req, allowed, n, std::move(evictable));
-    if (!plan || plan->victims.empty()) continue;
+    if (!plan || plan->victims.empty()) return;
     if (!best || plan->cost < best->cost) best = std::move(plan);
-    if (++found >= config_.preemption_candidate_nodes) break;
+    ++found;
+  };
+  // Nodes with the most free GPUs first: they need the fewest victims.
+  // The search stops after `preemption_candidate_nodes` workable nodes.
+  std::vector<bool> seen(cluster_.node_count(), false);
+  int largest = 0;
+  for (ClassId c : allowed) largest = std::max(largest, cluster_.LargestFree(c));
+  for (int count = largest; count >= 1; --count) {
+    for (ClassId c : allowed) {
+      for (NodeIndex n : cluster_.NodesWithFree(c, count)) {
+        if (found >= config_.preemption_candidate_nodes) break;
+        if (seen[n] || !evictable_on_node_.contains(n)) continue;
+        seen[n] = true;
+        consider(n);
+      }
+    }
+  }
+  for (const auto& [n, count] : evictable_on_node_) {
+    if (found >= config_.preemption_candidate_nodes) break;
+    if (!seen[n]) consider(n);
   }
   if (!best) return false;
   const std::string prefix = "for " + JobWord(job.req.id) + " (" +
                              std::string(PriorityClassName(job.req.priority_class)) + ", needs " +
                              DescribeNeed(job.req) + "): ";
+  // Reasons first: preempting changes the usage they quote.
+  std::vector<std::string> reasons;
   for (JobId id : best->victims) {
-    Job& victim = jobs_.at(id);
-    Preempt(victim, prefix + PreemptionGround(job, victim), job.req.id, out);
+    const Job& victim = jobs_.at(id);
+    reasons.push_back(prefix + DescribeGround(PreemptionGround(job, victim), job, victim));
+  }
+  for (size_t i = 0; i < best->victims.size(); ++i) {
+    Preempt(jobs_.at(best->victims[i]), reasons[i], job.req.id, out);
   }
   job.awaiting_victims = static_cast<int>(best->victims.size());
   job.wait = {WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims};

@@ -122,8 +122,10 @@ class Scheduler {
   void Start(Job& job, const Placement& p, std::vector<Action>* out);
   bool TryPreempt(Job& job, std::vector<Action>* out);
   bool MayPreemptSomeone(const Job& job) const;
-  // Why `victim` may be preempted for `job`; empty when it may not.
-  std::string PreemptionGround(const Job& job, const Job& victim) const;
+  // Why `victim` may be preempted for `job`, if it may.
+  enum class Ground { kNone, kOutranked, kReclaim };
+  Ground PreemptionGround(const Job& job, const Job& victim) const;
+  std::string DescribeGround(Ground ground, const Job& job, const Job& victim) const;
   void Preempt(Job& victim, const std::string& reason, std::optional<JobId> beneficiary,
                std::vector<Action>* out);
   // Frees a running or vacating job's GPUs and charges its usage.
@@ -157,6 +159,7 @@ class Scheduler {
   std::map<std::tuple<int, int, uint64_t, std::vector<std::string>>, int> shapes_;
   uint64_t pass_ = 0;
   bool dirty_ = false;  // capacity grew since the last pass
+  bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
   // A shape that found no place in pass N finds none for the rest of it:
   // GPUs only get taken during a pass. Indexed by shape id.
   std::vector<uint64_t> shape_failed_in_pass_;
