@@ -184,3 +184,44 @@ TEST(SchedulerTest, TheSameEventsGiveTheSameDecisions) {
 
 }  // namespace
 }  // namespace gleaner::sched
+
+namespace gleaner::sched {
+namespace {
+
+TEST(JobRequestTest, FromASpecAndShapeChecks) {
+  JobSpec spec;
+  spec.command = {"train"};
+  spec.gpus = 4;
+  spec.project = "vision";
+  spec.priority_class = PriorityClass::kOpportunistic;
+  spec.gpu_models = {"H100"};
+  const JobRequest r = RequestFromSpec(7, spec, "alice");
+  EXPECT_EQ(r.id, 7);
+  EXPECT_EQ(r.user, "alice");
+  EXPECT_EQ(r.total_milli(), 4000);
+  EXPECT_EQ(r.gpu_models, spec.gpu_models);
+  EXPECT_TRUE(r.may_be_preempted());
+  EXPECT_TRUE(ValidateRequestShape(r).ok());
+  JobRequest loud = r;
+  loud.priority = 1001;
+  EXPECT_THAT(ValidateRequestShape(loud).message(), HasSubstr("priority: -1000..1000"));
+  JobRequest share = testing::MakeJob(1, 1, 0);
+  EXPECT_THAT(ValidateRequestShape(share).message(), HasSubstr("gpu_milli: 1..1000"));
+  JobRequest critical = r;
+  critical.priority_class = PriorityClass::kCritical;
+  EXPECT_FALSE(critical.may_be_preempted());  // whatever `preemptible` says
+}
+
+TEST(WaitReasonTest, NeedsAreSaidInAUsersWords) {
+  JobRequest j = testing::MakeJob(1, 1, 250);
+  EXPECT_EQ(DescribeNeed(j), "0.25 of a GPU (250 milli)");
+  j = testing::MakeJob(1, 2);
+  j.gpu_models = {"H100", "A100"};
+  j.min_gpu_memory = core::Bytes::GiB(40);
+  EXPECT_EQ(DescribeNeed(j), "2 GPUs (model H100 or A100, at least 40 GiB)");
+  EXPECT_EQ(MilliAsGpus(2500), "2.5");
+  EXPECT_EQ(MilliAsGpus(3000), "3");
+}
+
+}  // namespace
+}  // namespace gleaner::sched
