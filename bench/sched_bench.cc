@@ -94,7 +94,10 @@ void BM_SingleGpuPlacementPerVerdict(benchmark::State& state) {
     Report(state, std::move(us), placed, "placements_per_s");
   }
 }
-BENCHMARK(BM_SingleGpuPlacementPerVerdict)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_SingleGpuPlacementPerVerdict)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 // The same 100,000 jobs waiting for nodes; nodes register one at a time
 // (agents coming up) and each registration starts 8 jobs: 40,000
@@ -115,7 +118,10 @@ void BM_SingleGpuPlacementPerNodeAdded(benchmark::State& state) {
     Report(state, std::move(us), placed, "placements_per_s");
   }
 }
-BENCHMARK(BM_SingleGpuPlacementPerNodeAdded)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_SingleGpuPlacementPerNodeAdded)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 // Gangs of `state.range(0)` GPUs on one node, into a cluster half full of
 // single-GPU jobs scattered at random (so free sets have every size): each
@@ -127,7 +133,8 @@ void BM_GangPlacement(benchmark::State& state) {
   std::mt19937 rng(7);
   JobId next = 1;
   // Fill everything with single-GPU jobs, then end a random half of them.
-  for (int k = 0; k < kNodes * kGpusPerNode; ++k) Check(s.Handle(JobSubmitted{Job(next++, 1)}, kT0));
+  for (int k = 0; k < kNodes * kGpusPerNode; ++k)
+    Check(s.Handle(JobSubmitted{Job(next++, 1)}, kT0));
   for (JobId id = 1; id < next; ++id) {
     if (rng() % 2 == 0) Check(s.Handle(JobFinished{id}, kT0));
   }
@@ -179,9 +186,8 @@ void BM_PreemptionDecision(benchmark::State& state) {
   for (auto _ : state) {
     const JobId gang = next++;
     core::Result<std::vector<Action>> r = std::vector<Action>{};
-    us.push_back(TimeUs([&] {
-      r = s.Handle(JobSubmitted{Job(gang, 8, PriorityClass::kCritical)}, now);
-    }));
+    us.push_back(
+        TimeUs([&] { r = s.Handle(JobSubmitted{Job(gang, 8, PriorityClass::kCritical)}, now); }));
     Check(r);
     if (r->size() != 4 || !std::holds_alternative<PreemptJob>(r->front())) {
       state.SkipWithError("expected 4 victims on one half-free node");

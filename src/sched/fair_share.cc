@@ -18,8 +18,8 @@ void FairShareLedger::Touch(const std::string& account) {
 void FairShareLedger::Advance(core::TimePoint now) {
   if (now <= as_of_) return;
   if (as_of_ != core::TimePoint{} && half_life_ > core::Duration{}) {
-    const double factor = std::exp2(-core::ToSecondsDouble(now - as_of_) /
-                                    core::ToSecondsDouble(half_life_));
+    const double factor =
+        std::exp2(-core::ToSecondsDouble(now - as_of_) / core::ToSecondsDouble(half_life_));
     total_usage_ = 0;
     for (auto& [name, a] : accounts_) {
       a.usage *= factor;

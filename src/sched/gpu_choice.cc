@@ -28,7 +28,8 @@ std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, Cl
   const std::vector<GpuIndex>& gpus = cluster.node(n).gpus;
   for (size_t i = 0; i < gpus.size(); ++i) {
     const GpuState& g = cluster.gpu(gpus[i]);
-    const int key = g.spec.nvlink_island >= 0 ? g.spec.nvlink_island : kPcieKeyBase + static_cast<int>(i);
+    const int key =
+        g.spec.nvlink_island >= 0 ? g.spec.nvlink_island : kPcieKeyBase + static_cast<int>(i);
     Island& island = by_key[key];
     island.key = key;
     ++island.size;

@@ -28,7 +28,7 @@ struct JobRequest {
   core::Bytes min_gpu_memory;           // each GPU's total memory at least this
   std::vector<std::string> gpu_models;  // allowed models (substrings of the name); empty: any
   PriorityClass priority_class = PriorityClass::kNormal;
-  int priority = 0;  // within the class, -1000..1000, higher first
+  int priority = 0;         // within the class, -1000..1000, higher first
   bool preemptible = true;  // critical jobs never are, whatever this says
   // Saves its state when signalled, so preempting it loses little work.
   bool checkpoints = false;

@@ -5,8 +5,8 @@
 namespace gleaner::sched {
 
 OrderKey PriorityFifoOrdering::Key(const OrderingInput& in) const {
-  return {ClassRank(in.job->priority_class), static_cast<double>(in.job->priority),
-          in.submitted_at, in.job->id};
+  return {ClassRank(in.job->priority_class), static_cast<double>(in.job->priority), in.submitted_at,
+          in.job->id};
 }
 
 OrderKey MultifactorOrdering::Key(const OrderingInput& in) const {

@@ -106,7 +106,8 @@ NoFit DescribeNoFit(const ClusterState& cluster, const JobRequest& job,
   if (job.fractional()) {
     for (ClassId c : allowed) {
       const auto& shared = cluster.PartialGpus(c);
-      if (!shared.empty()) out.largest_share_milli = std::max(out.largest_share_milli, shared.rbegin()->first);
+      if (!shared.empty())
+        out.largest_share_milli = std::max(out.largest_share_milli, shared.rbegin()->first);
     }
   }
   return out;

@@ -18,9 +18,9 @@ struct Placement {
 
 // Why nothing fits now: the best the free GPUs offer the job.
 struct NoFit {
-  int largest_free = 0;             // whole free GPUs of an allowed class on the best node
-  std::optional<NodeIndex> node;    // that node, if any has one
-  int largest_share_milli = 0;      // fractional jobs: the largest free share of a shared GPU
+  int largest_free = 0;           // whole free GPUs of an allowed class on the best node
+  std::optional<NodeIndex> node;  // that node, if any has one
+  int largest_share_milli = 0;    // fractional jobs: the largest free share of a shared GPU
 };
 
 // Whether a class meets the job's memory and model constraints.

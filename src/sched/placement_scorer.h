@@ -8,7 +8,7 @@ namespace gleaner::sched {
 // One way to place a job, as a scorer sees it: numbers only, so scorers are
 // small, pure and testable without a cluster.
 struct PlacementCandidate {
-  int gpus = 1;            // GPUs the job takes
+  int gpus = 1;              // GPUs the job takes
   int milli_per_gpu = 1000;  // its share of each (below 1000: a fraction of one GPU)
   int node_gpus = 0;         // GPUs on the node, in any state
   int node_free_milli = 0;   // the node's lendable free capacity before, all GPUs

@@ -11,7 +11,8 @@ core::Status Bad(const std::string& where, const std::string& what) {
   return core::InvalidArgument(where + ": " + what);
 }
 
-core::Result<core::Duration> SecondsField(const json& j, const char* key, const std::string& where) {
+core::Result<core::Duration> SecondsField(const json& j, const char* key,
+                                          const std::string& where) {
   const json& v = j.at(key);
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
     return Bad(where + "." + key, "a non-negative number of seconds");
@@ -27,7 +28,8 @@ core::Result<PriorityClass> ClassFromName(const std::string& name) {
 }
 
 core::Result<ProjectQuota> QuotaFromJson(const json& j, const std::string& where) {
-  if (!j.is_object()) return Bad(where, "an object with guaranteed_gpus, borrow_limit_gpus, weight");
+  if (!j.is_object())
+    return Bad(where, "an object with guaranteed_gpus, borrow_limit_gpus, weight");
   ProjectQuota q;
   try {
     if (j.contains("guaranteed_gpus")) q.guaranteed_gpus = j.at("guaranteed_gpus").get<int>();
@@ -55,7 +57,8 @@ core::Status ConfigFromJson(const json& j, Scenario* s) {
       GLEANER_ASSIGN_OR_RETURN(s->config.weights.age_horizon,
                                SecondsField(j, "age_horizon_s", "config"));
     }
-    if (j.contains("priority_weight")) s->config.weights.priority = j.at("priority_weight").get<double>();
+    if (j.contains("priority_weight"))
+      s->config.weights.priority = j.at("priority_weight").get<double>();
     if (j.contains("age_weight")) s->config.weights.age = j.at("age_weight").get<double>();
     if (j.contains("fair_share_weight")) {
       s->config.weights.fair_share = j.at("fair_share_weight").get<double>();
@@ -79,8 +82,8 @@ core::Status ConfigFromJson(const json& j, Scenario* s) {
 }
 
 core::Result<Event> EventFromStep(const json& step, const std::string& where) {
-  static const char* kKinds[] = {"submit",     "cancel",   "finish",    "fail", "checkpoint",
-                                 "verdict",    "add_node", "lose_node", "tick"};
+  static const char* kKinds[] = {"submit",  "cancel",   "finish",    "fail", "checkpoint",
+                                 "verdict", "add_node", "lose_node", "tick"};
   const char* kind = nullptr;
   for (const char* k : kKinds) {
     if (!step.contains(k)) continue;
@@ -88,8 +91,9 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
     kind = k;
   }
   if (!kind) {
-    return Bad(where, "needs one of submit, cancel, finish, fail, checkpoint, verdict, "
-                      "add_node, lose_node, tick");
+    return Bad(where,
+               "needs one of submit, cancel, finish, fail, checkpoint, verdict, "
+               "add_node, lose_node, tick");
   }
   const json& v = step.at(kind);
   const std::string k = kind;
@@ -131,14 +135,17 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
 core::Result<JobRequest> JobRequestFromJson(const json& j) {
   if (!j.is_object()) return Bad("job", "an object");
   static const std::set<std::string> kFields = {
-      "id",          "project",  "user",     "gpus",        "gpu_milli",         "min_gpu_memory_gib",
-      "gpu_models",  "priority_class", "priority", "preemptible", "checkpoints", "expected_runtime_s"};
+      "id",          "project",        "user",
+      "gpus",        "gpu_milli",      "min_gpu_memory_gib",
+      "gpu_models",  "priority_class", "priority",
+      "preemptible", "checkpoints",    "expected_runtime_s"};
   for (const auto& [key, unused] : j.items()) {
     if (!kFields.contains(key)) return Bad(key, "unknown field of a job");
   }
   JobRequest r;
   try {
-    if (!j.contains("id") || !j.at("id").is_number_integer()) return Bad("id", "required, an integer");
+    if (!j.contains("id") || !j.at("id").is_number_integer())
+      return Bad("id", "required, an integer");
     r.id = j.at("id").get<JobId>();
     r.project = j.value("project", "");
     r.user = j.value("user", "");
@@ -208,7 +215,8 @@ core::Result<Scenario> ScenarioFromJson(const json& j) {
     for (size_t i = 0; i < j.at("nodes").size(); ++i) {
       auto node = NodeSpecFromJson(j.at("nodes")[i]);
       if (!node.ok()) return node.status().WithContext("nodes[" + std::to_string(i) + "]");
-      s.steps.push_back({kScenarioEpoch, NodeAdded{*node}, {}, {}, {}, "nodes[" + std::to_string(i) + "]"});
+      s.steps.push_back(
+          {kScenarioEpoch, NodeAdded{*node}, {}, {}, {}, "nodes[" + std::to_string(i) + "]"});
     }
   }
   if (!j.contains("steps") || !j.at("steps").is_array()) return Bad("steps", "required, a list");
@@ -231,7 +239,8 @@ core::Result<Scenario> ScenarioFromJson(const json& j) {
       for (const auto& [id, reason] : pending.items()) {
         out.pending[std::stoll(id)] = reason.get<std::string>();
       }
-      if (step.contains("expect_error")) out.expect_error = step.at("expect_error").get<std::string>();
+      if (step.contains("expect_error"))
+        out.expect_error = step.at("expect_error").get<std::string>();
     } catch (const std::exception& e) {
       return Bad(where, std::string("wrong shape: ") + e.what());
     }

@@ -19,10 +19,10 @@ namespace gleaner::sched {
 struct ScenarioStep {
   core::TimePoint at;
   Event event;
-  std::vector<std::string> expect;           // ToString of each action, in order
-  std::map<JobId, std::string> pending;      // job -> its exact PendingReason
-  std::optional<std::string> expect_error;   // a substring of Handle's error
-  std::string where;                         // "steps[3]", for messages
+  std::vector<std::string> expect;          // ToString of each action, in order
+  std::map<JobId, std::string> pending;     // job -> its exact PendingReason
+  std::optional<std::string> expect_error;  // a substring of Handle's error
+  std::string where;                        // "steps[3]", for messages
 };
 
 struct Scenario {

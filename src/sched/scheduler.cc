@@ -23,7 +23,8 @@ Scheduler::Scheduler(SchedulerConfig config, SchedulerPolicies policies)
       quotas_(config_.projects, config_.default_quota),
       project_usage_(config_.usage_half_life),
       user_usage_(config_.usage_half_life) {
-  if (!policies_.ordering) policies_.ordering = std::make_unique<MultifactorOrdering>(config_.weights);
+  if (!policies_.ordering)
+    policies_.ordering = std::make_unique<MultifactorOrdering>(config_.weights);
   if (!policies_.victims) policies_.victims = std::make_unique<LeastWorkLostSelector>();
   if (!policies_.scorer) policies_.scorer = std::make_unique<FragmentationAwareScorer>();
   for (const auto& [name, q] : config_.projects) project_usage_.SetWeight(name, q.weight);
@@ -119,8 +120,7 @@ std::string Scheduler::RejectionFor(const JobRequest& req) {
   for (ClassId c : allowed) largest = std::max(largest, cluster_.LargestNode(c));
   if (req.gpus > largest) {
     return "needs " + DescribeNeed(req) + " on one node; the largest node here has " +
-           std::to_string(largest) +
-           " such GPUs (jobs that span nodes are not supported yet)";
+           std::to_string(largest) + " such GPUs (jobs that span nodes are not supported yet)";
   }
   return "";
 }
@@ -157,7 +157,8 @@ core::Status Scheduler::Exit(JobId id, bool succeeded, std::vector<Action>* out)
 core::Status Scheduler::Checkpointed(JobId id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second.phase == JobPhase::kPending) {
-    return core::FailedPrecondition(JobWord(id) + " is not running; only a running job checkpoints");
+    return core::FailedPrecondition(JobWord(id) +
+                                    " is not running; only a running job checkpoints");
   }
   it->second.last_checkpoint = now_;
   return core::Status::Ok();
@@ -173,8 +174,8 @@ core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<A
   }
   const GpuState& gpu = cluster_.gpu(*g);
   const std::string reason = gpu.spec.uuid.str() + " (" + cluster_.node(gpu.node).id.str() +
-                             " gpu " + std::to_string(gpu.spec.index) +
-                             ") is no longer lendable" + (e.reason.empty() ? "" : ": " + e.reason);
+                             " gpu " + std::to_string(gpu.spec.index) + ") is no longer lendable" +
+                             (e.reason.empty() ? "" : ": " + e.reason);
   // The owner never waits: whatever runs there leaves, protected or not.
   const std::vector<JobId> here = on_node_[gpu.node];
   for (JobId id : here) {
@@ -265,8 +266,11 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
   }
   const JobRequest& req = job.req;
   if (!quotas_.Admits(req.project, req.total_milli())) {
-    job.wait = {WaitReason::Kind::kQuota, {}, quotas_.used_milli(req.project),
-                quotas_.limit_milli(req.project).value_or(0), 0};
+    job.wait = {WaitReason::Kind::kQuota,
+                {},
+                quotas_.used_milli(req.project),
+                quotas_.limit_milli(req.project).value_or(0),
+                0};
     return false;
   }
   const std::vector<ClassId>& allowed = Allowed(job);
@@ -527,8 +531,11 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
       return DescribeWait({WaitReason::Kind::kNoNodes, {}, 0, 0, 0}, req, cluster_);
     }
     if (!quotas_.Admits(req.project, req.total_milli())) {
-      return DescribeWait({WaitReason::Kind::kQuota, {}, quotas_.used_milli(req.project),
-                           quotas_.limit_milli(req.project).value_or(0), 0},
+      return DescribeWait({WaitReason::Kind::kQuota,
+                           {},
+                           quotas_.used_milli(req.project),
+                           quotas_.limit_milli(req.project).value_or(0),
+                           0},
                           req, cluster_);
     }
     const NoFit fit = DescribeNoFit(cluster_, req, AllowedClasses(cluster_, req));

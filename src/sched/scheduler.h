@@ -24,7 +24,7 @@
 namespace gleaner::sched {
 
 enum class JobPhase {
-  kUnknown,   // never submitted, or gone (finished, failed, cancelled, rejected)
+  kUnknown,  // never submitted, or gone (finished, failed, cancelled, rejected)
   kPending,
   kRunning,
   kVacating,  // preempted: still holds its GPUs until the caller reports it gone
@@ -158,7 +158,7 @@ class Scheduler {
 
   std::map<std::tuple<int, int, uint64_t, std::vector<std::string>>, int> shapes_;
   uint64_t pass_ = 0;
-  bool dirty_ = false;  // capacity grew since the last pass
+  bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
   // A shape that found no place in pass N finds none for the rest of it:
   // GPUs only get taken during a pass. Indexed by shape id.

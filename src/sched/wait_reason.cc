@@ -14,10 +14,9 @@ std::string MilliAsGpus(int64_t milli) {
 }
 
 std::string DescribeNeed(const JobRequest& job) {
-  std::string s = job.fractional()
-                      ? MilliAsGpus(job.gpu_milli) + " of a GPU (" +
-                            std::to_string(job.gpu_milli) + " milli)"
-                      : std::to_string(job.gpus) + (job.gpus == 1 ? " GPU" : " GPUs");
+  std::string s = job.fractional() ? MilliAsGpus(job.gpu_milli) + " of a GPU (" +
+                                         std::to_string(job.gpu_milli) + " milli)"
+                                   : std::to_string(job.gpus) + (job.gpus == 1 ? " GPU" : " GPUs");
   std::string constraints;
   if (!job.gpu_models.empty()) {
     constraints = "model ";
@@ -27,8 +26,8 @@ std::string DescribeNeed(const JobRequest& job) {
   }
   if (job.min_gpu_memory.count() > 0) {
     if (!constraints.empty()) constraints += ", ";
-    constraints += "at least " + MilliAsGpus(static_cast<int64_t>(job.min_gpu_memory.ToGiB() * 1000)) +
-                   " GiB";
+    constraints +=
+        "at least " + MilliAsGpus(static_cast<int64_t>(job.min_gpu_memory.ToGiB() * 1000)) + " GiB";
   }
   if (!constraints.empty()) s += " (" + constraints + ")";
   return s;

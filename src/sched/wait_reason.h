@@ -29,8 +29,7 @@ struct WaitReason {
 
 // "needs 4 GPUs on one node; the largest free set is 2 on host-a", with the
 // job's constraints and limits in the words a user would change.
-std::string DescribeWait(const WaitReason& why, const JobRequest& job,
-                         const ClusterState& cluster);
+std::string DescribeWait(const WaitReason& why, const JobRequest& job, const ClusterState& cluster);
 
 // "4 GPUs", "1 GPU", "0.25 of a GPU (250 milli)", with " (model H100, at
 // least 80 GiB)" when constrained.

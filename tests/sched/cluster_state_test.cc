@@ -9,10 +9,10 @@
 namespace gleaner::sched {
 namespace {
 
-using testing::Indices;
-using testing::MakeNode;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::Indices;
+using testing::MakeNode;
 
 TEST(ClusterStateTest, NodesAreBucketedByTheirFreeCount) {
   ClusterState c;

@@ -59,9 +59,10 @@ TYPED_TEST(OrderingConformanceTest, HigherPriorityFirstWithinAClass) {
 }
 
 TYPED_TEST(OrderingConformanceTest, TiesGoToTheOlderJobThenTheLowerId) {
-  EXPECT_EQ(this->Order({Job(1, PriorityClass::kNormal, 0, 10), Job(2, PriorityClass::kNormal, 0, 20),
-                         Job(4, PriorityClass::kNormal, 0, 5), Job(3, PriorityClass::kNormal, 0, 5)}),
-            (std::vector<JobId>{2, 1, 3, 4}));
+  EXPECT_EQ(
+      this->Order({Job(1, PriorityClass::kNormal, 0, 10), Job(2, PriorityClass::kNormal, 0, 20),
+                   Job(4, PriorityClass::kNormal, 0, 5), Job(3, PriorityClass::kNormal, 0, 5)}),
+      (std::vector<JobId>{2, 1, 3, 4}));
 }
 
 TYPED_TEST(OrderingConformanceTest, KeysCarryTheJobIdSoTheOrderIsTotal) {

@@ -9,10 +9,10 @@
 namespace gleaner::sched {
 namespace {
 
+using ::testing::ElementsAre;
 using testing::Indices;
 using testing::MakeJob;
 using testing::MakeNode;
-using ::testing::ElementsAre;
 
 void TakeAll(ClusterState& c, const std::string& node, std::initializer_list<int> indices,
              int milli = 1000) {

@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> ScenarioFiles() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(fs::path(GLEANER_SOURCE_DIR) / "tests/sched/scenarios")) {
+  for (const auto& e :
+       fs::directory_iterator(fs::path(GLEANER_SOURCE_DIR) / "tests/sched/scenarios")) {
     if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
   }
   std::sort(out.begin(), out.end());
@@ -24,14 +25,16 @@ std::vector<std::string> ScenarioFiles() {
 class ScenarioTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ScenarioTest, DecisionsMatchTheGoldenFile) {
-  const fs::path file = fs::path(GLEANER_SOURCE_DIR) / "tests/sched/scenarios" / (GetParam() + ".json");
+  const fs::path file =
+      fs::path(GLEANER_SOURCE_DIR) / "tests/sched/scenarios" / (GetParam() + ".json");
   std::ifstream in(file);
   ASSERT_TRUE(in) << file;
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(j.is_discarded()) << file << ": not valid JSON";
   auto scenario = ScenarioFromJson(j);
   ASSERT_TRUE(scenario.ok()) << file << ": " << scenario.status().ToString();
-  for (const std::string& failure : CheckScenario(*scenario)) ADD_FAILURE() << file << ": " << failure;
+  for (const std::string& failure : CheckScenario(*scenario))
+    ADD_FAILURE() << file << ": " << failure;
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, ScenarioTest, ::testing::ValuesIn(ScenarioFiles()),
@@ -64,7 +67,8 @@ TEST(ScenarioFormatTest, AWrongExpectationIsReported) {
   const auto failures = CheckScenario(*s);
   ASSERT_EQ(failures.size(), 2u);
   EXPECT_NE(failures[0].find("start job 1 on a gpus 0"), std::string::npos) << failures[0];
-  EXPECT_NE(failures[1].find("\"needs 1 GPU; no such GPU is free\""), std::string::npos) << failures[1];
+  EXPECT_NE(failures[1].find("\"needs 1 GPU; no such GPU is free\""), std::string::npos)
+      << failures[1];
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ inline NodeSpec MakeNode(const std::string& id, int count,
                       core::Bytes::GiB(gib), -1, true});
   }
   for (size_t island = 0; island < islands.size(); ++island) {
-    for (int i : islands[island]) n.gpus[static_cast<size_t>(i)].nvlink_island = static_cast<int>(island);
+    for (int i : islands[island])
+      n.gpus[static_cast<size_t>(i)].nvlink_island = static_cast<int>(island);
   }
   return n;
 }

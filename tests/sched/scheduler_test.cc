@@ -10,10 +10,10 @@
 namespace gleaner::sched {
 namespace {
 
-using testing::MakeJob;
-using testing::MakeNode;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::MakeJob;
+using testing::MakeNode;
 
 const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
 core::TimePoint At(int s) { return kT0 + core::Seconds(s); }
@@ -42,8 +42,10 @@ TEST(SchedulerTest, TheLeastWorkIsLost_ACheckpointedJobGoesFirst) {
   config.min_runtime = core::Seconds(60);
   Scheduler s(config);
   ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("a", 2)}, At(0)).ok());
-  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Opportunistic(1, 1)}, At(0))), ElementsAre("start job 1 on a gpus 0"));
-  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Opportunistic(2, 1)}, At(4000))), ElementsAre("start job 2 on a gpus 1"));
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Opportunistic(1, 1)}, At(0))),
+              ElementsAre("start job 1 on a gpus 0"));
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Opportunistic(2, 1)}, At(4000))),
+              ElementsAre("start job 2 on a gpus 1"));
   // Job 1 has run longer but saved its state a moment ago.
   ASSERT_TRUE(s.Handle(JobCheckpointed{1}, At(4900)).ok());
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Critical(3, 1)}, At(5000))),
@@ -74,8 +76,9 @@ TEST(SchedulerTest, AnOwnerTakesBackEvenACriticalJobsGpu) {
   Scheduler s;
   ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("a", 1)}, At(0)).ok());
   ASSERT_EQ(Lines(s.Handle(JobSubmitted{Critical(1, 1)}, At(0))).size(), 1u);
-  EXPECT_THAT(Lines(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner returned"}, At(1))),
-              ElementsAre("preempt job 1: GPU-a-0 (a gpu 0) is no longer lendable: owner returned"));
+  EXPECT_THAT(
+      Lines(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner returned"}, At(1))),
+      ElementsAre("preempt job 1: GPU-a-0 (a gpu 0) is no longer lendable: owner returned"));
 }
 
 TEST(SchedulerTest, CancelledJobsLeaveWithoutARequeue) {
@@ -135,9 +138,8 @@ TEST(SchedulerTest, TheSameEventsGiveTheSameDecisions) {
   std::mt19937 rng(42);
   std::vector<std::pair<Event, core::TimePoint>> events;
   for (int n = 0; n < 20; ++n) {
-    events.push_back({NodeAdded{MakeNode("n" + std::to_string(n), n % 3 == 0 ? 4 : 8,
-                                         {{0, 1, 2, 3}})},
-                      At(0)});
+    events.push_back(
+        {NodeAdded{MakeNode("n" + std::to_string(n), n % 3 == 0 ? 4 : 8, {{0, 1, 2, 3}})}, At(0)});
   }
   JobId next = 1;
   for (int t = 1; t < 400; ++t) {
@@ -152,7 +154,8 @@ TEST(SchedulerTest, TheSameEventsGiveTheSameDecisions) {
         break;
       }
       case 2:
-        events.push_back({JobFinished{static_cast<JobId>(1 + rng() % static_cast<uint64_t>(next))}, At(t * 60)});
+        events.push_back(
+            {JobFinished{static_cast<JobId>(1 + rng() % static_cast<uint64_t>(next))}, At(t * 60)});
         break;
       case 3:
         events.push_back({GpuVerdictChanged{core::GpuUuid("GPU-n" + std::to_string(rng() % 20) +

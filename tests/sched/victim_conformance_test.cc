@@ -11,9 +11,9 @@
 namespace gleaner::sched {
 namespace {
 
+using ::testing::ElementsAre;
 using testing::MakeJob;
 using testing::MakeNode;
-using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
 struct Running {
