@@ -1,0 +1,30 @@
+#include "sched/action.h"
+
+namespace gleaner::sched {
+namespace {
+
+struct Printer {
+  std::string operator()(const StartJob& a) const {
+    std::string s = "start job " + std::to_string(a.job) + " on " + a.node.str() + " gpus ";
+    for (size_t i = 0; i < a.gpu_indices.size(); ++i) {
+      s += (i ? "," : "") + std::to_string(a.gpu_indices[i]);
+    }
+    if (a.gpu_milli < 1000) s += " milli " + std::to_string(a.gpu_milli);
+    return s;
+  }
+  std::string operator()(const PreemptJob& a) const {
+    return "preempt job " + std::to_string(a.job) + ": " + a.reason;
+  }
+  std::string operator()(const RequeueJob& a) const {
+    return "requeue job " + std::to_string(a.job) + ": " + a.reason;
+  }
+  std::string operator()(const RejectJob& a) const {
+    return "reject job " + std::to_string(a.job) + ": " + a.reason;
+  }
+};
+
+}  // namespace
+
+std::string ToString(const Action& action) { return std::visit(Printer{}, action); }
+
+}  // namespace gleaner::sched

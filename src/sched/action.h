@@ -1,0 +1,49 @@
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/ids.h"
+#include "sched/job_request.h"
+
+namespace gleaner::sched {
+
+// What the scheduler asks for. The caller carries each out and reports the
+// outcome as an event.
+
+// Start the job on these GPUs of one node. `gpu_milli` below 1000: the job
+// shares its one GPU and must keep to that share.
+struct StartJob {
+  JobId job = 0;
+  core::NodeId node;
+  std::vector<core::GpuUuid> gpus;
+  std::vector<int> gpu_indices;  // NVML indices on the node, in the same order
+  int gpu_milli = 1000;
+};
+// Give the GPUs back: checkpoint signal, grace, kill (see VacatePlanner),
+// then report JobFailed (or JobFinished if it completed meanwhile); the
+// scheduler then requeues it.
+struct PreemptJob {
+  JobId job = 0;
+  std::string reason;
+};
+// The job is pending again (it was preempted, or its node was lost).
+struct RequeueJob {
+  JobId job = 0;
+  std::string reason;
+};
+// The job can never run here as asked; the reason says what to change.
+struct RejectJob {
+  JobId job = 0;
+  std::string reason;
+};
+
+using Action = std::variant<StartJob, PreemptJob, RequeueJob, RejectJob>;
+
+// One line per action, the form scenario files expect:
+//   start job 3 on host-a gpus 0,1 [milli 500]
+//   preempt job 4: <reason>     requeue job 4: <reason>     reject job 5: <reason>
+std::string ToString(const Action& action);
+
+}  // namespace gleaner::sched

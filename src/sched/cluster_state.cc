@@ -1,0 +1,202 @@
+#include "sched/cluster_state.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "sched/job_request.h"
+
+namespace gleaner::sched {
+namespace {
+
+[[noreturn]] void Broken(const char* what) {
+  std::fprintf(stderr, "gleaner: broken invariant in ClusterState: %s\n", what);
+  std::abort();
+}
+
+const std::set<NodeIndex>& EmptyNodeSet() {
+  static const std::set<NodeIndex> kEmpty;
+  return kEmpty;
+}
+
+}  // namespace
+
+ClassId ClusterState::ClassOf(const GpuSpec& spec) {
+  const auto key = std::make_pair(spec.model, spec.memory.count());
+  auto it = class_ids_.find(key);
+  if (it != class_ids_.end()) return it->second;
+  const auto id = static_cast<ClassId>(classes_.size());
+  classes_.push_back({spec.model, spec.memory});
+  class_ids_.emplace(key, id);
+  buckets_.emplace_back();
+  partial_.emplace_back();
+  node_sizes_.emplace_back();
+  return id;
+}
+
+core::Status ClusterState::AddNode(const NodeSpec& spec) {
+  if (spec.id.empty()) return core::InvalidArgument("node: an id is required");
+  if (node_ids_.contains(spec.id)) {
+    return core::InvalidArgument("node " + spec.id.str() + " is already in the cluster");
+  }
+  if (spec.gpus.empty()) {
+    return core::InvalidArgument("node " + spec.id.str() + " has no GPUs: nothing to schedule");
+  }
+  std::set<core::GpuUuid> seen;
+  for (const GpuSpec& g : spec.gpus) {
+    if (g.uuid.empty()) {
+      return core::InvalidArgument("node " + spec.id.str() + ": every GPU needs its UUID");
+    }
+    if (gpu_ids_.contains(g.uuid) || !seen.insert(g.uuid).second) {
+      return core::InvalidArgument("node " + spec.id.str() + ": GPU " + g.uuid.str() +
+                                   " is already in the cluster");
+    }
+  }
+  const auto n = static_cast<NodeIndex>(nodes_.size());
+  nodes_.push_back({spec.id, true, {}});
+  node_ids_.emplace(spec.id, n);
+  free_whole_.emplace_back();
+  free_milli_on_node_.push_back(0);
+  std::map<ClassId, int> sizes;
+  for (const GpuSpec& g : spec.gpus) {
+    const auto gi = static_cast<GpuIndex>(gpus_.size());
+    const ClassId c = ClassOf(g);
+    gpus_.push_back({g, n, c, kMilliPerGpu});
+    gpu_ids_.emplace(g.uuid, gi);
+    nodes_[n].gpus.push_back(gi);
+    ++sizes[c];
+    bool known = false;
+    for (auto& [cls, count] : free_whole_[n]) known = known || cls == c;
+    if (!known) free_whole_[n].emplace_back(c, 0);
+    Index(gi);
+  }
+  for (const auto& [c, count] : sizes) ++node_sizes_[c][count];
+  live_gpus_ += static_cast<int64_t>(spec.gpus.size());
+  return core::Status::Ok();
+}
+
+core::Result<NodeIndex> ClusterState::RemoveNode(const core::NodeId& id) {
+  auto it = node_ids_.find(id);
+  if (it == node_ids_.end() || !nodes_[it->second].alive) {
+    return core::NotFound("no node " + id.str() + " in the cluster");
+  }
+  const NodeIndex n = it->second;
+  std::map<ClassId, int> sizes;
+  for (GpuIndex g : nodes_[n].gpus) {
+    Unindex(g);
+    ++sizes[gpus_[g].gpu_class];
+  }
+  for (const auto& [c, count] : sizes) {
+    auto s = node_sizes_[c].find(count);
+    if (--s->second == 0) node_sizes_[c].erase(s);
+  }
+  nodes_[n].alive = false;
+  live_gpus_ -= static_cast<int64_t>(nodes_[n].gpus.size());
+  // The id may come back (a rebooted host): it then gets a new index.
+  node_ids_.erase(it);
+  for (GpuIndex g : nodes_[n].gpus) gpu_ids_.erase(gpus_[g].spec.uuid);
+  return n;
+}
+
+std::optional<NodeIndex> ClusterState::FindNode(const core::NodeId& id) const {
+  auto it = node_ids_.find(id);
+  if (it == node_ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<GpuIndex> ClusterState::FindGpu(const core::GpuUuid& uuid) const {
+  auto it = gpu_ids_.find(uuid);
+  if (it == gpu_ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+void ClusterState::SetLendable(GpuIndex g, bool lendable) {
+  if (gpus_[g].spec.lendable == lendable) return;
+  Unindex(g);
+  gpus_[g].spec.lendable = lendable;
+  Index(g);
+}
+
+void ClusterState::Take(GpuIndex g, int milli) {
+  if (milli <= 0 || milli > gpus_[g].free_milli) Broken("Take of more than is free");
+  Unindex(g);
+  gpus_[g].free_milli -= milli;
+  Index(g);
+}
+
+void ClusterState::Give(GpuIndex g, int milli) {
+  if (milli <= 0 || gpus_[g].free_milli + milli > kMilliPerGpu) Broken("Give of more than taken");
+  Unindex(g);
+  gpus_[g].free_milli += milli;
+  Index(g);
+}
+
+int ClusterState::FreeWhole(NodeIndex n, ClassId c) const {
+  for (const auto& [cls, count] : free_whole_[n]) {
+    if (cls == c) return count;
+  }
+  return 0;
+}
+
+int ClusterState::FreeMilliOnNode(NodeIndex n) const { return free_milli_on_node_[n]; }
+
+const std::set<NodeIndex>& ClusterState::NodesWithFree(ClassId c, int count) const {
+  const auto& b = buckets_[c];
+  if (count < 1 || static_cast<size_t>(count) >= b.size()) return EmptyNodeSet();
+  return b[static_cast<size_t>(count)];
+}
+
+int ClusterState::LargestFree(ClassId c) const {
+  const auto& b = buckets_[c];
+  for (size_t i = b.size(); i-- > 1;) {
+    if (!b[i].empty()) return static_cast<int>(i);
+  }
+  return 0;
+}
+
+int ClusterState::LargestNode(ClassId c) const {
+  return node_sizes_[c].empty() ? 0 : node_sizes_[c].rbegin()->first;
+}
+
+bool ClusterState::Counts(const GpuState& g) const {
+  return nodes_[g.node].alive && g.spec.lendable && g.free_milli > 0;
+}
+
+void ClusterState::Unindex(GpuIndex gi) {
+  const GpuState& g = gpus_[gi];
+  if (!Counts(g)) return;
+  free_milli_ -= g.free_milli;
+  free_milli_on_node_[g.node] -= g.free_milli;
+  if (g.free_milli == kMilliPerGpu) {
+    MoveBucket(g.node, g.gpu_class, -1);
+  } else {
+    partial_[g.gpu_class].erase({g.free_milli, gi});
+  }
+}
+
+void ClusterState::Index(GpuIndex gi) {
+  const GpuState& g = gpus_[gi];
+  if (!Counts(g)) return;
+  free_milli_ += g.free_milli;
+  free_milli_on_node_[g.node] += g.free_milli;
+  if (g.free_milli == kMilliPerGpu) {
+    MoveBucket(g.node, g.gpu_class, +1);
+  } else {
+    partial_[g.gpu_class].insert({g.free_milli, gi});
+  }
+}
+
+void ClusterState::MoveBucket(NodeIndex n, ClassId c, int delta) {
+  for (auto& [cls, count] : free_whole_[n]) {
+    if (cls != c) continue;
+    auto& b = buckets_[c];
+    if (count > 0) b[static_cast<size_t>(count)].erase(n);
+    count += delta;
+    if (count < 0) Broken("negative free count");
+    if (static_cast<size_t>(count) >= b.size()) b.resize(static_cast<size_t>(count) + 1);
+    if (count > 0) b[static_cast<size_t>(count)].insert(n);
+    return;
+  }
+  Broken("class not on node");
+}
+
+}  // namespace gleaner::sched

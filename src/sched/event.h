@@ -1,0 +1,59 @@
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "core/ids.h"
+#include "sched/cluster_state.h"
+#include "sched/job_request.h"
+
+namespace gleaner::sched {
+
+// What the scheduler is told. The caller (daemon or simulator) reports
+// facts; the scheduler answers with actions. Everything a job does after
+// StartJob (it ran, it left after a PreemptJob) comes back as one of these.
+
+struct JobSubmitted {
+  JobRequest job;
+};
+// The user cancelled: a pending job leaves the queue; a running one keeps
+// its GPUs until the caller reports JobFinished or JobFailed for it.
+struct JobCancelled {
+  JobId job = 0;
+};
+// The job's process exited 0.
+struct JobFinished {
+  JobId job = 0;
+};
+// The job's process exited otherwise, or could not start. A job that was
+// preempted is requeued (RequeueJob); any other failure ends it.
+struct JobFailed {
+  JobId job = 0;
+  std::string reason;
+};
+// The job saved its state (it said so): preempting it now loses little.
+struct JobCheckpointed {
+  JobId job = 0;
+};
+// A GPU's idle verdict changed. A GPU that stops being lendable (its owner
+// is back) is taken back at once from whatever runs on it.
+struct GpuVerdictChanged {
+  core::GpuUuid gpu;
+  bool lendable = false;
+  std::string reason;  // "owner returned: process 4242 of bob"
+};
+struct NodeAdded {
+  NodeSpec node;
+};
+// The node is gone (or its agent is): its jobs are requeued.
+struct NodeLost {
+  core::NodeId node;
+  std::string reason;
+};
+// Time passed: recompute priorities and usage, run a full scheduling pass.
+struct Tick {};
+
+using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobCheckpointed,
+                           GpuVerdictChanged, NodeAdded, NodeLost, Tick>;
+
+}  // namespace gleaner::sched

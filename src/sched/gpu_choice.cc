@@ -1,0 +1,91 @@
+#include "sched/gpu_choice.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "sched/job_request.h"
+
+namespace gleaner::sched {
+namespace {
+
+struct Island {
+  int key = 0;
+  int size = 0;  // GPUs of the island on the node, whatever their state
+  std::vector<GpuIndex> free;
+  bool intact() const { return static_cast<int>(free.size()) == size; }
+};
+
+}  // namespace
+
+std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, ClassId c,
+                                    int count) {
+  if (count < 1 || cluster.FreeWhole(n, c) < count) return std::nullopt;
+  // A GPU without NVLink is an island of its own, keyed below every real
+  // island and in the node's order.
+  constexpr int kPcieKeyBase = -1'000'000;
+  std::map<int, Island> by_key;
+  const std::vector<GpuIndex>& gpus = cluster.node(n).gpus;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const GpuState& g = cluster.gpu(gpus[i]);
+    const int key =
+        g.spec.nvlink_island >= 0 ? g.spec.nvlink_island : kPcieKeyBase + static_cast<int>(i);
+    Island& island = by_key[key];
+    island.key = key;
+    ++island.size;
+    if (g.gpu_class == c && g.spec.lendable && g.free_milli == kMilliPerGpu) {
+      island.free.push_back(gpus[i]);
+    }
+  }
+  std::vector<Island> islands;
+  for (auto& [key, island] : by_key) {
+    if (!island.free.empty()) islands.push_back(std::move(island));
+  }
+  const auto tightest_first = [](const Island& a, const Island& b) {
+    return std::tuple(a.free.size(), a.intact(), a.key) <
+           std::tuple(b.free.size(), b.intact(), b.key);
+  };
+  std::sort(islands.begin(), islands.end(), tightest_first);
+
+  GpuChoice choice;
+  const auto take = [&](const Island& island, int k) {
+    if (island.intact() && k < static_cast<int>(island.free.size())) ++choice.islands_broken;
+    choice.gpus.insert(choice.gpus.end(), island.free.begin(), island.free.begin() + k);
+  };
+  for (const Island& island : islands) {
+    if (static_cast<int>(island.free.size()) >= count) {
+      take(island, count);
+      choice.within_one_island = count == 1 || island.key >= 0;
+      std::sort(choice.gpus.begin(), choice.gpus.end());
+      return choice;
+    }
+  }
+  // No island holds the gang: whole islands, largest first, then the rest
+  // from the tightest island that holds it.
+  choice.within_one_island = false;
+  int left = count;
+  std::vector<size_t> largest_first(islands.size());
+  for (size_t i = 0; i < islands.size(); ++i) largest_first[i] = i;
+  std::stable_sort(largest_first.begin(), largest_first.end(), [&](size_t a, size_t b) {
+    return islands[a].free.size() > islands[b].free.size();
+  });
+  std::vector<bool> used(islands.size(), false);
+  for (size_t i : largest_first) {
+    const int free = static_cast<int>(islands[i].free.size());
+    if (left > 0 && free <= left) {
+      take(islands[i], free);
+      used[i] = true;
+      left -= free;
+    }
+  }
+  for (size_t i = 0; i < islands.size() && left > 0; ++i) {
+    if (used[i] || static_cast<int>(islands[i].free.size()) < left) continue;
+    take(islands[i], left);
+    left = 0;
+  }
+  if (left > 0) return std::nullopt;  // unreachable: the free count said enough
+  std::sort(choice.gpus.begin(), choice.gpus.end());
+  return choice;
+}
+
+}  // namespace gleaner::sched

@@ -1,0 +1,52 @@
+#include "sched/job_request.h"
+
+#include <string>
+
+namespace gleaner::sched {
+
+JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user) {
+  JobRequest r;
+  r.id = id;
+  r.project = spec.project;
+  r.user = std::move(user);
+  r.gpus = spec.gpus;
+  r.min_gpu_memory = spec.min_gpu_memory;
+  r.gpu_models = spec.gpu_models;
+  r.priority_class = spec.priority_class;
+  r.priority = spec.priority;
+  r.preemptible = spec.preemptible;
+  r.expected_runtime = spec.expected_runtime;
+  return r;
+}
+
+core::Status ValidateRequestShape(const JobRequest& job) {
+  if (job.gpus < 1) {
+    return core::InvalidArgument("gpus: at least 1; got " + std::to_string(job.gpus));
+  }
+  if (job.gpu_milli < 1 || job.gpu_milli > kMilliPerGpu) {
+    return core::InvalidArgument("gpu_milli: 1..1000 (1000 is a whole GPU); got " +
+                                 std::to_string(job.gpu_milli));
+  }
+  if (job.fractional() && job.gpus != 1) {
+    return core::InvalidArgument(
+        "gpu_milli: a share below a whole GPU is for one GPU; ask for gpus 1, or whole GPUs");
+  }
+  if (job.priority < -1000 || job.priority > 1000) {
+    return core::InvalidArgument("priority: -1000..1000; got " + std::to_string(job.priority));
+  }
+  return core::Status::Ok();
+}
+
+int ClassRank(PriorityClass c) {
+  switch (c) {
+    case PriorityClass::kCritical:
+      return 0;
+    case PriorityClass::kNormal:
+      return 1;
+    case PriorityClass::kOpportunistic:
+      return 2;
+  }
+  return 1;
+}
+
+}  // namespace gleaner::sched

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/units.h"
+#include "sched/job_spec.h"
+
+namespace gleaner::sched {
+
+// One whole GPU in milli-GPU, the unit of fractional requests (the openb
+// trace's gpu_milli).
+inline constexpr int kMilliPerGpu = 1000;
+
+// What the scheduler needs to know about a job: its shape, constraints and
+// standing. Plain data; the daemon builds it from a JobSpec
+// (RequestFromSpec), the simulator from a trace row.
+struct JobRequest {
+  JobId id = 0;
+  std::string project;  // empty: the default project
+  std::string user;
+  int gpus = 1;  // all on one node, all at once (a gang when > 1)
+  // The share of each GPU, 1..1000. Below 1000 (a fraction of one GPU,
+  // which others may share) only with gpus == 1.
+  int gpu_milli = kMilliPerGpu;
+  core::Bytes min_gpu_memory;           // each GPU's total memory at least this
+  std::vector<std::string> gpu_models;  // allowed models (substrings of the name); empty: any
+  PriorityClass priority_class = PriorityClass::kNormal;
+  int priority = 0;         // within the class, -1000..1000, higher first
+  bool preemptible = true;  // critical jobs never are, whatever this says
+  // Saves its state when signalled, so preempting it loses little work.
+  bool checkpoints = false;
+  std::optional<core::Duration> expected_runtime;
+
+  bool fractional() const { return gpu_milli < kMilliPerGpu; }
+  // The whole request in milli-GPU: 4 GPUs are 4000, half a GPU 500.
+  int64_t total_milli() const { return int64_t{gpus} * gpu_milli; }
+  bool may_be_preempted() const {
+    return preemptible && priority_class != PriorityClass::kCritical;
+  }
+};
+
+// The scheduler's view of a submitted JobSpec. Whole GPUs only: JobSpec has
+// no fractional form yet.
+JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user);
+
+// The shape checks that need no cluster: gpus at least 1, gpu_milli in
+// 1..1000, fractions only of one GPU, priority in range. The message says
+// what would be accepted.
+core::Status ValidateRequestShape(const JobRequest& job);
+
+// 0 for critical, 1 normal, 2 opportunistic: lower runs first.
+int ClassRank(PriorityClass c);
+
+}  // namespace gleaner::sched

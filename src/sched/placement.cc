@@ -1,0 +1,116 @@
+#include "sched/placement.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "sched/gpu_choice.h"
+
+namespace gleaner::sched {
+namespace {
+
+struct Scored {
+  Placement placement;
+  int gpu_free_milli = 1000;
+  auto Rank() const {
+    return std::tuple(placement.cost, gpu_free_milli, placement.node, placement.gpus.front());
+  }
+};
+
+void Consider(std::optional<Scored>* best, Scored s) {
+  if (!*best || s.Rank() < (*best)->Rank()) *best = std::move(s);
+}
+
+Scored Score(const ClusterState& cluster, const JobRequest& job, const PlacementScorer& scorer,
+             NodeIndex n, const GpuChoice& choice, int gpu_free_milli) {
+  PlacementCandidate c;
+  c.gpus = job.gpus;
+  c.milli_per_gpu = job.gpu_milli;
+  c.node_gpus = static_cast<int>(cluster.node(n).gpus.size());
+  c.node_free_milli = cluster.FreeMilliOnNode(n);
+  c.gpu_free_milli = gpu_free_milli;
+  c.within_one_island = choice.within_one_island;
+  c.islands_broken = choice.islands_broken;
+  return {{n, choice.gpus, job.gpu_milli, scorer.Cost(c)}, gpu_free_milli};
+}
+
+int LargestFreeAmong(const ClusterState& cluster, const std::vector<ClassId>& allowed) {
+  int largest = 0;
+  for (ClassId c : allowed) largest = std::max(largest, cluster.LargestFree(c));
+  return largest;
+}
+
+}  // namespace
+
+bool ClassAllowed(const GpuClass& c, const JobRequest& job) {
+  if (c.memory < job.min_gpu_memory) return false;
+  if (job.gpu_models.empty()) return true;
+  return std::any_of(job.gpu_models.begin(), job.gpu_models.end(), [&](const std::string& m) {
+    return !m.empty() && c.model.find(m) != std::string::npos;
+  });
+}
+
+std::vector<ClassId> AllowedClasses(const ClusterState& cluster, const JobRequest& job) {
+  std::vector<ClassId> out;
+  for (ClassId c = 0; c < cluster.class_count(); ++c) {
+    if (ClassAllowed(cluster.gpu_class(c), job)) out.push_back(c);
+  }
+  return out;
+}
+
+std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobRequest& job,
+                                       const std::vector<ClassId>& allowed,
+                                       const PlacementScorer& scorer, int candidate_limit) {
+  std::optional<Scored> best;
+  if (job.fractional()) {
+    // Shared GPUs with room, tightest first.
+    for (ClassId c : allowed) {
+      const auto& shared = cluster.PartialGpus(c);
+      int taken = 0;
+      for (auto it = shared.lower_bound({job.gpu_milli, 0});
+           it != shared.end() && taken < candidate_limit; ++it, ++taken) {
+        const GpuIndex g = it->second;
+        GpuChoice one{{g}, true, 0};
+        Consider(&best, Score(cluster, job, scorer, cluster.gpu(g).node, one, it->first));
+      }
+    }
+  }
+  // Nodes with whole free GPUs, fewest free first (a fraction takes one).
+  const int need = job.fractional() ? 1 : job.gpus;
+  const int largest = LargestFreeAmong(cluster, allowed);
+  int taken = 0;
+  for (int count = need; count <= largest && taken < candidate_limit; ++count) {
+    for (ClassId c : allowed) {
+      for (NodeIndex n : cluster.NodesWithFree(c, count)) {
+        if (taken >= candidate_limit) break;
+        std::optional<GpuChoice> choice = ChooseGpus(cluster, n, c, need);
+        if (!choice) continue;
+        ++taken;
+        Consider(&best, Score(cluster, job, scorer, n, *choice, 1000));
+      }
+    }
+  }
+  if (!best) return std::nullopt;
+  return std::move(best->placement);
+}
+
+NoFit DescribeNoFit(const ClusterState& cluster, const JobRequest& job,
+                    const std::vector<ClassId>& allowed) {
+  NoFit out;
+  out.largest_free = LargestFreeAmong(cluster, allowed);
+  if (out.largest_free > 0) {
+    for (ClassId c : allowed) {
+      const auto& nodes = cluster.NodesWithFree(c, out.largest_free);
+      if (!nodes.empty() && (!out.node || *nodes.begin() < *out.node)) out.node = *nodes.begin();
+    }
+  }
+  if (job.fractional()) {
+    for (ClassId c : allowed) {
+      const auto& shared = cluster.PartialGpus(c);
+      if (!shared.empty())
+        out.largest_share_milli = std::max(out.largest_share_milli, shared.rbegin()->first);
+    }
+  }
+  return out;
+}
+
+}  // namespace gleaner::sched

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "sched/cluster_state.h"
+#include "sched/job_request.h"
+#include "sched/placement_scorer.h"
+
+namespace gleaner::sched {
+
+struct Placement {
+  NodeIndex node = 0;
+  std::vector<GpuIndex> gpus;
+  int milli_per_gpu = 1000;
+  double cost = 0;
+};
+
+// Why nothing fits now: the best the free GPUs offer the job.
+struct NoFit {
+  int largest_free = 0;           // whole free GPUs of an allowed class on the best node
+  std::optional<NodeIndex> node;  // that node, if any has one
+  int largest_share_milli = 0;    // fractional jobs: the largest free share of a shared GPU
+};
+
+// Whether a class meets the job's memory and model constraints.
+bool ClassAllowed(const GpuClass& c, const JobRequest& job);
+// The classes the job may use, in class order.
+std::vector<ClassId> AllowedClasses(const ClusterState& cluster, const JobRequest& job);
+
+// Finds where the job can start now, on one node, all GPUs of one class:
+// candidates come from the free-count buckets (tightest first, at most
+// `candidate_limit` nodes, and as many shared GPUs for a fraction), the
+// GPUs within a node from ChooseGpus, and the scorer picks; ties go to the
+// tighter GPU, then the lower node and GPU index. Cost: a few set look-ups
+// plus `candidate_limit` scorings, whatever the cluster's size.
+std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobRequest& job,
+                                       const std::vector<ClassId>& allowed,
+                                       const PlacementScorer& scorer, int candidate_limit);
+
+// What the free GPUs offer the job when FindPlacement found nothing.
+NoFit DescribeNoFit(const ClusterState& cluster, const JobRequest& job,
+                    const std::vector<ClassId>& allowed);
+
+}  // namespace gleaner::sched

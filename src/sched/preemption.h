@@ -1,0 +1,35 @@
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "sched/cluster_state.h"
+#include "sched/job_request.h"
+
+namespace gleaner::sched {
+
+// A running job on the node that may be preempted for the job at hand,
+// with its selector cost.
+struct EvictableJob {
+  JobId job = 0;
+  std::vector<GpuIndex> gpus;
+  int milli_per_gpu = 1000;
+  double cost = 0;
+};
+
+struct NodeEviction {
+  NodeIndex node = 0;
+  std::vector<JobId> victims;  // cheapest first
+  double cost = 0;
+};
+
+// Which of `evictable` (all on node `n`) must leave for `job` to fit there:
+// adds them cheapest first (ties by id) until enough GPUs of one allowed
+// class are free (or, for a fraction, one GPU has room), then drops every
+// victim the job can do without, most expensive first, so the set is
+// minimal. Nullopt when even all of them are not enough.
+std::optional<NodeEviction> PlanEvictionOnNode(const ClusterState& cluster, const JobRequest& job,
+                                               const std::vector<ClassId>& allowed, NodeIndex n,
+                                               std::vector<EvictableJob> evictable);
+
+}  // namespace gleaner::sched

@@ -1,0 +1,567 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "sched/placement.h"
+#include "sched/preemption.h"
+
+namespace gleaner::sched {
+namespace {
+
+std::string JobWord(JobId id) { return "job " + std::to_string(id); }
+
+std::string ProjectName(const std::string& p) { return p.empty() ? "(none)" : p; }
+
+}  // namespace
+
+Scheduler::Scheduler(SchedulerConfig config) : Scheduler(std::move(config), SchedulerPolicies{}) {}
+
+Scheduler::Scheduler(SchedulerConfig config, SchedulerPolicies policies)
+    : config_(std::move(config)),
+      policies_(std::move(policies)),
+      quotas_(config_.projects, config_.default_quota),
+      project_usage_(config_.usage_half_life),
+      user_usage_(config_.usage_half_life) {
+  if (!policies_.ordering)
+    policies_.ordering = std::make_unique<MultifactorOrdering>(config_.weights);
+  if (!policies_.victims) policies_.victims = std::make_unique<LeastWorkLostSelector>();
+  if (!policies_.scorer) policies_.scorer = std::make_unique<FragmentationAwareScorer>();
+  for (const auto& [name, q] : config_.projects) project_usage_.SetWeight(name, q.weight);
+  for (const auto& [name, w] : config_.user_weights) user_usage_.SetWeight(name, w);
+  has_guarantees_ = config_.default_quota.guaranteed_gpus > 0;
+  for (const auto& [name, q] : config_.projects) has_guarantees_ |= q.guaranteed_gpus > 0;
+}
+
+core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::TimePoint now) {
+  now_ = std::max(now_, now);
+  std::vector<Action> out;
+  core::Status status;
+  bool full_pass = false;
+  if (const auto* e = std::get_if<JobSubmitted>(&event)) {
+    return Submit(e->job, now_);
+  } else if (const auto* c = std::get_if<JobCancelled>(&event)) {
+    status = Cancel(c->job);
+  } else if (const auto* f = std::get_if<JobFinished>(&event)) {
+    status = Exit(f->job, true, &out);
+  } else if (const auto* x = std::get_if<JobFailed>(&event)) {
+    status = Exit(x->job, false, &out);
+  } else if (const auto* k = std::get_if<JobCheckpointed>(&event)) {
+    status = Checkpointed(k->job);
+  } else if (const auto* v = std::get_if<GpuVerdictChanged>(&event)) {
+    status = VerdictChanged(*v, &out);
+  } else if (const auto* a = std::get_if<NodeAdded>(&event)) {
+    status = AddNode(a->node);
+  } else if (const auto* l = std::get_if<NodeLost>(&event)) {
+    status = LoseNode(*l, &out);
+  } else {
+    OnTick();
+    full_pass = true;
+  }
+  if (!status.ok()) return status;
+  if (full_pass || dirty_) RunPass(full_pass, &out);
+  return out;
+}
+
+// ---- events -------------------------------------------------------------
+
+core::Result<std::vector<Action>> Scheduler::Submit(const JobRequest& req, core::TimePoint now) {
+  if (jobs_.contains(req.id)) {
+    return core::InvalidArgument(JobWord(req.id) + " was submitted already; ids are unique");
+  }
+  std::vector<Action> out;
+  if (std::string why = RejectionFor(req); !why.empty()) {
+    out.push_back(RejectJob{req.id, std::move(why)});
+    return out;
+  }
+  Job& job = jobs_[req.id];
+  job.req = req;
+  job.submitted_at = now;
+  job.shape_id = ShapeOf(req);
+  project_usage_.Touch(req.project);
+  user_usage_.Touch(req.user);
+  Enqueue(job);
+  if (dirty_) {
+    RunPass(false, &out);
+  } else {
+    // Every job ahead of it already failed against these free GPUs: only
+    // the newcomer can change anything.
+    ++pass_;
+    int budget = config_.preemptions_per_pass;
+    Consider(job, &budget, &out);
+  }
+  return out;
+}
+
+std::string Scheduler::RejectionFor(const JobRequest& req) {
+  if (core::Status s = ValidateRequestShape(req); !s.ok()) return s.message();
+  if (const auto limit = quotas_.limit_milli(req.project); limit && req.total_milli() > *limit) {
+    const ProjectQuota& q = quotas_.For(req.project);
+    return "project " + ProjectName(req.project) + " may use at most " + MilliAsGpus(*limit) +
+           " GPUs (" + std::to_string(q.guaranteed_gpus) + " guaranteed + " +
+           std::to_string(q.borrow_limit_gpus.value_or(0)) + " borrowable); the job needs " +
+           MilliAsGpus(req.total_milli());
+  }
+  if (cluster_.live_gpu_count() == 0) return "";  // nothing to judge by yet
+  const std::vector<ClassId> allowed = AllowedClasses(cluster_, req);
+  if (allowed.empty()) {
+    std::set<std::string> here;
+    for (ClassId c = 0; c < cluster_.class_count(); ++c) {
+      if (cluster_.LargestNode(c) == 0) continue;
+      const GpuClass& g = cluster_.gpu_class(c);
+      here.insert(g.model + " (" + MilliAsGpus(static_cast<int64_t>(g.memory.ToGiB() * 1000)) +
+                  " GiB)");
+    }
+    std::string list;
+    for (const std::string& h : here) list += (list.empty() ? "" : ", ") + h;
+    return "no GPU here matches: needs " + DescribeNeed(req) + "; GPUs here: " + list;
+  }
+  int largest = 0;
+  for (ClassId c : allowed) largest = std::max(largest, cluster_.LargestNode(c));
+  if (req.gpus > largest) {
+    return "needs " + DescribeNeed(req) + " on one node; the largest node here has " +
+           std::to_string(largest) + " such GPUs (jobs that span nodes are not supported yet)";
+  }
+  return "";
+}
+
+core::Status Scheduler::Cancel(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return core::NotFound("no " + JobWord(id) + " to cancel");
+  Job& job = it->second;
+  if (job.phase == JobPhase::kPending) {
+    queue_.erase(job.key);
+    jobs_.erase(it);
+  } else {
+    job.cancelled = true;  // it leaves when the caller reports its exit
+  }
+  return core::Status::Ok();
+}
+
+core::Status Scheduler::Exit(JobId id, bool succeeded, std::vector<Action>* out) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.phase == JobPhase::kPending) {
+    return core::FailedPrecondition(JobWord(id) + " is not running; only a started job can end");
+  }
+  Job& job = it->second;
+  const bool was_preempted = job.phase == JobPhase::kVacating;
+  Release(job);
+  if (was_preempted && !succeeded && !job.cancelled) {
+    Requeue(job, job.preempt_reason, out);
+  } else {
+    jobs_.erase(it);
+  }
+  return core::Status::Ok();
+}
+
+core::Status Scheduler::Checkpointed(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.phase == JobPhase::kPending) {
+    return core::FailedPrecondition(JobWord(id) +
+                                    " is not running; only a running job checkpoints");
+  }
+  it->second.last_checkpoint = now_;
+  return core::Status::Ok();
+}
+
+core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<Action>* out) {
+  const auto g = cluster_.FindGpu(e.gpu);
+  if (!g) return core::NotFound("no GPU " + e.gpu.str() + " in the cluster; add its node first");
+  cluster_.SetLendable(*g, e.lendable);
+  if (e.lendable) {
+    dirty_ = true;
+    return core::Status::Ok();
+  }
+  const GpuState& gpu = cluster_.gpu(*g);
+  const std::string reason = gpu.spec.uuid.str() + " (" + cluster_.node(gpu.node).id.str() +
+                             " gpu " + std::to_string(gpu.spec.index) + ") is no longer lendable" +
+                             (e.reason.empty() ? "" : ": " + e.reason);
+  // The owner never waits: whatever runs there leaves, protected or not.
+  const std::vector<JobId> here = on_node_[gpu.node];
+  for (JobId id : here) {
+    Job& job = jobs_.at(id);
+    if (job.phase != JobPhase::kRunning) continue;
+    if (std::find(job.gpus.begin(), job.gpus.end(), *g) == job.gpus.end()) continue;
+    Preempt(job, reason, std::nullopt, out);
+  }
+  return core::Status::Ok();
+}
+
+core::Status Scheduler::AddNode(const NodeSpec& spec) {
+  GLEANER_RETURN_IF_ERROR(cluster_.AddNode(spec));
+  on_node_.resize(cluster_.node_count());
+  dirty_ = true;
+  return core::Status::Ok();
+}
+
+core::Status Scheduler::LoseNode(const NodeLost& e, std::vector<Action>* out) {
+  const auto n = cluster_.FindNode(e.node);
+  if (!n) return core::NotFound("no node " + e.node.str() + " in the cluster");
+  const std::string reason =
+      "node " + e.node.str() + " lost" + (e.reason.empty() ? "" : ": " + e.reason);
+  const std::vector<JobId> here = on_node_[*n];
+  for (JobId id : here) {
+    Job& job = jobs_.at(id);
+    Release(job);
+    if (job.cancelled) {
+      jobs_.erase(id);
+    } else {
+      Requeue(job, reason, out);
+    }
+  }
+  return cluster_.RemoveNode(e.node).status();
+}
+
+void Scheduler::OnTick() {
+  project_usage_.Advance(now_);
+  user_usage_.Advance(now_);
+  for (const std::vector<JobId>& ids : on_node_) {
+    for (JobId id : ids) Charge(jobs_.at(id), now_);
+  }
+  // Ages and usage moved: every pending job gets a fresh key.
+  std::vector<JobId> pending;
+  pending.reserve(queue_.size());
+  for (const OrderKey& k : queue_) pending.push_back(k.id);
+  queue_.clear();
+  for (JobId id : pending) Enqueue(jobs_.at(id));
+}
+
+// ---- the pass -----------------------------------------------------------
+
+void Scheduler::RunPass(bool full, std::vector<Action>* out) {
+  dirty_ = false;
+  ++pass_;
+  int budget = config_.preemptions_per_pass;
+  int misses = 0;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    const JobId id = it->id;
+    ++it;  // Consider may take the job out of the queue
+    if (cluster_.free_milli() == 0) {
+      // Nothing can start; only preemption can help, and the queue is in
+      // class order, so once no job of this class may preempt by class,
+      // none after it may either.
+      const int rank = ClassRank(jobs_.at(id).req.priority_class);
+      bool by_class = false;
+      for (int r = rank + 1; r < 3; ++r) by_class = by_class || evictable_by_rank_[r] > 0;
+      const bool by_reclaim = has_guarantees_ && quotas_.borrowing_projects() > 0;
+      if (budget == 0 || (!by_class && !by_reclaim)) {
+        early_stop_pass_ = pass_;  // this job and those after it were not considered
+        break;
+      }
+    }
+    if (Consider(jobs_.at(id), &budget, out)) {
+      misses = 0;
+    } else if (!full && ++misses >= config_.event_pass_depth) {
+      early_stop_pass_ = pass_;
+      break;
+    }
+  }
+}
+
+bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* out) {
+  job.considered_in_pass = pass_;
+  if (cluster_.live_gpu_count() == 0) {
+    job.wait = {WaitReason::Kind::kNoNodes, {}, 0, 0, 0};
+    return false;
+  }
+  const JobRequest& req = job.req;
+  if (!quotas_.Admits(req.project, req.total_milli())) {
+    job.wait = {WaitReason::Kind::kQuota,
+                {},
+                quotas_.used_milli(req.project),
+                quotas_.limit_milli(req.project).value_or(0),
+                0};
+    return false;
+  }
+  const std::vector<ClassId>& allowed = Allowed(job);
+  const auto shape = static_cast<size_t>(job.shape_id);
+  if (shape >= shape_failed_in_pass_.size()) {
+    shape_failed_in_pass_.resize(shape + 1, 0);
+    shape_no_fit_.resize(shape + 1);
+  }
+  if (shape_failed_in_pass_[shape] != pass_) {
+    if (cluster_.free_milli() > 0) {
+      if (auto p = FindPlacement(cluster_, req, allowed, *policies_.scorer,
+                                 config_.placement_candidates)) {
+        Start(job, *p, out);
+        return true;
+      }
+    }
+    shape_failed_in_pass_[shape] = pass_;
+    shape_no_fit_[shape] = DescribeNoFit(cluster_, req, allowed);
+  }
+  if (job.awaiting_victims > 0) {
+    job.wait = {WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims};
+    return false;
+  }
+  job.wait = {WaitReason::Kind::kNoFit, shape_no_fit_[shape], 0, 0, 0};
+  if (*preemption_budget > 0 && MayPreemptSomeone(job)) {
+    --*preemption_budget;
+    TryPreempt(job, out);
+  }
+  return false;
+}
+
+void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
+  queue_.erase(job.key);
+  job.phase = JobPhase::kRunning;
+  job.node = p.node;
+  job.gpus = p.gpus;
+  job.started_at = now_;
+  job.charged_until = now_;
+  job.last_checkpoint.reset();
+  job.awaiting_victims = 0;
+  StartJob action{job.req.id, cluster_.node(p.node).id, {}, {}, job.req.gpu_milli};
+  for (GpuIndex g : p.gpus) {
+    cluster_.Take(g, job.req.gpu_milli);
+    action.gpus.push_back(cluster_.gpu(g).spec.uuid);
+    action.gpu_indices.push_back(cluster_.gpu(g).spec.index);
+  }
+  on_node_[p.node].push_back(job.req.id);
+  quotas_.Add(job.req.project, job.req.total_milli());
+  ++running_count_;
+  CountEvictable(job, +1);
+  out->push_back(std::move(action));
+}
+
+// ---- preemption ---------------------------------------------------------
+
+bool Scheduler::Evictable(const Job& job) const {
+  return job.phase == JobPhase::kRunning && job.req.may_be_preempted();
+}
+
+void Scheduler::CountEvictable(const Job& job, int delta) {
+  if (!Evictable(job)) return;
+  evictable_by_rank_[ClassRank(job.req.priority_class)] += delta;
+  int& n = evictable_on_node_[job.node];
+  n += delta;
+  if (n == 0) evictable_on_node_.erase(job.node);
+}
+
+bool Scheduler::MayPreemptSomeone(const Job& job) const {
+  const int rank = ClassRank(job.req.priority_class);
+  for (int r = rank + 1; r < 3; ++r) {
+    if (evictable_by_rank_[r] > 0) return true;
+  }
+  return has_guarantees_ && quotas_.borrowing_projects() > 0 &&
+         quotas_.WithinGuarantee(job.req.project, job.req.total_milli());
+}
+
+Scheduler::Ground Scheduler::PreemptionGround(const Job& job, const Job& victim) const {
+  if (!Evictable(victim) || victim.started_at + config_.min_runtime > now_) return Ground::kNone;
+  if (ClassRank(victim.req.priority_class) > ClassRank(job.req.priority_class)) {
+    return Ground::kOutranked;
+  }
+  const std::string& p = job.req.project;
+  const std::string& q = victim.req.project;
+  if (q != p && quotas_.Borrowing(q) && quotas_.WithinGuarantee(p, job.req.total_milli())) {
+    return Ground::kReclaim;
+  }
+  return Ground::kNone;
+}
+
+std::string Scheduler::DescribeGround(Ground ground, const Job& job, const Job& victim) const {
+  const std::string& p = job.req.project;
+  const std::string& q = victim.req.project;
+  if (ground == Ground::kOutranked) {
+    return std::string(PriorityClassName(job.req.priority_class)) + " work outranks " +
+           std::string(PriorityClassName(victim.req.priority_class));
+  }
+  return "project " + ProjectName(p) + " reclaims its guaranteed GPUs (uses " +
+         MilliAsGpus(quotas_.used_milli(p)) + " of " + MilliAsGpus(quotas_.guaranteed_milli(p)) +
+         "); project " + ProjectName(q) + " borrows beyond its " +
+         MilliAsGpus(quotas_.guaranteed_milli(q));
+}
+
+bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
+  const std::vector<ClassId>& allowed = Allowed(job);
+  std::optional<NodeEviction> best;
+  int found = 0;
+  const auto consider = [&](NodeIndex n) {
+    std::vector<EvictableJob> evictable;
+    for (JobId id : on_node_[n]) {
+      const Job& v = jobs_.at(id);
+      if (PreemptionGround(job, v) == Ground::kNone) continue;
+      VictimCandidate c{id,
+                        v.req.priority_class,
+                        v.req.priority,
+                        v.req.total_milli(),
+                        now_ - v.started_at,
+                        v.last_checkpoint ? std::optional(now_ - *v.last_checkpoint) : std::nullopt,
+                        v.req.checkpoints};
+      evictable.push_back({id, v.gpus, v.req.gpu_milli, policies_.victims->Cost(c)});
+    }
+    if (evictable.empty()) return;
+    auto plan = PlanEvictionOnNode(cluster_, job.req, allowed, n, std::move(evictable));
+    if (!plan || plan->victims.empty()) return;
+    if (!best || plan->cost < best->cost) best = std::move(plan);
+    ++found;
+  };
+  // Nodes with the most free GPUs first: they need the fewest victims.
+  // The search stops after `preemption_candidate_nodes` workable nodes.
+  std::vector<bool> seen(cluster_.node_count(), false);
+  int largest = 0;
+  for (ClassId c : allowed) largest = std::max(largest, cluster_.LargestFree(c));
+  for (int count = largest; count >= 1; --count) {
+    for (ClassId c : allowed) {
+      for (NodeIndex n : cluster_.NodesWithFree(c, count)) {
+        if (found >= config_.preemption_candidate_nodes) break;
+        if (seen[n] || !evictable_on_node_.contains(n)) continue;
+        seen[n] = true;
+        consider(n);
+      }
+    }
+  }
+  for (const auto& [n, count] : evictable_on_node_) {
+    if (found >= config_.preemption_candidate_nodes) break;
+    if (!seen[n]) consider(n);
+  }
+  if (!best) return false;
+  const std::string prefix = "for " + JobWord(job.req.id) + " (" +
+                             std::string(PriorityClassName(job.req.priority_class)) + ", needs " +
+                             DescribeNeed(job.req) + "): ";
+  // Reasons first: preempting changes the usage they quote.
+  std::vector<std::string> reasons;
+  for (JobId id : best->victims) {
+    const Job& victim = jobs_.at(id);
+    reasons.push_back(prefix + DescribeGround(PreemptionGround(job, victim), job, victim));
+  }
+  for (size_t i = 0; i < best->victims.size(); ++i) {
+    Preempt(jobs_.at(best->victims[i]), reasons[i], job.req.id, out);
+  }
+  job.awaiting_victims = static_cast<int>(best->victims.size());
+  job.wait = {WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims};
+  return true;
+}
+
+void Scheduler::Preempt(Job& victim, const std::string& reason, std::optional<JobId> beneficiary,
+                        std::vector<Action>* out) {
+  CountEvictable(victim, -1);
+  victim.phase = JobPhase::kVacating;
+  victim.beneficiary = beneficiary;
+  victim.preempt_reason = reason;
+  out->push_back(PreemptJob{victim.req.id, reason});
+}
+
+// ---- bookkeeping --------------------------------------------------------
+
+void Scheduler::Release(Job& job) {
+  CountEvictable(job, -1);
+  Charge(job, now_);
+  for (GpuIndex g : job.gpus) cluster_.Give(g, job.req.gpu_milli);
+  auto& here = on_node_[job.node];
+  here.erase(std::find(here.begin(), here.end(), job.req.id));
+  quotas_.Remove(job.req.project, job.req.total_milli());
+  --running_count_;
+  if (job.beneficiary) {
+    auto b = jobs_.find(*job.beneficiary);
+    if (b != jobs_.end() && b->second.phase == JobPhase::kPending &&
+        b->second.awaiting_victims > 0) {
+      --b->second.awaiting_victims;
+    }
+  }
+  job.gpus.clear();
+  job.beneficiary.reset();
+  dirty_ = true;
+}
+
+void Scheduler::Requeue(Job& job, const std::string& reason, std::vector<Action>* out) {
+  job.phase = JobPhase::kPending;
+  job.wait = {};
+  job.awaiting_victims = 0;
+  // It keeps its submit time, so its age still counts.
+  Enqueue(job);
+  out->push_back(RequeueJob{job.req.id, reason});
+}
+
+void Scheduler::Enqueue(Job& job) {
+  OrderingInput in{&job.req, job.submitted_at, now_, project_usage_.Factor(job.req.project),
+                   user_usage_.Factor(job.req.user)};
+  job.key = policies_.ordering->Key(in);
+  job.key.id = job.req.id;  // keeps keys unique whatever the policy returns
+  queue_.insert(job.key);
+}
+
+void Scheduler::Charge(Job& job, core::TimePoint until) {
+  if (until <= job.charged_until) return;
+  const double milli_s =
+      core::ToSecondsDouble(until - job.charged_until) * static_cast<double>(job.req.total_milli());
+  project_usage_.Charge(job.req.project, milli_s);
+  user_usage_.Charge(job.req.user, milli_s);
+  job.charged_until = until;
+}
+
+const std::vector<ClassId>& Scheduler::Allowed(Job& job) {
+  if (job.allowed_for_classes != cluster_.class_count()) {
+    job.allowed = AllowedClasses(cluster_, job.req);
+    job.allowed_for_classes = cluster_.class_count();
+  }
+  return job.allowed;
+}
+
+int Scheduler::ShapeOf(const JobRequest& req) {
+  auto key = std::make_tuple(req.gpus, req.gpu_milli, req.min_gpu_memory.count(), req.gpu_models);
+  auto [it, added] = shapes_.try_emplace(std::move(key), static_cast<int>(shapes_.size()));
+  return it->second;
+}
+
+// ---- queries ------------------------------------------------------------
+
+JobPhase Scheduler::Phase(JobId job) const {
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? JobPhase::kUnknown : it->second.phase;
+}
+
+core::Result<std::string> Scheduler::PendingReason(JobId id) const {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.phase != JobPhase::kPending) {
+    return core::NotFound(JobWord(id) + " is not pending");
+  }
+  const Job& job = it->second;
+  if (job.awaiting_victims > 0) {
+    return DescribeWait({WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims},
+                        job.req, cluster_);
+  }
+  if (job.considered_in_pass < early_stop_pass_ ||
+      job.wait.kind == WaitReason::Kind::kNotConsidered) {
+    // The last pass stopped before this job: judge it against the cluster
+    // as it is now, which costs a few look-ups.
+    const JobRequest& req = job.req;
+    if (cluster_.live_gpu_count() == 0) {
+      return DescribeWait({WaitReason::Kind::kNoNodes, {}, 0, 0, 0}, req, cluster_);
+    }
+    if (!quotas_.Admits(req.project, req.total_milli())) {
+      return DescribeWait({WaitReason::Kind::kQuota,
+                           {},
+                           quotas_.used_milli(req.project),
+                           quotas_.limit_milli(req.project).value_or(0),
+                           0},
+                          req, cluster_);
+    }
+    const NoFit fit = DescribeNoFit(cluster_, req, AllowedClasses(cluster_, req));
+    const bool might_fit = req.fractional()
+                               ? fit.largest_free > 0 || fit.largest_share_milli >= req.gpu_milli
+                               : fit.largest_free >= req.gpus;
+    if (might_fit) {
+      return std::string(
+          "not reached by the last pass, which stopped after many jobs ahead of it could not "
+          "start; the next Tick considers every job");
+    }
+    return DescribeWait({WaitReason::Kind::kNoFit, fit, 0, 0, 0}, req, cluster_);
+  }
+  return DescribeWait(job.wait, job.req, cluster_);
+}
+
+std::optional<StartJob> Scheduler::Allocation(JobId id) const {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.phase == JobPhase::kPending) return std::nullopt;
+  const Job& job = it->second;
+  StartJob a{id, cluster_.node(job.node).id, {}, {}, job.req.gpu_milli};
+  for (GpuIndex g : job.gpus) {
+    a.gpus.push_back(cluster_.gpu(g).spec.uuid);
+    a.gpu_indices.push_back(cluster_.gpu(g).spec.index);
+  }
+  return a;
+}
+
+}  // namespace gleaner::sched

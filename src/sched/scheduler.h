@@ -1,0 +1,172 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.h"
+#include "core/units.h"
+#include "sched/action.h"
+#include "sched/cluster_state.h"
+#include "sched/event.h"
+#include "sched/fair_share.h"
+#include "sched/ordering.h"
+#include "sched/placement_scorer.h"
+#include "sched/quota.h"
+#include "sched/scheduler_config.h"
+#include "sched/victim_selector.h"
+#include "sched/wait_reason.h"
+
+namespace gleaner::sched {
+
+enum class JobPhase {
+  kUnknown,  // never submitted, or gone (finished, failed, cancelled, rejected)
+  kPending,
+  kRunning,
+  kVacating,  // preempted: still holds its GPUs until the caller reports it gone
+};
+
+// The policies a Scheduler consults; each is a small interface with its own
+// conformance tests.
+struct SchedulerPolicies {
+  std::unique_ptr<JobOrdering> ordering;
+  std::unique_ptr<VictimSelector> victims;
+  std::unique_ptr<PlacementScorer> scorer;
+};
+
+// The scheduler: the one policy the harvesting daemon and the simulator
+// share. Told facts (events) with the time they happened, it answers with
+// actions; it never reads a clock, does no I/O and starts no threads, so the
+// same events at the same times give the same actions, in the same order.
+//
+// Jobs run on one node, all GPUs at once. Queue order: priority class, then
+// the ordering policy (by default numeric priority, age and fair share).
+// Each pass offers free lendable GPUs to pending jobs in that order, greedily
+// (a job that does not fit does not hold back those behind it); a job that
+// does not fit may preempt jobs of a lower class, or jobs of projects that
+// borrow beyond their guarantee when its own project is within its
+// guarantee, never critical or non-preemptible ones, nor any that has run
+// less than `min_runtime`. Time-driven changes (aging, decayed usage,
+// protections ending) take effect at the next Tick.
+//
+// Errors: Handle returns InvalidArgument / NotFound / FailedPrecondition for
+// events that contradict what it was told (a job id submitted twice, a
+// finish for a job that is not running, an unknown GPU); its state is then
+// unchanged. A job a user got wrong is not an error but a RejectJob.
+// Thread-compatible: one caller at a time.
+class Scheduler {
+ public:
+  // Multifactor ordering, least-work-lost victims, fragmentation-aware placement.
+  explicit Scheduler(SchedulerConfig config = {});
+  // Any policy left null gets its default.
+  Scheduler(SchedulerConfig config, SchedulerPolicies policies);
+
+  // Applies the event at `now` (times earlier than the latest seen count as
+  // the latest) and returns what to do, in order.
+  core::Result<std::vector<Action>> Handle(const Event& event, core::TimePoint now);
+
+  JobPhase Phase(JobId job) const;
+  // Why a pending job waits, in words. NotFound if it is not pending.
+  core::Result<std::string> PendingReason(JobId job) const;
+  // The node and GPUs a running or vacating job holds.
+  std::optional<StartJob> Allocation(JobId job) const;
+
+  size_t pending_count() const { return queue_.size(); }
+  size_t running_count() const { return running_count_; }
+  const ClusterState& cluster() const { return cluster_; }
+  const QuotaBook& quotas() const { return quotas_; }
+  const FairShareLedger& project_usage() const { return project_usage_; }
+
+ private:
+  struct Job {
+    JobRequest req;
+    JobPhase phase = JobPhase::kPending;
+    core::TimePoint submitted_at;
+    OrderKey key;  // while pending
+    // Allowed classes, valid while the cluster has `allowed_for_classes` classes.
+    std::vector<ClassId> allowed;
+    size_t allowed_for_classes = 0;
+    int shape_id = 0;  // jobs with one shape fit or fail alike
+    WaitReason wait;
+    uint64_t considered_in_pass = 0;
+    int awaiting_victims = 0;
+    // While running or vacating:
+    NodeIndex node = 0;
+    std::vector<GpuIndex> gpus;
+    core::TimePoint started_at;
+    core::TimePoint charged_until;
+    std::optional<core::TimePoint> last_checkpoint;
+    bool cancelled = false;
+    std::optional<JobId> beneficiary;  // vacating for this pending job
+    std::string preempt_reason;
+  };
+
+  core::Result<std::vector<Action>> Submit(const JobRequest& req, core::TimePoint now);
+  core::Status Cancel(JobId id);
+  core::Status Exit(JobId id, bool succeeded, std::vector<Action>* out);
+  core::Status Checkpointed(JobId id);
+  core::Status VerdictChanged(const GpuVerdictChanged& e, std::vector<Action>* out);
+  core::Status AddNode(const NodeSpec& spec);
+  core::Status LoseNode(const NodeLost& e, std::vector<Action>* out);
+  void OnTick();
+
+  // Offers free GPUs to pending jobs in queue order. `full` considers every
+  // job; otherwise the pass stops after `event_pass_depth` misses in a row.
+  void RunPass(bool full, std::vector<Action>* out);
+  // Tries to start one job, or to preempt for it. Returns true if it started.
+  bool Consider(Job& job, int* preemption_budget, std::vector<Action>* out);
+  void Start(Job& job, const Placement& p, std::vector<Action>* out);
+  bool TryPreempt(Job& job, std::vector<Action>* out);
+  bool MayPreemptSomeone(const Job& job) const;
+  // Why `victim` may be preempted for `job`, if it may.
+  enum class Ground { kNone, kOutranked, kReclaim };
+  Ground PreemptionGround(const Job& job, const Job& victim) const;
+  std::string DescribeGround(Ground ground, const Job& job, const Job& victim) const;
+  void Preempt(Job& victim, const std::string& reason, std::optional<JobId> beneficiary,
+               std::vector<Action>* out);
+  // Frees a running or vacating job's GPUs and charges its usage.
+  void Release(Job& job);
+  void Requeue(Job& job, const std::string& reason, std::vector<Action>* out);
+  void Enqueue(Job& job);
+  void Charge(Job& job, core::TimePoint until);
+  const std::vector<ClassId>& Allowed(Job& job);
+  int ShapeOf(const JobRequest& req);
+  std::string RejectionFor(const JobRequest& req);
+  bool Evictable(const Job& job) const;
+  void CountEvictable(const Job& job, int delta);
+
+  SchedulerConfig config_;
+  SchedulerPolicies policies_;
+  ClusterState cluster_;
+  QuotaBook quotas_;
+  FairShareLedger project_usage_;
+  FairShareLedger user_usage_;
+  core::TimePoint now_{};
+
+  std::unordered_map<JobId, Job> jobs_;
+  std::set<OrderKey> queue_;
+  // Running and vacating jobs by node index, in start order.
+  std::vector<std::vector<JobId>> on_node_;
+  // Nodes with evictable jobs -> how many; preemption searches only these.
+  std::map<NodeIndex, int> evictable_on_node_;
+  int evictable_by_rank_[3] = {0, 0, 0};
+  size_t running_count_ = 0;
+
+  std::map<std::tuple<int, int, uint64_t, std::vector<std::string>>, int> shapes_;
+  uint64_t pass_ = 0;
+  bool dirty_ = false;           // capacity grew since the last pass
+  bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
+  // A shape that found no place in pass N finds none for the rest of it:
+  // GPUs only get taken during a pass. Indexed by shape id.
+  std::vector<uint64_t> shape_failed_in_pass_;
+  std::vector<NoFit> shape_no_fit_;
+  // The last pass that stopped before the end of the queue: jobs it did not
+  // reach are judged afresh when asked why they wait.
+  uint64_t early_stop_pass_ = 0;
+};
+
+}  // namespace gleaner::sched

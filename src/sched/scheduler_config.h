@@ -1,0 +1,37 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/units.h"
+#include "sched/ordering.h"
+#include "sched/quota.h"
+
+namespace gleaner::sched {
+
+// Tunables of the Scheduler. Defaults suit one 8-GPU host as well as a
+// simulated cluster of thousands.
+struct SchedulerConfig {
+  // A job that has run for less than this is never preempted to make room
+  // for another (an owner taking a GPU back does not wait for it).
+  core::Duration min_runtime = core::Seconds(600);
+  // Fair share forgets usage with this half-life (Slurm's default).
+  core::Duration usage_half_life = core::Seconds(7 * 24 * 3600);
+  MultifactorWeights weights;  // for the default ordering
+  std::map<std::string, ProjectQuota> projects;
+  ProjectQuota default_quota;  // for projects not listed: no guarantee, no limit
+  std::map<std::string, double> user_weights;
+  // A pass started by an event stops after this many jobs in a row that
+  // could not start (Slurm's default_queue_depth does the same); a Tick's
+  // pass considers every pending job.
+  int event_pass_depth = 1000;
+  // At most this many pending jobs per pass look for victims to preempt.
+  int preemptions_per_pass = 8;
+  // Placement looks at this many candidate nodes (and shared GPUs).
+  int placement_candidates = 16;
+  // Preemption compares the victim sets of this many nodes where the job
+  // would fit, lowest index first, and takes the cheapest.
+  int preemption_candidate_nodes = 64;
+};
+
+}  // namespace gleaner::sched

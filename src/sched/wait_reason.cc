@@ -1,0 +1,70 @@
+#include "sched/wait_reason.h"
+
+namespace gleaner::sched {
+
+std::string MilliAsGpus(int64_t milli) {
+  std::string s = std::to_string(milli / 1000);
+  if (const int64_t rest = milli % 1000; rest != 0) {
+    std::string frac = std::to_string(rest);
+    frac.insert(0, 3 - frac.size(), '0');
+    while (frac.back() == '0') frac.pop_back();
+    s += "." + frac;
+  }
+  return s;
+}
+
+std::string DescribeNeed(const JobRequest& job) {
+  std::string s = job.fractional() ? MilliAsGpus(job.gpu_milli) + " of a GPU (" +
+                                         std::to_string(job.gpu_milli) + " milli)"
+                                   : std::to_string(job.gpus) + (job.gpus == 1 ? " GPU" : " GPUs");
+  std::string constraints;
+  if (!job.gpu_models.empty()) {
+    constraints = "model ";
+    for (size_t i = 0; i < job.gpu_models.size(); ++i) {
+      constraints += (i ? " or " : "") + job.gpu_models[i];
+    }
+  }
+  if (job.min_gpu_memory.count() > 0) {
+    if (!constraints.empty()) constraints += ", ";
+    constraints +=
+        "at least " + MilliAsGpus(static_cast<int64_t>(job.min_gpu_memory.ToGiB() * 1000)) + " GiB";
+  }
+  if (!constraints.empty()) s += " (" + constraints + ")";
+  return s;
+}
+
+std::string DescribeWait(const WaitReason& why, const JobRequest& job,
+                         const ClusterState& cluster) {
+  const std::string project = job.project.empty() ? "(none)" : job.project;
+  switch (why.kind) {
+    case WaitReason::Kind::kNotConsidered:
+      return "not considered yet: the next full pass (Tick) reaches it";
+    case WaitReason::Kind::kNoNodes:
+      return "no nodes in the cluster yet";
+    case WaitReason::Kind::kQuota:
+      return "project " + project + " is at its limit: " + MilliAsGpus(why.quota_used_milli) +
+             " of " + MilliAsGpus(why.quota_limit_milli) + " GPUs in use; needs " +
+             MilliAsGpus(job.total_milli()) + " more";
+    case WaitReason::Kind::kAwaitingVictims:
+      return "waiting for " + std::to_string(why.victims) +
+             (why.victims == 1 ? " preempted job" : " preempted jobs") + " to leave its GPUs";
+    case WaitReason::Kind::kNoFit:
+      break;
+  }
+  std::string s = "needs " + DescribeNeed(job) + (job.gpus > 1 ? " on one node" : "") + "; ";
+  const std::string where =
+      why.fit.node ? " on " + cluster.node(*why.fit.node).id.str() : std::string();
+  if (job.fractional()) {
+    if (why.fit.largest_share_milli > 0) {
+      s += "the largest free share of a GPU is " + std::to_string(why.fit.largest_share_milli) +
+           " milli";
+    } else {
+      s += "no shared GPU has room";
+    }
+    return s + " and no whole GPU is free";
+  }
+  if (why.fit.largest_free == 0) return s + "no such GPU is free";
+  return s + "the largest free set is " + std::to_string(why.fit.largest_free) + where;
+}
+
+}  // namespace gleaner::sched

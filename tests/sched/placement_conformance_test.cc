@@ -1,0 +1,159 @@
+// Every PlacementScorer, run through the placement search, must keep these
+// promises; scorer-specific preferences are tested below the typed suite.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sched/placement.h"
+#include "sched_test_util.h"
+
+namespace gleaner::sched {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::Indices;
+using testing::MakeJob;
+using testing::MakeNode;
+
+void TakeAll(ClusterState& c, const std::string& node, std::initializer_list<int> indices,
+             int milli = 1000) {
+  const NodeState& n = c.node(*c.FindNode(core::NodeId(node)));
+  for (int i : indices) c.Take(n.gpus[static_cast<size_t>(i)], milli);
+}
+
+template <typename Scorer>
+class PlacementConformanceTest : public ::testing::Test {
+ protected:
+  std::optional<Placement> Place(const JobRequest& job) {
+    return FindPlacement(cluster_, job, AllowedClasses(cluster_, job), scorer_, 16);
+  }
+  std::string NodeOf(const Placement& p) { return cluster_.node(p.node).id.str(); }
+
+  ClusterState cluster_;
+  Scorer scorer_;
+};
+
+using Scorers = ::testing::Types<BestFitScorer, FragmentationAwareScorer>;
+TYPED_TEST_SUITE(PlacementConformanceTest, Scorers);
+
+TYPED_TEST(PlacementConformanceTest, AnExactFitBeatsAnEmptyNode) {
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("empty", 8)).ok());
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("busy", 8)).ok());
+  TakeAll(this->cluster_, "busy", {0, 1, 2, 3, 4, 5});
+  auto p = this->Place(MakeJob(1, 2));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(this->NodeOf(*p), "busy");
+  EXPECT_THAT(Indices(this->cluster_, p->gpus), ElementsAre(6, 7));
+}
+
+TYPED_TEST(PlacementConformanceTest, AGangGetsAllItsGpusOnOneNodeOrNothing) {
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("a", 4)).ok());
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("b", 4)).ok());
+  TakeAll(this->cluster_, "a", {0});
+  TakeAll(this->cluster_, "b", {0});
+  const JobRequest four = MakeJob(1, 4);
+  EXPECT_FALSE(this->Place(four));  // 6 free in all, but 3 per node
+  const NoFit why = DescribeNoFit(this->cluster_, four, AllowedClasses(this->cluster_, four));
+  EXPECT_EQ(why.largest_free, 3);
+  EXPECT_EQ(why.node, 0u);
+  auto three = this->Place(MakeJob(2, 3));
+  ASSERT_TRUE(three);
+  EXPECT_EQ(three->gpus.size(), 3u);
+}
+
+TYPED_TEST(PlacementConformanceTest, ConstraintsAndVerdictsAreRespected) {
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("a100", 2)).ok());
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("h100", 2, {}, "NVIDIA H100 80GB HBM3", 80)).ok());
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("l4", 2, {}, "NVIDIA L4", 24)).ok());
+  JobRequest h100 = MakeJob(1, 1);
+  h100.gpu_models = {"H100"};
+  auto p = this->Place(h100);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(this->NodeOf(*p), "h100");
+  JobRequest big = MakeJob(2, 2);
+  big.min_gpu_memory = core::Bytes::GiB(40);
+  this->cluster_.SetLendable(*this->cluster_.FindGpu(core::GpuUuid("GPU-a100-0")), false);
+  TakeAll(this->cluster_, "h100", {0});
+  // The L4s are too small, an A100 is not lendable, an H100 is taken.
+  EXPECT_FALSE(this->Place(big));
+  JobRequest small = MakeJob(3, 2);
+  small.min_gpu_memory = core::Bytes::GiB(16);
+  p = this->Place(small);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(this->NodeOf(*p), "l4");
+}
+
+TYPED_TEST(PlacementConformanceTest, AFractionGoesToASharedGpuBeforeSplittingAWholeOne) {
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("a", 4)).ok());
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("b", 4)).ok());
+  TakeAll(this->cluster_, "b", {2}, 600);
+  auto p = this->Place(MakeJob(1, 1, 300));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(this->NodeOf(*p), "b");
+  EXPECT_THAT(Indices(this->cluster_, p->gpus), ElementsAre(2));
+  EXPECT_EQ(p->milli_per_gpu, 300);
+  // Too big for the shared GPU's 400: a whole GPU of the fuller node.
+  p = this->Place(MakeJob(2, 1, 500));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(this->NodeOf(*p), "b");
+  EXPECT_NE(Indices(this->cluster_, p->gpus), std::vector<int>{2});
+}
+
+TYPED_TEST(PlacementConformanceTest, TiesGoToTheLowerNodeAndTheSameInputsGiveTheSameAnswer) {
+  for (const char* n : {"n0", "n1", "n2"}) ASSERT_TRUE(this->cluster_.AddNode(MakeNode(n, 8)).ok());
+  auto first = this->Place(MakeJob(1, 3));
+  auto again = this->Place(MakeJob(1, 3));
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(this->NodeOf(*first), "n0");
+  EXPECT_EQ(first->gpus, again->gpus);
+}
+
+TYPED_TEST(PlacementConformanceTest, AGangThatFitsOneNvlinkIslandGetsOne) {
+  ASSERT_TRUE(this->cluster_.AddNode(MakeNode("a", 8, {{0, 1, 2, 3}, {4, 5, 6, 7}})).ok());
+  TakeAll(this->cluster_, "a", {0});
+  auto p = this->Place(MakeJob(1, 4));
+  ASSERT_TRUE(p);
+  EXPECT_THAT(Indices(this->cluster_, p->gpus), ElementsAre(4, 5, 6, 7));
+}
+
+// ---- what distinguishes the scorers -------------------------------------
+
+TEST(PlacementScorerTest, BestFitPacksWhereTheGleanerScorerKeepsTheGangOnNvlink) {
+  ClusterState c;
+  ASSERT_TRUE(c.AddNode(MakeNode("pcie", 4)).ok());
+  ASSERT_TRUE(c.AddNode(MakeNode("nvlink", 8, {{0, 1, 2, 3}, {4, 5, 6, 7}})).ok());
+  const JobRequest four = MakeJob(1, 4);
+  const auto allowed = AllowedClasses(c, four);
+  auto packed = FindPlacement(c, four, allowed, BestFitScorer(), 16);
+  auto linked = FindPlacement(c, four, allowed, FragmentationAwareScorer(), 16);
+  ASSERT_TRUE(packed && linked);
+  EXPECT_EQ(c.node(packed->node).id.str(), "pcie");
+  EXPECT_EQ(c.node(linked->node).id.str(), "nvlink");
+}
+
+TEST(PlacementScorerTest, TheGleanerScorerAvoidsBreakingAnIntactIsland) {
+  PlacementCandidate whole_island{2, 1000, 8, 4000, 1000, true, 1};
+  PlacementCandidate broken_one{2, 1000, 8, 4000, 1000, true, 0};
+  FragmentationAwareScorer s;
+  EXPECT_LT(s.Cost(broken_one), s.Cost(whole_island));
+  EXPECT_EQ(BestFitScorer().Cost(broken_one), BestFitScorer().Cost(whole_island));
+}
+
+TEST(PlacementScorerTest, TheGleanerScorerAvoidsSliversOfAGpu) {
+  // An 800 job on a GPU with 850 free leaves a sliver of 50 that hardly any
+  // job fits; with 950 free it leaves 150. Best fit sees no difference (the
+  // node's leftover is the same); the gleaner scorer prefers the latter,
+  // and prefers either to splitting a whole GPU.
+  PlacementCandidate sliver{1, 800, 8, 4950, 850, true, 0};
+  PlacementCandidate roomy{1, 800, 8, 4950, 950, true, 0};
+  PlacementCandidate whole{1, 800, 8, 4950, 1000, true, 0};
+  FragmentationAwareScorer s;
+  EXPECT_LT(s.Cost(roomy), s.Cost(sliver));
+  EXPECT_LT(s.Cost(sliver), s.Cost(whole));
+  EXPECT_EQ(BestFitScorer().Cost(roomy), BestFitScorer().Cost(sliver));
+  EXPECT_TRUE(MakePlacementScorer("bestfit"));
+  EXPECT_TRUE(MakePlacementScorer("gleaner"));
+  EXPECT_FALSE(MakePlacementScorer("random"));
+}
+
+}  // namespace
+}  // namespace gleaner::sched

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sched/cluster_state.h"
+#include "sched/job_request.h"
+
+namespace gleaner::sched::testing {
+
+// A node named `id` with `count` GPUs GPU-<id>-<i>; `islands` lists NVLink
+// islands by GPU index (empty: PCIe only).
+inline NodeSpec MakeNode(const std::string& id, int count,
+                         const std::vector<std::vector<int>>& islands = {},
+                         const std::string& model = "NVIDIA A100-SXM4-80GB", uint64_t gib = 80) {
+  NodeSpec n{core::NodeId(id), {}};
+  for (int i = 0; i < count; ++i) {
+    n.gpus.push_back({core::GpuUuid("GPU-" + id + "-" + std::to_string(i)), i, model,
+                      core::Bytes::GiB(gib), -1, true});
+  }
+  for (size_t island = 0; island < islands.size(); ++island) {
+    for (int i : islands[island])
+      n.gpus[static_cast<size_t>(i)].nvlink_island = static_cast<int>(island);
+  }
+  return n;
+}
+
+inline JobRequest MakeJob(JobId id, int gpus, int milli = 1000) {
+  JobRequest j;
+  j.id = id;
+  j.gpus = gpus;
+  j.gpu_milli = milli;
+  return j;
+}
+
+// The NVML indices of `gpus` on their node.
+inline std::vector<int> Indices(const ClusterState& c, const std::vector<GpuIndex>& gpus) {
+  std::vector<int> out;
+  for (GpuIndex g : gpus) out.push_back(c.gpu(g).spec.index);
+  return out;
+}
+
+}  // namespace gleaner::sched::testing
