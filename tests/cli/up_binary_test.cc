@@ -91,6 +91,33 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
             2u);  // the cancelled one and the printer, which succeeded
 }
 
+// The README's first run, with the default configuration: the demo's quiet
+// GPUs have a recalled past, so a job starts at once, not after 5 minutes.
+TEST(UpBinaryTest, TheDemoRunsAJobAtOnceWithDefaults) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  std::system((std::string(GLEANER_BINARY) + " up --fake demo --listen none --data-dir " + data +
+               " --for 15 >" + (dir.path() / "up.log").string() + " 2>&1 &")
+                  .c_str());
+  Outcome submitted;
+  for (int i = 0; i < 100; ++i) {  // until the daemon serves
+    submitted = Gleaner("--data-dir " + data + " submit --gpus 1 -- sleep 30");
+    if (submitted.rc == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  json job;
+  for (int i = 0; i < 100; ++i) {
+    job = json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"][0];
+    if (job["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(job["state"], "running") << job.dump();
+  EXPECT_THAT(testing::Slurp((dir.path() / "up.log").string()),
+              HasSubstr("recalled the last 5m00s of fake:demo"));
+  EXPECT_EQ(Gleaner("--data-dir " + data + " cancel 1").rc, 0);
+}
+
 // A sweep: one job per index, each told its index, never more at once
 // than the array allows.
 TEST(UpBinaryTest, ArrayTasksRunAtMostNAtOnce) {
