@@ -39,8 +39,7 @@ void BM_OwnerReturnToGpuFree(benchmark::State& state) {
   auto backend = std::move(gpu::FakeBackend::Create(std::move(scenario).value(), clock)).value();
   agent::Sampler sampler(*backend, procfs, nullptr, clock, {});
   agent::Executor executor(clock);
-  agent::Harvester harvester(sampler, *store, executor, clock, agent::HarvestMode::kMonitor, dir,
-                             8);
+  agent::Harvester harvester(sampler, *store, executor, clock, agent::HarvestMode::kMonitor, dir);
   const core::GpuUuid gpu("GPU-00000000-0000-4000-8000-000000000000");
   // The pass in which the owner's process shows up beside the job.
   agent::HostPass owner_back;

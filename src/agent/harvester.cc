@@ -2,22 +2,30 @@
 
 #include <set>
 
-#include "sched/simple_placer.h"
 
 namespace gleaner::agent {
 
 using store::JobState;
 
+std::optional<std::string> ClaimOf(const observe::Verdict& v) {
+  if (v.evidence.foreign_processes > 0 || v.state == observe::GpuState::kProtected ||
+      v.state == observe::GpuState::kUnhealthy || v.state == observe::GpuState::kReserved) {
+    return v.evidence.reason;
+  }
+  return std::nullopt;
+}
+
 Harvester::Harvester(Sampler& sampler, store::JobStore& jobs, Executor& executor,
                      const core::Clock& clock, HarvestMode mode, std::string log_dir,
-                     int max_gpus_per_job)
+                     HostLayout host)
     : sampler_(sampler),
       jobs_(jobs),
       executor_(executor),
       clock_(clock),
       mode_(mode),
       log_dir_(std::move(log_dir)),
-      max_gpus_per_job_(max_gpus_per_job) {}
+      host_(std::move(host)),
+      scheduler_(host_.scheduler) {}
 
 core::Status Harvester::Tick(const std::function<void(const std::string&)>& log) {
   core::Status store_status;
@@ -56,8 +64,10 @@ void Harvester::Act(const HostPass& pass, const std::function<void(const std::st
     log("jobs: " + active.status().message());
     return;
   }
+  // The scheduler first: it learns of reclaimed GPUs and decides
+  // preemptions, which Vacate then carries out with the owners' claims.
+  if (mode_ == HarvestMode::kHarvest) Schedule(pass, *active, log);
   Vacate(pass, *active, log);
-  if (mode_ == HarvestMode::kHarvest) StartJobs(pass, *active, log);
 }
 
 void Harvester::KillCancelled(const std::function<void(const std::string&)>& log) {
@@ -93,11 +103,13 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
       continue;
     }
     cancelled_.erase(e.id);
+    preempting_.erase(e.id);
     const std::string vacate_reason = planner_.Reason(e.id);
     planner_.Forget(e.id);
     if (store::IsFinal(job->state)) {  // cancelled while it ran
       log("job " + std::to_string(e.id) + " ended (" +
           std::string(store::JobStateName(job->state)) + ")");
+      ReportExit(e.id, false, "cancelled", log);
       continue;
     }
     store::JobUpdate u;
@@ -126,6 +138,9 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
     log("job " + std::to_string(e.id) + " " + std::string(store::JobStateName(job->state)) +
         " -> " + std::string(store::JobStateName(to)) + ": " +
         (moved.ok() ? u.reason : moved.status().message()));
+    // A job that was asked to leave failed, for the scheduler, whatever it
+    // said: it requeues it as the store did.
+    ReportExit(e.id, to == JobState::kSucceeded, u.reason, log);
   }
 }
 
@@ -135,15 +150,17 @@ void Harvester::Vacate(const HostPass& pass, const std::vector<store::JobRecord>
   // protected user or command appears, or when it is no longer healthy.
   std::map<core::GpuUuid, sched::GpuClaim> claims;
   for (const observe::Verdict& v : pass.verdicts) {
-    if (v.evidence.foreign_processes > 0 || v.state == observe::GpuState::kProtected ||
-        v.state == observe::GpuState::kUnhealthy || v.state == observe::GpuState::kReserved) {
-      claims[v.uuid] = {v.uuid, v.evidence.reason};
-    }
+    if (auto why = ClaimOf(v)) claims[v.uuid] = {v.uuid, *why};
   }
   std::vector<sched::RunningOnGpus> running;
   for (const store::JobRecord& j : active) {
     if (!executor_.running().contains(j.id)) continue;  // not ours to signal
     running.push_back({j.id, j.gpus, j.spec.checkpoint_signal, j.spec.grace});
+    // The scheduler's preemptions (room for a job that outranks it) claim
+    // the victim's GPUs the same way an owner does.
+    if (auto preempted = preempting_.find(j.id); preempted != preempting_.end()) {
+      for (const core::GpuUuid& g : j.gpus) claims.try_emplace(g, sched::GpuClaim{g, preempted->second});
+    }
   }
   for (const sched::VacateAction& a : planner_.Plan(running, claims, clock_.Now())) {
     if (a.kind == sched::VacateAction::Kind::kCheckpoint) {
@@ -157,118 +174,6 @@ void Harvester::Vacate(const HostPass& pass, const std::vector<store::JobRecord>
       log("job " + std::to_string(a.job) + " killed: " + a.reason);
     }
     if (auto s = executor_.Signal(a.job, a.signal); !s.ok()) log(s.message());
-  }
-}
-
-void Harvester::StartJobs(const HostPass& pass, const std::vector<store::JobRecord>& active,
-                          const std::function<void(const std::string&)>& log) {
-  auto queued = jobs_.List({JobState::kQueued});
-  if (!queued.ok()) {
-    log("jobs: " + queued.status().message());
-    return;
-  }
-  if (queued->empty()) return;
-  std::set<core::GpuUuid> taken;
-  std::map<sched::JobId, int64_t> running_tasks;  // per array
-  for (const store::JobRecord& j : active) {
-    taken.insert(j.gpus.begin(), j.gpus.end());
-    if (j.array_id) ++running_tasks[*j.array_id];
-  }
-  std::vector<sched::FreeGpu> free;
-  std::map<std::string, int> not_free;  // "busy" -> 3: what the other GPUs are doing
-  for (size_t i = 0; i < pass.verdicts.size(); ++i) {
-    const observe::Verdict& v = pass.verdicts[i];
-    if (v.state != observe::GpuState::kIdle || taken.contains(v.uuid)) {
-      ++not_free[taken.contains(v.uuid) ? "lent" : std::string(observe::GpuStateName(v.state))];
-      continue;
-    }
-    const gpu::GpuSnapshot& s = pass.snapshots[i];
-    free.push_back({v.uuid, s.name.value_or(""), s.memory_total.value_or(core::Bytes())});
-  }
-  std::string others;
-  for (const auto& [state, n] : not_free) {
-    others += (others.empty() ? "" : ", ") + std::to_string(n) + " " + state;
-  }
-  std::vector<sched::QueuedJob> waiting;
-  std::map<sched::JobId, const store::JobRecord*> by_id;
-  std::map<sched::JobId, std::string> reasons;  // why each job not started waits
-  for (const store::JobRecord& j : *queued) {
-    std::string blocked_by;  // a dependency that has not succeeded yet
-    std::string doomed;      // one that never will
-    for (sched::JobId dep : j.spec.after_success) {
-      auto d = jobs_.Get(dep);
-      if (!d.ok() || (store::IsFinal(d->state) && d->state != JobState::kSucceeded)) {
-        doomed = "job " + std::to_string(dep) +
-                 (d.ok() ? " " + std::string(store::JobStateName(d->state)) : " does not exist");
-      } else if (d->state != JobState::kSucceeded && blocked_by.empty()) {
-        blocked_by = "waiting for job " + std::to_string(dep) + " to succeed";
-      }
-    }
-    if (!doomed.empty()) {
-      store::JobUpdate u;
-      u.reason = "dependency " + doomed;
-      if (jobs_.Transition(j.id, JobState::kQueued, JobState::kCancelled, u).ok()) {
-        log("job " + std::to_string(j.id) + " cancelled: " + u.reason);
-      }
-      continue;
-    }
-    by_id[j.id] = &j;
-    if (!blocked_by.empty()) {
-      reasons[j.id] = blocked_by;
-      continue;
-    }
-    if (j.spec.gpus > max_gpus_per_job_) {
-      reasons[j.id] = "needs " + std::to_string(j.spec.gpus) + " GPUs; this host has " +
-                      std::to_string(max_gpus_per_job_);
-      continue;
-    }
-    if (j.array_id && j.spec.array && j.spec.array->max_parallel > 0) {
-      int64_t& running = running_tasks[*j.array_id];
-      if (running >= j.spec.array->max_parallel) {
-        reasons[j.id] = "array " + std::to_string(*j.array_id) + " runs at most " +
-                        std::to_string(j.spec.array->max_parallel) + " tasks at once";
-        continue;
-      }
-      ++running;  // this task may take a slot now; later ones wait for the next pass
-    }
-    waiting.push_back({j.id, j.spec, j.submitted_at});
-  }
-  const std::vector<sched::Placement> placements = sched::PlaceJobs(waiting, free);
-  std::set<sched::JobId> placed;
-  for (const sched::Placement& p : placements) placed.insert(p.job);
-  for (const sched::QueuedJob& w : waiting) {
-    if (placed.contains(w.id)) continue;
-    reasons[w.id] = sched::WhyWaiting(w.spec, free) + (others.empty() ? "" : " (" + others + ")");
-  }
-  for (const auto& [id, reason] : reasons) {
-    if (by_id.at(id)->reason != reason) jobs_.Annotate(id, JobState::kQueued, reason).IgnoreError();
-  }
-  for (const sched::Placement& p : placements) {
-    const store::JobRecord& j = *by_id.at(p.job);
-    store::JobUpdate u;
-    u.gpus = p.gpus;
-    u.started_at = clock_.Now();
-    u.reason = "placed on idle GPU(s)";
-    // Claim it first: of two starters, only one wins the compare-and-set.
-    auto claimed = jobs_.Transition(j.id, JobState::kQueued, JobState::kRunning, u);
-    if (!claimed.ok()) continue;
-    auto launched =
-        executor_.Launch({j.id, j.uid, j.spec, p.gpus, log_dir_, j.array_id, j.array_index});
-    if (!launched.ok()) {
-      store::JobUpdate failed;
-      failed.finished_at = clock_.Now();
-      failed.reason = launched.status().message();
-      jobs_.Transition(j.id, JobState::kRunning, JobState::kFailed, failed).status().IgnoreError();
-      log("job " + std::to_string(j.id) + " failed to start: " + launched.status().message());
-      continue;
-    }
-    if (launched->process_started_at) {
-      jobs_.RecordProcess(j.id, launched->pid, *launched->process_started_at).IgnoreError();
-    }
-    std::string gpus;
-    for (const core::GpuUuid& g : p.gpus) gpus += (gpus.empty() ? "" : ",") + g.str();
-    log("job " + std::to_string(j.id) + " started as " + j.user + " on " + gpus + " (pid " +
-        std::to_string(launched->pid) + ")");
   }
 }
 

@@ -8,6 +8,8 @@
 
 #include "agent/executor.h"
 #include "agent/sampler.h"
+#include "gpu/gpu_snapshot.h"
+#include "sched/scheduler.h"
 #include "sched/vacate.h"
 #include "store/job_store.h"
 
@@ -18,15 +20,29 @@ enum class HarvestMode {
   kHarvest,  // also run queued jobs on idle GPUs and give them back
 };
 
+// What the scheduler needs to know of this host beyond each pass.
+struct HostLayout {
+  std::string node = "localhost";
+  std::vector<gpu::GpuLink> links;  // for NVLink islands
+  sched::SchedulerConfig scheduler;
+};
+
+// Why a lent GPU must be given back now (another user's process, a
+// protected user or command, unhealthy, reserved), or nullopt.
+std::optional<std::string> ClaimOf(const observe::Verdict& verdict);
+
 // One host's harvesting loop, a step at a time: sample and judge the GPUs,
 // record jobs that ended, vacate jobs whose GPUs were reclaimed (checkpoint
-// signal, grace, kill, requeue), and start queued jobs on idle GPUs. Every
-// job move goes through the JobStore's compare-and-set transitions. The
-// pieces must outlive it; not thread-safe.
+// signal, grace, kill, requeue), and let the scheduler (sched::Scheduler,
+// the policy the simulator runs too) start queued jobs on idle GPUs and
+// preempt for jobs that outrank others. The store stays the truth about
+// jobs; the scheduler is told what changed each pass. Every job move goes
+// through the JobStore's compare-and-set transitions. The pieces must
+// outlive it; not thread-safe.
 class Harvester {
  public:
   Harvester(Sampler& sampler, store::JobStore& jobs, Executor& executor, const core::Clock& clock,
-            HarvestMode mode, std::string log_dir, int max_gpus_per_job);
+            HarvestMode mode, std::string log_dir, HostLayout host = {});
 
   // After a restart: takes back jobs whose processes still run (same pid,
   // same start time) and requeues those whose processes are gone. Call once
@@ -44,8 +60,24 @@ class Harvester {
   void KillCancelled(const std::function<void(const std::string&)>& log);
   void Vacate(const HostPass& pass, const std::vector<store::JobRecord>& active,
               const std::function<void(const std::string&)>& log);
-  void StartJobs(const HostPass& pass, const std::vector<store::JobRecord>& active,
+  // Tells the scheduler what changed (GPUs, queued jobs), runs it and
+  // carries out its decisions (harvester_schedule.cc).
+  void Schedule(const HostPass& pass, const std::vector<store::JobRecord>& active,
+                const std::function<void(const std::string&)>& log);
+  void AddNode(const HostPass& pass, const std::map<core::GpuUuid, bool>& lendable,
+               const std::function<void(const std::string&)>& log);
+  // Hands queued jobs that may run now to the scheduler, takes back those
+  // held or cancelled, and says why the others wait.
+  void SyncQueue(const std::vector<store::JobRecord>& active,
                  const std::function<void(const std::string&)>& log);
+  void Carry(const sched::Action& action, const std::function<void(const std::string&)>& log);
+  void Start(const sched::StartJob& start, const std::function<void(const std::string&)>& log);
+  // Passes `event` to the scheduler; its actions wait in decided_.
+  void TellScheduler(const sched::Event& event,
+                     const std::function<void(const std::string&)>& log);
+  // A job the scheduler started has ended.
+  void ReportExit(sched::JobId id, bool succeeded, const std::string& reason,
+                  const std::function<void(const std::string&)>& log);
 
   Sampler& sampler_;
   store::JobStore& jobs_;
@@ -53,7 +85,14 @@ class Harvester {
   const core::Clock& clock_;
   HarvestMode mode_;
   std::string log_dir_;
-  int max_gpus_per_job_;
+  HostLayout host_;
+  sched::Scheduler scheduler_;
+  bool node_added_ = false;
+  std::map<core::GpuUuid, bool> lendable_;  // as last told to the scheduler
+  std::set<sched::JobId> pending_;          // queued jobs the scheduler holds
+  std::vector<sched::Action> decided_;      // not yet carried out
+  std::map<sched::JobId, std::string> preempting_;  // the scheduler's victims, and why
+  std::map<sched::JobId, std::string> waits_;       // why queued jobs wait, this pass
   sched::VacatePlanner planner_;
   std::set<sched::JobId> cancelled_;  // killed on request, awaiting reaping
 };

@@ -179,8 +179,11 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
              source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}).size()));
   std::optional<agent::Harvester> harvester;
   if (options.harvest) {
+    agent::HostLayout layout;
+    layout.node = Hostname();
+    layout.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
     harvester.emplace(sampler, **store, executor, clock, agent::HarvestMode::kHarvest,
-                      data_dir + "/logs", host_gpus);
+                      data_dir + "/logs", std::move(layout));
   }
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +

@@ -41,7 +41,7 @@ struct Rig {
                     .value()),
         sampler(*backend, procfs, nullptr, clock, {}),
         executor(real_clock),
-        harvester(sampler, *store, executor, clock, mode, dir.path().string(), 8) {}
+        harvester(sampler, *store, executor, clock, mode, dir.path().string()) {}
 
   testing::TempDir dir;
   core::ManualClock clock;
@@ -69,7 +69,7 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   core::RealClock real_clock;
   Executor executor(real_clock);
   Harvester harvester(sampler, **store, executor, clock, HarvestMode::kHarvest,
-                      (dir.path() / "logs").string(), 8);
+                      (dir.path() / "logs").string());
 
   sched::JobSpec spec;
   spec.command = {"sh", "-c",

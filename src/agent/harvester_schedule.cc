@@ -1,0 +1,264 @@
+// The harvester's side of scheduling: it keeps sched::Scheduler told of
+// this host's GPUs and queue, and carries out what it decides.
+#include <algorithm>
+
+#include "agent/harvester.h"
+#include "sched/job_request.h"
+
+namespace gleaner::agent {
+
+using store::JobState;
+
+namespace {
+
+// NVLink islands: GPUs linked to one another directly or through others
+// share an island id (the lowest index among them); -1 without NVLink.
+std::map<core::GpuUuid, int> NvlinkIslands(const std::vector<gpu::GpuLink>& links,
+                                           const std::vector<gpu::GpuSnapshot>& gpus) {
+  std::map<core::GpuUuid, int> island;
+  for (const gpu::GpuLink& l : links) {
+    if (!l.nvlink.value_or(false)) continue;
+    for (const core::GpuUuid& g : {l.a, l.b}) island.try_emplace(g, -1);
+  }
+  // Few GPUs per host: relabel until nothing changes.
+  for (const gpu::GpuSnapshot& s : gpus) {
+    if (island.contains(s.uuid)) island[s.uuid] = static_cast<int>(s.index);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const gpu::GpuLink& l : links) {
+      if (!l.nvlink.value_or(false)) continue;
+      const int low = std::min(island[l.a], island[l.b]);
+      for (const core::GpuUuid& g : {l.a, l.b}) {
+        if (island[g] != low) island[g] = low, changed = true;
+      }
+    }
+  }
+  return island;
+}
+
+}  // namespace
+
+void Harvester::TellScheduler(const sched::Event& event,
+                              const std::function<void(const std::string&)>& log) {
+  auto actions = scheduler_.Handle(event, clock_.Now());
+  if (!actions.ok()) {
+    log("scheduler: " + actions.status().message());
+    return;
+  }
+  decided_.insert(decided_.end(), actions->begin(), actions->end());
+}
+
+void Harvester::ReportExit(sched::JobId id, bool succeeded, const std::string& reason,
+                           const std::function<void(const std::string&)>& log) {
+  const sched::JobPhase phase = scheduler_.Phase(id);
+  // Jobs taken back after a restart were not placed by this scheduler.
+  if (phase != sched::JobPhase::kRunning && phase != sched::JobPhase::kVacating) return;
+  if (succeeded) {
+    TellScheduler(sched::JobFinished{id}, log);
+  } else {
+    TellScheduler(sched::JobFailed{id, reason}, log);
+  }
+}
+
+void Harvester::AddNode(const HostPass& pass, const std::map<core::GpuUuid, bool>& lendable,
+                        const std::function<void(const std::string&)>& log) {
+  const std::map<core::GpuUuid, int> islands = NvlinkIslands(host_.links, pass.snapshots);
+  sched::NodeSpec node{core::NodeId(host_.node), {}};
+  for (const gpu::GpuSnapshot& s : pass.snapshots) {
+    if (s.uuid.empty()) continue;  // never attached: nothing to lend
+    sched::GpuSpec g;
+    g.uuid = s.uuid;
+    g.index = static_cast<int>(s.index);
+    g.model = s.name.value_or("");
+    g.memory = s.memory_total.value_or(core::Bytes());
+    auto island = islands.find(s.uuid);
+    g.nvlink_island = island == islands.end() ? -1 : island->second;
+    g.lendable = lendable.at(s.uuid);
+    node.gpus.push_back(std::move(g));
+  }
+  TellScheduler(sched::NodeAdded{std::move(node)}, log);
+  lendable_ = lendable;
+  node_added_ = true;
+}
+
+void Harvester::Schedule(const HostPass& pass, const std::vector<store::JobRecord>& active,
+                         const std::function<void(const std::string&)>& log) {
+  // A GPU may be lent when it is idle, or when a job the scheduler placed
+  // holds it and nobody has claimed it back. A job taken back after a
+  // restart holds its GPUs outside the scheduler's view: they are not
+  // lendable until it ends.
+  std::map<core::GpuUuid, sched::JobId> held;
+  for (const store::JobRecord& j : active) {
+    for (const core::GpuUuid& g : j.gpus) held[g] = j.id;
+  }
+  std::map<core::GpuUuid, bool> lendable;
+  std::map<core::GpuUuid, std::string> why;
+  for (const observe::Verdict& v : pass.verdicts) {
+    auto holder = held.find(v.uuid);
+    if (holder == held.end()) {
+      lendable[v.uuid] = v.state == observe::GpuState::kIdle;
+    } else {
+      const sched::JobPhase phase = scheduler_.Phase(holder->second);
+      const bool placed = phase == sched::JobPhase::kRunning || phase == sched::JobPhase::kVacating;
+      lendable[v.uuid] = placed && !ClaimOf(v);
+    }
+    why[v.uuid] = v.evidence.reason;
+  }
+  if (!node_added_) {
+    AddNode(pass, lendable, log);
+  } else {
+    for (const auto& [uuid, can_lend] : lendable) {
+      auto told = lendable_.find(uuid);
+      if (told == lendable_.end() || told->second == can_lend) continue;
+      told->second = can_lend;
+      TellScheduler(sched::GpuVerdictChanged{uuid, can_lend, why[uuid]}, log);
+    }
+  }
+  SyncQueue(active, log);
+  TellScheduler(sched::Tick{}, log);
+  std::vector<sched::Action> decided;
+  decided.swap(decided_);
+  for (const sched::Action& a : decided) Carry(a, log);
+  // Say why each queued job waits; write only what changed.
+  auto queued = jobs_.List({JobState::kQueued});
+  if (!queued.ok()) return;
+  for (const store::JobRecord& j : *queued) {
+    std::string reason;
+    if (auto wait = waits_.find(j.id); wait != waits_.end()) {
+      reason = wait->second;
+    } else if (auto pending = scheduler_.PendingReason(j.id); pending.ok()) {
+      reason = *pending;
+    }
+    if (!reason.empty() && reason != j.reason) {
+      jobs_.Annotate(j.id, JobState::kQueued, reason).IgnoreError();
+    }
+  }
+}
+
+void Harvester::SyncQueue(const std::vector<store::JobRecord>& active,
+                          const std::function<void(const std::string&)>& log) {
+  waits_.clear();
+  auto queued = jobs_.List({JobState::kQueued});
+  if (!queued.ok()) {
+    log("jobs: " + queued.status().message());
+    return;
+  }
+  std::map<sched::JobId, int64_t> tasks_in_play;  // per array: running, or with the scheduler
+  for (const store::JobRecord& j : active) {
+    if (j.array_id) ++tasks_in_play[*j.array_id];
+  }
+  for (const store::JobRecord& j : *queued) {
+    if (j.array_id && pending_.contains(j.id)) ++tasks_in_play[*j.array_id];
+  }
+  std::set<sched::JobId> still_queued;
+  for (const store::JobRecord& j : *queued) {
+    still_queued.insert(j.id);
+    if (pending_.contains(j.id)) continue;  // the scheduler has it
+    std::string blocked_by;  // a dependency that has not succeeded yet
+    std::string doomed;      // one that never will
+    for (sched::JobId dep : j.spec.after_success) {
+      auto d = jobs_.Get(dep);
+      if (!d.ok() || (store::IsFinal(d->state) && d->state != JobState::kSucceeded)) {
+        doomed = "job " + std::to_string(dep) +
+                 (d.ok() ? " " + std::string(store::JobStateName(d->state)) : " does not exist");
+      } else if (d->state != JobState::kSucceeded && blocked_by.empty()) {
+        blocked_by = "waiting for job " + std::to_string(dep) + " to succeed";
+      }
+    }
+    if (!doomed.empty()) {
+      store::JobUpdate u;
+      u.reason = "dependency " + doomed;
+      if (jobs_.Transition(j.id, JobState::kQueued, JobState::kCancelled, u).ok()) {
+        log("job " + std::to_string(j.id) + " cancelled: " + u.reason);
+      }
+      continue;
+    }
+    if (!blocked_by.empty()) {
+      waits_[j.id] = blocked_by;
+      continue;
+    }
+    if (j.array_id && j.spec.array && j.spec.array->max_parallel > 0) {
+      int64_t& in_play = tasks_in_play[*j.array_id];
+      if (in_play >= j.spec.array->max_parallel) {
+        waits_[j.id] = "array " + std::to_string(*j.array_id) + " runs at most " +
+                       std::to_string(j.spec.array->max_parallel) + " tasks at once";
+        continue;
+      }
+      ++in_play;
+    }
+    // A job requeued after a preemption is pending with the scheduler
+    // already; any other queued job is new to it.
+    if (scheduler_.Phase(j.id) == sched::JobPhase::kUnknown) {
+      TellScheduler(sched::JobSubmitted{sched::RequestFromSpec(j.id, j.spec, j.user)}, log);
+    }
+    pending_.insert(j.id);
+  }
+  // Held or cancelled while they waited: out of the scheduler's queue.
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (still_queued.contains(*it)) {
+      ++it;
+      continue;
+    }
+    if (scheduler_.Phase(*it) == sched::JobPhase::kPending) {
+      TellScheduler(sched::JobCancelled{*it}, log);
+    }
+    it = pending_.erase(it);
+  }
+}
+
+void Harvester::Carry(const sched::Action& action,
+                      const std::function<void(const std::string&)>& log) {
+  if (const auto* start = std::get_if<sched::StartJob>(&action)) {
+    pending_.erase(start->job);
+    Start(*start, log);
+  } else if (const auto* preempt = std::get_if<sched::PreemptJob>(&action)) {
+    preempting_[preempt->job] = preempt->reason;  // Vacate signals it
+  } else if (const auto* requeue = std::get_if<sched::RequeueJob>(&action)) {
+    pending_.insert(requeue->job);  // the store requeued it when it left
+  } else if (const auto* reject = std::get_if<sched::RejectJob>(&action)) {
+    pending_.erase(reject->job);
+    store::JobUpdate u;
+    u.reason = "cannot run here: " + reject->reason;
+    if (jobs_.Transition(reject->job, JobState::kQueued, JobState::kCancelled, u).ok()) {
+      log("job " + std::to_string(reject->job) + " " + u.reason);
+    }
+  }
+}
+
+void Harvester::Start(const sched::StartJob& start,
+                      const std::function<void(const std::string&)>& log) {
+  auto job = jobs_.Get(start.job);
+  store::JobUpdate u;
+  u.gpus = start.gpus;
+  u.started_at = clock_.Now();
+  u.reason = "placed on idle GPU(s)";
+  // Claim it first: of two starters, only one wins the compare-and-set. A
+  // job that left the queue meanwhile (held, cancelled) is not started.
+  auto claimed = job.ok() ? jobs_.Transition(start.job, JobState::kQueued, JobState::kRunning, u)
+                          : core::Result<store::JobRecord>(job.status());
+  if (!claimed.ok()) {
+    TellScheduler(sched::JobFailed{start.job, claimed.status().message()}, log);
+    return;
+  }
+  auto launched = executor_.Launch(
+      {job->id, job->uid, job->spec, start.gpus, log_dir_, job->array_id, job->array_index});
+  if (!launched.ok()) {
+    store::JobUpdate failed;
+    failed.finished_at = clock_.Now();
+    failed.reason = launched.status().message();
+    jobs_.Transition(job->id, JobState::kRunning, JobState::kFailed, failed).status().IgnoreError();
+    log("job " + std::to_string(job->id) + " failed to start: " + launched.status().message());
+    TellScheduler(sched::JobFailed{job->id, failed.reason}, log);
+    return;
+  }
+  if (launched->process_started_at) {
+    jobs_.RecordProcess(job->id, launched->pid, *launched->process_started_at).IgnoreError();
+  }
+  std::string gpus;
+  for (const core::GpuUuid& g : start.gpus) gpus += (gpus.empty() ? "" : ",") + g.str();
+  log("job " + std::to_string(job->id) + " started as " + job->user + " on " + gpus + " (pid " +
+      std::to_string(launched->pid) + ")");
+}
+
+}  // namespace gleaner::agent
