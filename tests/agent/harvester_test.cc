@@ -35,13 +35,13 @@ constexpr const char* kScenario = R"({"gpus": [
 // Simulated GPUs with the real store (in memory), sampler, executor and
 // harvester.
 struct Rig {
-  Rig(const std::string& scenario, HarvestMode mode)
+  Rig(const std::string& scenario, HarvestMode mode, HostLayout layout = {})
       : store(std::move(store::SqliteStore::Open(":memory:")).value()),
         backend(std::move(gpu::FakeBackend::Create(*gpu::ParseScenario(scenario, "rig"), clock))
                     .value()),
         sampler(*backend, procfs, nullptr, clock, {}),
         executor(real_clock),
-        harvester(sampler, *store, executor, clock, mode, dir.path().string()) {}
+        harvester(sampler, *store, executor, clock, mode, dir.path().string(), std::move(layout)) {}
 
   testing::TempDir dir;
   core::ManualClock clock;
@@ -201,6 +201,60 @@ TEST(HarvesterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(executor.running().empty()) << "the job was not killed";
+}
+
+}  // namespace
+}  // namespace gleaner::agent
+
+namespace gleaner::agent {
+namespace {
+
+// The scheduler's preemption, carried out: a critical job arrives while an
+// opportunistic one holds the only idle GPU; the opportunistic job gets its
+// checkpoint signal, leaves, is requeued, and the critical job starts.
+TEST(HarvesterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
+  HostLayout layout;
+  layout.scheduler.min_runtime = core::Seconds(30);
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", HarvestMode::kHarvest,
+          layout);
+  sched::JobSpec sweep;
+  sweep.command = {"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.02; done"};
+  sweep.working_dir = "/tmp";
+  sweep.priority_class = sched::PriorityClass::kOpportunistic;
+  sweep.grace = core::Seconds(20);
+  const sched::JobId low = rig.store->Submit("t", geteuid(), sweep, rig.clock.Now())->id;
+  std::vector<std::string> log;
+  const auto tick = [&] {
+    ASSERT_TRUE(rig.harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
+    rig.clock.Advance(core::Seconds(1));
+  };
+  for (int t = 0; t < 360; ++t) tick();  // idle after 300 s; then past its 30 s protection
+  ASSERT_EQ(rig.store->Get(low)->state, store::JobState::kRunning);
+
+  sched::JobSpec urgent;
+  urgent.command = {"sleep", "30"};
+  urgent.working_dir = "/tmp";
+  urgent.priority_class = sched::PriorityClass::kCritical;
+  urgent.preemptible = false;
+  const sched::JobId high = rig.store->Submit("t", geteuid(), urgent, rig.clock.Now())->id;
+  tick();
+  EXPECT_EQ(rig.store->Get(low)->state, store::JobState::kVacating);
+  EXPECT_EQ(rig.store->Get(high)->state, store::JobState::kQueued);
+  for (int i = 0; i < 100 && rig.store->Get(high)->state != store::JobState::kRunning; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let it checkpoint and leave
+    tick();
+  }
+  EXPECT_EQ(rig.store->Get(high)->state, store::JobState::kRunning);
+  auto requeued = rig.store->Get(low);
+  EXPECT_EQ(requeued->state, store::JobState::kQueued);
+  EXPECT_EQ(requeued->attempts, 1);
+  std::string all;
+  for (const std::string& l : log) all += l + "\n";
+  EXPECT_THAT(all, HasSubstr("job 1 vacating (signal 15): "));
+  EXPECT_THAT(all, HasSubstr("-> queued: vacated: "));
+  EXPECT_THAT(all, HasSubstr("for job 2 (critical, needs 1 GPU): critical work outranks "
+                             "opportunistic"));
+  rig.executor.Signal(high, 9).IgnoreError();
 }
 
 }  // namespace
