@@ -146,6 +146,11 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  std::string cgroup_procs;  // empty: no cgroup for this job
+  if (cgroups_) {
+    if (auto cg = cgroups_->Create(req.id); cg.ok()) cgroup_procs = *cg + "/cgroup.procs";
+  }
+
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
     close(out_fd);
@@ -164,6 +169,9 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
     // Child: async-signal-safe calls only until exec.
     close(status_pipe[0]);
     setpgid(0, 0);
+    // Join the job's cgroup while still privileged; without it the job
+    // still runs, held by its process group alone.
+    if (!cgroup_procs.empty()) JoinCgroup(cgroup_procs.c_str());
     const int devnull = open("/dev/null", O_RDONLY);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
       ChildFail(status_pipe[1], errno);
@@ -200,6 +208,7 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
                                     " as " + account.name + "): " + std::strerror(child_errno));
   }
   job.pid = pid;
+  job.in_cgroup = !cgroup_procs.empty();
   job.started_at = clock_.Now();
   job.process_started_at = ProcessStartTime(static_cast<uint32_t>(pid));
   running_[req.id] = job;
@@ -221,7 +230,18 @@ core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process
   return core::Status::Ok();
 }
 
+void Executor::Sweep(sched::JobId ended) {
+  if (!cgroups_) return;
+  if (cgroups_->Remove(ended).ok()) {
+    lingering_.erase(ended);
+    return;
+  }
+  cgroups_->Kill(ended).IgnoreError();  // removed on a later call, once empty
+  lingering_.insert(ended);
+}
+
 std::vector<JobExit> Executor::Reap() {
+  for (sched::JobId id : std::set<sched::JobId>(lingering_)) Sweep(id);
   std::vector<JobExit> out;
   for (auto it = running_.begin(); it != running_.end();) {
     if (it->second.adopted) {
@@ -233,6 +253,7 @@ std::vector<JobExit> Executor::Reap() {
         e.status_unknown = true;
         out.push_back(e);
         it = running_.erase(it);
+        Sweep(e.id);
       } else {
         ++it;
       }
@@ -248,6 +269,7 @@ std::vector<JobExit> Executor::Reap() {
       if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
       out.push_back(e);
       it = running_.erase(it);
+      Sweep(e.id);
     } else {
       ++it;
     }
@@ -262,6 +284,8 @@ core::Status Executor::Signal(sched::JobId id, int signal) {
   if (kill(-it->second.pid, signal) != 0 && errno != ESRCH) {
     return core::Internal("signalling job " + std::to_string(id) + ": " + std::strerror(errno));
   }
+  // The end of a job ends all of it, in its process group or not.
+  if (signal == SIGKILL && cgroups_) cgroups_->Kill(id).IgnoreError();
   return core::Status::Ok();
 }
 

@@ -4,9 +4,11 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "agent/job_cgroups.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
@@ -35,6 +37,7 @@ struct RunningJob {
   bool adopted = false;  // found again after a restart: not our child
   std::string stdout_path;
   std::string stderr_path;
+  bool in_cgroup = false;  // its own cgroup (JobCgroups) holds its processes
 };
 
 struct JobExit {
@@ -50,10 +53,15 @@ struct JobExit {
 // with CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs and GLEANER_JOB_ID set
 // (process attribution recognises gleaner's own processes by it), stdout
 // and stderr in files. A gleaner not running as root can start jobs only
-// as its own user: it never pretends. Not thread-safe.
+// as its own user: it never pretends. With cgroups (UseCgroups), each job
+// also gets a cgroup of its own: SIGKILL then reaches processes that left
+// the process group, and when a job's first process ends, whatever it left
+// running is killed too, so nothing of it keeps a GPU. Not thread-safe.
 class Executor {
  public:
   explicit Executor(const core::Clock& clock) : clock_(clock) {}
+
+  void UseCgroups(JobCgroups cgroups) { cgroups_ = std::move(cgroups); }
 
   // Fails with a message naming the cause (unknown user, command not
   // found or not executable, working directory missing, no permission to
@@ -74,8 +82,14 @@ class Executor {
   const std::map<sched::JobId, RunningJob>& running() const { return running_; }
 
  private:
+  // Kills what an ended job left behind and removes its cgroup (again on
+  // later calls while processes linger).
+  void Sweep(sched::JobId ended);
+
   const core::Clock& clock_;
   std::map<sched::JobId, RunningJob> running_;
+  std::optional<JobCgroups> cgroups_;
+  std::set<sched::JobId> lingering_;  // ended jobs whose cgroups are not yet removed
 };
 
 }  // namespace gleaner::agent

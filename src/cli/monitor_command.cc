@@ -173,6 +173,15 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
 
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
+  if (options.harvest) {
+    if (auto cgroups = agent::JobCgroups::Open(); cgroups.ok()) {
+      log("each job gets a cgroup of its own under " + cgroups->base());
+      executor.UseCgroups(std::move(cgroups).value());
+    } else {
+      log("jobs run without cgroups of their own (" + cgroups.status().message() +
+          "); their process groups hold them");
+    }
+  }
   // The most GPUs one job can get: all of this host's.
   const int host_gpus = std::max<int>(
       1, static_cast<int>(

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <thread>
 
 #include "testing/run_gleaner.h"
@@ -143,6 +146,87 @@ TEST(ExecutorAsRootTest, RunsAsTheSubmittingUser) {
   struct stat st {};
   ASSERT_EQ(stat(job->stdout_path.c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, uid);  // the user can read their own logs
+}
+
+}  // namespace
+}  // namespace gleaner::agent
+
+namespace gleaner::agent {
+namespace {
+
+// Whether `pid` is gone (or only a zombie waiting for a reaper).
+bool Gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t paren = text.rfind(')');
+  return text.empty() || (paren != std::string::npos && text.substr(paren + 2, 1) == "Z");
+}
+
+// A job's own cgroup: processes that leave its process group (setsid) end
+// with it, whether it is killed or simply exits. Skipped where the system
+// gives gleaner no cgroup v2 to write.
+class ExecutorCgroupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cgroups = JobCgroups::Open("gleaner-test-" + std::to_string(getpid()));
+    if (!cgroups.ok()) GTEST_SKIP() << cgroups.status().message();
+    cgroups_ = std::move(cgroups).value();
+    executor_.UseCgroups(*cgroups_);
+  }
+  void TearDown() override {
+    if (cgroups_) {
+      EXPECT_TRUE(cgroups_->RemoveBase().ok());
+    }
+  }
+  // Starts `script` as job `id`; the pid of the process it detached.
+  pid_t StartDetaching(sched::JobId id, const std::string& script) {
+    const std::string pid_file = (logs_.path() / ("escaped-" + std::to_string(id))).string();
+    auto job = executor_.Launch(
+        Request(id, {"sh", "-c", "setsid sleep 300 & echo $! > " + pid_file + "; " + script},
+                logs_.path().string()));
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    for (int i = 0; i < 200 && testing::Slurp(pid_file).empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return static_cast<pid_t>(std::stol(testing::Slurp(pid_file)));
+  }
+  void ReapAll() {
+    for (int i = 0; i < 300 && !executor_.running().empty(); ++i) {
+      executor_.Reap();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (int i = 0; i < 100; ++i) executor_.Reap();  // sweeps the emptied cgroups
+  }
+
+  testing::TempDir logs_;
+  core::RealClock clock_;
+  Executor executor_{clock_};
+  std::optional<JobCgroups> cgroups_;
+};
+
+TEST_F(ExecutorCgroupTest, KillingAJobKillsWhatLeftItsProcessGroup) {
+  const pid_t escaped = StartDetaching(1, "exec sleep 300");
+  EXPECT_FALSE(Gone(escaped));
+  EXPECT_TRUE(executor_.running().at(1).in_cgroup);
+  ASSERT_TRUE(executor_.Signal(1, SIGKILL).ok());
+  ReapAll();
+  for (int i = 0; i < 100 && !Gone(escaped); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(Gone(escaped)) << "the detached process outlived its job";
+  EXPECT_FALSE(std::filesystem::exists(cgroups_->PathOf(1)));
+}
+
+TEST_F(ExecutorCgroupTest, WhatAJobLeavesRunningEndsWithIt) {
+  const pid_t escaped = StartDetaching(2, "exit 0");
+  ReapAll();
+  for (int i = 0; i < 100 && !Gone(escaped); ++i) {
+    executor_.Reap();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(Gone(escaped)) << "the job's leftover kept running";
+  EXPECT_FALSE(std::filesystem::exists(cgroups_->PathOf(2)));
 }
 
 }  // namespace

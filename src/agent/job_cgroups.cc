@@ -1,0 +1,113 @@
+#include "agent/job_cgroups.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace gleaner::agent {
+namespace {
+
+// The mount point of the cgroup2 file system, from /proc/self/mountinfo.
+std::optional<std::string> Cgroup2Mount() {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // "36 25 0:31 / /sys/fs/cgroup rw,... - cgroup2 cgroup2 rw,..."
+    const size_t dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream after(line.substr(dash + 3));
+    std::string type;
+    after >> type;
+    if (type != "cgroup2") continue;
+    std::istringstream before(line.substr(0, dash));
+    std::string field, mount_point;
+    for (int i = 0; i < 5 && before >> field; ++i) {
+      if (i == 4) mount_point = field;
+    }
+    if (!mount_point.empty()) return mount_point;
+  }
+  return std::nullopt;
+}
+
+// This process's cgroup v2 path ("0::/system.slice/gleaner.service").
+std::optional<std::string> OwnCgroup() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("0::", 0) == 0) return line.substr(3);
+  }
+  return std::nullopt;
+}
+
+core::Status WriteFile(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return core::Unavailable(path + ": " + std::strerror(errno));
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const int saved = errno;
+  close(fd);
+  if (!ok) return core::Unavailable("writing " + path + ": " + std::strerror(saved));
+  return core::Status::Ok();
+}
+
+}  // namespace
+
+core::Result<JobCgroups> JobCgroups::Open(const std::string& leaf) {
+  const std::optional<std::string> mount = Cgroup2Mount();
+  if (!mount) return core::NotSupported("no cgroup2 file system is mounted");
+  const std::optional<std::string> own = OwnCgroup();
+  if (!own) return core::NotSupported("this process has no cgroup v2 path");
+  std::string base = *mount + (*own == "/" ? "" : *own) + "/" + leaf;
+  if (mkdir(base.c_str(), 0755) != 0 && errno != EEXIST) {
+    return core::NotSupported("cannot create " + base + ": " + std::strerror(errno));
+  }
+  if (access((base + "/cgroup.procs").c_str(), W_OK) != 0) {
+    return core::NotSupported(base + " is not a writable cgroup");
+  }
+  if (access((base + "/cgroup.kill").c_str(), F_OK) != 0) {
+    return core::NotSupported("the kernel has no cgroup.kill (Linux 5.14 or newer needed)");
+  }
+  return JobCgroups(std::move(base));
+}
+
+core::Status JobCgroups::RemoveBase() const {
+  if (rmdir(base_.c_str()) == 0 || errno == ENOENT) return core::Status::Ok();
+  return core::FailedPrecondition("removing " + base_ + ": " + std::strerror(errno));
+}
+
+std::string JobCgroups::PathOf(sched::JobId id) const {
+  return base_ + "/job-" + std::to_string(id);
+}
+
+core::Result<std::string> JobCgroups::Create(sched::JobId id) const {
+  const std::string path = PathOf(id);
+  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return core::Unavailable("cannot create " + path + ": " + std::strerror(errno));
+  }
+  return path;
+}
+
+core::Status JobCgroups::Kill(sched::JobId id) const {
+  return WriteFile(PathOf(id) + "/cgroup.kill", "1");
+}
+
+core::Status JobCgroups::Remove(sched::JobId id) const {
+  const std::string path = PathOf(id);
+  if (rmdir(path.c_str()) == 0 || errno == ENOENT) return core::Status::Ok();
+  if (errno == EBUSY) return core::FailedPrecondition(path + " still has processes");
+  return core::Unavailable("removing " + path + ": " + std::strerror(errno));
+}
+
+bool JoinCgroup(const char* procs_file) {
+  const int fd = open(procs_file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = write(fd, "0", 1) == 1;  // "0": the writing process itself
+  close(fd);
+  return ok;
+}
+
+}  // namespace gleaner::agent

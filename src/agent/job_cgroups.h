@@ -1,0 +1,50 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "sched/job_spec.h"
+
+namespace gleaner::agent {
+
+// One cgroup (v2) per job, where the system allows: every process a job
+// starts stays in it, even one that leaves the job's process group (setsid,
+// a daemonising double fork), so stopping a job (cgroup.kill) and asking
+// whether anything of it is left cover them all. Jobs go under
+// <this process's cgroup>/gleaner-jobs/job-<id>. Only directories and
+// control files are touched; no controller is enabled, so the limits the
+// system sets on gleaner's own cgroup hold for its jobs too.
+class JobCgroups {
+ public:
+  // Finds the cgroup2 mount (/proc/self/mountinfo) and this process's
+  // cgroup (/proc/self/cgroup) and makes sure jobs can be placed there.
+  // NotSupported, saying why, where they cannot (no cgroup2, no write
+  // access, no cgroup.kill): jobs then rely on their process group.
+  // `leaf` names the directory under this process's cgroup.
+  static core::Result<JobCgroups> Open(const std::string& leaf = "gleaner-jobs");
+
+  // Creates the job's cgroup; its path, for the child to join.
+  core::Result<std::string> Create(sched::JobId id) const;
+  std::string PathOf(sched::JobId id) const;
+  // Kills every process in the job's cgroup.
+  core::Status Kill(sched::JobId id) const;
+  // Removes the job's cgroup once nothing is left in it; kFailedPrecondition
+  // while processes remain.
+  core::Status Remove(sched::JobId id) const;
+
+  const std::string& base() const { return base_; }
+  // Removes the directory of all jobs (tests); fails while any job's is left.
+  core::Status RemoveBase() const;
+
+ private:
+  explicit JobCgroups(std::string base) : base_(std::move(base)) {}
+  std::string base_;
+};
+
+// For the child between fork and exec (async-signal-safe): moves the
+// calling process into the cgroup whose cgroup.procs is `procs_file`.
+// False when it could not.
+bool JoinCgroup(const char* procs_file);
+
+}  // namespace gleaner::agent
