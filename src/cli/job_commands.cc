@@ -111,6 +111,7 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.show->add_option("id", o.id, "Job id")->required();
   c.cancel = app.add_subcommand("cancel", "Cancel a job (yours; any, as root)");
   c.cancel->add_option("id", o.id, "Job id")->required();
+  c.cancel->add_flag("--array", o.cancel_array, "Every task of the job's array not yet ended");
   c.hold = app.add_subcommand("hold", "Keep a queued job from starting until released");
   c.hold->add_option("id", o.id, "Job id")->required();
   c.release = app.add_subcommand("release", "Let a held job start again");
@@ -229,8 +230,18 @@ int RunCancel(const JobOptions& o, std::ostream& out, std::ostream& err) {
   if (!api.ok()) return Fail(err, api.status());
   if (*api) {
     return CallApi(
-        **api, o.token, "POST", "/v1/jobs/" + std::to_string(o.id) + "/cancel", "", o.json,
-        [&o](const json&) { return "cancelled job " + std::to_string(o.id); }, out, err);
+        **api, o.token, "POST",
+        "/v1/jobs/" + std::to_string(o.id) + "/cancel" + (o.cancel_array ? "?array=1" : ""), "",
+        o.json,
+        [&o](const json& j) {
+          if (!o.cancel_array) return "cancelled job " + std::to_string(o.id);
+          return "cancelled " + std::to_string(j["cancelled"].size()) + " task(s) of array " +
+                 std::to_string(j["array_id"].get<int64_t>());
+        },
+        out, err);
+  }
+  if (o.cancel_array) {
+    return Fail(err, core::Unavailable("cancelling an array needs a running `gleaner up`"));
   }
   auto state = OpenState(o.data_dir);
   if (!state.ok()) return Fail(err, state.status());

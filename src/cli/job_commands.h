@@ -38,6 +38,7 @@ struct JobOptions {
   bool all = false;
   // show, cancel, hold, release, logs
   int64_t id = 0;
+  bool cancel_array = false;   // cancel --array: every task of the job's array
   bool follow = false;         // logs -f
   bool stderr_stream = false;  // logs --err
 };

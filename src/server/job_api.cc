@@ -26,6 +26,25 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   return Json(201, doc);
 }
 
+HttpResponse JobApi::CancelArray(const store::JobRecord& task, const store::JobUpdate& update) {
+  if (!task.array_id) {
+    return ErrorResponse(core::InvalidArgument("job " + std::to_string(task.id) +
+                                               " is not a task of an array"));
+  }
+  auto live = jobs_.List({store::JobState::kQueued, store::JobState::kHeld,
+                          store::JobState::kRunning, store::JobState::kVacating});
+  if (!live.ok()) return ErrorResponse(live.status());
+  json cancelled = json::array();
+  for (const store::JobRecord& r : *live) {
+    if (r.array_id != task.array_id) continue;
+    // A task that moved on meanwhile (it ended) is left as it is.
+    if (jobs_.Transition(r.id, r.state, store::JobState::kCancelled, update).ok()) {
+      cancelled.push_back(r.id);
+    }
+  }
+  return Json(200, {{"array_id", *task.array_id}, {"cancelled", cancelled}});
+}
+
 HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
   std::string query;
   const std::vector<std::string> seg = Segments(req.path, &query);
@@ -98,6 +117,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     if (req.method != "POST") return WrongMethod(req);
     store::JobUpdate u;
     u.reason = std::string(move->second.done) + " by " + caller.user;
+    if (action == "cancel" && query == "array=1") return CancelArray(*job, u);
     auto moved = jobs_.Transition(*id, move->second.from, move->second.to, u);
     if (!moved.ok()) return ErrorResponse(moved.status());
     return Json(200, store::JobRecordToJson(*moved));

@@ -17,7 +17,8 @@ namespace gleaner::server {
 //                               an array queues one task per index
 //   GET  /v1/jobs[?all=1]       waiting and running jobs (all: finished ones too)
 //   GET  /v1/jobs/ID            one job
-//   POST /v1/jobs/ID/cancel     the caller's own job (any, for root); likewise:
+//   POST /v1/jobs/ID/cancel     the caller's own job (any, for root); ?array=1: every
+//                               task of its array not yet ended; likewise:
 //   POST /v1/jobs/ID/hold       queued -> held (not started until released)
 //   POST /v1/jobs/ID/release    held -> queued
 //   GET  /v1/jobs/ID/logs?stream=out|err&offset=N
@@ -42,6 +43,8 @@ class JobApi {
 
  private:
   HttpResponse Submit(const HttpRequest& request, const Caller& caller);
+  // Every task of `task`'s array that has not ended (all its owner's).
+  HttpResponse CancelArray(const store::JobRecord& task, const store::JobUpdate& update);
 
   store::JobStore& jobs_;
   std::mutex& store_mu_;

@@ -156,6 +156,18 @@ TEST_F(ApiTest, AnArrayIsOneTaskPerIndex) {
     EXPECT_EQ((*jobs)[i].array_id, (*jobs)[0].id);
     EXPECT_EQ((*jobs)[i].array_index, static_cast<int64_t>(10 + 5 * i));
   }
+  // A task that already ended stays as it was; the rest are cancelled.
+  store::JobUpdate done;
+  ASSERT_TRUE(store_->Transition(1, store::JobState::kQueued, store::JobState::kCancelled, done).ok());
+  auto [cancelled_status, cancelled] = Call(socket_, "POST", "/v1/jobs/2/cancel?array=1");
+  EXPECT_EQ(cancelled_status, 200) << cancelled.dump();
+  EXPECT_EQ(cancelled["array_id"], 1);
+  EXPECT_EQ(cancelled["cancelled"], json::array({2, 3}));
+  auto [single, not_array] = Call(socket_, "POST", "/v1/jobs", R"({"command": ["true"]})");
+  ASSERT_EQ(single, 201);
+  auto [refused, why] = Call(socket_, "POST", "/v1/jobs/4/cancel?array=1");
+  EXPECT_EQ(refused, 400);
+  EXPECT_THAT(why["error"]["message"].get<std::string>(), HasSubstr("not a task of an array"));
 }
 
 TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {
