@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "core/format.h"
 
 namespace gleaner::agent {
 
@@ -105,6 +106,9 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
     cancelled_.erase(e.id);
     preempting_.erase(e.id);
     const std::string vacate_reason = planner_.Reason(e.id);
+    // From the claim (the checkpoint signal went out in that same pass) to
+    // the job's processes gone: how long the owner waited for the GPU.
+    const std::optional<core::TimePoint> claimed_at = planner_.Since(e.id);
     planner_.Forget(e.id);
     if (store::IsFinal(job->state)) {  // cancelled while it ran
       log("job " + std::to_string(e.id) + " ended (" +
@@ -126,6 +130,10 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
       // It was asked to leave: it goes back in the queue, whatever it said.
       to = JobState::kQueued;
       u.reason = "vacated: " + vacate_reason;
+      if (claimed_at) {
+        log("job " + std::to_string(e.id) + " gave its GPUs back " +
+            core::FormatDuration(clock_.Now() - *claimed_at) + " after the claim");
+      }
     } else if (e.exit_code && *e.exit_code == 0) {
       to = JobState::kSucceeded;
       u.reason = "exited 0";

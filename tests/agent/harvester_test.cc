@@ -114,6 +114,7 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   EXPECT_THAT(all, HasSubstr("vacating (signal 10): GPU-00000000-0000-4000-8000-000000000000: "
                              "utilization 95%"));
   EXPECT_THAT(all, HasSubstr("-> queued: vacated: "));
+  EXPECT_THAT(all, HasSubstr(" gave its GPUs back "));
   EXPECT_THAT(testing::Slurp(dir.path() / "logs" / (std::to_string(job->id) + ".out")),
               HasSubstr("checkpoint"));
   executor.Signal(job->id, SIGKILL).IgnoreError();  // the second run is still going
