@@ -146,16 +146,17 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  std::string cgroup_procs;  // empty: no cgroup for this job
-  if (cgroups_) {
-    if (auto cg = cgroups_->Create(req.id); cg.ok()) cgroup_procs = *cg + "/cgroup.procs";
-  }
+  std::string cgroup;  // empty: no cgroup for this launch
+  if (cgroups_) cgroup = cgroups_->Create(req.id).value_or("");
+  const std::string cgroup_procs = cgroup.empty() ? "" : cgroup + "/cgroup.procs";
 
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
     close(out_fd);
     close(err_fd);
-    return core::Unavailable(std::string("pipe: ") + std::strerror(errno));
+    const std::string why = std::strerror(errno);
+    JobCgroups::Remove(cgroup).IgnoreError();
+    return core::Unavailable("pipe: " + why);
   }
   const pid_t pid = fork();
   if (pid < 0) {
@@ -163,7 +164,9 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
     close(err_fd);
     close(status_pipe[0]);
     close(status_pipe[1]);
-    return core::Unavailable(std::string("fork: ") + std::strerror(errno));
+    const std::string why = std::strerror(errno);
+    JobCgroups::Remove(cgroup).IgnoreError();
+    return core::Unavailable("fork: " + why);
   }
   if (pid == 0) {
     // Child: async-signal-safe calls only until exec.
@@ -204,11 +207,12 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   close(status_pipe[0]);
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
     waitpid(pid, nullptr, 0);
+    JobCgroups::Remove(cgroup).IgnoreError();
     return core::FailedPrecondition("cannot start job " + std::to_string(req.id) + " (" + program +
                                     " as " + account.name + "): " + std::strerror(child_errno));
   }
   job.pid = pid;
-  job.in_cgroup = !cgroup_procs.empty();
+  job.cgroup = cgroup;
   job.started_at = clock_.Now();
   job.process_started_at = ProcessStartTime(static_cast<uint32_t>(pid));
   running_[req.id] = job;
@@ -226,22 +230,23 @@ core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process
   job.started_at = clock_.Now();
   job.process_started_at = process_started_at;
   job.adopted = true;
+  if (cgroups_) job.cgroup = cgroups_->Of(pid).value_or("");
   running_[id] = job;
   return core::Status::Ok();
 }
 
-void Executor::Sweep(sched::JobId ended) {
-  if (!cgroups_) return;
-  if (cgroups_->Remove(ended).ok()) {
-    lingering_.erase(ended);
+void Executor::Sweep(const std::string& path) {
+  if (path.empty()) return;
+  if (JobCgroups::Remove(path).ok()) {
+    lingering_.erase(path);
     return;
   }
-  cgroups_->Kill(ended).IgnoreError();  // removed on a later call, once empty
-  lingering_.insert(ended);
+  JobCgroups::Kill(path).IgnoreError();  // removed on a later call, once empty
+  lingering_.insert(path);
 }
 
 std::vector<JobExit> Executor::Reap() {
-  for (sched::JobId id : std::set<sched::JobId>(lingering_)) Sweep(id);
+  for (const std::string& path : std::set<std::string>(lingering_)) Sweep(path);
   std::vector<JobExit> out;
   for (auto it = running_.begin(); it != running_.end();) {
     if (it->second.adopted) {
@@ -252,8 +257,8 @@ std::vector<JobExit> Executor::Reap() {
         e.at = clock_.Now();
         e.status_unknown = true;
         out.push_back(e);
+        Sweep(it->second.cgroup);
         it = running_.erase(it);
-        Sweep(e.id);
       } else {
         ++it;
       }
@@ -268,8 +273,8 @@ std::vector<JobExit> Executor::Reap() {
       if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
       out.push_back(e);
+      Sweep(it->second.cgroup);
       it = running_.erase(it);
-      Sweep(e.id);
     } else {
       ++it;
     }
@@ -285,7 +290,9 @@ core::Status Executor::Signal(sched::JobId id, int signal) {
     return core::Internal("signalling job " + std::to_string(id) + ": " + std::strerror(errno));
   }
   // The end of a job ends all of it, in its process group or not.
-  if (signal == SIGKILL && cgroups_) cgroups_->Kill(id).IgnoreError();
+  if (signal == SIGKILL && !it->second.cgroup.empty()) {
+    JobCgroups::Kill(it->second.cgroup).IgnoreError();
+  }
   return core::Status::Ok();
 }
 

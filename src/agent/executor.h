@@ -37,7 +37,7 @@ struct RunningJob {
   bool adopted = false;  // found again after a restart: not our child
   std::string stdout_path;
   std::string stderr_path;
-  bool in_cgroup = false;  // its own cgroup (JobCgroups) holds its processes
+  std::string cgroup;  // the cgroup holding its processes (JobCgroups); empty: none
 };
 
 struct JobExit {
@@ -82,14 +82,14 @@ class Executor {
   const std::map<sched::JobId, RunningJob>& running() const { return running_; }
 
  private:
-  // Kills what an ended job left behind and removes its cgroup (again on
-  // later calls while processes linger).
-  void Sweep(sched::JobId ended);
+  // Kills what an ended job left behind in cgroup `path` and removes it
+  // (again on later calls while processes linger).
+  void Sweep(const std::string& path);
 
   const core::Clock& clock_;
   std::map<sched::JobId, RunningJob> running_;
   std::optional<JobCgroups> cgroups_;
-  std::set<sched::JobId> lingering_;  // ended jobs whose cgroups are not yet removed
+  std::set<std::string> lingering_;  // cgroups of ended jobs, not yet removed
 };
 
 }  // namespace gleaner::agent

@@ -68,8 +68,9 @@ class Harvester {
                const std::function<void(const std::string&)>& log);
   // Hands queued jobs that may run now to the scheduler, takes back those
   // held or cancelled, and says why the others wait.
-  void SyncQueue(const std::vector<store::JobRecord>& active,
-                 const std::function<void(const std::string&)>& log);
+  // Returns the queued jobs as they were read.
+  std::vector<store::JobRecord> SyncQueue(const std::vector<store::JobRecord>& active,
+                                          const std::function<void(const std::string&)>& log);
   void Carry(const sched::Action& action, const std::function<void(const std::string&)>& log);
   void Start(const sched::StartJob& start, const std::function<void(const std::string&)>& log);
   // Passes `event` to the scheduler; its actions wait in decided_.

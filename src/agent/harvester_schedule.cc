@@ -115,34 +115,37 @@ void Harvester::Schedule(const HostPass& pass, const std::vector<store::JobRecor
       TellScheduler(sched::GpuVerdictChanged{uuid, can_lend, why[uuid]}, log);
     }
   }
-  SyncQueue(active, log);
+  const std::vector<store::JobRecord> queued = SyncQueue(active, log);
   TellScheduler(sched::Tick{}, log);
+  // Everything decided since the last pass, exits included, is carried out
+  // only now that the scheduler knows this pass's GPUs: a start it took
+  // back within the same batch (its GPU turned out not to be idle) is
+  // never launched.
   std::vector<sched::Action> decided;
   decided.swap(decided_);
   for (const sched::Action& a : decided) Carry(a, log);
-  // Say why each queued job waits; write only what changed.
-  auto queued = jobs_.List({JobState::kQueued});
-  if (!queued.ok()) return;
-  for (const store::JobRecord& j : *queued) {
+  // Say why each queued job waits: what changed, in one transaction.
+  std::vector<std::pair<sched::JobId, std::string>> changed;
+  for (const store::JobRecord& j : queued) {
     std::string reason;
     if (auto wait = waits_.find(j.id); wait != waits_.end()) {
       reason = wait->second;
     } else if (auto pending = scheduler_.PendingReason(j.id); pending.ok()) {
       reason = *pending;
     }
-    if (!reason.empty() && reason != j.reason) {
-      jobs_.Annotate(j.id, JobState::kQueued, reason).IgnoreError();
-    }
+    if (!reason.empty() && reason != j.reason) changed.emplace_back(j.id, std::move(reason));
   }
+  if (auto s = jobs_.Annotate(changed, JobState::kQueued); !s.ok()) log("jobs: " + s.message());
 }
 
-void Harvester::SyncQueue(const std::vector<store::JobRecord>& active,
-                          const std::function<void(const std::string&)>& log) {
+std::vector<store::JobRecord> Harvester::SyncQueue(
+    const std::vector<store::JobRecord>& active,
+    const std::function<void(const std::string&)>& log) {
   waits_.clear();
   auto queued = jobs_.List({JobState::kQueued});
   if (!queued.ok()) {
     log("jobs: " + queued.status().message());
-    return;
+    return {};
   }
   std::map<sched::JobId, int64_t> tasks_in_play;  // per array: running, or with the scheduler
   for (const store::JobRecord& j : active) {
@@ -183,6 +186,11 @@ void Harvester::SyncQueue(const std::vector<store::JobRecord>& active,
       if (in_play >= j.spec.array->max_parallel) {
         waits_[j.id] = "array " + std::to_string(*j.array_id) + " runs at most " +
                        std::to_string(j.spec.array->max_parallel) + " tasks at once";
+        // A task requeued after a preemption is back in the scheduler's
+        // queue: over the cap, it must leave it until a slot frees.
+        if (scheduler_.Phase(j.id) == sched::JobPhase::kPending) {
+          TellScheduler(sched::JobCancelled{j.id}, log);
+        }
         continue;
       }
       ++in_play;
@@ -205,17 +213,29 @@ void Harvester::SyncQueue(const std::vector<store::JobRecord>& active,
     }
     it = pending_.erase(it);
   }
+  return std::move(queued).value();
 }
 
 void Harvester::Carry(const sched::Action& action,
                       const std::function<void(const std::string&)>& log) {
   if (const auto* start = std::get_if<sched::StartJob>(&action)) {
     pending_.erase(start->job);
+    if (scheduler_.Phase(start->job) != sched::JobPhase::kRunning) {
+      // Taken back in the batch that started it: nothing was launched.
+      TellScheduler(sched::JobFailed{start->job, "its GPUs were taken back before it started"},
+                    log);
+      return;
+    }
+    preempting_.erase(start->job);
     Start(*start, log);
   } else if (const auto* preempt = std::get_if<sched::PreemptJob>(&action)) {
-    preempting_[preempt->job] = preempt->reason;  // Vacate signals it
+    // Vacate signals it; a job that never launched has nothing to signal.
+    if (executor_.running().contains(preempt->job)) preempting_[preempt->job] = preempt->reason;
   } else if (const auto* requeue = std::get_if<sched::RequeueJob>(&action)) {
-    pending_.insert(requeue->job);  // the store requeued it when it left
+    preempting_.erase(requeue->job);
+    // The store requeued it when it left; SyncQueue may have withdrawn it
+    // since (held, cancelled, over its array's cap).
+    if (scheduler_.Phase(requeue->job) == sched::JobPhase::kPending) pending_.insert(requeue->job);
   } else if (const auto* reject = std::get_if<sched::RejectJob>(&action)) {
     pending_.erase(reject->job);
     store::JobUpdate u;

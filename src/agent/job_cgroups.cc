@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -79,24 +80,40 @@ core::Status JobCgroups::RemoveBase() const {
   return core::FailedPrecondition("removing " + base_ + ": " + std::strerror(errno));
 }
 
-std::string JobCgroups::PathOf(sched::JobId id) const {
-  return base_ + "/job-" + std::to_string(id);
-}
-
 core::Result<std::string> JobCgroups::Create(sched::JobId id) const {
-  const std::string path = PathOf(id);
-  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+  // Unique across launches and restarts: the id and the launch's time.
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const std::string path =
+      base_ + "/job-" + std::to_string(id) + "-" +
+      std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(now).count());
+  if (mkdir(path.c_str(), 0755) != 0) {
     return core::Unavailable("cannot create " + path + ": " + std::strerror(errno));
   }
   return path;
 }
 
-core::Status JobCgroups::Kill(sched::JobId id) const {
-  return WriteFile(PathOf(id) + "/cgroup.kill", "1");
+std::optional<std::string> JobCgroups::Of(pid_t pid) const {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("0::", 0) != 0) continue;
+    // base_ is <mount><own cgroup>/<leaf>; the process's line is relative
+    // to the mount, so compare the tails.
+    const std::string rel = line.substr(3);
+    const size_t leaf = base_.rfind('/');
+    const std::string leaf_name = base_.substr(leaf);  // "/gleaner-jobs"
+    const size_t at = rel.find(leaf_name + "/job-");
+    if (at == std::string::npos) return std::nullopt;
+    return base_ + rel.substr(at + leaf_name.size());
+  }
+  return std::nullopt;
 }
 
-core::Status JobCgroups::Remove(sched::JobId id) const {
-  const std::string path = PathOf(id);
+core::Status JobCgroups::Kill(const std::string& path) {
+  return WriteFile(path + "/cgroup.kill", "1");
+}
+
+core::Status JobCgroups::Remove(const std::string& path) {
   if (rmdir(path.c_str()) == 0 || errno == ENOENT) return core::Status::Ok();
   if (errno == EBUSY) return core::FailedPrecondition(path + " still has processes");
   return core::Unavailable("removing " + path + ": " + std::strerror(errno));

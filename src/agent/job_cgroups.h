@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <sys/types.h>
 
 #include "core/result.h"
 #include "sched/job_spec.h"
@@ -12,7 +13,7 @@ namespace gleaner::agent {
 // starts stays in it, even one that leaves the job's process group (setsid,
 // a daemonising double fork), so stopping a job (cgroup.kill) and asking
 // whether anything of it is left cover them all. Jobs go under
-// <this process's cgroup>/gleaner-jobs/job-<id>. Only directories and
+// <this process's cgroup>/gleaner-jobs/job-<id>-<launch>. Only directories and
 // control files are touched; no controller is enabled, so the limits the
 // system sets on gleaner's own cgroup hold for its jobs too.
 class JobCgroups {
@@ -24,14 +25,18 @@ class JobCgroups {
   // `leaf` names the directory under this process's cgroup.
   static core::Result<JobCgroups> Open(const std::string& leaf = "gleaner-jobs");
 
-  // Creates the job's cgroup; its path, for the child to join.
+  // Creates a cgroup for one launch of job `id`: a requeued job's next run
+  // gets a fresh one, never the one its last run's leftovers linger in.
+  // Its path, for the child to join.
   core::Result<std::string> Create(sched::JobId id) const;
-  std::string PathOf(sched::JobId id) const;
-  // Kills every process in the job's cgroup.
-  core::Status Kill(sched::JobId id) const;
-  // Removes the job's cgroup once nothing is left in it; kFailedPrecondition
-  // while processes remain.
-  core::Status Remove(sched::JobId id) const;
+  // The cgroup `pid` is in, when it is one of ours (a job taken back after
+  // a restart).
+  std::optional<std::string> Of(pid_t pid) const;
+  // Kills every process in the cgroup at `path`.
+  static core::Status Kill(const std::string& path);
+  // Removes the cgroup at `path` once nothing is left in it;
+  // kFailedPrecondition while processes remain.
+  static core::Status Remove(const std::string& path);
 
   const std::string& base() const { return base_; }
   // Removes the directory of all jobs (tests); fails while any job's is left.

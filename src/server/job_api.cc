@@ -31,18 +31,9 @@ HttpResponse JobApi::CancelArray(const store::JobRecord& task, const store::JobU
     return ErrorResponse(core::InvalidArgument("job " + std::to_string(task.id) +
                                                " is not a task of an array"));
   }
-  auto live = jobs_.List({store::JobState::kQueued, store::JobState::kHeld,
-                          store::JobState::kRunning, store::JobState::kVacating});
-  if (!live.ok()) return ErrorResponse(live.status());
-  json cancelled = json::array();
-  for (const store::JobRecord& r : *live) {
-    if (r.array_id != task.array_id) continue;
-    // A task that moved on meanwhile (it ended) is left as it is.
-    if (jobs_.Transition(r.id, r.state, store::JobState::kCancelled, update).ok()) {
-      cancelled.push_back(r.id);
-    }
-  }
-  return Json(200, {{"array_id", *task.array_id}, {"cancelled", cancelled}});
+  auto cancelled = jobs_.CancelArray(*task.array_id, update.reason);
+  if (!cancelled.ok()) return ErrorResponse(cancelled.status());
+  return Json(200, {{"array_id", *task.array_id}, {"cancelled", *cancelled}});
 }
 
 HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {

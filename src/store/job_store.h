@@ -93,9 +93,14 @@ class JobStore {
   // in `from` any more (someone else moved it) or the move is not allowed.
   virtual core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                              const JobUpdate& update) = 0;
-  // Sets the reason of a job that is still in `state` (why a queued job
-  // waits); nothing changes when it has moved on.
-  virtual core::Status Annotate(sched::JobId id, JobState state, const std::string& reason) = 0;
+  // Sets the reasons of jobs still in `state` (why queued jobs wait), in
+  // one transaction; a job that has moved on is left as it is.
+  virtual core::Status Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
+                                JobState state) = 0;
+  // Cancels every task of array `array_id` that has not ended, in one
+  // transaction; their ids.
+  virtual core::Result<std::vector<sched::JobId>> CancelArray(sched::JobId array_id,
+                                                              const std::string& reason) = 0;
   // Records the process a running job was started as.
   virtual core::Status RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) = 0;
 };

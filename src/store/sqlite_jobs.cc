@@ -222,14 +222,50 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
   return Get(id);
 }
 
-core::Status SqliteStore::Annotate(sched::JobId id, JobState state, const std::string& reason) {
-  Statement update(db_, "UPDATE jobs SET reason = ? WHERE id = ? AND state = ?");
-  GLEANER_RETURN_IF_ERROR(update.status());
-  update.Bind(1, reason);
-  update.Bind(2, static_cast<int64_t>(id));
-  update.Bind(3, std::string(JobStateName(state)));
-  if (update.Step() != SQLITE_DONE) return SqlError(db_, "annotating job " + std::to_string(id));
-  return Status::Ok();
+core::Status SqliteStore::Annotate(
+    const std::vector<std::pair<sched::JobId, std::string>>& reasons, JobState state) {
+  if (reasons.empty()) return Status::Ok();
+  return InTransaction([&]() -> Status {
+    Statement update(db_, "UPDATE jobs SET reason = ? WHERE id = ? AND state = ?");
+    GLEANER_RETURN_IF_ERROR(update.status());
+    for (const auto& [id, reason] : reasons) {
+      update.Bind(1, reason);
+      update.Bind(2, static_cast<int64_t>(id));
+      update.Bind(3, std::string(JobStateName(state)));
+      if (update.Step() != SQLITE_DONE) {
+        return SqlError(db_, "annotating job " + std::to_string(id));
+      }
+      update.Reset();
+    }
+    return Status::Ok();
+  });
+}
+
+core::Result<std::vector<sched::JobId>> SqliteStore::CancelArray(sched::JobId array_id,
+                                                                 const std::string& reason) {
+  std::vector<sched::JobId> cancelled;
+  const Status s = InTransaction([&]() -> Status {
+    Statement live(db_,
+                   "SELECT id FROM jobs WHERE array_id = ? AND state IN "
+                   "('queued', 'held', 'running', 'vacating') ORDER BY id");
+    GLEANER_RETURN_IF_ERROR(live.status());
+    live.Bind(1, static_cast<int64_t>(array_id));
+    int rc;
+    while ((rc = live.Step()) == SQLITE_ROW) cancelled.push_back(live.Int(0));
+    if (rc != SQLITE_DONE) return SqlError(db_, "listing array " + std::to_string(array_id));
+    Statement update(db_,
+                     "UPDATE jobs SET state = 'cancelled', reason = ? WHERE array_id = ? AND "
+                     "state IN ('queued', 'held', 'running', 'vacating')");
+    GLEANER_RETURN_IF_ERROR(update.status());
+    update.Bind(1, reason);
+    update.Bind(2, static_cast<int64_t>(array_id));
+    if (update.Step() != SQLITE_DONE) {
+      return SqlError(db_, "cancelling array " + std::to_string(array_id));
+    }
+    return Status::Ok();
+  });
+  GLEANER_RETURN_IF_ERROR(s);
+  return cancelled;
 }
 
 core::Status SqliteStore::RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) {

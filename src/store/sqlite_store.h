@@ -41,7 +41,10 @@ class SqliteStore final : public ObservationStore, public JobStore, public Token
   core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) override;
   core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                      const JobUpdate& update) override;
-  core::Status Annotate(sched::JobId id, JobState state, const std::string& reason) override;
+  core::Status Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
+                        JobState state) override;
+  core::Result<std::vector<sched::JobId>> CancelArray(sched::JobId array_id,
+                                                      const std::string& reason) override;
   core::Status RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) override;
 
   core::Result<TokenRecord> AddToken(const TokenRecord& token, const std::string& sha256) override;

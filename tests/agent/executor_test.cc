@@ -208,25 +208,49 @@ class ExecutorCgroupTest : public ::testing::Test {
 TEST_F(ExecutorCgroupTest, KillingAJobKillsWhatLeftItsProcessGroup) {
   const pid_t escaped = StartDetaching(1, "exec sleep 300");
   EXPECT_FALSE(Gone(escaped));
-  EXPECT_TRUE(executor_.running().at(1).in_cgroup);
+  const std::string cgroup = executor_.running().at(1).cgroup;
+  EXPECT_THAT(cgroup, HasSubstr("/job-1-"));
   ASSERT_TRUE(executor_.Signal(1, SIGKILL).ok());
   ReapAll();
   for (int i = 0; i < 100 && !Gone(escaped); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(Gone(escaped)) << "the detached process outlived its job";
-  EXPECT_FALSE(std::filesystem::exists(cgroups_->PathOf(1)));
+  EXPECT_FALSE(std::filesystem::exists(cgroup));
 }
 
 TEST_F(ExecutorCgroupTest, WhatAJobLeavesRunningEndsWithIt) {
   const pid_t escaped = StartDetaching(2, "exit 0");
+  const std::string first_run = executor_.running().at(2).cgroup;
   ReapAll();
   for (int i = 0; i < 100 && !Gone(escaped); ++i) {
     executor_.Reap();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(Gone(escaped)) << "the job's leftover kept running";
-  EXPECT_FALSE(std::filesystem::exists(cgroups_->PathOf(2)));
+  EXPECT_FALSE(std::filesystem::exists(first_run));
+}
+
+// A requeued job runs again under the same id: its new run gets a cgroup of
+// its own, so cleaning up after the last run never touches it.
+TEST_F(ExecutorCgroupTest, ARerunIsNotKilledByItsLastRunsCleanup) {
+  const pid_t escaped = StartDetaching(3, "exit 0");
+  for (int i = 0; i < 300 && !executor_.running().empty(); ++i) {
+    executor_.Reap();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  auto rerun = executor_.Launch(Request(3, {"sleep", "300"}, logs_.path().string()));
+  ASSERT_TRUE(rerun.ok()) << rerun.status().ToString();
+  EXPECT_NE(rerun->cgroup, "");
+  for (int i = 0; i < 20; ++i) {
+    executor_.Reap();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(executor_.running().contains(3)) << "the rerun was killed";
+  EXPECT_FALSE(Gone(rerun->pid));
+  ASSERT_TRUE(executor_.Signal(3, SIGKILL).ok());
+  ReapAll();
+  EXPECT_TRUE(Gone(escaped));
 }
 
 }  // namespace
