@@ -5,7 +5,8 @@
 #   gleaner: `gleaner submit -- true` against a `gleaner up --mode monitor
 #            --fake demo` it starts (no job starts: only submitting counts);
 #   sbatch:  `sbatch --hold --wrap true` against a Slurm already running on
-#            this host (held: nothing runs); its jobs are cancelled after;
+#            this host (held: nothing runs); its jobs (by name) are
+#            cancelled after;
 #   noop:    `true`, the ceiling the loop and process starts allow here.
 # Prints one line with the rate.
 # Usage: bench/cli_submit.sh gleaner GLEANER_BINARY [CLIENTS] [PER_CLIENT]
@@ -26,8 +27,9 @@ case $mode in
     ;;
   sbatch)
     command -v sbatch >/dev/null || { echo "no sbatch: install and start Slurm first" >&2; exit 1; }
-    trap 'scancel --user "$(id -un)" 2>/dev/null || true' EXIT
-    submit="sbatch --hold --wrap true"
+    name="gleaner-bench-$$"
+    trap 'scancel --name "$name" 2>/dev/null || true' EXIT
+    submit="sbatch --hold --job-name $name --wrap true"
     ;;
   noop)
     submit=/bin/true

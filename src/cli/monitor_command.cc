@@ -1,5 +1,6 @@
 #include "cli/monitor_command.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -39,6 +40,17 @@ bool ListensBeyondLoopback(const std::string& listen) {
   auto hp = server::ParseHostPort(listen);
   return hp.ok() && hp->first.rfind("127.", 0) != 0 && hp->first != "::1" &&
          hp->first != "localhost";
+}
+
+// Jobs' logs, the API's connections and /proc all need descriptors; the
+// soft limit (often 1024) is raised to the hard one, so a burst of
+// clients cannot starve the harvesting loop.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
 }
 
 std::string Hostname() {
@@ -98,6 +110,7 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
 
 int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
                const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
+  RaiseFileLimit();
   const std::string data_dir = DataDir(options.data_dir);
   const std::string config_path =
       options.config.empty() ? data_dir + "/gleaner.toml" : options.config;
@@ -201,12 +214,13 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     log("recalled the last " + core::FormatDuration(recalled) + " of " +
         source.backend->Driver().source + ", so verdicts start with that history");
   }
+  // The latest pass, for GET /v1/gpus; written by the sampling loop. Declared
+  // before the API so that it outlives the servers' workers.
+  std::mutex gpus_mu;
+  nlohmann::json gpus_doc;
   std::unique_ptr<store::SqliteStore> api_store;  // the API threads' own connection
   std::unique_ptr<server::Api> api;
   std::vector<std::unique_ptr<server::HttpServer>> api_servers;
-  // The latest pass, for GET /v1/gpus; written by the sampling loop.
-  std::mutex gpus_mu;
-  nlohmann::json gpus_doc;
   if (harvester) harvester->Recover(log);
   if (options.up) {
     auto opened = store::SqliteStore::Open(data_dir + "/gleaner.db");

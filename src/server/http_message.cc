@@ -1,16 +1,37 @@
 #include "server/http_message.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace gleaner::server {
 
-core::Result<HttpRequest> ReadRequest(int fd) {
+namespace {
+
+// Waits for data until the request's deadline: a client that trickles its
+// request a byte at a time cannot hold a worker longer than the deadline.
+core::Status AwaitData(int fd, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return core::Unavailable("the client was too slow to send its request");
+    pollfd p{fd, POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(left.count()));
+    if (r > 0) return core::Status::Ok();
+    if (r < 0 && errno != EINTR) return core::Unavailable("poll failed");
+  }
+}
+
+}  // namespace
+
+core::Result<HttpRequest> ReadRequest(int fd, std::chrono::milliseconds budget) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
   std::string data;
   char buf[4096];
   size_t header_end = std::string::npos;
@@ -18,6 +39,7 @@ core::Result<HttpRequest> ReadRequest(int fd) {
     if (data.size() > kMaxHeaderBytes) {
       return core::FailedPrecondition("request headers larger than 16 KiB");
     }
+    GLEANER_RETURN_IF_ERROR(AwaitData(fd, deadline));
     const ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return core::Unavailable("the client closed the connection");
@@ -58,6 +80,7 @@ core::Result<HttpRequest> ReadRequest(int fd) {
   }
   req.body = data.substr(header_end + 4);
   while (req.body.size() < length) {
+    GLEANER_RETURN_IF_ERROR(AwaitData(fd, deadline));
     const ssize_t n = recv(fd, buf, std::min(sizeof buf, length - req.body.size()), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return core::InvalidArgument("the body is shorter than its Content-Length");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,10 +26,12 @@ struct HttpResponse {
 inline constexpr size_t kMaxHeaderBytes = 16 * 1024;
 inline constexpr size_t kMaxBodyBytes = 1024 * 1024;
 
-// Reads one request from `fd` (blocking, with the socket's own timeouts).
-// Errors are what to answer: kInvalidArgument → 400, and an oversized
-// request → 413 (kFailedPrecondition); kUnavailable when the peer went away.
-core::Result<HttpRequest> ReadRequest(int fd);
+// Reads one request from `fd`, all of it within `budget`. Errors are what
+// to answer: kInvalidArgument → 400, and an oversized request → 413
+// (kFailedPrecondition); kUnavailable when the peer went away or was too
+// slow (nothing is answered then).
+core::Result<HttpRequest> ReadRequest(int fd,
+                                      std::chrono::milliseconds budget = std::chrono::seconds(10));
 
 // Writes `response` with a JSON content type and closes nothing.
 void WriteResponse(int fd, const HttpResponse& response);

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <exception>
 
 #include "server/socket_address.h"
 
@@ -18,8 +20,9 @@ namespace gleaner::server {
 namespace {
 
 constexpr int kWorkers = 16;
-// Connections beyond this wait in the kernel's backlog instead.
-constexpr size_t kMaxWaiting = 1024;
+// Accepted connections waiting for a worker; beyond this they wait in the
+// kernel's backlog, holding none of gleaner's file descriptors.
+constexpr size_t kMaxWaiting = 64;
 
 void SetTimeouts(int fd, int seconds) {
   timeval tv{seconds, 0};
@@ -83,26 +86,43 @@ HttpServer::HttpServer(int fd, bool unix_socket, std::string address, std::strin
 }
 
 HttpServer::~HttpServer() {
-  stop_ = true;
-  acceptor_.join();
+  {
+    // Under the lock, so no worker misses the wake-up between its check
+    // and its wait.
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
   ready_.notify_all();
+  acceptor_.join();
   for (std::thread& w : workers_) w.join();
-  for (int client : accepted_) close(client);
+  for (int client : accepted_) close(client);  // not answered: we are stopping
   close(fd_);
   if (unix_socket_) unlink(socket_path_.c_str());
 }
 
 void HttpServer::Accept() {
   while (!stop_) {
+    {
+      // Full: leave connections in the kernel's backlog until a worker
+      // frees up, rather than holding descriptors for them.
+      std::unique_lock lock(mu_);
+      if (accepted_.size() >= kMaxWaiting) {
+        lock.unlock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+    }
     pollfd p{fd_, POLLIN, 0};
     if (poll(&p, 1, 100) != 1) continue;
     const int client = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) continue;
-    std::lock_guard lock(mu_);
-    if (accepted_.size() >= kMaxWaiting) {
-      close(client);  // overloaded: the client sees a reset and may retry
+    if (client < 0) {
+      // Out of descriptors (EMFILE, ENFILE): back off instead of spinning.
+      if (errno == EMFILE || errno == ENFILE) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
       continue;
     }
+    std::lock_guard lock(mu_);
     accepted_.push_back(client);
     ready_.notify_one();
   }
@@ -114,11 +134,16 @@ void HttpServer::Work() {
     {
       std::unique_lock lock(mu_);
       ready_.wait(lock, [this] { return stop_ || !accepted_.empty(); });
-      if (accepted_.empty()) return;  // stopping, and nothing left to answer
+      if (stop_) return;  // the destructor closes what is left unanswered
       client = accepted_.front();
       accepted_.pop_front();
     }
-    Answer(client);
+    try {
+      Answer(client);
+    } catch (const std::exception& e) {
+      // A bug or exhausted memory in one request must not end the daemon.
+      WriteResponse(client, ErrorResponse(core::Internal(e.what())));
+    }
     close(client);
   }
 }

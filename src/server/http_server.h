@@ -25,9 +25,10 @@ struct Peer {
 
 // Serves HTTP/1.1 (one request per connection) on a Unix socket or a TCP
 // port. One thread accepts; a pool of workers reads, handles and answers,
-// so a slow client holds up only its own worker and concurrent requests
-// (submits waiting for one shared commit) proceed together. The handler is
-// called from several threads at once.
+// so concurrent requests (submits waiting for one shared commit) proceed
+// together, and a slow client holds a worker at most for the request
+// deadline (ReadRequest). On stop, requests not yet taken by a worker are
+// closed unanswered. The handler is called from several threads at once.
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&, const Peer&)>;

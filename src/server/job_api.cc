@@ -11,12 +11,35 @@ namespace gleaner::server {
 
 using nlohmann::json;
 
+namespace {
+
+// A job as `caller` may see it: another user's environment (it may hold
+// credentials) is left out unless the caller is an admin.
+json Visible(const store::JobRecord& r, const Caller& caller) {
+  json doc = store::JobRecordToJson(r);
+  if (r.uid != caller.uid && !caller.admin()) doc["spec"].erase("env");
+  return doc;
+}
+
+}  // namespace
+
 HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   const json body = json::parse(req.body, nullptr, false);
   if (body.is_discarded()) return ErrorResponse(core::InvalidArgument("the body is not JSON"));
   auto spec = sched::JobSpecFromJson(body);
   if (!spec.ok()) return ErrorResponse(spec.status());
   if (core::Status s = sched::ValidateJobSpec(*spec, limits_); !s.ok()) return ErrorResponse(s);
+  // Each task keeps its own copy of the spec: a huge spec times a huge
+  // array would fill the disk.
+  constexpr uint64_t kMaxArrayBytes = uint64_t{256} << 20;
+  if (const uint64_t bytes = req.body.size() * static_cast<uint64_t>(store::TaskCount(*spec));
+      bytes > kMaxArrayBytes) {
+    return ErrorResponse(core::InvalidArgument(
+        "array: " + std::to_string(store::TaskCount(*spec)) + " tasks of a " +
+        std::to_string(req.body.size() / 1024) + " KiB spec would store " +
+        std::to_string(bytes >> 20) + " MiB; at most 256 MiB: pass large data in files, or "
+        "split the array"));
+  }
   auto saved = batcher_.Submit({caller.user, caller.uid, *spec});
   if (!saved.ok()) return ErrorResponse(saved.status());
   json doc = store::JobRecordToJson(saved->front());
@@ -54,7 +77,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     auto jobs = jobs_.List(states);
     if (!jobs.ok()) return ErrorResponse(jobs.status());
     json list = json::array();
-    for (const store::JobRecord& r : *jobs) list.push_back(store::JobRecordToJson(r));
+    for (const store::JobRecord& r : *jobs) list.push_back(Visible(r, caller));
     return Json(200, {{"jobs", list}});
   }
   auto id = ParseId(seg[2], "job");
@@ -63,7 +86,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
   if (!job.ok()) return ErrorResponse(job.status());
   if (seg.size() == 3) {
     if (req.method != "GET") return WrongMethod(req);
-    return Json(200, store::JobRecordToJson(*job));
+    return Json(200, Visible(*job, caller));
   }
   if (seg.size() != 4) {
     return NoSuchEndpoint(req);

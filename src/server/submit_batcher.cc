@@ -1,5 +1,7 @@
 #include "server/submit_batcher.h"
 
+#include <exception>
+
 namespace gleaner::server {
 
 core::Result<std::vector<store::JobRecord>> SubmitBatcher::Submit(store::NewJob job) {
@@ -15,7 +17,17 @@ core::Result<std::vector<store::JobRecord>> SubmitBatcher::Submit(store::NewJob 
     std::vector<Waiter*> batch;
     batch.swap(pending_);
     lock.unlock();
-    Commit(batch);
+    try {
+      Commit(batch);
+    } catch (const std::exception& e) {
+      // Whoever was not answered learns why; the next commit can proceed.
+      std::lock_guard answer(mu_);
+      for (Waiter* w : batch) {
+        if (w->done) continue;
+        w->result = core::Internal(std::string("saving the job failed: ") + e.what());
+        w->done = true;
+      }
+    }
     lock.lock();
     committing_ = false;
     committed_.notify_all();

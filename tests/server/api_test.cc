@@ -5,9 +5,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -168,6 +170,47 @@ TEST_F(ApiTest, AnArrayIsOneTaskPerIndex) {
   auto [refused, why] = Call(socket_, "POST", "/v1/jobs/4/cancel?array=1");
   EXPECT_EQ(refused, 400);
   EXPECT_THAT(why["error"]["message"].get<std::string>(), HasSubstr("not a task of an array"));
+}
+
+TEST_F(ApiTest, OthersSeeAJobButNotItsEnvironment) {
+  sched::JobSpec spec;
+  spec.command = {"train"};
+  spec.env = {{"WANDB_API_KEY", "secret"}};
+  ASSERT_TRUE(store_->Submit("someone", 4242, spec, clock_.Now()).ok());
+  const HttpRequest list{"GET", "/v1/jobs", {}, ""};
+  const json seen = json::parse(api_->Handle(list, Peer{1000}).body)["jobs"][0];
+  EXPECT_EQ(seen["user"], "someone");
+  EXPECT_FALSE(seen["spec"].contains("env"));
+  const HttpRequest show{"GET", "/v1/jobs/1", {}, ""};
+  EXPECT_FALSE(json::parse(api_->Handle(show, Peer{1000}).body)["spec"].contains("env"));
+  EXPECT_EQ(json::parse(api_->Handle(show, Peer{4242}).body)["spec"]["env"]["WANDB_API_KEY"],
+            "secret");
+  EXPECT_EQ(json::parse(api_->Handle(show, Peer{0}).body)["spec"]["env"]["WANDB_API_KEY"],
+            "secret");
+}
+
+TEST_F(ApiTest, AHugeArrayOfAHugeSpecIsRefused) {
+  const std::string padding(4000, 'x');
+  auto [status, error] = Call(socket_, "POST", "/v1/jobs",
+                              R"({"command": ["true", ")" + padding + R"("], "array": "0-99999"})");
+  EXPECT_EQ(status, 400);
+  EXPECT_THAT(error["error"]["message"].get<std::string>(), HasSubstr("at most 256 MiB"));
+  EXPECT_TRUE(store_->List({})->empty());
+}
+
+TEST(ReadRequestTest, AClientThatTricklesIsCutOffAtTheDeadline) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  // Half a request line, then nothing: the server must not wait forever.
+  ASSERT_EQ(write(fds[1], "GET /v1/jo", 10), 10);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = ReadRequest(fds[0], std::chrono::milliseconds(200));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("too slow"));
+  EXPECT_LT(took, std::chrono::seconds(2));
+  close(fds[0]);
+  close(fds[1]);
 }
 
 TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {
