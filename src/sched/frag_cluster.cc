@@ -79,6 +79,7 @@ core::Result<FragCluster> FragCluster::Build(const std::vector<FragNodeSpec>& no
     s.model = static_cast<int>(it - c.models_.begin());
     c.gpu_capacity_milli_ += int64_t{spec.gpus} * 1000;
     c.nodes_.push_back(s);
+    c.versions_.push_back(0);
   }
   return c;
 }
@@ -112,6 +113,7 @@ void FragCluster::Apply(const FragPod& pod, const FragPlacement& p) {
     }
   }
   n = AfterPlacing(n, pod, p.gpu_mask);
+  ++versions_[p.node];
   gpu_allocated_milli_ += pod.total_gpu_milli();
 }
 

@@ -105,11 +105,16 @@ class FragCluster {
   // invariant (aborts).
   void Apply(const FragPod& pod, const FragPlacement& p);
 
+  // Changes each time a pod is placed on node `n`: lets a policy cache what
+  // it computed about the node.
+  uint64_t version(uint32_t n) const { return versions_[n]; }
+
   int64_t gpu_capacity_milli() const { return gpu_capacity_milli_; }
   int64_t gpu_allocated_milli() const { return gpu_allocated_milli_; }
 
  private:
   std::vector<FragNodeState> nodes_;
+  std::vector<uint64_t> versions_;
   std::vector<std::string> models_;
   int64_t gpu_capacity_milli_ = 0;
   int64_t gpu_allocated_milli_ = 0;

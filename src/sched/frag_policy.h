@@ -34,8 +34,9 @@ inline constexpr std::string_view kFragPolicyNames = "random, bestfit, fgd, glea
 // "fgd": the FGD paper's score, the authors' integer 100 * sigmoid(drop in
 //   the node's fragmentation / 1000); a fractional pod takes the GPU that
 //   scores best.
-// "gleaner": FGD's fragmentation drop unrounded, then ties broken for the
-//   large pods still to come (see frag_policy.cc).
+// "gleaner": FGD's integer score over all the workload's shapes, ties
+//   broken towards nodes left with CPU and GPU in the workload's ratio (see
+//   frag_policy.cc).
 // Ties between nodes: a seeded random order of the nodes fixed for the
 // whole run. `workload` (the resolved pods of the workload) gives FGD and
 // gleaner their typical shapes. InvalidArgument for another name.

@@ -216,8 +216,12 @@ TEST(FragExperimentTest, CurveHasEveryPercentAndNeverAllocatesMoreThanArrived) {
     ASSERT_TRUE(curve.ok()) << curve.status().ToString();
     ASSERT_EQ(curve->allocation_pct.size(), 131u) << policy;
     for (size_t x = 0; x < curve->allocation_pct.size(); ++x) {
-      EXPECT_LE(curve->allocation_pct[x], static_cast<double>(x) + 1.0) << policy << " at " << x;
-      if (x > 0) EXPECT_GE(curve->allocation_pct[x], curve->allocation_pct[x - 1]) << policy;
+      // Allocated never exceeds arrived (x rounds it: +0.5); a percent no pod
+      // landed on takes its neighbours' mean (+1).
+      EXPECT_LE(curve->allocation_pct[x], static_cast<double>(x) + 1.5) << policy << " at " << x;
+      if (x > 0) {
+        EXPECT_GE(curve->allocation_pct[x], curve->allocation_pct[x - 1]) << policy;
+      }
     }
     EXPECT_GT(curve->pods_failed, 0) << policy;  // 130 % cannot all fit
     EXPECT_LE(curve->gpu_allocated_milli, curve->gpu_capacity_milli);
