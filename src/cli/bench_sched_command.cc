@@ -54,7 +54,8 @@ Measured Placements(const BenchSchedOptions& o) {
   const int sizes[] = {2, 4, 8};
   for (int id = 1; id <= o.pending; ++id) {
     const int gpus = o.gang ? std::min(sizes[id % 3], o.gpus_per_node) : 1;
-    if (auto r = s.Handle(sched::JobSubmitted{sched::SyntheticJob(static_cast<sched::JobId>(id), gpus)}, kT0);
+    if (auto r = s.Handle(
+            sched::JobSubmitted{sched::SyntheticJob(static_cast<sched::JobId>(id), gpus)}, kT0);
         !r.ok()) {
       m.status = r.status();
       return m;

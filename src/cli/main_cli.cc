@@ -49,9 +49,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  for (std::string* d :
-       {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir, &job.data_dir,
-        &token.api.data_dir}) {
+  for (std::string* d : {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir,
+                         &job.data_dir, &token.api.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
   job.server = token.api.server = gpus.server = remote.server;

@@ -13,7 +13,8 @@ std::vector<size_t> ArrivalOrder(const std::vector<FragPodSpec>& pods, int64_t c
   std::vector<size_t> order(pods.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   rng.Shuffle(order);
-  const auto target = static_cast<int64_t>(std::llround(tune * static_cast<double>(capacity_milli)));
+  const auto target =
+      static_cast<int64_t>(std::llround(tune * static_cast<double>(capacity_milli)));
   int64_t requested = 0;
   for (size_t k = 0; k < order.size(); ++k) {
     const int64_t next = pods[order[k]].total_gpu_milli();
@@ -42,8 +43,8 @@ core::Result<FragCurve> RunFragExperiment(const std::vector<FragNodeSpec>& nodes
     return core::InvalidArgument("tune must be in (0, 10]; the paper uses 1.3");
   }
   for (const FragPodSpec& p : pods) {
-    if (p.num_gpu < 0 || p.num_gpu > kFragMaxGpusPerNode || p.gpu_milli < 0 ||
-        p.gpu_milli > 1000 || (p.num_gpu > 1 && p.gpu_milli < 1000 && p.gpu_milli != 0)) {
+    if (p.num_gpu < 0 || p.num_gpu > kFragMaxGpusPerNode || p.gpu_milli < 0 || p.gpu_milli > 1000 ||
+        (p.num_gpu > 1 && p.gpu_milli < 1000 && p.gpu_milli != 0)) {
       return core::InvalidArgument("pod " + p.name + " asks for " + std::to_string(p.num_gpu) +
                                    " GPUs of " + std::to_string(p.gpu_milli) +
                                    " milli each; expected 0-8 GPUs, a share of 1-1000 milli, "
@@ -70,7 +71,8 @@ core::Result<FragCurve> RunFragExperiment(const std::vector<FragNodeSpec>& nodes
   FragCurve curve;
   curve.policy = std::string((*policy)->Name());
   curve.gpu_capacity_milli = capacity;
-  curve.clones = static_cast<int64_t>(order.size()) - static_cast<int64_t>(std::min(order.size(), pods.size()));
+  curve.clones = static_cast<int64_t>(order.size()) -
+                 static_cast<int64_t>(std::min(order.size(), pods.size()));
   int64_t arrived = 0;
   for (size_t i : order) {
     const FragPod& pod = workload[i];
@@ -106,7 +108,8 @@ core::Result<FragCurve> RunFragExperiment(const std::vector<FragNodeSpec>& nodes
       s += sum[d];
       n += count[d];
     }
-    curve.allocation_pct[c] = n > 0 ? s / static_cast<double>(n) : (c > 0 ? curve.allocation_pct[c - 1] : 0);
+    curve.allocation_pct[c] =
+        n > 0 ? s / static_cast<double>(n) : (c > 0 ? curve.allocation_pct[c - 1] : 0);
   }
   return curve;
 }

@@ -133,10 +133,10 @@ class FgdPolicy : public ScoringPolicy {
   // The authors' integer score of a fragmentation drop.
   virtual Score FromDrop(double drop_milli, const FragNodeState& /*node*/,
                          const FragPod& /*pod*/) const {
-    return {static_cast<double>(std::upper_bound(thresholds_.begin(), thresholds_.end(),
-                                                 drop_milli) -
-                                thresholds_.begin()),
-            0};
+    return {
+        static_cast<double>(std::upper_bound(thresholds_.begin(), thresholds_.end(), drop_milli) -
+                            thresholds_.begin()),
+        0};
   }
 
   Score ScoreNode(const FragCluster& cluster, uint32_t n, const FragPod& pod,
@@ -237,8 +237,7 @@ core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(std::string_view name,
         new FgdPolicy(cluster.size(), seed, TypicalShapes(workload)));
   }
   if (name == "gleaner") {
-    return std::unique_ptr<FragPolicy>(
-        new GleanerPolicy(cluster.size(), seed, workload));
+    return std::unique_ptr<FragPolicy>(new GleanerPolicy(cluster.size(), seed, workload));
   }
   return core::InvalidArgument("unknown policy \"" + std::string(name) +
                                "\"; use one of: " + std::string(kFragPolicyNames));

@@ -12,7 +12,8 @@ std::vector<std::string> SplitFields(const std::string& line) {
   size_t start = 0;
   while (true) {
     const size_t comma = line.find(',', start);
-    std::string f = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string f =
+        line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
     out.push_back(std::move(f));
     if (comma == std::string::npos) return out;
@@ -40,8 +41,8 @@ class CsvTable {
     for (const std::string& c : columns) {
       if (std::find(t.header_.begin(), t.header_.end(), c) == t.header_.end()) {
         return core::InvalidArgument(path + ":1: the header has no column \"" + c +
-                                     "\"; expected columns " + Join(columns) + ", got \"" +
-                                     header + "\"");
+                                     "\"; expected columns " + Join(columns) + ", got \"" + header +
+                                     "\"");
       }
     }
     return t;
@@ -62,8 +63,8 @@ class CsvTable {
 
   core::Status CheckWidth() const {
     if (fields_.size() == header_.size()) return core::Status::Ok();
-    return Error("expected " + std::to_string(header_.size()) + " comma-separated fields as in the header, got " +
-                 std::to_string(fields_.size()));
+    return Error("expected " + std::to_string(header_.size()) +
+                 " comma-separated fields as in the header, got " + std::to_string(fields_.size()));
   }
 
   bool Has(const std::string& column) const {
@@ -180,7 +181,8 @@ core::Result<std::vector<sched::FragPodSpec>> ReadOpenbPods(const std::string& p
       size_t start = 0;
       while (start <= spec.size()) {
         const size_t bar = spec.find('|', start);
-        std::string model = spec.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+        std::string model =
+            spec.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
         if (!model.empty()) p.gpu_models.push_back(std::move(model));
         if (bar == std::string::npos) break;
         start = bar + 1;

@@ -52,8 +52,8 @@ class BenchBinaryTest : public ::testing::Test {
 };
 
 TEST_F(BenchBinaryTest, FragJsonHasEveryPercentAsAKey) {
-  const CommandRun r = Gleaner("bench frag --json --policy fgd --seed 7 --tune 1.3 --pods " + pods_ +
-                        " --nodes " + nodes_);
+  const CommandRun r = Gleaner("bench frag --json --policy fgd --seed 7 --tune 1.3 --pods " +
+                               pods_ + " --nodes " + nodes_);
   ASSERT_EQ(r.status, 0) << r.out;
   const nlohmann::json doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["policy"], "fgd");
@@ -70,7 +70,8 @@ TEST_F(BenchBinaryTest, FragJsonHasEveryPercentAsAKey) {
 }
 
 TEST_F(BenchBinaryTest, FragTableEveryTenPercent) {
-  const CommandRun r = Gleaner("bench frag --policy bestfit --pods " + pods_ + " --nodes " + nodes_);
+  const CommandRun r =
+      Gleaner("bench frag --policy bestfit --pods " + pods_ + " --nodes " + nodes_);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("arrived %   GPU allocated %"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("      130 "), std::string::npos) << r.out;
@@ -84,19 +85,22 @@ TEST_F(BenchBinaryTest, DirtyRowNamesFileAndLine) {
                                 "p1,4000,8192,one,450,\n");
   const CommandRun r = Gleaner("bench frag --pods " + bad + " --nodes " + nodes_);
   EXPECT_EQ(WEXITSTATUS(r.status), 4) << r.out;
-  EXPECT_NE(r.out.find("bench_bad.csv:3: column num_gpu: expected an integer from 0 to 8, got \"one\""),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("bench_bad.csv:3: column num_gpu: expected an integer from 0 to 8, got \"one\""),
+      std::string::npos)
       << r.out;
 }
 
 TEST_F(BenchBinaryTest, UnknownPolicyIsAUsageError) {
-  const CommandRun r = Gleaner("bench frag --policy worstfit --pods " + pods_ + " --nodes " + nodes_);
+  const CommandRun r =
+      Gleaner("bench frag --policy worstfit --pods " + pods_ + " --nodes " + nodes_);
   EXPECT_EQ(WEXITSTATUS(r.status), 2) << r.out;
 }
 
 TEST(BenchSchedBinaryTest, JsonHasRatesLatenciesAndMemory) {
   for (const char* mode : {"", " --gang", " --preempt"}) {
-    const CommandRun r = Gleaner(std::string("bench sched --json --nodes 50 --gpus-per-node 8 --pending 1000") + mode);
+    const CommandRun r = Gleaner(
+        std::string("bench sched --json --nodes 50 --gpus-per-node 8 --pending 1000") + mode);
     ASSERT_EQ(r.status, 0) << r.out;
     const nlohmann::json doc = nlohmann::json::parse(r.out);
     EXPECT_GT(doc["placements"].get<int64_t>(), 0) << mode;

@@ -1,6 +1,8 @@
 // The fragmentation experiment's pieces on clusters small enough to work by
 // hand: the FGD fragmentation measure, the policies' choices, the arrival
 // order and the curve.
+#include "sched/frag_policy.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include "sched/frag_cluster.h"
 #include "sched/frag_experiment.h"
 #include "sched/frag_measure.h"
-#include "sched/frag_policy.h"
 
 namespace gleaner::sched {
 namespace {
@@ -131,7 +132,7 @@ TEST_F(TwoNodeChoice, FgdKeepsTheWholeGpuWhole) {
   ASSERT_EQ(shapes.size(), 2u);
   EXPECT_DOUBLE_EQ(NodeFragmentation(cluster_.node(0), shapes), 300);
   EXPECT_DOUBLE_EQ(NodeFragmentation(cluster_.node(1), shapes), 0);
-  EXPECT_EQ(std::trunc(Sigmoid(0.2) * 100), 54);   // X's integer score
+  EXPECT_EQ(std::trunc(Sigmoid(0.2) * 100), 54);    // X's integer score
   EXPECT_EQ(std::trunc(Sigmoid(-0.25) * 100), 43);  // Y's
   EXPECT_EQ(PlaceWith("fgd").node, 0u);
   EXPECT_EQ(PlaceWith("gleaner").node, 0u);
@@ -139,7 +140,8 @@ TEST_F(TwoNodeChoice, FgdKeepsTheWholeGpuWhole) {
 
 TEST_F(TwoNodeChoice, BestFitPacksTheNodeShortOfCpu) {
   EXPECT_NEAR(BestFitScore(cluster_.node(0), Pod(1, 500)), 0.49375, 1e-12);
-  EXPECT_NEAR(BestFitScore(cluster_.node(1), Pod(1, 500)), 1 - (0.5 * 1000 / 128000 + 0.5 * 500 / 8000.0), 1e-12);
+  EXPECT_NEAR(BestFitScore(cluster_.node(1), Pod(1, 500)),
+              1 - (0.5 * 1000 / 128000 + 0.5 * 500 / 8000.0), 1e-12);
   EXPECT_EQ(PlaceWith("bestfit").node, 1u);
 }
 

@@ -1,11 +1,11 @@
 // The openb readers: clean files parse; every kind of dirty row is an error
 // that names the file, the line and what was expected.
+#include "sim/openb_trace.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include "sim/openb_trace.h"
 
 namespace gleaner::sim {
 namespace {
@@ -83,8 +83,7 @@ TEST_F(OpenbTraceTest, DirtyPodRowsNameFileLineAndExpectation) {
             std::string::npos)
       << e;
   e = PodError("p1,1000,1024,2,500,,LS");
-  EXPECT_NE(e.find(":3: column gpu_milli: pod p1 asks for 2 GPUs of 500 milli"),
-            std::string::npos)
+  EXPECT_NE(e.find(":3: column gpu_milli: pod p1 asks for 2 GPUs of 500 milli"), std::string::npos)
       << e;
   e = PodError("p1,1000,1024,1,0,,LS");
   EXPECT_NE(e.find("share of 0"), std::string::npos) << e;
