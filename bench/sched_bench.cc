@@ -11,6 +11,7 @@
 #include <random>
 
 #include "sched/scheduler.h"
+#include "sched/synthetic_cluster.h"
 
 namespace gleaner::sched {
 namespace {
@@ -19,26 +20,10 @@ constexpr int kNodes = 5000;
 constexpr int kGpusPerNode = 8;
 const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
 
-core::GpuUuid Gpu(int node, int i) {
-  return core::GpuUuid("GPU-" + std::to_string(node) + "-" + std::to_string(i));
-}
-
-NodeSpec Node(int n, bool lendable) {
-  NodeSpec spec{core::NodeId("node-" + std::to_string(n)), {}};
-  for (int i = 0; i < kGpusPerNode; ++i) {
-    spec.gpus.push_back({Gpu(n, i), i, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0, lendable});
-  }
-  return spec;
-}
-
+core::GpuUuid Gpu(int node, int i) { return SyntheticGpuUuid(node, i); }
+NodeSpec Node(int n, bool lendable) { return SyntheticNode(n, kGpusPerNode, lendable); }
 JobRequest Job(JobId id, int gpus, PriorityClass c = PriorityClass::kNormal) {
-  JobRequest j;
-  j.id = id;
-  j.gpus = gpus;
-  j.priority_class = c;
-  j.project = "p" + std::to_string(id % 7);
-  j.user = "u" + std::to_string(id % 101);
-  return j;
+  return SyntheticJob(id, gpus, c);
 }
 
 void Check(const core::Result<std::vector<Action>>& r) {

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/bench_command.h"
 #include "cli/eval_command.h"
 #include "cli/exit_codes.h"
 #include "cli/job_commands.h"
@@ -39,15 +40,17 @@ int Main(int argc, char** argv, const core::Clock& clock,
       ->envname("GLEANER_TOKEN");
   ProfileOptions profile;
   CLI::App* profile_cmd = AddProfileCommand(app, profile);
+  BenchFragOptions bench_frag;
+  BenchSchedOptions bench_sched;
+  const BenchCommands bench_cmds = AddBenchCommands(app, bench_frag, bench_sched);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  for (std::string* d :
-       {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir, &job.data_dir,
-        &token.api.data_dir}) {
+  for (std::string* d : {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir,
+                         &job.data_dir, &token.api.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
   job.server = token.api.server = gpus.server = remote.server;
@@ -67,6 +70,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (eval_idle_cmd->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
   if (monitor_cmd->parsed()) return RunMonitor(monitor, clock, inspector, std::cout, std::cerr);
   if (profile_cmd->parsed()) return RunProfile(profile, std::cout, std::cerr);
+  if (bench_cmds.frag->parsed()) return RunBenchFrag(bench_frag, std::cout, std::cerr);
+  if (bench_cmds.sched->parsed()) return RunBenchSched(bench_sched, std::cout, std::cerr);
   return kExitUsage;
 }
 

@@ -1,0 +1,60 @@
+#include "cli/bench_command.h"
+
+#include <string>
+
+#include "sched/frag_policy.h"
+
+namespace gleaner::cli {
+
+BenchCommands AddBenchCommands(CLI::App& app, BenchFragOptions& frag, BenchSchedOptions& sched) {
+  CLI::App* bench = app.add_subcommand("bench", "Measure gleaner's scheduling decisions");
+  bench->require_subcommand(1);
+  BenchCommands cmds;
+
+  cmds.frag = bench->add_subcommand(
+      "frag",
+      "The FGD paper's fragmentation experiment: pods of an openb trace arrive until their GPU "
+      "requests reach tune x the cluster's GPUs; prints the GPU allocation ratio at each percent "
+      "of load arrived");
+  cmds.frag->add_option("--pods", frag.pods, "Pod list CSV, like openb_pod_list_default.csv")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmds.frag->add_option("--nodes", frag.nodes, "Node list CSV, like openb_node_list_gpu_node.csv")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmds.frag
+      ->add_option("--policy", frag.policy,
+                   "Placement policy: " + std::string(sched::kFragPolicyNames))
+      ->capture_default_str()
+      ->check(CLI::IsMember({"random", "bestfit", "fgd", "gleaner"}));
+  cmds.frag->add_option("--tune", frag.tune, "Arrive until requests reach this x cluster GPUs")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 10.0));
+  cmds.frag->add_option("--seed", frag.seed, "Seed of the arrival order, clones and node ties")
+      ->capture_default_str();
+  cmds.frag->add_flag("--json", frag.json,
+                      "Print {\"policy\", \"allocation_pct\": {\"0\": ..., ...}, \"wall_s\"}");
+
+  cmds.sched = bench->add_subcommand(
+      "sched",
+      "Drive the scheduler on a synthetic cluster and queue; prints placements per second, "
+      "p50/p99 decision latency and peak memory");
+  cmds.sched->add_option("--nodes", sched.nodes, "Nodes in the cluster")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  cmds.sched->add_option("--gpus-per-node", sched.gpus_per_node, "GPUs per node")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmds.sched->add_option("--pending", sched.pending, "Jobs waiting when GPUs start to free up")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100'000'000));
+  cmds.sched->add_flag("--gang", sched.gang, "Jobs of 2, 4 and 8 GPUs on one node");
+  cmds.sched->add_flag("--preempt", sched.preempt,
+                       "Start from a full cluster of opportunistic jobs; every pending job is "
+                       "critical and must preempt");
+  cmds.sched->add_flag("--json", sched.json,
+                       "Print placements_per_s, p50_us, p99_us and rss_bytes as JSON");
+  return cmds;
+}
+
+}  // namespace gleaner::cli

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace gleaner::cli {
+
+// `gleaner bench frag`: the FGD paper's fragmentation experiment on openb
+// trace files (docs/fragmentation.md).
+struct BenchFragOptions {
+  std::string pods;
+  std::string nodes;
+  std::string policy = "gleaner";
+  double tune = 1.3;
+  uint64_t seed = 42;
+  bool json = false;
+};
+
+// `gleaner bench sched`: the scheduler on a synthetic cluster and queue.
+struct BenchSchedOptions {
+  int nodes = 5000;
+  int gpus_per_node = 8;
+  int pending = 100'000;
+  bool gang = false;     // jobs of 2, 4 and 8 GPUs instead of 1
+  bool preempt = false;  // a full cluster of opportunistic jobs, critical jobs arriving
+  bool json = false;
+};
+
+struct BenchCommands {
+  CLI::App* frag = nullptr;
+  CLI::App* sched = nullptr;
+};
+
+// Registers `gleaner bench frag` and `gleaner bench sched` on `app`.
+BenchCommands AddBenchCommands(CLI::App& app, BenchFragOptions& frag, BenchSchedOptions& sched);
+
+// Run them; each returns the exit code (cli/exit_codes.h).
+int RunBenchFrag(const BenchFragOptions& options, std::ostream& out, std::ostream& err);
+int RunBenchSched(const BenchSchedOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace gleaner::cli

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "sched/frag_cluster.h"
+
+namespace gleaner::sched {
+
+// Policy: where one pod of the fragmentation experiment goes, given what is
+// free now. Pods are placed one at a time and never retried or moved.
+// PlacementScorer does not fit here: it sees a node as GPU counts only,
+// while these policies weigh CPU against GPU (BestFit) and a node's whole
+// per-GPU state (FGD). Implementations are deterministic for a seed; not
+// thread-safe (they keep a memo or a generator).
+class FragPolicy {
+ public:
+  virtual ~FragPolicy() = default;
+  // A node that fits and the GPUs taken there; nullopt when none fits.
+  virtual std::optional<FragPlacement> Place(const FragPod& pod, const FragCluster& cluster) = 0;
+  virtual std::string_view Name() const = 0;
+};
+
+// The policy names MakeFragPolicy knows, for help texts and errors.
+inline constexpr std::string_view kFragPolicyNames = "random, bestfit, fgd, gleaner";
+
+// "random": a fitting node drawn uniformly, a fitting GPU drawn uniformly.
+// "bestfit": the FGD paper's BestFit, the authors' integer score (0..100) of
+//   1 - [0.5 (free CPU - request)/128,000 + 0.5 (free GPU milli - request)/8,000],
+//   the tightest-fitting GPUs.
+// "fgd": the FGD paper's score, the authors' integer 100 * sigmoid(drop in
+//   the node's fragmentation / 1000); a fractional pod takes the GPU that
+//   scores best.
+// "gleaner": FGD's integer score over all the workload's shapes, ties
+//   broken towards nodes left with CPU and GPU in the workload's ratio (see
+//   frag_policy.cc).
+// Ties between nodes: a seeded random order of the nodes fixed for the
+// whole run. `workload` (the resolved pods of the workload) gives FGD and
+// gleaner their typical shapes. InvalidArgument for another name.
+core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(std::string_view name,
+                                                         const FragCluster& cluster,
+                                                         const std::vector<FragPod>& workload,
+                                                         uint64_t seed);
+
+// The parts of the scores, exposed so tests can work them by hand.
+// BestFit's score before rounding (higher is better).
+double BestFitScore(const FragNodeState& node, const FragPod& pod);
+// 1 / (1 + e^-x).
+double Sigmoid(double x);
+
+}  // namespace gleaner::sched

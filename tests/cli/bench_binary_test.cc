@@ -1,0 +1,117 @@
+// `gleaner bench frag` and `gleaner bench sched` through the binary: the
+// JSON documents have the promised shape, and a dirty trace row is an error
+// naming the file and line.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct CommandRun {
+  int status = -1;
+  std::string out;
+};
+
+CommandRun Gleaner(const std::string& args) {
+  CommandRun r;
+  const std::string cmd = std::string(GLEANER_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) r.out.append(buf.data(), n);
+  r.status = pclose(pipe);
+  return r;
+}
+
+std::string Write(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+class BenchBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    nodes_ = Write("bench_nodes.csv",
+                   "sn,cpu_milli,memory_mib,gpu,model\n"
+                   "n0,64000,262144,4,T4\n"
+                   "n1,32000,131072,2,P100\n");
+    std::string pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
+    for (int i = 0; i < 12; ++i) {
+      pods += "p" + std::to_string(i) + ",4000,8192," + (i % 4 == 0 ? "2,1000" : "1,450") + ",\n";
+    }
+    pods_ = Write("bench_pods.csv", pods);
+  }
+  std::string nodes_;
+  std::string pods_;
+};
+
+TEST_F(BenchBinaryTest, FragJsonHasEveryPercentAsAKey) {
+  const CommandRun r = Gleaner("bench frag --json --policy fgd --seed 7 --tune 1.3 --pods " +
+                               pods_ + " --nodes " + nodes_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["policy"], "fgd");
+  ASSERT_TRUE(doc["allocation_pct"].is_object());
+  EXPECT_EQ(doc["allocation_pct"].size(), 131u);
+  for (int x = 0; x <= 130; ++x) {
+    const std::string key = std::to_string(x);
+    ASSERT_TRUE(doc["allocation_pct"].contains(key)) << key;
+    EXPECT_GE(doc["allocation_pct"][key].get<double>(), 0.0);
+    EXPECT_LE(doc["allocation_pct"][key].get<double>(), 100.0);
+  }
+  EXPECT_GT(doc["allocation_pct"]["130"].get<double>(), 50.0);
+  EXPECT_GE(doc["wall_s"].get<double>(), 0.0);
+}
+
+TEST_F(BenchBinaryTest, FragTableEveryTenPercent) {
+  const CommandRun r =
+      Gleaner("bench frag --policy bestfit --pods " + pods_ + " --nodes " + nodes_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("arrived %   GPU allocated %"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      130 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wall time"), std::string::npos) << r.out;
+}
+
+TEST_F(BenchBinaryTest, DirtyRowNamesFileAndLine) {
+  const std::string bad = Write("bench_bad.csv",
+                                "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+                                "p0,4000,8192,1,450,\n"
+                                "p1,4000,8192,one,450,\n");
+  const CommandRun r = Gleaner("bench frag --pods " + bad + " --nodes " + nodes_);
+  EXPECT_EQ(WEXITSTATUS(r.status), 4) << r.out;
+  EXPECT_NE(
+      r.out.find("bench_bad.csv:3: column num_gpu: expected an integer from 0 to 8, got \"one\""),
+      std::string::npos)
+      << r.out;
+}
+
+TEST_F(BenchBinaryTest, UnknownPolicyIsAUsageError) {
+  const CommandRun r =
+      Gleaner("bench frag --policy worstfit --pods " + pods_ + " --nodes " + nodes_);
+  EXPECT_EQ(WEXITSTATUS(r.status), 2) << r.out;
+}
+
+TEST(BenchSchedBinaryTest, JsonHasRatesLatenciesAndMemory) {
+  for (const char* mode : {"", " --gang", " --preempt"}) {
+    const CommandRun r = Gleaner(
+        std::string("bench sched --json --nodes 50 --gpus-per-node 8 --pending 1000") + mode);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    EXPECT_GT(doc["placements"].get<int64_t>(), 0) << mode;
+    EXPECT_GT(doc["placements_per_s"].get<double>(), 0) << mode;
+    EXPECT_GT(doc["p50_us"].get<double>(), 0) << mode;
+    EXPECT_GE(doc["p99_us"].get<double>(), doc["p50_us"].get<double>()) << mode;
+    EXPECT_GT(doc["rss_bytes"].get<int64_t>(), 1 << 20) << mode;
+  }
+  // 400 GPUs and 1,000 single-GPU jobs: every GPU is filled.
+  const CommandRun r = Gleaner("bench sched --json --nodes 50 --gpus-per-node 8 --pending 1000");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["placements"], 400);
+}
+
+}  // namespace
