@@ -6,6 +6,7 @@
 #include "core/ids.h"
 #include "sched/cluster_state.h"
 #include "sched/job_request.h"
+#include "sched/reservation.h"
 
 namespace gleaner::sched {
 
@@ -50,10 +51,23 @@ struct NodeLost {
   core::NodeId node;
   std::string reason;
 };
-// Time passed: recompute priorities and usage, run a full scheduling pass.
+// A reservation begins: at once, or, when its `starts_at` lies ahead, at
+// the first Tick at or after that time. A windowed one ends at the first
+// Tick at or after its `ends_at`.
+struct ReservationStarted {
+  Reservation reservation;
+};
+// The reservation ends now: its GPUs are reserved no more. Jobs on them
+// keep running.
+struct ReservationEnded {
+  std::string name;
+};
+// Time passed: recompute priorities and usage, start and end windowed
+// reservations, run a full scheduling pass.
 struct Tick {};
 
 using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobCheckpointed,
-                           GpuVerdictChanged, NodeAdded, NodeLost, Tick>;
+                           GpuVerdictChanged, NodeAdded, NodeLost, ReservationStarted,
+                           ReservationEnded, Tick>;
 
 }  // namespace gleaner::sched

@@ -12,14 +12,15 @@ namespace {
 class NodeLedger {
  public:
   NodeLedger(const ClusterState& cluster, const JobRequest& job,
-             const std::vector<ClassId>& allowed, NodeIndex n)
+             const std::vector<ClassId>& allowed, NodeIndex n, const GpuFilter* may_take)
       : cluster_(cluster), job_(job), gpus_(cluster.node(n).gpus) {
     usable_.resize(gpus_.size());
     free_.resize(gpus_.size());
     for (size_t i = 0; i < gpus_.size(); ++i) {
       const GpuState& g = cluster.gpu(gpus_[i]);
       usable_[i] = g.spec.lendable &&
-                   std::find(allowed.begin(), allowed.end(), g.gpu_class) != allowed.end();
+                   std::find(allowed.begin(), allowed.end(), g.gpu_class) != allowed.end() &&
+                   (!may_take || (*may_take)(gpus_[i]));
       free_[i] = g.free_milli;
     }
   }
@@ -65,8 +66,9 @@ class NodeLedger {
 
 std::optional<NodeEviction> PlanEvictionOnNode(const ClusterState& cluster, const JobRequest& job,
                                                const std::vector<ClassId>& allowed, NodeIndex n,
-                                               std::vector<EvictableJob> evictable) {
-  NodeLedger ledger(cluster, job, allowed, n);
+                                               std::vector<EvictableJob> evictable,
+                                               const GpuFilter* may_take) {
+  NodeLedger ledger(cluster, job, allowed, n, may_take);
   // Quick refusal: even all of them are not enough.
   for (const EvictableJob& v : evictable) ledger.Apply(v, +1);
   if (!ledger.Fits()) return std::nullopt;

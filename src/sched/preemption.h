@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "sched/cluster_state.h"
+#include "sched/gpu_choice.h"
 #include "sched/job_request.h"
 
 namespace gleaner::sched {
@@ -27,9 +28,11 @@ struct NodeEviction {
 // adds them cheapest first (ties by id) until enough GPUs of one allowed
 // class are free (or, for a fraction, one GPU has room), then drops every
 // victim the job can do without, most expensive first, so the set is
-// minimal. Nullopt when even all of them are not enough.
+// minimal. Nullopt when even all of them are not enough. GPUs `may_take`
+// refuses (reserved for others) do not count towards the fit.
 std::optional<NodeEviction> PlanEvictionOnNode(const ClusterState& cluster, const JobRequest& job,
                                                const std::vector<ClassId>& allowed, NodeIndex n,
-                                               std::vector<EvictableJob> evictable);
+                                               std::vector<EvictableJob> evictable,
+                                               const GpuFilter* may_take = nullptr);
 
 }  // namespace gleaner::sched

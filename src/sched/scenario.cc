@@ -43,6 +43,35 @@ core::Result<ProjectQuota> QuotaFromJson(const json& j, const std::string& where
   return q;
 }
 
+// {"name", "project", "gpus", "gpu_model", "starts_at_s", "ends_at_s"};
+// times count from the scenario's epoch.
+core::Result<Reservation> ReservationFromJson(const json& j, const std::string& where) {
+  if (!j.is_object()) return Bad(where, "an object with name, project, gpus");
+  static const std::set<std::string> kFields = {"name",      "project",     "gpus",
+                                                "gpu_model", "starts_at_s", "ends_at_s"};
+  for (const auto& [key, unused] : j.items()) {
+    if (!kFields.contains(key)) return Bad(where + "." + key, "unknown field of a reservation");
+  }
+  Reservation r;
+  try {
+    r.name = j.value("name", "");
+    r.project = j.value("project", "");
+    r.gpus = j.value("gpus", 1);
+    r.gpu_model = j.value("gpu_model", "");
+    if (j.contains("starts_at_s")) {
+      GLEANER_ASSIGN_OR_RETURN(const core::Duration d, SecondsField(j, "starts_at_s", where));
+      r.starts_at = kScenarioEpoch + d;
+    }
+    if (j.contains("ends_at_s")) {
+      GLEANER_ASSIGN_OR_RETURN(const core::Duration d, SecondsField(j, "ends_at_s", where));
+      r.ends_at = kScenarioEpoch + d;
+    }
+  } catch (const json::exception& e) {
+    return Bad(where, std::string("wrong type: ") + e.what());
+  }
+  return r;
+}
+
 core::Status ConfigFromJson(const json& j, Scenario* s) {
   if (!j.is_object()) return Bad("config", "an object");
   try {
@@ -72,6 +101,16 @@ core::Status ConfigFromJson(const json& j, Scenario* s) {
                                  QuotaFromJson(q, "config.projects." + name));
       }
     }
+    if (j.contains("reservations")) {
+      const json& list = j.at("reservations");
+      if (!list.is_array()) return Bad("config.reservations", "a list of reservations");
+      for (size_t i = 0; i < list.size(); ++i) {
+        GLEANER_ASSIGN_OR_RETURN(
+            Reservation r,
+            ReservationFromJson(list[i], "config.reservations[" + std::to_string(i) + "]"));
+        s->config.reservations.push_back(std::move(r));
+      }
+    }
     if (j.contains("user_weights")) {
       s->config.user_weights = j.at("user_weights").get<std::map<std::string, double>>();
     }
@@ -82,8 +121,9 @@ core::Status ConfigFromJson(const json& j, Scenario* s) {
 }
 
 core::Result<Event> EventFromStep(const json& step, const std::string& where) {
-  static const char* kKinds[] = {"submit",  "cancel",   "finish",    "fail", "checkpoint",
-                                 "verdict", "add_node", "lose_node", "tick"};
+  static const char* kKinds[] = {"submit",     "cancel",          "finish",   "fail",
+                                 "checkpoint", "verdict",         "add_node", "lose_node",
+                                 "reserve",    "end_reservation", "tick"};
   const char* kind = nullptr;
   for (const char* k : kKinds) {
     if (!step.contains(k)) continue;
@@ -93,7 +133,7 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
   if (!kind) {
     return Bad(where,
                "needs one of submit, cancel, finish, fail, checkpoint, verdict, "
-               "add_node, lose_node, tick");
+               "add_node, lose_node, reserve, end_reservation, tick");
   }
   const json& v = step.at(kind);
   const std::string k = kind;
@@ -121,6 +161,11 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
       if (!node.ok()) return node.status().WithContext(where + ".add_node");
       return Event(NodeAdded{*node});
     }
+    if (k == "reserve") {
+      GLEANER_ASSIGN_OR_RETURN(Reservation r, ReservationFromJson(v, where + ".reserve"));
+      return Event(ReservationStarted{std::move(r)});
+    }
+    if (k == "end_reservation") return Event(ReservationEnded{v.get<std::string>()});
     if (k == "lose_node") {
       return Event(NodeLost{core::NodeId(v.at("node").get<std::string>()), v.value("reason", "")});
     }
@@ -271,6 +316,9 @@ std::vector<std::string> CheckScenario(const Scenario& s) {
   std::vector<std::string> failures;
   auto made = MakeScenarioScheduler(s);
   if (!made.ok()) return {made.status().ToString()};
+  if (core::Status config = Scheduler::CheckConfig(s.config); !config.ok()) {
+    return {config.ToString()};
+  }
   Scheduler& sched = **made;
   for (const ScenarioStep& step : s.steps) {
     auto actions = sched.Handle(step.event, step.at);

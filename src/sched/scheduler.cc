@@ -13,6 +13,10 @@ std::string JobWord(JobId id) { return "job " + std::to_string(id); }
 
 std::string ProjectName(const std::string& p) { return p.empty() ? "(none)" : p; }
 
+std::string ReservationWords(const Reservation& r) {
+  return "reserved for project " + r.project + " (reservation " + r.name + ")";
+}
+
 }  // namespace
 
 Scheduler::Scheduler(SchedulerConfig config) : Scheduler(std::move(config), SchedulerPolicies{}) {}
@@ -31,9 +35,26 @@ Scheduler::Scheduler(SchedulerConfig config, SchedulerPolicies policies)
   for (const auto& [name, w] : config_.user_weights) user_usage_.SetWeight(name, w);
   has_guarantees_ = config_.default_quota.guaranteed_gpus > 0;
   for (const auto& [name, q] : config_.projects) has_guarantees_ |= q.guaranteed_gpus > 0;
+  // Windowed ones wait for the Tick at their start; a bad one stops the
+  // scheduler (every Handle says why) rather than silently reserving less.
+  for (const Reservation& r : config_.reservations) {
+    if (core::Status s = reservations_.Add(r, now_); !s.ok()) {
+      config_error_ = s.WithContext("config.reservations");
+      break;
+    }
+  }
+}
+
+core::Status Scheduler::CheckConfig(const SchedulerConfig& config) {
+  ReservationBook book;
+  for (const Reservation& r : config.reservations) {
+    GLEANER_RETURN_IF_ERROR(book.Add(r, core::TimePoint{}).WithContext("config.reservations"));
+  }
+  return core::Status::Ok();
 }
 
 core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::TimePoint now) {
+  if (!config_error_.ok()) return config_error_;
   now_ = std::max(now_, now);
   std::vector<Action> out;
   core::Status status;
@@ -52,9 +73,18 @@ core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::Ti
     status = VerdictChanged(*v, &out);
   } else if (const auto* a = std::get_if<NodeAdded>(&event)) {
     status = AddNode(a->node);
+    if (status.ok()) PinReservedGpus();
   } else if (const auto* l = std::get_if<NodeLost>(&event)) {
     status = LoseNode(*l, &out);
+    if (status.ok()) PinReservedGpus();
+  } else if (const auto* rs = std::get_if<ReservationStarted>(&event)) {
+    status = StartReservation(rs->reservation);
+  } else if (const auto* re = std::get_if<ReservationEnded>(&event)) {
+    status = EndReservation(re->name);
   } else {
+    // Windows open and close before the pass, so it sees them.
+    if (reservations_.Advance(now_)) dirty_ = true;
+    PinReservedGpus();
     OnTick();
     full_pass = true;
   }
@@ -209,7 +239,39 @@ core::Status Scheduler::LoseNode(const NodeLost& e, std::vector<Action>* out) {
       Requeue(job, reason, out);
     }
   }
+  reservations_.ForgetNode(cluster_, *n);
   return cluster_.RemoveNode(e.node).status();
+}
+
+core::Status Scheduler::StartReservation(const Reservation& r) {
+  GLEANER_RETURN_IF_ERROR(reservations_.Add(r, now_));
+  PinReservedGpus();
+  // Owners' pending jobs may now take their GPUs back.
+  dirty_ = true;
+  return core::Status::Ok();
+}
+
+core::Status Scheduler::EndReservation(const std::string& name) {
+  GLEANER_RETURN_IF_ERROR(reservations_.End(name));
+  dirty_ = true;  // jobs kept off its GPUs may take them now
+  return core::Status::Ok();
+}
+
+void Scheduler::PinReservedGpus() {
+  if (!reservations_.short_of_gpus()) return;
+  const auto standing = [&](GpuIndex g, const std::string& owner) {
+    const GpuState& gpu = cluster_.gpu(g);
+    if (gpu.free_milli == kMilliPerGpu) return GpuStanding::kFree;
+    for (JobId id : on_node_[gpu.node]) {
+      const Job& job = jobs_.at(id);
+      if (std::find(job.gpus.begin(), job.gpus.end(), g) == job.gpus.end()) continue;
+      if (job.req.project != owner && !job.req.may_be_preempted()) {
+        return GpuStanding::kUnavailable;
+      }
+    }
+    return GpuStanding::kReclaimable;
+  };
+  if (reservations_.TopUp(cluster_, standing)) dirty_ = true;
 }
 
 void Scheduler::OnTick() {
@@ -233,9 +295,20 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   ++pass_;
   int budget = config_.preemptions_per_pass;
   int misses = 0;
+  std::vector<JobId> first;
+  first.swap(victims_gone_);
+  for (JobId id : first) {
+    auto j = jobs_.find(id);
+    if (j != jobs_.end() && j->second.phase == JobPhase::kPending)
+      Consider(j->second, &budget, out);
+  }
+  // Borrowers on reserved GPUs can be reclaimed whatever the class; the
+  // pass never makes more of them, so this holds for the whole pass.
+  const bool by_reservation = reservations_.any_active() && Lent("");
   for (auto it = queue_.begin(); it != queue_.end();) {
     const JobId id = it->id;
     ++it;  // Consider may take the job out of the queue
+    if (jobs_.at(id).considered_in_pass == pass_) continue;  // offered first, above
     if (cluster_.free_milli() == 0) {
       // Nothing can start; only preemption can help, and the queue is in
       // class order, so once no job of this class may preempt by class,
@@ -244,7 +317,7 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
       bool by_class = false;
       for (int r = rank + 1; r < 3; ++r) by_class = by_class || evictable_by_rank_[r] > 0;
       const bool by_reclaim = has_guarantees_ && quotas_.borrowing_projects() > 0;
-      if (budget == 0 || (!by_class && !by_reclaim)) {
+      if (budget == 0 || (!by_class && !by_reclaim && !by_reservation)) {
         early_stop_pass_ = pass_;  // this job and those after it were not considered
         break;
       }
@@ -275,31 +348,92 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
   }
   const std::vector<ClassId>& allowed = Allowed(job);
   const auto shape = static_cast<size_t>(job.shape_id);
-  if (shape >= shape_failed_in_pass_.size()) {
-    shape_failed_in_pass_.resize(shape + 1, 0);
-    shape_no_fit_.resize(shape + 1);
+  const int access = ReservedAccess(job);
+  ShapeMiss fresh;
+  ShapeMiss* miss = &fresh;  // owners' fits are not shared
+  if (access >= 0) {
+    auto& misses = shape_misses_[static_cast<size_t>(access)];
+    if (shape >= misses.size()) misses.resize(shape + 1);
+    miss = &misses[shape];
   }
-  if (shape_failed_in_pass_[shape] != pass_) {
+  if (miss->pass != pass_ || access < 0) {
+    int reserved_by = ReservationBook::kNone;
     if (cluster_.free_milli() > 0) {
-      if (auto p = FindPlacement(cluster_, req, allowed, *policies_.scorer,
-                                 config_.placement_candidates)) {
+      if (auto p = Place(job, allowed, &reserved_by)) {
         Start(job, *p, out);
         return true;
       }
     }
-    shape_failed_in_pass_[shape] = pass_;
-    shape_no_fit_[shape] = DescribeNoFit(cluster_, req, allowed);
+    *miss = {pass_, DescribeNoFit(cluster_, req, allowed), reserved_by};
   }
   if (job.awaiting_victims > 0) {
     job.wait = {WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims};
     return false;
   }
-  job.wait = {WaitReason::Kind::kNoFit, shape_no_fit_[shape], 0, 0, 0};
+  job.wait = {WaitReason::Kind::kNoFit, miss->fit, 0, 0, 0, miss->reserved_by};
   if (*preemption_budget > 0 && MayPreemptSomeone(job)) {
     --*preemption_budget;
     TryPreempt(job, out);
   }
   return false;
+}
+
+int Scheduler::ReservedAccess(const Job& job) const {
+  if (!reservations_.any_active()) return 0;
+  if (reservations_.OwnsActive(job.req.project)) return -1;
+  return job.req.may_be_preempted() ? 1 : 2;
+}
+
+bool Scheduler::MayTake(const JobRequest& req, GpuIndex g) const {
+  const int s = reservations_.HolderOf(g);
+  return s == ReservationBook::kNone || reservations_.reservation(s).project == req.project ||
+         req.may_be_preempted();
+}
+
+std::optional<Placement> Scheduler::Place(const Job& job, const std::vector<ClassId>& allowed,
+                                          int* reserved_by) const {
+  const JobRequest& req = job.req;
+  const PlacementScorer& scorer = *policies_.scorer;
+  const int limit = config_.placement_candidates;
+  if (!reservations_.any_active()) return FindPlacement(cluster_, req, allowed, scorer, limit);
+  const auto owner_of = [&](GpuIndex g) -> const std::string* {
+    const int s = reservations_.HolderOf(g);
+    return s == ReservationBook::kNone ? nullptr : &reservations_.reservation(s).project;
+  };
+  // The owner's own reserved GPUs first: that is what they are for.
+  if (reservations_.OwnsActive(req.project)) {
+    std::vector<NodeIndex> nodes;
+    for (int s : reservations_.Active()) {
+      if (reservations_.reservation(s).project != req.project) continue;
+      for (GpuIndex g : reservations_.gpus(s)) nodes.push_back(cluster_.gpu(g).node);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    const GpuFilter own = [&](GpuIndex g) {
+      const std::string* owner = owner_of(g);
+      return owner && *owner == req.project;
+    };
+    if (auto p = FindPlacementOnNodes(cluster_, req, allowed, scorer, nodes, own)) return p;
+  }
+  // Then unreserved GPUs (with the owner's own): a borrower there is never
+  // reclaimed for a reservation.
+  const GpuFilter unreserved = [&](GpuIndex g) {
+    const std::string* owner = owner_of(g);
+    return !owner || *owner == req.project;
+  };
+  if (auto p = FindPlacement(cluster_, req, allowed, scorer, limit, &unreserved)) return p;
+  // Anything, others' reserved GPUs included: for preemptible jobs a loan,
+  // for the others only to say which reservation keeps them waiting.
+  auto p = FindPlacement(cluster_, req, allowed, scorer, limit);
+  if (!p || req.may_be_preempted()) return p;
+  for (GpuIndex g : p->gpus) {
+    const int s = reservations_.HolderOf(g);
+    if (s != ReservationBook::kNone && reservations_.reservation(s).project != req.project) {
+      *reserved_by = s;
+      break;
+    }
+  }
+  return std::nullopt;
 }
 
 void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
@@ -311,6 +445,7 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
   job.charged_until = now_;
   job.last_checkpoint.reset();
   job.awaiting_victims = 0;
+  job.reclaiming = ReservationBook::kNone;
   StartJob action{job.req.id, cluster_.node(p.node).id, {}, {}, job.req.gpu_milli};
   for (GpuIndex g : p.gpus) {
     cluster_.Take(g, job.req.gpu_milli);
@@ -343,12 +478,49 @@ bool Scheduler::MayPreemptSomeone(const Job& job) const {
   for (int r = rank + 1; r < 3; ++r) {
     if (evictable_by_rank_[r] > 0) return true;
   }
+  if (reservations_.any_active() && reservations_.OwnsActive(job.req.project) &&
+      Lent(job.req.project)) {
+    return true;
+  }
   return has_guarantees_ && quotas_.borrowing_projects() > 0 &&
          quotas_.WithinGuarantee(job.req.project, job.req.total_milli());
 }
 
+int Scheduler::ReservedGpuHeldFor(const Job& victim, const std::string& project) const {
+  for (GpuIndex g : victim.gpus) {
+    const int s = reservations_.HolderOf(g);
+    if (s != ReservationBook::kNone && reservations_.reservation(s).project == project) return s;
+  }
+  return ReservationBook::kNone;
+}
+
+bool Scheduler::Lent(const std::string& project) const {
+  for (int s : reservations_.Active()) {
+    const Reservation& r = reservations_.reservation(s);
+    if (!project.empty() && r.project != project) continue;
+    for (GpuIndex g : reservations_.gpus(s)) {
+      if (cluster_.gpu(g).free_milli == kMilliPerGpu) continue;
+      for (JobId id : on_node_[cluster_.gpu(g).node]) {
+        const Job& job = jobs_.at(id);
+        if (job.req.project != r.project && Evictable(job) &&
+            std::find(job.gpus.begin(), job.gpus.end(), g) != job.gpus.end()) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 Scheduler::Ground Scheduler::PreemptionGround(const Job& job, const Job& victim) const {
-  if (!Evictable(victim) || victim.started_at + config_.min_runtime > now_) return Ground::kNone;
+  if (!Evictable(victim)) return Ground::kNone;
+  // A borrower of reserved GPUs gives them back to their owner at once,
+  // protection or not, as it would to an owner returning to the machine.
+  if (reservations_.any_active() && victim.req.project != job.req.project &&
+      ReservedGpuHeldFor(victim, job.req.project) != ReservationBook::kNone) {
+    return Ground::kReservation;
+  }
+  if (victim.started_at + config_.min_runtime > now_) return Ground::kNone;
   if (ClassRank(victim.req.priority_class) > ClassRank(job.req.priority_class)) {
     return Ground::kOutranked;
   }
@@ -367,6 +539,11 @@ std::string Scheduler::DescribeGround(Ground ground, const Job& job, const Job& 
     return std::string(PriorityClassName(job.req.priority_class)) + " work outranks " +
            std::string(PriorityClassName(victim.req.priority_class));
   }
+  if (ground == Ground::kReservation) {
+    const Reservation& r = reservations_.reservation(ReservedGpuHeldFor(victim, p));
+    return "reservation " + r.name + " takes back GPUs reserved for project " + r.project +
+           "; project " + ProjectName(q) + " borrowed them while they were idle";
+  }
   return "project " + ProjectName(p) + " reclaims its guaranteed GPUs (uses " +
          MilliAsGpus(quotas_.used_milli(p)) + " of " + MilliAsGpus(quotas_.guaranteed_milli(p)) +
          "); project " + ProjectName(q) + " borrows beyond its " +
@@ -377,6 +554,7 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
   const std::vector<ClassId>& allowed = Allowed(job);
   std::optional<NodeEviction> best;
   int found = 0;
+  const GpuFilter may_take = [&](GpuIndex g) { return MayTake(job.req, g); };
   const auto consider = [&](NodeIndex n) {
     std::vector<EvictableJob> evictable;
     for (JobId id : on_node_[n]) {
@@ -392,7 +570,8 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
       evictable.push_back({id, v.gpus, v.req.gpu_milli, policies_.victims->Cost(c)});
     }
     if (evictable.empty()) return;
-    auto plan = PlanEvictionOnNode(cluster_, job.req, allowed, n, std::move(evictable));
+    auto plan = PlanEvictionOnNode(cluster_, job.req, allowed, n, std::move(evictable),
+                                   reservations_.any_active() ? &may_take : nullptr);
     if (!plan || plan->victims.empty()) return;
     if (!best || plan->cost < best->cost) best = std::move(plan);
     ++found;
@@ -422,9 +601,14 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
                              DescribeNeed(job.req) + "): ";
   // Reasons first: preempting changes the usage they quote.
   std::vector<std::string> reasons;
+  job.reclaiming = ReservationBook::kNone;
   for (JobId id : best->victims) {
     const Job& victim = jobs_.at(id);
-    reasons.push_back(prefix + DescribeGround(PreemptionGround(job, victim), job, victim));
+    const Ground ground = PreemptionGround(job, victim);
+    if (ground == Ground::kReservation) {
+      job.reclaiming = ReservedGpuHeldFor(victim, job.req.project);
+    }
+    reasons.push_back(prefix + DescribeGround(ground, job, victim));
   }
   for (size_t i = 0; i < best->victims.size(); ++i) {
     Preempt(jobs_.at(best->victims[i]), reasons[i], job.req.id, out);
@@ -456,8 +640,8 @@ void Scheduler::Release(Job& job) {
   if (job.beneficiary) {
     auto b = jobs_.find(*job.beneficiary);
     if (b != jobs_.end() && b->second.phase == JobPhase::kPending &&
-        b->second.awaiting_victims > 0) {
-      --b->second.awaiting_victims;
+        b->second.awaiting_victims > 0 && --b->second.awaiting_victims == 0) {
+      victims_gone_.push_back(*job.beneficiary);
     }
   }
   job.gpus.clear();
@@ -469,6 +653,7 @@ void Scheduler::Requeue(Job& job, const std::string& reason, std::vector<Action>
   job.phase = JobPhase::kPending;
   job.wait = {};
   job.awaiting_victims = 0;
+  job.reclaiming = ReservationBook::kNone;
   // It keeps its submit time, so its age still counts.
   Enqueue(job);
   out->push_back(RequeueJob{job.req.id, reason});
@@ -519,6 +704,11 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
   }
   const Job& job = it->second;
   if (job.awaiting_victims > 0) {
+    const std::string n = std::to_string(job.awaiting_victims);
+    if (job.reclaiming != ReservationBook::kNone) {
+      return "waiting for " + n + (job.awaiting_victims == 1 ? " borrower" : " borrowers") +
+             " to leave the GPUs " + ReservationWords(reservations_.reservation(job.reclaiming));
+    }
     return DescribeWait({WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims},
                         job.req, cluster_);
   }
@@ -549,7 +739,21 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
     }
     return DescribeWait({WaitReason::Kind::kNoFit, fit, 0, 0, 0}, req, cluster_);
   }
+  if (job.wait.kind == WaitReason::Kind::kNoFit && job.wait.reserved_by != ReservationBook::kNone) {
+    return "needs " + DescribeNeed(job.req) + (job.req.gpus > 1 ? " on one node" : "") +
+           "; the free GPUs that would fit it are " +
+           ReservationWords(reservations_.reservation(job.wait.reserved_by)) +
+           ", lent only to preemptible jobs of other projects";
+  }
   return DescribeWait(job.wait, job.req, cluster_);
+}
+
+core::Result<std::vector<core::GpuUuid>> Scheduler::ReservedGpus(const std::string& name) const {
+  const auto s = reservations_.Find(name);
+  if (!s) return core::NotFound("no reservation " + name + " (never added, or ended)");
+  std::vector<core::GpuUuid> out;
+  for (GpuIndex g : reservations_.gpus(*s)) out.push_back(cluster_.gpu(g).spec.uuid);
+  return out;
 }
 
 std::optional<StartJob> Scheduler::Allocation(JobId id) const {

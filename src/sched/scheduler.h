@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,8 +16,10 @@
 #include "sched/event.h"
 #include "sched/fair_share.h"
 #include "sched/ordering.h"
+#include "sched/placement.h"
 #include "sched/placement_scorer.h"
 #include "sched/quota.h"
+#include "sched/reservation.h"
 #include "sched/scheduler_config.h"
 #include "sched/victim_selector.h"
 #include "sched/wait_reason.h"
@@ -51,12 +54,21 @@ struct SchedulerPolicies {
 // borrow beyond their guarantee when its own project is within its
 // guarantee, never critical or non-preemptible ones, nor any that has run
 // less than `min_runtime`. Time-driven changes (aging, decayed usage,
-// protections ending) take effect at the next Tick.
+// protections ending, reservation windows) take effect at the next Tick.
+//
+// Reservations pin GPUs to a project (ReservationBook). The owner's jobs
+// take their reserved GPUs first; other projects' preemptible jobs borrow
+// them while they are idle (after any unreserved GPU); non-preemptible jobs
+// of other projects never get them. An owner's job that finds no room
+// preempts the borrowers on its reserved GPUs, whatever their class and
+// however briefly they have run: they knew the GPUs were lent.
 //
 // Errors: Handle returns InvalidArgument / NotFound / FailedPrecondition for
 // events that contradict what it was told (a job id submitted twice, a
 // finish for a job that is not running, an unknown GPU); its state is then
-// unchanged. A job a user got wrong is not an error but a RejectJob.
+// unchanged. A job a user got wrong is not an error but a RejectJob. A
+// config with an invalid reservation makes every Handle fail with that
+// reason (CheckConfig says so up front).
 // Thread-compatible: one caller at a time.
 class Scheduler {
  public:
@@ -64,6 +76,9 @@ class Scheduler {
   explicit Scheduler(SchedulerConfig config = {});
   // Any policy left null gets its default.
   Scheduler(SchedulerConfig config, SchedulerPolicies policies);
+
+  // What is wrong with a config, in words that say what to change.
+  static core::Status CheckConfig(const SchedulerConfig& config);
 
   // Applies the event at `now` (times earlier than the latest seen count as
   // the latest) and returns what to do, in order.
@@ -74,6 +89,9 @@ class Scheduler {
   core::Result<std::string> PendingReason(JobId job) const;
   // The node and GPUs a running or vacating job holds.
   std::optional<StartJob> Allocation(JobId job) const;
+  // The GPUs an active reservation holds now, in cluster order. NotFound
+  // for a name never added or ended; empty while it waits for its window.
+  core::Result<std::vector<core::GpuUuid>> ReservedGpus(const std::string& name) const;
 
   size_t pending_count() const { return queue_.size(); }
   size_t running_count() const { return running_count_; }
@@ -103,6 +121,16 @@ class Scheduler {
     bool cancelled = false;
     std::optional<JobId> beneficiary;  // vacating for this pending job
     std::string preempt_reason;
+    // While awaiting victims: the reservation whose GPUs it takes back, or -1.
+    int reclaiming = ReservationBook::kNone;
+  };
+
+  // A shape (with one access to reserved GPUs) that found no place in a
+  // pass finds none for the rest of it: GPUs only get taken during a pass.
+  struct ShapeMiss {
+    uint64_t pass = 0;
+    NoFit fit;
+    int reserved_by = ReservationBook::kNone;
   };
 
   core::Result<std::vector<Action>> Submit(const JobRequest& req, core::TimePoint now);
@@ -113,6 +141,10 @@ class Scheduler {
   core::Status AddNode(const NodeSpec& spec);
   core::Status LoseNode(const NodeLost& e, std::vector<Action>* out);
   void OnTick();
+  core::Status StartReservation(const Reservation& r);
+  core::Status EndReservation(const std::string& name);
+  // Pins GPUs to reservations short of them; a pass follows if any were.
+  void PinReservedGpus();
 
   // Offers free GPUs to pending jobs in queue order. `full` considers every
   // job; otherwise the pass stops after `event_pass_depth` misses in a row.
@@ -120,10 +152,25 @@ class Scheduler {
   // Tries to start one job, or to preempt for it. Returns true if it started.
   bool Consider(Job& job, int* preemption_budget, std::vector<Action>* out);
   void Start(Job& job, const Placement& p, std::vector<Action>* out);
+  // Where the job can start now, reservations considered. When it fits
+  // nowhere only because free GPUs are reserved for others, `*reserved_by`
+  // names that reservation.
+  std::optional<Placement> Place(const Job& job, const std::vector<ClassId>& allowed,
+                                 int* reserved_by) const;
+  // 0: no reservation is active; 1: may borrow reserved GPUs; 2: may not.
+  // -1 for owners of an active reservation, whose fit is not cached.
+  int ReservedAccess(const Job& job) const;
+  // Whether the job may take GPU `g`, reservations considered.
+  bool MayTake(const JobRequest& req, GpuIndex g) const;
+  // The reservation of `project` whose GPU `victim` holds, or -1.
+  int ReservedGpuHeldFor(const Job& victim, const std::string& project) const;
+  // Whether other projects' jobs hold GPUs reserved for `project` (any
+  // project when empty).
+  bool Lent(const std::string& project) const;
   bool TryPreempt(Job& job, std::vector<Action>* out);
   bool MayPreemptSomeone(const Job& job) const;
   // Why `victim` may be preempted for `job`, if it may.
-  enum class Ground { kNone, kOutranked, kReclaim };
+  enum class Ground { kNone, kOutranked, kReclaim, kReservation };
   Ground PreemptionGround(const Job& job, const Job& victim) const;
   std::string DescribeGround(Ground ground, const Job& job, const Job& victim) const;
   void Preempt(Job& victim, const std::string& reason, std::optional<JobId> beneficiary,
@@ -143,6 +190,8 @@ class Scheduler {
   SchedulerPolicies policies_;
   ClusterState cluster_;
   QuotaBook quotas_;
+  ReservationBook reservations_;
+  core::Status config_error_;
   FairShareLedger project_usage_;
   FairShareLedger user_usage_;
   core::TimePoint now_{};
@@ -160,10 +209,12 @@ class Scheduler {
   uint64_t pass_ = 0;
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
-  // A shape that found no place in pass N finds none for the rest of it:
-  // GPUs only get taken during a pass. Indexed by shape id.
-  std::vector<uint64_t> shape_failed_in_pass_;
-  std::vector<NoFit> shape_no_fit_;
+  // Indexed by reserved access (ReservedAccess: 0..2), then shape id.
+  std::array<std::vector<ShapeMiss>, 3> shape_misses_;
+  // Jobs whose victims have all left: the next pass offers them the freed
+  // GPUs before anyone else, so a borrower ahead in the queue does not take
+  // what was reclaimed (and get preempted again).
+  std::vector<JobId> victims_gone_;
   // The last pass that stopped before the end of the queue: jobs it did not
   // reach are judged afresh when asked why they wait.
   uint64_t early_stop_pass_ = 0;
