@@ -32,6 +32,11 @@ struct JobFailed {
   JobId job = 0;
   std::string reason;
 };
+// An elastic job asked to shrink (ResizeJob) runs on its smaller set now:
+// the GPUs it gave up are free.
+struct JobResized {
+  JobId job = 0;
+};
 // The job saved its state (it said so): preempting it now loses little.
 struct JobCheckpointed {
   JobId job = 0;
@@ -66,8 +71,8 @@ struct ReservationEnded {
 // reservations, run a full scheduling pass.
 struct Tick {};
 
-using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobCheckpointed,
-                           GpuVerdictChanged, NodeAdded, NodeLost, ReservationStarted,
-                           ReservationEnded, Tick>;
+using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobResized,
+                           JobCheckpointed, GpuVerdictChanged, NodeAdded, NodeLost,
+                           ReservationStarted, ReservationEnded, Tick>;
 
 }  // namespace gleaner::sched

@@ -99,8 +99,17 @@ std::optional<NodeEviction> PlanEvictionOnNode(const ClusterState& cluster, cons
   out.node = n;
   for (size_t i = 0; i < evictable.size(); ++i) {
     if (!chosen[i]) continue;
-    out.victims.push_back(evictable[i].job);
     out.cost += evictable[i].cost;
+    if (!evictable[i].shrink) out.victims.push_back(evictable[i].job);
+  }
+  for (size_t i = 0; i < evictable.size(); ++i) {
+    if (!chosen[i] || !evictable[i].shrink) continue;
+    const JobId id = evictable[i].job;
+    if (std::find(out.victims.begin(), out.victims.end(), id) != out.victims.end()) continue;
+    auto it = std::find_if(out.shrinks.begin(), out.shrinks.end(),
+                           [id](const auto& s) { return s.first == id; });
+    if (it == out.shrinks.end()) it = out.shrinks.insert(out.shrinks.end(), {id, {}});
+    it->second.insert(it->second.end(), evictable[i].gpus.begin(), evictable[i].gpus.end());
   }
   return out;
 }

@@ -121,9 +121,9 @@ core::Status ConfigFromJson(const json& j, Scenario* s) {
 }
 
 core::Result<Event> EventFromStep(const json& step, const std::string& where) {
-  static const char* kKinds[] = {"submit",     "cancel",          "finish",   "fail",
-                                 "checkpoint", "verdict",         "add_node", "lose_node",
-                                 "reserve",    "end_reservation", "tick"};
+  static const char* kKinds[] = {"submit",    "cancel",     "finish",          "fail",
+                                 "resized",   "checkpoint", "verdict",         "add_node",
+                                 "lose_node", "reserve",    "end_reservation", "tick"};
   const char* kind = nullptr;
   for (const char* k : kKinds) {
     if (!step.contains(k)) continue;
@@ -132,7 +132,7 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
   }
   if (!kind) {
     return Bad(where,
-               "needs one of submit, cancel, finish, fail, checkpoint, verdict, "
+               "needs one of submit, cancel, finish, fail, resized, checkpoint, verdict, "
                "add_node, lose_node, reserve, end_reservation, tick");
   }
   const json& v = step.at(kind);
@@ -146,6 +146,7 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
     if (k == "cancel") return Event(JobCancelled{v.get<JobId>()});
     if (k == "finish") return Event(JobFinished{v.get<JobId>()});
     if (k == "checkpoint") return Event(JobCheckpointed{v.get<JobId>()});
+    if (k == "resized") return Event(JobResized{v.get<JobId>()});
     if (k == "fail") {
       if (v.is_number_integer()) return Event(JobFailed{v.get<JobId>(), ""});
       return Event(JobFailed{v.at("id").get<JobId>(), v.value("reason", "")});
@@ -183,7 +184,8 @@ core::Result<JobRequest> JobRequestFromJson(const json& j) {
       "id",          "project",        "user",
       "gpus",        "gpu_milli",      "min_gpu_memory_gib",
       "gpu_models",  "priority_class", "priority",
-      "preemptible", "checkpoints",    "expected_runtime_s"};
+      "preemptible", "checkpoints",    "expected_runtime_s",
+      "max_gpus",    "can_shrink"};
   for (const auto& [key, unused] : j.items()) {
     if (!kFields.contains(key)) return Bad(key, "unknown field of a job");
   }
@@ -195,6 +197,8 @@ core::Result<JobRequest> JobRequestFromJson(const json& j) {
     r.project = j.value("project", "");
     r.user = j.value("user", "");
     r.gpus = j.value("gpus", 1);
+    r.max_gpus = j.value("max_gpus", 0);
+    r.can_shrink = j.value("can_shrink", false);
     r.gpu_milli = j.value("gpu_milli", kMilliPerGpu);
     if (j.contains("min_gpu_memory_gib")) {
       r.min_gpu_memory = core::Bytes::GiB(j.at("min_gpu_memory_gib").get<uint64_t>());

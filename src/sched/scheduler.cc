@@ -67,6 +67,8 @@ core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::Ti
     status = Exit(f->job, true, &out);
   } else if (const auto* x = std::get_if<JobFailed>(&event)) {
     status = Exit(x->job, false, &out);
+  } else if (const auto* rz = std::get_if<JobResized>(&event)) {
+    status = Resized(rz->job);
   } else if (const auto* k = std::get_if<JobCheckpointed>(&event)) {
     status = Checkpointed(k->job);
   } else if (const auto* v = std::get_if<GpuVerdictChanged>(&event)) {
@@ -194,6 +196,29 @@ core::Status Scheduler::Checkpointed(JobId id) {
   return core::Status::Ok();
 }
 
+core::Status Scheduler::Resized(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.phase != JobPhase::kRunning || it->second.leaving.empty()) {
+    return core::FailedPrecondition(JobWord(id) +
+                                    " was not asked to shrink; only a ResizeJob is answered so");
+  }
+  Job& job = it->second;
+  Charge(job, now_);
+  for (GpuIndex g : job.leaving) {
+    cluster_.Give(g, job.req.gpu_milli);
+    job.gpus.erase(std::find(job.gpus.begin(), job.gpus.end(), g));
+  }
+  quotas_.Remove(job.req.project, static_cast<int64_t>(job.leaving.size()) * job.req.gpu_milli);
+  job.leaving.clear();
+  // It restarted: protection and lost work count from now.
+  job.started_at = now_;
+  job.last_checkpoint.reset();
+  VictimLeft(job);
+  CountEvictable(job, +1);
+  dirty_ = true;
+  return core::Status::Ok();
+}
+
 core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<Action>* out) {
   const auto g = cluster_.FindGpu(e.gpu);
   if (!g) return core::NotFound("no GPU " + e.gpu.str() + " in the cluster; add its node first");
@@ -212,7 +237,19 @@ core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<A
     Job& job = jobs_.at(id);
     if (job.phase != JobPhase::kRunning) continue;
     if (std::find(job.gpus.begin(), job.gpus.end(), *g) == job.gpus.end()) continue;
-    Preempt(job, reason, std::nullopt, out);
+    if (std::find(job.leaving.begin(), job.leaving.end(), *g) != job.leaving.end()) continue;
+    // An elastic job that can restart smaller keeps its other GPUs, if
+    // they are enough for it.
+    std::vector<GpuIndex> give_up;
+    for (GpuIndex h : job.gpus) {
+      if (!cluster_.gpu(h).spec.lendable) give_up.push_back(h);
+    }
+    const int keep = static_cast<int>(job.gpus.size() - give_up.size());
+    if (job.req.can_shrink && job.leaving.empty() && keep >= job.req.gpus) {
+      Shrink(job, give_up, reason, std::nullopt, out);
+    } else {
+      Preempt(job, reason, std::nullopt, out);
+    }
   }
   return core::Status::Ok();
 }
@@ -359,7 +396,7 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
   if (miss->pass != pass_ || access < 0) {
     int reserved_by = ReservationBook::kNone;
     if (cluster_.free_milli() > 0) {
-      if (auto p = Place(job, allowed, &reserved_by)) {
+      if (auto p = Place(req, allowed, &reserved_by)) {
         Start(job, *p, out);
         return true;
       }
@@ -390,9 +427,36 @@ bool Scheduler::MayTake(const JobRequest& req, GpuIndex g) const {
          req.may_be_preempted();
 }
 
-std::optional<Placement> Scheduler::Place(const Job& job, const std::vector<ClassId>& allowed,
+std::optional<Placement> Scheduler::Place(const JobRequest& req,
+                                          const std::vector<ClassId>& allowed,
                                           int* reserved_by) const {
-  const JobRequest& req = job.req;
+  if (!req.elastic()) return PlaceExactly(req, allowed, reserved_by);
+  // As many as fit within the range: the largest free set bounds it, and
+  // so does what the project may still take.
+  int most = req.max_gpus;
+  int largest = 0;
+  for (ClassId c : allowed) largest = std::max(largest, cluster_.LargestFree(c));
+  most = std::min(most, largest);
+  if (const auto limit = quotas_.limit_milli(req.project)) {
+    most = static_cast<int>(
+        std::min<int64_t>(most, (*limit - quotas_.used_milli(req.project)) / req.gpu_milli));
+  }
+  JobRequest sized = req;
+  sized.max_gpus = 0;
+  for (int count = most; count >= req.gpus; --count) {
+    sized.gpus = count;
+    if (auto p = PlaceExactly(sized, allowed, reserved_by)) return p;
+  }
+  if (most < req.gpus) {
+    sized.gpus = req.gpus;
+    return PlaceExactly(sized, allowed, reserved_by);  // says which reservation, if one
+  }
+  return std::nullopt;
+}
+
+std::optional<Placement> Scheduler::PlaceExactly(const JobRequest& req,
+                                                 const std::vector<ClassId>& allowed,
+                                                 int* reserved_by) const {
   const PlacementScorer& scorer = *policies_.scorer;
   const int limit = config_.placement_candidates;
   if (!reservations_.any_active()) return FindPlacement(cluster_, req, allowed, scorer, limit);
@@ -453,7 +517,7 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
     action.gpu_indices.push_back(cluster_.gpu(g).spec.index);
   }
   on_node_[p.node].push_back(job.req.id);
-  quotas_.Add(job.req.project, job.req.total_milli());
+  quotas_.Add(job.req.project, HeldMilli(job));
   ++running_count_;
   CountEvictable(job, +1);
   out->push_back(std::move(action));
@@ -462,7 +526,8 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
 // ---- preemption ---------------------------------------------------------
 
 bool Scheduler::Evictable(const Job& job) const {
-  return job.phase == JobPhase::kRunning && job.req.may_be_preempted();
+  // A job that is shrinking is left alone until it has.
+  return job.phase == JobPhase::kRunning && job.leaving.empty() && job.req.may_be_preempted();
 }
 
 void Scheduler::CountEvictable(const Job& job, int delta) {
@@ -563,16 +628,33 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
       VictimCandidate c{id,
                         v.req.priority_class,
                         v.req.priority,
-                        v.req.total_milli(),
+                        HeldMilli(v),
                         now_ - v.started_at,
                         v.last_checkpoint ? std::optional(now_ - *v.last_checkpoint) : std::nullopt,
                         v.req.checkpoints};
-      evictable.push_back({id, v.gpus, v.req.gpu_milli, policies_.victims->Cost(c)});
+      const double cost = policies_.victims->Cost(c);
+      const auto least = static_cast<size_t>(v.req.gpus);
+      if (!v.req.can_shrink || v.gpus.size() <= least) {
+        evictable.push_back({id, v.gpus, v.req.gpu_milli, cost, false});
+        continue;
+      }
+      // Shrinking an elastic job comes before any preemption: one entry
+      // per GPU above its least, the last GPU first, each priced below
+      // every victim (costs are non-negative); a preemption frees the rest.
+      evictable.push_back({id,
+                           {v.gpus.begin(), v.gpus.begin() + static_cast<long>(least)},
+                           v.req.gpu_milli,
+                           cost,
+                           false});
+      for (size_t i = v.gpus.size(); i-- > least;) {
+        const double step = -1.0 + 1e-3 * static_cast<double>(v.gpus.size() - 1 - i);
+        evictable.push_back({id, {v.gpus[i]}, v.req.gpu_milli, step, true});
+      }
     }
     if (evictable.empty()) return;
     auto plan = PlanEvictionOnNode(cluster_, job.req, allowed, n, std::move(evictable),
                                    reservations_.any_active() ? &may_take : nullptr);
-    if (!plan || plan->victims.empty()) return;
+    if (!plan || (plan->victims.empty() && plan->shrinks.empty())) return;
     if (!best || plan->cost < best->cost) best = std::move(plan);
     ++found;
   };
@@ -610,10 +692,23 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
     }
     reasons.push_back(prefix + DescribeGround(ground, job, victim));
   }
+  std::vector<std::string> shrink_reasons;
+  for (const auto& [id, give_up] : best->shrinks) {
+    const Job& victim = jobs_.at(id);
+    const Ground ground = PreemptionGround(job, victim);
+    if (ground == Ground::kReservation) {
+      job.reclaiming = ReservedGpuHeldFor(victim, job.req.project);
+    }
+    shrink_reasons.push_back(prefix + DescribeGround(ground, job, victim));
+  }
+  for (size_t i = 0; i < best->shrinks.size(); ++i) {
+    Shrink(jobs_.at(best->shrinks[i].first), best->shrinks[i].second, shrink_reasons[i], job.req.id,
+           out);
+  }
   for (size_t i = 0; i < best->victims.size(); ++i) {
     Preempt(jobs_.at(best->victims[i]), reasons[i], job.req.id, out);
   }
-  job.awaiting_victims = static_cast<int>(best->victims.size());
+  job.awaiting_victims = static_cast<int>(best->victims.size() + best->shrinks.size());
   job.wait = {WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims};
   return true;
 }
@@ -622,9 +717,34 @@ void Scheduler::Preempt(Job& victim, const std::string& reason, std::optional<Jo
                         std::vector<Action>* out) {
   CountEvictable(victim, -1);
   victim.phase = JobPhase::kVacating;
-  victim.beneficiary = beneficiary;
+  // A shrinking job taken back whole still frees GPUs for the job it shrank for.
+  if (beneficiary) victim.beneficiary = beneficiary;
   victim.preempt_reason = reason;
   out->push_back(PreemptJob{victim.req.id, reason});
+}
+
+void Scheduler::Shrink(Job& job, const std::vector<GpuIndex>& give_up, const std::string& reason,
+                       std::optional<JobId> beneficiary, std::vector<Action>* out) {
+  CountEvictable(job, -1);
+  job.leaving = give_up;
+  job.beneficiary = beneficiary;
+  ResizeJob action{job.req.id, cluster_.node(job.node).id, {}, {}, reason};
+  for (GpuIndex g : job.gpus) {
+    if (std::find(give_up.begin(), give_up.end(), g) != give_up.end()) continue;
+    action.gpus.push_back(cluster_.gpu(g).spec.uuid);
+    action.gpu_indices.push_back(cluster_.gpu(g).spec.index);
+  }
+  out->push_back(std::move(action));
+}
+
+void Scheduler::VictimLeft(Job& victim) {
+  if (!victim.beneficiary) return;
+  auto b = jobs_.find(*victim.beneficiary);
+  if (b != jobs_.end() && b->second.phase == JobPhase::kPending && b->second.awaiting_victims > 0 &&
+      --b->second.awaiting_victims == 0) {
+    victims_gone_.push_back(*victim.beneficiary);
+  }
+  victim.beneficiary.reset();
 }
 
 // ---- bookkeeping --------------------------------------------------------
@@ -635,17 +755,11 @@ void Scheduler::Release(Job& job) {
   for (GpuIndex g : job.gpus) cluster_.Give(g, job.req.gpu_milli);
   auto& here = on_node_[job.node];
   here.erase(std::find(here.begin(), here.end(), job.req.id));
-  quotas_.Remove(job.req.project, job.req.total_milli());
+  quotas_.Remove(job.req.project, HeldMilli(job));
   --running_count_;
-  if (job.beneficiary) {
-    auto b = jobs_.find(*job.beneficiary);
-    if (b != jobs_.end() && b->second.phase == JobPhase::kPending &&
-        b->second.awaiting_victims > 0 && --b->second.awaiting_victims == 0) {
-      victims_gone_.push_back(*job.beneficiary);
-    }
-  }
+  VictimLeft(job);
   job.gpus.clear();
-  job.beneficiary.reset();
+  job.leaving.clear();
   dirty_ = true;
 }
 
@@ -670,7 +784,7 @@ void Scheduler::Enqueue(Job& job) {
 void Scheduler::Charge(Job& job, core::TimePoint until) {
   if (until <= job.charged_until) return;
   const double milli_s =
-      core::ToSecondsDouble(until - job.charged_until) * static_cast<double>(job.req.total_milli());
+      core::ToSecondsDouble(until - job.charged_until) * static_cast<double>(HeldMilli(job));
   project_usage_.Charge(job.req.project, milli_s);
   user_usage_.Charge(job.req.user, milli_s);
   job.charged_until = until;
@@ -685,7 +799,8 @@ const std::vector<ClassId>& Scheduler::Allowed(Job& job) {
 }
 
 int Scheduler::ShapeOf(const JobRequest& req) {
-  auto key = std::make_tuple(req.gpus, req.gpu_milli, req.min_gpu_memory.count(), req.gpu_models);
+  auto key = std::make_tuple(req.gpus, req.max_gpus, req.gpu_milli, req.min_gpu_memory.count(),
+                             req.gpu_models);
   auto [it, added] = shapes_.try_emplace(std::move(key), static_cast<int>(shapes_.size()));
   return it->second;
 }

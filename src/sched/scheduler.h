@@ -114,7 +114,8 @@ class Scheduler {
     int awaiting_victims = 0;
     // While running or vacating:
     NodeIndex node = 0;
-    std::vector<GpuIndex> gpus;
+    std::vector<GpuIndex> gpus;     // all it holds (an elastic job: within its range)
+    std::vector<GpuIndex> leaving;  // shrinking: the GPUs it gives up, held until JobResized
     core::TimePoint started_at;
     core::TimePoint charged_until;
     std::optional<core::TimePoint> last_checkpoint;
@@ -137,6 +138,7 @@ class Scheduler {
   core::Status Cancel(JobId id);
   core::Status Exit(JobId id, bool succeeded, std::vector<Action>* out);
   core::Status Checkpointed(JobId id);
+  core::Status Resized(JobId id);
   core::Status VerdictChanged(const GpuVerdictChanged& e, std::vector<Action>* out);
   core::Status AddNode(const NodeSpec& spec);
   core::Status LoseNode(const NodeLost& e, std::vector<Action>* out);
@@ -155,8 +157,11 @@ class Scheduler {
   // Where the job can start now, reservations considered. When it fits
   // nowhere only because free GPUs are reserved for others, `*reserved_by`
   // names that reservation.
-  std::optional<Placement> Place(const Job& job, const std::vector<ClassId>& allowed,
+  std::optional<Placement> Place(const JobRequest& req, const std::vector<ClassId>& allowed,
                                  int* reserved_by) const;
+  // Place for one GPU count; an elastic job tries its largest that can fit first.
+  std::optional<Placement> PlaceExactly(const JobRequest& req, const std::vector<ClassId>& allowed,
+                                        int* reserved_by) const;
   // 0: no reservation is active; 1: may borrow reserved GPUs; 2: may not.
   // -1 for owners of an active reservation, whose fit is not cached.
   int ReservedAccess(const Job& job) const;
@@ -175,6 +180,14 @@ class Scheduler {
   std::string DescribeGround(Ground ground, const Job& job, const Job& victim) const;
   void Preempt(Job& victim, const std::string& reason, std::optional<JobId> beneficiary,
                std::vector<Action>* out);
+  // Asks an elastic job to give up `give_up` (some of its GPUs) and carry on.
+  void Shrink(Job& job, const std::vector<GpuIndex>& give_up, const std::string& reason,
+              std::optional<JobId> beneficiary, std::vector<Action>* out);
+  // A job preempted or shrunk for another has left its GPUs.
+  void VictimLeft(Job& victim);
+  int64_t HeldMilli(const Job& job) const {
+    return static_cast<int64_t>(job.gpus.size()) * job.req.gpu_milli;
+  }
   // Frees a running or vacating job's GPUs and charges its usage.
   void Release(Job& job);
   void Requeue(Job& job, const std::string& reason, std::vector<Action>* out);
@@ -205,7 +218,7 @@ class Scheduler {
   int evictable_by_rank_[3] = {0, 0, 0};
   size_t running_count_ = 0;
 
-  std::map<std::tuple<int, int, uint64_t, std::vector<std::string>>, int> shapes_;
+  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>>, int> shapes_;
   uint64_t pass_ = 0;
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
