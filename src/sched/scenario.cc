@@ -93,6 +93,7 @@ core::Status ConfigFromJson(const json& j, Scenario* s) {
       s->config.weights.fair_share = j.at("fair_share_weight").get<double>();
     }
     if (j.contains("ordering")) s->ordering = j.at("ordering").get<std::string>();
+    if (j.contains("backfill")) s->config.backfill = j.at("backfill").get<bool>();
     if (j.contains("victims")) s->victims = j.at("victims").get<std::string>();
     if (j.contains("scorer")) s->scorer = j.at("scorer").get<std::string>();
     if (j.contains("projects")) {

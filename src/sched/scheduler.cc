@@ -120,7 +120,7 @@ core::Result<std::vector<Action>> Scheduler::Submit(const JobRequest& req, core:
     // the newcomer can change anything.
     ++pass_;
     int budget = config_.preemptions_per_pass;
-    Consider(job, &budget, &out);
+    if (!Consider(job, &budget, &out)) MaybePlanShadow(job);
   }
   return out;
 }
@@ -339,6 +339,7 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
     if (j != jobs_.end() && j->second.phase == JobPhase::kPending)
       Consider(j->second, &budget, out);
   }
+  shadow_ = {};
   // Borrowers on reserved GPUs can be reclaimed whatever the class; the
   // pass never makes more of them, so this holds for the whole pass.
   const bool by_reservation = reservations_.any_active() && Lent("");
@@ -359,9 +360,13 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
         break;
       }
     }
-    if (Consider(jobs_.at(id), &budget, out)) {
+    Job& job = jobs_.at(id);
+    if (Consider(job, &budget, out)) {
       misses = 0;
-    } else if (!full && ++misses >= config_.event_pass_depth) {
+      continue;
+    }
+    MaybePlanShadow(job);
+    if (!full && ++misses >= config_.event_pass_depth) {
       early_stop_pass_ = pass_;
       break;
     }
@@ -386,28 +391,45 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
   const std::vector<ClassId>& allowed = Allowed(job);
   const auto shape = static_cast<size_t>(job.shape_id);
   const int access = ReservedAccess(job);
+  const Backfill backfill = BackfillOf(job);
   ShapeMiss fresh;
   ShapeMiss* miss = &fresh;  // owners' fits are not shared
   if (access >= 0) {
-    auto& misses = shape_misses_[static_cast<size_t>(access)];
+    auto& misses = shape_misses_[static_cast<size_t>(access + 3 * static_cast<int>(backfill))];
     if (shape >= misses.size()) misses.resize(shape + 1);
     miss = &misses[shape];
   }
   if (miss->pass != pass_ || access < 0) {
     int reserved_by = ReservationBook::kNone;
+    JobId kept_for = 0;
     if (cluster_.free_milli() > 0) {
-      if (auto p = Place(req, allowed, &reserved_by)) {
+      const GpuFilter keep_off = [&](GpuIndex g) {
+        return cluster_.gpu(g).node != shadow_.node || req.gpus <= shadow_.spare;
+      };
+      const bool bound = backfill == Backfill::kMustSpare;
+      if (auto p = Place(req, allowed, &reserved_by, bound ? &keep_off : nullptr)) {
+        if (bound && p->node == shadow_.node) shadow_.spare -= static_cast<int>(p->gpus.size());
         Start(job, *p, out);
         return true;
       }
+      // Would it fit but for backfill? Then that is why it waits.
+      int ignored = ReservationBook::kNone;
+      if (bound && Place(req, allowed, &ignored, nullptr)) kept_for = shadow_.job;
     }
-    *miss = {pass_, DescribeNoFit(cluster_, req, allowed), reserved_by};
+    *miss = {pass_, DescribeNoFit(cluster_, req, allowed), reserved_by, kept_for};
   }
   if (job.awaiting_victims > 0) {
     job.wait = {WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims};
     return false;
   }
-  job.wait = {WaitReason::Kind::kNoFit, miss->fit, 0, 0, 0, miss->reserved_by};
+  job.wait = {WaitReason::Kind::kNoFit,
+              miss->fit,
+              0,
+              0,
+              0,
+              miss->reserved_by,
+              miss->kept_for,
+              miss->kept_for != 0 ? shadow_.at : std::nullopt};
   if (*preemption_budget > 0 && MayPreemptSomeone(job)) {
     --*preemption_budget;
     TryPreempt(job, out);
@@ -428,9 +450,9 @@ bool Scheduler::MayTake(const JobRequest& req, GpuIndex g) const {
 }
 
 std::optional<Placement> Scheduler::Place(const JobRequest& req,
-                                          const std::vector<ClassId>& allowed,
-                                          int* reserved_by) const {
-  if (!req.elastic()) return PlaceExactly(req, allowed, reserved_by);
+                                          const std::vector<ClassId>& allowed, int* reserved_by,
+                                          const GpuFilter* keep_off) const {
+  if (!req.elastic()) return PlaceExactly(req, allowed, reserved_by, keep_off);
   // As many as fit within the range: the largest free set bounds it, and
   // so does what the project may still take.
   int most = req.max_gpus;
@@ -445,21 +467,28 @@ std::optional<Placement> Scheduler::Place(const JobRequest& req,
   sized.max_gpus = 0;
   for (int count = most; count >= req.gpus; --count) {
     sized.gpus = count;
-    if (auto p = PlaceExactly(sized, allowed, reserved_by)) return p;
+    if (auto p = PlaceExactly(sized, allowed, reserved_by, keep_off)) return p;
   }
   if (most < req.gpus) {
     sized.gpus = req.gpus;
-    return PlaceExactly(sized, allowed, reserved_by);  // says which reservation, if one
+    return PlaceExactly(sized, allowed, reserved_by, keep_off);  // says which reservation, if one
   }
   return std::nullopt;
 }
 
 std::optional<Placement> Scheduler::PlaceExactly(const JobRequest& req,
                                                  const std::vector<ClassId>& allowed,
-                                                 int* reserved_by) const {
+                                                 int* reserved_by,
+                                                 const GpuFilter* keep_off) const {
   const PlacementScorer& scorer = *policies_.scorer;
   const int limit = config_.placement_candidates;
-  if (!reservations_.any_active()) return FindPlacement(cluster_, req, allowed, scorer, limit);
+  if (!reservations_.any_active()) {
+    return FindPlacement(cluster_, req, allowed, scorer, limit, keep_off);
+  }
+  const auto and_not_kept = [keep_off](const GpuFilter& f) -> GpuFilter {
+    if (!keep_off) return f;
+    return [keep_off, &f](GpuIndex g) { return (*keep_off)(g) && f(g); };
+  };
   const auto owner_of = [&](GpuIndex g) -> const std::string* {
     const int s = reservations_.HolderOf(g);
     return s == ReservationBook::kNone ? nullptr : &reservations_.reservation(s).project;
@@ -477,7 +506,9 @@ std::optional<Placement> Scheduler::PlaceExactly(const JobRequest& req,
       const std::string* owner = owner_of(g);
       return owner && *owner == req.project;
     };
-    if (auto p = FindPlacementOnNodes(cluster_, req, allowed, scorer, nodes, own)) return p;
+    if (auto p = FindPlacementOnNodes(cluster_, req, allowed, scorer, nodes, and_not_kept(own))) {
+      return p;
+    }
   }
   // Then unreserved GPUs (with the owner's own): a borrower there is never
   // reclaimed for a reservation.
@@ -485,10 +516,11 @@ std::optional<Placement> Scheduler::PlaceExactly(const JobRequest& req,
     const std::string* owner = owner_of(g);
     return !owner || *owner == req.project;
   };
-  if (auto p = FindPlacement(cluster_, req, allowed, scorer, limit, &unreserved)) return p;
+  const GpuFilter unreserved_not_kept = and_not_kept(unreserved);
+  if (auto p = FindPlacement(cluster_, req, allowed, scorer, limit, &unreserved_not_kept)) return p;
   // Anything, others' reserved GPUs included: for preemptible jobs a loan,
   // for the others only to say which reservation keeps them waiting.
-  auto p = FindPlacement(cluster_, req, allowed, scorer, limit);
+  auto p = FindPlacement(cluster_, req, allowed, scorer, limit, keep_off);
   if (!p || req.may_be_preempted()) return p;
   for (GpuIndex g : p->gpus) {
     const int s = reservations_.HolderOf(g);
@@ -498,6 +530,85 @@ std::optional<Placement> Scheduler::PlaceExactly(const JobRequest& req,
     }
   }
   return std::nullopt;
+}
+
+Scheduler::Backfill Scheduler::BackfillOf(const Job& job) const {
+  if (shadow_.job == 0 || shadow_.job == job.req.id || job.key < shadow_.key) {
+    return Backfill::kFree;
+  }
+  const auto blocked = jobs_.find(shadow_.job);
+  if (blocked == jobs_.end() || blocked->second.phase != JobPhase::kPending) return Backfill::kFree;
+  if (job.req.expected_runtime &&
+      (!shadow_.at || now_ + *job.req.expected_runtime <= *shadow_.at)) {
+    return Backfill::kEndsBefore;
+  }
+  return Backfill::kMustSpare;
+}
+
+std::optional<core::TimePoint> Scheduler::ExpectedEnd(const Job& job) const {
+  if (job.phase == JobPhase::kVacating) return now_;  // on its way out
+  if (!job.req.expected_runtime) return std::nullopt;
+  const core::TimePoint end = job.started_at + *job.req.expected_runtime;
+  // One that overran its estimate could run on for any time.
+  if (end < now_) return std::nullopt;
+  return end;
+}
+
+void Scheduler::MaybePlanShadow(Job& job) {
+  if (!config_.backfill || job.phase != JobPhase::kPending ||
+      job.wait.kind != WaitReason::Kind::kNoFit || job.wait.kept_for != 0 ||
+      job.awaiting_victims > 0 || job.req.fractional()) {
+    return;
+  }
+  // A newcomer that sorts before the job holding the shadow takes it over.
+  if (BackfillOf(job) != Backfill::kFree || shadow_.job == job.req.id) return;
+  if (shadow_.job != 0 && !(job.key < shadow_.key)) {
+    const auto holder = jobs_.find(shadow_.job);
+    if (holder != jobs_.end() && holder->second.phase == JobPhase::kPending) return;
+  }
+  PlanShadow(job);
+}
+
+void Scheduler::PlanShadow(Job& blocked) {
+  const int need = blocked.req.gpus;
+  std::optional<Shadow> best;
+  const auto sooner = [](const Shadow& a, const Shadow& b) {
+    if (a.at.has_value() != b.at.has_value()) return a.at.has_value();
+    return a.at == b.at ? a.node < b.node : *a.at < *b.at;
+  };
+  for (NodeIndex n = 0; n < cluster_.node_count(); ++n) {
+    if (!cluster_.node(n).alive || on_node_[n].empty()) continue;
+    // Running jobs by expected end, unknown ends last.
+    std::vector<std::pair<std::optional<core::TimePoint>, JobId>> ends;
+    for (JobId id : on_node_[n]) ends.emplace_back(ExpectedEnd(jobs_.at(id)), id);
+    std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) {
+      if (a.first.has_value() != b.first.has_value()) return a.first.has_value();
+      return a.first == b.first ? a.second < b.second : *a.first < *b.first;
+    });
+    for (ClassId c : Allowed(blocked)) {
+      int have = cluster_.FreeWhole(n, c);
+      if (have >= need) continue;  // it fits here now: something else keeps it off
+      // A shared GPU is free only when its last job leaves.
+      std::map<GpuIndex, int> free_milli;
+      std::optional<Shadow> here;
+      for (const auto& [end, id] : ends) {
+        const Job& j = jobs_.at(id);
+        for (GpuIndex g : j.gpus) {
+          const GpuState& gpu = cluster_.gpu(g);
+          if (gpu.gpu_class != c || !gpu.spec.lendable) continue;
+          auto [it, added] = free_milli.try_emplace(g, gpu.free_milli);
+          it->second += j.req.gpu_milli;
+          if (it->second == kMilliPerGpu) ++have;
+        }
+        if (have >= need) {
+          here = Shadow{blocked.req.id, blocked.key, n, end, have - need};
+          break;
+        }
+      }
+      if (here && (!best || sooner(*here, *best))) best = here;
+    }
+  }
+  if (best) shadow_ = *best;
 }
 
 void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
@@ -859,6 +970,22 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
            "; the free GPUs that would fit it are " +
            ReservationWords(reservations_.reservation(job.wait.reserved_by)) +
            ", lent only to preemptible jobs of other projects";
+  }
+  if (job.wait.kind == WaitReason::Kind::kNoFit && job.wait.kept_for != 0) {
+    std::string s = "needs " + DescribeNeed(job.req) + (job.req.gpus > 1 ? " on one node" : "") +
+                    "; the free GPUs that would fit it are kept for " + JobWord(job.wait.kept_for);
+    if (auto k = jobs_.find(job.wait.kept_for); k != jobs_.end()) {
+      s += " (needs " + DescribeNeed(k->second.req) + ")";
+    }
+    if (!job.wait.kept_until) {
+      return s +
+             " until jobs without an expected runtime end; a job with an expected runtime may use "
+             "them meanwhile";
+    }
+    const int64_t in_s = std::max<int64_t>(
+        0, std::chrono::duration_cast<core::Seconds>(*job.wait.kept_until - now_).count());
+    return s + ", which should fit in " + std::to_string(in_s) +
+           " s; only jobs expected to end by then may use them (backfill)";
   }
   return DescribeWait(job.wait, job.req, cluster_);
 }

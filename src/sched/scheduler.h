@@ -132,7 +132,21 @@ class Scheduler {
     uint64_t pass = 0;
     NoFit fit;
     int reserved_by = ReservationBook::kNone;
+    JobId kept_for = 0;  // backfill kept the GPUs that would fit
   };
+
+  // Backfill's promise to the first job of a pass that could not start: the
+  // GPUs of `node` it should fit on by `at`.
+  struct Shadow {
+    JobId job = 0;  // 0: none
+    OrderKey key;   // only jobs behind it are held back
+    NodeIndex node = 0;
+    std::optional<core::TimePoint> at;  // unset: not known (a runtime is missing)
+    int spare = 0;                      // GPUs of `node` a job running past `at` may still take
+  };
+  // How the shadow binds a job: not at all, not on the shadow node's GPUs
+  // that the blocked job needs (it runs past `at`), or only by ending first.
+  enum class Backfill { kFree, kEndsBefore, kMustSpare };
 
   core::Result<std::vector<Action>> Submit(const JobRequest& req, core::TimePoint now);
   core::Status Cancel(JobId id);
@@ -157,11 +171,21 @@ class Scheduler {
   // Where the job can start now, reservations considered. When it fits
   // nowhere only because free GPUs are reserved for others, `*reserved_by`
   // names that reservation.
+  // `keep_off`, when given, refuses GPUs backfill keeps for another job.
   std::optional<Placement> Place(const JobRequest& req, const std::vector<ClassId>& allowed,
-                                 int* reserved_by) const;
+                                 int* reserved_by, const GpuFilter* keep_off) const;
   // Place for one GPU count; an elastic job tries its largest that can fit first.
   std::optional<Placement> PlaceExactly(const JobRequest& req, const std::vector<ClassId>& allowed,
-                                        int* reserved_by) const;
+                                        int* reserved_by, const GpuFilter* keep_off) const;
+  Backfill BackfillOf(const Job& job) const;
+  // Works out the shadow for `blocked` (the first job of the pass that
+  // could not start): the node where it fits soonest.
+  void PlanShadow(Job& blocked);
+  // Plans the shadow for `job` if it just failed to start and is the first
+  // such job in queue order.
+  void MaybePlanShadow(Job& job);
+  // When a running job is expected to leave its GPUs; unset: not known.
+  std::optional<core::TimePoint> ExpectedEnd(const Job& job) const;
   // 0: no reservation is active; 1: may borrow reserved GPUs; 2: may not.
   // -1 for owners of an active reservation, whose fit is not cached.
   int ReservedAccess(const Job& job) const;
@@ -223,7 +247,9 @@ class Scheduler {
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
   // Indexed by reserved access (ReservedAccess: 0..2), then shape id.
-  std::array<std::vector<ShapeMiss>, 3> shape_misses_;
+  // Rows 3..8 for jobs the backfill shadow binds (Backfill, times 3).
+  std::array<std::vector<ShapeMiss>, 9> shape_misses_;
+  Shadow shadow_;
   // Jobs whose victims have all left: the next pass offers them the freed
   // GPUs before anyone else, so a borrower ahead in the queue does not take
   // what was reclaimed (and get preempted again).

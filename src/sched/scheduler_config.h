@@ -38,6 +38,14 @@ struct SchedulerConfig {
   // Preemption compares the victim sets of this many nodes where the job
   // would fit, lowest index first, and takes the cheapest.
   int preemption_candidate_nodes = 64;
+  // Backfill (EASY, as Slurm's sched/backfill and Maui do it): when a
+  // pass meets the first job that cannot start and cannot preempt, it works
+  // out from running jobs' expected runtimes when and on which node that
+  // job would fit, and keeps those GPUs for it: a job behind it may take
+  // them only if its own expected runtime ends by then, or if enough are
+  // left for the blocked job. Jobs without an expected runtime never take
+  // them. Off: the greedy pass lets any later job take any free GPU.
+  bool backfill = false;
 };
 
 }  // namespace gleaner::sched
