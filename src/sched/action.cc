@@ -15,6 +15,13 @@ struct Printer {
   std::string operator()(const PreemptJob& a) const {
     return "preempt job " + std::to_string(a.job) + ": " + a.reason;
   }
+  std::string operator()(const ResizeJob& a) const {
+    std::string s = "resize job " + std::to_string(a.job) + " to " + a.node.str() + " gpus ";
+    for (size_t i = 0; i < a.gpu_indices.size(); ++i) {
+      s += (i ? "," : "") + std::to_string(a.gpu_indices[i]);
+    }
+    return s + ": " + a.reason;
+  }
   std::string operator()(const RequeueJob& a) const {
     return "requeue job " + std::to_string(a.job) + ": " + a.reason;
   }

@@ -28,6 +28,17 @@ struct PreemptJob {
   JobId job = 0;
   std::string reason;
 };
+// Shrink an elastic job: it gives up all its GPUs but `gpus` (on the same
+// node) and carries on there, then the caller reports JobResized. The
+// daemon may do this as a preemption (checkpoint signal, grace, kill) and
+// a restart on `gpus` at once, without requeueing.
+struct ResizeJob {
+  JobId job = 0;
+  core::NodeId node;
+  std::vector<core::GpuUuid> gpus;  // the ones it keeps
+  std::vector<int> gpu_indices;
+  std::string reason;
+};
 // The job is pending again (it was preempted, or its node was lost).
 struct RequeueJob {
   JobId job = 0;
@@ -39,11 +50,12 @@ struct RejectJob {
   std::string reason;
 };
 
-using Action = std::variant<StartJob, PreemptJob, RequeueJob, RejectJob>;
+using Action = std::variant<StartJob, PreemptJob, ResizeJob, RequeueJob, RejectJob>;
 
 // One line per action, the form scenario files expect:
 //   start job 3 on host-a gpus 0,1 [milli 500]
 //   preempt job 4: <reason>     requeue job 4: <reason>     reject job 5: <reason>
+//   resize job 6 to host-a gpus 0,1: <reason>
 std::string ToString(const Action& action);
 
 }  // namespace gleaner::sched

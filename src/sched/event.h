@@ -6,6 +6,7 @@
 #include "core/ids.h"
 #include "sched/cluster_state.h"
 #include "sched/job_request.h"
+#include "sched/reservation.h"
 
 namespace gleaner::sched {
 
@@ -31,6 +32,11 @@ struct JobFailed {
   JobId job = 0;
   std::string reason;
 };
+// An elastic job asked to shrink (ResizeJob) runs on its smaller set now:
+// the GPUs it gave up are free.
+struct JobResized {
+  JobId job = 0;
+};
 // The job saved its state (it said so): preempting it now loses little.
 struct JobCheckpointed {
   JobId job = 0;
@@ -50,10 +56,23 @@ struct NodeLost {
   core::NodeId node;
   std::string reason;
 };
-// Time passed: recompute priorities and usage, run a full scheduling pass.
+// A reservation begins: at once, or, when its `starts_at` lies ahead, at
+// the first Tick at or after that time. A windowed one ends at the first
+// Tick at or after its `ends_at`.
+struct ReservationStarted {
+  Reservation reservation;
+};
+// The reservation ends now: its GPUs are reserved no more. Jobs on them
+// keep running.
+struct ReservationEnded {
+  std::string name;
+};
+// Time passed: recompute priorities and usage, start and end windowed
+// reservations, run a full scheduling pass.
 struct Tick {};
 
-using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobCheckpointed,
-                           GpuVerdictChanged, NodeAdded, NodeLost, Tick>;
+using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobResized,
+                           JobCheckpointed, GpuVerdictChanged, NodeAdded, NodeLost,
+                           ReservationStarted, ReservationEnded, Tick>;
 
 }  // namespace gleaner::sched

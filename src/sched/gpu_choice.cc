@@ -18,8 +18,8 @@ struct Island {
 
 }  // namespace
 
-std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, ClassId c,
-                                    int count) {
+std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, ClassId c, int count,
+                                    const GpuFilter* may_take) {
   if (count < 1 || cluster.FreeWhole(n, c) < count) return std::nullopt;
   // A GPU without NVLink is an island of its own, keyed below every real
   // island and in the node's order.
@@ -33,14 +33,18 @@ std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, Cl
     Island& island = by_key[key];
     island.key = key;
     ++island.size;
-    if (g.gpu_class == c && g.spec.lendable && g.free_milli == kMilliPerGpu) {
+    if (g.gpu_class == c && g.spec.lendable && g.free_milli == kMilliPerGpu &&
+        (!may_take || (*may_take)(gpus[i]))) {
       island.free.push_back(gpus[i]);
     }
   }
   std::vector<Island> islands;
+  int usable = 0;
   for (auto& [key, island] : by_key) {
+    usable += static_cast<int>(island.free.size());
     if (!island.free.empty()) islands.push_back(std::move(island));
   }
+  if (usable < count) return std::nullopt;  // the filter kept too many back
   const auto tightest_first = [](const Island& a, const Island& b) {
     return std::tuple(a.free.size(), a.intact(), a.key) <
            std::tuple(b.free.size(), b.intact(), b.key);
@@ -83,7 +87,7 @@ std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, Cl
     take(islands[i], left);
     left = 0;
   }
-  if (left > 0) return std::nullopt;  // unreachable: the free count said enough
+  if (left > 0) return std::nullopt;  // the filter left too few
   std::sort(choice.gpus.begin(), choice.gpus.end());
   return choice;
 }

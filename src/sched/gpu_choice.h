@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -15,11 +16,17 @@ struct GpuChoice {
   int islands_broken = 0;         // islands that were wholly free and are now partly used
 };
 
+// Which GPUs a job may take beyond class and free capacity (reservations
+// keep some GPUs from some jobs). A null filter allows every GPU.
+using GpuFilter = std::function<bool(GpuIndex)>;
+
 // Chooses `count` whole, free, lendable GPUs of class `c` on node `n`,
 // topology first: the fullest-used island that still holds the whole gang
 // (so intact islands stay intact for the gangs that need them), else whole
 // islands, largest first, and the rest from the tightest island. Nullopt
-// when the node has fewer than `count` such GPUs. Deterministic.
-std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, ClassId c, int count);
+// when the node has fewer than `count` such GPUs that `may_take` allows.
+// Deterministic.
+std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, ClassId c, int count,
+                                    const GpuFilter* may_take = nullptr);
 
 }  // namespace gleaner::sched

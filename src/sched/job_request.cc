@@ -31,6 +31,15 @@ core::Status ValidateRequestShape(const JobRequest& job) {
     return core::InvalidArgument(
         "gpu_milli: a share below a whole GPU is for one GPU; ask for gpus 1, or whole GPUs");
   }
+  if (job.max_gpus != 0 && job.max_gpus < job.gpus) {
+    return core::InvalidArgument("max_gpus: at least gpus (" + std::to_string(job.gpus) +
+                                 ", the fewest it runs on); got " + std::to_string(job.max_gpus) +
+                                 "; 0 asks for exactly gpus");
+  }
+  if (job.elastic() && job.fractional()) {
+    return core::InvalidArgument(
+        "max_gpus: a range of GPUs is for whole GPUs; drop gpu_milli or max_gpus");
+  }
   if (job.priority < -1000 || job.priority > 1000) {
     return core::InvalidArgument("priority: -1000..1000; got " + std::to_string(job.priority));
   }

@@ -21,7 +21,13 @@ struct JobRequest {
   JobId id = 0;
   std::string project;  // empty: the default project
   std::string user;
-  int gpus = 1;  // all on one node, all at once (a gang when > 1)
+  int gpus = 1;  // all on one node, all at once (a gang when > 1); elastic: the least
+  // Elastic: up to this many GPUs (all on one node), as many as are idle
+  // when it starts. 0: exactly `gpus`.
+  int max_gpus = 0;
+  // Elastic and able to restart on fewer GPUs (down to `gpus`): when GPUs
+  // are taken back it is shrunk (ResizeJob) before anyone is preempted.
+  bool can_shrink = false;
   // The share of each GPU, 1..1000. Below 1000 (a fraction of one GPU,
   // which others may share) only with gpus == 1.
   int gpu_milli = kMilliPerGpu;
@@ -35,6 +41,7 @@ struct JobRequest {
   std::optional<core::Duration> expected_runtime;
 
   bool fractional() const { return gpu_milli < kMilliPerGpu; }
+  bool elastic() const { return max_gpus > gpus; }
   // The whole request in milli-GPU: 4 GPUs are 4000, half a GPU 500.
   int64_t total_milli() const { return int64_t{gpus} * gpu_milli; }
   bool may_be_preempted() const {

@@ -59,7 +59,8 @@ std::vector<ClassId> AllowedClasses(const ClusterState& cluster, const JobReques
 
 std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobRequest& job,
                                        const std::vector<ClassId>& allowed,
-                                       const PlacementScorer& scorer, int candidate_limit) {
+                                       const PlacementScorer& scorer, int candidate_limit,
+                                       const GpuFilter* may_take) {
   std::optional<Scored> best;
   if (job.fractional()) {
     // Shared GPUs with room, tightest first.
@@ -69,6 +70,10 @@ std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobReq
       for (auto it = shared.lower_bound({job.gpu_milli, 0});
            it != shared.end() && taken < candidate_limit; ++it, ++taken) {
         const GpuIndex g = it->second;
+        if (may_take && !(*may_take)(g)) {
+          --taken;
+          continue;
+        }
         GpuChoice one{{g}, true, 0};
         Consider(&best, Score(cluster, job, scorer, cluster.gpu(g).node, one, it->first));
       }
@@ -82,11 +87,41 @@ std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobReq
     for (ClassId c : allowed) {
       for (NodeIndex n : cluster.NodesWithFree(c, count)) {
         if (taken >= candidate_limit) break;
-        std::optional<GpuChoice> choice = ChooseGpus(cluster, n, c, need);
+        std::optional<GpuChoice> choice = ChooseGpus(cluster, n, c, need, may_take);
         if (!choice) continue;
         ++taken;
         Consider(&best, Score(cluster, job, scorer, n, *choice, 1000));
       }
+    }
+  }
+  if (!best) return std::nullopt;
+  return std::move(best->placement);
+}
+
+std::optional<Placement> FindPlacementOnNodes(const ClusterState& cluster, const JobRequest& job,
+                                              const std::vector<ClassId>& allowed,
+                                              const PlacementScorer& scorer,
+                                              const std::vector<NodeIndex>& nodes,
+                                              const GpuFilter& may_take) {
+  std::optional<Scored> best;
+  const int need = job.fractional() ? 1 : job.gpus;
+  for (NodeIndex n : nodes) {
+    if (!cluster.node(n).alive) continue;
+    if (job.fractional()) {
+      for (GpuIndex g : cluster.node(n).gpus) {
+        const GpuState& gpu = cluster.gpu(g);
+        if (!gpu.spec.lendable || gpu.free_milli < job.gpu_milli ||
+            gpu.free_milli == kMilliPerGpu || !may_take(g) ||
+            std::find(allowed.begin(), allowed.end(), gpu.gpu_class) == allowed.end()) {
+          continue;
+        }
+        GpuChoice one{{g}, true, 0};
+        Consider(&best, Score(cluster, job, scorer, n, one, gpu.free_milli));
+      }
+    }
+    for (ClassId c : allowed) {
+      std::optional<GpuChoice> choice = ChooseGpus(cluster, n, c, need, &may_take);
+      if (choice) Consider(&best, Score(cluster, job, scorer, n, *choice, kMilliPerGpu));
     }
   }
   if (!best) return std::nullopt;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "sched/cluster_state.h"
+#include "sched/gpu_choice.h"
 #include "sched/job_request.h"
 #include "sched/placement_scorer.h"
 
@@ -33,10 +34,21 @@ std::vector<ClassId> AllowedClasses(const ClusterState& cluster, const JobReques
 // `candidate_limit` nodes, and as many shared GPUs for a fraction), the
 // GPUs within a node from ChooseGpus, and the scorer picks; ties go to the
 // tighter GPU, then the lower node and GPU index. Cost: a few set look-ups
-// plus `candidate_limit` scorings, whatever the cluster's size.
+// plus `candidate_limit` scorings, whatever the cluster's size. With
+// `may_take`, only GPUs it allows are taken; nodes where it leaves too few
+// do not count against the limit.
 std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobRequest& job,
                                        const std::vector<ClassId>& allowed,
-                                       const PlacementScorer& scorer, int candidate_limit);
+                                       const PlacementScorer& scorer, int candidate_limit,
+                                       const GpuFilter* may_take = nullptr);
+
+// The same search among `nodes` only (a reservation's few nodes), every
+// GPU checked: for placing a job on the GPUs reserved for it.
+std::optional<Placement> FindPlacementOnNodes(const ClusterState& cluster, const JobRequest& job,
+                                              const std::vector<ClassId>& allowed,
+                                              const PlacementScorer& scorer,
+                                              const std::vector<NodeIndex>& nodes,
+                                              const GpuFilter& may_take);
 
 // What the free GPUs offer the job when FindPlacement found nothing.
 NoFit DescribeNoFit(const ClusterState& cluster, const JobRequest& job,

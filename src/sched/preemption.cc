@@ -12,14 +12,15 @@ namespace {
 class NodeLedger {
  public:
   NodeLedger(const ClusterState& cluster, const JobRequest& job,
-             const std::vector<ClassId>& allowed, NodeIndex n)
+             const std::vector<ClassId>& allowed, NodeIndex n, const GpuFilter* may_take)
       : cluster_(cluster), job_(job), gpus_(cluster.node(n).gpus) {
     usable_.resize(gpus_.size());
     free_.resize(gpus_.size());
     for (size_t i = 0; i < gpus_.size(); ++i) {
       const GpuState& g = cluster.gpu(gpus_[i]);
       usable_[i] = g.spec.lendable &&
-                   std::find(allowed.begin(), allowed.end(), g.gpu_class) != allowed.end();
+                   std::find(allowed.begin(), allowed.end(), g.gpu_class) != allowed.end() &&
+                   (!may_take || (*may_take)(gpus_[i]));
       free_[i] = g.free_milli;
     }
   }
@@ -65,8 +66,9 @@ class NodeLedger {
 
 std::optional<NodeEviction> PlanEvictionOnNode(const ClusterState& cluster, const JobRequest& job,
                                                const std::vector<ClassId>& allowed, NodeIndex n,
-                                               std::vector<EvictableJob> evictable) {
-  NodeLedger ledger(cluster, job, allowed, n);
+                                               std::vector<EvictableJob> evictable,
+                                               const GpuFilter* may_take) {
+  NodeLedger ledger(cluster, job, allowed, n, may_take);
   // Quick refusal: even all of them are not enough.
   for (const EvictableJob& v : evictable) ledger.Apply(v, +1);
   if (!ledger.Fits()) return std::nullopt;
@@ -97,8 +99,17 @@ std::optional<NodeEviction> PlanEvictionOnNode(const ClusterState& cluster, cons
   out.node = n;
   for (size_t i = 0; i < evictable.size(); ++i) {
     if (!chosen[i]) continue;
-    out.victims.push_back(evictable[i].job);
     out.cost += evictable[i].cost;
+    if (!evictable[i].shrink) out.victims.push_back(evictable[i].job);
+  }
+  for (size_t i = 0; i < evictable.size(); ++i) {
+    if (!chosen[i] || !evictable[i].shrink) continue;
+    const JobId id = evictable[i].job;
+    if (std::find(out.victims.begin(), out.victims.end(), id) != out.victims.end()) continue;
+    auto it = std::find_if(out.shrinks.begin(), out.shrinks.end(),
+                           [id](const auto& s) { return s.first == id; });
+    if (it == out.shrinks.end()) it = out.shrinks.insert(out.shrinks.end(), {id, {}});
+    it->second.insert(it->second.end(), evictable[i].gpus.begin(), evictable[i].gpus.end());
   }
   return out;
 }

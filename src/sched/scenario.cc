@@ -43,6 +43,35 @@ core::Result<ProjectQuota> QuotaFromJson(const json& j, const std::string& where
   return q;
 }
 
+// {"name", "project", "gpus", "gpu_model", "starts_at_s", "ends_at_s"};
+// times count from the scenario's epoch.
+core::Result<Reservation> ReservationFromJson(const json& j, const std::string& where) {
+  if (!j.is_object()) return Bad(where, "an object with name, project, gpus");
+  static const std::set<std::string> kFields = {"name",      "project",     "gpus",
+                                                "gpu_model", "starts_at_s", "ends_at_s"};
+  for (const auto& [key, unused] : j.items()) {
+    if (!kFields.contains(key)) return Bad(where + "." + key, "unknown field of a reservation");
+  }
+  Reservation r;
+  try {
+    r.name = j.value("name", "");
+    r.project = j.value("project", "");
+    r.gpus = j.value("gpus", 1);
+    r.gpu_model = j.value("gpu_model", "");
+    if (j.contains("starts_at_s")) {
+      GLEANER_ASSIGN_OR_RETURN(const core::Duration d, SecondsField(j, "starts_at_s", where));
+      r.starts_at = kScenarioEpoch + d;
+    }
+    if (j.contains("ends_at_s")) {
+      GLEANER_ASSIGN_OR_RETURN(const core::Duration d, SecondsField(j, "ends_at_s", where));
+      r.ends_at = kScenarioEpoch + d;
+    }
+  } catch (const json::exception& e) {
+    return Bad(where, std::string("wrong type: ") + e.what());
+  }
+  return r;
+}
+
 core::Status ConfigFromJson(const json& j, Scenario* s) {
   if (!j.is_object()) return Bad("config", "an object");
   try {
@@ -64,12 +93,23 @@ core::Status ConfigFromJson(const json& j, Scenario* s) {
       s->config.weights.fair_share = j.at("fair_share_weight").get<double>();
     }
     if (j.contains("ordering")) s->ordering = j.at("ordering").get<std::string>();
+    if (j.contains("backfill")) s->config.backfill = j.at("backfill").get<bool>();
     if (j.contains("victims")) s->victims = j.at("victims").get<std::string>();
     if (j.contains("scorer")) s->scorer = j.at("scorer").get<std::string>();
     if (j.contains("projects")) {
       for (const auto& [name, q] : j.at("projects").items()) {
         GLEANER_ASSIGN_OR_RETURN(s->config.projects[name],
                                  QuotaFromJson(q, "config.projects." + name));
+      }
+    }
+    if (j.contains("reservations")) {
+      const json& list = j.at("reservations");
+      if (!list.is_array()) return Bad("config.reservations", "a list of reservations");
+      for (size_t i = 0; i < list.size(); ++i) {
+        GLEANER_ASSIGN_OR_RETURN(
+            Reservation r,
+            ReservationFromJson(list[i], "config.reservations[" + std::to_string(i) + "]"));
+        s->config.reservations.push_back(std::move(r));
       }
     }
     if (j.contains("user_weights")) {
@@ -82,8 +122,9 @@ core::Status ConfigFromJson(const json& j, Scenario* s) {
 }
 
 core::Result<Event> EventFromStep(const json& step, const std::string& where) {
-  static const char* kKinds[] = {"submit",  "cancel",   "finish",    "fail", "checkpoint",
-                                 "verdict", "add_node", "lose_node", "tick"};
+  static const char* kKinds[] = {"submit",    "cancel",     "finish",          "fail",
+                                 "resized",   "checkpoint", "verdict",         "add_node",
+                                 "lose_node", "reserve",    "end_reservation", "tick"};
   const char* kind = nullptr;
   for (const char* k : kKinds) {
     if (!step.contains(k)) continue;
@@ -92,8 +133,8 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
   }
   if (!kind) {
     return Bad(where,
-               "needs one of submit, cancel, finish, fail, checkpoint, verdict, "
-               "add_node, lose_node, tick");
+               "needs one of submit, cancel, finish, fail, resized, checkpoint, verdict, "
+               "add_node, lose_node, reserve, end_reservation, tick");
   }
   const json& v = step.at(kind);
   const std::string k = kind;
@@ -106,6 +147,7 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
     if (k == "cancel") return Event(JobCancelled{v.get<JobId>()});
     if (k == "finish") return Event(JobFinished{v.get<JobId>()});
     if (k == "checkpoint") return Event(JobCheckpointed{v.get<JobId>()});
+    if (k == "resized") return Event(JobResized{v.get<JobId>()});
     if (k == "fail") {
       if (v.is_number_integer()) return Event(JobFailed{v.get<JobId>(), ""});
       return Event(JobFailed{v.at("id").get<JobId>(), v.value("reason", "")});
@@ -121,6 +163,11 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
       if (!node.ok()) return node.status().WithContext(where + ".add_node");
       return Event(NodeAdded{*node});
     }
+    if (k == "reserve") {
+      GLEANER_ASSIGN_OR_RETURN(Reservation r, ReservationFromJson(v, where + ".reserve"));
+      return Event(ReservationStarted{std::move(r)});
+    }
+    if (k == "end_reservation") return Event(ReservationEnded{v.get<std::string>()});
     if (k == "lose_node") {
       return Event(NodeLost{core::NodeId(v.at("node").get<std::string>()), v.value("reason", "")});
     }
@@ -138,7 +185,8 @@ core::Result<JobRequest> JobRequestFromJson(const json& j) {
       "id",          "project",        "user",
       "gpus",        "gpu_milli",      "min_gpu_memory_gib",
       "gpu_models",  "priority_class", "priority",
-      "preemptible", "checkpoints",    "expected_runtime_s"};
+      "preemptible", "checkpoints",    "expected_runtime_s",
+      "max_gpus",    "can_shrink"};
   for (const auto& [key, unused] : j.items()) {
     if (!kFields.contains(key)) return Bad(key, "unknown field of a job");
   }
@@ -150,6 +198,8 @@ core::Result<JobRequest> JobRequestFromJson(const json& j) {
     r.project = j.value("project", "");
     r.user = j.value("user", "");
     r.gpus = j.value("gpus", 1);
+    r.max_gpus = j.value("max_gpus", 0);
+    r.can_shrink = j.value("can_shrink", false);
     r.gpu_milli = j.value("gpu_milli", kMilliPerGpu);
     if (j.contains("min_gpu_memory_gib")) {
       r.min_gpu_memory = core::Bytes::GiB(j.at("min_gpu_memory_gib").get<uint64_t>());
@@ -271,6 +321,9 @@ std::vector<std::string> CheckScenario(const Scenario& s) {
   std::vector<std::string> failures;
   auto made = MakeScenarioScheduler(s);
   if (!made.ok()) return {made.status().ToString()};
+  if (core::Status config = Scheduler::CheckConfig(s.config); !config.ok()) {
+    return {config.ToString()};
+  }
   Scheduler& sched = **made;
   for (const ScenarioStep& step : s.steps) {
     auto actions = sched.Handle(step.event, step.at);

@@ -13,6 +13,10 @@ std::string JobWord(JobId id) { return "job " + std::to_string(id); }
 
 std::string ProjectName(const std::string& p) { return p.empty() ? "(none)" : p; }
 
+std::string ReservationWords(const Reservation& r) {
+  return "reserved for project " + r.project + " (reservation " + r.name + ")";
+}
+
 }  // namespace
 
 Scheduler::Scheduler(SchedulerConfig config) : Scheduler(std::move(config), SchedulerPolicies{}) {}
@@ -31,9 +35,26 @@ Scheduler::Scheduler(SchedulerConfig config, SchedulerPolicies policies)
   for (const auto& [name, w] : config_.user_weights) user_usage_.SetWeight(name, w);
   has_guarantees_ = config_.default_quota.guaranteed_gpus > 0;
   for (const auto& [name, q] : config_.projects) has_guarantees_ |= q.guaranteed_gpus > 0;
+  // Windowed ones wait for the Tick at their start; a bad one stops the
+  // scheduler (every Handle says why) rather than silently reserving less.
+  for (const Reservation& r : config_.reservations) {
+    if (core::Status s = reservations_.Add(r, now_); !s.ok()) {
+      config_error_ = s.WithContext("config.reservations");
+      break;
+    }
+  }
+}
+
+core::Status Scheduler::CheckConfig(const SchedulerConfig& config) {
+  ReservationBook book;
+  for (const Reservation& r : config.reservations) {
+    GLEANER_RETURN_IF_ERROR(book.Add(r, core::TimePoint{}).WithContext("config.reservations"));
+  }
+  return core::Status::Ok();
 }
 
 core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::TimePoint now) {
+  if (!config_error_.ok()) return config_error_;
   now_ = std::max(now_, now);
   std::vector<Action> out;
   core::Status status;
@@ -46,15 +67,26 @@ core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::Ti
     status = Exit(f->job, true, &out);
   } else if (const auto* x = std::get_if<JobFailed>(&event)) {
     status = Exit(x->job, false, &out);
+  } else if (const auto* rz = std::get_if<JobResized>(&event)) {
+    status = Resized(rz->job);
   } else if (const auto* k = std::get_if<JobCheckpointed>(&event)) {
     status = Checkpointed(k->job);
   } else if (const auto* v = std::get_if<GpuVerdictChanged>(&event)) {
     status = VerdictChanged(*v, &out);
   } else if (const auto* a = std::get_if<NodeAdded>(&event)) {
     status = AddNode(a->node);
+    if (status.ok()) PinReservedGpus();
   } else if (const auto* l = std::get_if<NodeLost>(&event)) {
     status = LoseNode(*l, &out);
+    if (status.ok()) PinReservedGpus();
+  } else if (const auto* rs = std::get_if<ReservationStarted>(&event)) {
+    status = StartReservation(rs->reservation);
+  } else if (const auto* re = std::get_if<ReservationEnded>(&event)) {
+    status = EndReservation(re->name);
   } else {
+    // Windows open and close before the pass, so it sees them.
+    if (reservations_.Advance(now_)) dirty_ = true;
+    PinReservedGpus();
     OnTick();
     full_pass = true;
   }
@@ -88,7 +120,7 @@ core::Result<std::vector<Action>> Scheduler::Submit(const JobRequest& req, core:
     // the newcomer can change anything.
     ++pass_;
     int budget = config_.preemptions_per_pass;
-    Consider(job, &budget, &out);
+    if (!Consider(job, &budget, &out)) MaybePlanShadow(job);
   }
   return out;
 }
@@ -164,6 +196,29 @@ core::Status Scheduler::Checkpointed(JobId id) {
   return core::Status::Ok();
 }
 
+core::Status Scheduler::Resized(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.phase != JobPhase::kRunning || it->second.leaving.empty()) {
+    return core::FailedPrecondition(JobWord(id) +
+                                    " was not asked to shrink; only a ResizeJob is answered so");
+  }
+  Job& job = it->second;
+  Charge(job, now_);
+  for (GpuIndex g : job.leaving) {
+    cluster_.Give(g, job.req.gpu_milli);
+    job.gpus.erase(std::find(job.gpus.begin(), job.gpus.end(), g));
+  }
+  quotas_.Remove(job.req.project, static_cast<int64_t>(job.leaving.size()) * job.req.gpu_milli);
+  job.leaving.clear();
+  // It restarted: protection and lost work count from now.
+  job.started_at = now_;
+  job.last_checkpoint.reset();
+  VictimLeft(job);
+  CountEvictable(job, +1);
+  dirty_ = true;
+  return core::Status::Ok();
+}
+
 core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<Action>* out) {
   const auto g = cluster_.FindGpu(e.gpu);
   if (!g) return core::NotFound("no GPU " + e.gpu.str() + " in the cluster; add its node first");
@@ -182,7 +237,19 @@ core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<A
     Job& job = jobs_.at(id);
     if (job.phase != JobPhase::kRunning) continue;
     if (std::find(job.gpus.begin(), job.gpus.end(), *g) == job.gpus.end()) continue;
-    Preempt(job, reason, std::nullopt, out);
+    if (std::find(job.leaving.begin(), job.leaving.end(), *g) != job.leaving.end()) continue;
+    // An elastic job that can restart smaller keeps its other GPUs, if
+    // they are enough for it.
+    std::vector<GpuIndex> give_up;
+    for (GpuIndex h : job.gpus) {
+      if (!cluster_.gpu(h).spec.lendable) give_up.push_back(h);
+    }
+    const int keep = static_cast<int>(job.gpus.size() - give_up.size());
+    if (job.req.can_shrink && job.leaving.empty() && keep >= job.req.gpus) {
+      Shrink(job, give_up, reason, std::nullopt, out);
+    } else {
+      Preempt(job, reason, std::nullopt, out);
+    }
   }
   return core::Status::Ok();
 }
@@ -209,7 +276,39 @@ core::Status Scheduler::LoseNode(const NodeLost& e, std::vector<Action>* out) {
       Requeue(job, reason, out);
     }
   }
+  reservations_.ForgetNode(cluster_, *n);
   return cluster_.RemoveNode(e.node).status();
+}
+
+core::Status Scheduler::StartReservation(const Reservation& r) {
+  GLEANER_RETURN_IF_ERROR(reservations_.Add(r, now_));
+  PinReservedGpus();
+  // Owners' pending jobs may now take their GPUs back.
+  dirty_ = true;
+  return core::Status::Ok();
+}
+
+core::Status Scheduler::EndReservation(const std::string& name) {
+  GLEANER_RETURN_IF_ERROR(reservations_.End(name));
+  dirty_ = true;  // jobs kept off its GPUs may take them now
+  return core::Status::Ok();
+}
+
+void Scheduler::PinReservedGpus() {
+  if (!reservations_.short_of_gpus()) return;
+  const auto standing = [&](GpuIndex g, const std::string& owner) {
+    const GpuState& gpu = cluster_.gpu(g);
+    if (gpu.free_milli == kMilliPerGpu) return GpuStanding::kFree;
+    for (JobId id : on_node_[gpu.node]) {
+      const Job& job = jobs_.at(id);
+      if (std::find(job.gpus.begin(), job.gpus.end(), g) == job.gpus.end()) continue;
+      if (job.req.project != owner && !job.req.may_be_preempted()) {
+        return GpuStanding::kUnavailable;
+      }
+    }
+    return GpuStanding::kReclaimable;
+  };
+  if (reservations_.TopUp(cluster_, standing)) dirty_ = true;
 }
 
 void Scheduler::OnTick() {
@@ -233,9 +332,21 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   ++pass_;
   int budget = config_.preemptions_per_pass;
   int misses = 0;
+  std::vector<JobId> first;
+  first.swap(victims_gone_);
+  for (JobId id : first) {
+    auto j = jobs_.find(id);
+    if (j != jobs_.end() && j->second.phase == JobPhase::kPending)
+      Consider(j->second, &budget, out);
+  }
+  shadow_ = {};
+  // Borrowers on reserved GPUs can be reclaimed whatever the class; the
+  // pass never makes more of them, so this holds for the whole pass.
+  const bool by_reservation = reservations_.any_active() && Lent("");
   for (auto it = queue_.begin(); it != queue_.end();) {
     const JobId id = it->id;
     ++it;  // Consider may take the job out of the queue
+    if (jobs_.at(id).considered_in_pass == pass_) continue;  // offered first, above
     if (cluster_.free_milli() == 0) {
       // Nothing can start; only preemption can help, and the queue is in
       // class order, so once no job of this class may preempt by class,
@@ -244,14 +355,18 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
       bool by_class = false;
       for (int r = rank + 1; r < 3; ++r) by_class = by_class || evictable_by_rank_[r] > 0;
       const bool by_reclaim = has_guarantees_ && quotas_.borrowing_projects() > 0;
-      if (budget == 0 || (!by_class && !by_reclaim)) {
+      if (budget == 0 || (!by_class && !by_reclaim && !by_reservation)) {
         early_stop_pass_ = pass_;  // this job and those after it were not considered
         break;
       }
     }
-    if (Consider(jobs_.at(id), &budget, out)) {
+    Job& job = jobs_.at(id);
+    if (Consider(job, &budget, out)) {
       misses = 0;
-    } else if (!full && ++misses >= config_.event_pass_depth) {
+      continue;
+    }
+    MaybePlanShadow(job);
+    if (!full && ++misses >= config_.event_pass_depth) {
       early_stop_pass_ = pass_;
       break;
     }
@@ -275,31 +390,225 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
   }
   const std::vector<ClassId>& allowed = Allowed(job);
   const auto shape = static_cast<size_t>(job.shape_id);
-  if (shape >= shape_failed_in_pass_.size()) {
-    shape_failed_in_pass_.resize(shape + 1, 0);
-    shape_no_fit_.resize(shape + 1);
+  const int access = ReservedAccess(job);
+  const Backfill backfill = BackfillOf(job);
+  ShapeMiss fresh;
+  ShapeMiss* miss = &fresh;  // owners' fits are not shared
+  if (access >= 0) {
+    auto& misses = shape_misses_[static_cast<size_t>(access + 3 * static_cast<int>(backfill))];
+    if (shape >= misses.size()) misses.resize(shape + 1);
+    miss = &misses[shape];
   }
-  if (shape_failed_in_pass_[shape] != pass_) {
+  if (miss->pass != pass_ || access < 0) {
+    int reserved_by = ReservationBook::kNone;
+    JobId kept_for = 0;
     if (cluster_.free_milli() > 0) {
-      if (auto p = FindPlacement(cluster_, req, allowed, *policies_.scorer,
-                                 config_.placement_candidates)) {
+      const GpuFilter keep_off = [&](GpuIndex g) {
+        return cluster_.gpu(g).node != shadow_.node || req.gpus <= shadow_.spare;
+      };
+      const bool bound = backfill == Backfill::kMustSpare;
+      if (auto p = Place(req, allowed, &reserved_by, bound ? &keep_off : nullptr)) {
+        if (bound && p->node == shadow_.node) shadow_.spare -= static_cast<int>(p->gpus.size());
         Start(job, *p, out);
         return true;
       }
+      // Would it fit but for backfill? Then that is why it waits.
+      int ignored = ReservationBook::kNone;
+      if (bound && Place(req, allowed, &ignored, nullptr)) kept_for = shadow_.job;
     }
-    shape_failed_in_pass_[shape] = pass_;
-    shape_no_fit_[shape] = DescribeNoFit(cluster_, req, allowed);
+    *miss = {pass_, DescribeNoFit(cluster_, req, allowed), reserved_by, kept_for};
   }
   if (job.awaiting_victims > 0) {
     job.wait = {WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims};
     return false;
   }
-  job.wait = {WaitReason::Kind::kNoFit, shape_no_fit_[shape], 0, 0, 0};
+  job.wait = {WaitReason::Kind::kNoFit,
+              miss->fit,
+              0,
+              0,
+              0,
+              miss->reserved_by,
+              miss->kept_for,
+              miss->kept_for != 0 ? shadow_.at : std::nullopt};
   if (*preemption_budget > 0 && MayPreemptSomeone(job)) {
     --*preemption_budget;
     TryPreempt(job, out);
   }
   return false;
+}
+
+int Scheduler::ReservedAccess(const Job& job) const {
+  if (!reservations_.any_active()) return 0;
+  if (reservations_.OwnsActive(job.req.project)) return -1;
+  return job.req.may_be_preempted() ? 1 : 2;
+}
+
+bool Scheduler::MayTake(const JobRequest& req, GpuIndex g) const {
+  const int s = reservations_.HolderOf(g);
+  return s == ReservationBook::kNone || reservations_.reservation(s).project == req.project ||
+         req.may_be_preempted();
+}
+
+std::optional<Placement> Scheduler::Place(const JobRequest& req,
+                                          const std::vector<ClassId>& allowed, int* reserved_by,
+                                          const GpuFilter* keep_off) const {
+  if (!req.elastic()) return PlaceExactly(req, allowed, reserved_by, keep_off);
+  // As many as fit within the range: the largest free set bounds it, and
+  // so does what the project may still take.
+  int most = req.max_gpus;
+  int largest = 0;
+  for (ClassId c : allowed) largest = std::max(largest, cluster_.LargestFree(c));
+  most = std::min(most, largest);
+  if (const auto limit = quotas_.limit_milli(req.project)) {
+    most = static_cast<int>(
+        std::min<int64_t>(most, (*limit - quotas_.used_milli(req.project)) / req.gpu_milli));
+  }
+  JobRequest sized = req;
+  sized.max_gpus = 0;
+  for (int count = most; count >= req.gpus; --count) {
+    sized.gpus = count;
+    if (auto p = PlaceExactly(sized, allowed, reserved_by, keep_off)) return p;
+  }
+  if (most < req.gpus) {
+    sized.gpus = req.gpus;
+    return PlaceExactly(sized, allowed, reserved_by, keep_off);  // says which reservation, if one
+  }
+  return std::nullopt;
+}
+
+std::optional<Placement> Scheduler::PlaceExactly(const JobRequest& req,
+                                                 const std::vector<ClassId>& allowed,
+                                                 int* reserved_by,
+                                                 const GpuFilter* keep_off) const {
+  const PlacementScorer& scorer = *policies_.scorer;
+  const int limit = config_.placement_candidates;
+  if (!reservations_.any_active()) {
+    return FindPlacement(cluster_, req, allowed, scorer, limit, keep_off);
+  }
+  const auto and_not_kept = [keep_off](const GpuFilter& f) -> GpuFilter {
+    if (!keep_off) return f;
+    return [keep_off, &f](GpuIndex g) { return (*keep_off)(g) && f(g); };
+  };
+  const auto owner_of = [&](GpuIndex g) -> const std::string* {
+    const int s = reservations_.HolderOf(g);
+    return s == ReservationBook::kNone ? nullptr : &reservations_.reservation(s).project;
+  };
+  // The owner's own reserved GPUs first: that is what they are for.
+  if (reservations_.OwnsActive(req.project)) {
+    std::vector<NodeIndex> nodes;
+    for (int s : reservations_.Active()) {
+      if (reservations_.reservation(s).project != req.project) continue;
+      for (GpuIndex g : reservations_.gpus(s)) nodes.push_back(cluster_.gpu(g).node);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    const GpuFilter own = [&](GpuIndex g) {
+      const std::string* owner = owner_of(g);
+      return owner && *owner == req.project;
+    };
+    if (auto p = FindPlacementOnNodes(cluster_, req, allowed, scorer, nodes, and_not_kept(own))) {
+      return p;
+    }
+  }
+  // Then unreserved GPUs (with the owner's own): a borrower there is never
+  // reclaimed for a reservation.
+  const GpuFilter unreserved = [&](GpuIndex g) {
+    const std::string* owner = owner_of(g);
+    return !owner || *owner == req.project;
+  };
+  const GpuFilter unreserved_not_kept = and_not_kept(unreserved);
+  if (auto p = FindPlacement(cluster_, req, allowed, scorer, limit, &unreserved_not_kept)) return p;
+  // Anything, others' reserved GPUs included: for preemptible jobs a loan,
+  // for the others only to say which reservation keeps them waiting.
+  auto p = FindPlacement(cluster_, req, allowed, scorer, limit, keep_off);
+  if (!p || req.may_be_preempted()) return p;
+  for (GpuIndex g : p->gpus) {
+    const int s = reservations_.HolderOf(g);
+    if (s != ReservationBook::kNone && reservations_.reservation(s).project != req.project) {
+      *reserved_by = s;
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+Scheduler::Backfill Scheduler::BackfillOf(const Job& job) const {
+  if (shadow_.job == 0 || shadow_.job == job.req.id || job.key < shadow_.key) {
+    return Backfill::kFree;
+  }
+  const auto blocked = jobs_.find(shadow_.job);
+  if (blocked == jobs_.end() || blocked->second.phase != JobPhase::kPending) return Backfill::kFree;
+  if (job.req.expected_runtime &&
+      (!shadow_.at || now_ + *job.req.expected_runtime <= *shadow_.at)) {
+    return Backfill::kEndsBefore;
+  }
+  return Backfill::kMustSpare;
+}
+
+std::optional<core::TimePoint> Scheduler::ExpectedEnd(const Job& job) const {
+  if (job.phase == JobPhase::kVacating) return now_;  // on its way out
+  if (!job.req.expected_runtime) return std::nullopt;
+  const core::TimePoint end = job.started_at + *job.req.expected_runtime;
+  // One that overran its estimate could run on for any time.
+  if (end < now_) return std::nullopt;
+  return end;
+}
+
+void Scheduler::MaybePlanShadow(Job& job) {
+  if (!config_.backfill || job.phase != JobPhase::kPending ||
+      job.wait.kind != WaitReason::Kind::kNoFit || job.wait.kept_for != 0 ||
+      job.awaiting_victims > 0 || job.req.fractional()) {
+    return;
+  }
+  // A newcomer that sorts before the job holding the shadow takes it over.
+  if (BackfillOf(job) != Backfill::kFree || shadow_.job == job.req.id) return;
+  if (shadow_.job != 0 && !(job.key < shadow_.key)) {
+    const auto holder = jobs_.find(shadow_.job);
+    if (holder != jobs_.end() && holder->second.phase == JobPhase::kPending) return;
+  }
+  PlanShadow(job);
+}
+
+void Scheduler::PlanShadow(Job& blocked) {
+  const int need = blocked.req.gpus;
+  std::optional<Shadow> best;
+  const auto sooner = [](const Shadow& a, const Shadow& b) {
+    if (a.at.has_value() != b.at.has_value()) return a.at.has_value();
+    return a.at == b.at ? a.node < b.node : *a.at < *b.at;
+  };
+  for (NodeIndex n = 0; n < cluster_.node_count(); ++n) {
+    if (!cluster_.node(n).alive || on_node_[n].empty()) continue;
+    // Running jobs by expected end, unknown ends last.
+    std::vector<std::pair<std::optional<core::TimePoint>, JobId>> ends;
+    for (JobId id : on_node_[n]) ends.emplace_back(ExpectedEnd(jobs_.at(id)), id);
+    std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) {
+      if (a.first.has_value() != b.first.has_value()) return a.first.has_value();
+      return a.first == b.first ? a.second < b.second : *a.first < *b.first;
+    });
+    for (ClassId c : Allowed(blocked)) {
+      int have = cluster_.FreeWhole(n, c);
+      if (have >= need) continue;  // it fits here now: something else keeps it off
+      // A shared GPU is free only when its last job leaves.
+      std::map<GpuIndex, int> free_milli;
+      std::optional<Shadow> here;
+      for (const auto& [end, id] : ends) {
+        const Job& j = jobs_.at(id);
+        for (GpuIndex g : j.gpus) {
+          const GpuState& gpu = cluster_.gpu(g);
+          if (gpu.gpu_class != c || !gpu.spec.lendable) continue;
+          auto [it, added] = free_milli.try_emplace(g, gpu.free_milli);
+          it->second += j.req.gpu_milli;
+          if (it->second == kMilliPerGpu) ++have;
+        }
+        if (have >= need) {
+          here = Shadow{blocked.req.id, blocked.key, n, end, have - need};
+          break;
+        }
+      }
+      if (here && (!best || sooner(*here, *best))) best = here;
+    }
+  }
+  if (best) shadow_ = *best;
 }
 
 void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
@@ -311,6 +620,7 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
   job.charged_until = now_;
   job.last_checkpoint.reset();
   job.awaiting_victims = 0;
+  job.reclaiming = ReservationBook::kNone;
   StartJob action{job.req.id, cluster_.node(p.node).id, {}, {}, job.req.gpu_milli};
   for (GpuIndex g : p.gpus) {
     cluster_.Take(g, job.req.gpu_milli);
@@ -318,7 +628,7 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
     action.gpu_indices.push_back(cluster_.gpu(g).spec.index);
   }
   on_node_[p.node].push_back(job.req.id);
-  quotas_.Add(job.req.project, job.req.total_milli());
+  quotas_.Add(job.req.project, HeldMilli(job));
   ++running_count_;
   CountEvictable(job, +1);
   out->push_back(std::move(action));
@@ -327,7 +637,8 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
 // ---- preemption ---------------------------------------------------------
 
 bool Scheduler::Evictable(const Job& job) const {
-  return job.phase == JobPhase::kRunning && job.req.may_be_preempted();
+  // A job that is shrinking is left alone until it has.
+  return job.phase == JobPhase::kRunning && job.leaving.empty() && job.req.may_be_preempted();
 }
 
 void Scheduler::CountEvictable(const Job& job, int delta) {
@@ -343,12 +654,49 @@ bool Scheduler::MayPreemptSomeone(const Job& job) const {
   for (int r = rank + 1; r < 3; ++r) {
     if (evictable_by_rank_[r] > 0) return true;
   }
+  if (reservations_.any_active() && reservations_.OwnsActive(job.req.project) &&
+      Lent(job.req.project)) {
+    return true;
+  }
   return has_guarantees_ && quotas_.borrowing_projects() > 0 &&
          quotas_.WithinGuarantee(job.req.project, job.req.total_milli());
 }
 
+int Scheduler::ReservedGpuHeldFor(const Job& victim, const std::string& project) const {
+  for (GpuIndex g : victim.gpus) {
+    const int s = reservations_.HolderOf(g);
+    if (s != ReservationBook::kNone && reservations_.reservation(s).project == project) return s;
+  }
+  return ReservationBook::kNone;
+}
+
+bool Scheduler::Lent(const std::string& project) const {
+  for (int s : reservations_.Active()) {
+    const Reservation& r = reservations_.reservation(s);
+    if (!project.empty() && r.project != project) continue;
+    for (GpuIndex g : reservations_.gpus(s)) {
+      if (cluster_.gpu(g).free_milli == kMilliPerGpu) continue;
+      for (JobId id : on_node_[cluster_.gpu(g).node]) {
+        const Job& job = jobs_.at(id);
+        if (job.req.project != r.project && Evictable(job) &&
+            std::find(job.gpus.begin(), job.gpus.end(), g) != job.gpus.end()) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 Scheduler::Ground Scheduler::PreemptionGround(const Job& job, const Job& victim) const {
-  if (!Evictable(victim) || victim.started_at + config_.min_runtime > now_) return Ground::kNone;
+  if (!Evictable(victim)) return Ground::kNone;
+  // A borrower of reserved GPUs gives them back to their owner at once,
+  // protection or not, as it would to an owner returning to the machine.
+  if (reservations_.any_active() && victim.req.project != job.req.project &&
+      ReservedGpuHeldFor(victim, job.req.project) != ReservationBook::kNone) {
+    return Ground::kReservation;
+  }
+  if (victim.started_at + config_.min_runtime > now_) return Ground::kNone;
   if (ClassRank(victim.req.priority_class) > ClassRank(job.req.priority_class)) {
     return Ground::kOutranked;
   }
@@ -367,6 +715,11 @@ std::string Scheduler::DescribeGround(Ground ground, const Job& job, const Job& 
     return std::string(PriorityClassName(job.req.priority_class)) + " work outranks " +
            std::string(PriorityClassName(victim.req.priority_class));
   }
+  if (ground == Ground::kReservation) {
+    const Reservation& r = reservations_.reservation(ReservedGpuHeldFor(victim, p));
+    return "reservation " + r.name + " takes back GPUs reserved for project " + r.project +
+           "; project " + ProjectName(q) + " borrowed them while they were idle";
+  }
   return "project " + ProjectName(p) + " reclaims its guaranteed GPUs (uses " +
          MilliAsGpus(quotas_.used_milli(p)) + " of " + MilliAsGpus(quotas_.guaranteed_milli(p)) +
          "); project " + ProjectName(q) + " borrows beyond its " +
@@ -377,6 +730,7 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
   const std::vector<ClassId>& allowed = Allowed(job);
   std::optional<NodeEviction> best;
   int found = 0;
+  const GpuFilter may_take = [&](GpuIndex g) { return MayTake(job.req, g); };
   const auto consider = [&](NodeIndex n) {
     std::vector<EvictableJob> evictable;
     for (JobId id : on_node_[n]) {
@@ -385,15 +739,33 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
       VictimCandidate c{id,
                         v.req.priority_class,
                         v.req.priority,
-                        v.req.total_milli(),
+                        HeldMilli(v),
                         now_ - v.started_at,
                         v.last_checkpoint ? std::optional(now_ - *v.last_checkpoint) : std::nullopt,
                         v.req.checkpoints};
-      evictable.push_back({id, v.gpus, v.req.gpu_milli, policies_.victims->Cost(c)});
+      const double cost = policies_.victims->Cost(c);
+      const auto least = static_cast<size_t>(v.req.gpus);
+      if (!v.req.can_shrink || v.gpus.size() <= least) {
+        evictable.push_back({id, v.gpus, v.req.gpu_milli, cost, false});
+        continue;
+      }
+      // Shrinking an elastic job comes before any preemption: one entry
+      // per GPU above its least, the last GPU first, each priced below
+      // every victim (costs are non-negative); a preemption frees the rest.
+      evictable.push_back({id,
+                           {v.gpus.begin(), v.gpus.begin() + static_cast<long>(least)},
+                           v.req.gpu_milli,
+                           cost,
+                           false});
+      for (size_t i = v.gpus.size(); i-- > least;) {
+        const double step = -1.0 + 1e-3 * static_cast<double>(v.gpus.size() - 1 - i);
+        evictable.push_back({id, {v.gpus[i]}, v.req.gpu_milli, step, true});
+      }
     }
     if (evictable.empty()) return;
-    auto plan = PlanEvictionOnNode(cluster_, job.req, allowed, n, std::move(evictable));
-    if (!plan || plan->victims.empty()) return;
+    auto plan = PlanEvictionOnNode(cluster_, job.req, allowed, n, std::move(evictable),
+                                   reservations_.any_active() ? &may_take : nullptr);
+    if (!plan || (plan->victims.empty() && plan->shrinks.empty())) return;
     if (!best || plan->cost < best->cost) best = std::move(plan);
     ++found;
   };
@@ -422,14 +794,32 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
                              DescribeNeed(job.req) + "): ";
   // Reasons first: preempting changes the usage they quote.
   std::vector<std::string> reasons;
+  job.reclaiming = ReservationBook::kNone;
   for (JobId id : best->victims) {
     const Job& victim = jobs_.at(id);
-    reasons.push_back(prefix + DescribeGround(PreemptionGround(job, victim), job, victim));
+    const Ground ground = PreemptionGround(job, victim);
+    if (ground == Ground::kReservation) {
+      job.reclaiming = ReservedGpuHeldFor(victim, job.req.project);
+    }
+    reasons.push_back(prefix + DescribeGround(ground, job, victim));
+  }
+  std::vector<std::string> shrink_reasons;
+  for (const auto& [id, give_up] : best->shrinks) {
+    const Job& victim = jobs_.at(id);
+    const Ground ground = PreemptionGround(job, victim);
+    if (ground == Ground::kReservation) {
+      job.reclaiming = ReservedGpuHeldFor(victim, job.req.project);
+    }
+    shrink_reasons.push_back(prefix + DescribeGround(ground, job, victim));
+  }
+  for (size_t i = 0; i < best->shrinks.size(); ++i) {
+    Shrink(jobs_.at(best->shrinks[i].first), best->shrinks[i].second, shrink_reasons[i], job.req.id,
+           out);
   }
   for (size_t i = 0; i < best->victims.size(); ++i) {
     Preempt(jobs_.at(best->victims[i]), reasons[i], job.req.id, out);
   }
-  job.awaiting_victims = static_cast<int>(best->victims.size());
+  job.awaiting_victims = static_cast<int>(best->victims.size() + best->shrinks.size());
   job.wait = {WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims};
   return true;
 }
@@ -438,9 +828,34 @@ void Scheduler::Preempt(Job& victim, const std::string& reason, std::optional<Jo
                         std::vector<Action>* out) {
   CountEvictable(victim, -1);
   victim.phase = JobPhase::kVacating;
-  victim.beneficiary = beneficiary;
+  // A shrinking job taken back whole still frees GPUs for the job it shrank for.
+  if (beneficiary) victim.beneficiary = beneficiary;
   victim.preempt_reason = reason;
   out->push_back(PreemptJob{victim.req.id, reason});
+}
+
+void Scheduler::Shrink(Job& job, const std::vector<GpuIndex>& give_up, const std::string& reason,
+                       std::optional<JobId> beneficiary, std::vector<Action>* out) {
+  CountEvictable(job, -1);
+  job.leaving = give_up;
+  job.beneficiary = beneficiary;
+  ResizeJob action{job.req.id, cluster_.node(job.node).id, {}, {}, reason};
+  for (GpuIndex g : job.gpus) {
+    if (std::find(give_up.begin(), give_up.end(), g) != give_up.end()) continue;
+    action.gpus.push_back(cluster_.gpu(g).spec.uuid);
+    action.gpu_indices.push_back(cluster_.gpu(g).spec.index);
+  }
+  out->push_back(std::move(action));
+}
+
+void Scheduler::VictimLeft(Job& victim) {
+  if (!victim.beneficiary) return;
+  auto b = jobs_.find(*victim.beneficiary);
+  if (b != jobs_.end() && b->second.phase == JobPhase::kPending && b->second.awaiting_victims > 0 &&
+      --b->second.awaiting_victims == 0) {
+    victims_gone_.push_back(*victim.beneficiary);
+  }
+  victim.beneficiary.reset();
 }
 
 // ---- bookkeeping --------------------------------------------------------
@@ -451,17 +866,11 @@ void Scheduler::Release(Job& job) {
   for (GpuIndex g : job.gpus) cluster_.Give(g, job.req.gpu_milli);
   auto& here = on_node_[job.node];
   here.erase(std::find(here.begin(), here.end(), job.req.id));
-  quotas_.Remove(job.req.project, job.req.total_milli());
+  quotas_.Remove(job.req.project, HeldMilli(job));
   --running_count_;
-  if (job.beneficiary) {
-    auto b = jobs_.find(*job.beneficiary);
-    if (b != jobs_.end() && b->second.phase == JobPhase::kPending &&
-        b->second.awaiting_victims > 0) {
-      --b->second.awaiting_victims;
-    }
-  }
+  VictimLeft(job);
   job.gpus.clear();
-  job.beneficiary.reset();
+  job.leaving.clear();
   dirty_ = true;
 }
 
@@ -469,6 +878,7 @@ void Scheduler::Requeue(Job& job, const std::string& reason, std::vector<Action>
   job.phase = JobPhase::kPending;
   job.wait = {};
   job.awaiting_victims = 0;
+  job.reclaiming = ReservationBook::kNone;
   // It keeps its submit time, so its age still counts.
   Enqueue(job);
   out->push_back(RequeueJob{job.req.id, reason});
@@ -485,7 +895,7 @@ void Scheduler::Enqueue(Job& job) {
 void Scheduler::Charge(Job& job, core::TimePoint until) {
   if (until <= job.charged_until) return;
   const double milli_s =
-      core::ToSecondsDouble(until - job.charged_until) * static_cast<double>(job.req.total_milli());
+      core::ToSecondsDouble(until - job.charged_until) * static_cast<double>(HeldMilli(job));
   project_usage_.Charge(job.req.project, milli_s);
   user_usage_.Charge(job.req.user, milli_s);
   job.charged_until = until;
@@ -500,7 +910,8 @@ const std::vector<ClassId>& Scheduler::Allowed(Job& job) {
 }
 
 int Scheduler::ShapeOf(const JobRequest& req) {
-  auto key = std::make_tuple(req.gpus, req.gpu_milli, req.min_gpu_memory.count(), req.gpu_models);
+  auto key = std::make_tuple(req.gpus, req.max_gpus, req.gpu_milli, req.min_gpu_memory.count(),
+                             req.gpu_models);
   auto [it, added] = shapes_.try_emplace(std::move(key), static_cast<int>(shapes_.size()));
   return it->second;
 }
@@ -519,6 +930,11 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
   }
   const Job& job = it->second;
   if (job.awaiting_victims > 0) {
+    const std::string n = std::to_string(job.awaiting_victims);
+    if (job.reclaiming != ReservationBook::kNone) {
+      return "waiting for " + n + (job.awaiting_victims == 1 ? " borrower" : " borrowers") +
+             " to leave the GPUs " + ReservationWords(reservations_.reservation(job.reclaiming));
+    }
     return DescribeWait({WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims},
                         job.req, cluster_);
   }
@@ -549,7 +965,37 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
     }
     return DescribeWait({WaitReason::Kind::kNoFit, fit, 0, 0, 0}, req, cluster_);
   }
+  if (job.wait.kind == WaitReason::Kind::kNoFit && job.wait.reserved_by != ReservationBook::kNone) {
+    return "needs " + DescribeNeed(job.req) + (job.req.gpus > 1 ? " on one node" : "") +
+           "; the free GPUs that would fit it are " +
+           ReservationWords(reservations_.reservation(job.wait.reserved_by)) +
+           ", lent only to preemptible jobs of other projects";
+  }
+  if (job.wait.kind == WaitReason::Kind::kNoFit && job.wait.kept_for != 0) {
+    std::string s = "needs " + DescribeNeed(job.req) + (job.req.gpus > 1 ? " on one node" : "") +
+                    "; the free GPUs that would fit it are kept for " + JobWord(job.wait.kept_for);
+    if (auto k = jobs_.find(job.wait.kept_for); k != jobs_.end()) {
+      s += " (needs " + DescribeNeed(k->second.req) + ")";
+    }
+    if (!job.wait.kept_until) {
+      return s +
+             " until jobs without an expected runtime end; a job with an expected runtime may use "
+             "them meanwhile";
+    }
+    const int64_t in_s = std::max<int64_t>(
+        0, std::chrono::duration_cast<core::Seconds>(*job.wait.kept_until - now_).count());
+    return s + ", which should fit in " + std::to_string(in_s) +
+           " s; only jobs expected to end by then may use them (backfill)";
+  }
   return DescribeWait(job.wait, job.req, cluster_);
+}
+
+core::Result<std::vector<core::GpuUuid>> Scheduler::ReservedGpus(const std::string& name) const {
+  const auto s = reservations_.Find(name);
+  if (!s) return core::NotFound("no reservation " + name + " (never added, or ended)");
+  std::vector<core::GpuUuid> out;
+  for (GpuIndex g : reservations_.gpus(*s)) out.push_back(cluster_.gpu(g).spec.uuid);
+  return out;
 }
 
 std::optional<StartJob> Scheduler::Allocation(JobId id) const {

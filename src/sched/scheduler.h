@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,8 +16,10 @@
 #include "sched/event.h"
 #include "sched/fair_share.h"
 #include "sched/ordering.h"
+#include "sched/placement.h"
 #include "sched/placement_scorer.h"
 #include "sched/quota.h"
+#include "sched/reservation.h"
 #include "sched/scheduler_config.h"
 #include "sched/victim_selector.h"
 #include "sched/wait_reason.h"
@@ -51,12 +54,21 @@ struct SchedulerPolicies {
 // borrow beyond their guarantee when its own project is within its
 // guarantee, never critical or non-preemptible ones, nor any that has run
 // less than `min_runtime`. Time-driven changes (aging, decayed usage,
-// protections ending) take effect at the next Tick.
+// protections ending, reservation windows) take effect at the next Tick.
+//
+// Reservations pin GPUs to a project (ReservationBook). The owner's jobs
+// take their reserved GPUs first; other projects' preemptible jobs borrow
+// them while they are idle (after any unreserved GPU); non-preemptible jobs
+// of other projects never get them. An owner's job that finds no room
+// preempts the borrowers on its reserved GPUs, whatever their class and
+// however briefly they have run: they knew the GPUs were lent.
 //
 // Errors: Handle returns InvalidArgument / NotFound / FailedPrecondition for
 // events that contradict what it was told (a job id submitted twice, a
 // finish for a job that is not running, an unknown GPU); its state is then
-// unchanged. A job a user got wrong is not an error but a RejectJob.
+// unchanged. A job a user got wrong is not an error but a RejectJob. A
+// config with an invalid reservation makes every Handle fail with that
+// reason (CheckConfig says so up front).
 // Thread-compatible: one caller at a time.
 class Scheduler {
  public:
@@ -64,6 +76,9 @@ class Scheduler {
   explicit Scheduler(SchedulerConfig config = {});
   // Any policy left null gets its default.
   Scheduler(SchedulerConfig config, SchedulerPolicies policies);
+
+  // What is wrong with a config, in words that say what to change.
+  static core::Status CheckConfig(const SchedulerConfig& config);
 
   // Applies the event at `now` (times earlier than the latest seen count as
   // the latest) and returns what to do, in order.
@@ -74,6 +89,9 @@ class Scheduler {
   core::Result<std::string> PendingReason(JobId job) const;
   // The node and GPUs a running or vacating job holds.
   std::optional<StartJob> Allocation(JobId job) const;
+  // The GPUs an active reservation holds now, in cluster order. NotFound
+  // for a name never added or ended; empty while it waits for its window.
+  core::Result<std::vector<core::GpuUuid>> ReservedGpus(const std::string& name) const;
 
   size_t pending_count() const { return queue_.size(); }
   size_t running_count() const { return running_count_; }
@@ -96,23 +114,53 @@ class Scheduler {
     int awaiting_victims = 0;
     // While running or vacating:
     NodeIndex node = 0;
-    std::vector<GpuIndex> gpus;
+    std::vector<GpuIndex> gpus;     // all it holds (an elastic job: within its range)
+    std::vector<GpuIndex> leaving;  // shrinking: the GPUs it gives up, held until JobResized
     core::TimePoint started_at;
     core::TimePoint charged_until;
     std::optional<core::TimePoint> last_checkpoint;
     bool cancelled = false;
     std::optional<JobId> beneficiary;  // vacating for this pending job
     std::string preempt_reason;
+    // While awaiting victims: the reservation whose GPUs it takes back, or -1.
+    int reclaiming = ReservationBook::kNone;
   };
+
+  // A shape (with one access to reserved GPUs) that found no place in a
+  // pass finds none for the rest of it: GPUs only get taken during a pass.
+  struct ShapeMiss {
+    uint64_t pass = 0;
+    NoFit fit;
+    int reserved_by = ReservationBook::kNone;
+    JobId kept_for = 0;  // backfill kept the GPUs that would fit
+  };
+
+  // Backfill's promise to the first job of a pass that could not start: the
+  // GPUs of `node` it should fit on by `at`.
+  struct Shadow {
+    JobId job = 0;  // 0: none
+    OrderKey key;   // only jobs behind it are held back
+    NodeIndex node = 0;
+    std::optional<core::TimePoint> at;  // unset: not known (a runtime is missing)
+    int spare = 0;                      // GPUs of `node` a job running past `at` may still take
+  };
+  // How the shadow binds a job: not at all, not on the shadow node's GPUs
+  // that the blocked job needs (it runs past `at`), or only by ending first.
+  enum class Backfill { kFree, kEndsBefore, kMustSpare };
 
   core::Result<std::vector<Action>> Submit(const JobRequest& req, core::TimePoint now);
   core::Status Cancel(JobId id);
   core::Status Exit(JobId id, bool succeeded, std::vector<Action>* out);
   core::Status Checkpointed(JobId id);
+  core::Status Resized(JobId id);
   core::Status VerdictChanged(const GpuVerdictChanged& e, std::vector<Action>* out);
   core::Status AddNode(const NodeSpec& spec);
   core::Status LoseNode(const NodeLost& e, std::vector<Action>* out);
   void OnTick();
+  core::Status StartReservation(const Reservation& r);
+  core::Status EndReservation(const std::string& name);
+  // Pins GPUs to reservations short of them; a pass follows if any were.
+  void PinReservedGpus();
 
   // Offers free GPUs to pending jobs in queue order. `full` considers every
   // job; otherwise the pass stops after `event_pass_depth` misses in a row.
@@ -120,14 +168,50 @@ class Scheduler {
   // Tries to start one job, or to preempt for it. Returns true if it started.
   bool Consider(Job& job, int* preemption_budget, std::vector<Action>* out);
   void Start(Job& job, const Placement& p, std::vector<Action>* out);
+  // Where the job can start now, reservations considered. When it fits
+  // nowhere only because free GPUs are reserved for others, `*reserved_by`
+  // names that reservation.
+  // `keep_off`, when given, refuses GPUs backfill keeps for another job.
+  std::optional<Placement> Place(const JobRequest& req, const std::vector<ClassId>& allowed,
+                                 int* reserved_by, const GpuFilter* keep_off) const;
+  // Place for one GPU count; an elastic job tries its largest that can fit first.
+  std::optional<Placement> PlaceExactly(const JobRequest& req, const std::vector<ClassId>& allowed,
+                                        int* reserved_by, const GpuFilter* keep_off) const;
+  Backfill BackfillOf(const Job& job) const;
+  // Works out the shadow for `blocked` (the first job of the pass that
+  // could not start): the node where it fits soonest.
+  void PlanShadow(Job& blocked);
+  // Plans the shadow for `job` if it just failed to start and is the first
+  // such job in queue order.
+  void MaybePlanShadow(Job& job);
+  // When a running job is expected to leave its GPUs; unset: not known.
+  std::optional<core::TimePoint> ExpectedEnd(const Job& job) const;
+  // 0: no reservation is active; 1: may borrow reserved GPUs; 2: may not.
+  // -1 for owners of an active reservation, whose fit is not cached.
+  int ReservedAccess(const Job& job) const;
+  // Whether the job may take GPU `g`, reservations considered.
+  bool MayTake(const JobRequest& req, GpuIndex g) const;
+  // The reservation of `project` whose GPU `victim` holds, or -1.
+  int ReservedGpuHeldFor(const Job& victim, const std::string& project) const;
+  // Whether other projects' jobs hold GPUs reserved for `project` (any
+  // project when empty).
+  bool Lent(const std::string& project) const;
   bool TryPreempt(Job& job, std::vector<Action>* out);
   bool MayPreemptSomeone(const Job& job) const;
   // Why `victim` may be preempted for `job`, if it may.
-  enum class Ground { kNone, kOutranked, kReclaim };
+  enum class Ground { kNone, kOutranked, kReclaim, kReservation };
   Ground PreemptionGround(const Job& job, const Job& victim) const;
   std::string DescribeGround(Ground ground, const Job& job, const Job& victim) const;
   void Preempt(Job& victim, const std::string& reason, std::optional<JobId> beneficiary,
                std::vector<Action>* out);
+  // Asks an elastic job to give up `give_up` (some of its GPUs) and carry on.
+  void Shrink(Job& job, const std::vector<GpuIndex>& give_up, const std::string& reason,
+              std::optional<JobId> beneficiary, std::vector<Action>* out);
+  // A job preempted or shrunk for another has left its GPUs.
+  void VictimLeft(Job& victim);
+  int64_t HeldMilli(const Job& job) const {
+    return static_cast<int64_t>(job.gpus.size()) * job.req.gpu_milli;
+  }
   // Frees a running or vacating job's GPUs and charges its usage.
   void Release(Job& job);
   void Requeue(Job& job, const std::string& reason, std::vector<Action>* out);
@@ -143,6 +227,8 @@ class Scheduler {
   SchedulerPolicies policies_;
   ClusterState cluster_;
   QuotaBook quotas_;
+  ReservationBook reservations_;
+  core::Status config_error_;
   FairShareLedger project_usage_;
   FairShareLedger user_usage_;
   core::TimePoint now_{};
@@ -156,14 +242,18 @@ class Scheduler {
   int evictable_by_rank_[3] = {0, 0, 0};
   size_t running_count_ = 0;
 
-  std::map<std::tuple<int, int, uint64_t, std::vector<std::string>>, int> shapes_;
+  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>>, int> shapes_;
   uint64_t pass_ = 0;
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
-  // A shape that found no place in pass N finds none for the rest of it:
-  // GPUs only get taken during a pass. Indexed by shape id.
-  std::vector<uint64_t> shape_failed_in_pass_;
-  std::vector<NoFit> shape_no_fit_;
+  // Indexed by reserved access (ReservedAccess: 0..2), then shape id.
+  // Rows 3..8 for jobs the backfill shadow binds (Backfill, times 3).
+  std::array<std::vector<ShapeMiss>, 9> shape_misses_;
+  Shadow shadow_;
+  // Jobs whose victims have all left: the next pass offers them the freed
+  // GPUs before anyone else, so a borrower ahead in the queue does not take
+  // what was reclaimed (and get preempted again).
+  std::vector<JobId> victims_gone_;
   // The last pass that stopped before the end of the queue: jobs it did not
   // reach are judged afresh when asked why they wait.
   uint64_t early_stop_pass_ = 0;

@@ -2,10 +2,12 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/units.h"
 #include "sched/ordering.h"
 #include "sched/quota.h"
+#include "sched/reservation.h"
 
 namespace gleaner::sched {
 
@@ -21,6 +23,10 @@ struct SchedulerConfig {
   std::map<std::string, ProjectQuota> projects;
   ProjectQuota default_quota;  // for projects not listed: no guarantee, no limit
   std::map<std::string, double> user_weights;
+  // Standing reservations (active from the start) and windowed ones (active
+  // from the first Tick at or after `starts_at` until the first at or after
+  // `ends_at`). More may come as ReservationStarted events.
+  std::vector<Reservation> reservations;
   // A pass started by an event stops after this many jobs in a row that
   // could not start (Slurm's default_queue_depth does the same); a Tick's
   // pass considers every pending job.
@@ -32,6 +38,14 @@ struct SchedulerConfig {
   // Preemption compares the victim sets of this many nodes where the job
   // would fit, lowest index first, and takes the cheapest.
   int preemption_candidate_nodes = 64;
+  // Backfill (EASY, as Slurm's sched/backfill and Maui do it): when a
+  // pass meets the first job that cannot start and cannot preempt, it works
+  // out from running jobs' expected runtimes when and on which node that
+  // job would fit, and keeps those GPUs for it: a job behind it may take
+  // them only if its own expected runtime ends by then, or if enough are
+  // left for the blocked job. Jobs without an expected runtime never take
+  // them. Off: the greedy pass lets any later job take any free GPU.
+  bool backfill = false;
 };
 
 }  // namespace gleaner::sched

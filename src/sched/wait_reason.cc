@@ -14,9 +14,11 @@ std::string MilliAsGpus(int64_t milli) {
 }
 
 std::string DescribeNeed(const JobRequest& job) {
-  std::string s = job.fractional() ? MilliAsGpus(job.gpu_milli) + " of a GPU (" +
-                                         std::to_string(job.gpu_milli) + " milli)"
-                                   : std::to_string(job.gpus) + (job.gpus == 1 ? " GPU" : " GPUs");
+  std::string s =
+      job.fractional()
+          ? MilliAsGpus(job.gpu_milli) + " of a GPU (" + std::to_string(job.gpu_milli) + " milli)"
+      : job.elastic() ? std::to_string(job.gpus) + " to " + std::to_string(job.max_gpus) + " GPUs"
+                      : std::to_string(job.gpus) + (job.gpus == 1 ? " GPU" : " GPUs");
   std::string constraints;
   if (!job.gpu_models.empty()) {
     constraints = "model ";

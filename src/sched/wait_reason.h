@@ -25,6 +25,14 @@ struct WaitReason {
   int64_t quota_used_milli = 0;
   int64_t quota_limit_milli = 0;
   int victims = 0;
+  // kNoFit: the free GPUs that would fit it are held by this reservation
+  // (a ReservationBook slot) for another project; -1: not so.
+  int reserved_by = -1;
+  // kNoFit: the free GPUs that would fit it are kept by backfill for this
+  // job, which should fit by `kept_until` (unset: not known, a job in the
+  // way has no expected runtime); 0: not so.
+  JobId kept_for = 0;
+  std::optional<core::TimePoint> kept_until = std::nullopt;
 };
 
 // "needs 4 GPUs on one node; the largest free set is 2 on host-a", with the
