@@ -6,6 +6,8 @@
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
+#include "sched/scheduler.h"
+
 namespace gleaner::cli {
 namespace {
 
@@ -156,6 +158,99 @@ Status ReadAlerts(const std::string& path, const toml::table& t, GleanerConfig* 
   return Status::Ok();
 }
 
+// An offset date-time (2026-12-01T18:00:00Z) as a time point.
+core::Result<core::TimePoint> Instant(const std::string& path, const toml::node& node,
+                                      const std::string& key) {
+  const std::optional<toml::date_time> dt = node.value<toml::date_time>();
+  if (!dt || !dt->offset) {
+    return Error(path, node, key, "expected a date and time with its offset, e.g. "
+                                  "2026-12-01T18:00:00Z");
+  }
+  // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+  // days_from_civil algorithm).
+  const int y = dt->date.year - (dt->date.month <= 2 ? 1 : 0);
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int mp = (dt->date.month + 9) % 12;
+  const int doy = (153 * mp + 2) / 5 + dt->date.day - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const int64_t days = int64_t{era} * 146097 + doe - 719468;
+  const int64_t seconds = days * 86400 + dt->time.hour * 3600 + dt->time.minute * 60 +
+                          dt->time.second - int64_t{dt->offset->minutes} * 60;
+  return core::FromUnixMicros(seconds * 1'000'000 + dt->time.nanosecond / 1000);
+}
+
+Status ReadScheduler(const std::string& path, const toml::table& t, sched::SchedulerConfig* c) {
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "scheduler.",
+                                    {"min_runtime_s", "usage_half_life_s", "backfill", "project",
+                                     "reservation"}));
+  GLEANER_RETURN_IF_ERROR(
+      Seconds(path, t, "scheduler.", "min_runtime_s", 0, 86400 * 30, &c->min_runtime));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, "scheduler.", "usage_half_life_s", 60,
+                                  86400 * 365, &c->usage_half_life));
+  if (const toml::node* b = t.get("backfill")) {
+    if (!b->is_boolean()) return Error(path, *b, "scheduler.backfill", "expected true or false");
+    c->backfill = *b->value<bool>();
+  }
+  if (const toml::node* projects = t.get("project")) {
+    const toml::table* table = projects->as_table();
+    if (table == nullptr) {
+      return Error(path, *projects, "scheduler.project", "expected [scheduler.project.NAME]");
+    }
+    for (const auto& [name, node] : *table) {
+      const std::string p = "scheduler.project." + std::string(name.str()) + ".";
+      const toml::table* q = node.as_table();
+      if (q == nullptr) return Error(path, node, p, "expected a table");
+      GLEANER_RETURN_IF_ERROR(
+          CheckKeys(path, *q, p, {"guaranteed_gpus", "borrow_limit_gpus", "weight"}));
+      sched::ProjectQuota quota;
+      double guaranteed = 0;
+      GLEANER_RETURN_IF_ERROR(Number(path, *q, p, "guaranteed_gpus", 0, 1e6, &guaranteed));
+      quota.guaranteed_gpus = static_cast<int>(guaranteed);
+      if (q->get("borrow_limit_gpus")) {
+        double limit = 0;
+        GLEANER_RETURN_IF_ERROR(Number(path, *q, p, "borrow_limit_gpus", 0, 1e6, &limit));
+        quota.borrow_limit_gpus = static_cast<int>(limit);
+      }
+      GLEANER_RETURN_IF_ERROR(Number(path, *q, p, "weight", 0.001, 1e6, &quota.weight));
+      c->projects[std::string(name.str())] = quota;
+    }
+  }
+  const toml::node* reservations = t.get("reservation");
+  if (reservations == nullptr) return Status::Ok();
+  const toml::array* list = reservations->as_array();
+  if (list == nullptr) {
+    return Error(path, *reservations, "scheduler.reservation",
+                 "expected [[scheduler.reservation]] tables");
+  }
+  for (const toml::node& item : *list) {
+    const toml::table* r = item.as_table();
+    if (r == nullptr) return Error(path, item, "scheduler.reservation", "expected a table");
+    const std::string p = "scheduler.reservation.";
+    GLEANER_RETURN_IF_ERROR(
+        CheckKeys(path, *r, p, {"name", "project", "gpus", "gpu_model", "starts_at", "ends_at"}));
+    sched::Reservation res;
+    res.name = r->get("name") ? r->get("name")->value<std::string>().value_or("") : "";
+    res.project = r->get("project") ? r->get("project")->value<std::string>().value_or("") : "";
+    res.gpu_model =
+        r->get("gpu_model") ? r->get("gpu_model")->value<std::string>().value_or("") : "";
+    double gpus = 1;
+    GLEANER_RETURN_IF_ERROR(Number(path, *r, p, "gpus", 1, 1e6, &gpus));
+    res.gpus = static_cast<int>(gpus);
+    for (const auto& [key, field] : {std::pair{"starts_at", &res.starts_at},
+                                     std::pair{"ends_at", &res.ends_at}}) {
+      if (const toml::node* n = r->get(key)) {
+        GLEANER_ASSIGN_OR_RETURN(*field, Instant(path, *n, p + key));
+      }
+    }
+    if (Status s = sched::ValidateReservation(res); !s.ok()) {
+      return Error(path, item, "scheduler.reservation", s.message());
+    }
+    c->reservations.push_back(std::move(res));
+  }
+  return sched::Scheduler::CheckConfig(*c).WithContext(path);
+}
+
 }  // namespace
 
 core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist) {
@@ -171,8 +266,9 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
     return core::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
                                  std::string(e.description()));
   }
-  GLEANER_RETURN_IF_ERROR(CheckKeys(path, doc, "", {"idle", "sampling", "projects", "alerts"}));
-  for (const char* section : {"idle", "sampling", "projects", "alerts"}) {
+  GLEANER_RETURN_IF_ERROR(
+      CheckKeys(path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler"}));
+  for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -199,6 +295,9 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
   }
   if (const toml::table* alerts = doc["alerts"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadAlerts(path, *alerts, &config));
+  }
+  if (const toml::table* scheduler = doc["scheduler"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadScheduler(path, *scheduler, &config.scheduler));
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

@@ -7,6 +7,7 @@
 #include "core/result.h"
 #include "observe/alerts.h"
 #include "observe/idle_config.h"
+#include "sched/scheduler_config.h"
 
 namespace gleaner::cli {
 
@@ -19,6 +20,7 @@ struct GleanerConfig {
   std::map<std::string, std::string> project_of_user;
   std::string alert_webhook_url;  // empty: alerts only go to the log
   std::vector<observe::AlertRule> alert_rules;
+  sched::SchedulerConfig scheduler;  // [scheduler]: how gleaner up places jobs
 };
 
 // Reads the config file at `path`. A missing file is the defaults when

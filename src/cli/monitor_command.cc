@@ -204,6 +204,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     agent::HostLayout layout;
     layout.node = Hostname();
     layout.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
+    layout.scheduler = config->scheduler;
     harvester.emplace(sampler, **store, executor, clock, agent::HarvestMode::kHarvest,
                       data_dir + "/logs", std::move(layout));
   }

@@ -189,5 +189,60 @@ for_s = 60
               HasSubstr("n.toml:2: idle.min_confidence"));
 }
 
+TEST(ConfigFileTest, SchedulerQuotasAndReservations) {
+  testing::TempDir dir;
+  const std::string path = dir.Write("s.toml", R"(
+[scheduler]
+min_runtime_s = 120
+backfill = true
+[scheduler.project.vision]
+guaranteed_gpus = 4
+borrow_limit_gpus = 2
+weight = 2
+[[scheduler.reservation]]
+name = "vision-nightly"
+project = "vision"
+gpus = 2
+gpu_model = "H100"
+starts_at = 2026-12-01T18:00:00Z
+ends_at = 2026-12-02T06:00:00+01:00
+)");
+  auto c = cli::LoadConfig(path, true);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->scheduler.min_runtime, core::Seconds(120));
+  EXPECT_TRUE(c->scheduler.backfill);
+  EXPECT_EQ(c->scheduler.projects.at("vision").guaranteed_gpus, 4);
+  EXPECT_EQ(c->scheduler.projects.at("vision").borrow_limit_gpus, 2);
+  EXPECT_EQ(c->scheduler.projects.at("vision").weight, 2);
+  ASSERT_EQ(c->scheduler.reservations.size(), 1u);
+  const sched::Reservation& r = c->scheduler.reservations[0];
+  EXPECT_EQ(r.name, "vision-nightly");
+  EXPECT_EQ(r.gpus, 2);
+  EXPECT_EQ(r.gpu_model, "H100");
+  // date -d 2026-12-01T18:00:00Z +%s; the end is 05:00 UTC the next day.
+  EXPECT_EQ(r.starts_at, core::FromUnixMicros(int64_t{1796148000} * 1'000'000));
+  EXPECT_EQ(r.ends_at, core::FromUnixMicros(int64_t{1796148000 + 11 * 3600} * 1'000'000));
+
+  const std::string local = dir.Write("l.toml", R"([[scheduler.reservation]]
+name = "x"
+project = "p"
+starts_at = 2026-12-01T18:00:00
+)");
+  EXPECT_THAT(cli::LoadConfig(local, true).status().message(),
+              HasSubstr("l.toml:4: scheduler.reservation.starts_at: expected a date and time "
+                        "with its offset"));
+  const std::string backwards = dir.Write("b.toml", R"([[scheduler.reservation]]
+name = "x"
+project = "p"
+starts_at = 2026-12-02T00:00:00Z
+ends_at = 2026-12-01T00:00:00Z
+)");
+  EXPECT_THAT(cli::LoadConfig(backwards, true).status().message(),
+              HasSubstr("b.toml:1: scheduler.reservation:"));
+  const std::string typo = dir.Write("k.toml", "[scheduler]\nbackfil = true\n");
+  EXPECT_THAT(cli::LoadConfig(typo, true).status().message(),
+              HasSubstr("k.toml:2: scheduler.backfil: unknown key"));
+}
+
 }  // namespace
 }  // namespace gleaner
