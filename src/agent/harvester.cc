@@ -142,10 +142,24 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
       u.reason = e.exit_code ? "exited " + std::to_string(*e.exit_code)
                              : "killed by signal " + std::to_string(e.signal.value_or(0));
     }
+    auto resize = resizing_.extract(e.id);
+    if (resize && job->state == JobState::kVacating) {
+      u.reason = "shrinking to " + std::to_string(resize.mapped().gpus.size()) +
+                 " GPU(s): " + vacate_reason;
+    }
     auto moved = jobs_.Transition(e.id, job->state, to, u);
     log("job " + std::to_string(e.id) + " " + std::string(store::JobStateName(job->state)) +
         " -> " + std::string(store::JobStateName(to)) + ": " +
         (moved.ok() ? u.reason : moved.status().message()));
+    if (resize && moved.ok() && to == JobState::kQueued) {
+      // An elastic job left to shrink: it starts again at once on the GPUs
+      // it keeps, and the scheduler frees the others.
+      const sched::ResizeJob& r = resize.mapped();
+      if (Start({r.job, r.node, r.gpus, r.gpu_indices, sched::kMilliPerGpu}, log)) {
+        TellScheduler(sched::JobResized{r.job}, log);
+      }
+      continue;
+    }
     // A job that was asked to leave failed, for the scheduler, whatever it
     // said: it requeues it as the store did.
     ReportExit(e.id, to == JobState::kSucceeded, u.reason, log);

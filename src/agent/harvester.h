@@ -72,7 +72,9 @@ class Harvester {
   std::vector<store::JobRecord> SyncQueue(const std::vector<store::JobRecord>& active,
                                           const std::function<void(const std::string&)>& log);
   void Carry(const sched::Action& action, const std::function<void(const std::string&)>& log);
-  void Start(const sched::StartJob& start, const std::function<void(const std::string&)>& log);
+  // Claims the job in the store and launches it; false (and the scheduler
+  // told) when it could not.
+  bool Start(const sched::StartJob& start, const std::function<void(const std::string&)>& log);
   // Passes `event` to the scheduler; its actions wait in decided_.
   void TellScheduler(const sched::Event& event,
                      const std::function<void(const std::string&)>& log);
@@ -93,6 +95,7 @@ class Harvester {
   std::set<sched::JobId> pending_;          // queued jobs the scheduler holds
   std::vector<sched::Action> decided_;      // not yet carried out
   std::map<sched::JobId, std::string> preempting_;  // the scheduler's victims, and why
+  std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
   std::map<sched::JobId, std::string> waits_;       // why queued jobs wait, this pass
   sched::VacatePlanner planner_;
   std::set<sched::JobId> cancelled_;  // killed on request, awaiting reaping

@@ -108,12 +108,14 @@ void Harvester::Schedule(const HostPass& pass, const std::vector<store::JobRecor
   if (!node_added_) {
     AddNode(pass, lendable, log);
   } else {
+    sched::GpuVerdictsChanged changed;
     for (const auto& [uuid, can_lend] : lendable) {
       auto told = lendable_.find(uuid);
       if (told == lendable_.end() || told->second == can_lend) continue;
       told->second = can_lend;
-      TellScheduler(sched::GpuVerdictChanged{uuid, can_lend, why[uuid]}, log);
+      changed.changes.push_back({uuid, can_lend, why[uuid]});
     }
+    if (!changed.changes.empty()) TellScheduler(changed, log);
   }
   const std::vector<store::JobRecord> queued = SyncQueue(active, log);
   TellScheduler(sched::Tick{}, log);
@@ -231,6 +233,15 @@ void Harvester::Carry(const sched::Action& action,
   } else if (const auto* preempt = std::get_if<sched::PreemptJob>(&action)) {
     // Vacate signals it; a job that never launched has nothing to signal.
     if (executor_.running().contains(preempt->job)) preempting_[preempt->job] = preempt->reason;
+  } else if (const auto* resize = std::get_if<sched::ResizeJob>(&action)) {
+    // A shrink is a preemption and an immediate restart on what it keeps
+    // (RecordExits restarts it when its processes are gone).
+    if (executor_.running().contains(resize->job)) {
+      preempting_[resize->job] = resize->reason;
+      resizing_[resize->job] = *resize;
+    } else {
+      TellScheduler(sched::JobResized{resize->job}, log);  // nothing runs to shrink
+    }
   } else if (const auto* requeue = std::get_if<sched::RequeueJob>(&action)) {
     preempting_.erase(requeue->job);
     // The store requeued it when it left; SyncQueue may have withdrawn it
@@ -246,7 +257,7 @@ void Harvester::Carry(const sched::Action& action,
   }
 }
 
-void Harvester::Start(const sched::StartJob& start,
+bool Harvester::Start(const sched::StartJob& start,
                       const std::function<void(const std::string&)>& log) {
   auto job = jobs_.Get(start.job);
   store::JobUpdate u;
@@ -259,7 +270,7 @@ void Harvester::Start(const sched::StartJob& start,
                           : core::Result<store::JobRecord>(job.status());
   if (!claimed.ok()) {
     TellScheduler(sched::JobFailed{start.job, claimed.status().message()}, log);
-    return;
+    return false;
   }
   auto launched = executor_.Launch(
       {job->id, job->uid, job->spec, start.gpus, log_dir_, job->array_id, job->array_index});
@@ -270,7 +281,7 @@ void Harvester::Start(const sched::StartJob& start,
     jobs_.Transition(job->id, JobState::kRunning, JobState::kFailed, failed).status().IgnoreError();
     log("job " + std::to_string(job->id) + " failed to start: " + launched.status().message());
     TellScheduler(sched::JobFailed{job->id, failed.reason}, log);
-    return;
+    return false;
   }
   if (launched->process_started_at) {
     jobs_.RecordProcess(job->id, launched->pid, *launched->process_started_at).IgnoreError();
@@ -279,6 +290,7 @@ void Harvester::Start(const sched::StartJob& start,
   for (const core::GpuUuid& g : start.gpus) gpus += (gpus.empty() ? "" : ",") + g.str();
   log("job " + std::to_string(job->id) + " started as " + job->user + " on " + gpus + " (pid " +
       std::to_string(launched->pid) + ")");
+  return true;
 }
 
 }  // namespace gleaner::agent

@@ -67,10 +67,17 @@ std::string QueueTable(const json& jobs) {
     for (const json& a : j["spec"]["command"])
       command += (command.empty() ? "" : " ") + a.get<std::string>();
     if (command.size() > 40) command = command.substr(0, 37) + "...";
-    std::snprintf(line, sizeof line, "\n%-6lld %-10s %-9s %4d %3d  %-40s %s",
+    // The GPUs it holds; while it waits, what it asks for ("2-8": elastic).
+    const int max_gpus = j["spec"].value("max_gpus", 0);
+    const std::string gpus =
+        !j["gpus"].empty() ? std::to_string(j["gpus"].size())
+        : max_gpus > j["spec"]["gpus"].get<int>()
+            ? std::to_string(j["spec"]["gpus"].get<int>()) + "-" + std::to_string(max_gpus)
+            : std::to_string(j["spec"]["gpus"].get<int>());
+    std::snprintf(line, sizeof line, "\n%-6lld %-10s %-9s %4s %3d  %-40s %s",
                   static_cast<long long>(j["id"].get<int64_t>()),
                   j["user"].get<std::string>().c_str(), j["state"].get<std::string>().c_str(),
-                  j["spec"]["gpus"].get<int>(), j["attempts"].get<int>(), command.c_str(),
+                  gpus.c_str(), j["attempts"].get<int>(), command.c_str(),
                   j["reason"].get<std::string>().c_str());
     out += line;
   }
@@ -86,6 +93,11 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
       ->required()
       ->expected(-1);
   c.submit->add_option("--gpus", o.gpus, "GPUs it needs, all at once")->capture_default_str();
+  c.submit->add_option("--max-gpus", o.max_gpus,
+                       "Elastic: take up to this many when idle ones are there");
+  c.submit->add_flag("--can-shrink", o.can_shrink,
+                     "Elastic: may restart on fewer GPUs (not below --gpus) when some are "
+                     "taken back");
   c.submit->add_option("--min-memory-gib", o.min_memory_gib, "Only GPUs with at least this memory");
   c.submit->add_option("--gpu-model", o.gpu_models, "Allowed model (repeatable), e.g. A100");
   c.submit->add_option("--priority-class", o.priority_class, "critical, normal or opportunistic")
@@ -131,6 +143,8 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   sched::JobSpec spec;
   spec.command = o.command;
   spec.gpus = o.gpus;
+  spec.max_gpus = o.max_gpus;
+  spec.can_shrink = o.can_shrink;
   spec.min_gpu_memory = core::Bytes(static_cast<uint64_t>(o.min_memory_gib * (1ULL << 30)));
   spec.gpu_models = o.gpu_models;
   spec.priority_class = o.priority_class == "critical"        ? sched::PriorityClass::kCritical

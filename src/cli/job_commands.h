@@ -19,6 +19,8 @@ struct JobOptions {
   // submit
   std::vector<std::string> command;
   int gpus = 1;
+  int max_gpus = 0;         // elastic: up to this many
+  bool can_shrink = false;  // elastic: may restart on fewer
   double min_memory_gib = 0;
   std::vector<std::string> gpu_models;
   std::string priority_class = "normal";

@@ -71,8 +71,15 @@ struct ReservationEnded {
 // reservations, run a full scheduling pass.
 struct Tick {};
 
+// Several verdicts at once (one sampling pass): all apply before the
+// scheduler looks for placements, so a gang or an elastic job sees every
+// GPU that became idle together, not one at a time.
+struct GpuVerdictsChanged {
+  std::vector<GpuVerdictChanged> changes;
+};
+
 using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobResized,
-                           JobCheckpointed, GpuVerdictChanged, NodeAdded, NodeLost,
-                           ReservationStarted, ReservationEnded, Tick>;
+                           JobCheckpointed, GpuVerdictChanged, GpuVerdictsChanged, NodeAdded,
+                           NodeLost, ReservationStarted, ReservationEnded, Tick>;
 
 }  // namespace gleaner::sched

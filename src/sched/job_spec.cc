@@ -102,6 +102,14 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
     }
   }
   if (s.gpus < 1) return Bad("gpus", "at least 1, got " + std::to_string(s.gpus));
+  if (s.max_gpus != 0 && (s.max_gpus < s.gpus || s.max_gpus > limits.max_gpus)) {
+    return Bad("max_gpus", "from gpus (" + std::to_string(s.gpus) + ") to " +
+                               std::to_string(limits.max_gpus) + ", or 0 for exactly gpus; got " +
+                               std::to_string(s.max_gpus));
+  }
+  if (s.can_shrink && s.max_gpus <= s.gpus) {
+    return Bad("can_shrink", "only for an elastic job (max_gpus above gpus)");
+  }
   if (s.gpus > limits.max_gpus) {
     return Bad("gpus", std::to_string(s.gpus) + " GPUs, but no host here has more than " +
                            std::to_string(limits.max_gpus));
@@ -158,6 +166,8 @@ json JobSpecToJson(const JobSpec& s) {
       {"env", s.env},
       {"working_dir", s.working_dir},
       {"gpus", s.gpus},
+      {"max_gpus", s.max_gpus},
+      {"can_shrink", s.can_shrink},
       {"min_gpu_memory_bytes", s.min_gpu_memory.count()},
       {"gpu_models", s.gpu_models},
       {"priority_class", PriorityClassName(s.priority_class)},
@@ -183,6 +193,8 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
                                                 "env",
                                                 "working_dir",
                                                 "gpus",
+                                                "max_gpus",
+                                                "can_shrink",
                                                 "min_gpu_memory_bytes",
                                                 "gpu_models",
                                                 "priority_class",
@@ -225,6 +237,14 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
       return Bad("gpus", "not a plausible number of GPUs");
     }
     get("gpus", &s.gpus);
+    if (j.contains("max_gpus") && !j.at("max_gpus").is_null()) {
+      if (!j.at("max_gpus").is_number_integer() || j.at("max_gpus").get<int64_t>() < 0 ||
+          j.at("max_gpus").get<int64_t>() > 1'000'000) {
+        return Bad("max_gpus", "a whole number of GPUs");
+      }
+      s.max_gpus = j.at("max_gpus").get<int>();
+    }
+    get("can_shrink", &s.can_shrink);
     if (j.contains("min_gpu_memory_bytes")) {
       if (!j.at("min_gpu_memory_bytes").is_number_unsigned()) {
         return Bad("min_gpu_memory_bytes", "a whole, non-negative number of bytes");

@@ -43,6 +43,11 @@ struct JobSpec {
   std::map<std::string, std::string> env;
   std::string working_dir;  // absolute; empty: the submitter's home
   int gpus = 1;
+  // Elastic: up to this many GPUs when idle ones are there (0: exactly
+  // `gpus`), and whether the job can restart on fewer when some are taken
+  // back (it reads CUDA_VISIBLE_DEVICES anew each start).
+  int max_gpus = 0;
+  bool can_shrink = false;
   core::Bytes min_gpu_memory;
   std::vector<std::string> gpu_models;  // allowed models (substrings of NVML's name); empty: any
   PriorityClass priority_class = PriorityClass::kNormal;

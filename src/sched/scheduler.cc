@@ -71,6 +71,17 @@ core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::Ti
     status = Resized(rz->job);
   } else if (const auto* k = std::get_if<JobCheckpointed>(&event)) {
     status = Checkpointed(k->job);
+  } else if (const auto* batch = std::get_if<GpuVerdictsChanged>(&event)) {
+    // All or none: an unknown GPU leaves the state as it was.
+    for (const GpuVerdictChanged& v : batch->changes) {
+      if (!cluster_.FindGpu(v.gpu)) {
+        return core::NotFound("no GPU " + v.gpu.str() + " in the cluster; add its node first");
+      }
+    }
+    for (const GpuVerdictChanged& v : batch->changes) {
+      status = VerdictChanged(v, &out);
+      if (!status.ok()) break;
+    }
   } else if (const auto* v = std::get_if<GpuVerdictChanged>(&event)) {
     status = VerdictChanged(*v, &out);
   } else if (const auto* a = std::get_if<NodeAdded>(&event)) {

@@ -260,3 +260,68 @@ TEST(HarvesterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
 
 }  // namespace
 }  // namespace gleaner::agent
+
+namespace gleaner::agent {
+namespace {
+
+// An elastic job takes both idle GPUs; when the owner of one comes back it
+// leaves (checkpoint signal) and starts again at once on the other.
+TEST(HarvesterElasticTest, ShrinksOntoTheGpuItKeepsWhenAnOwnerReturns) {
+  Rig rig(R"({"gpus": [
+    {"uuid": "GPU-aaaaaaaa-0000-4000-8000-000000000000", "name": "A", "memory_total_mib": 1000,
+     "timeline": [{"at_s": 0}]},
+    {"uuid": "GPU-bbbbbbbb-0000-4000-8000-000000000000", "name": "A", "memory_total_mib": 1000,
+     "timeline": [{"at_s": 0},
+                  {"at_s": 330, "utilization_gpu_pct": 90,
+                   "processes": [{"pid": 4343, "used_memory_mib": 500, "user": "bob"}]}]}]})",
+          HarvestMode::kHarvest);
+  sched::JobSpec spec;
+  spec.command = {"sh", "-c",
+                  "echo $CUDA_VISIBLE_DEVICES; trap 'exit 0' TERM; "
+                  "while true; do sleep 0.02; done"};
+  spec.working_dir = "/tmp";
+  spec.gpus = 1;
+  spec.max_gpus = 2;
+  spec.can_shrink = true;
+  const sched::JobId id = rig.store->Submit("t", geteuid(), spec, rig.clock.Now())->id;
+  std::vector<std::string> log;
+  const auto tick = [&] {
+    ASSERT_TRUE(rig.harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
+    rig.clock.Advance(core::Seconds(1));
+  };
+  for (int t = 0; t < 310; ++t) tick();
+  auto running = rig.store->Get(id);
+  ASSERT_EQ(running->state, store::JobState::kRunning);
+  EXPECT_EQ(running->gpus.size(), 2u);
+  const auto out = rig.dir.path() / (std::to_string(id) + ".out");
+  for (int i = 0; i < 500 && testing::Slurp(out).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // let it start for real
+  }
+  for (int t = 310; t <= 331; ++t) tick();  // bob's process shows at 330
+  for (int i = 0; i < 100 && rig.store->Get(id)->attempts < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let it leave
+    tick();
+  }
+  auto shrunk = rig.store->Get(id);
+  EXPECT_EQ(shrunk->state, store::JobState::kRunning);
+  EXPECT_EQ(shrunk->attempts, 2);
+  ASSERT_EQ(shrunk->gpus.size(), 1u);
+  EXPECT_EQ(shrunk->gpus[0].str(), "GPU-aaaaaaaa-0000-4000-8000-000000000000");
+  std::string all;
+  for (const std::string& l : log) all += l + "\n";
+  EXPECT_THAT(all, HasSubstr("-> queued: shrinking to 1 GPU(s): "));
+  const auto lines = [&] {
+    const std::string text = testing::Slurp(out);
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  for (int i = 0; i < 500 && lines() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the rerun's first line
+  }
+  EXPECT_EQ(testing::Slurp(out),
+            "GPU-aaaaaaaa-0000-4000-8000-000000000000,GPU-bbbbbbbb-0000-4000-8000-000000000000\n"
+            "GPU-aaaaaaaa-0000-4000-8000-000000000000\n");
+  rig.executor.Signal(id, 9).IgnoreError();
+}
+
+}  // namespace
+}  // namespace gleaner::agent

@@ -37,6 +37,32 @@ SchedulerConfig Unprotected() {
   return config;
 }
 
+// GPUs that become idle in one sampling pass reach the scheduler together:
+// the elastic job sees both, where one event at a time would start it on
+// the first. An unknown GPU in the batch changes nothing.
+TEST(ElasticTest, VerdictsOfOnePassArriveTogether) {
+  const auto cluster = [] {
+    NodeSpec n = MakeNode("a", 2);
+    for (GpuSpec& g : n.gpus) g.lendable = false;
+    return n;
+  };
+  const GpuVerdictChanged idle0{core::GpuUuid("GPU-a-0"), true, ""};
+  const GpuVerdictChanged idle1{core::GpuUuid("GPU-a-1"), true, ""};
+  Scheduler together;
+  ASSERT_TRUE(together.Handle(NodeAdded{cluster()}, At(0)).ok());
+  ASSERT_TRUE(together.Handle(JobSubmitted{Elastic(1, 1, 2, true)}, At(0)).ok());
+  const GpuVerdictChanged unknown{core::GpuUuid("GPU-z-9"), true, ""};
+  EXPECT_FALSE(together.Handle(GpuVerdictsChanged{{idle0, unknown}}, At(1)).ok());
+  EXPECT_EQ(together.Phase(1), JobPhase::kPending);
+  EXPECT_THAT(Lines(together.Handle(GpuVerdictsChanged{{idle0, idle1}}, At(1))),
+              ElementsAre("start job 1 on a gpus 0,1"));
+
+  Scheduler one_by_one;
+  ASSERT_TRUE(one_by_one.Handle(NodeAdded{cluster()}, At(0)).ok());
+  ASSERT_TRUE(one_by_one.Handle(JobSubmitted{Elastic(1, 1, 2, true)}, At(0)).ok());
+  EXPECT_THAT(Lines(one_by_one.Handle(idle0, At(1))), ElementsAre("start job 1 on a gpus 0"));
+}
+
 TEST(ElasticTest, StartsWithWhatIsIdleWithinItsRange) {
   Scheduler s;
   ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("a", 4)}, At(0)).ok());
