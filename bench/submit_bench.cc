@@ -31,8 +31,8 @@ Stack& Shared() {
     s->dir = std::filesystem::temp_directory_path() / ("gleaner-bench-" + std::to_string(getpid()));
     std::filesystem::create_directories(s->dir);
     s->store = std::move(store::SqliteStore::Open(s->dir + "/gleaner.db")).value();
-    s->api = std::make_unique<server::JobApi>(*s->store, s->store_mu, s->clock,
-                                              sched::JobLimits{}, s->dir);
+    s->api = std::make_unique<server::JobApi>(*s->store, s->store_mu, s->clock, sched::JobLimits{},
+                                              s->dir);
     s->socket.unix_path = s->dir + "/g.sock";
     s->server = std::move(server::HttpServer::ServeUnix(
                               s->socket.unix_path,

@@ -1,7 +1,5 @@
 #include "agent/executor.h"
 
-#include "agent/process_info.h"
-
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -13,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+
+#include "agent/process_info.h"
 
 namespace gleaner::agent {
 namespace {
@@ -251,7 +251,8 @@ std::vector<JobExit> Executor::Reap() {
   for (auto it = running_.begin(); it != running_.end();) {
     if (it->second.adopted) {
       // Not our child: gone when its pid no longer names the same process.
-      if (ProcessStartTime(static_cast<uint32_t>(it->second.pid)) != it->second.process_started_at) {
+      if (ProcessStartTime(static_cast<uint32_t>(it->second.pid)) !=
+          it->second.process_started_at) {
         JobExit e;
         e.id = it->first;
         e.at = clock_.Now();

@@ -34,7 +34,7 @@ struct RunningJob {
   pid_t pid = 0;  // also the process group id
   core::TimePoint started_at;
   std::optional<core::TimePoint> process_started_at;  // from /proc: pid + this name it
-  bool adopted = false;  // found again after a restart: not our child
+  bool adopted = false;                               // found again after a restart: not our child
   std::string stdout_path;
   std::string stderr_path;
   std::string cgroup;  // the cgroup holding its processes (JobCgroups); empty: none
@@ -45,7 +45,7 @@ struct JobExit {
   std::optional<int> exit_code;  // set when it exited
   std::optional<int> signal;     // set when a signal ended it
   core::TimePoint at;
-  bool status_unknown = false;   // an adopted job: not our child, so no exit status
+  bool status_unknown = false;  // an adopted job: not our child, so no exit status
 };
 
 // Starts jobs as their users and ends them. Each job runs in its own

@@ -181,7 +181,8 @@ void Harvester::Vacate(const HostPass& pass, const std::vector<store::JobRecord>
     // The scheduler's preemptions (room for a job that outranks it) claim
     // the victim's GPUs the same way an owner does.
     if (auto preempted = preempting_.find(j.id); preempted != preempting_.end()) {
-      for (const core::GpuUuid& g : j.gpus) claims.try_emplace(g, sched::GpuClaim{g, preempted->second});
+      for (const core::GpuUuid& g : j.gpus)
+        claims.try_emplace(g, sched::GpuClaim{g, preempted->second});
     }
   }
   for (const sched::VacateAction& a : planner_.Plan(running, claims, clock_.Now())) {

@@ -76,8 +76,7 @@ class Harvester {
   // told) when it could not.
   bool Start(const sched::StartJob& start, const std::function<void(const std::string&)>& log);
   // Passes `event` to the scheduler; its actions wait in decided_.
-  void TellScheduler(const sched::Event& event,
-                     const std::function<void(const std::string&)>& log);
+  void TellScheduler(const sched::Event& event, const std::function<void(const std::string&)>& log);
   // A job the scheduler started has ended.
   void ReportExit(sched::JobId id, bool succeeded, const std::string& reason,
                   const std::function<void(const std::string&)>& log);
@@ -91,12 +90,12 @@ class Harvester {
   HostLayout host_;
   sched::Scheduler scheduler_;
   bool node_added_ = false;
-  std::map<core::GpuUuid, bool> lendable_;  // as last told to the scheduler
-  std::set<sched::JobId> pending_;          // queued jobs the scheduler holds
-  std::vector<sched::Action> decided_;      // not yet carried out
-  std::map<sched::JobId, std::string> preempting_;  // the scheduler's victims, and why
+  std::map<core::GpuUuid, bool> lendable_;             // as last told to the scheduler
+  std::set<sched::JobId> pending_;                     // queued jobs the scheduler holds
+  std::vector<sched::Action> decided_;                 // not yet carried out
+  std::map<sched::JobId, std::string> preempting_;     // the scheduler's victims, and why
   std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
-  std::map<sched::JobId, std::string> waits_;       // why queued jobs wait, this pass
+  std::map<sched::JobId, std::string> waits_;          // why queued jobs wait, this pass
   sched::VacatePlanner planner_;
   std::set<sched::JobId> cancelled_;  // killed on request, awaiting reaping
 };

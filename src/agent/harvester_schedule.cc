@@ -160,8 +160,8 @@ std::vector<store::JobRecord> Harvester::SyncQueue(
   for (const store::JobRecord& j : *queued) {
     still_queued.insert(j.id);
     if (pending_.contains(j.id)) continue;  // the scheduler has it
-    std::string blocked_by;  // a dependency that has not succeeded yet
-    std::string doomed;      // one that never will
+    std::string blocked_by;                 // a dependency that has not succeeded yet
+    std::string doomed;                     // one that never will
     for (sched::JobId dep : j.spec.after_success) {
       auto d = jobs_.Get(dep);
       if (!d.ok() || (store::IsFinal(d->state) && d->state != JobState::kSucceeded)) {

@@ -68,7 +68,8 @@ class ScenarioProcessInspector final : public ProcessInspector {
 // When process `pid` started, from /proc (under `proc_root`); nullopt when
 // it is gone. With the pid, it names a process unambiguously: pids are
 // reused, start times are not.
-std::optional<core::TimePoint> ProcessStartTime(uint32_t pid, const std::string& proc_root = "/proc");
+std::optional<core::TimePoint> ProcessStartTime(uint32_t pid,
+                                                const std::string& proc_root = "/proc");
 
 // The login name for `uid`, or the number as text.
 std::string UserName(uint32_t uid);

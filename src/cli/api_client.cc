@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "cli/gpu_source.h"
 #include "cli/exit_codes.h"
+#include "cli/gpu_source.h"
 
 namespace gleaner::cli {
 

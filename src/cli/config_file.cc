@@ -163,8 +163,9 @@ core::Result<core::TimePoint> Instant(const std::string& path, const toml::node&
                                       const std::string& key) {
   const std::optional<toml::date_time> dt = node.value<toml::date_time>();
   if (!dt || !dt->offset) {
-    return Error(path, node, key, "expected a date and time with its offset, e.g. "
-                                  "2026-12-01T18:00:00Z");
+    return Error(path, node, key,
+                 "expected a date and time with its offset, e.g. "
+                 "2026-12-01T18:00:00Z");
   }
   // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
   // days_from_civil algorithm).
@@ -181,13 +182,13 @@ core::Result<core::TimePoint> Instant(const std::string& path, const toml::node&
 }
 
 Status ReadScheduler(const std::string& path, const toml::table& t, sched::SchedulerConfig* c) {
-  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "scheduler.",
-                                    {"min_runtime_s", "usage_half_life_s", "backfill", "project",
-                                     "reservation"}));
+  GLEANER_RETURN_IF_ERROR(
+      CheckKeys(path, t, "scheduler.",
+                {"min_runtime_s", "usage_half_life_s", "backfill", "project", "reservation"}));
   GLEANER_RETURN_IF_ERROR(
       Seconds(path, t, "scheduler.", "min_runtime_s", 0, 86400 * 30, &c->min_runtime));
-  GLEANER_RETURN_IF_ERROR(Seconds(path, t, "scheduler.", "usage_half_life_s", 60,
-                                  86400 * 365, &c->usage_half_life));
+  GLEANER_RETURN_IF_ERROR(
+      Seconds(path, t, "scheduler.", "usage_half_life_s", 60, 86400 * 365, &c->usage_half_life));
   if (const toml::node* b = t.get("backfill")) {
     if (!b->is_boolean()) return Error(path, *b, "scheduler.backfill", "expected true or false");
     c->backfill = *b->value<bool>();
@@ -237,8 +238,8 @@ Status ReadScheduler(const std::string& path, const toml::table& t, sched::Sched
     double gpus = 1;
     GLEANER_RETURN_IF_ERROR(Number(path, *r, p, "gpus", 1, 1e6, &gpus));
     res.gpus = static_cast<int>(gpus);
-    for (const auto& [key, field] : {std::pair{"starts_at", &res.starts_at},
-                                     std::pair{"ends_at", &res.ends_at}}) {
+    for (const auto& [key, field] :
+         {std::pair{"starts_at", &res.starts_at}, std::pair{"ends_at", &res.ends_at}}) {
       if (const toml::node* n = r->get(key)) {
         GLEANER_ASSIGN_OR_RETURN(*field, Instant(path, *n, p + key));
       }

@@ -77,8 +77,8 @@ namespace {
 std::string RemoteGpuTable(const nlohmann::json& doc) {
   std::string out = doc.value("host", "") + "  source " + doc.value("source", "") + "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-4s %-26s %6s %20s  %-10s %s", "GPU", "NAME", "UTIL",
-                "MEMORY", "STATE", "REASON");
+  std::snprintf(line, sizeof line, "%-4s %-26s %6s %20s  %-10s %s", "GPU", "NAME", "UTIL", "MEMORY",
+                "STATE", "REASON");
   out += line;
   const auto gib = [](const nlohmann::json& v) {
     return v.is_number() ? v.get<double>() / (1ULL << 30) : 0.0;
@@ -86,7 +86,8 @@ std::string RemoteGpuTable(const nlohmann::json& doc) {
   for (const nlohmann::json& g : doc["gpus"]) {
     const nlohmann::json& v = g["verdict"];
     std::snprintf(line, sizeof line, "\n%-4d %-26s %5s%% %8.1f / %6.1f GiB  %-10s %s",
-                  g["index"].get<int>(), g["name"].is_string() ? g["name"].get<std::string>().c_str() : "?",
+                  g["index"].get<int>(),
+                  g["name"].is_string() ? g["name"].get<std::string>().c_str() : "?",
                   g["utilization_gpu_pct"].is_number()
                       ? std::to_string(g["utilization_gpu_pct"].get<int>()).c_str()
                       : "-",

@@ -10,11 +10,11 @@
 #include <thread>
 
 #include "agent/process_info.h"
+#include "cli/api_client.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 #include "core/format.h"
 #include "observe/verdict_json.h"
-#include "cli/api_client.h"
 #include "store/job_json.h"
 #include "store/sqlite_store.h"
 
@@ -180,8 +180,7 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   if (*api) {
     return CallApi(
         **api, o.token, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), o.json,
-        [](const json& j) { return Submitted(j); },
-        out, err);
+        [](const json& j) { return Submitted(j); }, out, err);
   }
   auto state = OpenState(o.data_dir);
   if (!state.ok()) return Fail(err, state.status());

@@ -18,11 +18,11 @@
 #include "cli/config_file.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
+#include "cli/gpus_json.h"
+#include "cli/host_view.h"
 #include "core/format.h"
 #include "observe/alerts.h"
 #include "observe/verdict_json.h"
-#include "cli/gpus_json.h"
-#include "cli/host_view.h"
 #include "server/api.h"
 #include "server/socket_address.h"
 #include "store/sqlite_store.h"
@@ -102,8 +102,8 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
            options.listen = a;
            options.listen_given = true;
          },
-         std::string("HTTP API for token holders: HOST:PORT, or none (default ") +
-             kDefaultListen + ")")
+         std::string("HTTP API for token holders: HOST:PORT, or none (default ") + kDefaultListen +
+             ")")
       ->type_name("HOST:PORT");
   return cmd;
 }

@@ -15,9 +15,9 @@ int WithApi(const TokenOptions& o, std::ostream& err,
   auto api = FindApi(o.api);
   if (!api.ok()) return Fail(err, api.status());
   if (!*api) {
-    return Fail(err, core::Unavailable("gleaner up is not running here (no " +
-                                       DataDir(o.api.data_dir) +
-                                       "/gleaner.sock); pass --data-dir or --server"));
+    return Fail(err,
+                core::Unavailable("gleaner up is not running here (no " + DataDir(o.api.data_dir) +
+                                  "/gleaner.sock); pass --data-dir or --server"));
   }
   return call(**api);
 }

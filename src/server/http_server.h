@@ -38,8 +38,8 @@ class HttpServer {
   static core::Result<std::unique_ptr<HttpServer>> ServeUnix(const std::string& path,
                                                              Handler handler);
   // `host` is a numeric IPv4 or IPv6 address; port 0 picks a free one.
-  static core::Result<std::unique_ptr<HttpServer>> ServeTcp(const std::string& host,
-                                                            uint16_t port, Handler handler);
+  static core::Result<std::unique_ptr<HttpServer>> ServeTcp(const std::string& host, uint16_t port,
+                                                            Handler handler);
   ~HttpServer();  // stops, lets workers finish, removes a Unix socket
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -34,11 +34,12 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   constexpr uint64_t kMaxArrayBytes = uint64_t{256} << 20;
   if (const uint64_t bytes = req.body.size() * static_cast<uint64_t>(store::TaskCount(*spec));
       bytes > kMaxArrayBytes) {
-    return ErrorResponse(core::InvalidArgument(
-        "array: " + std::to_string(store::TaskCount(*spec)) + " tasks of a " +
-        std::to_string(req.body.size() / 1024) + " KiB spec would store " +
-        std::to_string(bytes >> 20) + " MiB; at most 256 MiB: pass large data in files, or "
-        "split the array"));
+    return ErrorResponse(
+        core::InvalidArgument("array: " + std::to_string(store::TaskCount(*spec)) + " tasks of a " +
+                              std::to_string(req.body.size() / 1024) + " KiB spec would store " +
+                              std::to_string(bytes >> 20) +
+                              " MiB; at most 256 MiB: pass large data in files, or "
+                              "split the array"));
   }
   auto saved = batcher_.Submit({caller.user, caller.uid, *spec});
   if (!saved.ok()) return ErrorResponse(saved.status());
@@ -51,8 +52,8 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
 
 HttpResponse JobApi::CancelArray(const store::JobRecord& task, const store::JobUpdate& update) {
   if (!task.array_id) {
-    return ErrorResponse(core::InvalidArgument("job " + std::to_string(task.id) +
-                                               " is not a task of an array"));
+    return ErrorResponse(
+        core::InvalidArgument("job " + std::to_string(task.id) + " is not a task of an array"));
   }
   auto cancelled = jobs_.CancelArray(*task.array_id, update.reason);
   if (!cancelled.ok()) return ErrorResponse(cancelled.status());

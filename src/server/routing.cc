@@ -35,8 +35,8 @@ HttpResponse NoSuchEndpoint(const HttpRequest& request) {
 }
 
 HttpResponse WrongMethod(const HttpRequest& request) {
-  return {405, ErrorResponse(core::InvalidArgument(request.method + " is not allowed on " +
-                                                   request.path))
+  return {405, ErrorResponse(
+                   core::InvalidArgument(request.method + " is not allowed on " + request.path))
                    .body};
 }
 

@@ -101,7 +101,8 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
         "tokens are created on the server host (`gleaner token create`), not with a token"));
   }
   const json body = req.body.empty() ? json::object() : json::parse(req.body, nullptr, false);
-  if (!body.is_object()) return ErrorResponse(core::InvalidArgument("the body is not a JSON object"));
+  if (!body.is_object())
+    return ErrorResponse(core::InvalidArgument("the body is not a JSON object"));
   for (const auto& [key, value] : body.items()) {
     if ((key != "name" && key != "user") || !value.is_string()) {
       return ErrorResponse(core::InvalidArgument(

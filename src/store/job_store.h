@@ -81,8 +81,8 @@ class JobStore {
   // result holds TaskCount(spec) records for each job.
   virtual core::Result<std::vector<JobRecord>> SubmitAll(const std::vector<NewJob>& jobs,
                                                          core::TimePoint now) = 0;
-  core::Result<JobRecord> Submit(const std::string& user, uint32_t uid,
-                                 const sched::JobSpec& spec, core::TimePoint now) {
+  core::Result<JobRecord> Submit(const std::string& user, uint32_t uid, const sched::JobSpec& spec,
+                                 core::TimePoint now) {
     GLEANER_ASSIGN_OR_RETURN(std::vector<JobRecord> saved, SubmitAll({{user, uid, spec}}, now));
     return std::move(saved.front());
   }

@@ -6,9 +6,9 @@
 namespace gleaner::store {
 
 using core::Status;
-using sqlite::SqlError;
 using sqlite::Join;
 using sqlite::Split;
+using sqlite::SqlError;
 using sqlite::Statement;
 
 namespace {
@@ -104,8 +104,8 @@ core::Result<std::vector<JobRecord>> SqliteStore::SubmitAll(const std::vector<Ne
       VALUES (?, ?, ?, 'queued', ?, ?, ?))sql");
     GLEANER_RETURN_IF_ERROR(insert.status());
     for (const NewJob& job : jobs) {
-      const std::string spec =
-          sched::JobSpecToJson(job.spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string spec = sched::JobSpecToJson(job.spec).dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace);
       std::optional<sched::JobId> array_id;
       for (int64_t task = 0; task < TaskCount(job.spec); ++task) {
         JobRecord r;
@@ -222,8 +222,8 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
   return Get(id);
 }
 
-core::Status SqliteStore::Annotate(
-    const std::vector<std::pair<sched::JobId, std::string>>& reasons, JobState state) {
+core::Status SqliteStore::Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
+                                   JobState state) {
   if (reasons.empty()) return Status::Ok();
   return InTransaction([&]() -> Status {
     Statement update(db_, "UPDATE jobs SET reason = ? WHERE id = ? AND state = ?");

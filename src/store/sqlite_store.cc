@@ -10,9 +10,9 @@ namespace gleaner::store {
 namespace {
 
 using core::Status;
-using sqlite::SqlError;
 using sqlite::Join;
 using sqlite::Split;
+using sqlite::SqlError;
 using sqlite::Statement;
 
 // Each entry moves the schema one version up. Never edit a shipped entry:

@@ -55,7 +55,8 @@ core::Result<TokenRecord> SqliteStore::FindToken(const std::string& sha256) {
 }
 
 core::Result<std::vector<TokenRecord>> SqliteStore::ListTokens() {
-  Statement q(db_, (std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY id").c_str());
+  Statement q(db_,
+              (std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY id").c_str());
   GLEANER_RETURN_IF_ERROR(q.status());
   std::vector<TokenRecord> out;
   int rc;
@@ -65,8 +66,7 @@ core::Result<std::vector<TokenRecord>> SqliteStore::ListTokens() {
 }
 
 Status SqliteStore::RevokeToken(int64_t id, core::TimePoint now) {
-  Statement update(db_,
-                   "UPDATE api_tokens SET revoked_us = ? WHERE id = ? AND revoked_us IS NULL");
+  Statement update(db_, "UPDATE api_tokens SET revoked_us = ? WHERE id = ? AND revoked_us IS NULL");
   GLEANER_RETURN_IF_ERROR(update.status());
   update.Bind(1, core::ToUnixMicros(now));
   update.Bind(2, id);

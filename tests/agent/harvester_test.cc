@@ -216,8 +216,7 @@ namespace {
 TEST(HarvesterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
   HostLayout layout;
   layout.scheduler.min_runtime = core::Seconds(30);
-  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", HarvestMode::kHarvest,
-          layout);
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", HarvestMode::kHarvest, layout);
   sched::JobSpec sweep;
   sweep.command = {"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.02; done"};
   sweep.working_dir = "/tmp";

@@ -126,8 +126,7 @@ TEST(UpBinaryTest, ArrayTasksRunAtMostNAtOnce) {
   const std::string config =
       dir.Write("g.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.1\n");
   std::system((std::string(GLEANER_BINARY) + " up --fake demo --listen none --data-dir " + data +
-               " --config " + config + " --for 30 >" + (dir.path() / "up.log").string() +
-               " 2>&1 &")
+               " --config " + config + " --for 30 >" + (dir.path() / "up.log").string() + " 2>&1 &")
                   .c_str());
   Outcome submitted;
   for (int i = 0; i < 100; ++i) {  // until the daemon serves

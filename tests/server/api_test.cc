@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -148,8 +148,8 @@ TEST_F(ApiTest, ConcurrentSubmitsAreEachSavedOnce) {
 }
 
 TEST_F(ApiTest, AnArrayIsOneTaskPerIndex) {
-  auto [status, first] = Call(socket_, "POST", "/v1/jobs",
-                              R"({"command": ["true"], "array": "10-20:5%2"})");
+  auto [status, first] =
+      Call(socket_, "POST", "/v1/jobs", R"({"command": ["true"], "array": "10-20:5%2"})");
   ASSERT_EQ(status, 201) << first.dump();
   EXPECT_EQ(first["array_tasks"], 3);
   auto jobs = store_->List({});
@@ -160,7 +160,8 @@ TEST_F(ApiTest, AnArrayIsOneTaskPerIndex) {
   }
   // A task that already ended stays as it was; the rest are cancelled.
   store::JobUpdate done;
-  ASSERT_TRUE(store_->Transition(1, store::JobState::kQueued, store::JobState::kCancelled, done).ok());
+  ASSERT_TRUE(
+      store_->Transition(1, store::JobState::kQueued, store::JobState::kCancelled, done).ok());
   auto [cancelled_status, cancelled] = Call(socket_, "POST", "/v1/jobs/2/cancel?array=1");
   EXPECT_EQ(cancelled_status, 200) << cancelled.dump();
   EXPECT_EQ(cancelled["array_id"], 1);

@@ -27,7 +27,7 @@ class JobApiTest : public ::testing::Test {
                                     dir_.path().string());
     socket_.unix_path = (dir_.path() / "g.sock").string();
     server_ = std::move(HttpServer::ServeUnix(socket_.unix_path, [this](const HttpRequest& r,
-                                                                       const Peer& peer) {
+                                                                        const Peer& peer) {
                 const uint32_t uid = peer.uid.value();
                 seen_uid_ = uid;
                 return api_->Handle(r, {uid, uid == 0 ? "root" : "u" + std::to_string(uid)});
