@@ -73,12 +73,14 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
 
   sched::JobSpec spec;
   spec.command = {"sh", "-c",
-                  "trap 'echo checkpoint; exit 0' USR1; while true; do sleep 0.02; done"};
+                  "trap 'echo checkpoint; exit 0' USR1; echo ready; "
+                  "while true; do sleep 0.02; done"};
   spec.working_dir = "/tmp";
   spec.checkpoint_signal = SIGUSR1;
   spec.grace = core::Seconds(20);
   auto job = (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), spec, clock.Now());
   ASSERT_TRUE(job.ok());
+  const auto out = dir.path() / "logs" / (std::to_string(job->id) + ".out");
 
   std::vector<std::string> log;
   const auto record = [&](const std::string& line) { log.push_back(line); };
@@ -86,7 +88,12 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   for (int t = 0; t <= 760; ++t) {
     ASSERT_TRUE(harvester.Tick(record).ok());
     state_at[t] = (*store)->Get(job->id)->state;
-
+    if (t == 300) {
+      // Simulated seconds pass in microseconds: let the job set its trap.
+      for (int i = 0; i < 500 && testing::Slurp(out).empty(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
     if (state_at[t] == store::JobState::kVacating) {
       std::this_thread::sleep_for(std::chrono::milliseconds(30));  // let it checkpoint
     }
@@ -115,8 +122,7 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
                              "utilization 95%"));
   EXPECT_THAT(all, HasSubstr("-> queued: vacated: "));
   EXPECT_THAT(all, HasSubstr(" gave its GPUs back "));
-  EXPECT_THAT(testing::Slurp(dir.path() / "logs" / (std::to_string(job->id) + ".out")),
-              HasSubstr("checkpoint"));
+  EXPECT_THAT(testing::Slurp(out), HasSubstr("ready\ncheckpoint\n"));
   executor.Signal(job->id, SIGKILL).IgnoreError();  // the second run is still going
 }
 
@@ -276,7 +282,7 @@ TEST(HarvesterElasticTest, ShrinksOntoTheGpuItKeepsWhenAnOwnerReturns) {
           HarvestMode::kHarvest);
   sched::JobSpec spec;
   spec.command = {"sh", "-c",
-                  "echo $CUDA_VISIBLE_DEVICES; trap 'exit 0' TERM; "
+                  "trap 'exit 0' TERM; echo $CUDA_VISIBLE_DEVICES; "
                   "while true; do sleep 0.02; done"};
   spec.working_dir = "/tmp";
   spec.gpus = 1;

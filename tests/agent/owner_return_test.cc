@@ -29,7 +29,8 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   ASSERT_TRUE(store.ok());
   sched::JobSpec spec;
   spec.command = {"sh", "-c",
-                  "trap 'echo checkpointed; exit 0' USR1; while true; do sleep 0.05; done"};
+                  "trap 'echo checkpointed; exit 0' USR1; echo ready; "
+                  "while true; do sleep 0.05; done"};
   spec.working_dir = "/tmp";
   spec.checkpoint_signal = SIGUSR1;
   spec.grace = core::Seconds(30);
@@ -45,6 +46,9 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   auto job = executor.Launch(
       {id, static_cast<uint32_t>(geteuid()), spec, {gpu}, (dir.path() / "logs").string(), {}, 0});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
+  for (int i = 0; i < 500 && testing::Slurp(job->stdout_path).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until its trap is set
+  }
   store::JobUpdate start;
   start.gpus = std::vector<core::GpuUuid>{gpu};
   ASSERT_TRUE(
