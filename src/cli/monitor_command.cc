@@ -1,5 +1,6 @@
 #include "cli/monitor_command.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -140,13 +141,19 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         << " (choose another with --data-dir)\n";
     return kExitFailure;
   }
+  // It records who submitted what, with their environments: owner only.
+  // Created private before SQLite opens it, since its -wal and -shm files
+  // take the database's mode when they are created, on the first write.
+  if (const int fd = open((data_dir + "/gleaner.db").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+      fd >= 0) {
+    close(fd);
+  }
   auto store = store::SqliteStore::Open(data_dir + "/gleaner.db");
   if (!store.ok()) {
     err << "gleaner: " << store.status().message() << "\n";
     return kExitFailure;
   }
-  // It records who submitted what, with their environments: owner only.
-  // (SQLite gives its -wal and -shm files the same mode.)
+  // A database made by an older gleaner may be readable by others.
   std::filesystem::permissions(
       data_dir + "/gleaner.db",
       std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,

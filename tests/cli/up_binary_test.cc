@@ -32,11 +32,11 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   // The daemon, in the background, for long enough.
   const std::string daemon_log = (dir.path() / "up.log").string();
   ASSERT_EQ(std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
-                         " --config " + config + " --for 8 >" + daemon_log + " 2>&1 &")
+                         " --config " + config + " --for 30 >" + daemon_log + " 2>&1 &")
                             .c_str()),
             0);
   Outcome early;
-  for (int i = 0; i < 100; ++i) {  // until the daemon has created its state
+  for (int i = 0; i < 400; ++i) {  // until the daemon has created its state
     early = Gleaner("--data-dir " + data + " queue --json");
     if (early.rc == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -56,7 +56,7 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   EXPECT_THAT(too_big.err, HasSubstr("gpus: 9 GPUs, but no host here has more than 8"));
 
   json job;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 400; ++i) {
     job = json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"][0];
     if (job["state"] == "running") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -76,7 +76,7 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   Outcome cancelled = Gleaner("--data-dir " + data + " cancel 1");
   ASSERT_EQ(cancelled.rc, 0) << cancelled.err;
   Outcome shown;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 400; ++i) {
     shown = Gleaner("--data-dir " + data + " show 1");
     if (testing::Slurp(daemon_log).find("job 1 ended") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -97,17 +97,17 @@ TEST(UpBinaryTest, TheDemoRunsAJobAtOnceWithDefaults) {
   testing::TempDir dir;
   const std::string data = (dir.path() / "state").string();
   std::system((std::string(GLEANER_BINARY) + " up --fake demo --listen none --data-dir " + data +
-               " --for 15 >" + (dir.path() / "up.log").string() + " 2>&1 &")
+               " --for 30 >" + (dir.path() / "up.log").string() + " 2>&1 &")
                   .c_str());
   Outcome submitted;
-  for (int i = 0; i < 100; ++i) {  // until the daemon serves
+  for (int i = 0; i < 400; ++i) {  // until the daemon serves
     submitted = Gleaner("--data-dir " + data + " submit --gpus 1 -- sleep 30");
     if (submitted.rc == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(submitted.rc, 0) << submitted.err;
   json job;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 400; ++i) {
     job = json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"][0];
     if (job["state"] == "running") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -129,7 +129,7 @@ TEST(UpBinaryTest, ArrayTasksRunAtMostNAtOnce) {
                " --config " + config + " --for 30 >" + (dir.path() / "up.log").string() + " 2>&1 &")
                   .c_str());
   Outcome submitted;
-  for (int i = 0; i < 100; ++i) {  // until the daemon serves
+  for (int i = 0; i < 400; ++i) {  // until the daemon serves
     submitted = Gleaner("--data-dir " + data +
                         " submit --array 0-5%2 -- sh -c 'echo task $GLEANER_ARRAY_TASK_ID; "
                         "sleep 0.4'");
@@ -202,14 +202,14 @@ TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
   const std::string first_log = (dir.path() / "first.log").string();
   const int daemon = start_daemon(first_log, 30);
   Outcome submitted;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 400; ++i) {
     submitted = Gleaner("--data-dir " + data + " submit -- sleep 60");
     if (submitted.rc == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(submitted.rc, 0) << submitted.err;
   json job;
-  for (int i = 0; i < 100 && job["pid"].is_null(); ++i) {
+  for (int i = 0; i < 400 && job["pid"].is_null(); ++i) {
     job = json::parse(Gleaner("--data-dir " + data + " show 1").out);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -222,7 +222,7 @@ TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
 
   const std::string second_log = (dir.path() / "second.log").string();
   start_daemon(second_log, 3);
-  for (int i = 0; i < 100 && testing::Slurp(second_log).find("taken back") == std::string::npos;
+  for (int i = 0; i < 400 && testing::Slurp(second_log).find("taken back") == std::string::npos;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -236,7 +236,7 @@ TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
   // Cancel reaches the adopted job too.
   ASSERT_EQ(Gleaner("--data-dir " + data + " cancel 1").rc, 0);
   bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
+  for (int i = 0; i < 400 && !gone; ++i) {
     gone = kill(job_pid, 0) != 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -263,9 +263,9 @@ TEST(UpBinaryTest, OtherUsersSubmitThroughTheSocketAndRunAsThemselves) {
   const std::string config =
       dir.Write("g.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.2\n");
   std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
-               config + " --for 8 >" + (dir.path() / "up.log").string() + " 2>&1 &")
+               config + " --for 20 >" + (dir.path() / "up.log").string() + " 2>&1 &")
                   .c_str());
-  for (int i = 0; i < 100 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(Gleaner("--data-dir " + data + " submit -- sleep 30").rc, 0);  // root's job 1
@@ -277,7 +277,7 @@ TEST(UpBinaryTest, OtherUsersSubmitThroughTheSocketAndRunAsThemselves) {
   EXPECT_EQ(steal.rc, 1);
   EXPECT_THAT(steal.err, HasSubstr("job 1 belongs to root; only they (or root) may cancel it"));
   json job;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 400; ++i) {
     job = json::parse(Gleaner("--data-dir " + data + " show 2").out);
     if (job["state"] == "running" &&
         testing::Slurp(data + "/logs/2.out").find(user) != std::string::npos) {
