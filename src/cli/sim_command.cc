@@ -48,7 +48,9 @@ CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
   replay->add_option("--itp", o.itp, "ITP job CSV: job_id,submission_time,duration,num_gpu")
       ->required()
       ->check(CLI::ExistingFile);
-  replay->add_option("--gpus", o.gpus, "GPUs in the simulated cluster (a multiple of --gpus-per-node)")
+  replay
+      ->add_option("--gpus", o.gpus,
+                   "GPUs in the simulated cluster (a multiple of --gpus-per-node)")
       ->required()
       ->check(CLI::Range(1, 10'000'000));
   replay->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node")
@@ -59,8 +61,9 @@ CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
       ->check(CLI::IsMember({"fifo", "sjf", "gleaner"}));
   replay->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")
       ->required();
-  replay->add_option("--seed", o.seed,
-                     "Seed for random choices (recorded; the current policies make none)")
+  replay
+      ->add_option("--seed", o.seed,
+                   "Seed for random choices (recorded; the current policies make none)")
       ->capture_default_str();
   replay->add_flag("--skip-bad-rows", o.skip_bad_rows,
                    "Skip and count malformed rows instead of stopping at the first");
@@ -87,8 +90,7 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   auto result = sim::RunReplay(trace->jobs, config);
   if (!result.ok()) {
     err << "gleaner: " << result.status().message() << "\n";
-    return result.status().code() == core::StatusCode::kInvalidArgument ? kExitUsage
-                                                                         : kExitFailure;
+    return result.status().code() == core::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   const sim::ReplayMetrics metrics = sim::ComputeReplayMetrics(trace->jobs, *result, o.gpus);
   sim::ReplayIdentity id;

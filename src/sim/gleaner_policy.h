@@ -47,9 +47,9 @@ class GleanerPolicy : public ReplayPolicy {
   std::vector<int> starts_;  // jobs started since the last Dispatch
   int64_t last_tick_s_ = 0;
 
-  std::deque<int> gangs_waiting_;         // in arrival order
-  std::vector<bool> claimed_;             // per node: held out of the Scheduler
-  std::vector<int> claimed_nodes_;        // for the head gang, in claim order
+  std::deque<int> gangs_waiting_;             // in arrival order
+  std::vector<bool> claimed_;                 // per node: held out of the Scheduler
+  std::vector<int> claimed_nodes_;            // for the head gang, in claim order
   std::vector<std::vector<int>> gang_nodes_;  // per job, while a gang runs
   int64_t gangs_placed_ = 0;
 };

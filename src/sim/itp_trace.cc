@@ -15,7 +15,8 @@ std::vector<std::string_view> Split(std::string_view line) {
   size_t start = 0;
   while (true) {
     const size_t comma = line.find(',', start);
-    std::string_view f = line.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    std::string_view f =
+        line.substr(start, comma == std::string_view::npos ? comma : comma - start);
     if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
     out.push_back(f);
     if (comma == std::string_view::npos) return out;
@@ -56,10 +57,9 @@ core::Result<ItpTrace> ParseItpJobs(std::istream& in, const std::string& name,
   for (size_t c = 0; c < kColumns.size(); ++c) {
     const auto it = std::find(header.begin(), header.end(), kColumns[c]);
     if (it == header.end()) {
-      return core::InvalidArgument(name + ":1: the header has no column \"" +
-                                   std::string(kColumns[c]) +
-                                   "\"; expected job_id,submission_time,duration,num_gpu, got \"" +
-                                   line + "\"");
+      return core::InvalidArgument(
+          name + ":1: the header has no column \"" + std::string(kColumns[c]) +
+          "\"; expected job_id,submission_time,duration,num_gpu, got \"" + line + "\"");
     }
     at[c] = static_cast<size_t>(it - header.begin());
   }
@@ -105,13 +105,13 @@ core::Result<ItpTrace> ParseItpJobs(std::istream& in, const std::string& name,
     trace.jobs.push_back(job);
   }
   if (trace.jobs.empty()) {
-    return core::InvalidArgument(name + ": no job rows" +
-                                 (trace.skipped_rows > 0
-                                      ? " left after skipping " +
-                                            std::to_string(trace.skipped_rows) + " dirty ones"
-                                      : std::string()) +
-                                 "; expected at least one row job_id,submission_time,duration,"
-                                 "num_gpu after the header");
+    return core::InvalidArgument(
+        name + ": no job rows" +
+        (trace.skipped_rows > 0
+             ? " left after skipping " + std::to_string(trace.skipped_rows) + " dirty ones"
+             : std::string()) +
+        "; expected at least one row job_id,submission_time,duration,"
+        "num_gpu after the header");
   }
   return trace;
 }

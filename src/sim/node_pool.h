@@ -39,8 +39,8 @@ class NodePool {
   void Move(int node, int new_free);
 
   int gpus_per_node_;
-  std::vector<int> free_;                // per node
-  std::vector<std::set<int>> by_free_;   // [k]: nodes with k free GPUs
+  std::vector<int> free_;               // per node
+  std::vector<std::set<int>> by_free_;  // [k]: nodes with k free GPUs
   int free_gpus_ = 0;
 };
 

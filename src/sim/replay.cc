@@ -27,11 +27,10 @@ core::Status CheckConfig(const std::vector<TraceJob>& jobs, const ReplayConfig& 
   const int per = c.gpus_per_node;
   const int needed = largest <= per ? largest : (largest + per - 1) / per * per;
   if (needed > c.gpus) {
-    return core::InvalidArgument("the trace's largest job needs " + std::to_string(needed) +
-                                 " GPUs (" + std::to_string(largest) +
-                                 " asked, in whole nodes) but the cluster has " +
-                                 std::to_string(c.gpus) + "; give --gpus of at least " +
-                                 std::to_string(needed));
+    return core::InvalidArgument(
+        "the trace's largest job needs " + std::to_string(needed) + " GPUs (" +
+        std::to_string(largest) + " asked, in whole nodes) but the cluster has " +
+        std::to_string(c.gpus) + "; give --gpus of at least " + std::to_string(needed));
   }
   return core::Status::Ok();
 }

@@ -36,8 +36,8 @@ struct ReplaySample {
 struct ReplayResult {
   std::vector<JobOutcome> outcomes;  // per trace job, same index
   std::vector<ReplaySample> timeline;
-  int64_t instants = 0;         // distinct times the loop stopped at
-  int64_t placed_beside = 0;    // see ReplayPolicy::placed_beside
+  int64_t instants = 0;       // distinct times the loop stopped at
+  int64_t placed_beside = 0;  // see ReplayPolicy::placed_beside
 };
 
 // Runs the replay on a virtual clock. Deterministic: every tie is broken by

@@ -21,11 +21,20 @@ std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -69,8 +78,8 @@ std::string Svg(const Chart& c) {
   }
   for (const auto& [y, label] : c.y_ticks) {
     s += "<line x1=\"" + X(0) + "\" y1=\"" + Y(y) + "\" x2=\"" + X(1) + "\" y2=\"" + Y(y) +
-         "\" class=\"grid\"/><text x=\"" + Fixed(kLeft - 6) + "\" y=\"" + Fixed(kTop + (1 - y) * ph + 4) +
-         "\" text-anchor=\"end\">" + Escape(label) + "</text>\n";
+         "\" class=\"grid\"/><text x=\"" + Fixed(kLeft - 6) + "\" y=\"" +
+         Fixed(kTop + (1 - y) * ph + 4) + "\" text-anchor=\"end\">" + Escape(label) + "</text>\n";
   }
   s += "<polyline class=\"line\" points=\"";
   for (size_t i = 0; i < c.points.size(); ++i) {
@@ -125,9 +134,13 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
 
   Chart util{"GPU utilization over time (share of " + std::to_string(id.gpus) +
                  " GPUs held by jobs; mean per 1/" + std::to_string(kSlices) + " of the run)",
-             {}, TimeTicks(m.makespan_s), {}, true};
+             {},
+             TimeTicks(m.makespan_s),
+             {},
+             true};
   for (int k = 0; k < kSlices; ++k) {
-    util.points.push_back({static_cast<double>(k) / kSlices, busy[static_cast<size_t>(k)] / id.gpus});
+    util.points.push_back(
+        {static_cast<double>(k) / kSlices, busy[static_cast<size_t>(k)] / id.gpus});
   }
   util.points.push_back({1.0, util.points.empty() ? 0 : util.points.back().y});
   for (int i = 0; i <= 4; ++i) util.y_ticks.emplace_back(i / 4.0, std::to_string(i * 25) + " %");
@@ -136,7 +149,8 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
   for (double q : queued) qmax = std::max(qmax, q);
   Chart queue{"Jobs waiting over time (mean per slice)", {}, TimeTicks(m.makespan_s), {}, true};
   for (int k = 0; k < kSlices; ++k) {
-    queue.points.push_back({static_cast<double>(k) / kSlices, queued[static_cast<size_t>(k)] / qmax});
+    queue.points.push_back(
+        {static_cast<double>(k) / kSlices, queued[static_cast<size_t>(k)] / qmax});
   }
   queue.points.push_back({1.0, queue.points.empty() ? 0 : queue.points.back().y});
   for (int i = 0; i <= 4; ++i) queue.y_ticks.emplace_back(i / 4.0, Fixed(qmax * i / 4.0, 0));
@@ -147,14 +161,16 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
   std::sort(jct.begin(), jct.end());
   Chart cdf{"CDF of job completion times (arrival to end; log axis)", {}, {}, {}, false};
   if (!jct.empty()) {
-    const double lo = std::floor(std::log10(static_cast<double>(std::max<int64_t>(jct.front(), 1))));
+    const double lo =
+        std::floor(std::log10(static_cast<double>(std::max<int64_t>(jct.front(), 1))));
     const double hi = std::max(lo + 1, std::ceil(std::log10(static_cast<double>(jct.back()))));
     auto xs = [&](int64_t v) {
       return (std::log10(static_cast<double>(std::max<int64_t>(v, 1))) - lo) / (hi - lo);
     };
     for (int k = 0; k <= kCdfPoints; ++k) {
       const size_t idx = std::min(jct.size() - 1, jct.size() * static_cast<size_t>(k) / kCdfPoints);
-      cdf.points.push_back({xs(jct[idx]), static_cast<double>(idx + 1) / static_cast<double>(jct.size())});
+      cdf.points.push_back(
+          {xs(jct[idx]), static_cast<double>(idx + 1) / static_cast<double>(jct.size())});
     }
     for (double e = lo; e <= hi; e += 1) {
       cdf.x_ticks.emplace_back((e - lo) / (hi - lo), Human(std::pow(10.0, e)));
@@ -180,15 +196,17 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
   auto row = [&](const std::string& k, const std::string& v) {
     h += "<tr><th>" + Escape(k) + "</th><td>" + Escape(v) + "</td></tr>\n";
   };
-  row("makespan", Human(static_cast<double>(m.makespan_s)) + " (" + std::to_string(m.makespan_s) + " s)");
+  row("makespan",
+      Human(static_cast<double>(m.makespan_s)) + " (" + std::to_string(m.makespan_s) + " s)");
   row("utilization", Fixed(100 * m.utilization, 2) + " %");
-  row("completion time mean / median / p99", Human(m.jct.mean_s) + " / " + Human(m.jct.median_s) +
-                                                 " / " + Human(m.jct.p99_s));
-  row("queueing time mean / median / p99", Human(m.queue.mean_s) + " / " + Human(m.queue.median_s) +
-                                               " / " + Human(m.queue.p99_s));
+  row("completion time mean / median / p99",
+      Human(m.jct.mean_s) + " / " + Human(m.jct.median_s) + " / " + Human(m.jct.p99_s));
+  row("queueing time mean / median / p99",
+      Human(m.queue.mean_s) + " / " + Human(m.queue.median_s) + " / " + Human(m.queue.p99_s));
   row("peak GPUs busy / jobs waiting",
       std::to_string(m.peak_busy_gpus) + " / " + std::to_string(m.peak_queued_jobs));
-  if (id.placed_beside > 0) row("multi-node jobs placed beside the scheduler", std::to_string(id.placed_beside));
+  if (id.placed_beside > 0)
+    row("multi-node jobs placed beside the scheduler", std::to_string(id.placed_beside));
   h += "</table>\n" + Svg(util) + Svg(queue) + Svg(cdf) + "</body></html>\n";
   return h;
 }

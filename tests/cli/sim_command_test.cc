@@ -74,7 +74,7 @@ TEST_F(SimCommandTest, WritesMetricsTimingAndReport) {
     const std::string html = Slurp(dir + "/report.html");
     EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
     EXPECT_NE(html.find("<svg"), std::string::npos);
-    EXPECT_EQ(html.find("http://") , html.find("http://www.w3.org/2000/svg"));  // no fetches
+    EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no fetches
     EXPECT_EQ(html.find("<script"), std::string::npos);
   }
 }

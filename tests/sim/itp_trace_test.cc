@@ -72,12 +72,16 @@ TEST(ItpTraceTest, SkipBadRowsCountsThemAndKeepsTheRest) {
 
 TEST(ItpTraceTest, AFileWithoutHeaderOrRowsIsAnError) {
   EXPECT_NE(Parse("").status().message().find("c.csv:1: the file is empty"), std::string::npos);
-  EXPECT_NE(Parse("job_id,submit,duration,num_gpu\n").status().message().find(
-                "no column \"submission_time\""),
+  EXPECT_NE(Parse("job_id,submit,duration,num_gpu\n")
+                .status()
+                .message()
+                .find("no column \"submission_time\""),
             std::string::npos);
   EXPECT_NE(Parse(kHeader).status().message().find("no job rows"), std::string::npos);
-  EXPECT_NE(Parse(std::string(kHeader) + "a,x,1,1\n", true).status().message().find(
-                "after skipping 1 dirty"),
+  EXPECT_NE(Parse(std::string(kHeader) + "a,x,1,1\n", true)
+                .status()
+                .message()
+                .find("after skipping 1 dirty"),
             std::string::npos);
 }
 
