@@ -8,6 +8,7 @@
 #include "cli/job_commands.h"
 #include "cli/monitor_command.h"
 #include "cli/profile_command.h"
+#include "cli/sim_command.h"
 #include "cli/token_commands.h"
 
 namespace gleaner::cli {
@@ -43,6 +44,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   BenchFragOptions bench_frag;
   BenchSchedOptions bench_sched;
   const BenchCommands bench_cmds = AddBenchCommands(app, bench_frag, bench_sched);
+  SimReplayOptions sim_replay;
+  CLI::App* sim_replay_cmd = AddSimCommands(app, sim_replay);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -72,6 +75,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (profile_cmd->parsed()) return RunProfile(profile, std::cout, std::cerr);
   if (bench_cmds.frag->parsed()) return RunBenchFrag(bench_frag, std::cout, std::cerr);
   if (bench_cmds.sched->parsed()) return RunBenchSched(bench_sched, std::cout, std::cerr);
+  if (sim_replay_cmd->parsed()) return RunSimReplay(sim_replay, std::cout, std::cerr);
   return kExitUsage;
 }
 

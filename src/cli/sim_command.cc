@@ -1,0 +1,140 @@
+#include "cli/sim_command.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "cli/exit_codes.h"
+#include "sim/itp_trace.h"
+#include "sim/replay.h"
+#include "sim/replay_metrics.h"
+#include "sim/replay_policy.h"
+#include "sim/replay_report.h"
+
+namespace gleaner::cli {
+namespace {
+
+int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t{usage.ru_maxrss} * 1024;  // Linux reports KiB
+}
+
+bool WriteFile(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) {
+    err << "gleaner: cannot write " << path.string()
+        << "; check that the --out directory is writable and the disk has room\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
+  CLI::App* sim = app.add_subcommand("sim", "Replay real cluster traces through gleaner's policy");
+  sim->require_subcommand(1);
+  CLI::App* replay = sim->add_subcommand(
+      "replay",
+      "Replay an ITP job trace on a cluster of N GPUs under one policy; writes metrics.json, "
+      "timing.json and report.html into --out");
+  replay->add_option("--itp", o.itp, "ITP job CSV: job_id,submission_time,duration,num_gpu")
+      ->required()
+      ->check(CLI::ExistingFile);
+  replay
+      ->add_option("--gpus", o.gpus,
+                   "GPUs in the simulated cluster (a multiple of --gpus-per-node)")
+      ->required()
+      ->check(CLI::Range(1, 10'000'000));
+  replay->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  replay->add_option("--policy", o.policy, std::string("Policy: ") + sim::kReplayPolicyNames)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fifo", "sjf", "gleaner"}));
+  replay->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")
+      ->required();
+  replay
+      ->add_option("--seed", o.seed,
+                   "Seed for random choices (recorded; the current policies make none)")
+      ->capture_default_str();
+  replay->add_flag("--skip-bad-rows", o.skip_bad_rows,
+                   "Skip and count malformed rows instead of stopping at the first");
+  return replay;
+}
+
+int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err) {
+  const auto start = std::chrono::steady_clock::now();
+  sim::ItpReadOptions read_options;
+  read_options.skip_bad_rows = o.skip_bad_rows;
+  auto trace = sim::ReadItpJobs(o.itp, read_options);
+  if (!trace.ok()) {
+    err << "gleaner: " << trace.status().message() << "\n";
+    return kExitBadInput;
+  }
+  for (const std::string& m : trace->skipped_messages) err << "gleaner: skipped " << m << "\n";
+  if (trace->skipped_rows > static_cast<int64_t>(trace->skipped_messages.size())) {
+    err << "gleaner: skipped " << trace->skipped_rows << " dirty rows in all\n";
+  }
+  sim::ReplayConfig config;
+  config.gpus = o.gpus;
+  config.gpus_per_node = o.gpus_per_node;
+  config.policy = o.policy;
+  auto result = sim::RunReplay(trace->jobs, config);
+  if (!result.ok()) {
+    err << "gleaner: " << result.status().message() << "\n";
+    return result.status().code() == core::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
+  const sim::ReplayMetrics metrics = sim::ComputeReplayMetrics(trace->jobs, *result, o.gpus);
+  sim::ReplayIdentity id;
+  id.trace = std::filesystem::path(o.itp).filename().string();
+  id.policy = o.policy;
+  id.gpus = o.gpus;
+  id.gpus_per_node = o.gpus_per_node;
+  id.seed = o.seed;
+  id.skipped_rows = trace->skipped_rows;
+  id.placed_beside = result->placed_beside;
+  const std::string metrics_json = sim::ReplayMetricsJson(id, metrics).dump(2) + "\n";
+  const std::string report = sim::RenderReplayReport(trace->jobs, *result, id, metrics);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  nlohmann::ordered_json timing;
+  timing["wall_s"] = wall_s;
+  timing["jobs_per_s"] = wall_s > 0 ? static_cast<double>(metrics.jobs) / wall_s : 0;
+  timing["peak_rss_bytes"] = PeakRssBytes();
+  timing["instants"] = result->instants;
+
+  std::error_code ec;
+  const std::filesystem::path dir(o.out_dir);
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    err << "gleaner: cannot create " << o.out_dir << ": " << ec.message()
+        << "; give --out a directory you can write\n";
+    return kExitFailure;
+  }
+  if (!WriteFile(dir / "metrics.json", metrics_json, err) ||
+      !WriteFile(dir / "timing.json", timing.dump(2) + "\n", err) ||
+      !WriteFile(dir / "report.html", report, err)) {
+    return kExitFailure;
+  }
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "gleaner sim replay: %lld jobs, policy %s, %d GPUs: makespan %lld s, utilization "
+                "%.2f %%, mean JCT %.0f s, mean queue %.0f s; %.3f s wall (%.0f jobs/s)\n",
+                static_cast<long long>(metrics.jobs), o.policy.c_str(), o.gpus,
+                static_cast<long long>(metrics.makespan_s), 100 * metrics.utilization,
+                metrics.jct.mean_s, metrics.queue.mean_s, wall_s,
+                wall_s > 0 ? static_cast<double>(metrics.jobs) / wall_s : 0);
+  out << line << "wrote " << (dir / "metrics.json").string() << ", timing.json, report.html\n";
+  return kExitOk;
+}
+
+}  // namespace gleaner::cli

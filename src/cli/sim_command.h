@@ -1,0 +1,30 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace gleaner::cli {
+
+// `gleaner sim replay`: an ITP job trace replayed on a cluster of N GPUs
+// under one policy (docs/simulator.md).
+struct SimReplayOptions {
+  std::string itp;
+  int gpus = 0;
+  int gpus_per_node = 8;
+  std::string policy = "fifo";
+  std::string out_dir;
+  uint64_t seed = 0;
+  bool skip_bad_rows = false;
+};
+
+// Registers `gleaner sim replay` on `app`; returns the replay subcommand.
+CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& replay);
+
+// Runs it: writes metrics.json, timing.json and report.html into out_dir
+// (created if missing) and a one-paragraph summary to `out`. Returns the
+// exit code (cli/exit_codes.h).
+int RunSimReplay(const SimReplayOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace gleaner::cli

@@ -1,0 +1,114 @@
+#include "sim/gleaner_policy.h"
+
+#include "sched/synthetic_cluster.h"
+
+namespace gleaner::sim {
+namespace {
+
+core::TimePoint At(int64_t s) { return core::FromUnixMicros(0) + core::Seconds(s); }
+
+sched::JobId IdOf(int job) { return static_cast<sched::JobId>(job) + 1; }
+
+}  // namespace
+
+GleanerPolicy::GleanerPolicy(const std::vector<TraceJob>& jobs, int nodes, int gpus_per_node,
+                             int64_t tick_s)
+    : jobs_(jobs),
+      gpus_per_node_(gpus_per_node),
+      tick_s_(tick_s),
+      claimed_(static_cast<size_t>(nodes), false),
+      gang_nodes_(jobs.size()) {
+  for (int n = 0; n < nodes && setup_.ok(); ++n) {
+    setup_ = Handle(sched::NodeAdded{sched::SyntheticNode(n, gpus_per_node, true)}, 0);
+  }
+}
+
+core::Status GleanerPolicy::Handle(const sched::Event& event, int64_t now_s) {
+  auto actions = scheduler_.Handle(event, At(now_s));
+  if (!actions.ok()) return actions.status();
+  for (const sched::Action& a : *actions) {
+    if (const auto* start = std::get_if<sched::StartJob>(&a)) {
+      starts_.push_back(static_cast<int>(start->job - 1));
+      continue;
+    }
+    // Nothing in a plain replay gives grounds to preempt (one class, no
+    // quotas or reservations) and every job fits the cluster (the loop
+    // checked), so any other action means the two disagree about the rules.
+    return core::FailedPrecondition("the scheduler asked to " + sched::ToString(a) +
+                                    ", which a plain replay cannot carry out");
+  }
+  return core::Status::Ok();
+}
+
+core::Status GleanerPolicy::SetNodeLendable(int node, bool lendable, int64_t now_s) {
+  claimed_[static_cast<size_t>(node)] = !lendable;
+  for (int i = 0; i < gpus_per_node_; ++i) {
+    GLEANER_RETURN_IF_ERROR(Handle(sched::GpuVerdictChanged{sched::SyntheticGpuUuid(node, i),
+                                                            lendable, "held for a multi-node job"},
+                                   now_s));
+  }
+  return core::Status::Ok();
+}
+
+core::Status GleanerPolicy::Submitted(int job, int64_t now_s) {
+  GLEANER_RETURN_IF_ERROR(setup_);
+  if (IsGang(job)) {
+    gangs_waiting_.push_back(job);
+    return core::Status::Ok();
+  }
+  sched::JobRequest req;
+  req.id = IdOf(job);
+  req.gpus = jobs_[static_cast<size_t>(job)].gpus;
+  return Handle(sched::JobSubmitted{std::move(req)}, now_s);
+}
+
+core::Status GleanerPolicy::Finished(int job, int64_t now_s) {
+  if (!IsGang(job)) return Handle(sched::JobFinished{IdOf(job)}, now_s);
+  std::vector<int> nodes = std::move(gang_nodes_[static_cast<size_t>(job)]);
+  for (int node : nodes) GLEANER_RETURN_IF_ERROR(SetNodeLendable(node, true, now_s));
+  return core::Status::Ok();
+}
+
+core::Status GleanerPolicy::StartGangs(int64_t now_s) {
+  while (!gangs_waiting_.empty()) {
+    const int head = gangs_waiting_.front();
+    const size_t need = static_cast<size_t>(
+        (jobs_[static_cast<size_t>(head)].gpus + gpus_per_node_ - 1) / gpus_per_node_);
+    while (claimed_nodes_.size() < need) {
+      // Claimed nodes are not lendable, so they are never in this set.
+      const std::set<sched::NodeIndex>& whole =
+          scheduler_.cluster().NodesWithFree(0, gpus_per_node_);
+      if (whole.empty()) break;
+      const int node = static_cast<int>(*whole.begin());
+      GLEANER_RETURN_IF_ERROR(SetNodeLendable(node, false, now_s));
+      claimed_nodes_.push_back(node);
+    }
+    if (claimed_nodes_.size() < need) return core::Status::Ok();
+    gang_nodes_[static_cast<size_t>(head)] = std::move(claimed_nodes_);
+    claimed_nodes_.clear();
+    gangs_waiting_.pop_front();
+    starts_.push_back(head);
+    ++gangs_placed_;
+  }
+  return core::Status::Ok();
+}
+
+core::Status GleanerPolicy::Dispatch(int64_t now_s, std::vector<int>* started) {
+  GLEANER_RETURN_IF_ERROR(setup_);
+  if (scheduler_.pending_count() > 0 && now_s >= last_tick_s_ + tick_s_) {
+    GLEANER_RETURN_IF_ERROR(Handle(sched::Tick{}, now_s));
+    last_tick_s_ = now_s;
+  }
+  GLEANER_RETURN_IF_ERROR(StartGangs(now_s));
+  started->insert(started->end(), starts_.begin(), starts_.end());
+  starts_.clear();
+  return core::Status::Ok();
+}
+
+std::optional<int64_t> GleanerPolicy::NextWakeup(int64_t now_s) const {
+  if (scheduler_.pending_count() == 0) return std::nullopt;
+  const int64_t due = last_tick_s_ + tick_s_;
+  return due > now_s ? due : now_s + tick_s_;
+}
+
+}  // namespace gleaner::sim

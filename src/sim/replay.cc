@@ -1,0 +1,118 @@
+#include "sim/replay.h"
+
+#include <algorithm>
+#include <numeric>
+#include <queue>
+#include <tuple>
+
+#include "sim/replay_policy.h"
+
+namespace gleaner::sim {
+namespace {
+
+core::Status CheckConfig(const std::vector<TraceJob>& jobs, const ReplayConfig& c) {
+  if (c.gpus_per_node < 1) {
+    return core::InvalidArgument("--gpus-per-node must be at least 1, got " +
+                                 std::to_string(c.gpus_per_node));
+  }
+  if (c.gpus < 1 || c.gpus % c.gpus_per_node != 0) {
+    return core::InvalidArgument("--gpus must be a positive multiple of --gpus-per-node (" +
+                                 std::to_string(c.gpus_per_node) + "), got " +
+                                 std::to_string(c.gpus));
+  }
+  if (c.gleaner_tick_s < 1) return core::InvalidArgument("the tick must be at least 1 s");
+  int largest = 0;
+  for (const TraceJob& j : jobs) largest = std::max(largest, j.gpus);
+  // A job larger than a node takes whole nodes; it must fit in them.
+  const int per = c.gpus_per_node;
+  const int needed = largest <= per ? largest : (largest + per - 1) / per * per;
+  if (needed > c.gpus) {
+    return core::InvalidArgument(
+        "the trace's largest job needs " + std::to_string(needed) + " GPUs (" +
+        std::to_string(largest) + " asked, in whole nodes) but the cluster has " +
+        std::to_string(c.gpus) + "; give --gpus of at least " + std::to_string(needed));
+  }
+  return core::Status::Ok();
+}
+
+}  // namespace
+
+core::Result<ReplayResult> RunReplay(const std::vector<TraceJob>& jobs, const ReplayConfig& c) {
+  GLEANER_RETURN_IF_ERROR(CheckConfig(jobs, c));
+  ReplayPolicyOptions po;
+  po.nodes = c.gpus / c.gpus_per_node;
+  po.gpus_per_node = c.gpus_per_node;
+  po.gleaner_tick_s = c.gleaner_tick_s;
+  auto made = MakeReplayPolicy(c.policy, jobs, po);
+  if (!made.ok()) return made.status();
+  ReplayPolicy& policy = **made;
+
+  // Arrivals in time order, trace order among equals.
+  std::vector<int> arrivals(jobs.size());
+  std::iota(arrivals.begin(), arrivals.end(), 0);
+  std::stable_sort(arrivals.begin(), arrivals.end(), [&](int a, int b) {
+    return jobs[static_cast<size_t>(a)].submit_s < jobs[static_cast<size_t>(b)].submit_s;
+  });
+  // Running jobs by (end, start sequence): ends at one instant come in the
+  // order the jobs started.
+  using Ending = std::tuple<int64_t, int64_t, int>;
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ending;
+  int64_t start_seq = 0;
+
+  ReplayResult r;
+  r.outcomes.resize(jobs.size());
+  r.timeline.reserve(jobs.size() * 2 + 1);
+  size_t next_arrival = 0;
+  int busy = 0;
+  std::vector<int> started;
+  std::optional<int64_t> wakeup;
+  int idle_instants = 0;  // in a row, with jobs waiting and none running or to come
+  while (next_arrival < arrivals.size() || !ending.empty() || policy.queued() > 0) {
+    int64_t now = INT64_MAX;
+    if (next_arrival < arrivals.size()) {
+      now = jobs[static_cast<size_t>(arrivals[next_arrival])].submit_s;
+    }
+    if (!ending.empty()) now = std::min(now, std::get<0>(ending.top()));
+    if (wakeup) now = std::min(now, *wakeup);
+    if (now == INT64_MAX) {
+      return core::FailedPrecondition("policy " + c.policy + " left " +
+                                      std::to_string(policy.queued()) +
+                                      " jobs waiting on an idle cluster; this is a bug in the "
+                                      "policy, please report it with the trace");
+    }
+    ++r.instants;
+    while (!ending.empty() && std::get<0>(ending.top()) == now) {
+      const int job = std::get<2>(ending.top());
+      ending.pop();
+      busy -= jobs[static_cast<size_t>(job)].gpus;
+      GLEANER_RETURN_IF_ERROR(policy.Finished(job, now));
+    }
+    while (next_arrival < arrivals.size() &&
+           jobs[static_cast<size_t>(arrivals[next_arrival])].submit_s == now) {
+      GLEANER_RETURN_IF_ERROR(policy.Submitted(arrivals[next_arrival], now));
+      ++next_arrival;
+    }
+    started.clear();
+    GLEANER_RETURN_IF_ERROR(policy.Dispatch(now, &started));
+    for (int job : started) {
+      const TraceJob& j = jobs[static_cast<size_t>(job)];
+      r.outcomes[static_cast<size_t>(job)] = {now, now + j.duration_s};
+      ending.emplace(now + j.duration_s, start_seq++, job);
+      busy += j.gpus;
+    }
+    const int queued = static_cast<int>(policy.queued());
+    if (r.timeline.empty() || r.timeline.back().busy_gpus != busy ||
+        r.timeline.back().queued_jobs != queued) {
+      r.timeline.push_back({now, busy, queued});
+    }
+    const bool stuck = ending.empty() && next_arrival == arrivals.size() && queued > 0;
+    idle_instants = stuck ? idle_instants + 1 : 0;
+    // One full pass (a tick) on an idle cluster starts whatever fits; a
+    // second that starts nothing means nothing ever will.
+    wakeup = idle_instants > 2 ? std::nullopt : policy.NextWakeup(now);
+  }
+  r.placed_beside = policy.placed_beside();
+  return r;
+}
+
+}  // namespace gleaner::sim

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "sim/replay.h"
+
+namespace gleaner::sim {
+
+// Mean, median and 99th percentile of a set of durations in seconds. The
+// median of an even count is the mean of the middle two; p99 is the
+// nearest-rank value (the smallest x with at least 99 % of values <= x).
+struct Summary {
+  double mean_s = 0;
+  double median_s = 0;
+  double p99_s = 0;
+};
+Summary Summarize(std::vector<int64_t> values_s);
+
+// What a plain replay achieved. Everything here follows from the trace and
+// the config alone: no wall times, no paths, so identical runs give
+// identical numbers.
+struct ReplayMetrics {
+  int64_t jobs = 0;
+  int64_t makespan_s = 0;  // first arrival to last end
+  Summary jct;             // completion time: end - arrival
+  Summary queue;           // waiting time: start - arrival
+  // GPU-seconds the jobs asked for and ran / (cluster GPUs x makespan).
+  double utilization = 0;
+  int64_t gpu_seconds = 0;
+  int peak_busy_gpus = 0;
+  int peak_queued_jobs = 0;
+};
+
+ReplayMetrics ComputeReplayMetrics(const std::vector<TraceJob>& jobs, const ReplayResult& result,
+                                   int cluster_gpus);
+
+// What the run was, for metrics.json beside the numbers.
+struct ReplayIdentity {
+  std::string trace;  // the file's name, without its directory
+  std::string policy;
+  int gpus = 0;
+  int gpus_per_node = 8;
+  uint64_t seed = 0;
+  int64_t skipped_rows = 0;
+  int64_t placed_beside = 0;
+};
+
+// metrics.json: {"trace", "policy", "gpus", "gpus_per_node", "seed", "jobs",
+// "skipped_rows", "makespan_s", "mean_jct_s", "median_jct_s", "p99_jct_s",
+// "mean_queue_s", "median_queue_s", "p99_queue_s", "utilization", "gpu_seconds", "peak_busy_gpus",
+// "peak_queued_jobs", "multi_node_jobs_placed_beside"} (docs/simulator.md).
+nlohmann::ordered_json ReplayMetricsJson(const ReplayIdentity& id, const ReplayMetrics& m);
+
+}  // namespace gleaner::sim

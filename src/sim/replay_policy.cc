@@ -1,0 +1,26 @@
+#include "sim/replay_policy.h"
+
+#include "sim/gleaner_policy.h"
+#include "sim/queue_policy.h"
+
+namespace gleaner::sim {
+
+core::Result<std::unique_ptr<ReplayPolicy>> MakeReplayPolicy(const std::string& name,
+                                                             const std::vector<TraceJob>& jobs,
+                                                             const ReplayPolicyOptions& o) {
+  std::unique_ptr<ReplayPolicy> p;
+  if (name == "fifo") {
+    p = std::make_unique<QueuePolicy>(QueuePolicy::Order::kFifo, jobs, o.nodes, o.gpus_per_node);
+  } else if (name == "sjf") {
+    p = std::make_unique<QueuePolicy>(QueuePolicy::Order::kShortestFirst, jobs, o.nodes,
+                                      o.gpus_per_node);
+  } else if (name == "gleaner") {
+    p = std::make_unique<GleanerPolicy>(jobs, o.nodes, o.gpus_per_node, o.gleaner_tick_s);
+  } else {
+    return core::InvalidArgument("no replay policy \"" + name + "\"; expected one of " +
+                                 kReplayPolicyNames);
+  }
+  return p;
+}
+
+}  // namespace gleaner::sim
