@@ -9,21 +9,36 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build="${GLEANER_BUILD_DIR:-$here/build}"
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsqlite3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev)
+# For the tests only, and not required: the report's browser test skips
+# without Chromium.
+test_packages=(chromium)
 
+# install_missing [optional] PACKAGES...: an optional set may fail to
+# install (a mirror without it) with a warning instead of an error.
 install_missing() {
+  local optional=""
+  if [ "${1:-}" = optional ]; then optional=1; shift; fi
   local missing=()
-  for p in "${packages[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "gleaner: run as root to install: ${missing[*]}" >&2; exit 1; }
+    if ! command -v sudo >/dev/null; then
+      echo "gleaner: run as root to install: ${missing[*]}" >&2
+      [ -n "$optional" ] && return 0
+      exit 1
+    fi
     sudo=sudo
   fi
   echo "gleaner: installing ${missing[*]}"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}"; then
+    [ -n "$optional" ] || exit 1
+    echo "gleaner: could not install ${missing[*]}; the tests that need them will skip" >&2
+  fi
 }
 
 build() {
@@ -35,7 +50,7 @@ build() {
 
 case "${1:-}" in
   up)
-    install_missing
+    install_missing "${packages[@]}"
     build
     shift
     # Where there is no NVIDIA driver, gleaner up says so and runs on the
@@ -46,7 +61,8 @@ case "${1:-}" in
     exec "$build/gleaner" up --data-dir "$data" "$@"
     ;;
   test)
-    install_missing
+    install_missing "${packages[@]}"
+    install_missing optional "${test_packages[@]}"
     build
     ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
     ;;

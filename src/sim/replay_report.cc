@@ -74,7 +74,9 @@ std::string Svg(const Chart& c) {
   for (const auto& [x, label] : c.x_ticks) {
     s += "<line x1=\"" + X(x) + "\" y1=\"" + Y(0) + "\" x2=\"" + X(x) + "\" y2=\"" + Y(1) +
          "\" class=\"grid\"/><text x=\"" + X(x) + "\" y=\"" + Fixed(kH - kBottom + 16) +
-         "\" text-anchor=\"middle\">" + Escape(label) + "</text>\n";
+         // The last label ends at the plot's edge rather than past the image's.
+         "\" text-anchor=\"" + (x > 0.95 ? "end" : "middle") + "\">" + Escape(label) +
+         "</text>\n";
   }
   for (const auto& [y, label] : c.y_ticks) {
     s += "<line x1=\"" + X(0) + "\" y1=\"" + Y(y) + "\" x2=\"" + X(1) + "\" y2=\"" + Y(y) +
@@ -147,6 +149,7 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
 
   double qmax = 1;
   for (double q : queued) qmax = std::max(qmax, q);
+  qmax = std::ceil(qmax / 4) * 4;  // whole jobs at each of the 4 tick steps
   Chart queue{"Jobs waiting over time (mean per slice)", {}, TimeTicks(m.makespan_s), {}, true};
   for (int k = 0; k < kSlices; ++k) {
     queue.points.push_back(
