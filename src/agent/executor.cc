@@ -245,6 +245,15 @@ void Executor::Sweep(const std::string& path) {
   lingering_.insert(path);
 }
 
+void Executor::SweepLeftovers() {
+  if (!cgroups_) return;
+  std::set<std::string> held;
+  for (const auto& [id, job] : running_) held.insert(job.cgroup);
+  for (const std::string& path : cgroups_->List()) {
+    if (!held.contains(path)) Sweep(path);
+  }
+}
+
 std::vector<JobExit> Executor::Reap() {
   for (const std::string& path : std::set<std::string>(lingering_)) Sweep(path);
   std::vector<JobExit> out;

@@ -72,6 +72,11 @@ class Executor {
   // the one that started at `process_started_at`. NotFound otherwise.
   core::Status Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at);
 
+  // After a restart, once running jobs are taken back: the job cgroups no
+  // running job holds are leftovers of jobs that ended meanwhile; what is
+  // in them is killed and they are removed (now, or on a later Reap).
+  void SweepLeftovers();
+
   // Collects jobs that ended since the last call; never blocks.
   std::vector<JobExit> Reap();
 

@@ -54,6 +54,7 @@ void Harvester::Recover(const std::function<void(const std::string&)>& log) {
     auto moved = jobs_.Transition(j.id, j.state, JobState::kQueued, u);
     log("job " + std::to_string(j.id) + " " + (moved.ok() ? u.reason : moved.status().message()));
   }
+  executor_.SweepLeftovers();
 }
 
 void Harvester::Act(const HostPass& pass, const std::function<void(const std::string&)>& log) {

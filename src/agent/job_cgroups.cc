@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -101,12 +103,24 @@ std::optional<std::string> JobCgroups::Of(pid_t pid) const {
     // to the mount, so compare the tails.
     const std::string rel = line.substr(3);
     const size_t leaf = base_.rfind('/');
-    const std::string leaf_name = base_.substr(leaf);  // "/gleaner-jobs"
+    const std::string leaf_name = base_.substr(leaf);  // "/gleaner-jobs-..."
     const size_t at = rel.find(leaf_name + "/job-");
     if (at == std::string::npos) return std::nullopt;
     return base_ + rel.substr(at + leaf_name.size());
   }
   return std::nullopt;
+}
+
+std::vector<std::string> JobCgroups::List() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(base_, ec)) {
+    if (entry.is_directory() && entry.path().filename().string().rfind("job-", 0) == 0) {
+      out.push_back(entry.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 core::Status JobCgroups::Kill(const std::string& path) {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "sched/job_spec.h"
@@ -14,7 +15,7 @@ namespace gleaner::agent {
 // starts stays in it, even one that leaves the job's process group (setsid,
 // a daemonising double fork), so stopping a job (cgroup.kill) and asking
 // whether anything of it is left cover them all. Jobs go under
-// <this process's cgroup>/gleaner-jobs/job-<id>-<launch>. Only directories and
+// <this process's cgroup>/<leaf>/job-<id>-<launch>, one leaf per daemon. Only directories and
 // control files are touched; no controller is enabled, so the limits the
 // system sets on gleaner's own cgroup hold for its jobs too.
 class JobCgroups {
@@ -24,7 +25,7 @@ class JobCgroups {
   // NotSupported, saying why, where they cannot (no cgroup2, no write
   // access, no cgroup.kill): jobs then rely on their process group.
   // `leaf` names the directory under this process's cgroup.
-  static core::Result<JobCgroups> Open(const std::string& leaf = "gleaner-jobs");
+  static core::Result<JobCgroups> Open(const std::string& leaf);
 
   // Creates a cgroup for one launch of job `id`: a requeued job's next run
   // gets a fresh one, never the one its last run's leftovers linger in.
@@ -33,6 +34,9 @@ class JobCgroups {
   // The cgroup `pid` is in, when it is one of ours (a job taken back after
   // a restart).
   std::optional<std::string> Of(pid_t pid) const;
+  // Every job cgroup there is now (left by ended jobs, or by a gleaner that
+  // stopped before it could remove them).
+  std::vector<std::string> List() const;
   // Kills every process in the cgroup at `path`.
   static core::Status Kill(const std::string& path);
   // Removes the cgroup at `path` once nothing is left in it;

@@ -22,6 +22,7 @@
 #include "cli/gpus_json.h"
 #include "cli/host_view.h"
 #include "core/format.h"
+#include "core/sha256.h"
 #include "observe/alerts.h"
 #include "observe/verdict_json.h"
 #include "server/api.h"
@@ -193,9 +194,17 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
 
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
+  std::optional<agent::JobCgroups> job_cgroups;
   if (options.harvest) {
-    if (auto cgroups = agent::JobCgroups::Open(); cgroups.ok()) {
+    // One directory per data directory: several gleaners on a host (one
+    // per user, say) never sweep each other's jobs.
+    const std::string leaf =
+        "gleaner-jobs-" +
+        core::Sha256Hex(std::filesystem::absolute(data_dir).lexically_normal().string())
+            .substr(0, 12);
+    if (auto cgroups = agent::JobCgroups::Open(leaf); cgroups.ok()) {
       log("each job gets a cgroup of its own under " + cgroups->base());
+      job_cgroups = *cgroups;
       executor.UseCgroups(std::move(cgroups).value());
     } else {
       log("jobs run without cgroups of their own (" + cgroups.status().message() +
@@ -332,6 +341,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   });
   if (deadline.joinable()) deadline.join();
   if (webhook) webhook->WaitIdle(core::Seconds(10));
+  // Jobs outlive the daemon; their directory goes only when none is left.
+  if (job_cgroups) job_cgroups->RemoveBase().IgnoreError();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   log("stopped");

@@ -75,8 +75,7 @@ std::string Svg(const Chart& c) {
     s += "<line x1=\"" + X(x) + "\" y1=\"" + Y(0) + "\" x2=\"" + X(x) + "\" y2=\"" + Y(1) +
          "\" class=\"grid\"/><text x=\"" + X(x) + "\" y=\"" + Fixed(kH - kBottom + 16) +
          // The last label ends at the plot's edge rather than past the image's.
-         "\" text-anchor=\"" + (x > 0.95 ? "end" : "middle") + "\">" + Escape(label) +
-         "</text>\n";
+         "\" text-anchor=\"" + (x > 0.95 ? "end" : "middle") + "\">" + Escape(label) + "</text>\n";
   }
   for (const auto& [y, label] : c.y_ticks) {
     s += "<line x1=\"" + X(0) + "\" y1=\"" + Y(y) + "\" x2=\"" + X(1) + "\" y2=\"" + Y(y) +

@@ -231,6 +231,24 @@ TEST_F(ExecutorCgroupTest, WhatAJobLeavesRunningEndsWithIt) {
   EXPECT_FALSE(std::filesystem::exists(first_run));
 }
 
+// After a restart, cgroups no taken-back job holds are leftovers: what is
+// in them dies and they go.
+TEST_F(ExecutorCgroupTest, ARestartSweepsTheCgroupsOfJobsThatEndedMeanwhile) {
+  const pid_t escaped = StartDetaching(4, "exec sleep 300");
+  const std::string left = executor_.running().at(4).cgroup;
+  Executor restarted(clock_);
+  restarted.UseCgroups(*cgroups_);
+  restarted.SweepLeftovers();
+  for (int i = 0; i < 200 && std::filesystem::exists(left); ++i) {
+    restarted.Reap();
+    executor_.Reap();  // the old run's leader is still this process's child
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(std::filesystem::exists(left));
+  EXPECT_TRUE(Gone(escaped));
+  ReapAll();
+}
+
 // A requeued job runs again under the same id: its new run gets a cgroup of
 // its own, so cleaning up after the last run never touches it.
 TEST_F(ExecutorCgroupTest, ARerunIsNotKilledByItsLastRunsCleanup) {
