@@ -68,8 +68,24 @@ void Harvester::Act(const HostPass& pass, const std::function<void(const std::st
   }
   // The scheduler first: it learns of reclaimed GPUs and decides
   // preemptions, which Vacate then carries out with the owners' claims.
-  if (mode_ == HarvestMode::kHarvest) Schedule(pass, *active, log);
+  if (mode_ == HarvestMode::kHarvest) {
+    Schedule(pass, *active, log);
+  } else {
+    SayMonitorModeStartsNothing(log);
+  }
   Vacate(pass, *active, log);
+}
+
+void Harvester::SayMonitorModeStartsNothing(const std::function<void(const std::string&)>& log) {
+  static const std::string kReason =
+      "gleaner up runs in monitor mode and starts no job; restart it with --mode harvest";
+  auto queued = jobs_.List({JobState::kQueued});
+  if (!queued.ok()) return;
+  std::vector<std::pair<sched::JobId, std::string>> changed;
+  for (const store::JobRecord& j : *queued) {
+    if (j.reason != kReason) changed.emplace_back(j.id, kReason);
+  }
+  if (auto s = jobs_.Annotate(changed, JobState::kQueued); !s.ok()) log("jobs: " + s.message());
 }
 
 void Harvester::KillCancelled(const std::function<void(const std::string&)>& log) {

@@ -56,6 +56,8 @@ class Harvester {
   void Act(const HostPass& pass, const std::function<void(const std::string&)>& log);
 
  private:
+  // In monitor mode queued jobs wait forever: they say so.
+  void SayMonitorModeStartsNothing(const std::function<void(const std::string&)>& log);
   void RecordExits(const std::function<void(const std::string&)>& log);
   void KillCancelled(const std::function<void(const std::string&)>& log);
   void Vacate(const HostPass& pass, const std::vector<store::JobRecord>& active,

@@ -33,6 +33,10 @@ core::Result<std::unique_ptr<store::SqliteStore>> OpenState(const std::string& d
     return core::NotFound("no gleaner state in " + dir + ": start `gleaner up` first (or pass " +
                           "--data-dir)");
   }
+  // gleaner up creates the file first, then fills it in.
+  if (std::error_code ec; std::filesystem::file_size(path, ec) == 0) {
+    return core::NotFound("gleaner up is starting in " + dir + "; try again in a moment");
+  }
   if (access(path.c_str(), W_OK) != 0) {
     return core::PermissionDenied(path +
                                   " belongs to the user gleaner runs as; other users "

@@ -1,7 +1,9 @@
 #include "store/sqlite_store.h"
 
+#include <chrono>
 #include <cmath>
 #include <functional>
+#include <thread>
 
 #include "observe/verdict_json.h"
 #include "store/sqlite_statement.h"
@@ -99,9 +101,23 @@ core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& 
   }
   std::unique_ptr<SqliteStore> store(new SqliteStore(db));
   sqlite3_busy_timeout(db, 5000);
-  core::Status s = path == ":memory:" ? core::Status::Ok() : store->Exec("PRAGMA journal_mode=WAL");
-  if (s.ok()) s = store->Exec("PRAGMA synchronous=FULL");
-  if (s.ok()) s = store->Migrate();
+  // Switching to WAL and migrating need the database to themselves; when
+  // another process opens it at the same moment (a client beside a
+  // starting daemon), SQLite may answer "locked" without waiting. Retry a
+  // while before giving up.
+  core::Status s;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    s = path == ":memory:" ? core::Status::Ok() : store->Exec("PRAGMA journal_mode=WAL");
+    if (s.ok()) s = store->Exec("PRAGMA synchronous=FULL");
+    if (s.ok()) s = store->Migrate();
+    const int code = sqlite3_errcode(db) & 0xff;
+    if (s.ok() || (code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+        std::chrono::steady_clock::now() > give_up) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   GLEANER_RETURN_IF_ERROR(s.WithContext("database " + path));
   return store;
 }
@@ -129,27 +145,38 @@ Status SqliteStore::InTransaction(const std::function<Status()>& body) {
 }
 
 Status SqliteStore::Migrate() {
-  Statement version(db_, "PRAGMA user_version");
-  GLEANER_RETURN_IF_ERROR(version.status());
-  if (version.Step() != SQLITE_ROW) return SqlError(db_, "reading the schema version");
-  const int64_t current = version.Int(0);
   constexpr int64_t kLatest = static_cast<int64_t>(std::size(kMigrations));
-  if (current > kLatest) {
-    return core::FailedPrecondition("the database has schema version " + std::to_string(current) +
-                                    ", newer than this gleaner understands (" +
-                                    std::to_string(kLatest) + "); upgrade gleaner");
-  }
-  for (int64_t v = current; v < kLatest; ++v) {
+  // One step per transaction, the version read inside it: of two
+  // processes opening a new database at once, the second finds the first's
+  // steps done instead of repeating them.
+  for (;;) {
     GLEANER_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    Status s = Exec(kMigrations[v]);
-    if (s.ok()) s = Exec(("PRAGMA user_version=" + std::to_string(v + 1)).c_str());
+    int64_t current = 0;
+    {
+      Statement version(db_, "PRAGMA user_version");
+      Status s = version.status();
+      if (s.ok() && version.Step() != SQLITE_ROW) s = SqlError(db_, "reading the schema version");
+      if (!s.ok()) {
+        Exec("ROLLBACK").IgnoreError();
+        return s;
+      }
+      current = version.Int(0);
+    }
+    if (current >= kLatest) {
+      Exec("ROLLBACK").IgnoreError();  // nothing was written
+      if (current == kLatest) return Status::Ok();
+      return core::FailedPrecondition("the database has schema version " + std::to_string(current) +
+                                      ", newer than this gleaner understands (" +
+                                      std::to_string(kLatest) + "); upgrade gleaner");
+    }
+    Status s = Exec(kMigrations[current]);
+    if (s.ok()) s = Exec(("PRAGMA user_version=" + std::to_string(current + 1)).c_str());
     if (!s.ok()) {
       Exec("ROLLBACK").IgnoreError();  // the migration's own error is the one to report
-      return s.WithContext("migrating the schema to version " + std::to_string(v + 1));
+      return s.WithContext("migrating the schema to version " + std::to_string(current + 1));
     }
     GLEANER_RETURN_IF_ERROR(Exec("COMMIT"));
   }
-  return Status::Ok();
 }
 
 Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups) {

@@ -136,6 +136,7 @@ TEST(HarvesterTest, MonitorModeStartsNothing) {
     rig.clock.Advance(core::Seconds(1));
   }
   EXPECT_EQ(rig.store->Get(job->id)->state, store::JobState::kQueued);
+  EXPECT_THAT(rig.store->Get(job->id)->reason, HasSubstr("monitor mode"));
   EXPECT_TRUE(rig.executor.running().empty());
 }
 

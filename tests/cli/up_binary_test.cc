@@ -152,7 +152,7 @@ TEST(UpBinaryTest, ArrayTasksRunAtMostNAtOnce) {
     if (jobs.empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  ASSERT_TRUE(jobs.empty()) << jobs.dump();
+  ASSERT_TRUE(jobs.empty()) << jobs.dump() << "\n" << testing::Slurp(dir.path() / "up.log");
   EXPECT_LE(most_running, 2u);
   EXPECT_TRUE(saw_limit_reason);
   const json all = json::parse(Gleaner("--data-dir " + data + " queue --all --json").out)["jobs"];

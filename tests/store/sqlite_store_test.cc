@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testing/temp_dir.h"
 
@@ -144,6 +146,30 @@ TEST(SqliteStoreFileTest, SurvivesReopenAndUsesWal) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ((*s)->Rollups(core::GpuUuid("GPU-a"), kT0, kT0 + core::Seconds(60))->size(), 1u);
   EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
+}
+
+// Processes that open a new database at the same moment (a client beside a
+// starting daemon) each find it ready: none repeats another's migration or
+// gives up on a lock.
+TEST(SqliteStoreFileTest, ManyProcessesOpenANewDatabaseAtOnce) {
+  for (int round = 0; round < 5; ++round) {
+    testing::TempDir dir;
+    const std::string path = (dir.path() / "gleaner.db").string();
+    std::vector<pid_t> children;
+    for (int i = 0; i < 4; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        auto s = SqliteStore::Open(path);
+        std::_Exit(s.ok() && (*s)->List({}).ok() ? 0 : 1);
+      }
+      children.push_back(pid);
+    }
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+  }
 }
 
 TEST(SqliteStoreFileTest, ClearErrors) {
