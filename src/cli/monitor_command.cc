@@ -231,10 +231,11 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     log("recalled the last " + core::FormatDuration(recalled) + " of " +
         source.backend->Driver().source + ", so verdicts start with that history");
   }
-  // The latest pass, for GET /v1/gpus; written by the sampling loop. Declared
-  // before the API so that it outlives the servers' workers.
-  std::mutex gpus_mu;
-  nlohmann::json gpus_doc;
+  // The latest pass, for GET /v1/gpus: kept by the sampling loop, turned
+  // into the document only when asked. Declared before the API so that it
+  // outlives the servers' workers.
+  std::mutex latest_mu;
+  std::optional<agent::HostPass> latest;
   std::unique_ptr<store::SqliteStore> api_store;  // the API threads' own connection
   std::unique_ptr<server::Api> api;
   std::vector<std::unique_ptr<server::HttpServer>> api_servers;
@@ -251,9 +252,17 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     api_options.log_dir = data_dir + "/logs";
     api_options.user_name = agent::UserName;
     api_options.uid_of = agent::UserId;
-    api_options.gpus = [&gpus_mu, &gpus_doc] {
-      std::lock_guard lock(gpus_mu);
-      return gpus_doc;
+    api_options.gpus = [&latest_mu, &latest, &source]() -> nlohmann::json {
+      std::optional<agent::HostPass> pass;
+      {
+        std::lock_guard lock(latest_mu);
+        pass = latest;
+      }
+      if (!pass) return nullptr;
+      std::map<core::GpuUuid, observe::Verdict> verdicts;
+      for (const observe::Verdict& v : pass->verdicts) verdicts[v.uuid] = v;
+      return GpusToJson(BuildHostView(pass->at, source.backend->Driver(), pass->snapshots,
+                                      *source.inspector, verdicts));
     };
     api = std::make_unique<server::Api>(*api_store, *api_store, job_clock, api_options);
     const auto handler = [&api](const server::HttpRequest& r, const server::Peer& p) {
@@ -331,12 +340,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     if (webhook) webhook->Send(events);
     if (harvester && !pass.verdicts.empty()) harvester->Act(pass, log);
     if (api && !pass.verdicts.empty()) {
-      std::map<core::GpuUuid, observe::Verdict> verdicts;
-      for (const observe::Verdict& v : pass.verdicts) verdicts[v.uuid] = v;
-      nlohmann::json doc = GpusToJson(BuildHostView(pass.at, source.backend->Driver(),
-                                                    pass.snapshots, *source.inspector, verdicts));
-      std::lock_guard lock(gpus_mu);
-      gpus_doc = std::move(doc);
+      std::lock_guard lock(latest_mu);
+      latest = pass;
     }
   });
   if (deadline.joinable()) deadline.join();

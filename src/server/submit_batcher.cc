@@ -36,9 +36,15 @@ core::Result<std::vector<store::JobRecord>> SubmitBatcher::Submit(store::NewJob 
 }
 
 void SubmitBatcher::Commit(std::vector<Waiter*>& batch) {
+  // The jobs move into the commit; how many records each gets back is
+  // noted first.
   std::vector<store::NewJob> jobs;
+  std::vector<std::ptrdiff_t> counts;
   jobs.reserve(batch.size());
-  for (const Waiter* w : batch) jobs.push_back(w->job);
+  for (Waiter* w : batch) {
+    counts.push_back(static_cast<std::ptrdiff_t>(store::TaskCount(w->job.spec)));
+    jobs.push_back(std::move(w->job));
+  }
   core::Result<std::vector<store::JobRecord>> saved = [&] {
     std::lock_guard store_lock(store_mu_);
     return jobs_.SubmitAll(jobs, clock_.Now());
@@ -47,9 +53,10 @@ void SubmitBatcher::Commit(std::vector<Waiter*>& batch) {
   // error and none of their jobs was saved.
   auto next = saved.ok() ? saved->begin() : std::vector<store::JobRecord>::iterator{};
   std::lock_guard lock(mu_);
-  for (Waiter* w : batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Waiter* w = batch[i];
     if (saved.ok()) {
-      const auto count = static_cast<std::ptrdiff_t>(store::TaskCount(w->job.spec));
+      const std::ptrdiff_t count = counts[i];
       w->result = std::vector<store::JobRecord>(std::make_move_iterator(next),
                                                 std::make_move_iterator(next + count));
       next += count;

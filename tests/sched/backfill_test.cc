@@ -13,15 +13,9 @@ namespace {
 using ::testing::ElementsAre;
 using testing::MakeNode;
 
-const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
-core::TimePoint At(int s) { return kT0 + core::Seconds(s); }
-
-std::vector<std::string> Lines(const core::Result<std::vector<Action>>& r) {
-  if (!r.ok()) return {"error: " + r.status().ToString()};
-  std::vector<std::string> out;
-  for (const Action& a : *r) out.push_back(ToString(a));
-  return out;
-}
+using testing::At;
+using testing::kT0;
+using testing::Lines;
 
 // `runtime_s` 0: no expected runtime.
 JobRequest Job(JobId id, int gpus, int runtime_s, int priority = 0) {

@@ -15,15 +15,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::MakeNode;
 
-const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
-core::TimePoint At(int s) { return kT0 + core::Seconds(s); }
-
-std::vector<std::string> Lines(const core::Result<std::vector<Action>>& r) {
-  if (!r.ok()) return {"error: " + r.status().ToString()};
-  std::vector<std::string> out;
-  for (const Action& a : *r) out.push_back(ToString(a));
-  return out;
-}
+using testing::At;
+using testing::kT0;
+using testing::Lines;
 
 JobRequest Job(JobId id, int gpus, const std::string& project, bool preemptible = true) {
   JobRequest j = testing::MakeJob(id, gpus);

@@ -3,10 +3,25 @@
 #include <string>
 #include <vector>
 
+#include "core/result.h"
+#include "sched/action.h"
 #include "sched/cluster_state.h"
 #include "sched/job_request.h"
 
 namespace gleaner::sched::testing {
+
+// Scenario times: At(s) is s seconds after a fixed start.
+inline const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
+inline core::TimePoint At(int s) { return kT0 + core::Seconds(s); }
+
+// What a Handle call decided, a line per action (or its error), for
+// ElementsAre.
+inline std::vector<std::string> Lines(const core::Result<std::vector<Action>>& r) {
+  if (!r.ok()) return {"error: " + r.status().ToString()};
+  std::vector<std::string> out;
+  for (const Action& a : *r) out.push_back(ToString(a));
+  return out;
+}
 
 // A node named `id` with `count` GPUs GPU-<id>-<i>; `islands` lists NVLink
 // islands by GPU index (empty: PCIe only).

@@ -15,15 +15,9 @@ using ::testing::HasSubstr;
 using testing::MakeJob;
 using testing::MakeNode;
 
-const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
-core::TimePoint At(int s) { return kT0 + core::Seconds(s); }
-
-std::vector<std::string> Lines(const core::Result<std::vector<Action>>& r) {
-  std::vector<std::string> out;
-  if (!r.ok()) return {"error: " + r.status().ToString()};
-  for (const Action& a : *r) out.push_back(ToString(a));
-  return out;
-}
+using testing::At;
+using testing::kT0;
+using testing::Lines;
 
 JobRequest Opportunistic(JobId id, int gpus) {
   JobRequest j = MakeJob(id, gpus);
