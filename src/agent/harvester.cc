@@ -8,14 +8,6 @@ namespace gleaner::agent {
 
 using store::JobState;
 
-std::optional<std::string> ClaimOf(const observe::Verdict& v) {
-  if (v.evidence.foreign_processes > 0 || v.state == observe::GpuState::kProtected ||
-      v.state == observe::GpuState::kUnhealthy || v.state == observe::GpuState::kReserved) {
-    return v.evidence.reason;
-  }
-  return std::nullopt;
-}
-
 Harvester::Harvester(Sampler& sampler, store::JobStore& jobs, Executor& executor,
                      const core::Clock& clock, HarvestMode mode, std::string log_dir,
                      HostLayout host)
@@ -189,7 +181,7 @@ void Harvester::Vacate(const HostPass& pass, const std::vector<store::JobRecord>
   // protected user or command appears, or when it is no longer healthy.
   std::map<core::GpuUuid, sched::GpuClaim> claims;
   for (const observe::Verdict& v : pass.verdicts) {
-    if (auto why = ClaimOf(v)) claims[v.uuid] = {v.uuid, *why};
+    if (auto why = observe::ClaimOf(v)) claims[v.uuid] = {v.uuid, *why};
   }
   std::vector<sched::RunningOnGpus> running;
   for (const store::JobRecord& j : active) {

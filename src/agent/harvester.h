@@ -9,6 +9,7 @@
 #include "agent/executor.h"
 #include "agent/sampler.h"
 #include "gpu/gpu_snapshot.h"
+#include "observe/lending.h"
 #include "sched/scheduler.h"
 #include "sched/vacate.h"
 #include "store/job_store.h"
@@ -26,10 +27,6 @@ struct HostLayout {
   std::vector<gpu::GpuLink> links;  // for NVLink islands
   sched::SchedulerConfig scheduler;
 };
-
-// Why a lent GPU must be given back now (another user's process, a
-// protected user or command, unhealthy, reserved), or nullopt.
-std::optional<std::string> ClaimOf(const observe::Verdict& verdict);
 
 // One host's harvesting loop, a step at a time: sample and judge the GPUs,
 // record jobs that ended, vacate jobs whose GPUs were reclaimed (checkpoint

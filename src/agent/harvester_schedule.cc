@@ -96,13 +96,12 @@ void Harvester::Schedule(const HostPass& pass, const std::vector<store::JobRecor
   std::map<core::GpuUuid, std::string> why;
   for (const observe::Verdict& v : pass.verdicts) {
     auto holder = held.find(v.uuid);
-    if (holder == held.end()) {
-      lendable[v.uuid] = v.state == observe::GpuState::kIdle;
-    } else {
+    bool placed = false;
+    if (holder != held.end()) {
       const sched::JobPhase phase = scheduler_.Phase(holder->second);
-      const bool placed = phase == sched::JobPhase::kRunning || phase == sched::JobPhase::kVacating;
-      lendable[v.uuid] = placed && !ClaimOf(v);
+      placed = phase == sched::JobPhase::kRunning || phase == sched::JobPhase::kVacating;
     }
+    lendable[v.uuid] = (holder == held.end() || placed) && observe::MayLend(v, placed);
     why[v.uuid] = v.evidence.reason;
   }
   if (!node_added_) {

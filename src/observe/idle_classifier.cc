@@ -144,15 +144,21 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
       }
       t.pids = std::move(pids);
     }
+    // While only gleaner's own job runs, the activity is the job's, not the
+    // owner's: the owner's quiet spell goes on, so the GPU can be lent again
+    // as soon as the job leaves, and the pause model learns nothing false.
+    const bool only_gleaner_jobs =
+        s.processes_known && !s.processes.empty() && e.foreign_processes == 0;
 
     const bool power_high =
         s.power_w && s.power_limit_w && t.idle_power_w &&
         *s.power_w > *t.idle_power_w + config_.power_activity_share * *s.power_limit_w;
-    const bool busy_now = *util >= config_.busy_utilization_pct || power_high || new_process;
+    const bool busy_now =
+        !only_gleaner_jobs && (*util >= config_.busy_utilization_pct || power_high || new_process);
     Resolve(t, s.at, busy_now);
 
     if (busy_now) t.last_busy = s.at;
-    if (*util > 0 || busy_now) {
+    if (!only_gleaner_jobs && (*util > 0 || busy_now)) {
       t.last_active = s.at;
       t.active_spans.emplace_back(s.at, step);
     }

@@ -62,7 +62,8 @@ TEST(IdleClassifierTest, UnknownUntilEnoughDataThenIdle) {
   ASSERT_TRUE(v.evidence.confidence.has_value());
   EXPECT_DOUBLE_EQ(*v.evidence.confidence, 0.5);  // no opinion yet
   EXPECT_EQ(v.evidence.quiet_for, core::Seconds(300));
-  EXPECT_THAT(v.evidence.reason, HasSubstr("no processes, under 10% for 5m00s; no similar pauses seen yet"));
+  EXPECT_THAT(v.evidence.reason,
+              HasSubstr("no processes, under 10% for 5m00s; no similar pauses seen yet"));
 }
 
 TEST(IdleClassifierTest, BusyAtOnceWhenUtilizationRises) {
@@ -213,6 +214,25 @@ TEST(IdleClassifierTest, ProtectedReservedAndHarvested) {
   protect_gpu.protected_gpus = {kGpu};
   Driver p(protect_gpu);
   EXPECT_EQ(p.Hold(0, 400).state, GpuState::kProtected);
+}
+
+TEST(IdleClassifierTest, AGleanerJobsOwnActivityDoesNotEndTheOwnersQuietSpell) {
+  Driver d;
+  EXPECT_EQ(d.Hold(0, 301).state, GpuState::kIdle);
+  ObservedProcess job = Proc(7, "carol", "python sweep.py");
+  job.gleaner_job = true;
+  EXPECT_EQ(d.Hold(95, 600, {job}).state, GpuState::kHarvested);
+  // The job leaves: its 10 minutes at 95 % were not the owner's, so the GPU
+  // is idle again at once instead of being watched for another window.
+  Verdict v = d.Step(0);
+  EXPECT_EQ(v.state, GpuState::kIdle);
+  EXPECT_GE(v.evidence.quiet_for, core::Seconds(900));
+  // The owner coming back beside a job is activity, at once.
+  d.Step(95, {job});
+  v = d.Step(60, {job, Proc(8, "alice")});
+  EXPECT_EQ(v.state, GpuState::kBusy);
+  EXPECT_THAT(v.evidence.reason, HasSubstr("owner returned"));
+  EXPECT_EQ(d.Step(0).state, GpuState::kBusy);  // a pause now, not idle
 }
 
 TEST(IdleClassifierTest, PowerWellAboveTheIdleBaselineIsActivity) {
