@@ -1,0 +1,90 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "observe/idle_config.h"
+#include "sim/harvest_queue.h"
+#include "sim/owner_timeline.h"
+
+namespace gleaner::sim {
+
+// Who decides that an owner's GPU may be lent.
+enum class HarvestPolicy {
+  kNone,     // nothing is lent: the queue waits (today, without a harvester)
+  kNaive,    // utilization under the threshold right now, no history
+  kGleaner,  // gleaner's IdleClassifier and lending rule, as the daemon runs them
+};
+const char* HarvestPolicyName(HarvestPolicy policy);
+
+struct HarvestConfig {
+  HarvestPolicy policy = HarvestPolicy::kGleaner;
+  // A running job saves its state every this many seconds of running; a
+  // preemption loses the work since the last save. 0: it never saves, and a
+  // preemption loses the whole attempt.
+  int64_t checkpoint_s = 0;
+  // After the checkpoint signal a job takes this long to leave; meanwhile
+  // the owner who came back waits.
+  int64_t vacate_s = 30;
+  // Timelines of occupancy counts have nothing between changes to sample:
+  // each GPU is sampled when it changes, every `watch_s` while it is quiet
+  // and not yet judged idle, and at least every `heartbeat_s`.
+  int64_t heartbeat_s = 1800;
+  int64_t watch_s = 60;
+  // The scheduler is ticked this often while jobs wait.
+  int64_t tick_s = 300;
+  int slices = 400;  // points of the over-time series
+  // The classifier's settings; max_sample_gap is set from the timeline.
+  observe::IdleConfig idle;
+};
+
+struct HarvestJobOutcome {
+  int64_t first_start_s = -1;  // -1: never started
+  int64_t end_s = -1;          // -1: not finished when the timeline ended
+  int preemptions = 0;
+  int64_t lost_gpu_s = 0;
+  bool rejected = false;  // the scheduler said it can never run here
+};
+
+// One of `slices` equal slices of the timeline, in GPU-seconds (the queue:
+// job-seconds of waiting).
+struct HarvestSlice {
+  double owner_busy = 0;   // the owner's, nobody else on it
+  double harvested = 0;    // gleaner jobs on it (vacating included)
+  double idle_unused = 0;  // quiet and nobody on it
+  double queued = 0;
+};
+
+struct HarvestResult {
+  std::vector<HarvestJobOutcome> jobs;  // in the order of the queue
+  // The physical limit: GPU-seconds the owner left under the busy threshold,
+  // of which `held_idle_gpu_s` with an owner process holding the GPU.
+  int64_t idle_gpu_s = 0;
+  int64_t held_idle_gpu_s = 0;
+  int64_t owner_busy_gpu_s = 0;
+  int64_t no_data_gpu_s = 0;
+  int64_t harvested_gpu_s = 0;    // GPU-seconds jobs held GPUs
+  int64_t lost_gpu_s = 0;         // of those, work thrown away by preemptions
+  int64_t preemptions = 0;        // jobs taken back
+  int64_t owner_delay_gpu_s = 0;  // owners' GPU-seconds spent waiting for a job to leave
+  int64_t owner_returns = 0;      // lent GPUs their owners claimed back
+  int64_t samples = 0;            // samples the classifier judged
+  int64_t instants = 0;
+  std::vector<HarvestSlice> slices;
+};
+
+// Replays an owner timeline and an opportunistic queue (sorted by
+// submit_s) on a virtual clock. Verdicts come from `config.policy`; the
+// queue is placed by sched::Scheduler, the class the daemon runs, told of
+// the GPUs it may lend in one batch per instant, of arrivals, exits and a
+// periodic tick; a GPU its owner takes back preempts what runs there, which
+// leaves after `vacate_s` and is requeued. At each instant, in this order:
+// owner changes, samples and verdicts, exits, arrivals, the tick. No clock
+// is read and no randomness is used: the same inputs give the same result.
+core::Result<HarvestResult> RunHarvest(const OwnerTimeline& owner,
+                                       const std::vector<HarvestJob>& queue,
+                                       const HarvestConfig& config);
+
+}  // namespace gleaner::sim
