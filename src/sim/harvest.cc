@@ -152,6 +152,7 @@ void HarvestRun::Account(int gpu, int64_t t) {
     case Use::kQuiet:
       r_.idle_gpu_s += d;
       if (Now(gpu).owner_process) r_.held_idle_gpu_s += d;
+      if (held) r_.harvested_idle_gpu_s += d;
       if (!held) AddToSlices(g.since, t, &HarvestSlice::idle_unused, 1);
       break;
   }

@@ -65,12 +65,13 @@ struct HarvestResult {
   int64_t held_idle_gpu_s = 0;
   int64_t owner_busy_gpu_s = 0;
   int64_t no_data_gpu_s = 0;
-  int64_t harvested_gpu_s = 0;    // GPU-seconds jobs held GPUs
-  int64_t lost_gpu_s = 0;         // of those, work thrown away by preemptions
-  int64_t preemptions = 0;        // jobs taken back
-  int64_t owner_delay_gpu_s = 0;  // owners' GPU-seconds spent waiting for a job to leave
-  int64_t owner_returns = 0;      // lent GPUs their owners claimed back
-  int64_t samples = 0;            // samples the classifier judged
+  int64_t harvested_gpu_s = 0;       // GPU-seconds jobs held GPUs
+  int64_t harvested_idle_gpu_s = 0;  // of those, while the owner was quiet
+  int64_t lost_gpu_s = 0;            // of those, work thrown away by preemptions
+  int64_t preemptions = 0;           // jobs taken back
+  int64_t owner_delay_gpu_s = 0;     // owners' GPU-seconds spent waiting for a job to leave
+  int64_t owner_returns = 0;         // lent GPUs their owners claimed back
+  int64_t samples = 0;               // samples the classifier judged
   int64_t instants = 0;
   std::vector<HarvestSlice> slices;
 };

@@ -36,6 +36,8 @@ void ExpectAccountsAddUp(const OwnerTimeline& t, const HarvestResult& r) {
   EXPECT_EQ(r.idle_gpu_s + r.owner_busy_gpu_s + r.no_data_gpu_s + r.owner_delay_gpu_s,
             int64_t{t.gpu_count()} * (t.end_s - t.start_s));
   EXPECT_LE(r.harvested_gpu_s, r.idle_gpu_s + r.owner_delay_gpu_s + r.no_data_gpu_s);
+  EXPECT_LE(r.harvested_idle_gpu_s, r.harvested_gpu_s);
+  EXPECT_LE(r.harvested_idle_gpu_s, r.idle_gpu_s);
 }
 
 TEST(OwnerTimelineTest, PackedOccupancyFillsTheLowestUnitsFirst) {
@@ -126,6 +128,7 @@ TEST(HarvestTest, AnOwnerReturningPreemptsAndCheckpointsLimitTheLoss) {
   EXPECT_EQ(r.lost_gpu_s, 1030);
   EXPECT_EQ(r.owner_delay_gpu_s, 30);
   EXPECT_EQ(r.harvested_gpu_s, 1030);
+  EXPECT_EQ(r.harvested_idle_gpu_s, 1000);
   EXPECT_EQ(r.jobs[0].end_s, -1);
   ExpectAccountsAddUp(t, r);
   // Naive, a checkpoint every 600 s: 600 s saved, 430 lost.

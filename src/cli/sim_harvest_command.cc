@@ -1,0 +1,244 @@
+#include "cli/sim_harvest_command.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "cli/exit_codes.h"
+#include "sim/harvest_scenario.h"
+#include "sim/itp_trace.h"
+#include "sim/utilization_trace.h"
+
+namespace gleaner::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t{usage.ru_maxrss} * 1024;  // Linux reports KiB
+}
+
+bool WriteFile(const fs::path& path, const std::string& text, std::ostream& err) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) {
+    err << "gleaner: cannot write " << path.string()
+        << "; check that the --out directory is writable and the disk has room\n";
+    return false;
+  }
+  return true;
+}
+
+struct Owner {
+  sim::OwnerTimeline timeline;
+  std::string kind;
+  std::string trace;
+  int64_t skipped_rows = 0;
+};
+
+core::Result<Owner> LoadOwner(const SimHarvestOptions& o, std::ostream& err) {
+  Owner owner;
+  if (!o.genai.empty()) {
+    sim::TraceCleaning cleaning;
+    GLEANER_ASSIGN_OR_RETURN(
+        std::vector<sim::UtilizationSeries> series,
+        sim::ReadUtilizationTrace(o.genai, o.genai_memory, o.skip_bad_rows, &cleaning));
+    if (cleaning.bad_rows_skipped > 0) {
+      err << "gleaner: skipped " << cleaning.bad_rows_skipped << " dirty rows of " << o.genai
+          << "\n";
+    }
+    owner.kind = "genai";
+    owner.trace = fs::path(o.genai).filename().string();
+    owner.skipped_rows = cleaning.bad_rows_skipped;
+    owner.timeline = sim::TimelineFromUtilization(owner.trace, series, o.gpus_per_node);
+    return owner;
+  }
+  return core::InvalidArgument(
+      "give the owner workload: --genai FILE, --helios DIR or --philly FILE");
+}
+
+struct Queue {
+  std::vector<sim::HarvestJob> jobs;
+  std::string source;
+  double offered_gpu_hours = 0;
+  int64_t too_large = 0;
+  int64_t too_late = 0;
+};
+
+core::Result<Queue> LoadQueue(const SimHarvestOptions& o, const sim::OwnerTimeline& owner,
+                              double idle_gpu_s, std::ostream& err) {
+  Queue q;
+  int largest_node = 1;
+  for (int n : owner.node_gpus) largest_node = std::max(largest_node, n);
+  if (!o.queue_itp.empty()) {
+    sim::ItpReadOptions read;
+    read.skip_bad_rows = o.skip_bad_rows;
+    GLEANER_ASSIGN_OR_RETURN(sim::ItpTrace trace, sim::ReadItpJobs(o.queue_itp, read));
+    for (const std::string& m : trace.skipped_messages) err << "gleaner: skipped " << m << "\n";
+    sim::QueueFromTrace from =
+        sim::QueueFromTraceJobs(trace.jobs, owner.start_s, owner.end_s, largest_node);
+    q.jobs = std::move(from.jobs);
+    q.too_large = from.too_large;
+    q.too_late = from.too_late;
+    q.source = fs::path(o.queue_itp).filename().string();
+  } else {
+    sim::SyntheticQueueOptions s;
+    s.seed = o.seed;
+    s.start_s = owner.start_s;
+    s.end_s = owner.end_s;
+    s.offered_gpu_s = o.load * idle_gpu_s;
+    s.max_gpus = largest_node;
+    q.jobs = sim::SyntheticQueue(s);
+    q.source = "synthetic";
+  }
+  for (const sim::HarvestJob& j : q.jobs) {
+    q.offered_gpu_hours += static_cast<double>(j.work_s * j.gpus) / 3600.0;
+  }
+  return q;
+}
+
+}  // namespace
+
+CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
+  CLI::App* h = sim.add_subcommand(
+      "harvest",
+      "Replay an owner workload from a trace with an opportunistic queue under every "
+      "harvesting baseline (none, naive, gleaner); writes metrics.json, timing.json and "
+      "report.html into --out");
+  auto* owner = h->add_option_group("owner", "The owner workload: exactly one");
+  owner->add_option("--genai", o.genai, "Alibaba GenAI pod_gpu_duty_cycle CSV (one GPU per pod)")
+      ->check(CLI::ExistingFile);
+  owner->require_option(1);
+  h->add_option("--genai-memory", o.genai_memory,
+                "Its pod_gpu_memory_used_bytes CSV: memory held marks an owner process")
+      ->check(CLI::ExistingFile);
+  h->add_option("--queue-itp", o.queue_itp,
+                "An ITP job CSV as the queue (default: the synthetic generator)")
+      ->check(CLI::ExistingFile);
+  h->add_option("--load", o.load,
+                "Synthetic queue: GPU-hours asked, as a share of the owner's idle GPU-hours")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  h->add_option("--checkpoint-s", o.checkpoint_s,
+                "Jobs save their state every this many seconds (0: the runs with checkpoints "
+                "are left out)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{86400 * 365}));
+  h->add_option("--vacate-s", o.vacate_s,
+                "Seconds a signalled job takes to save and leave; the owner waits meanwhile")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{86400}));
+  h->add_option("--gpus-per-node", o.gpus_per_node,
+                "GPUs per node where the trace does not say (GenAI pods, Helios VCs)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  h->add_option("--seed", o.seed, "Seed of the synthetic queue")->capture_default_str();
+  h->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")->required();
+  h->add_flag("--skip-bad-rows", o.skip_bad_rows,
+              "Skip and count malformed rows instead of stopping at the first");
+  return h;
+}
+
+int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& err) {
+  const auto start = std::chrono::steady_clock::now();
+  auto owner = LoadOwner(o, err);
+  if (!owner.ok()) {
+    err << "gleaner: " << owner.status().message() << "\n";
+    return owner.status().code() == core::StatusCode::kInvalidArgument ? kExitBadInput
+                                                                       : kExitFailure;
+  }
+  sim::HarvestConfig config;
+  config.checkpoint_s = o.checkpoint_s;
+  config.vacate_s = o.vacate_s;
+  const int64_t idle_gpu_s =
+      sim::QuietGpuSeconds(owner->timeline, config.idle.busy_utilization_pct);
+  auto queue = LoadQueue(o, owner->timeline, static_cast<double>(idle_gpu_s), err);
+  if (!queue.ok()) {
+    err << "gleaner: " << queue.status().message() << "\n";
+    return kExitBadInput;
+  }
+  auto runs = sim::RunHarvestBaselines(owner->timeline, queue->jobs, config);
+  if (!runs.ok()) {
+    err << "gleaner: " << runs.status().message() << "\n";
+    return kExitFailure;
+  }
+
+  nlohmann::ordered_json m;
+  const sim::OwnerTimeline& t = owner->timeline;
+  m["owner"] = {{"kind", owner->kind},
+                {"trace", owner->trace},
+                {"gpus", t.gpu_count()},
+                {"nodes", t.node_gpus.size()},
+                {"start_s", t.start_s},
+                {"end_s", t.end_s},
+                {"skipped_rows", owner->skipped_rows}};
+  m["queue"] = {{"source", queue->source},
+                {"seed", o.seed},
+                {"load", queue->source == "synthetic" ? nlohmann::ordered_json(o.load) : nullptr},
+                {"jobs", queue->jobs.size()},
+                {"offered_gpu_hours", queue->offered_gpu_hours},
+                {"left_out_larger_than_a_node", queue->too_large},
+                {"left_out_after_the_end", queue->too_late}};
+  m["settings"] = {{"checkpoint_s", config.checkpoint_s},
+                   {"vacate_s", config.vacate_s},
+                   {"busy_utilization_pct", config.idle.busy_utilization_pct},
+                   {"idle_after_s", core::ToSecondsDouble(config.idle.idle_after)},
+                   {"heartbeat_s", config.heartbeat_s},
+                   {"watch_s", config.watch_s}};
+  const sim::HarvestLimit limit = sim::LimitOf(runs->front().result);
+  m["physical_limit"] = {{"idle_gpu_hours", limit.idle_gpu_hours},
+                         {"held_idle_gpu_hours", limit.held_idle_gpu_hours},
+                         {"owner_busy_gpu_hours", limit.owner_busy_gpu_hours},
+                         {"no_data_gpu_hours", limit.no_data_gpu_hours}};
+  m["runs"] = nlohmann::ordered_json::array();
+  for (const sim::HarvestBaselineRun& r : *runs)
+    m["runs"].push_back(sim::HarvestMetricsJson(r.metrics));
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  nlohmann::ordered_json timing;
+  timing["wall_s"] = wall_s;
+  timing["peak_rss_bytes"] = PeakRssBytes();
+  timing["runs"] = runs->size();
+
+  std::error_code ec;
+  const fs::path dir(o.out_dir);
+  fs::create_directories(dir, ec);
+  if (ec) {
+    err << "gleaner: cannot create " << o.out_dir << ": " << ec.message()
+        << "; give --out a directory you can write\n";
+    return kExitFailure;
+  }
+  if (!WriteFile(dir / "metrics.json", m.dump(2) + "\n", err) ||
+      !WriteFile(dir / "timing.json", timing.dump(2) + "\n", err)) {
+    return kExitFailure;
+  }
+  char line[300];
+  std::snprintf(line, sizeof line,
+                "gleaner sim harvest: %s, %d GPUs, %.0f idle GPU-hours; queue %s, %zu jobs\n",
+                owner->trace.c_str(), t.gpu_count(), limit.idle_gpu_hours, queue->source.c_str(),
+                queue->jobs.size());
+  out << line;
+  for (const sim::HarvestBaselineRun& r : *runs) {
+    std::snprintf(line, sizeof line,
+                  "  %-8s %-16s harvested %8.1f GPU-h (%5.1f %% of idle), lost %7.1f, owner "
+                  "returns %6lld, jobs finished %lld\n",
+                  r.metrics.policy.c_str(), r.checkpoints ? "checkpoints" : "no checkpoints",
+                  r.metrics.harvested_gpu_hours, 100 * r.metrics.harvested_share_of_idle,
+                  r.metrics.lost_gpu_hours, static_cast<long long>(r.metrics.owner_returns),
+                  static_cast<long long>(r.metrics.jobs_finished));
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "%.2f s wall; wrote %s, timing.json\n", wall_s,
+                (dir / "metrics.json").string().c_str());
+  out << line;
+  return kExitOk;
+}
+
+}  // namespace gleaner::cli

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace gleaner::cli {
+
+// `gleaner sim harvest`: an owner workload from a trace, an opportunistic
+// queue, and every harvesting baseline over them (docs/simulator.md).
+struct SimHarvestOptions {
+  // The owner workload: exactly one source.
+  std::string genai;         // Alibaba GenAI duty-cycle CSV
+  std::string genai_memory;  // its memory CSV
+  std::string helios;        // a Helios VC CSV, or a folder of them
+  std::string philly;        // Philly node sequence
+  std::string philly_machines;
+  // The queue: an ITP job file, or the synthetic generator at `load` x the
+  // owner's idle GPU-hours.
+  std::string queue_itp;
+  double load = 1.0;
+  int64_t checkpoint_s = 1800;
+  int64_t vacate_s = 30;
+  int gpus_per_node = 8;
+  uint64_t seed = 0;
+  std::string out_dir;
+  bool skip_bad_rows = false;
+};
+
+// Registers `harvest` under the `sim` command.
+CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& options);
+
+// Runs it: writes metrics.json, timing.json and report.html into out_dir and
+// a summary to `out`. Returns the exit code (cli/exit_codes.h).
+int RunSimHarvest(const SimHarvestOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace gleaner::cli

@@ -1,0 +1,98 @@
+#include "sim/harvest_metrics.h"
+
+#include <map>
+
+namespace gleaner::sim {
+namespace {
+
+double Hours(int64_t gpu_s) { return static_cast<double>(gpu_s) / 3600.0; }
+
+}  // namespace
+
+HarvestMetrics ComputeHarvestMetrics(const std::string& policy, bool checkpoints,
+                                     const std::vector<HarvestJob>& queue, const HarvestResult& r) {
+  HarvestMetrics m;
+  m.policy = policy;
+  m.checkpoints = checkpoints;
+  m.harvested_gpu_hours = Hours(r.harvested_gpu_s);
+  m.harvested_share_of_idle = r.idle_gpu_s > 0 ? static_cast<double>(r.harvested_idle_gpu_s) /
+                                                     static_cast<double>(r.idle_gpu_s)
+                                               : 0;
+  m.lost_gpu_hours = Hours(r.lost_gpu_s);
+  m.useful_gpu_hours = Hours(r.harvested_gpu_s - r.lost_gpu_s);
+  m.preemptions = r.preemptions;
+  m.owner_returns = r.owner_returns;
+  m.owner_delay_gpu_hours = Hours(r.owner_delay_gpu_s);
+  m.owner_delay_per_return_s = r.owner_returns > 0 ? static_cast<double>(r.owner_delay_gpu_s) /
+                                                         static_cast<double>(r.owner_returns)
+                                                   : 0;
+  m.samples = r.samples;
+  std::vector<int64_t> jct, wait;
+  // Integer GPU-seconds per user: sums that do not depend on order.
+  std::map<std::string, std::pair<int64_t, int64_t>> done_and_asked;
+  for (size_t j = 0; j < queue.size(); ++j) {
+    const HarvestJob& h = queue[j];
+    const HarvestJobOutcome& o = r.jobs[j];
+    auto& [done, asked] = done_and_asked[h.user];
+    asked += h.work_s * h.gpus;
+    if (o.rejected) {
+      ++m.jobs_rejected;
+      continue;
+    }
+    if (o.first_start_s >= 0) wait.push_back(o.first_start_s - h.submit_s);
+    if (o.end_s >= 0) {
+      ++m.jobs_finished;
+      jct.push_back(o.end_s - h.submit_s);
+      done += h.work_s * h.gpus;
+    } else {
+      ++m.jobs_unfinished;
+    }
+  }
+  m.jct = Summarize(std::move(jct));
+  m.queue = Summarize(std::move(wait));
+  if (done_and_asked.size() >= 2) {
+    double sum = 0, squares = 0;
+    for (const auto& [user, da] : done_and_asked) {
+      const double x =
+          da.second > 0 ? static_cast<double>(da.first) / static_cast<double>(da.second) : 0;
+      sum += x;
+      squares += x * x;
+    }
+    const double n = static_cast<double>(done_and_asked.size());
+    m.jain_fairness = squares > 0 ? sum * sum / (n * squares) : 1.0;
+  }
+  return m;
+}
+
+HarvestLimit LimitOf(const HarvestResult& r) {
+  return {Hours(r.idle_gpu_s), Hours(r.held_idle_gpu_s), Hours(r.owner_busy_gpu_s),
+          Hours(r.no_data_gpu_s)};
+}
+
+nlohmann::ordered_json HarvestMetricsJson(const HarvestMetrics& m) {
+  nlohmann::ordered_json j;
+  j["policy"] = m.policy;
+  j["checkpoints"] = m.checkpoints;
+  j["harvested_gpu_hours"] = m.harvested_gpu_hours;
+  j["harvested_share_of_idle"] = m.harvested_share_of_idle;
+  j["useful_gpu_hours"] = m.useful_gpu_hours;
+  j["lost_gpu_hours"] = m.lost_gpu_hours;
+  j["preemptions"] = m.preemptions;
+  j["owner_returns"] = m.owner_returns;
+  j["owner_delay_gpu_hours"] = m.owner_delay_gpu_hours;
+  j["owner_delay_per_return_s"] = m.owner_delay_per_return_s;
+  j["jobs_finished"] = m.jobs_finished;
+  j["jobs_unfinished"] = m.jobs_unfinished;
+  j["jobs_rejected"] = m.jobs_rejected;
+  j["mean_jct_s"] = m.jct.mean_s;
+  j["median_jct_s"] = m.jct.median_s;
+  j["p99_jct_s"] = m.jct.p99_s;
+  j["mean_queue_s"] = m.queue.mean_s;
+  j["median_queue_s"] = m.queue.median_s;
+  j["p99_queue_s"] = m.queue.p99_s;
+  j["jain_fairness"] = m.jain_fairness ? nlohmann::ordered_json(*m.jain_fairness) : nullptr;
+  j["classifier_samples"] = m.samples;
+  return j;
+}
+
+}  // namespace gleaner::sim

@@ -1,0 +1,28 @@
+#include "sim/harvest_scenario.h"
+
+namespace gleaner::sim {
+
+core::Result<std::vector<HarvestBaselineRun>> RunHarvestBaselines(
+    const OwnerTimeline& owner, const std::vector<HarvestJob>& queue, const HarvestConfig& config) {
+  std::vector<std::pair<HarvestPolicy, bool>> plan = {{HarvestPolicy::kNone, false}};
+  for (HarvestPolicy p : {HarvestPolicy::kNaive, HarvestPolicy::kGleaner}) {
+    if (config.checkpoint_s > 0) plan.emplace_back(p, true);
+    plan.emplace_back(p, false);
+  }
+  std::vector<HarvestBaselineRun> runs;
+  for (const auto& [policy, checkpoints] : plan) {
+    HarvestConfig c = config;
+    c.policy = policy;
+    c.checkpoint_s = checkpoints ? config.checkpoint_s : 0;
+    GLEANER_ASSIGN_OR_RETURN(HarvestResult r, RunHarvest(owner, queue, c));
+    HarvestBaselineRun run;
+    run.policy = policy;
+    run.checkpoints = checkpoints;
+    run.metrics = ComputeHarvestMetrics(HarvestPolicyName(policy), checkpoints, queue, r);
+    run.result = std::move(r);
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace gleaner::sim
