@@ -47,7 +47,10 @@ struct Gpu {
   int holder = -1;             // job on it
   bool told_lendable = false;  // what the scheduler was last told
   int64_t next_sample = -1;    // the one sample event that counts
-  int64_t since = 0;           // start of the interval being accounted
+  int64_t since = 0;
+  // After its last verdict, the quiet seconds the GPU still needs before the
+  // classifier could call it idle: when to look again while watching.
+  int64_t judge_again_in = 0;  // start of the interval being accounted
 };
 
 struct Job {
@@ -198,7 +201,14 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
   sample.utilization_pct = util;
   sample.memory_used = core::Bytes(static_cast<uint64_t>(memory));
   ++r_.samples;
-  return classifier_.Observe(sample);
+  const observe::Verdict v = classifier_.Observe(sample);
+  // The first moment a window could be met: the shorter window (with a
+  // trusted history) first, then the verdict's own.
+  const core::Duration need = std::min(config_.idle.idle_after_with_history, v.evidence.window);
+  const core::Duration have = std::min(v.evidence.quiet_for, v.evidence.observed_for);
+  const int64_t us = (need - have).count();
+  gpus_[static_cast<size_t>(gpu)].judge_again_in = us > 0 ? (us + 999'999) / 1'000'000 : 0;
+  return v;
 }
 
 // The GPU's next sample, when nothing else will sample it sooner.
@@ -210,7 +220,10 @@ void HarvestRun::ScheduleSample(int gpu, int64_t t) {
   }
   const int64_t every = owner_.from_counts ? config_.heartbeat_s : owner_.step_s;
   const bool watching = g.holder < 0 && !g.told_lendable && UseOf(gpu) == Use::kQuiet;
-  int64_t next = t + (watching ? std::min(config_.watch_s, every) : every);
+  // Watching, look again when a window could be met, or (met, but the
+  // learned model is not yet confident) every `watch_s`.
+  const int64_t wait = g.judge_again_in > 0 ? g.judge_again_in : config_.watch_s;
+  int64_t next = t + (watching ? std::min(wait, every) : every);
   const auto& segs = owner_.gpus[static_cast<size_t>(gpu)];
   if (g.segment + 1 < segs.size() && segs[g.segment + 1].at_s <= next) {
     g.next_sample = -1;  // the change samples it
@@ -245,6 +258,13 @@ core::Status HarvestRun::Carry(const sched::Action& action, int64_t t) {
     }
     HarvestJobOutcome& out = r_.jobs[static_cast<size_t>(j)];
     if (out.first_start_s < 0) out.first_start_s = t;
+    if (config_.record_decisions) {
+      std::string line = std::to_string(t) + " start job " + std::to_string(j) + " on gpus";
+      for (size_t i = 0; i < job.gpus.size(); ++i) {
+        line += (i == 0 ? " " : ",") + std::to_string(job.gpus[i]);
+      }
+      r_.decisions.push_back(std::move(line));
+    }
     events_.push({t + job.remaining_s, Kind::kFinish, j, job.attempt});
     return core::Status::Ok();
   }
@@ -255,6 +275,9 @@ core::Status HarvestRun::Carry(const sched::Action& action, int64_t t) {
     if (job.phase != Job::Phase::kRunning) return core::Status::Ok();
     if (std::find(leaving_.begin(), leaving_.end(), j) != leaving_.end()) return core::Status::Ok();
     job.phase = Job::Phase::kVacating;
+    if (config_.record_decisions) {
+      r_.decisions.push_back(std::to_string(t) + " vacate job " + std::to_string(j));
+    }
     ++r_.preemptions;
     ++r_.jobs[static_cast<size_t>(j)].preemptions;
     events_.push({t + config_.vacate_s, Kind::kVacated, j, job.attempt});

@@ -29,13 +29,15 @@ struct HarvestConfig {
   // the owner who came back waits.
   int64_t vacate_s = 30;
   // Timelines of occupancy counts have nothing between changes to sample:
-  // each GPU is sampled when it changes, every `watch_s` while it is quiet
-  // and not yet judged idle, and at least every `heartbeat_s`.
+  // each GPU is sampled when it changes, at the moment it has been quiet
+  // long enough for an idle verdict (then every `watch_s` while the learned
+  // model is not yet confident), and at least every `heartbeat_s`.
   int64_t heartbeat_s = 1800;
   int64_t watch_s = 60;
   // The scheduler is ticked this often while jobs wait.
   int64_t tick_s = 300;
-  int slices = 400;  // points of the over-time series
+  int slices = 400;               // points of the over-time series
+  bool record_decisions = false;  // fill HarvestResult::decisions
   // The classifier's settings; max_sample_gap is set from the timeline.
   observe::IdleConfig idle;
 };
@@ -74,6 +76,9 @@ struct HarvestResult {
   int64_t samples = 0;               // samples the classifier judged
   int64_t instants = 0;
   std::vector<HarvestSlice> slices;
+  // With record_decisions, one line per start and preemption, in order:
+  // "<t_s> start job <index> on gpus <flat indices>", "<t_s> vacate job <index>".
+  std::vector<std::string> decisions;
 };
 
 // Replays an owner timeline and an opportunistic queue (sorted by
