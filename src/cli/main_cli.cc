@@ -9,6 +9,7 @@
 #include "cli/monitor_command.h"
 #include "cli/profile_command.h"
 #include "cli/sim_command.h"
+#include "cli/sim_cross_command.h"
 #include "cli/token_commands.h"
 
 namespace gleaner::cli {
@@ -46,6 +47,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   const BenchCommands bench_cmds = AddBenchCommands(app, bench_frag, bench_sched);
   SimReplayOptions sim_replay;
   CLI::App* sim_replay_cmd = AddSimCommands(app, sim_replay);
+  SimCrossOptions sim_cross;
+  CLI::App* sim_cross_cmd = AddSimCrossCommand(app, sim_cross);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,6 +79,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (bench_cmds.frag->parsed()) return RunBenchFrag(bench_frag, std::cout, std::cerr);
   if (bench_cmds.sched->parsed()) return RunBenchSched(bench_sched, std::cout, std::cerr);
   if (sim_replay_cmd->parsed()) return RunSimReplay(sim_replay, std::cout, std::cerr);
+  if (sim_cross_cmd->parsed()) return RunSimCross(sim_cross, std::cout, std::cerr);
   return kExitUsage;
 }
 

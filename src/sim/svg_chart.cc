@@ -7,45 +7,58 @@ namespace gleaner::sim {
 namespace {
 
 constexpr double kW = 720, kH = 240, kLeft = 60, kRight = 15, kTop = 15, kBottom = 35;
+constexpr double kLegendRow = 18;  // above the plot, when a chart has a legend
 constexpr double kPlotW = kW - kLeft - kRight;
-constexpr double kPlotH = kH - kTop - kBottom;
 
-std::string X(double x) { return FormatFixed(kLeft + x * kPlotW); }
-std::string Y(double y) { return FormatFixed(kTop + (1 - y) * kPlotH); }
+// Where the plot sits: its top edge moves down to make room for a legend.
+struct Plot {
+  double top = kTop;
+  double height() const { return kH - top - kBottom; }
+  std::string X(double x) const { return FormatFixed(kLeft + x * kPlotW); }
+  std::string Y(double y) const { return FormatFixed(top + (1 - y) * height()); }
+};
+
+using LegendEntries = std::vector<std::pair<std::string, std::string>>;  // (css class, label)
+
+Plot PlotFor(const LegendEntries& legend) {
+  return Plot{legend.empty() ? kTop : kTop + kLegendRow};
+}
 
 // The figure's caption, the <svg> opening, the plot's frame and grid lines.
-std::string Frame(const std::string& title, const ChartTicks& x_ticks, const ChartTicks& y_ticks) {
+std::string Frame(const Plot& p, const std::string& title, const ChartTicks& x_ticks,
+                  const ChartTicks& y_ticks) {
   std::string s = "<figure><figcaption>" + EscapeHtml(title) +
                   "</figcaption>\n<svg viewBox=\"0 0 " + FormatFixed(kW, 0) + " " +
                   FormatFixed(kH, 0) + "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">\n";
-  s += "<rect x=\"" + X(0) + "\" y=\"" + Y(1) + "\" width=\"" + FormatFixed(kPlotW) +
-       "\" height=\"" + FormatFixed(kPlotH) + "\" class=\"plot\"/>\n";
+  s += "<rect x=\"" + p.X(0) + "\" y=\"" + p.Y(1) + "\" width=\"" + FormatFixed(kPlotW) +
+       "\" height=\"" + FormatFixed(p.height()) + "\" class=\"plot\"/>\n";
   for (const auto& [x, label] : x_ticks) {
-    s += "<line x1=\"" + X(x) + "\" y1=\"" + Y(0) + "\" x2=\"" + X(x) + "\" y2=\"" + Y(1) +
-         "\" class=\"grid\"/><text x=\"" + X(x) + "\" y=\"" + FormatFixed(kH - kBottom + 16) +
+    s += "<line x1=\"" + p.X(x) + "\" y1=\"" + p.Y(0) + "\" x2=\"" + p.X(x) + "\" y2=\"" + p.Y(1) +
+         "\" class=\"grid\"/><text x=\"" + p.X(x) + "\" y=\"" + FormatFixed(kH - kBottom + 16) +
          // The last label ends at the plot's edge rather than past the image's.
          "\" text-anchor=\"" + (x > 0.95 ? "end" : "middle") + "\">" + EscapeHtml(label) +
          "</text>\n";
   }
   for (const auto& [y, label] : y_ticks) {
-    s += "<line x1=\"" + X(0) + "\" y1=\"" + Y(y) + "\" x2=\"" + X(1) + "\" y2=\"" + Y(y) +
+    s += "<line x1=\"" + p.X(0) + "\" y1=\"" + p.Y(y) + "\" x2=\"" + p.X(1) + "\" y2=\"" + p.Y(y) +
          "\" class=\"grid\"/><text x=\"" + FormatFixed(kLeft - 6) + "\" y=\"" +
-         FormatFixed(kTop + (1 - y) * kPlotH + 4) + "\" text-anchor=\"end\">" + EscapeHtml(label) +
-         "</text>\n";
+         FormatFixed(p.top + (1 - y) * p.height() + 4) + "\" text-anchor=\"end\">" +
+         EscapeHtml(label) + "</text>\n";
   }
   return s;
 }
 
-// Legend entries down the plot's top-left corner: a swatch drawn by
-// `swatch(css_class, x, y)` and the label.
+// Legend entries in a row above the plot: a swatch drawn by
+// `swatch(css_class, x, y)` and the label, spaced by the label's length.
 template <typename Swatch>
-std::string Legend(const std::vector<std::pair<std::string, std::string>>& entries, Swatch swatch) {
+std::string Legend(const LegendEntries& entries, Swatch swatch) {
   std::string s;
-  double y = kTop + 14;
+  double x = kLeft;
+  const double y = kTop + 2;
   for (const auto& [css_class, label] : entries) {
-    s += swatch(css_class, kLeft + 10, y) + "<text x=\"" + FormatFixed(kLeft + 36) + "\" y=\"" +
+    s += swatch(css_class, x, y) + "<text x=\"" + FormatFixed(x + 26) + "\" y=\"" +
          FormatFixed(y + 4) + "\">" + EscapeHtml(label) + "</text>\n";
-    y += 15;
+    x += 26 + 6.5 * static_cast<double>(label.size()) + 20;
   }
   return s;
 }
@@ -89,17 +102,20 @@ std::string HumanDuration(double s) {
 }
 
 std::string RenderLineChart(const LineChart& c) {
-  std::string s = Frame(c.title, c.x_ticks, c.y_ticks);
-  std::vector<std::pair<std::string, std::string>> legend;
+  LegendEntries legend;
+  for (const ChartLine& line : c.lines) {
+    if (!line.label.empty()) legend.emplace_back(line.css_class, line.label);
+  }
+  const Plot p = PlotFor(legend);
+  std::string s = Frame(p, c.title, c.x_ticks, c.y_ticks);
   for (const ChartLine& line : c.lines) {
     s += "<polyline class=\"" + line.css_class + "\" points=\"";
     for (size_t i = 0; i < line.points.size(); ++i) {
-      const ChartPoint& p = line.points[i];
-      if (c.steps && i > 0) s += X(p.x) + "," + Y(line.points[i - 1].y) + " ";
-      s += X(p.x) + "," + Y(p.y) + " ";
+      const ChartPoint& pt = line.points[i];
+      if (c.steps && i > 0) s += p.X(pt.x) + "," + p.Y(line.points[i - 1].y) + " ";
+      s += p.X(pt.x) + "," + p.Y(pt.y) + " ";
     }
     s += "\"/>\n";
-    if (!line.label.empty()) legend.emplace_back(line.css_class, line.label);
   }
   s += Legend(legend, [](const std::string& css_class, double x, double y) {
     return "<line x1=\"" + FormatFixed(x) + "\" y1=\"" + FormatFixed(y) + "\" x2=\"" +
@@ -110,8 +126,13 @@ std::string RenderLineChart(const LineChart& c) {
 }
 
 std::string RenderBarChart(const BarChart& c) {
-  std::string s = Frame(c.title, {}, c.y_ticks);
   const size_t series = c.series_classes.size();
+  LegendEntries legend;
+  for (size_t k = 0; k < series && k < c.series_labels.size(); ++k) {
+    legend.emplace_back(c.series_classes[k], c.series_labels[k]);
+  }
+  const Plot p = PlotFor(legend);
+  std::string s = Frame(p, c.title, {}, c.y_ticks);
   const double group_w = c.groups.empty() ? 0 : 1.0 / static_cast<double>(c.groups.size());
   // Bars fill 70 % of their group, side by side; the rest is the gap.
   const double bar_w = series == 0 ? 0 : 0.7 * group_w / static_cast<double>(series);
@@ -120,17 +141,13 @@ std::string RenderBarChart(const BarChart& c) {
     const double left = (static_cast<double>(g) + 0.15) * group_w;
     for (size_t k = 0; k < series && k < group.values.size(); ++k) {
       const double v = std::clamp(group.values[k], 0.0, 1.0);
-      s += "<rect x=\"" + X(left + static_cast<double>(k) * bar_w) + "\" y=\"" + Y(v) +
-           "\" width=\"" + FormatFixed(bar_w * kPlotW) + "\" height=\"" + FormatFixed(v * kPlotH) +
-           "\" class=\"" + c.series_classes[k] + "\"/>\n";
+      s += "<rect x=\"" + p.X(left + static_cast<double>(k) * bar_w) + "\" y=\"" + p.Y(v) +
+           "\" width=\"" + FormatFixed(bar_w * kPlotW) + "\" height=\"" +
+           FormatFixed(v * p.height()) + "\" class=\"" + c.series_classes[k] + "\"/>\n";
     }
-    s += "<text x=\"" + X((static_cast<double>(g) + 0.5) * group_w) + "\" y=\"" +
+    s += "<text x=\"" + p.X((static_cast<double>(g) + 0.5) * group_w) + "\" y=\"" +
          FormatFixed(kH - kBottom + 16) + "\" text-anchor=\"middle\">" + EscapeHtml(group.label) +
          "</text>\n";
-  }
-  std::vector<std::pair<std::string, std::string>> legend;
-  for (size_t k = 0; k < series && k < c.series_labels.size(); ++k) {
-    legend.emplace_back(c.series_classes[k], c.series_labels[k]);
   }
   s += Legend(legend, [](const std::string& css_class, double x, double y) {
     return "<rect x=\"" + FormatFixed(x) + "\" y=\"" + FormatFixed(y - 5) +

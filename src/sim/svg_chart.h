@@ -45,7 +45,8 @@ struct LineChart {
 };
 
 // A <figure> with the caption and a 720x240 SVG: plot frame, grid lines at
-// the ticks, one polyline per line, and a legend when any line has a label.
+// the ticks, one polyline per line and, when any line has a label, a
+// legend in a row above the plot (which then starts lower).
 std::string RenderLineChart(const LineChart& chart);
 
 struct BarGroup {
@@ -62,7 +63,7 @@ struct BarChart {
 };
 
 // A <figure> with grouped vertical bars, one group per entry in `groups`,
-// in the same frame as RenderLineChart.
+// in the same frame as RenderLineChart, with a legend above the plot.
 std::string RenderBarChart(const BarChart& chart);
 
 // The start of a report page: doctype, <title>, the shared style sheet
