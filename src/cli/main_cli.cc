@@ -9,6 +9,7 @@
 #include "cli/monitor_command.h"
 #include "cli/profile_command.h"
 #include "cli/sim_command.h"
+#include "cli/sim_cross_command.h"
 #include "cli/sim_harvest_command.h"
 #include "cli/token_commands.h"
 
@@ -49,6 +50,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   CLI::App* sim_replay_cmd = AddSimCommands(app, sim_replay);
   SimHarvestOptions sim_harvest;
   CLI::App* sim_harvest_cmd = AddSimHarvestCommand(*app.get_subcommand("sim"), sim_harvest);
+  SimCrossOptions sim_cross;
+  CLI::App* sim_cross_cmd = AddSimCrossCommand(app, sim_cross);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -80,6 +83,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (bench_cmds.sched->parsed()) return RunBenchSched(bench_sched, std::cout, std::cerr);
   if (sim_replay_cmd->parsed()) return RunSimReplay(sim_replay, std::cout, std::cerr);
   if (sim_harvest_cmd->parsed()) return RunSimHarvest(sim_harvest, std::cout, std::cerr);
+  if (sim_cross_cmd->parsed()) return RunSimCross(sim_cross, std::cout, std::cerr);
   return kExitUsage;
 }
 

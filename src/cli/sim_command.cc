@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "cli/exit_codes.h"
+#include "cli/sim_cross_command.h"
 #include "sim/itp_trace.h"
 #include "sim/replay.h"
 #include "sim/replay_metrics.h"
@@ -68,6 +69,19 @@ CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
   replay->add_flag("--skip-bad-rows", o.skip_bad_rows,
                    "Skip and count malformed rows instead of stopping at the first");
   return replay;
+}
+
+CLI::App* AddSimCrossCommand(CLI::App& app, SimCrossOptions& o) {
+  CLI::App* cross = app.get_subcommand("sim")->add_subcommand(
+      "cross-cluster",
+      "On the Helios VCs: pending GPU-hours that other VCs' idle GPUs could have run; writes "
+      "metrics.json, timing.json and report.html into --out");
+  cross->add_option("--helios", o.helios_dir, "Folder with the Helios vc*.csv files")->required();
+  cross->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")
+      ->required();
+  cross->add_flag("--skip-bad-rows", o.skip_bad_rows,
+                  "Skip and count malformed rows instead of stopping at the first");
+  return cross;
 }
 
 int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err) {

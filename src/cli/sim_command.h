@@ -22,6 +22,11 @@ struct SimReplayOptions {
 // Registers `gleaner sim replay` on `app`; returns the replay subcommand.
 CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& replay);
 
+// Registers `gleaner sim cross-cluster` (cli/sim_cross_command.h) under the
+// `sim` command AddSimCommands made on `app`; returns the subcommand.
+struct SimCrossOptions;
+CLI::App* AddSimCrossCommand(CLI::App& app, SimCrossOptions& cross);
+
 // Runs it: writes metrics.json, timing.json and report.html into out_dir
 // (created if missing) and a one-paragraph summary to `out`. Returns the
 // exit code (cli/exit_codes.h).

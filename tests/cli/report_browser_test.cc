@@ -1,10 +1,12 @@
-// The simulator's report in a real browser: headless Chromium opens
+// The simulator's reports in a real browser: headless Chromium opens
 // report.html from disk (no network), renders its charts, and leaves a
-// screenshot beside the test binaries (artifacts/report.png). Skipped
+// screenshot beside the test binaries (artifacts/report.png for a replay,
+// artifacts/cross_cluster_report.png for the cross-cluster study). Skipped
 // where Chromium is not installed (scripts/quickstart.sh test installs it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -23,6 +25,48 @@ std::string Chromium() {
   return "";
 }
 
+// Opens `report` in headless Chromium: the DOM it builds holds at least
+// `charts` SVG charts, and its screenshot, kept as artifacts/`png`, is
+// more than an empty page's taken the same way.
+void ExpectChartsRendered(const std::string& chromium, const testing::TempDir& dir,
+                          const std::string& report, size_t charts, const std::string& png_name) {
+  const std::string flags =
+      " --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run"
+      " --user-data-dir=" +
+      (dir.path() / "profile").string() + " ";
+  const std::string dom_file = (dir.path() / "dom.html").string();
+  ASSERT_EQ(std::system(("timeout 120 " + chromium + flags + "--dump-dom file://" + report + " >" +
+                         dom_file + " 2>/dev/null")
+                            .c_str()),
+            0);
+  const std::string dom = testing::Slurp(dom_file);
+  EXPECT_THAT(dom, HasSubstr("<svg"));
+  size_t found = 0;
+  for (size_t at = dom.find("<svg"); at != std::string::npos; at = dom.find("<svg", at + 1)) {
+    ++found;
+  }
+  EXPECT_GE(found, charts);
+
+  const std::filesystem::path artifacts =
+      std::filesystem::path(GLEANER_BINARY).parent_path() / "artifacts";
+  std::filesystem::create_directories(artifacts);
+  const auto screenshot = [&](const std::string& page, const std::string& png) {
+    std::filesystem::remove(png);
+    return std::system(("timeout 120 " + chromium + flags +
+                        "--window-size=1280,1800 --screenshot=" + png + " file://" + page +
+                        " >/dev/null 2>&1")
+                           .c_str());
+  };
+  const std::string png = (artifacts / png_name).string();
+  ASSERT_EQ(screenshot(report, png), 0);
+  const std::string blank_png = (dir.path() / "blank.png").string();
+  ASSERT_EQ(screenshot(dir.Write("blank.html", "<html><body></body></html>"), blank_png), 0);
+  ASSERT_TRUE(std::filesystem::exists(png));
+  EXPECT_EQ(testing::Slurp(png).substr(1, 3), "PNG");
+  EXPECT_GT(std::filesystem::file_size(png), 3 * std::filesystem::file_size(blank_png) / 2)
+      << "the report's screenshot looks like an empty page";
+}
+
 TEST(ReportBrowserTest, ChromiumRendersTheReportsCharts) {
   const std::string chromium = Chromium();
   if (chromium.empty()) GTEST_SKIP() << "no Chromium here: apt-get install chromium";
@@ -34,45 +78,38 @@ TEST(ReportBrowserTest, ChromiumRendersTheReportsCharts) {
   const std::string out = (dir.path() / "out").string();
   auto replay = testing::Gleaner("sim replay --itp " + trace + " --gpus 16 --out " + out);
   ASSERT_EQ(replay.rc, 0) << replay.err;
+  // Utilization, queue length and completion-time charts.
+  ExpectChartsRendered(chromium, dir, out + "/report.html", 3, "report.png");
+}
 
-  // The DOM after load: what the browser built from the file.
-  const std::string flags =
-      " --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run"
-      " --user-data-dir=" +
-      (dir.path() / "profile").string() + " ";
-  const std::string dom_file = (dir.path() / "dom.html").string();
-  ASSERT_EQ(std::system(("timeout 120 " + chromium + flags + "--dump-dom file://" + out +
-                         "/report.html >" + dom_file + " 2>/dev/null")
-                            .c_str()),
-            0);
-  const std::string dom = testing::Slurp(dom_file);
-  EXPECT_THAT(dom, HasSubstr("<svg"));
-  size_t charts = 0;
-  for (size_t at = dom.find("<svg"); at != std::string::npos; at = dom.find("<svg", at + 1)) {
-    ++charts;
+TEST(ReportBrowserTest, ChromiumRendersTheCrossClusterReport) {
+  const std::string chromium = Chromium();
+  if (chromium.empty()) GTEST_SKIP() << "no Chromium here: apt-get install chromium";
+  testing::TempDir dir;
+  // Three VCs over six hours: one queues while the others idle, in turns.
+  const std::string header =
+      "time,total_gpu_num,running_gpu_num,pending_gpu_num,idle_gpu_num,running_job_num,"
+      "pending_job_num,pending_gpu_num_noless_8,pending_gpu_num_less_8\n";
+  std::string vcs[3] = {header, header, header};
+  for (int minute = 0; minute < 360; ++minute) {
+    char time[32];
+    std::snprintf(time, sizeof time, "2020-05-01 %02d:%02d:00", minute / 60, minute % 60);
+    for (int v = 0; v < 3; ++v) {
+      const bool queues = (minute / 120) % 3 == v;
+      const int pending = queues ? 4 + minute % 7 : 0;
+      const int idle = queues ? 0 : 2 + (minute + 3 * v) % 6;
+      vcs[v] += std::string(time) + ",16," + std::to_string(16 - idle) + "," +
+                std::to_string(pending) + "," + std::to_string(idle) + ",3," +
+                std::to_string(pending > 0 ? 1 : 0) + ",0," + std::to_string(pending) + "\n";
+    }
   }
-  EXPECT_GE(charts, 3u) << "utilization, queue length and completion-time charts";
-
-  // The screenshot, kept as the test's artifact, beside one of an empty
-  // page taken the same way: the charts must show.
-  const std::filesystem::path artifacts =
-      std::filesystem::path(GLEANER_BINARY).parent_path() / "artifacts";
-  std::filesystem::create_directories(artifacts);
-  const auto screenshot = [&](const std::string& page, const std::string& png) {
-    std::filesystem::remove(png);
-    return std::system(("timeout 120 " + chromium + flags +
-                        "--window-size=1280,1800 --screenshot=" + png + " file://" + page +
-                        " >/dev/null 2>&1")
-                           .c_str());
-  };
-  const std::string png = (artifacts / "report.png").string();
-  ASSERT_EQ(screenshot(out + "/report.html", png), 0);
-  const std::string blank_png = (dir.path() / "blank.png").string();
-  ASSERT_EQ(screenshot(dir.Write("blank.html", "<html><body></body></html>"), blank_png), 0);
-  ASSERT_TRUE(std::filesystem::exists(png));
-  EXPECT_EQ(testing::Slurp(png).substr(1, 3), "PNG");
-  EXPECT_GT(std::filesystem::file_size(png), 3 * std::filesystem::file_size(blank_png) / 2)
-      << "the report's screenshot looks like an empty page";
+  for (int v = 0; v < 3; ++v) dir.Write("helios/vc" + std::to_string(v) + ".csv", vcs[v]);
+  const std::string out = (dir.path() / "out").string();
+  auto cross = testing::Gleaner("sim cross-cluster --helios " + (dir.path() / "helios").string() +
+                                " --out " + out);
+  ASSERT_EQ(cross.rc, 0) << cross.err;
+  // Pending vs lendable over time, and the per-VC bars.
+  ExpectChartsRendered(chromium, dir, out + "/report.html", 2, "cross_cluster_report.png");
 }
 
 }  // namespace

@@ -1,0 +1,139 @@
+#include "sim/trace_csv.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+
+namespace gleaner::sim {
+namespace {
+
+std::string_view TrimBlanks(std::string_view s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return {};
+  const size_t end = s.find_last_not_of(" \t");
+  return s.substr(begin, end - begin + 1);
+}
+
+std::string_view DropCr(std::string_view s) {
+  return !s.empty() && s.back() == '\r' ? s.substr(0, s.size() - 1) : s;
+}
+
+// The digits of text[at, at + n) as a number, or -1.
+int Digits(std::string_view text, size_t at, size_t n) {
+  int v = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string_view> SplitCsvFields(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    std::string_view f =
+        TrimBlanks(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
+    out.push_back(f);
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::string ParseIntField(std::string_view column, std::string_view text, int64_t lo, int64_t hi,
+                          int64_t* v) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *v);
+  if (!text.empty() && ec == std::errc() && end == text.data() + text.size() && *v >= lo &&
+      *v <= hi) {
+    return "";
+  }
+  return "column " + std::string(column) + ": expected an integer from " + std::to_string(lo) +
+         " to " + std::to_string(hi) + ", got \"" + std::string(text) + "\"";
+}
+
+std::string ParseDateTimeField(std::string_view column, std::string_view text, int64_t* t_s) {
+  const std::string problem = "column " + std::string(column) +
+                              ": expected a time YYYY-MM-DD HH:MM:SS, got \"" + std::string(text) +
+                              "\"";
+  if (text.size() != 19 || text[4] != '-' || text[7] != '-' || text[10] != ' ' || text[13] != ':' ||
+      text[16] != ':') {
+    return problem;
+  }
+  const int y = Digits(text, 0, 4), mo = Digits(text, 5, 2), d = Digits(text, 8, 2);
+  const int h = Digits(text, 11, 2), mi = Digits(text, 14, 2), s = Digits(text, 17, 2);
+  using namespace std::chrono;
+  const year_month_day date{year{y}, month{static_cast<unsigned>(std::max(mo, 0))},
+                            day{static_cast<unsigned>(std::max(d, 0))}};
+  if (y < 1970 || mo < 0 || d < 0 || !date.ok() || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 ||
+      s > 59) {
+    return problem + " (not a valid date and time)";
+  }
+  *t_s = int64_t{sys_days(date).time_since_epoch().count()} * 86400 + h * 3600 + mi * 60 + s;
+  return "";
+}
+
+std::string FormatDateTime(int64_t t_s) {
+  using namespace std::chrono;
+  const year_month_day date{sys_days{days{t_s / 86400}}};
+  const int64_t s = t_s % 86400;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02d:%02d:%02d", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                static_cast<int>(s / 3600), static_cast<int>(s / 60 % 60),
+                static_cast<int>(s % 60));
+  return buf;
+}
+
+core::Result<CsvLineReader> CsvLineReader::Open(const std::string& path) {
+  CsvLineReader reader;
+  reader.path_ = path;
+  reader.in_.open(path);
+  if (!reader.in_) return core::NotFound("cannot open " + path + "; check the path");
+  if (!std::getline(reader.in_, reader.header_)) {
+    return core::InvalidArgument(path + ":1: the file is empty; expected a header line");
+  }
+  reader.header_ = std::string(DropCr(reader.header_));
+  reader.header_width_ = SplitCsvFields(reader.header_).size();
+  return core::Result<CsvLineReader>(std::move(reader));
+}
+
+core::Result<std::vector<size_t>> CsvLineReader::FindColumns(
+    std::initializer_list<std::string_view> names, const std::string& expected) const {
+  const std::vector<std::string_view> fields = SplitCsvFields(header_);
+  std::vector<size_t> at;
+  for (std::string_view name : names) {
+    const auto it = std::find(fields.begin(), fields.end(), name);
+    if (it == fields.end()) {
+      return core::InvalidArgument(path_ + ":1: the header has no column \"" + std::string(name) +
+                                   "\"; expected " + expected + ", got \"" + header_ + "\"");
+    }
+    at.push_back(static_cast<size_t>(it - fields.begin()));
+  }
+  return at;
+}
+
+bool CsvLineReader::Next(std::string* row) {
+  while (std::getline(in_, *row)) {
+    ++line_;
+    if (!TrimBlanks(DropCr(*row)).empty()) {
+      *row = std::string(DropCr(*row));
+      return true;
+    }
+  }
+  return false;
+}
+
+core::Status DirtyRows::Add(const std::string& path, int64_t line, const std::string& problem) {
+  const std::string message = path + ":" + std::to_string(line) + ": " + problem;
+  if (!skip_) return core::InvalidArgument(message + " (--skip-bad-rows skips such rows)");
+  ++cleaning_->bad_rows_skipped;
+  if (static_cast<int>(messages_->size()) < kKeptMessages) messages_->push_back(message);
+  return core::Status::Ok();
+}
+
+}  // namespace gleaner::sim
