@@ -12,8 +12,8 @@
 namespace gleaner::sim {
 namespace {
 
-constexpr int64_t kHour_s = 3600;
-constexpr int64_t kDay_s = 86400;
+constexpr int64_t kSecondsPerHour = 3600;
+constexpr int64_t kSecondsPerDay = 86400;
 
 // The smallest of 1, 2, 2.5, 5 x 10^k, times 4, at or above `v`: a y-axis
 // top with four round steps. At least 4 * min_step.
@@ -51,7 +51,7 @@ std::string Percent(int64_t part, int64_t whole) {
 LineChart HourlyChart(const CrossClusterStudy& s) {
   std::map<int64_t, std::array<int64_t, 3>> hours;  // hour -> minutes, pending, lendable
   for (const CrossMinute& m : s.minutes) {
-    auto& h = hours[m.t_s / kHour_s];
+    auto& h = hours[m.t_s / kSecondsPerHour];
     h[0] += 1;
     h[1] += m.pending_gpus;
     h[2] += m.lendable_gpus;
@@ -76,13 +76,13 @@ LineChart HourlyChart(const CrossClusterStudy& s) {
   }
   c.lines = {pending, lendable};
   // A date at each midnight, every few days: about six labels.
-  const int64_t first_day = (h0 * kHour_s + kDay_s - 1) / kDay_s;
-  const int64_t last_day = (hours.rbegin()->first + 1) * kHour_s / kDay_s;
+  const int64_t first_day = (h0 * kSecondsPerHour + kSecondsPerDay - 1) / kSecondsPerDay;
+  const int64_t last_day = (hours.rbegin()->first + 1) * kSecondsPerHour / kSecondsPerDay;
   const int64_t step = std::max<int64_t>(1, (last_day - first_day + 5) / 6);
   for (int64_t d = first_day; d <= last_day; d += step) {
-    const double x = static_cast<double>(d * kDay_s / kHour_s - h0) / span_h;
+    const double x = static_cast<double>(d * kSecondsPerDay / kSecondsPerHour - h0) / span_h;
     if (x > 1) break;
-    c.x_ticks.emplace_back(x, FormatDateTime(d * kDay_s).substr(0, 10));
+    c.x_ticks.emplace_back(x, FormatDateTime(d * kSecondsPerDay).substr(0, 10));
   }
   c.y_ticks = YTicks(top, 0);
   return c;

@@ -12,9 +12,9 @@ constexpr int64_t kMaxGpusPerMachine = 1024;
 // "" when `text` is "<integer>GB" or "<integer>MB" (blanks allowed before
 // the unit), with *bytes set (binary units); otherwise what was expected.
 std::string ParseMemory(std::string_view text, int64_t* bytes) {
-  const std::string problem =
-      "column single GPU mem: expected an integer and a unit, like \"12GB\"" +
-      std::string(" or \"512MB\", got \"") + std::string(text) + "\"";
+  std::string problem =
+      R"(column single GPU mem: expected an integer and a unit, like "12GB" or "512MB", got ")";
+  problem += std::string(text) + "\"";
   if (text.size() < 3) return problem;
   const std::string_view unit = text.substr(text.size() - 2);
   int64_t shift = 0;

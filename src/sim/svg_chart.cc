@@ -13,9 +13,9 @@ constexpr double kPlotW = kW - kLeft - kRight;
 // Where the plot sits: its top edge moves down to make room for a legend.
 struct Plot {
   double top = kTop;
-  double height() const { return kH - top - kBottom; }
-  std::string X(double x) const { return FormatFixed(kLeft + x * kPlotW); }
-  std::string Y(double y) const { return FormatFixed(top + (1 - y) * height()); }
+  [[nodiscard]] double Height() const { return kH - top - kBottom; }
+  [[nodiscard]] std::string X(double x) const { return FormatFixed(kLeft + x * kPlotW); }
+  [[nodiscard]] std::string Y(double y) const { return FormatFixed(top + (1 - y) * Height()); }
 };
 
 using LegendEntries = std::vector<std::pair<std::string, std::string>>;  // (css class, label)
@@ -31,7 +31,7 @@ std::string Frame(const Plot& p, const std::string& title, const ChartTicks& x_t
                   "</figcaption>\n<svg viewBox=\"0 0 " + FormatFixed(kW, 0) + " " +
                   FormatFixed(kH, 0) + "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">\n";
   s += "<rect x=\"" + p.X(0) + "\" y=\"" + p.Y(1) + "\" width=\"" + FormatFixed(kPlotW) +
-       "\" height=\"" + FormatFixed(p.height()) + "\" class=\"plot\"/>\n";
+       "\" height=\"" + FormatFixed(p.Height()) + "\" class=\"plot\"/>\n";
   for (const auto& [x, label] : x_ticks) {
     s += "<line x1=\"" + p.X(x) + "\" y1=\"" + p.Y(0) + "\" x2=\"" + p.X(x) + "\" y2=\"" + p.Y(1) +
          "\" class=\"grid\"/><text x=\"" + p.X(x) + "\" y=\"" + FormatFixed(kH - kBottom + 16) +
@@ -42,7 +42,7 @@ std::string Frame(const Plot& p, const std::string& title, const ChartTicks& x_t
   for (const auto& [y, label] : y_ticks) {
     s += "<line x1=\"" + p.X(0) + "\" y1=\"" + p.Y(y) + "\" x2=\"" + p.X(1) + "\" y2=\"" + p.Y(y) +
          "\" class=\"grid\"/><text x=\"" + FormatFixed(kLeft - 6) + "\" y=\"" +
-         FormatFixed(p.top + (1 - y) * p.height() + 4) + "\" text-anchor=\"end\">" +
+         FormatFixed(p.top + (1 - y) * p.Height() + 4) + "\" text-anchor=\"end\">" +
          EscapeHtml(label) + "</text>\n";
   }
   return s;
@@ -143,7 +143,7 @@ std::string RenderBarChart(const BarChart& c) {
       const double v = std::clamp(group.values[k], 0.0, 1.0);
       s += "<rect x=\"" + p.X(left + static_cast<double>(k) * bar_w) + "\" y=\"" + p.Y(v) +
            "\" width=\"" + FormatFixed(bar_w * kPlotW) + "\" height=\"" +
-           FormatFixed(v * p.height()) + "\" class=\"" + c.series_classes[k] + "\"/>\n";
+           FormatFixed(v * p.Height()) + "\" class=\"" + c.series_classes[k] + "\"/>\n";
     }
     s += "<text x=\"" + p.X((static_cast<double>(g) + 0.5) * group_w) + "\" y=\"" +
          FormatFixed(kH - kBottom + 16) + "\" text-anchor=\"middle\">" + EscapeHtml(group.label) +
