@@ -11,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "sim/harvest_scenario.h"
 #include "sim/itp_trace.h"
+#include "sim/owner_sources.h"
 #include "sim/utilization_trace.h"
 
 namespace gleaner::cli {
@@ -58,6 +59,43 @@ core::Result<Owner> LoadOwner(const SimHarvestOptions& o, std::ostream& err) {
     owner.trace = fs::path(o.genai).filename().string();
     owner.skipped_rows = cleaning.bad_rows_skipped;
     owner.timeline = sim::TimelineFromUtilization(owner.trace, series, o.gpus_per_node);
+    return owner;
+  }
+  if (!o.helios.empty()) {
+    sim::HeliosReadOptions read;
+    read.skip_bad_rows = o.skip_bad_rows;
+    std::vector<sim::HeliosVc> vcs;
+    if (fs::is_directory(o.helios)) {
+      GLEANER_ASSIGN_OR_RETURN(vcs, sim::ReadHeliosDir(o.helios, read));
+    } else {
+      GLEANER_ASSIGN_OR_RETURN(sim::HeliosVc vc, sim::ReadHeliosVc(o.helios, read));
+      vcs.push_back(std::move(vc));
+    }
+    for (const sim::HeliosVc& vc : vcs) {
+      for (const std::string& m : vc.skipped_messages) err << "gleaner: skipped " << m << "\n";
+      owner.skipped_rows += vc.cleaning.bad_rows_skipped;
+    }
+    owner.kind = "helios";
+    owner.trace = fs::path(o.helios).filename().string();
+    GLEANER_ASSIGN_OR_RETURN(owner.timeline, sim::TimelineFromHelios(vcs, o.gpus_per_node));
+    return owner;
+  }
+  if (!o.philly.empty()) {
+    sim::PhillyReadOptions read;
+    read.skip_bad_rows = o.skip_bad_rows;
+    GLEANER_ASSIGN_OR_RETURN(sim::PhillyNodeSequence seq,
+                             sim::ReadPhillyNodeSequence(o.philly, read));
+    for (const std::string& m : seq.skipped_messages) err << "gleaner: skipped " << m << "\n";
+    const std::string machines_path =
+        o.philly_machines.empty()
+            ? (fs::path(o.philly).parent_path() / "cluster_machine_list").string()
+            : o.philly_machines;
+    GLEANER_ASSIGN_OR_RETURN(std::vector<sim::PhillyMachine> machines,
+                             sim::ReadPhillyMachines(machines_path));
+    owner.kind = "philly";
+    owner.trace = fs::path(o.philly).filename().string();
+    owner.skipped_rows = seq.cleaning.bad_rows_skipped;
+    GLEANER_ASSIGN_OR_RETURN(owner.timeline, sim::TimelineFromPhilly(seq, machines));
     return owner;
   }
   return core::InvalidArgument(
@@ -115,7 +153,16 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
   auto* owner = h->add_option_group("owner", "The owner workload: exactly one");
   owner->add_option("--genai", o.genai, "Alibaba GenAI pod_gpu_duty_cycle CSV (one GPU per pod)")
       ->check(CLI::ExistingFile);
+  owner
+      ->add_option("--helios", o.helios,
+                   "A Helios Earth VC CSV, or a folder of vc*.csv side by side")
+      ->check(CLI::ExistingPath);
+  owner->add_option("--philly", o.philly, "Philly philly_node_sequence.csv (whole nodes)")
+      ->check(CLI::ExistingFile);
   owner->require_option(1);
+  h->add_option("--philly-machines", o.philly_machines,
+                "Philly cluster_machine_list (default: beside --philly)")
+      ->check(CLI::ExistingFile);
   h->add_option("--genai-memory", o.genai_memory,
                 "Its pod_gpu_memory_used_bytes CSV: memory held marks an owner process")
       ->check(CLI::ExistingFile);

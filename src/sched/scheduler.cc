@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "sched/placement.h"
@@ -328,12 +329,46 @@ void Scheduler::OnTick() {
   for (const std::vector<JobId>& ids : on_node_) {
     for (JobId id : ids) Charge(jobs_.at(id), now_);
   }
-  // Ages and usage moved: every pending job gets a fresh key.
-  std::vector<JobId> pending;
-  pending.reserve(queue_.size());
-  for (const OrderKey& k : queue_) pending.push_back(k.id);
+  // Ages and usage moved: every pending job needs a fresh key, given before
+  // the next pass that may act on the order. Passes that can start or
+  // preempt nothing (the common case on a full cluster) skip it.
+  keys_stale_ = true;
+}
+
+void Scheduler::Rekey() {
+  keys_stale_ = false;
+  // Fair-share factors are computed once per project and user, and the
+  // queue is rebuilt from the sorted keys (linear with an end hint): one
+  // sort, not a tree insertion per job.
+  std::unordered_map<std::string, double> project_factor, user_factor;
+  const auto factor = [](std::unordered_map<std::string, double>& memo,
+                         const FairShareLedger& ledger, const std::string& account) {
+    auto [it, fresh] = memo.try_emplace(account, 0.0);
+    if (fresh) it->second = ledger.Factor(account);
+    return it->second;
+  };
+  std::vector<OrderKey> keys;
+  keys.reserve(queue_.size());
+  for (const OrderKey& k : queue_) {
+    Job& job = jobs_.at(k.id);
+    job.key = FreshKey(job, factor(project_factor, project_usage_, job.req.project),
+                       factor(user_factor, user_usage_, job.req.user));
+    keys.push_back(job.key);
+  }
+  std::sort(keys.begin(), keys.end());
   queue_.clear();
-  for (JobId id : pending) Enqueue(jobs_.at(id));
+  for (const OrderKey& k : keys) queue_.insert(queue_.end(), k);
+}
+
+bool Scheduler::NothingCanStart(const Job& job, int budget, bool by_reservation) const {
+  if (cluster_.free_milli() > 0) return false;
+  // Only preemption can help, and the queue is in class order, so once no
+  // job of this class may preempt by class, none after it may either.
+  const int rank = ClassRank(job.req.priority_class);
+  bool by_class = false;
+  for (int r = rank + 1; r < 3; ++r) by_class = by_class || evictable_by_rank_[r] > 0;
+  const bool by_reclaim = has_guarantees_ && quotas_.borrowing_projects() > 0;
+  return budget == 0 || (!by_class && !by_reclaim && !by_reservation);
 }
 
 // ---- the pass -----------------------------------------------------------
@@ -354,22 +389,19 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   // Borrowers on reserved GPUs can be reclaimed whatever the class; the
   // pass never makes more of them, so this holds for the whole pass.
   const bool by_reservation = reservations_.any_active() && Lent("");
+  // Stale keys matter only to a pass that gets past its first job: the
+  // first job's class, all the stop below looks at, never changes.
+  if (keys_stale_ && !queue_.empty() &&
+      !NothingCanStart(jobs_.at(queue_.begin()->id), budget, by_reservation)) {
+    Rekey();
+  }
   for (auto it = queue_.begin(); it != queue_.end();) {
     const JobId id = it->id;
     ++it;  // Consider may take the job out of the queue
     if (jobs_.at(id).considered_in_pass == pass_) continue;  // offered first, above
-    if (cluster_.free_milli() == 0) {
-      // Nothing can start; only preemption can help, and the queue is in
-      // class order, so once no job of this class may preempt by class,
-      // none after it may either.
-      const int rank = ClassRank(jobs_.at(id).req.priority_class);
-      bool by_class = false;
-      for (int r = rank + 1; r < 3; ++r) by_class = by_class || evictable_by_rank_[r] > 0;
-      const bool by_reclaim = has_guarantees_ && quotas_.borrowing_projects() > 0;
-      if (budget == 0 || (!by_class && !by_reclaim && !by_reservation)) {
-        early_stop_pass_ = pass_;  // this job and those after it were not considered
-        break;
-      }
+    if (NothingCanStart(jobs_.at(id), budget, by_reservation)) {
+      early_stop_pass_ = pass_;  // this job and those after it were not considered
+      break;
     }
     Job& job = jobs_.at(id);
     if (Consider(job, &budget, out)) {
@@ -895,11 +927,15 @@ void Scheduler::Requeue(Job& job, const std::string& reason, std::vector<Action>
   out->push_back(RequeueJob{job.req.id, reason});
 }
 
+OrderKey Scheduler::FreshKey(const Job& job, double project_factor, double user_factor) const {
+  OrderKey key =
+      policies_.ordering->Key({&job.req, job.submitted_at, now_, project_factor, user_factor});
+  key.id = job.req.id;  // keeps keys unique whatever the policy returns
+  return key;
+}
+
 void Scheduler::Enqueue(Job& job) {
-  OrderingInput in{&job.req, job.submitted_at, now_, project_usage_.Factor(job.req.project),
-                   user_usage_.Factor(job.req.user)};
-  job.key = policies_.ordering->Key(in);
-  job.key.id = job.req.id;  // keeps keys unique whatever the policy returns
+  job.key = FreshKey(job, project_usage_.Factor(job.req.project), user_usage_.Factor(job.req.user));
   queue_.insert(job.key);
 }
 

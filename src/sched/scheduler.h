@@ -215,6 +215,10 @@ class Scheduler {
   // Frees a running or vacating job's GPUs and charges its usage.
   void Release(Job& job);
   void Requeue(Job& job, const std::string& reason, std::vector<Action>* out);
+  OrderKey FreshKey(const Job& job, double project_factor, double user_factor) const;
+  void Rekey();
+  // Whether no job from `job` on can start or preempt in this pass.
+  bool NothingCanStart(const Job& job, int budget, bool by_reservation) const;
   void Enqueue(Job& job);
   void Charge(Job& job, core::TimePoint until);
   const std::vector<ClassId>& Allowed(Job& job);
@@ -235,6 +239,7 @@ class Scheduler {
 
   std::unordered_map<JobId, Job> jobs_;
   std::set<OrderKey> queue_;
+  bool keys_stale_ = false;  // a Tick moved ages and usage since the keys were made
   // Running and vacating jobs by node index, in start order.
   std::vector<std::vector<JobId>> on_node_;
   // Nodes with evictable jobs -> how many; preemption searches only these.
