@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "cli/exit_codes.h"
+#include "sim/harvest_report.h"
 #include "sim/harvest_scenario.h"
 #include "sim/itp_trace.h"
 #include "sim/owner_sources.h"
@@ -247,6 +248,14 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   m["runs"] = nlohmann::ordered_json::array();
   for (const sim::HarvestBaselineRun& r : *runs)
     m["runs"].push_back(sim::HarvestMetricsJson(r.metrics));
+  sim::HarvestScenarioInfo info;
+  info.owner_trace = owner->trace;
+  info.queue_source = queue->source;
+  info.seed = o.seed;
+  info.checkpoint_s = config.checkpoint_s;
+  info.vacate_s = config.vacate_s;
+  info.offered_gpu_hours = queue->offered_gpu_hours;
+  const std::string report = sim::RenderHarvestReport(info, t, queue->jobs, *runs);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   nlohmann::ordered_json timing;
@@ -263,7 +272,8 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
     return kExitFailure;
   }
   if (!WriteFile(dir / "metrics.json", m.dump(2) + "\n", err) ||
-      !WriteFile(dir / "timing.json", timing.dump(2) + "\n", err)) {
+      !WriteFile(dir / "timing.json", timing.dump(2) + "\n", err) ||
+      !WriteFile(dir / "report.html", report, err)) {
     return kExitFailure;
   }
   char line[300];
@@ -282,7 +292,7 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
                   static_cast<long long>(r.metrics.jobs_finished));
     out << line;
   }
-  std::snprintf(line, sizeof line, "%.2f s wall; wrote %s, timing.json\n", wall_s,
+  std::snprintf(line, sizeof line, "%.2f s wall; wrote %s, timing.json, report.html\n", wall_s,
                 (dir / "metrics.json").string().c_str());
   out << line;
   return kExitOk;

@@ -15,23 +15,6 @@ namespace {
 constexpr int64_t kSecondsPerHour = 3600;
 constexpr int64_t kSecondsPerDay = 86400;
 
-// The smallest of 1, 2, 2.5, 5 x 10^k, times 4, at or above `v`: a y-axis
-// top with four round steps. At least 4 * min_step.
-double NiceTop(double v, double min_step) {
-  const double step = std::max(v / 4, min_step);
-  const double magnitude = std::pow(10.0, std::floor(std::log10(step)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (m * magnitude >= step * (1 - 1e-12)) return 4 * m * magnitude;
-  }
-  return 40 * magnitude;
-}
-
-ChartTicks YTicks(double top, int digits) {
-  ChartTicks t;
-  for (int i = 0; i <= 4; ++i) t.emplace_back(i / 4.0, FormatFixed(top * i / 4.0, digits));
-  return t;
-}
-
 // GPU-hours for a table: whole hours, one decimal below 100.
 std::string Hours(int64_t gpu_minutes) {
   const double hours = static_cast<double>(gpu_minutes) / 60;

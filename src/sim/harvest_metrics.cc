@@ -59,7 +59,7 @@ HarvestMetrics ComputeHarvestMetrics(const std::string& policy, bool checkpoints
       squares += x * x;
     }
     const double n = static_cast<double>(done_and_asked.size());
-    m.jain_fairness = squares > 0 ? sum * sum / (n * squares) : 1.0;
+    if (squares > 0) m.jain_fairness = sum * sum / (n * squares);
   }
   return m;
 }

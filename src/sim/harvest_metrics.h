@@ -31,7 +31,7 @@ struct HarvestMetrics {
   Summary queue;  // jobs that started: first start - submit
   // Jain's index over users of (GPU-hours of finished work / GPU-hours
   // asked): 1 when every user got the same share of what they asked for;
-  // null (absent) with fewer than two users.
+  // absent with fewer than two users or when nobody's work finished.
   std::optional<double> jain_fairness;
   int64_t samples = 0;
 };

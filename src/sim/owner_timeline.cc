@@ -143,7 +143,8 @@ OwnerTimeline TimelineFromUtilization(std::string name,
       seg.has_data = true;
       seg.utilization_pct = p.utilization_pct;
       seg.memory_bytes = p.memory_used ? static_cast<int64_t>(p.memory_used->count()) : 0;
-      seg.owner_process = seg.memory_bytes > 0;
+      // Memory held, or any utilization at all, means a process is there.
+      seg.owner_process = seg.memory_bytes > 0 || seg.utilization_pct > 0;
       Append(segs, seg);
       // A sample stands for at most one step; past a gap nothing is known.
       const int64_t next = i + 1 < s.points.size() ? seconds(s.points[i + 1].at) : t.end_s;

@@ -74,8 +74,8 @@ core::Result<OwnerTimeline> TimelineFromOccupancy(std::string name,
 
 // One GPU per series (a pod of the Alibaba GenAI trace): its utilization and
 // memory as sampled, a gap where samples are further apart than three of
-// the trace's median steps. Memory above zero means an owner process holds
-// the GPU. Nodes of `gpus_per_node` GPUs in series order.
+// the trace's median steps. Memory held or any utilization means an owner
+// process is on the GPU. Nodes of `gpus_per_node` GPUs in series order.
 OwnerTimeline TimelineFromUtilization(std::string name,
                                       const std::vector<UtilizationSeries>& series,
                                       int gpus_per_node);

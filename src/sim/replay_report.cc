@@ -10,7 +10,6 @@ namespace gleaner::sim {
 namespace {
 
 constexpr int kSlices = 400;  // points per time chart
-constexpr int kCdfPoints = 200;
 
 // Time-weighted means of busy GPUs and queued jobs over kSlices equal
 // slices of [t0, t1), from the step function in the timeline.
@@ -83,26 +82,8 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
   std::vector<int64_t> jct;
   jct.reserve(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) jct.push_back(r.outcomes[i].end_s - jobs[i].submit_s);
-  std::sort(jct.begin(), jct.end());
-  LineChart cdf{
-      "CDF of job completion times (arrival to end; log axis)", {ChartLine{}}, {}, {}, false};
-  if (!jct.empty()) {
-    const double lo =
-        std::floor(std::log10(static_cast<double>(std::max<int64_t>(jct.front(), 1))));
-    const double hi = std::max(lo + 1, std::ceil(std::log10(static_cast<double>(jct.back()))));
-    auto xs = [&](int64_t v) {
-      return (std::log10(static_cast<double>(std::max<int64_t>(v, 1))) - lo) / (hi - lo);
-    };
-    for (int k = 0; k <= kCdfPoints; ++k) {
-      const size_t idx = std::min(jct.size() - 1, jct.size() * static_cast<size_t>(k) / kCdfPoints);
-      cdf.lines[0].points.push_back(
-          {xs(jct[idx]), static_cast<double>(idx + 1) / static_cast<double>(jct.size())});
-    }
-    for (double e = lo; e <= hi; e += 1) {
-      cdf.x_ticks.emplace_back((e - lo) / (hi - lo), HumanDuration(std::pow(10.0, e)));
-    }
-  }
-  for (int i = 0; i <= 4; ++i) cdf.y_ticks.emplace_back(i / 4.0, std::to_string(i * 25) + " %");
+  const LineChart cdf = DurationCdf("CDF of job completion times (arrival to end; log axis)",
+                                    {ChartLine{}}, {std::move(jct)});
 
   const std::string title = "gleaner sim replay: " + id.trace + ", " + id.policy + ", " +
                             std::to_string(id.gpus) + " GPUs";

@@ -1,6 +1,8 @@
 #include "sim/svg_chart.h"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 
 namespace gleaner::sim {
@@ -155,6 +157,53 @@ std::string RenderBarChart(const BarChart& c) {
   });
   s += "</svg></figure>\n";
   return s;
+}
+
+double NiceTop(double v, double min_step) {
+  const double step = std::max(v / 4, min_step);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(step)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * magnitude >= step * (1 - 1e-12)) return 4 * m * magnitude;
+  }
+  return 40 * magnitude;
+}
+
+ChartTicks YTicks(double top, int digits) {
+  ChartTicks t;
+  for (int i = 0; i <= 4; ++i) t.emplace_back(i / 4.0, FormatFixed(top * i / 4.0, digits));
+  return t;
+}
+
+LineChart DurationCdf(std::string title, std::vector<ChartLine> lines,
+                      std::vector<std::vector<int64_t>> durations) {
+  constexpr int kPoints = 200;
+  LineChart cdf{std::move(title), std::move(lines), {}, {}, false};
+  int64_t least = INT64_MAX, most = 0;
+  for (std::vector<int64_t>& d : durations) {
+    std::sort(d.begin(), d.end());
+    if (d.empty()) continue;
+    least = std::min(least, d.front());
+    most = std::max(most, d.back());
+  }
+  for (int i = 0; i <= 4; ++i) cdf.y_ticks.emplace_back(i / 4.0, std::to_string(i * 25) + " %");
+  if (most == 0) return cdf;
+  const double lo = std::floor(std::log10(static_cast<double>(std::max<int64_t>(least, 1))));
+  const double hi = std::max(lo + 1, std::ceil(std::log10(static_cast<double>(most))));
+  const auto x = [&](int64_t v) {
+    return (std::log10(static_cast<double>(std::max<int64_t>(v, 1))) - lo) / (hi - lo);
+  };
+  for (size_t l = 0; l < durations.size() && l < cdf.lines.size(); ++l) {
+    const std::vector<int64_t>& d = durations[l];
+    for (int k = 0; k <= kPoints && !d.empty(); ++k) {
+      const size_t idx = std::min(d.size() - 1, d.size() * static_cast<size_t>(k) / kPoints);
+      cdf.lines[l].points.push_back(
+          {x(d[idx]), static_cast<double>(idx + 1) / static_cast<double>(d.size())});
+    }
+  }
+  for (double e = lo; e <= hi; e += 1) {
+    cdf.x_ticks.emplace_back((e - lo) / (hi - lo), HumanDuration(std::pow(10.0, e)));
+  }
+  return cdf;
 }
 
 std::string ReportPageStart(const std::string& title, const std::string& extra_css) {

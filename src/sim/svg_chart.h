@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,20 @@ struct LineChart {
   ChartTicks y_ticks;
   bool steps = false;  // draw each point's value flat until the next point
 };
+
+// The smallest of 1, 2, 2.5, 5 x 10^k, times 4, at or above `v`: a y-axis
+// top with four round steps. At least 4 * min_step.
+double NiceTop(double v, double min_step);
+
+// Five ticks, 0 to `top`, labelled with `digits` decimals.
+ChartTicks YTicks(double top, int digits);
+
+// The cumulative share of each set of durations (seconds) at or below x,
+// on a log x axis spanning whole decades around all the sets, 201 points
+// per set; y ticks in percent. `lines` give each set's class and label;
+// their points are filled in.
+LineChart DurationCdf(std::string title, std::vector<ChartLine> lines,
+                      std::vector<std::vector<int64_t>> durations);
 
 // A <figure> with the caption and a 720x240 SVG: plot frame, grid lines at
 // the ticks, one polyline per line and, when any line has a label, a

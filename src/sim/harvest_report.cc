@@ -1,0 +1,176 @@
+#include "sim/harvest_report.h"
+
+#include <algorithm>
+
+#include "sim/svg_chart.h"
+
+namespace gleaner::sim {
+namespace {
+
+std::string RunName(const HarvestBaselineRun& r) {
+  return std::string(HarvestPolicyName(r.policy)) + (r.policy == HarvestPolicy::kNone ? ""
+                                                     : r.checkpoints ? ", checkpoints"
+                                                                     : ", none saved");
+}
+
+// The run to draw for a policy: the one with checkpoints when there is one.
+const HarvestBaselineRun* Pick(const std::vector<HarvestBaselineRun>& runs, HarvestPolicy p) {
+  const HarvestBaselineRun* pick = nullptr;
+  for (const HarvestBaselineRun& r : runs) {
+    if (r.policy == p && (pick == nullptr || r.checkpoints)) pick = &r;
+  }
+  return pick;
+}
+
+ChartTicks TimeTicks(int64_t span_s) {
+  ChartTicks t;
+  for (int i = 0; i <= 4; ++i) {
+    t.emplace_back(i / 4.0, HumanDuration(static_cast<double>(span_s) * i / 4.0));
+  }
+  return t;
+}
+
+// One point per slice (its mean over the slice), drawn as steps.
+ChartLine SliceLine(const std::vector<HarvestSlice>& slices, double slice_s, double top,
+                    double (*value)(const HarvestSlice&), std::string css, std::string label) {
+  ChartLine line{{}, std::move(css), std::move(label)};
+  const double n = static_cast<double>(slices.size());
+  for (size_t k = 0; k < slices.size(); ++k) {
+    line.points.push_back({static_cast<double>(k) / n, value(slices[k]) / slice_s / top});
+  }
+  if (!line.points.empty()) line.points.push_back({1.0, line.points.back().y});
+  return line;
+}
+
+double Idle(const HarvestSlice& s) { return s.idle_unused + s.harvested; }
+double Harvested(const HarvestSlice& s) { return s.harvested; }
+double Queued(const HarvestSlice& s) { return s.queued; }
+
+std::string Hours(double h) { return FormatFixed(h, h < 100 ? 1 : 0); }
+
+}  // namespace
+
+std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTimeline& owner,
+                                const std::vector<HarvestJob>& queue,
+                                const std::vector<HarvestBaselineRun>& runs) {
+  const std::string title = "gleaner sim harvest: " + info.owner_trace;
+  std::string h = ReportPageStart(
+      title,
+      ".line2{fill:none;stroke:#d9822b;stroke-width:1.5}.line3{fill:none;stroke:#2a9d4b;"
+      "stroke-width:1.5}.line4{fill:none;stroke:#999;stroke-width:1.5}.bar1{fill:#2a9d4b}"
+      ".bar2{fill:#c0392b}.bar3{fill:#d9822b}p.note{color:#555}td,th{font-size:13px}");
+  const int64_t span_s = owner.end_s - owner.start_s;
+  const HarvestLimit limit = runs.empty() ? HarvestLimit{} : LimitOf(runs.front().result);
+  h += "<p>" + std::to_string(owner.gpu_count()) + " GPUs on " +
+       std::to_string(owner.node_gpus.size()) + " nodes for " +
+       HumanDuration(static_cast<double>(span_s)) + ". Queue: " + EscapeHtml(info.queue_source) +
+       (info.queue_source == "synthetic" ? " (seed " + std::to_string(info.seed) + ")" : "") +
+       ", " + std::to_string(queue.size()) + " jobs asking for " + Hours(info.offered_gpu_hours) +
+       " GPU-hours. Jobs save their state every " + std::to_string(info.checkpoint_s) +
+       " s in the runs with checkpoints; a signalled job takes " + std::to_string(info.vacate_s) +
+       " s to leave.</p>\n<p>The physical limit: owners left <b>" + Hours(limit.idle_gpu_hours) +
+       " GPU-hours</b> idle (under the busy threshold), " + Hours(limit.held_idle_gpu_hours) +
+       " of them with an owner's process holding the GPU; " + Hours(limit.owner_busy_gpu_hours) +
+       " GPU-hours busy, " + Hours(limit.no_data_gpu_hours) + " without data.</p>\n";
+
+  h += "<table>\n<tr><th>run</th><th>harvested GPU-h</th><th>of idle</th><th>useful GPU-h</th>"
+       "<th>lost GPU-h</th><th>owner returns</th><th>owner wait GPU-h</th><th>jobs done</th>"
+       "<th>median / p99 JCT</th><th>median wait</th><th>Jain</th></tr>\n";
+  for (const HarvestBaselineRun& r : runs) {
+    const HarvestMetrics& m = r.metrics;
+    h += "<tr><th>" + EscapeHtml(RunName(r)) + "</th><td>" + Hours(m.harvested_gpu_hours) +
+         "</td><td>" + FormatFixed(100 * m.harvested_share_of_idle, 1) + " %</td><td>" +
+         Hours(m.useful_gpu_hours) + "</td><td>" + Hours(m.lost_gpu_hours) + "</td><td>" +
+         std::to_string(m.owner_returns) + "</td><td>" + FormatFixed(m.owner_delay_gpu_hours, 1) +
+         "</td><td>" + std::to_string(m.jobs_finished) + " / " + std::to_string(queue.size()) +
+         "</td><td>" +
+         (m.jobs_finished > 0 ? HumanDuration(m.jct.median_s) + " / " + HumanDuration(m.jct.p99_s)
+                              : "-") +
+         "</td><td>" + (m.jobs_finished > 0 ? HumanDuration(m.queue.median_s) : "-") + "</td><td>" +
+         (m.jain_fairness ? FormatFixed(*m.jain_fairness, 3) : "-") + "</td></tr>\n";
+  }
+  h += "</table>\n<p class=\"note\">Harvested: GPU-time jobs held lent GPUs; of idle: the share "
+       "of the physical limit used while owners were away. Useful: harvested less the work "
+       "preemptions threw away (lost). Owner returns: lent GPUs their owners took back; owner "
+       "wait: the GPU-time owners waited for a job to leave. Jain: fairness across users of the "
+       "share of their asked GPU-hours that finished (1 = equal).</p>\n";
+
+  const HarvestBaselineRun* gleaner = Pick(runs, HarvestPolicy::kGleaner);
+  const HarvestBaselineRun* naive = Pick(runs, HarvestPolicy::kNaive);
+  const HarvestBaselineRun* none = Pick(runs, HarvestPolicy::kNone);
+  if (gleaner != nullptr && !gleaner->result.slices.empty()) {
+    const std::vector<HarvestSlice>& gs = gleaner->result.slices;
+    const double slice_s = static_cast<double>(span_s) / static_cast<double>(gs.size());
+    double top = 1;
+    for (const HarvestSlice& s : gs) top = std::max(top, Idle(s) / slice_s);
+    top = NiceTop(top, 1);
+    LineChart c{"GPUs idle (the physical limit) and harvested over time (mean per slice)",
+                {SliceLine(gs, slice_s, top, Idle, "line4", "idle")},
+                TimeTicks(span_s),
+                YTicks(top, 0),
+                true};
+    if (naive != nullptr) {
+      c.lines.push_back(
+          SliceLine(naive->result.slices, slice_s, top, Harvested, "line2", "harvested: naive"));
+    }
+    c.lines.push_back(SliceLine(gs, slice_s, top, Harvested, "line3", "harvested: gleaner"));
+    h += RenderLineChart(c);
+
+    double qtop = 1;
+    for (const HarvestBaselineRun* r : {none, naive, gleaner}) {
+      if (r == nullptr) continue;
+      for (const HarvestSlice& s : r->result.slices) qtop = std::max(qtop, Queued(s) / slice_s);
+    }
+    qtop = NiceTop(qtop, 1);
+    LineChart q{
+        "Jobs waiting over time (mean per slice)", {}, TimeTicks(span_s), YTicks(qtop, 0), true};
+    if (none != nullptr) {
+      q.lines.push_back(SliceLine(none->result.slices, slice_s, qtop, Queued, "line4", "none"));
+    }
+    if (naive != nullptr) {
+      q.lines.push_back(SliceLine(naive->result.slices, slice_s, qtop, Queued, "line2", "naive"));
+    }
+    q.lines.push_back(SliceLine(gs, slice_s, qtop, Queued, "line3", "gleaner"));
+    h += RenderLineChart(q);
+  }
+
+  BarChart bars;
+  bars.title = "Where each run's harvested GPU-hours went, and what owners waited (GPU-hours)";
+  bars.series_labels = {"useful", "lost to preemption", "owners waited"};
+  bars.series_classes = {"bar1", "bar2", "bar3"};
+  double btop = 1;
+  for (const HarvestBaselineRun& r : runs) {
+    btop = std::max({btop, r.metrics.useful_gpu_hours, r.metrics.lost_gpu_hours,
+                     r.metrics.owner_delay_gpu_hours});
+  }
+  btop = NiceTop(btop, 1);
+  for (const HarvestBaselineRun& r : runs) {
+    if (r.policy == HarvestPolicy::kNone) continue;
+    bars.groups.push_back({RunName(r),
+                           {r.metrics.useful_gpu_hours / btop, r.metrics.lost_gpu_hours / btop,
+                            r.metrics.owner_delay_gpu_hours / btop}});
+  }
+  bars.y_ticks = YTicks(btop, 0);
+  h += RenderBarChart(bars);
+
+  std::vector<ChartLine> lines;
+  std::vector<std::vector<int64_t>> jcts;
+  const char* classes[] = {"line2", "line3"};
+  int k = 0;
+  for (const HarvestBaselineRun* r : {naive, gleaner}) {
+    if (r == nullptr) continue;
+    std::vector<int64_t> jct;
+    for (size_t j = 0; j < queue.size(); ++j) {
+      if (r->result.jobs[j].end_s >= 0) jct.push_back(r->result.jobs[j].end_s - queue[j].submit_s);
+    }
+    lines.push_back({{}, classes[k++], std::string(HarvestPolicyName(r->policy))});
+    jcts.push_back(std::move(jct));
+  }
+  h += RenderLineChart(
+      DurationCdf("CDF of completion times of the jobs that finished (submit to end; log axis)",
+                  std::move(lines), std::move(jcts)));
+  h += "</body></html>\n";
+  return h;
+}
+
+}  // namespace gleaner::sim
