@@ -174,7 +174,7 @@ core::Status Scheduler::Cancel(JobId id) {
   if (it == jobs_.end()) return core::NotFound("no " + JobWord(id) + " to cancel");
   Job& job = it->second;
   if (job.phase == JobPhase::kPending) {
-    queue_.erase(job.key);
+    Dequeue(job);
     jobs_.erase(it);
   } else {
     job.cancelled = true;  // it leaves when the caller reports its exit
@@ -337,9 +337,7 @@ void Scheduler::OnTick() {
 
 void Scheduler::Rekey() {
   keys_stale_ = false;
-  // Fair-share factors are computed once per project and user, and the
-  // queue is rebuilt from the sorted keys (linear with an end hint): one
-  // sort, not a tree insertion per job.
+  // Fair-share factors are computed once per project and user.
   std::unordered_map<std::string, double> project_factor, user_factor;
   const auto factor = [](std::unordered_map<std::string, double>& memo,
                          const FairShareLedger& ledger, const std::string& account) {
@@ -347,28 +345,34 @@ void Scheduler::Rekey() {
     if (fresh) it->second = ledger.Factor(account);
     return it->second;
   };
-  std::vector<OrderKey> keys;
-  keys.reserve(queue_.size());
-  for (const OrderKey& k : queue_) {
-    Job& job = jobs_.at(k.id);
+  // The set's nodes are taken out, given their new keys and put back in
+  // order: no allocation, one sort.
+  std::vector<std::set<OrderKey>::node_type> nodes;
+  nodes.reserve(queue_.size());
+  while (!queue_.empty()) nodes.push_back(queue_.extract(queue_.begin()));
+  for (auto& node : nodes) {
+    Job& job = jobs_.at(node.value().id);
     job.key = FreshKey(job, factor(project_factor, project_usage_, job.req.project),
                        factor(user_factor, user_usage_, job.req.user));
-    keys.push_back(job.key);
+    node.value() = job.key;
   }
-  std::sort(keys.begin(), keys.end());
-  queue_.clear();
-  for (const OrderKey& k : keys) queue_.insert(queue_.end(), k);
+  std::sort(nodes.begin(), nodes.end(),
+            [](const auto& a, const auto& b) { return a.value() < b.value(); });
+  for (auto& node : nodes) queue_.insert(queue_.end(), std::move(node));
 }
 
-bool Scheduler::NothingCanStart(const Job& job, int budget, bool by_reservation) const {
-  if (cluster_.free_milli() > 0) return false;
-  // Only preemption can help, and the queue is in class order, so once no
-  // job of this class may preempt by class, none after it may either.
+bool Scheduler::NoneMayPreempt(const Job& job, int budget, bool by_reservation) const {
+  // The queue is in class order, so once no job of this class may preempt
+  // by class, none after it may either.
   const int rank = ClassRank(job.req.priority_class);
   bool by_class = false;
   for (int r = rank + 1; r < 3; ++r) by_class = by_class || evictable_by_rank_[r] > 0;
   const bool by_reclaim = has_guarantees_ && quotas_.borrowing_projects() > 0;
   return budget == 0 || (!by_class && !by_reclaim && !by_reservation);
+}
+
+bool Scheduler::NothingCanStart(const Job& job, int budget, bool by_reservation) const {
+  return cluster_.free_milli() == 0 && NoneMayPreempt(job, budget, by_reservation);
 }
 
 // ---- the pass -----------------------------------------------------------
@@ -395,18 +399,35 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
       !NothingCanStart(jobs_.at(queue_.begin()->id), budget, by_reservation)) {
     Rekey();
   }
+  // Without reservations or a backfill shadow every job's fit is judged by
+  // its shape alone (shape_misses_[0]): once every shape waiting has found
+  // no place, nobody further back can start either.
+  const bool by_shape = !reservations_.any_active() && shadow_.job == 0;
+  size_t shapes_missed = 0;
   for (auto it = queue_.begin(); it != queue_.end();) {
     const JobId id = it->id;
     ++it;  // Consider may take the job out of the queue
-    if (jobs_.at(id).considered_in_pass == pass_) continue;  // offered first, above
-    if (NothingCanStart(jobs_.at(id), budget, by_reservation)) {
+    Job& job = jobs_.at(id);
+    if (job.considered_in_pass == pass_) continue;  // offered first, above
+    if (NothingCanStart(job, budget, by_reservation)) {
       early_stop_pass_ = pass_;  // this job and those after it were not considered
       break;
     }
-    Job& job = jobs_.at(id);
     if (Consider(job, &budget, out)) {
       misses = 0;
       continue;
+    }
+    if (by_shape && shadow_.job == 0) {
+      const auto shape = static_cast<size_t>(job.shape_id);
+      if (shape_counted_.size() <= shape) shape_counted_.resize(shape + 1, 0);
+      const std::vector<ShapeMiss>& missed = shape_misses_[0];
+      if (shape < missed.size() && missed[shape].pass == pass_ && shape_counted_[shape] != pass_) {
+        shape_counted_[shape] = pass_;
+        if (++shapes_missed == waiting_shapes_ && NoneMayPreempt(job, budget, by_reservation)) {
+          early_stop_pass_ = pass_;
+          break;
+        }
+      }
     }
     MaybePlanShadow(job);
     if (!full && ++misses >= config_.event_pass_depth) {
@@ -655,7 +676,7 @@ void Scheduler::PlanShadow(Job& blocked) {
 }
 
 void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
-  queue_.erase(job.key);
+  Dequeue(job);
   job.phase = JobPhase::kRunning;
   job.node = p.node;
   job.gpus = p.gpus;
@@ -937,6 +958,14 @@ OrderKey Scheduler::FreshKey(const Job& job, double project_factor, double user_
 void Scheduler::Enqueue(Job& job) {
   job.key = FreshKey(job, project_usage_.Factor(job.req.project), user_usage_.Factor(job.req.user));
   queue_.insert(job.key);
+  const auto shape = static_cast<size_t>(job.shape_id);
+  if (queued_of_shape_.size() <= shape) queued_of_shape_.resize(shape + 1, 0);
+  if (queued_of_shape_[shape]++ == 0) ++waiting_shapes_;
+}
+
+void Scheduler::Dequeue(const Job& job) {
+  queue_.erase(job.key);
+  if (--queued_of_shape_[static_cast<size_t>(job.shape_id)] == 0) --waiting_shapes_;
 }
 
 void Scheduler::Charge(Job& job, core::TimePoint until) {

@@ -217,7 +217,10 @@ class Scheduler {
   void Requeue(Job& job, const std::string& reason, std::vector<Action>* out);
   OrderKey FreshKey(const Job& job, double project_factor, double user_factor) const;
   void Rekey();
-  // Whether no job from `job` on can start or preempt in this pass.
+  void Dequeue(const Job& job);
+  // Whether no job from `job` on may preempt (NoneMayPreempt), or can start
+  // or preempt (NothingCanStart), in this pass.
+  bool NoneMayPreempt(const Job& job, int budget, bool by_reservation) const;
   bool NothingCanStart(const Job& job, int budget, bool by_reservation) const;
   void Enqueue(Job& job);
   void Charge(Job& job, core::TimePoint until);
@@ -262,6 +265,11 @@ class Scheduler {
   // The last pass that stopped before the end of the queue: jobs it did not
   // reach are judged afresh when asked why they wait.
   uint64_t early_stop_pass_ = 0;
+  // Pending jobs per shape, the shapes with any, and the pass in which each
+  // shape's miss was last counted: a pass stops once all have missed.
+  std::vector<int64_t> queued_of_shape_;
+  size_t waiting_shapes_ = 0;
+  std::vector<uint64_t> shape_counted_;
 };
 
 }  // namespace gleaner::sched
