@@ -371,6 +371,21 @@ bool Scheduler::NoneMayPreempt(const Job& job, int budget, bool by_reservation) 
   return budget == 0 || (!by_class && !by_reclaim && !by_reservation);
 }
 
+bool Scheduler::AnyWaitingShapeFits() const {
+  for (const auto& [shape, id] : shapes_) {
+    if (static_cast<size_t>(id) >= queued_of_shape_.size() ||
+        queued_of_shape_[static_cast<size_t>(id)] == 0) {
+      continue;
+    }
+    JobRequest req;
+    std::tie(req.gpus, req.max_gpus, req.gpu_milli, std::ignore, req.gpu_models) = shape;
+    req.min_gpu_memory = core::Bytes(std::get<3>(shape));
+    int reserved_by = ReservationBook::kNone;
+    if (Place(req, AllowedClasses(cluster_, req), &reserved_by, nullptr)) return true;
+  }
+  return false;
+}
+
 bool Scheduler::NothingCanStart(const Job& job, int budget, bool by_reservation) const {
   return cluster_.free_milli() == 0 && NoneMayPreempt(job, budget, by_reservation);
 }
@@ -393,11 +408,15 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   // Borrowers on reserved GPUs can be reclaimed whatever the class; the
   // pass never makes more of them, so this holds for the whole pass.
   const bool by_reservation = reservations_.any_active() && Lent("");
-  // Stale keys matter only to a pass that gets past its first job: the
-  // first job's class, all the stop below looks at, never changes.
-  if (keys_stale_ && !queue_.empty() &&
-      !NothingCanStart(jobs_.at(queue_.begin()->id), budget, by_reservation)) {
-    Rekey();
+  // Stale keys matter only to a pass that may start or preempt something:
+  // the first job's class, all the stops below look at, never changes, and
+  // where no waiting shape fits, the pass ends once each has missed.
+  if (keys_stale_ && !queue_.empty()) {
+    const Job& first_job = jobs_.at(queue_.begin()->id);
+    if (!NoneMayPreempt(first_job, budget, by_reservation) ||
+        (cluster_.free_milli() > 0 && (reservations_.any_active() || AnyWaitingShapeFits()))) {
+      Rekey();
+    }
   }
   // Without reservations or a backfill shadow every job's fit is judged by
   // its shape alone (shape_misses_[0]): once every shape waiting has found

@@ -218,6 +218,8 @@ class Scheduler {
   OrderKey FreshKey(const Job& job, double project_factor, double user_factor) const;
   void Rekey();
   void Dequeue(const Job& job);
+  // Whether a job of some waiting shape would find a place now.
+  bool AnyWaitingShapeFits() const;
   // Whether no job from `job` on may preempt (NoneMayPreempt), or can start
   // or preempt (NothingCanStart), in this pass.
   bool NoneMayPreempt(const Job& job, int budget, bool by_reservation) const;

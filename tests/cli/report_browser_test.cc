@@ -112,5 +112,32 @@ TEST(ReportBrowserTest, ChromiumRendersTheCrossClusterReport) {
   ExpectChartsRendered(chromium, dir, out + "/report.html", 2, "cross_cluster_report.png");
 }
 
+
+TEST(ReportBrowserTest, ChromiumRendersTheHarvestReport) {
+  const std::string chromium = Chromium();
+  if (chromium.empty()) GTEST_SKIP() << "no Chromium here: apt-get install chromium";
+  testing::TempDir dir;
+  // One VC of 16 GPUs over twelve hours whose owner swings between 4 and 14
+  // busy GPUs.
+  std::string vc =
+      "time,total_gpu_num,running_gpu_num,pending_gpu_num,idle_gpu_num,running_job_num,"
+      "pending_job_num,pending_gpu_num_noless_8,pending_gpu_num_less_8\n";
+  for (int minute = 0; minute < 720; ++minute) {
+    char time[32];
+    std::snprintf(time, sizeof time, "2020-05-01 %02d:%02d:00", minute / 60, minute % 60);
+    const int busy = 4 + (minute / 40) % 11;
+    vc += std::string(time) + ",16," + std::to_string(busy) + ",0," + std::to_string(16 - busy) +
+          ",2,0,0,0\n";
+  }
+  dir.Write("vc.csv", vc);
+  const std::string out = (dir.path() / "out").string();
+  auto harvest = testing::Gleaner("sim harvest --helios " + (dir.path() / "vc.csv").string() +
+                                  " --out " + out);
+  ASSERT_EQ(harvest.rc, 0) << harvest.err;
+  // Idle against harvested, jobs waiting, where the GPU-hours went, and the
+  // completion-time CDF.
+  ExpectChartsRendered(chromium, dir, out + "/report.html", 4, "harvest_report.png");
+}
+
 }  // namespace
 }  // namespace gleaner
