@@ -112,7 +112,6 @@ TEST(ReportBrowserTest, ChromiumRendersTheCrossClusterReport) {
   ExpectChartsRendered(chromium, dir, out + "/report.html", 2, "cross_cluster_report.png");
 }
 
-
 TEST(ReportBrowserTest, ChromiumRendersTheHarvestReport) {
   const std::string chromium = Chromium();
   if (chromium.empty()) GTEST_SKIP() << "no Chromium here: apt-get install chromium";

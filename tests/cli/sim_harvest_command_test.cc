@@ -124,9 +124,9 @@ TEST(SimHarvestCommandTest, BadInputSaysWhatToFix) {
   // No owner workload, or two: a usage error from the command line.
   auto cli = testing::Gleaner("sim harvest --out " + (dir.path() / "x").string());
   EXPECT_EQ(cli.rc, kExitUsage);
-  cli = testing::Gleaner("sim harvest --helios " + (dir.path() / "bad.csv").string() +
-                         " --genai " + (dir.path() / "bad.csv").string() + " --out " +
-                         (dir.path() / "x").string());
+  cli =
+      testing::Gleaner("sim harvest --helios " + (dir.path() / "bad.csv").string() + " --genai " +
+                       (dir.path() / "bad.csv").string() + " --out " + (dir.path() / "x").string());
   EXPECT_EQ(cli.rc, kExitUsage);
 }
 
