@@ -22,8 +22,8 @@ constexpr uint32_t kOwnerPid = 1'000'000;
 constexpr uint32_t kJobPid = 2'000'000;
 
 // Events, ordered by time, then kind (the order work is done in within an
-// instant), then id.
-enum class Kind : int { kOwnerChange, kSample, kVacated, kFinish, kTick };
+// instant: a job that completes as its vacate ends has finished), then id.
+enum class Kind : int { kOwnerChange, kSample, kFinish, kVacated, kTick };
 struct Ev {
   int64_t t;
   Kind kind;
@@ -41,16 +41,14 @@ enum class Use { kNoData, kOwnerBusy, kQuiet };
 
 struct Gpu {
   core::GpuUuid uuid;
-  int node = 0;
-  int index = 0;
-  size_t segment = 0;
+  size_t segment = 0;          // the owner's current segment
   int holder = -1;             // job on it
   bool told_lendable = false;  // what the scheduler was last told
   int64_t next_sample = -1;    // the one sample event that counts
-  int64_t since = 0;
+  int64_t since = 0;           // start of the interval being accounted
   // After its last verdict, the quiet seconds the GPU still needs before the
   // classifier could call it idle: when to look again while watching.
-  int64_t judge_again_in = 0;  // start of the interval being accounted
+  int64_t judge_again_in = 0;
 };
 
 struct Job {
@@ -155,8 +153,11 @@ void HarvestRun::Account(int gpu, int64_t t) {
     case Use::kQuiet:
       r_.idle_gpu_s += d;
       if (Now(gpu).owner_process) r_.held_idle_gpu_s += d;
-      if (held) r_.harvested_idle_gpu_s += d;
-      if (!held) AddToSlices(g.since, t, &HarvestSlice::idle_unused, 1);
+      if (held) {
+        r_.harvested_idle_gpu_s += d;
+      } else {
+        AddToSlices(g.since, t, &HarvestSlice::idle_unused, 1);
+      }
       break;
   }
   g.since = t;
@@ -329,8 +330,6 @@ core::Result<HarvestResult> HarvestRun::Run() {
     for (int i = 0; i < count; ++i) {
       Gpu g;
       g.uuid = sched::SyntheticGpuUuid(static_cast<int>(n), i);
-      g.node = static_cast<int>(n);
-      g.index = i;
       g.since = owner_.start_s;
       gpu_by_uuid_[g.uuid.str()] = static_cast<int>(gpus_.size());
       gpus_.push_back(g);
@@ -396,8 +395,8 @@ core::Result<HarvestResult> HarvestRun::Run() {
             touched_.push_back(e.id);
           }
           break;
-        case Kind::kVacated:
-        case Kind::kFinish: {
+        case Kind::kFinish:
+        case Kind::kVacated: {
           Job& job = jobs_[static_cast<size_t>(e.id)];
           const bool live = job.attempt == e.stamp && (job.phase == Job::Phase::kRunning ||
                                                        job.phase == Job::Phase::kVacating);
