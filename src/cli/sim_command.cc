@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "cli/exit_codes.h"
 #include "cli/sim_cross_command.h"
 #include "sim/itp_trace.h"
+#include "sim/openb_jobs.h"
 #include "sim/replay.h"
 #include "sim/replay_metrics.h"
 #include "sim/replay_policy.h"
@@ -37,6 +39,35 @@ bool WriteFile(const std::filesystem::path& path, const std::string& text, std::
   return true;
 }
 
+// Either reader's jobs, with what it skipped and left out.
+struct Jobs {
+  std::vector<sim::TraceJob> jobs;
+  int64_t skipped_rows = 0;
+  std::vector<std::string> skipped_messages;
+  std::optional<sim::ReplayLeftOut> left_out;
+};
+
+core::Result<Jobs> ReadJobs(const SimReplayOptions& o) {
+  Jobs j;
+  if (!o.itp.empty()) {
+    sim::ItpReadOptions read_options;
+    read_options.skip_bad_rows = o.skip_bad_rows;
+    GLEANER_ASSIGN_OR_RETURN(sim::ItpTrace itp, sim::ReadItpJobs(o.itp, read_options));
+    j.jobs = std::move(itp.jobs);
+    j.skipped_rows = itp.skipped_rows;
+    j.skipped_messages = std::move(itp.skipped_messages);
+    return j;
+  }
+  sim::OpenbJobsOptions read_options;
+  read_options.skip_bad_rows = o.skip_bad_rows;
+  GLEANER_ASSIGN_OR_RETURN(sim::OpenbJobs openb, sim::ReadOpenbJobs(o.openb, read_options));
+  j.jobs = std::move(openb.jobs);
+  j.skipped_rows = openb.skipped_rows;
+  j.skipped_messages = std::move(openb.skipped_messages);
+  j.left_out = sim::ReplayLeftOut{openb.left_out_without_gpus, openb.left_out_never_scheduled};
+  return j;
+}
+
 }  // namespace
 
 CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
@@ -44,11 +75,17 @@ CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
   sim->require_subcommand(1);
   CLI::App* replay = sim->add_subcommand(
       "replay",
-      "Replay an ITP job trace on a cluster of N GPUs under one policy; writes metrics.json, "
-      "timing.json and report.html into --out");
-  replay->add_option("--itp", o.itp, "ITP job CSV: job_id,submission_time,duration,num_gpu")
-      ->required()
+      "Replay a job trace (ITP jobs or openb pods) on a cluster of N GPUs under one policy; "
+      "writes metrics.json, timing.json and report.html into --out");
+  auto* trace = replay->add_option_group("trace", "The job trace: exactly one");
+  trace->add_option("--itp", o.itp, "ITP job CSV: job_id,submission_time,duration,num_gpu")
       ->check(CLI::ExistingFile);
+  trace
+      ->add_option("--openb", o.openb,
+                   "Alibaba openb pod CSV (openb_pod_list_*.csv): pods with GPUs that were "
+                   "scheduled, each share of a GPU as a whole one, priority from qos")
+      ->check(CLI::ExistingFile);
+  trace->require_option(1);
   replay
       ->add_option("--gpus", o.gpus,
                    "GPUs in the simulated cluster (a multiple of --gpus-per-node)")
@@ -59,7 +96,7 @@ CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
       ->check(CLI::Range(1, 1024));
   replay->add_option("--policy", o.policy, std::string("Policy: ") + sim::kReplayPolicyNames)
       ->capture_default_str()
-      ->check(CLI::IsMember({"fifo", "sjf", "gleaner"}));
+      ->check(CLI::IsMember({"fifo", "sjf", "priority", "gleaner"}));
   replay->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")
       ->required();
   replay
@@ -86,9 +123,11 @@ CLI::App* AddSimCrossCommand(CLI::App& app, SimCrossOptions& o) {
 
 int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
-  sim::ItpReadOptions read_options;
-  read_options.skip_bad_rows = o.skip_bad_rows;
-  auto trace = sim::ReadItpJobs(o.itp, read_options);
+  if (o.itp.empty() == o.openb.empty()) {
+    err << "gleaner: sim replay needs exactly one trace: --itp FILE or --openb FILE\n";
+    return kExitUsage;
+  }
+  auto trace = ReadJobs(o);
   if (!trace.ok()) {
     err << "gleaner: " << trace.status().message() << "\n";
     return kExitBadInput;
@@ -108,13 +147,14 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   }
   const sim::ReplayMetrics metrics = sim::ComputeReplayMetrics(trace->jobs, *result, o.gpus);
   sim::ReplayIdentity id;
-  id.trace = std::filesystem::path(o.itp).filename().string();
+  id.trace = std::filesystem::path(o.itp.empty() ? o.openb : o.itp).filename().string();
   id.policy = o.policy;
   id.gpus = o.gpus;
   id.gpus_per_node = o.gpus_per_node;
   id.seed = o.seed;
   id.skipped_rows = trace->skipped_rows;
   id.placed_beside = result->placed_beside;
+  id.left_out = trace->left_out;
   const std::string metrics_json = sim::ReplayMetricsJson(id, metrics).dump(2) + "\n";
   const std::string report = sim::RenderReplayReport(trace->jobs, *result, id, metrics);
   const double wall_s =
@@ -147,7 +187,12 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
                 static_cast<long long>(metrics.makespan_s), 100 * metrics.utilization,
                 metrics.jct.mean_s, metrics.queue.mean_s, wall_s,
                 wall_s > 0 ? static_cast<double>(metrics.jobs) / wall_s : 0);
-  out << line << "wrote " << (dir / "metrics.json").string() << ", timing.json, report.html\n";
+  out << line;
+  if (trace->left_out) {
+    out << "left out " << trace->left_out->without_gpus << " pods without GPUs and "
+        << trace->left_out->never_scheduled << " never scheduled\n";
+  }
+  out << "wrote " << (dir / "metrics.json").string() << ", timing.json, report.html\n";
   return kExitOk;
 }
 

@@ -7,10 +7,12 @@
 
 namespace gleaner::cli {
 
-// `gleaner sim replay`: an ITP job trace replayed on a cluster of N GPUs
-// under one policy (docs/simulator.md).
+// `gleaner sim replay`: a job trace (an ITP job file or openb pods: exactly
+// one of the two) replayed on a cluster of N GPUs under one policy
+// (docs/simulator.md).
 struct SimReplayOptions {
   std::string itp;
+  std::string openb;
   int gpus = 0;
   int gpus_per_node = 8;
   std::string policy = "fifo";

@@ -9,6 +9,14 @@ core::TimePoint At(int64_t s) { return core::FromUnixMicros(0) + core::Seconds(s
 
 sched::JobId IdOf(int job) { return static_cast<sched::JobId>(job) + 1; }
 
+// Trace priorities (openb's QoS levels 0-3) spread over the Scheduler's
+// numeric range, within the normal class so that nothing is preempted. The
+// multifactor ordering scores priority -1000..1000 as 0..1000 points and age
+// 1000 points per 24 h, so one level (300) is 150 points, worth 3.6 h of
+// waiting: a higher level goes first unless the lower job waited that much
+// longer per level (the guard against starvation).
+constexpr int kPriorityStep = 300;
+
 }  // namespace
 
 GleanerPolicy::GleanerPolicy(const std::vector<TraceJob>& jobs, int nodes, int gpus_per_node,
@@ -59,6 +67,7 @@ core::Status GleanerPolicy::Submitted(int job, int64_t now_s) {
   sched::JobRequest req;
   req.id = IdOf(job);
   req.gpus = jobs_[static_cast<size_t>(job)].gpus;
+  req.priority = jobs_[static_cast<size_t>(job)].priority * kPriorityStep;
   return Handle(sched::JobSubmitted{std::move(req)}, now_s);
 }
 

@@ -13,7 +13,11 @@ namespace gleaner::sim {
 // time while jobs wait. It is not told durations (a live scheduler does not
 // know them): expected_runtime stays unset, so backfill has nothing to plan
 // with and the default greedy pass runs. Jobs carry no project or user (the
-// ITP trace has none), so fair share has nothing to share.
+// traces have none), so fair share has nothing to share. A job's trace
+// priority (0-3 for openb's QoS levels) becomes the Scheduler's numeric
+// priority, times 300, in the normal class: it orders the queue, never
+// preempts. A trace priority beyond +-3 would leave -1000..1000 and be
+// rejected, which stops the replay with an error.
 //
 // The Scheduler places jobs on one node only. A job larger than a node is
 // placed beside it by the fifo rule for gangs: such jobs wait in arrival

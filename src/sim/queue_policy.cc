@@ -8,7 +8,9 @@ QueuePolicy::QueuePolicy(Order order, const std::vector<TraceJob>& jobs, int nod
 
 core::Status QueuePolicy::Submitted(int job, int64_t now_s) {
   const TraceJob& j = jobs_[static_cast<size_t>(job)];
-  const int64_t primary = order_ == Order::kFifo ? now_s : j.duration_s;
+  int64_t primary = now_s;
+  if (order_ == Order::kShortestFirst) primary = j.duration_s;
+  if (order_ == Order::kPriority) primary = -int64_t{j.priority};  // the set sorts ascending
   queue_.emplace(primary, now_s, job);
   return core::Status::Ok();
 }

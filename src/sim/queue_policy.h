@@ -14,9 +14,11 @@ namespace gleaner::sim {
 //  - kFifo: by arrival, then trace order. Issue 6's reference policy.
 //  - kShortestFirst: by the job's real duration (an oracle no live
 //    scheduler has), then arrival, then trace order.
+//  - kPriority: by the job's priority, highest first, then arrival, then
+//    trace order.
 class QueuePolicy : public ReplayPolicy {
  public:
-  enum class Order { kFifo, kShortestFirst };
+  enum class Order { kFifo, kShortestFirst, kPriority };
 
   QueuePolicy(Order order, const std::vector<TraceJob>& jobs, int nodes, int gpus_per_node);
 

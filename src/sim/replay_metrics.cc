@@ -62,6 +62,10 @@ nlohmann::ordered_json ReplayMetricsJson(const ReplayIdentity& id, const ReplayM
   j["seed"] = id.seed;
   j["jobs"] = m.jobs;
   j["skipped_rows"] = id.skipped_rows;
+  if (id.left_out) {
+    j["left_out_without_gpus"] = id.left_out->without_gpus;
+    j["left_out_never_scheduled"] = id.left_out->never_scheduled;
+  }
   j["makespan_s"] = m.makespan_s;
   j["mean_jct_s"] = m.jct.mean_s;
   j["median_jct_s"] = m.jct.median_s;

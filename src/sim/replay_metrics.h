@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/replay.h"
@@ -36,6 +38,13 @@ struct ReplayMetrics {
 ReplayMetrics ComputeReplayMetrics(const std::vector<TraceJob>& jobs, const ReplayResult& result,
                                    int cluster_gpus);
 
+// Pods of an openb trace the replay left out (openb_jobs.h): those that
+// asked for no GPUs and those never scheduled.
+struct ReplayLeftOut {
+  int64_t without_gpus = 0;
+  int64_t never_scheduled = 0;
+};
+
 // What the run was, for metrics.json beside the numbers.
 struct ReplayIdentity {
   std::string trace;  // the file's name, without its directory
@@ -45,10 +54,12 @@ struct ReplayIdentity {
   uint64_t seed = 0;
   int64_t skipped_rows = 0;
   int64_t placed_beside = 0;
+  std::optional<ReplayLeftOut> left_out = std::nullopt;  // openb only
 };
 
 // metrics.json: {"trace", "policy", "gpus", "gpus_per_node", "seed", "jobs",
-// "skipped_rows", "makespan_s", "mean_jct_s", "median_jct_s", "p99_jct_s",
+// "skipped_rows", ["left_out_without_gpus", "left_out_never_scheduled": only
+// with id.left_out], "makespan_s", "mean_jct_s", "median_jct_s", "p99_jct_s",
 // "mean_queue_s", "median_queue_s", "p99_queue_s", "utilization", "gpu_seconds", "peak_busy_gpus",
 // "peak_queued_jobs", "multi_node_jobs_placed_beside"} (docs/simulator.md).
 nlohmann::ordered_json ReplayMetricsJson(const ReplayIdentity& id, const ReplayMetrics& m);

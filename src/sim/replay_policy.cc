@@ -14,6 +14,9 @@ core::Result<std::unique_ptr<ReplayPolicy>> MakeReplayPolicy(const std::string& 
   } else if (name == "sjf") {
     p = std::make_unique<QueuePolicy>(QueuePolicy::Order::kShortestFirst, jobs, o.nodes,
                                       o.gpus_per_node);
+  } else if (name == "priority") {
+    p = std::make_unique<QueuePolicy>(QueuePolicy::Order::kPriority, jobs, o.nodes,
+                                      o.gpus_per_node);
   } else if (name == "gleaner") {
     p = std::make_unique<GleanerPolicy>(jobs, o.nodes, o.gpus_per_node, o.gleaner_tick_s);
   } else {

@@ -37,9 +37,9 @@ class ReplayPolicy {
   virtual int64_t placed_beside() const { return 0; }
 };
 
-// "fifo", "sjf" or "gleaner" (replay.md in docs/simulator.md says what each
-// does). `jobs` must outlive the policy.
-inline constexpr const char* kReplayPolicyNames = "fifo, sjf, gleaner";
+// "fifo", "sjf", "priority" or "gleaner" (docs/simulator.md, "The
+// policies", says what each does). `jobs` must outlive the policy.
+inline constexpr const char* kReplayPolicyNames = "fifo, sjf, priority, gleaner";
 struct ReplayPolicyOptions {
   int nodes = 1;
   int gpus_per_node = 8;

@@ -91,7 +91,12 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
   h += "<p>" + std::to_string(m.jobs) + " jobs on " + std::to_string(id.gpus / id.gpus_per_node) +
        " nodes of " + std::to_string(id.gpus_per_node) + " GPUs; policy <b>" +
        EscapeHtml(id.policy) + "</b>; seed " + std::to_string(id.seed) + "; " +
-       std::to_string(id.skipped_rows) + " dirty rows skipped.</p>\n<table>\n";
+       std::to_string(id.skipped_rows) + " dirty rows skipped";
+  if (id.left_out) {
+    h += "; left out: " + std::to_string(id.left_out->without_gpus) + " pods without GPUs, " +
+         std::to_string(id.left_out->never_scheduled) + " never scheduled";
+  }
+  h += ".</p>\n<table>\n";
   auto row = [&](const std::string& k, const std::string& v) {
     h += "<tr><th>" + EscapeHtml(k) + "</th><td>" + EscapeHtml(v) + "</td></tr>\n";
   };

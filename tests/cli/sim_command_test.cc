@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/exit_codes.h"
+#include "testing/run_gleaner.h"
 
 namespace gleaner::cli {
 namespace {
@@ -93,6 +94,83 @@ TEST_F(SimCommandTest, ADirtyRowIsAnErrorWithoutSkipBadRows) {
   EXPECT_EQ(Run("fifo", TempPath("sim_dirty"), false, &err), kExitBadInput);
   EXPECT_NE(err.find("sim_trace.csv:6: column submission_time"), std::string::npos) << err;
   EXPECT_NE(err.find("--skip-bad-rows"), std::string::npos) << err;
+}
+
+// openb pods: two GPU pods replayed, a CPU pod and a pending one left out.
+constexpr const char* kOpenbPods =
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+    "deletion_time,scheduled_time\n"
+    "p0,8000,16384,8,1000,,BE,Running,0,600,0\n"
+    "p1,4000,8192,1,250,,LS,Running,10,400,12\n"
+    "p2,4000,8192,0,0,,LS,Running,20,300,20\n"
+    "p3,4000,8192,2,1000,,Burstable,Pending,30,90,\n";
+
+TEST_F(SimCommandTest, OpenbPodsWriteTheFilesWithWhatWasLeftOut) {
+  const std::string pods = TempPath("openb_pods.csv");
+  std::ofstream(pods) << kOpenbPods;
+  for (const char* policy : {"fifo", "priority", "gleaner"}) {
+    SimReplayOptions o;
+    o.openb = pods;
+    o.gpus = 8;
+    o.policy = policy;
+    o.out_dir = TempPath(std::string("sim_openb_") + policy);
+    std::ostringstream out, err;
+    ASSERT_EQ(RunSimReplay(o, out, err), kExitOk) << err.str();
+    EXPECT_NE(out.str().find("left out 1 pods without GPUs and 1 never scheduled"),
+              std::string::npos)
+        << out.str();
+    const auto metrics = nlohmann::json::parse(Slurp(o.out_dir + "/metrics.json"));
+    EXPECT_EQ(metrics["trace"], "openb_pods.csv");
+    EXPECT_EQ(metrics["jobs"], 2);
+    EXPECT_EQ(metrics["left_out_without_gpus"], 1);
+    EXPECT_EQ(metrics["left_out_never_scheduled"], 1);
+    // p0 holds the node 0-600; p1 (one whole GPU for its share) waits for it.
+    EXPECT_EQ(metrics["makespan_s"], 600 + 388);
+    for (const char* file : {"/timing.json", "/report.html"}) {
+      EXPECT_TRUE(std::filesystem::exists(o.out_dir + file)) << file;
+    }
+    EXPECT_NE(Slurp(o.out_dir + "/report.html").find("gleaner sim replay: openb_pods.csv"),
+              std::string::npos);
+  }
+  // ITP metrics keep their keys: nothing about pods left out.
+  std::string err;
+  ASSERT_EQ(Run("fifo", TempPath("sim_itp_keys"), true, &err), kExitOk) << err;
+  const auto itp = nlohmann::json::parse(Slurp(TempPath("sim_itp_keys") + "/metrics.json"));
+  EXPECT_FALSE(itp.contains("left_out_without_gpus"));
+  EXPECT_FALSE(itp.contains("left_out_never_scheduled"));
+}
+
+TEST_F(SimCommandTest, ADirtyOpenbRowNamesTheLine) {
+  const std::string pods = TempPath("openb_dirty.csv");
+  std::ofstream(pods) << kOpenbPods << "p4,1,1,1,1000,,Gold,Running,0,10,0\n";
+  SimReplayOptions o;
+  o.openb = pods;
+  o.gpus = 8;
+  o.out_dir = TempPath("sim_openb_dirty");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSimReplay(o, out, err), kExitBadInput);
+  EXPECT_NE(err.str().find("openb_dirty.csv:6: column qos"), std::string::npos) << err.str();
+  o.skip_bad_rows = true;
+  EXPECT_EQ(RunSimReplay(o, out, err), kExitOk) << err.str();
+}
+
+TEST_F(SimCommandTest, ExactlyOneTraceIsAUsageError) {
+  const std::string pods = TempPath("openb_pods.csv");
+  std::ofstream(pods) << kOpenbPods;
+  const std::string out = " --gpus 8 --out " + TempPath("sim_usage");
+  auto cli = testing::Gleaner("sim replay --itp " + trace_ + " --openb " + pods + out);
+  EXPECT_EQ(cli.rc, kExitUsage) << cli.err;
+  cli = testing::Gleaner("sim replay" + out);
+  EXPECT_EQ(cli.rc, kExitUsage) << cli.err;
+  cli = testing::Gleaner("sim replay --openb " + pods + " --policy priority" + out);
+  EXPECT_EQ(cli.rc, kExitOk) << cli.err;
+  // Called directly, the command says the same.
+  SimReplayOptions o;
+  o.gpus = 8;
+  o.out_dir = TempPath("sim_usage");
+  std::ostringstream o_out, o_err;
+  EXPECT_EQ(RunSimReplay(o, o_out, o_err), kExitUsage);
+  EXPECT_NE(o_err.str().find("exactly one trace"), std::string::npos) << o_err.str();
 }
 
 }  // namespace

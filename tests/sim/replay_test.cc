@@ -105,6 +105,48 @@ TEST(ReplayTest, GleanerHoldsWhollyFreeNodesForAWaitingGang) {
   EXPECT_EQ(r.placed_beside, 1);
 }
 
+// One node of 8 GPUs. Job 0 (low priority) takes 6, leaving 2 free; job 1
+// (low, 4 GPUs) arrives first, job 2 (high, 8 GPUs) later, then job 3 (low,
+// 2 GPUs), which would fit in the 2 free GPUs at once.
+TraceJob WithPriority(TraceJob j, int priority) {
+  j.priority = priority;
+  return j;
+}
+const std::vector<TraceJob> kPriorities = {
+    WithPriority({0, 100, 6}, 0),
+    WithPriority({1, 50, 4}, 0),
+    WithPriority({2, 10, 8}, 3),
+    WithPriority({3, 20, 2}, 0),
+};
+
+TEST(ReplayTest, PriorityPutsALaterHighPriorityJobFirst) {
+  // Queue order: job 2 (priority 3), then jobs 1 and 3 (priority 0) by
+  // arrival. At t=3 job 3 would fit in the 2 free GPUs but waits behind the
+  // head, job 2, which needs all 8: head-of-line blocking, as in fifo. At
+  // t=100 job 0 leaves and job 2 takes the node (100-110); at 110 job 1 (4)
+  // and job 3 (2) start together: 4 + 2 <= 8.
+  ExpectOutcomes(Replay(kPriorities, 8, "priority"),
+                 {{0, 100}, {110, 160}, {100, 110}, {110, 130}});
+  // fifo, for contrast: job 1 starts at 100 (4 of 8), job 2 waits for the
+  // whole node until 150, and job 3 behind it until 160.
+  ExpectOutcomes(Replay(kPriorities, 8, "fifo"), {{0, 100}, {100, 150}, {150, 160}, {160, 180}});
+}
+
+TEST(ReplayTest, PriorityIsFifoAmongEquals) {
+  // With every priority equal, the order is arrival then trace order.
+  const std::vector<TraceJob> jobs = {WithPriority({0, 30, 8}, 2), WithPriority({0, 20, 8}, 2),
+                                      WithPriority({1, 10, 8}, 2)};
+  ExpectOutcomes(Replay(jobs, 8, "priority"), {{0, 30}, {30, 50}, {50, 60}});
+}
+
+TEST(ReplayTest, GleanerPassesTracePriorityToTheScheduler) {
+  // The greedy pass starts job 3 at once in the 2 free GPUs (3-23). At 100
+  // the Scheduler offers the node to job 2 first: its numeric priority
+  // (3 x 300 = 900) outweighs job 1's one second more of age. Without it
+  // job 1 would start at 100 and job 2 wait until 150.
+  ExpectOutcomes(Replay(kPriorities, 8, "gleaner"), {{0, 100}, {110, 160}, {100, 110}, {3, 23}});
+}
+
 TEST(ReplayTest, JobsEndBeforeArrivalsAtTheSameInstant) {
   // Job 1 arrives exactly when job 0 ends and starts at once.
   ExpectOutcomes(Replay({{0, 10, 8}, {10, 5, 8}}, 8, "fifo"), {{0, 10}, {10, 15}});
@@ -130,14 +172,15 @@ std::vector<TraceJob> Pseudorandom(int n) {
   int64_t t = 0;
   for (int i = 0; i < n; ++i) {
     t += static_cast<int64_t>(next() % 50);
-    jobs.push_back({t, 1 + static_cast<int64_t>(next() % 2000), sizes[next() % 7]});
+    jobs.push_back({t, 1 + static_cast<int64_t>(next() % 2000), sizes[next() % 7],
+                    static_cast<int>(next() % 4)});
   }
   return jobs;
 }
 
 TEST(ReplayTest, IdenticalRunsGiveIdenticalMetricsAndReports) {
   const std::vector<TraceJob> jobs = Pseudorandom(2000);
-  for (const char* policy : {"fifo", "sjf", "gleaner"}) {
+  for (const char* policy : {"fifo", "sjf", "priority", "gleaner"}) {
     const ReplayResult a = Replay(jobs, 64, policy);
     const ReplayResult b = Replay(jobs, 64, policy);
     ReplayIdentity id{"t.csv", policy, 64, 8, 7, 0, a.placed_beside};
@@ -157,7 +200,7 @@ TEST(ReplayTest, IdenticalRunsGiveIdenticalMetricsAndReports) {
 
 TEST(ReplayTest, NeverMoreGpusBusyThanTheCluster) {
   const std::vector<TraceJob> jobs = Pseudorandom(2000);
-  for (const char* policy : {"fifo", "sjf", "gleaner"}) {
+  for (const char* policy : {"fifo", "sjf", "priority", "gleaner"}) {
     for (const ReplaySample& s : Replay(jobs, 64, policy).timeline) {
       ASSERT_LE(s.busy_gpus, 64) << policy << " at " << s.t_s;
     }
