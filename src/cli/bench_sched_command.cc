@@ -1,5 +1,3 @@
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +7,7 @@
 
 #include "cli/bench_command.h"
 #include "cli/exit_codes.h"
+#include "cli/run_outputs.h"
 #include "sched/scheduler.h"
 #include "sched/synthetic_cluster.h"
 
@@ -131,12 +130,6 @@ Measured Preemptions(const BenchSchedOptions& o) {
     }
   }
   return m;
-}
-
-int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return int64_t{usage.ru_maxrss} * 1024;  // Linux reports KiB
 }
 
 }  // namespace

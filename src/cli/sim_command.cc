@@ -1,15 +1,13 @@
 #include "cli/sim_command.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <ostream>
 
 #include "cli/exit_codes.h"
+#include "cli/run_outputs.h"
 #include "cli/sim_cross_command.h"
 #include "sim/itp_trace.h"
 #include "sim/openb_jobs.h"
@@ -20,24 +18,6 @@
 
 namespace gleaner::cli {
 namespace {
-
-int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return int64_t{usage.ru_maxrss} * 1024;  // Linux reports KiB
-}
-
-bool WriteFile(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) {
-    err << "gleaner: cannot write " << path.string()
-        << "; check that the --out directory is writable and the disk has room\n";
-    return false;
-  }
-  return true;
-}
 
 // Either reader's jobs, with what it skipped and left out.
 struct Jobs {
@@ -166,19 +146,12 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   timing["peak_rss_bytes"] = PeakRssBytes();
   timing["instants"] = result->instants;
 
-  std::error_code ec;
-  const std::filesystem::path dir(o.out_dir);
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    err << "gleaner: cannot create " << o.out_dir << ": " << ec.message()
-        << "; give --out a directory you can write\n";
+  if (!WriteOutputs(o.out_dir,
+                    {{"metrics.json", metrics_json},
+                     {"timing.json", timing.dump(2) + "\n"},
+                     {"report.html", report}},
+                    err))
     return kExitFailure;
-  }
-  if (!WriteFile(dir / "metrics.json", metrics_json, err) ||
-      !WriteFile(dir / "timing.json", timing.dump(2) + "\n", err) ||
-      !WriteFile(dir / "report.html", report, err)) {
-    return kExitFailure;
-  }
   char line[400];
   std::snprintf(line, sizeof line,
                 "gleaner sim replay: %lld jobs, policy %s, %d GPUs: makespan %lld s, utilization "
@@ -192,7 +165,8 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
     out << "left out " << trace->left_out->without_gpus << " pods without GPUs and "
         << trace->left_out->never_scheduled << " never scheduled\n";
   }
-  out << "wrote " << (dir / "metrics.json").string() << ", timing.json, report.html\n";
+  out << "wrote " << (std::filesystem::path(o.out_dir) / "metrics.json").string()
+      << ", timing.json, report.html\n";
   return kExitOk;
 }
 

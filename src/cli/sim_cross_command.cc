@@ -1,40 +1,18 @@
 #include "cli/sim_cross_command.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/exit_codes.h"
+#include "cli/run_outputs.h"
 #include "sim/cross_cluster.h"
 #include "sim/helios_trace.h"
 
 namespace gleaner::cli {
-namespace {
-
-int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return int64_t{usage.ru_maxrss} * 1024;  // Linux reports KiB
-}
-
-bool WriteFile(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) {
-    err << "gleaner: cannot write " << path.string()
-        << "; check that the --out directory is writable and the disk has room\n";
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int RunSimCross(const SimCrossOptions& o, std::ostream& out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
@@ -76,19 +54,12 @@ int RunSimCross(const SimCrossOptions& o, std::ostream& out, std::ostream& err) 
   timing["peak_rss_bytes"] = PeakRssBytes();
   timing["minutes_per_s"] = wall_s > 0 ? static_cast<double>(study->minutes.size()) / wall_s : 0.0;
 
-  std::error_code ec;
-  const std::filesystem::path dir(o.out_dir);
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    err << "gleaner: cannot create " << o.out_dir << ": " << ec.message()
-        << "; give --out a directory you can write\n";
+  if (!WriteOutputs(o.out_dir,
+                    {{"metrics.json", metrics_json},
+                     {"timing.json", timing.dump(2) + "\n"},
+                     {"report.html", report}},
+                    err))
     return kExitFailure;
-  }
-  if (!WriteFile(dir / "metrics.json", metrics_json, err) ||
-      !WriteFile(dir / "timing.json", timing.dump(2) + "\n", err) ||
-      !WriteFile(dir / "report.html", report, err)) {
-    return kExitFailure;
-  }
   const sim::CrossClusterStudy& s = *study;
   const auto hours = [](int64_t gpu_minutes) { return static_cast<double>(gpu_minutes) / 60; };
   const auto pct = [](int64_t part, int64_t whole) {
@@ -107,7 +78,8 @@ int RunSimCross(const SimCrossOptions& o, std::ostream& out, std::ostream& err) 
                 pct(s.lendable_gpu_minutes, s.pending_gpu_minutes),
                 hours(s.lendable_small_gpu_minutes), hours(s.pending_small_gpu_minutes),
                 hours(s.idle_gpu_minutes), wall_s);
-  out << line << "wrote " << (dir / "metrics.json").string() << ", timing.json, report.html\n";
+  out << line << "wrote " << (std::filesystem::path(o.out_dir) / "metrics.json").string()
+      << ", timing.json, report.html\n";
   return kExitOk;
 }
 

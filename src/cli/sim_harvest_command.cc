@@ -1,14 +1,12 @@
 #include "cli/sim_harvest_command.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include "cli/exit_codes.h"
+#include "cli/run_outputs.h"
 #include "sim/harvest_report.h"
 #include "sim/harvest_scenario.h"
 #include "sim/itp_trace.h"
@@ -19,24 +17,6 @@ namespace gleaner::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return int64_t{usage.ru_maxrss} * 1024;  // Linux reports KiB
-}
-
-bool WriteFile(const fs::path& path, const std::string& text, std::ostream& err) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) {
-    err << "gleaner: cannot write " << path.string()
-        << "; check that the --out directory is writable and the disk has room\n";
-    return false;
-  }
-  return true;
-}
 
 struct Owner {
   sim::OwnerTimeline timeline;
@@ -263,19 +243,12 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   timing["peak_rss_bytes"] = PeakRssBytes();
   timing["runs"] = runs->size();
 
-  std::error_code ec;
-  const fs::path dir(o.out_dir);
-  fs::create_directories(dir, ec);
-  if (ec) {
-    err << "gleaner: cannot create " << o.out_dir << ": " << ec.message()
-        << "; give --out a directory you can write\n";
+  if (!WriteOutputs(o.out_dir,
+                    {{"metrics.json", m.dump(2) + "\n"},
+                     {"timing.json", timing.dump(2) + "\n"},
+                     {"report.html", report}},
+                    err))
     return kExitFailure;
-  }
-  if (!WriteFile(dir / "metrics.json", m.dump(2) + "\n", err) ||
-      !WriteFile(dir / "timing.json", timing.dump(2) + "\n", err) ||
-      !WriteFile(dir / "report.html", report, err)) {
-    return kExitFailure;
-  }
   char line[300];
   std::snprintf(line, sizeof line,
                 "gleaner sim harvest: %s, %d GPUs, %.0f idle GPU-hours; queue %s, %zu jobs\n",
@@ -293,7 +266,7 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
     out << line;
   }
   std::snprintf(line, sizeof line, "%.2f s wall; wrote %s, timing.json, report.html\n", wall_s,
-                (dir / "metrics.json").string().c_str());
+                (fs::path(o.out_dir) / "metrics.json").string().c_str());
   out << line;
   return kExitOk;
 }
