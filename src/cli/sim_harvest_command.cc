@@ -18,6 +18,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A file's or folder's own name, also for a folder given with a trailing /.
+std::string NameOf(const std::string& path) {
+  fs::path p(path);
+  if (!p.has_filename()) p = p.parent_path();
+  return p.filename().string();
+}
+
 struct Owner {
   sim::OwnerTimeline timeline;
   std::string kind;
@@ -37,7 +44,7 @@ core::Result<Owner> LoadOwner(const SimHarvestOptions& o, std::ostream& err) {
           << "\n";
     }
     owner.kind = "genai";
-    owner.trace = fs::path(o.genai).filename().string();
+    owner.trace = NameOf(o.genai);
     owner.skipped_rows = cleaning.bad_rows_skipped;
     owner.timeline = sim::TimelineFromUtilization(owner.trace, series, o.gpus_per_node);
     return owner;
@@ -57,7 +64,7 @@ core::Result<Owner> LoadOwner(const SimHarvestOptions& o, std::ostream& err) {
       owner.skipped_rows += vc.cleaning.bad_rows_skipped;
     }
     owner.kind = "helios";
-    owner.trace = fs::path(o.helios).filename().string();
+    owner.trace = NameOf(o.helios);
     GLEANER_ASSIGN_OR_RETURN(owner.timeline, sim::TimelineFromHelios(vcs, o.gpus_per_node));
     return owner;
   }
@@ -74,7 +81,7 @@ core::Result<Owner> LoadOwner(const SimHarvestOptions& o, std::ostream& err) {
     GLEANER_ASSIGN_OR_RETURN(std::vector<sim::PhillyMachine> machines,
                              sim::ReadPhillyMachines(machines_path));
     owner.kind = "philly";
-    owner.trace = fs::path(o.philly).filename().string();
+    owner.trace = NameOf(o.philly);
     owner.skipped_rows = seq.cleaning.bad_rows_skipped;
     GLEANER_ASSIGN_OR_RETURN(owner.timeline, sim::TimelineFromPhilly(seq, machines));
     return owner;
@@ -106,7 +113,7 @@ core::Result<Queue> LoadQueue(const SimHarvestOptions& o, const sim::OwnerTimeli
     q.jobs = std::move(from.jobs);
     q.too_large = from.too_large;
     q.too_late = from.too_late;
-    q.source = fs::path(o.queue_itp).filename().string();
+    q.source = NameOf(o.queue_itp);
   } else {
     sim::SyntheticQueueOptions s;
     s.seed = o.seed;
