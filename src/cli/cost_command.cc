@@ -139,6 +139,8 @@ CLI::App* AddCostCommands(CLI::App& app, CostAdviseOptions& o) {
   advise->add_option("--restart", o.restart, "Time to restart after a spot interruption");
   advise->add_option("--spot-interruption-rate", o.spot_interruption_percent,
                      "Spot interruptions, % of instances per month (default: the GPU's band)");
+  advise->add_flag("--single-instance", o.single_instance,
+                   "All GPUs on one instance (one machine): no multi-instance rentals");
   advise->add_flag("--json", o.json, "JSON instead of text");
   return advise;
 }
@@ -150,6 +152,7 @@ int RunCostAdvise(const CostAdviseOptions& o, int64_t today_days, std::ostream& 
   req.gpu_count = o.count;
   req.hours = o.hours;
   req.region = o.region;
+  req.single_instance = o.single_instance;
   req.rates.cny_per_usd = o.cny_per_usd;
   req.max_price_age_days = o.max_price_age_days;
   const auto currency = cost::ParseCurrency(o.currency);
@@ -221,6 +224,7 @@ int RunCostAdvise(const CostAdviseOptions& o, int64_t today_days, std::ostream& 
       {"deadline_hours",
        deadline ? nlohmann::ordered_json(*deadline) : nlohmann::ordered_json(nullptr)},
       {"region", o.region},
+      {"single_instance", o.single_instance},
       {"as_of", cost::FormatIsoDate(req.today_days)},
       {"cny_per_usd", req.rates.cny_per_usd},
       {"max_price_age_days", req.max_price_age_days},

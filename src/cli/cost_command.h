@@ -26,6 +26,7 @@ struct CostAdviseOptions {
   std::string checkpoint_cost = "5m";
   std::string restart = "10m";
   double spot_interruption_percent = -1;  // per month; < 0 = the GPU family's band
+  bool single_instance = false;
   bool json = false;
 };
 

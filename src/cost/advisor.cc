@@ -241,6 +241,7 @@ core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& req) {
     std::optional<AdviceOption> best;
     for (const PriceRow& r : rows) {
       if (r.pricing_model != model) continue;
+      if (req.single_instance && r.gpu_count < req.gpu_count) continue;
       AdviceOption o = PriceRowOption(r, req, cheapest_od_per_gpu);
       // Trusted prices first (not low confidence, then not stale); among
       // equals, the cheaper, then catalog order.

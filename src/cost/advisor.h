@@ -18,6 +18,7 @@ struct AdviceRequest {
   double hours = 0;                  // hours of work on those GPUs, > 0
   std::optional<double> deadline_h;  // from now; none = no deadline
   std::string region;                // "" = any region
+  bool single_instance = false;      // the GPUs must share one instance (one machine)
   Currency currency = Currency::kUsd;
   ExchangeRates rates;
   int64_t today_days = 0;            // "now" for price ages (days since 1970)

@@ -98,6 +98,20 @@ TEST(AdvisorTest, TightDeadlineRulesOutSpot) {
   EXPECT_NEAR(a->options[*a->recommended].expected_cost, 480, 1e-9);
 }
 
+TEST(AdvisorTest, SingleInstanceSkipsMultiInstanceRentals) {
+  AdviceRequest r = EightA100sForADay();
+  r.gpu_model = "A100-80GB";
+  r.gpu_count = 2;  // od1 would be 2 x 3 x 24 = 144, cheaper than od8's 20 x 24 = 480
+  auto a = Advise(Tiny(), r);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(Find(*a, "on-demand")->instance, "od1");
+  r.single_instance = true;
+  a = Advise(Tiny(), r);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(Find(*a, "on-demand")->instance, "od8");
+  EXPECT_NEAR(Find(*a, "on-demand")->expected_cost, 480, 1e-9);
+}
+
 TEST(AdvisorTest, CnyOutputConvertsAtTheRate) {
   AdviceRequest r = EightA100sForADay();
   r.currency = Currency::kCny;
