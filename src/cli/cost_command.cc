@@ -112,6 +112,58 @@ void PrintTable(const cost::Advice& a, std::ostream& out) {
   for (const std::string& w : a.warnings) out << "warning: " << w << "\n";
 }
 
+// The on-prem parameters the flags ask for: the model's defaults with the
+// flags given laid over them; nullopt (defaults or none) when no flag is
+// given. A model without defaults needs at least the two GPU draws.
+core::Result<std::optional<cost::OnPremParams>> OnPremFromFlags(const CostAdviseOptions& o) {
+  struct Flag {
+    const char* name;
+    double value;
+    double* target;
+  };
+  std::optional<cost::OnPremParams> defaults = cost::DefaultOnPremParams(o.gpu);
+  cost::OnPremParams p = defaults.value_or(cost::OnPremParams{});
+  p.gpu_model = o.gpu;
+  const Flag flags[] = {
+      {"--onprem-capex", o.onprem_capex, &p.server_capex},
+      {"--onprem-life-years", o.onprem_life_years, &p.life_years},
+      {"--onprem-maintenance-rate", o.onprem_maintenance_rate, &p.maintenance_rate_per_year},
+      {"--onprem-server-kw", o.onprem_server_kw, &p.server_power_kw},
+      {"--onprem-load", o.onprem_load, &p.load_fraction},
+      {"--pue", o.pue, &p.pue},
+      {"--electricity-per-kwh", o.electricity_per_kwh, &p.electricity_per_kwh},
+      {"--gpu-busy-w", o.gpu_busy_w, &p.gpu_busy_w},
+      {"--gpu-idle-w", o.gpu_idle_w, &p.gpu_idle_w},
+  };
+  std::string given;
+  for (const Flag& f : flags) {
+    if (f.value < 0) continue;
+    *f.target = f.value;
+    given += std::string(given.empty() ? "" : ", ") + f.name;
+  }
+  if (o.gpus_per_server >= 0) {
+    p.gpus_per_server = o.gpus_per_server;
+    given += std::string(given.empty() ? "" : ", ") + "--gpus-per-server";
+  }
+  if (!o.onprem_currency.empty()) {
+    const auto c = cost::ParseCurrency(o.onprem_currency);
+    if (!c) {
+      return core::InvalidArgument("--onprem-currency: expected USD or CNY, got \"" +
+                                   o.onprem_currency + "\"");
+    }
+    p.currency = *c;
+    given += std::string(given.empty() ? "" : ", ") + "--onprem-currency";
+  }
+  if (given.empty()) return std::optional<cost::OnPremParams>();
+  if (!defaults && (o.gpu_busy_w < 0 || o.gpu_idle_w < 0)) {
+    return core::InvalidArgument("no on-prem defaults for " + o.gpu +
+                                 ": pass at least --gpu-busy-w and --gpu-idle-w");
+  }
+  p.source = "user (" + given + ")" + (defaults ? "; otherwise " + defaults->source : "");
+  GLEANER_RETURN_IF_ERROR(cost::ValidateOnPremParams(p));
+  return std::optional<cost::OnPremParams>(p);
+}
+
 }  // namespace
 
 CLI::App* AddCostCommands(CLI::App& app, CostAdviseOptions& o) {
@@ -139,6 +191,20 @@ CLI::App* AddCostCommands(CLI::App& app, CostAdviseOptions& o) {
   advise->add_option("--restart", o.restart, "Time to restart after a spot interruption");
   advise->add_option("--spot-interruption-rate", o.spot_interruption_percent,
                      "Spot interruptions, % of instances per month (default: the GPU's band)");
+  advise->add_option("--onprem-capex", o.onprem_capex, "On-prem: price of one server");
+  advise->add_option("--onprem-life-years", o.onprem_life_years, "On-prem: amortisation years");
+  advise->add_option("--onprem-maintenance-rate", o.onprem_maintenance_rate,
+                     "On-prem: maintenance per year, fraction of capex (0.1 = 10 %)");
+  advise->add_option("--onprem-server-kw", o.onprem_server_kw, "On-prem: server maximum kW");
+  advise->add_option("--onprem-load", o.onprem_load, "On-prem: average draw / maximum (0-1)");
+  advise->add_option("--pue", o.pue, "On-prem: data-centre PUE");
+  advise->add_option("--electricity-per-kwh", o.electricity_per_kwh,
+                     "On-prem: electricity price per kWh, in --onprem-currency");
+  advise->add_option("--gpus-per-server", o.gpus_per_server, "On-prem: GPUs per server");
+  advise->add_option("--gpu-busy-w", o.gpu_busy_w, "On-prem: one GPU's draw when working, W");
+  advise->add_option("--gpu-idle-w", o.gpu_idle_w, "On-prem: one GPU's draw when idle, W");
+  advise->add_option("--onprem-currency", o.onprem_currency,
+                     "On-prem: currency of capex and electricity, USD or CNY (default USD)");
   advise->add_flag("--single-instance", o.single_instance,
                    "All GPUs on one instance (one machine): no multi-instance rentals");
   advise->add_flag("--json", o.json, "JSON instead of text");
@@ -201,6 +267,13 @@ int RunCostAdvise(const CostAdviseOptions& o, int64_t today_days, std::ostream& 
     }
     req.spot_monthly_interruption = o.spot_interruption_percent / 100;
   }
+
+  core::Result<std::optional<cost::OnPremParams>> onprem = OnPremFromFlags(o);
+  if (!onprem.ok()) {
+    err << "gleaner: " << onprem.status().message() << "\n";
+    return kExitUsage;
+  }
+  req.onprem = *onprem;
 
   core::Result<cost::Catalog> catalog = LoadCatalog(o.catalogs);
   if (!catalog.ok()) {

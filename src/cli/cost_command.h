@@ -26,6 +26,19 @@ struct CostAdviseOptions {
   std::string checkpoint_cost = "5m";
   std::string restart = "10m";
   double spot_interruption_percent = -1;  // per month; < 0 = the GPU family's band
+  // On-prem parameters for the in-house option; < 0 (or "") = the model's
+  // default (docs/cost.md).
+  double onprem_capex = -1;
+  double onprem_life_years = -1;
+  double onprem_maintenance_rate = -1;
+  double onprem_server_kw = -1;
+  double onprem_load = -1;
+  double pue = -1;
+  double electricity_per_kwh = -1;
+  int gpus_per_server = -1;
+  double gpu_busy_w = -1;
+  double gpu_idle_w = -1;
+  std::string onprem_currency;
   bool single_instance = false;
   bool json = false;
 };

@@ -169,20 +169,26 @@ std::optional<AdviceOption> InHouseOption(const AdviceRequest& req) {
   o.price_currency = params->currency;
   o.price_per_instance_hour = c.marginal_per_gpu_hour;
   const std::string cur(CurrencyName(req.currency));
+  const std::string pcur(CurrencyName(params->currency));
   const double marginal =
       req.rates.Convert(c.marginal_per_gpu_hour, params->currency, req.currency);
   const double gpu_hours = req.gpu_count * req.hours;
   o.expected_cost = gpu_hours * marginal;
-  o.arithmetic.push_back("marginal = (" + Num(params->gpu_busy_w, 0) + " W - " +
-                         Num(params->gpu_idle_w, 0) + " W) / 1000 x PUE " + Num(params->pue, 2) +
-                         " x " + Num(params->electricity_per_kwh, 3) +
-                         "/kWh = " + Num(marginal, 4) + " " + cur + " per GPU-hour");
+  o.arithmetic.push_back(
+      "marginal = (" + Num(params->gpu_busy_w, 0) + " W - " + Num(params->gpu_idle_w, 0) +
+      " W) / 1000 x PUE " + Num(params->pue, 2) + " x " + Num(params->electricity_per_kwh, 3) +
+      " " + pcur + "/kWh = " + Num(c.marginal_per_gpu_hour, 4) + " " + pcur + " per GPU-hour" +
+      (params->currency == req.currency ? std::string()
+                                        : " = " + Num(marginal, 4) + " " + cur + " at " +
+                                              Num(req.rates.cny_per_usd, 4) + " CNY per USD"));
   o.arithmetic.push_back(std::to_string(req.gpu_count) + " GPU x " + Num(req.hours, 2) + " h x " +
                          Num(marginal, 4) + " = " + FormatMoney(o.expected_cost) + " " + cur);
-  o.notes.push_back("owned GPU-hour costs " +
-                    Num(req.rates.Convert(c.per_gpu_hour, params->currency, req.currency), 4) +
-                    " " + cur + " in full (capex, maintenance, power); capex is sunk, so an " +
-                    "idle hour costs only the extra energy");
+  if (params->server_capex > 0) {
+    o.notes.push_back("owned GPU-hour costs " +
+                      Num(req.rates.Convert(c.per_gpu_hour, params->currency, req.currency), 4) +
+                      " " + cur + " in full (capex, maintenance, power); capex is sunk, so an " +
+                      "idle hour costs only the extra energy");
+  }
   if (req.idle_gpu_hours_per_day && *req.idle_gpu_hours_per_day > 0) {
     const double days = gpu_hours / *req.idle_gpu_hours_per_day;
     o.expected_hours = days * 24;
@@ -222,6 +228,7 @@ core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& req) {
     return core::InvalidArgument("--deadline must be above 0");
   }
   if (!(req.rates.cny_per_usd > 0)) return core::InvalidArgument("--cny-per-usd must be above 0");
+  if (req.onprem) GLEANER_RETURN_IF_ERROR(ValidateOnPremParams(*req.onprem));
   GLEANER_ASSIGN_OR_RETURN(std::vector<PriceRow> rows, catalog.Find(req.gpu_model, req.region));
 
   double cheapest_od_per_gpu = 0;

@@ -5,6 +5,32 @@
 
 namespace gleaner::cost {
 
+core::Status ValidateOnPremParams(const OnPremParams& p) {
+  struct Check {
+    const char* name;
+    bool ok;
+    const char* expected;
+  };
+  const Check checks[] = {
+      {"capex", p.server_capex >= 0, "at least 0"},
+      {"life_years", p.life_years > 0, "above 0"},
+      {"maintenance_rate", p.maintenance_rate_per_year >= 0, "at least 0"},
+      {"server_kw", p.server_power_kw >= 0, "at least 0"},
+      {"load", p.load_fraction >= 0 && p.load_fraction <= 1, "from 0 to 1"},
+      {"pue", p.pue >= 1, "at least 1"},
+      {"electricity_per_kwh", p.electricity_per_kwh >= 0, "at least 0"},
+      {"gpus_per_server", p.gpus_per_server > 0, "above 0"},
+      {"gpu_idle_w", p.gpu_idle_w >= 0, "at least 0"},
+      {"gpu_busy_w", p.gpu_busy_w >= p.gpu_idle_w, "at least gpu_idle_w"},
+  };
+  for (const Check& c : checks) {
+    if (!c.ok) {
+      return core::InvalidArgument(std::string("on-prem ") + c.name + ": expected " + c.expected);
+    }
+  }
+  return core::Status::Ok();
+}
+
 OnPremCost ComputeOnPremCost(const OnPremParams& p) {
   if (p.life_years <= 0 || p.gpus_per_server <= 0) {
     std::fprintf(stderr, "gleaner: broken invariant: on-prem life_years and gpus_per_server > 0\n");

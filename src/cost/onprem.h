@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/status.h"
 #include "cost/catalog.h"
 
 namespace gleaner::cost {
@@ -39,6 +40,11 @@ struct OnPremCost {
   // energy: (busy W - idle W) / 1000 * PUE * price per kWh.
   double marginal_per_gpu_hour = 0;
 };
+
+// InvalidArgument naming the first parameter out of range: capex, power,
+// draws and price must be >= 0, life_years and gpus_per_server > 0,
+// load_fraction in [0, 1], pue >= 1, gpu_busy_w >= gpu_idle_w.
+core::Status ValidateOnPremParams(const OnPremParams& params);
 
 // Computes the costs. Parameters must be positive where a division needs it
 // (life_years, gpus_per_server); a broken invariant aborts.

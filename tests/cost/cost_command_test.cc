@@ -102,5 +102,41 @@ TEST(CostCommandTest, UserCatalogRowIsUsed) {
   std::filesystem::remove(path);
 }
 
+TEST(CostCommandTest, OnPremFlagsOverrideTheDefaults) {
+  CostAdviseOptions o;
+  o.gpu = "A100-80GB";
+  o.count = 8;
+  o.hours = 24;
+  o.json = true;
+  // (400 W - 50 W) / 1000 x PUE 1.2 x 0.7 CNY/kWh = 0.294 CNY per GPU-hour;
+  // 8 x 24 = 192 GPU-h x 0.294 = 56.448 CNY; at 7.0 CNY per USD = 8.064 USD.
+  o.pue = 1.2;
+  o.electricity_per_kwh = 0.7;
+  o.onprem_currency = "CNY";
+  o.cny_per_usd = 7.0;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCostAdvise(o, *cost::ParseIsoDate("2026-11-30"), out, err), kExitOk) << err.str();
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  ASSERT_EQ(j["options"][0]["kind"], "in-house");
+  EXPECT_NEAR(j["options"][0]["expected_cost"].get<double>(), 8.06, 1e-9);
+  EXPECT_NE(j["options"][0]["source"].get<std::string>().find("--pue"), std::string::npos);
+
+  CostAdviseOptions bad = o;
+  bad.pue = 0.5;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunCostAdvise(bad, 0, out2, err2), kExitUsage);
+  EXPECT_EQ(err2.str(), "gleaner: on-prem pue: expected at least 1\n");
+
+  CostAdviseOptions unknown;
+  unknown.gpu = "RTX4090";
+  unknown.hours = 1;
+  unknown.pue = 1.3;
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunCostAdvise(unknown, 0, out3, err3), kExitUsage);
+  EXPECT_EQ(err3.str(),
+            "gleaner: no on-prem defaults for RTX4090: pass at least --gpu-busy-w and "
+            "--gpu-idle-w\n");
+}
+
 }  // namespace
 }  // namespace gleaner::cli
