@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "cost/civil_date.h"
@@ -31,9 +32,41 @@ int TrustRank(const AdviceOption& o) { return (o.low_confidence ? 2 : 0) + (o.st
 
 DeadlineVerdict Verdict(bool yes) { return yes ? DeadlineVerdict::kYes : DeadlineVerdict::kNo; }
 
+// The on-demand price to weigh a reservation against: the same provider's
+// and instance's, the one dated closest to the reservation (prices of one
+// era); else the cheapest on-demand GPU-hour among the matching rows.
+struct OnDemandReference {
+  double per_gpu_hour = 0;  // in the request's currency
+  std::string what;
+};
+std::optional<OnDemandReference> ReferenceFor(const PriceRow& reserved,
+                                              const std::vector<PriceRow>& rows,
+                                              const AdviceRequest& req) {
+  const PriceRow* same = nullptr;
+  const PriceRow* cheapest = nullptr;
+  auto per_gpu = [&](const PriceRow& r) {
+    return req.rates.Convert(r.price_per_instance_hour, r.currency, req.currency) / r.gpu_count;
+  };
+  for (const PriceRow& r : rows) {
+    if (r.pricing_model != PricingModel::kOnDemand) continue;
+    if (!cheapest || per_gpu(r) < per_gpu(*cheapest)) cheapest = &r;
+    if (r.provider != reserved.provider || r.instance != reserved.instance) continue;
+    if (!same || std::abs(r.date_days - reserved.date_days) <
+                     std::abs(same->date_days - reserved.date_days)) {
+      same = &r;
+    }
+  }
+  if (same) {
+    return OnDemandReference{
+        per_gpu(*same), "on-demand " + same->instance + " of " + FormatIsoDate(same->date_days)};
+  }
+  if (cheapest) return OnDemandReference{per_gpu(*cheapest), "cheapest on-demand match"};
+  return std::nullopt;
+}
+
 // Prices one catalog row for the request.
 AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
-                            double cheapest_on_demand_per_gpu_hour) {
+                            const std::vector<PriceRow>& rows) {
   AdviceOption o;
   o.kind = std::string(PricingModelName(row.pricing_model));
   o.provider = row.provider;
@@ -131,13 +164,12 @@ AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
       o.arithmetic.push_back("commitment " + std::to_string(o.instances) + " x " + Num(price, 4) +
                              " x 8766 h x " + Num(years, 0) + " y = " + FormatMoney(commitment) +
                              " " + cur);
-      if (cheapest_on_demand_per_gpu_hour > 0) {
+      if (const std::optional<OnDemandReference> ref = ReferenceFor(row, rows, req)) {
         const double per_gpu = price / row.gpu_count;
-        const double breakeven = per_gpu / cheapest_on_demand_per_gpu_hour;
+        const double breakeven = per_gpu / ref->per_gpu_hour;
         o.arithmetic.push_back("break-even utilisation = " + Num(per_gpu, 4) + " / " +
-                               Num(cheapest_on_demand_per_gpu_hour, 4) +
-                               " (cheapest on-demand per GPU-hour) = " + Num(breakeven * 100, 1) +
-                               " %");
+                               Num(ref->per_gpu_hour, 4) + " (" + ref->what +
+                               ", per GPU-hour) = " + Num(breakeven * 100, 1) + " %");
         o.notes.push_back("worth it only if the reservation is busy more than " +
                           Num(breakeven * 100, 1) + " % of the term");
       }
@@ -231,14 +263,6 @@ core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& req) {
   if (req.onprem) GLEANER_RETURN_IF_ERROR(ValidateOnPremParams(*req.onprem));
   GLEANER_ASSIGN_OR_RETURN(std::vector<PriceRow> rows, catalog.Find(req.gpu_model, req.region));
 
-  double cheapest_od_per_gpu = 0;
-  for (const PriceRow& r : rows) {
-    if (r.pricing_model != PricingModel::kOnDemand) continue;
-    const double per_gpu =
-        req.rates.Convert(r.price_per_instance_hour, r.currency, req.currency) / r.gpu_count;
-    if (cheapest_od_per_gpu == 0 || per_gpu < cheapest_od_per_gpu) cheapest_od_per_gpu = per_gpu;
-  }
-
   Advice advice;
   advice.currency = req.currency;
   if (std::optional<AdviceOption> in_house = InHouseOption(req)) {
@@ -249,7 +273,7 @@ core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& req) {
     for (const PriceRow& r : rows) {
       if (r.pricing_model != model) continue;
       if (req.single_instance && r.gpu_count < req.gpu_count) continue;
-      AdviceOption o = PriceRowOption(r, req, cheapest_od_per_gpu);
+      AdviceOption o = PriceRowOption(r, req, rows);
       // Trusted prices first (not low confidence, then not stale); among
       // equals, the cheaper, then catalog order.
       if (!best || TrustRank(o) < TrustRank(*best) ||

@@ -15,7 +15,9 @@ constexpr const char* kCatalog =
     "P,r1,od1,A100-80GB,1,on-demand,3,USD,s2,2026-01-01\n"
     "P,r1,sp8,A100-80GB-SXM,8,spot,8,USD,s3,2026-01-01\n"
     "Q,r2,od8q,A100-80GB,8,on-demand,144,CNY,s4,2026-01-01\n"
-    "P,r1,res8,A100-80GB-SXM,8,reserved-1y,12,USD,s5,2026-01-01\n";
+    "P,r1,res8,A100-80GB-SXM,8,reserved-1y,12,USD,s5,2026-01-01\n"
+    "P,r1,res8,A100-80GB-SXM,8,on-demand,30,USD,s6,2025-01-01\n"
+    "P,r1,res8,A100-80GB-SXM,8,on-demand,24,USD,s7,2026-02-01\n";
 
 Catalog Tiny() {
   auto c = Catalog::Parse(kCatalog, "tiny.csv");
@@ -57,13 +59,17 @@ TEST(AdvisorTest, PricesEveryWayAndRecommendsSpot) {
   ASSERT_NE(spot, nullptr);
   EXPECT_NEAR(spot->expected_cost, 192.337, 0.001);
   EXPECT_EQ(spot->meets_deadline, DeadlineVerdict::kYes);
-  // Reserved: 12 x 24 = 288 for the job; break-even 12/8 = 1.5 per GPU-h
-  // over the cheapest on-demand 20/8 = 2.5 per GPU-h = 60 %. Not eligible.
+  // Reserved: 12 x 24 = 288 for the job; break-even against the same
+  // instance's on-demand price dated closest (2026-02-01: 24/h): 12/24 =
+  // 50 %. Not eligible.
   const AdviceOption* res = Find(*a, "reserved-1y");
   ASSERT_NE(res, nullptr);
   EXPECT_NEAR(res->expected_cost, 288, 1e-9);
   EXPECT_FALSE(res->eligible);
-  EXPECT_NE(res->arithmetic.back().find("= 60.0 %"), std::string::npos) << res->arithmetic.back();
+  EXPECT_NE(res->arithmetic.back().find("1.5000 / 3.0000 (on-demand res8 of 2026-02-01"),
+            std::string::npos)
+      << res->arithmetic.back();
+  EXPECT_NE(res->arithmetic.back().find("= 50.0 %"), std::string::npos) << res->arithmetic.back();
   // In-house: 8 x 24 = 192 GPU-h x 0.0553 = 10.62, timing unknown.
   const AdviceOption* home = Find(*a, "in-house");
   ASSERT_NE(home, nullptr);
@@ -72,6 +78,24 @@ TEST(AdvisorTest, PricesEveryWayAndRecommendsSpot) {
   ASSERT_TRUE(a->recommended.has_value());
   EXPECT_EQ(a->options[*a->recommended].kind, "spot");
   EXPECT_FALSE(a->warnings.empty());  // in-house would be cheaper if idle time allows
+}
+
+TEST(AdvisorTest, ReservationWithoutItsOwnOnDemandPriceUsesTheCheapest) {
+  auto c = Catalog::Parse(
+      "provider,region,instance,gpu_model,gpu_count,pricing_model,price_per_instance_hour,"
+      "currency,source,date\n"
+      "P,r1,od8,A100-80GB,8,on-demand,20,USD,s1,2026-01-01\n"
+      "P,r1,res8,A100-80GB,8,reserved-3y,10,USD,s2,2026-01-01\n",
+      "t");
+  ASSERT_TRUE(c.ok());
+  auto a = Advise(*c, EightA100sForADay());
+  ASSERT_TRUE(a.ok());
+  // 10/8 = 1.25 over 20/8 = 2.5 per GPU-hour = 50 %.
+  const AdviceOption* res = Find(*a, "reserved-3y");
+  ASSERT_NE(res, nullptr);
+  EXPECT_NE(res->arithmetic.back().find("(cheapest on-demand match, per GPU-hour) = 50.0 %"),
+            std::string::npos)
+      << res->arithmetic.back();
 }
 
 TEST(AdvisorTest, KnownIdleTimeMakesInHouseTheAnswer) {
