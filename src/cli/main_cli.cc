@@ -1,8 +1,10 @@
 #include "cli/main_cli.h"
 
+#include <chrono>
 #include <iostream>
 
 #include "cli/bench_command.h"
+#include "cli/cost_command.h"
 #include "cli/eval_command.h"
 #include "cli/exit_codes.h"
 #include "cli/job_commands.h"
@@ -12,6 +14,7 @@
 #include "cli/sim_cross_command.h"
 #include "cli/sim_harvest_command.h"
 #include "cli/token_commands.h"
+#include "cost/civil_date.h"
 
 namespace gleaner::cli {
 
@@ -52,6 +55,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   CLI::App* sim_harvest_cmd = AddSimHarvestCommand(*app.get_subcommand("sim"), sim_harvest);
   SimCrossOptions sim_cross;
   CLI::App* sim_cross_cmd = AddSimCrossCommand(app, sim_cross);
+  CostAdviseOptions cost_advise;
+  CLI::App* cost_advise_cmd = AddCostCommands(app, cost_advise);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -84,6 +89,11 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (sim_replay_cmd->parsed()) return RunSimReplay(sim_replay, std::cout, std::cerr);
   if (sim_harvest_cmd->parsed()) return RunSimHarvest(sim_harvest, std::cout, std::cerr);
   if (sim_cross_cmd->parsed()) return RunSimCross(sim_cross, std::cout, std::cerr);
+  if (cost_advise_cmd->parsed()) {
+    const int64_t now_s =
+        std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
+    return RunCostAdvise(cost_advise, cost::DaysFromUnixSeconds(now_s), std::cout, std::cerr);
+  }
   return kExitUsage;
 }
 

@@ -1,0 +1,332 @@
+#include "cost/advisor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "cost/civil_date.h"
+#include "cost/spot.h"
+
+namespace gleaner::cost {
+namespace {
+
+std::string Num(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+constexpr PricingModel kModelOrder[] = {
+    PricingModel::kSpot,         PricingModel::kOnDemand,   PricingModel::kCapacityBlock,
+    PricingModel::kSubscription, PricingModel::kReserved1y, PricingModel::kReserved3y,
+};
+
+bool MeetsOrUnbounded(const AdviceRequest& r, double wall_h) {
+  return !r.deadline_h || wall_h <= *r.deadline_h;
+}
+
+// Lower is more trustworthy: a low-confidence source weighs more than age.
+int TrustRank(const AdviceOption& o) { return (o.low_confidence ? 2 : 0) + (o.stale ? 1 : 0); }
+
+DeadlineVerdict Verdict(bool yes) { return yes ? DeadlineVerdict::kYes : DeadlineVerdict::kNo; }
+
+// The on-demand price to weigh a reservation against: the same provider's
+// and instance's, the one dated closest to the reservation (prices of one
+// era); else the cheapest on-demand GPU-hour among the matching rows.
+struct OnDemandReference {
+  double per_gpu_hour = 0;  // in the request's currency
+  std::string what;
+};
+std::optional<OnDemandReference> ReferenceFor(const PriceRow& reserved,
+                                              const std::vector<PriceRow>& rows,
+                                              const AdviceRequest& req) {
+  const PriceRow* same = nullptr;
+  const PriceRow* cheapest = nullptr;
+  auto per_gpu = [&](const PriceRow& r) {
+    return req.rates.Convert(r.price_per_instance_hour, r.currency, req.currency) / r.gpu_count;
+  };
+  for (const PriceRow& r : rows) {
+    if (r.pricing_model != PricingModel::kOnDemand) continue;
+    if (!cheapest || per_gpu(r) < per_gpu(*cheapest)) cheapest = &r;
+    if (r.provider != reserved.provider || r.instance != reserved.instance) continue;
+    if (!same || std::abs(r.date_days - reserved.date_days) <
+                     std::abs(same->date_days - reserved.date_days)) {
+      same = &r;
+    }
+  }
+  if (same) {
+    return OnDemandReference{
+        per_gpu(*same), "on-demand " + same->instance + " of " + FormatIsoDate(same->date_days)};
+  }
+  if (cheapest) return OnDemandReference{per_gpu(*cheapest), "cheapest on-demand match"};
+  return std::nullopt;
+}
+
+// Prices one catalog row for the request.
+AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
+                            const std::vector<PriceRow>& rows) {
+  AdviceOption o;
+  o.kind = std::string(PricingModelName(row.pricing_model));
+  o.provider = row.provider;
+  o.region = row.region;
+  o.instance = row.instance;
+  o.gpu_model = row.gpu_model;
+  o.gpus_per_instance = row.gpu_count;
+  o.instances = (req.gpu_count + row.gpu_count - 1) / row.gpu_count;
+  o.price_per_instance_hour = row.price_per_instance_hour;
+  o.price_currency = row.currency;
+  o.source = row.source;
+  o.date = FormatIsoDate(row.date_days);
+  o.origin = row.origin;
+  o.stale = req.today_days - row.date_days > req.max_price_age_days;
+  const std::string cur(CurrencyName(req.currency));
+  const double price = req.rates.Convert(row.price_per_instance_hour, row.currency, req.currency);
+  if (row.currency != req.currency) {
+    o.arithmetic.push_back(Num(row.price_per_instance_hour, 4) + " " +
+                           std::string(CurrencyName(row.currency)) + "/h at " +
+                           Num(req.rates.cny_per_usd, 4) + " CNY per USD = " + Num(price, 4) + " " +
+                           cur + "/h");
+  }
+  const std::string head = std::to_string(o.instances) + " x " + row.instance + " (" +
+                           std::to_string(row.gpu_count) + " GPU) x " + Num(price, 4) + " " + cur +
+                           "/h";
+  if (o.instances * row.gpu_count > req.gpu_count) {
+    o.notes.push_back("whole instances: " + std::to_string(o.instances * row.gpu_count) +
+                      " GPUs rented for " + std::to_string(req.gpu_count) + " needed");
+  }
+  switch (row.pricing_model) {
+    case PricingModel::kOnDemand:
+    case PricingModel::kCapacityBlock: {
+      o.expected_hours = req.hours;
+      o.expected_cost = o.instances * price * req.hours;
+      o.arithmetic.push_back(head + " x " + Num(req.hours, 2) +
+                             " h = " + FormatMoney(o.expected_cost) + " " + cur);
+      o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
+      if (row.pricing_model == PricingModel::kCapacityBlock) {
+        o.notes.push_back("capacity block: book the window in advance; availability not checked");
+      }
+      break;
+    }
+    case PricingModel::kSubscription: {
+      const double months = std::ceil(req.hours / 730.0);
+      o.expected_hours = req.hours;
+      o.expected_cost = o.instances * price * 730.0 * months;
+      o.arithmetic.push_back(head + " x 730 h/month x " + Num(months, 0) +
+                             " month(s) prepaid = " + FormatMoney(o.expected_cost) + " " + cur);
+      o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
+      o.notes.push_back("subscription is paid by the month, whatever the job uses");
+      break;
+    }
+    case PricingModel::kSpot: {
+      const SpotBand band = DefaultSpotBand(row.gpu_model);
+      const double fraction =
+          req.spot_monthly_interruption ? *req.spot_monthly_interruption : band.monthly_fraction;
+      const SpotEstimate e = EstimateSpot(req.hours, o.instances, fraction, req.checkpoint_cost_h,
+                                          req.restart_h, req.checkpoint_interval_h);
+      o.expected_hours = e.expected_wall_h;
+      o.expected_cost = o.instances * price * e.expected_wall_h;
+      o.arithmetic.push_back("interruptions " + Num(fraction * 100, 1) +
+                             " %/month per instance -> MTBF 730 / -ln(1 - " + Num(fraction, 3) +
+                             ") / " + std::to_string(o.instances) +
+                             " instance(s) = " + Num(e.job_mtbf_h, 1) + " h");
+      o.arithmetic.push_back("Young/Daly interval sqrt(2 x " + Num(req.checkpoint_cost_h, 3) +
+                             " h x " + Num(e.job_mtbf_h, 1) +
+                             " h) = " + Num(e.optimal_interval_h, 2) + " h; used " +
+                             Num(e.interval_h, 2) + " h");
+      o.arithmetic.push_back(
+          "wall = " + Num(req.hours, 2) + " h work + " + Num(e.checkpoint_overhead_h, 3) +
+          " h checkpoints + " + Num(e.expected_interruptions, 4) + " interruptions x (" +
+          Num(std::min(e.interval_h, req.hours) / 2, 3) + " h lost + " + Num(req.restart_h, 3) +
+          " h restart) = " + Num(e.expected_wall_h, 3) + " h");
+      o.arithmetic.push_back(head + " x " + Num(e.expected_wall_h, 3) +
+                             " h = " + FormatMoney(o.expected_cost) + " " + cur);
+      o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
+      o.notes.push_back("interruption band " + (req.spot_monthly_interruption
+                                                    ? std::string("given by the user")
+                                                    : band.label + ", " + band.source));
+      const double p_any = 1.0 - std::exp(-(req.hours / e.job_mtbf_h));
+      o.notes.push_back("chance of at least one interruption: " + Num(p_any * 100, 1) +
+                        " %; capacity may be unavailable, which this estimate ignores");
+      break;
+    }
+    case PricingModel::kReserved1y:
+    case PricingModel::kReserved3y: {
+      const double years = row.pricing_model == PricingModel::kReserved1y ? 1 : 3;
+      o.expected_hours = req.hours;
+      o.expected_cost = o.instances * price * req.hours;
+      o.eligible = false;
+      o.arithmetic.push_back(head + " x " + Num(req.hours, 2) +
+                             " h = " + FormatMoney(o.expected_cost) + " " + cur +
+                             " (this job's share of the commitment)");
+      const double commitment = o.instances * price * kHoursPerYear * years;
+      o.arithmetic.push_back("commitment " + std::to_string(o.instances) + " x " + Num(price, 4) +
+                             " x 8766 h x " + Num(years, 0) + " y = " + FormatMoney(commitment) +
+                             " " + cur);
+      if (const std::optional<OnDemandReference> ref = ReferenceFor(row, rows, req)) {
+        const double per_gpu = price / row.gpu_count;
+        const double breakeven = per_gpu / ref->per_gpu_hour;
+        o.arithmetic.push_back("break-even utilisation = " + Num(per_gpu, 4) + " / " +
+                               Num(ref->per_gpu_hour, 4) + " (" + ref->what +
+                               ", per GPU-hour) = " + Num(breakeven * 100, 1) + " %");
+        o.notes.push_back("worth it only if the reservation is busy more than " +
+                          Num(breakeven * 100, 1) + " % of the term");
+      }
+      o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
+      o.notes.push_back("a long commitment: not recommended for a single job");
+      break;
+    }
+  }
+  o.low_confidence = row.confidence == "low";
+  if (o.instances > 1) {
+    o.notes.push_back("spread over " + std::to_string(o.instances) +
+                      " instances: the job must run across machines");
+  }
+  if (!row.confidence.empty() && row.confidence != "high") {
+    o.notes.push_back("confidence " + row.confidence);
+  }
+  if (!row.notes.empty()) o.notes.push_back(row.notes);
+  return o;
+}
+
+std::optional<AdviceOption> InHouseOption(const AdviceRequest& req) {
+  std::optional<OnPremParams> params = req.onprem ? req.onprem : DefaultOnPremParams(req.gpu_model);
+  if (!params) return std::nullopt;
+  const OnPremCost c = ComputeOnPremCost(*params);
+  AdviceOption o;
+  o.kind = "in-house";
+  o.gpu_model = req.gpu_model;
+  o.source = params->source;
+  o.price_currency = params->currency;
+  o.price_per_instance_hour = c.marginal_per_gpu_hour;
+  const std::string cur(CurrencyName(req.currency));
+  const std::string pcur(CurrencyName(params->currency));
+  const double marginal =
+      req.rates.Convert(c.marginal_per_gpu_hour, params->currency, req.currency);
+  const double gpu_hours = req.gpu_count * req.hours;
+  o.expected_cost = gpu_hours * marginal;
+  o.arithmetic.push_back(
+      "marginal = (" + Num(params->gpu_busy_w, 0) + " W - " + Num(params->gpu_idle_w, 0) +
+      " W) / 1000 x PUE " + Num(params->pue, 2) + " x " + Num(params->electricity_per_kwh, 3) +
+      " " + pcur + "/kWh = " + Num(c.marginal_per_gpu_hour, 4) + " " + pcur + " per GPU-hour" +
+      (params->currency == req.currency ? std::string()
+                                        : " = " + Num(marginal, 4) + " " + cur + " at " +
+                                              Num(req.rates.cny_per_usd, 4) + " CNY per USD"));
+  o.arithmetic.push_back(std::to_string(req.gpu_count) + " GPU x " + Num(req.hours, 2) + " h x " +
+                         Num(marginal, 4) + " = " + FormatMoney(o.expected_cost) + " " + cur);
+  if (params->server_capex > 0) {
+    o.notes.push_back("owned GPU-hour costs " +
+                      Num(req.rates.Convert(c.per_gpu_hour, params->currency, req.currency), 4) +
+                      " " + cur + " in full (capex, maintenance, power); capex is sunk, so an " +
+                      "idle hour costs only the extra energy");
+  }
+  if (req.idle_gpu_hours_per_day && *req.idle_gpu_hours_per_day > 0) {
+    const double days = gpu_hours / *req.idle_gpu_hours_per_day;
+    o.expected_hours = days * 24;
+    o.arithmetic.push_back("wait = " + Num(gpu_hours, 1) + " GPU-h / " +
+                           Num(*req.idle_gpu_hours_per_day, 1) +
+                           " idle GPU-h per day x 24 = " + Num(o.expected_hours, 1) + " h");
+    o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
+    o.notes.push_back("assumes the job can run in the idle windows as they come (checkpointed)");
+  } else {
+    o.expected_hours = req.hours;
+    o.meets_deadline = DeadlineVerdict::kUnknown;
+    o.notes.push_back("when idle GPUs free up is unknown: pass --idle-gpu-hours-per-day");
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string_view DeadlineVerdictName(DeadlineVerdict v) {
+  switch (v) {
+    case DeadlineVerdict::kYes:
+      return "yes";
+    case DeadlineVerdict::kNo:
+      return "no";
+    case DeadlineVerdict::kUnknown:
+      return "unknown";
+  }
+  return "?";
+}
+
+std::string FormatMoney(double amount) { return Num(amount, 2); }
+
+core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& req) {
+  if (req.gpu_count < 1) return core::InvalidArgument("--count must be at least 1");
+  if (!(req.hours > 0)) return core::InvalidArgument("--hours must be above 0");
+  if (req.deadline_h && !(*req.deadline_h > 0)) {
+    return core::InvalidArgument("--deadline must be above 0");
+  }
+  if (!(req.rates.cny_per_usd > 0)) return core::InvalidArgument("--cny-per-usd must be above 0");
+  if (req.onprem) GLEANER_RETURN_IF_ERROR(ValidateOnPremParams(*req.onprem));
+  GLEANER_ASSIGN_OR_RETURN(std::vector<PriceRow> rows, catalog.Find(req.gpu_model, req.region));
+
+  Advice advice;
+  advice.currency = req.currency;
+  if (std::optional<AdviceOption> in_house = InHouseOption(req)) {
+    advice.options.push_back(std::move(*in_house));
+  }
+  for (PricingModel model : kModelOrder) {
+    std::optional<AdviceOption> best;
+    for (const PriceRow& r : rows) {
+      if (r.pricing_model != model) continue;
+      if (req.single_instance && r.gpu_count < req.gpu_count) continue;
+      AdviceOption o = PriceRowOption(r, req, rows);
+      // Trusted prices first (not low confidence, then not stale); among
+      // equals, the cheaper, then catalog order.
+      if (!best || TrustRank(o) < TrustRank(*best) ||
+          (TrustRank(o) == TrustRank(*best) && o.expected_cost < best->expected_cost)) {
+        best = std::move(o);
+      }
+    }
+    if (!best) continue;
+    if (best->low_confidence) {
+      advice.warnings.push_back(best->kind + " price (" + best->origin +
+                                ") has low confidence and no better-sourced one matches; "
+                                "confirm it before relying on it");
+    }
+    if (best->stale) {
+      advice.warnings.push_back(best->kind + " price from " + best->date + " (" + best->origin +
+                                ") is older than " + std::to_string(req.max_price_age_days) +
+                                " days and no fresher one matches; check it");
+      best->notes.push_back("stale: older than " + std::to_string(req.max_price_age_days) +
+                            " days");
+    }
+    advice.options.push_back(std::move(*best));
+  }
+
+  for (size_t i = 0; i < advice.options.size(); ++i) {
+    const AdviceOption& o = advice.options[i];
+    if (!o.eligible || o.meets_deadline != DeadlineVerdict::kYes) continue;
+    if (!advice.recommended ||
+        o.expected_cost < advice.options[*advice.recommended].expected_cost) {
+      advice.recommended = i;
+    }
+  }
+  const std::string cur(CurrencyName(req.currency));
+  if (advice.recommended) {
+    const AdviceOption& o = advice.options[*advice.recommended];
+    advice.recommendation =
+        o.kind + (o.provider.empty() ? "" : " on " + o.provider + " " + o.instance) + ": " +
+        FormatMoney(o.expected_cost) + " " + cur + ", the cheapest option " +
+        (req.deadline_h ? "expected to finish within " + Num(*req.deadline_h, 1) + " h"
+                        : "(no deadline given)");
+  } else {
+    advice.recommendation = "no option is known to meet the deadline";
+  }
+  for (const AdviceOption& o : advice.options) {
+    if (o.kind == "in-house" && o.meets_deadline == DeadlineVerdict::kUnknown &&
+        (!advice.recommended ||
+         o.expected_cost < advice.options[*advice.recommended].expected_cost)) {
+      advice.warnings.push_back("in-house idle time would cost " + FormatMoney(o.expected_cost) +
+                                " " + cur +
+                                " if enough idle GPUs free up in time; pass "
+                                "--idle-gpu-hours-per-day to check the deadline");
+    }
+  }
+  return advice;
+}
+
+}  // namespace gleaner::cost

@@ -1,0 +1,142 @@
+#include "cli/cost_command.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cli/exit_codes.h"
+#include "cost/civil_date.h"
+#include "testing/run_gleaner.h"
+
+namespace gleaner::cli {
+namespace {
+
+std::string RunBinary(const std::string& args, int* rc) {
+  const testing::Outcome r = testing::Gleaner(args);
+  *rc = r.rc;
+  return r.out + r.err;
+}
+
+TEST(CostCommandTest, DoneWhenCommandPrintsEveryOptionAndARecommendation) {
+  const testing::Outcome r = testing::Gleaner(
+      "cost advise --gpu A100-80GB --count 8 --hours 24 --deadline 48h --as-of 2026-11-30 --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["currency"], "USD");
+  ASSERT_GE(j["options"].size(), 3u);
+  for (const auto& o : j["options"]) {
+    for (const char* key : {"kind", "expected_cost", "currency", "source", "date", "notes",
+                            "arithmetic", "meets_deadline", "expected_hours", "stale"}) {
+      EXPECT_TRUE(o.contains(key)) << key << " missing in " << o.dump();
+    }
+    EXPECT_GT(o["expected_cost"].get<double>(), 0) << o.dump();
+  }
+  EXPECT_TRUE(j["recommendation"]["kind"].is_string()) << j["recommendation"].dump();
+  EXPECT_TRUE(j["recommendation"].contains("expected_cost"));
+  EXPECT_EQ(j["request"]["deadline_hours"], 48.0);
+}
+
+TEST(CostCommandTest, HumanTableMarksTheRecommendation) {
+  int rc = 0;
+  const std::string out =
+      RunBinary("cost advise --gpu H100-80GB --count 8 --hours 10 --as-of 2026-11-30", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("recommendation: "), std::string::npos) << out;
+  EXPECT_NE(out.find("\n* "), std::string::npos) << out;
+}
+
+TEST(CostCommandTest, MissingPriceIsAnExplicitError) {
+  int rc = 0;
+  const std::string out =
+      RunBinary("cost advise --gpu A100-80GB --count 8 --hours 24 --region mars-1", &rc);
+  EXPECT_EQ(rc, kExitFailure);
+  EXPECT_NE(out.find("no price for A100-80GB in region mars-1"), std::string::npos) << out;
+}
+
+TEST(CostCommandTest, BadUserCatalogNamesFileAndLine) {
+  const auto path = std::filesystem::temp_directory_path() / "gleaner_cost_bad_catalog.csv";
+  {
+    std::ofstream f(path);
+    f << "provider,region,instance,gpu_model,gpu_count,pricing_model,price_per_instance_hour,"
+         "currency,source,date\n"
+         "Mine,lab,box,A100-80GB,8,on-demand,12,USD,invoice,2026-10-01\n"
+         "Mine,lab,box2,A100-80GB,8,on-demand,twelve,USD,invoice,2026-10-01\n";
+  }
+  CostAdviseOptions o;
+  o.gpu = "A100-80GB";
+  o.count = 8;
+  o.hours = 24;
+  o.catalogs = {path.string()};
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCostAdvise(o, *cost::ParseIsoDate("2026-11-30"), out, err), kExitBadInput);
+  EXPECT_EQ(err.str(), "gleaner: " + path.string() +
+                           ":3: column price_per_instance_hour: expected a number above 0, got "
+                           "\"twelve\"\n");
+  std::filesystem::remove(path);
+}
+
+TEST(CostCommandTest, UserCatalogRowIsUsed) {
+  const auto path = std::filesystem::temp_directory_path() / "gleaner_cost_user_catalog.csv";
+  {
+    std::ofstream f(path);
+    f << "provider,region,instance,gpu_model,gpu_count,pricing_model,price_per_instance_hour,"
+         "currency,source,date\n"
+         "Mine,lab,box,A100-80GB,8,on-demand,1,USD,our invoice,2026-10-01\n";
+  }
+  CostAdviseOptions o;
+  o.gpu = "A100-80GB";
+  o.count = 8;
+  o.hours = 24;
+  o.region = "lab";
+  o.json = true;
+  o.catalogs = {path.string()};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCostAdvise(o, *cost::ParseIsoDate("2026-11-30"), out, err), kExitOk) << err.str();
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["recommendation"]["kind"], "on-demand");
+  EXPECT_EQ(j["recommendation"]["expected_cost"], 24.0);  // 1 x 1 USD/h x 24 h
+  std::filesystem::remove(path);
+}
+
+TEST(CostCommandTest, OnPremFlagsOverrideTheDefaults) {
+  CostAdviseOptions o;
+  o.gpu = "A100-80GB";
+  o.count = 8;
+  o.hours = 24;
+  o.json = true;
+  // (400 W - 50 W) / 1000 x PUE 1.2 x 0.7 CNY/kWh = 0.294 CNY per GPU-hour;
+  // 8 x 24 = 192 GPU-h x 0.294 = 56.448 CNY; at 7.0 CNY per USD = 8.064 USD.
+  o.pue = 1.2;
+  o.electricity_per_kwh = 0.7;
+  o.onprem_currency = "CNY";
+  o.cny_per_usd = 7.0;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCostAdvise(o, *cost::ParseIsoDate("2026-11-30"), out, err), kExitOk) << err.str();
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  ASSERT_EQ(j["options"][0]["kind"], "in-house");
+  EXPECT_NEAR(j["options"][0]["expected_cost"].get<double>(), 8.06, 1e-9);
+  EXPECT_NE(j["options"][0]["source"].get<std::string>().find("--pue"), std::string::npos);
+
+  CostAdviseOptions bad = o;
+  bad.pue = 0.5;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunCostAdvise(bad, 0, out2, err2), kExitUsage);
+  EXPECT_EQ(err2.str(), "gleaner: on-prem pue: expected at least 1\n");
+
+  CostAdviseOptions unknown;
+  unknown.gpu = "RTX4090";
+  unknown.hours = 1;
+  unknown.pue = 1.3;
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunCostAdvise(unknown, 0, out3, err3), kExitUsage);
+  EXPECT_EQ(err3.str(),
+            "gleaner: no on-prem defaults for RTX4090: pass at least --gpu-busy-w and "
+            "--gpu-idle-w\n");
+}
+
+}  // namespace
+}  // namespace gleaner::cli
