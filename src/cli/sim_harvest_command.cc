@@ -7,6 +7,8 @@
 
 #include "cli/exit_codes.h"
 #include "cli/run_outputs.h"
+#include "cost/catalog.h"
+#include "sim/harvest_money.h"
 #include "sim/harvest_report.h"
 #include "sim/harvest_scenario.h"
 #include "sim/itp_trace.h"
@@ -175,6 +177,10 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   h->add_option("--seed", o.seed, "Seed of the synthetic queue")->capture_default_str();
+  h->add_option("--price-gpu", o.price_gpu,
+                "Price the GPU-hours as this model (on-prem defaults and the price catalog; "
+                "docs/cost.md)")
+      ->capture_default_str();
   h->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")->required();
   h->add_flag("--skip-bad-rows", o.skip_bad_rows,
               "Skip and count malformed rows instead of stopping at the first");
@@ -188,6 +194,17 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
     err << "gleaner: " << owner.status().message() << "\n";
     return owner.status().code() == core::StatusCode::kInvalidArgument ? kExitBadInput
                                                                        : kExitFailure;
+  }
+  // Money: the traces' GPUs priced as --price-gpu.
+  auto catalog = cost::Catalog::Parse(cost::BuiltinCatalogCsv(), cost::kBuiltinCatalogName);
+  if (!catalog.ok()) {
+    err << "gleaner: " << catalog.status().message() << "\n";
+    return kExitFailure;
+  }
+  auto prices = sim::PriceHarvestGpus(o.price_gpu, *catalog);
+  if (!prices.ok()) {
+    err << "gleaner: --price-gpu " << o.price_gpu << ": " << prices.status().message() << "\n";
+    return kExitUsage;
   }
   sim::HarvestConfig config;
   config.checkpoint_s = o.checkpoint_s;
@@ -235,7 +252,24 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   m["runs"] = nlohmann::ordered_json::array();
   for (const sim::HarvestBaselineRun& r : *runs)
     m["runs"].push_back(sim::HarvestMetricsJson(r.metrics));
+  const sim::HarvestMoney money = sim::MoneyOf(*prices, *runs);
+  m["money"] = {{"currency", "USD"},
+                {"gpu_model", prices->gpu_model},
+                {"owned_per_gpu_hour", prices->owned_per_gpu_hour},
+                {"marginal_per_gpu_hour", prices->marginal_per_gpu_hour},
+                {"cloud_on_demand_per_gpu_hour", prices->cloud_per_gpu_hour},
+                {"cloud_offer", prices->cloud_offer},
+                {"cloud_source", prices->cloud_source},
+                {"cloud_date", prices->cloud_date},
+                {"idle_cost", money.idle_cost}};
+  for (size_t i = 0; i < money.runs.size(); ++i) {
+    m["runs"][i]["cloud_value"] = money.runs[i].cloud_value;
+    m["runs"][i]["energy_cost"] = money.runs[i].energy_cost;
+    m["runs"][i]["net_savings"] = money.runs[i].net_savings;
+  }
   sim::HarvestScenarioInfo info;
+  info.prices = *prices;
+  info.money = money;
   info.owner_trace = owner->trace;
   info.queue_source = queue->source;
   info.seed = o.seed;

@@ -23,6 +23,8 @@ struct SimHarvestOptions {
   int64_t checkpoint_s = 1800;
   int64_t vacate_s = 30;
   int gpus_per_node = 8;
+  // The traces do not say which GPUs they ran on: money prices them as this.
+  std::string price_gpu = "A100-80GB";
   uint64_t seed = 0;
   std::string out_dir;
   bool skip_bad_rows = false;

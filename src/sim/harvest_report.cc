@@ -89,7 +89,27 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
          "</td><td>" + (m.jobs_finished > 0 ? HumanDuration(m.queue.median_s) : "-") + "</td><td>" +
          (m.jain_fairness ? FormatFixed(*m.jain_fairness, 3) : "-") + "</td></tr>\n";
   }
-  h += "</table>\n<p class=\"note\">Harvested: GPU-time jobs held lent GPUs; of idle: the share "
+  h += "</table>\n";
+  if (info.prices) {
+    const HarvestPrices& p = *info.prices;
+    const auto usd = [](double v) { return FormatFixed(v, v < 1000 ? 2 : 0) + " USD"; };
+    h += "<h2>Money</h2>\n<p>GPUs priced as " + EscapeHtml(p.gpu_model) +
+         ": an owned GPU-hour costs " + usd(p.owned_per_gpu_hour) +
+         " (capex, maintenance, power; " + EscapeHtml(p.onprem_source) + "), filling an idle one " +
+         usd(p.marginal_per_gpu_hour) + " of extra energy; renting one on demand " +
+         usd(p.cloud_per_gpu_hour) + " (" + EscapeHtml(p.cloud_offer) + "; " +
+         EscapeHtml(p.cloud_source) + ", " + EscapeHtml(p.cloud_date) +
+         "). The idle GPU-hours of the physical limit cost <b>" + usd(info.money.idle_cost) +
+         "</b>.</p>\n<table>\n<tr><th>run</th><th>useful work at the "
+         "cloud price</th><th>energy to harvest</th><th>net saving</th></tr>\n";
+    for (size_t i = 0; i < runs.size() && i < info.money.runs.size(); ++i) {
+      const HarvestRunMoney& m = info.money.runs[i];
+      h += "<tr><th>" + EscapeHtml(RunName(runs[i])) + "</th><td>" + usd(m.cloud_value) +
+           "</td><td>" + usd(m.energy_cost) + "</td><td>" + usd(m.net_savings) + "</td></tr>\n";
+    }
+    h += "</table>\n";
+  }
+  h += "<p class=\"note\">Harvested: GPU-time jobs held lent GPUs; of idle: the share "
        "of the physical limit used while owners were away. Useful: harvested less the work "
        "preemptions threw away (lost). Owner returns: lent GPUs their owners took back; owner "
        "wait: the GPU-time owners waited for a job to leave. Jain: fairness across users of the "

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/harvest_money.h"
 #include "sim/harvest_scenario.h"
 
 namespace gleaner::sim {
@@ -15,12 +17,16 @@ struct HarvestScenarioInfo {
   int64_t checkpoint_s = 0;
   int64_t vacate_s = 0;
   double offered_gpu_hours = 0;
+  // Money, when the GPUs could be priced.
+  std::optional<HarvestPrices> prices;
+  HarvestMoney money;
 };
 
 // report.html of `gleaner sim harvest`: one self-contained page (inline CSS
 // and SVG) with the physical limit, a table of every baseline, harvested
 // against idle GPUs over time, jobs waiting over time, where each run's
-// GPU-hours went, and the CDF of completion times. A pure function of its
+// GPU-hours went, the CDF of completion times, and, when priced, what the
+// idle hours cost and what each run's work was worth. A pure function of its
 // arguments: the same runs give the same bytes.
 std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTimeline& owner,
                                 const std::vector<HarvestJob>& queue,

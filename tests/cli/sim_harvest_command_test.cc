@@ -85,6 +85,21 @@ TEST(SimHarvestCommandTest, WritesEveryBaselineAndTheSameBytesTwice) {
   }
   EXPECT_EQ(m["runs"][0]["harvested_gpu_hours"], 0.0);
   EXPECT_GT(m["runs"][3]["harvested_gpu_hours"].get<double>(), 0.0);
+  // Money, priced as the default A100-80GB.
+  EXPECT_EQ(m["money"]["currency"], "USD");
+  EXPECT_EQ(m["money"]["gpu_model"], "A100-80GB");
+  EXPECT_GT(m["money"]["idle_cost"].get<double>(), 0.0);
+  for (const char* key :
+       {"owned_per_gpu_hour", "marginal_per_gpu_hour", "cloud_on_demand_per_gpu_hour",
+        "cloud_offer", "cloud_source", "cloud_date"}) {
+    EXPECT_TRUE(m["money"].contains(key)) << key;
+  }
+  for (const auto& r : m["runs"]) {
+    EXPECT_DOUBLE_EQ(r["net_savings"].get<double>(),
+                     r["cloud_value"].get<double>() - r["energy_cost"].get<double>());
+  }
+  EXPECT_NE(testing::Slurp(dir.path().string() + "/a/report.html").find("<h2>Money</h2>"),
+            std::string::npos);
   const auto timing = nlohmann::json::parse(testing::Slurp(dir.path().string() + "/a/timing.json"));
   EXPECT_GT(timing["peak_rss_bytes"].get<int64_t>(), 0);
 }
@@ -120,6 +135,15 @@ TEST(SimHarvestCommandTest, BadInputSaysWhatToFix) {
   r = RunHarvest(o);
   EXPECT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_NE(r.err.find("skipped"), std::string::npos) << r.err;
+
+  // A GPU model nothing prices: said before anything runs.
+  o.skip_bad_rows = false;
+  o.helios = (dir.path() / "good.csv").string();
+  dir.Write("good.csv", HeliosVc());
+  o.price_gpu = "V100";
+  r = RunHarvest(o);
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_NE(r.err.find("no on-prem cost defaults for V100"), std::string::npos) << r.err;
 
   // No owner workload, or two: a usage error from the command line.
   auto cli = testing::Gleaner("sim harvest --out " + (dir.path() / "x").string());

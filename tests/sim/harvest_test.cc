@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/harvest_money.h"
+#include "sim/harvest_scenario.h"
+
 namespace gleaner::sim {
 namespace {
 
@@ -234,6 +237,58 @@ TEST(SyntheticQueueTest, TraceJobsLargerThanANodeOrTooLateAreLeftOut) {
   EXPECT_EQ(q.jobs[0].submit_s, 100);
   EXPECT_EQ(q.too_large, 1);
   EXPECT_EQ(q.too_late, 1);
+}
+
+}  // namespace
+}  // namespace gleaner::sim
+
+namespace gleaner::sim {
+namespace {
+
+TEST(HarvestMoneyTest, PricesTheIdleHoursAndEachRunsWork) {
+  // On-demand: 8 GPUs for 16 USD/h (2 per GPU) and 1 GPU for 1.50; the
+  // low-confidence 0.10 row is used only when nothing else matches.
+  auto catalog = cost::Catalog::Parse(
+      "provider,region,instance,gpu_model,gpu_count,pricing_model,price_per_instance_hour,"
+      "currency,source,date,confidence\n"
+      "P,r1,big,A100-80GB-SXM,8,on-demand,16,USD,s1,2026-01-01,high\n"
+      "Q,r2,one,A100-80GB-PCIe,1,on-demand,1.5,USD,s2,2026-02-01,medium\n"
+      "R,r3,cheap,A100-80GB-PCIe,1,on-demand,0.1,USD,s3,2026-03-01,low\n"
+      "S,r4,spot,A100-80GB-SXM,8,spot,4,USD,s4,2026-03-01,high\n",
+      "test.csv");
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  auto prices = PriceHarvestGpus("A100-80GB", *catalog);
+  ASSERT_TRUE(prices.ok()) << prices.status().ToString();
+  EXPECT_DOUBLE_EQ(prices->cloud_per_gpu_hour, 1.5);
+  EXPECT_EQ(prices->cloud_offer, "Q r2 one");
+  EXPECT_EQ(prices->cloud_date, "2026-02-01");
+  // The A100 on-prem defaults (docs/cost.md): about 1.09 USD per owned
+  // GPU-hour, 0.0553 to fill an idle one.
+  EXPECT_NEAR(prices->owned_per_gpu_hour, 1.09, 0.01);
+  EXPECT_NEAR(prices->marginal_per_gpu_hour, 0.0553, 0.0001);
+  EXPECT_FALSE(PriceHarvestGpus("V100", *catalog).ok());
+  EXPECT_FALSE(PriceHarvestGpus("H100-80GB", *catalog).ok());  // defaults, but no price
+
+  // Two hours of idle GPU on one GPU; a job of 1,800 s ran on it.
+  OccupancyGroup g;
+  g.name = "box";
+  g.node_gpus = {1};
+  g.steps = {{0, 0, 1}};
+  auto t = TimelineFromOccupancy("box", {g}, 7200);
+  ASSERT_TRUE(t.ok());
+  HarvestConfig c;
+  c.policy = HarvestPolicy::kNaive;
+  auto runs = RunHarvestBaselines(*t, {{0, 1800, 1, "ann"}}, c);
+  ASSERT_TRUE(runs.ok());
+  const HarvestMoney m = MoneyOf(*prices, *runs);
+  // Idle: 2 GPU-hours x owned cost. Naive: 0.5 useful GPU-hours x 1.50 =
+  // 0.75 of cloud value, less 0.5 x marginal of energy.
+  EXPECT_DOUBLE_EQ(m.idle_cost, 2 * prices->owned_per_gpu_hour);
+  ASSERT_EQ(m.runs.size(), runs->size());
+  EXPECT_DOUBLE_EQ(m.runs[0].cloud_value, 0);
+  EXPECT_DOUBLE_EQ(m.runs[1].cloud_value, 0.75);
+  EXPECT_DOUBLE_EQ(m.runs[1].energy_cost, 0.5 * prices->marginal_per_gpu_hour);
+  EXPECT_DOUBLE_EQ(m.runs[1].net_savings, 0.75 - 0.5 * prices->marginal_per_gpu_hour);
 }
 
 }  // namespace
