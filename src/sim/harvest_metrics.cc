@@ -84,12 +84,8 @@ nlohmann::ordered_json HarvestMetricsJson(const HarvestMetrics& m) {
   j["jobs_finished"] = m.jobs_finished;
   j["jobs_unfinished"] = m.jobs_unfinished;
   j["jobs_rejected"] = m.jobs_rejected;
-  j["mean_jct_s"] = m.jct.mean_s;
-  j["median_jct_s"] = m.jct.median_s;
-  j["p99_jct_s"] = m.jct.p99_s;
-  j["mean_queue_s"] = m.queue.mean_s;
-  j["median_queue_s"] = m.queue.median_s;
-  j["p99_queue_s"] = m.queue.p99_s;
+  AddSummaryJson(j, "jct", m.jct);
+  AddSummaryJson(j, "queue", m.queue);
   j["jain_fairness"] = m.jain_fairness ? nlohmann::ordered_json(*m.jain_fairness) : nullptr;
   j["classifier_samples"] = m.samples;
   return j;

@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <fstream>
 #include <string_view>
 #include <unordered_set>
 
+#include "sim/trace_csv.h"
+
 namespace gleaner::sim {
 namespace {
 
+// Unlike SplitCsvFields, blanks around a field are kept: an ITP field with
+// blanks is dirty.
 std::vector<std::string_view> Split(std::string_view line) {
   std::vector<std::string_view> out;
   size_t start = 0;
@@ -22,18 +25,6 @@ std::vector<std::string_view> Split(std::string_view line) {
     if (comma == std::string_view::npos) return out;
     start = comma + 1;
   }
-}
-
-// "" when `text` is an integer in [lo, hi]; otherwise what was expected.
-std::string ParseInt(std::string_view column, std::string_view text, int64_t lo, int64_t hi,
-                     int64_t* v) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *v);
-  if (!text.empty() && ec == std::errc() && end == text.data() + text.size() && *v >= lo &&
-      *v <= hi) {
-    return "";
-  }
-  return "column " + std::string(column) + ": expected an integer from " + std::to_string(lo) +
-         " to " + std::to_string(hi) + ", got \"" + std::string(text) + "\"";
 }
 
 constexpr std::array<std::string_view, 4> kColumns = {"job_id", "submission_time", "duration",
@@ -81,11 +72,12 @@ core::Result<ItpTrace> ParseItpJobs(std::istream& in, const std::string& name,
                 " comma-separated fields as in the header, got " + std::to_string(f.size());
     } else if (f[at[0]].empty()) {
       problem = "column job_id: expected a job id, got nothing";
-    } else if (problem = ParseInt("submission_time", f[at[1]], 0, kMaxSeconds, &job.submit_s);
+    } else if (problem = ParseIntField("submission_time", f[at[1]], 0, kMaxSeconds, &job.submit_s);
                !problem.empty()) {
-    } else if (problem = ParseInt("duration", f[at[2]], 1, kMaxSeconds, &job.duration_s);
+    } else if (problem = ParseIntField("duration", f[at[2]], 1, kMaxSeconds, &job.duration_s);
                !problem.empty()) {
-    } else if (problem = ParseInt("num_gpu", f[at[3]], 1, kMaxItpGpus, &gpus); !problem.empty()) {
+    } else if (problem = ParseIntField("num_gpu", f[at[3]], 1, kMaxItpGpus, &gpus);
+               !problem.empty()) {
     } else if (!seen.emplace(f[at[0]]).second) {
       problem = "column job_id: \"" + std::string(f[at[0]]) +
                 "\" appeared on an earlier line; expected each job once";

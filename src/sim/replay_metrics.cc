@@ -20,6 +20,12 @@ Summary Summarize(std::vector<int64_t> v) {
   return s;
 }
 
+void AddSummaryJson(nlohmann::ordered_json& j, const std::string& name, const Summary& s) {
+  j["mean_" + name + "_s"] = s.mean_s;
+  j["median_" + name + "_s"] = s.median_s;
+  j["p99_" + name + "_s"] = s.p99_s;
+}
+
 ReplayMetrics ComputeReplayMetrics(const std::vector<TraceJob>& jobs, const ReplayResult& r,
                                    int cluster_gpus) {
   ReplayMetrics m;
@@ -67,12 +73,8 @@ nlohmann::ordered_json ReplayMetricsJson(const ReplayIdentity& id, const ReplayM
     j["left_out_never_scheduled"] = id.left_out->never_scheduled;
   }
   j["makespan_s"] = m.makespan_s;
-  j["mean_jct_s"] = m.jct.mean_s;
-  j["median_jct_s"] = m.jct.median_s;
-  j["p99_jct_s"] = m.jct.p99_s;
-  j["mean_queue_s"] = m.queue.mean_s;
-  j["median_queue_s"] = m.queue.median_s;
-  j["p99_queue_s"] = m.queue.p99_s;
+  AddSummaryJson(j, "jct", m.jct);
+  AddSummaryJson(j, "queue", m.queue);
   j["utilization"] = m.utilization;
   j["gpu_seconds"] = m.gpu_seconds;
   j["peak_busy_gpus"] = m.peak_busy_gpus;

@@ -20,6 +20,9 @@ struct Summary {
 };
 Summary Summarize(std::vector<int64_t> values_s);
 
+// Adds "mean_NAME_s", "median_NAME_s" and "p99_NAME_s" to `j`.
+void AddSummaryJson(nlohmann::ordered_json& j, const std::string& name, const Summary& s);
+
 // What a plain replay achieved. Everything here follows from the trace and
 // the config alone: no wall times, no paths, so identical runs give
 // identical numbers.

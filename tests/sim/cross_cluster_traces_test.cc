@@ -15,27 +15,19 @@
 #include "sim/philly_trace.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
+#include "testing/trace_dir.h"
 
 namespace gleaner::sim {
 namespace {
 
-std::string TraceDir() {
-  if (const char* dir = std::getenv("GLEANER_TRACE_DIR"); dir && *dir) return dir;
-  return std::string(GLEANER_SOURCE_DIR) + "/../shared/traces";
-}
+using testing::TraceDir;
 
 constexpr int64_t kMay1 = 1588291200;  // 2020-05-01 00:00:00 UTC
 constexpr int64_t kOct3 = 1506988800;  // 2017-10-03 00:00:00 UTC
 
-#define SKIP_WITHOUT(path)                                                             \
-  if (!std::filesystem::exists(path)) {                                                \
-    GTEST_SKIP() << "no trace at " << (path)                                           \
-                 << "; set GLEANER_TRACE_DIR to the traces folder (../shared/traces)"; \
-  }
-
 TEST(CrossClusterTracesTest, TheEightHeliosVcsAreWholeMonthsOfCleanMinutes) {
   const std::string dir = TraceDir() + "/helios-earth";
-  SKIP_WITHOUT(dir);
+  GLEANER_SKIP_WITHOUT_TRACE(dir);
   auto vcs = ReadHeliosDir(dir, {});
   ASSERT_TRUE(vcs.ok()) << vcs.status().ToString();
   ASSERT_EQ(vcs->size(), 8u);
@@ -65,7 +57,7 @@ TEST(CrossClusterTracesTest, TheEightHeliosVcsAreWholeMonthsOfCleanMinutes) {
 
 TEST(CrossClusterTracesTest, ThePhillyNodeSeriesAndMachineList) {
   const std::string dir = TraceDir() + "/philly";
-  SKIP_WITHOUT(dir);
+  GLEANER_SKIP_WITHOUT_TRACE(dir);
   auto seq = ReadPhillyNodeSequence(dir + "/philly_node_sequence.csv", {});
   ASSERT_TRUE(seq.ok()) << seq.status().ToString();
   // 2017-10-03 to 2017-11-15: 44 days of minutes, less 599 missing on
@@ -110,7 +102,7 @@ TEST(CrossClusterTracesTest, ThePhillyNodeSeriesAndMachineList) {
 
 TEST(CrossClusterTracesTest, TheStudyOnTheEightHeliosVcs) {
   const std::string dir = TraceDir() + "/helios-earth";
-  SKIP_WITHOUT(dir);
+  GLEANER_SKIP_WITHOUT_TRACE(dir);
   auto vcs = ReadHeliosDir(dir, {});
   ASSERT_TRUE(vcs.ok()) << vcs.status().ToString();
   auto s = RunCrossClusterStudy(*vcs);
@@ -157,7 +149,7 @@ TEST(CrossClusterTracesTest, TheStudyOnTheEightHeliosVcs) {
 
 TEST(CrossClusterTracesTest, TheCommandWritesTheSameFilesTwice) {
   const std::string dir = TraceDir() + "/helios-earth";
-  SKIP_WITHOUT(dir);
+  GLEANER_SKIP_WITHOUT_TRACE(dir);
   testing::TempDir out;
   std::string outs[2];
   for (int run = 0; run < 2; ++run) {

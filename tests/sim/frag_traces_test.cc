@@ -9,14 +9,12 @@
 
 #include "sched/frag_experiment.h"
 #include "sim/openb_trace.h"
+#include "testing/trace_dir.h"
 
 namespace gleaner::sim {
 namespace {
 
-std::string TraceDir() {
-  if (const char* dir = std::getenv("GLEANER_TRACE_DIR"); dir && *dir) return dir;
-  return std::string(GLEANER_SOURCE_DIR) + "/../shared/traces";
-}
+using testing::TraceDir;
 
 // Mean allocation (%) at 100 % and 130 % arrived over the authors' seeds 42-51.
 std::pair<double, double> MeanOverSeeds(const std::string& policy) {

@@ -10,20 +10,12 @@
 #include "sim/harvest_scenario.h"
 #include "sim/owner_sources.h"
 #include "sim/utilization_trace.h"
+#include "testing/trace_dir.h"
 
 namespace gleaner::sim {
 namespace {
 
-std::string TraceDir() {
-  if (const char* dir = std::getenv("GLEANER_TRACE_DIR"); dir && *dir) return dir;
-  return std::string(GLEANER_SOURCE_DIR) + "/../shared/traces";
-}
-
-#define SKIP_WITHOUT(path)                                                             \
-  if (!std::filesystem::exists(path)) {                                                \
-    GTEST_SKIP() << "no trace at " << (path)                                           \
-                 << "; set GLEANER_TRACE_DIR to the traces folder (../shared/traces)"; \
-  }
+using testing::TraceDir;
 
 void ExpectAccountsAddUp(const OwnerTimeline& t, const HarvestResult& r) {
   EXPECT_EQ(r.idle_gpu_s + r.owner_busy_gpu_s + r.no_data_gpu_s + r.owner_delay_gpu_s,
@@ -49,7 +41,7 @@ const HarvestBaselineRun& RunOf(const std::vector<HarvestBaselineRun>& runs, Har
 
 TEST(HarvestTracesTest, GenAiPodsHoldTheirGpusWhileQuiet) {
   const std::string dir = TraceDir() + "/alibaba-genai";
-  SKIP_WITHOUT(dir);
+  GLEANER_SKIP_WITHOUT_TRACE(dir);
   TraceCleaning cleaning;
   auto series = ReadUtilizationTrace(dir + "/pod_gpu_duty_cycle_anon.csv",
                                      dir + "/pod_gpu_memory_used_bytes_anon.csv", false, &cleaning);
@@ -74,7 +66,7 @@ TEST(HarvestTracesTest, GenAiPodsHoldTheirGpusWhileQuiet) {
 
 TEST(HarvestTracesTest, GenAiByUtilizationAloneGleanerTakesBackFarLessOften) {
   const std::string dir = TraceDir() + "/alibaba-genai";
-  SKIP_WITHOUT(dir);
+  GLEANER_SKIP_WITHOUT_TRACE(dir);
   TraceCleaning cleaning;
   auto series = ReadUtilizationTrace(dir + "/pod_gpu_duty_cycle_anon.csv", "", false, &cleaning);
   ASSERT_TRUE(series.ok()) << series.status().ToString();
@@ -94,7 +86,7 @@ TEST(HarvestTracesTest, GenAiByUtilizationAloneGleanerTakesBackFarLessOften) {
 
 TEST(HarvestTracesTest, AHeliosVc) {
   const std::string path = TraceDir() + "/helios-earth/vc3sl.csv";
-  SKIP_WITHOUT(path);
+  GLEANER_SKIP_WITHOUT_TRACE(path);
   auto vc = ReadHeliosVc(path, {});
   ASSERT_TRUE(vc.ok()) << vc.status().ToString();
   auto t = TimelineFromHelios({*vc}, 8);
@@ -113,7 +105,7 @@ TEST(HarvestTracesTest, AHeliosVc) {
 
 TEST(HarvestTracesTest, PhillyAsWholeNodes) {
   const std::string dir = TraceDir() + "/philly";
-  SKIP_WITHOUT(dir);
+  GLEANER_SKIP_WITHOUT_TRACE(dir);
   auto seq = ReadPhillyNodeSequence(dir + "/philly_node_sequence.csv", {});
   ASSERT_TRUE(seq.ok()) << seq.status().ToString();
   auto machines = ReadPhillyMachines(dir + "/cluster_machine_list");

@@ -6,18 +6,16 @@
 #include <filesystem>
 
 #include "sim/idle_eval.h"
+#include "testing/trace_dir.h"
 
 namespace gleaner::sim {
 namespace {
 
-std::string TraceDir() {
-  if (const char* dir = std::getenv("GLEANER_TRACE_DIR"); dir && *dir) return dir;
-  return std::string(GLEANER_SOURCE_DIR) + "/../shared/traces";
-}
+using testing::TraceDir;
 
 TEST(IdleEvalTracesTest, GleanerBeatsEveryBaselineOnF1) {
   const std::string path = TraceDir() + "/alibaba-genai/pod_gpu_duty_cycle_anon.csv";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no trace at " << path;
+  GLEANER_SKIP_WITHOUT_TRACE(path);
   TraceCleaning cleaning;
   auto series = ReadUtilizationTrace(path, "", false, &cleaning);
   ASSERT_TRUE(series.ok()) << series.status().ToString();

@@ -12,43 +12,49 @@
 #include "sim/openb_jobs.h"
 #include "sim/replay.h"
 #include "sim/replay_metrics.h"
+#include "testing/trace_dir.h"
 
 namespace gleaner::sim {
 namespace {
 
-std::string TraceDir() {
-  if (const char* dir = std::getenv("GLEANER_TRACE_DIR"); dir && *dir) return dir;
-  return std::string(GLEANER_SOURCE_DIR) + "/../shared/traces";
+using testing::TraceDir;
+
+// Replays `jobs` on `gpus` GPUs under `policy` and checks what every replay
+// must hold: no job starts before it arrives, each runs its duration, and
+// at the end nothing runs or waits, with utilization in (0, 1].
+void ReplayChecked(const std::vector<TraceJob>& jobs, int gpus, const char* policy,
+                   ReplayResult* out) {
+  ReplayConfig c;
+  c.gpus = gpus;
+  c.policy = policy;
+  auto r = RunReplay(jobs, c);
+  ASSERT_TRUE(r.ok()) << policy << ": " << r.status().ToString();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ASSERT_GE(r->outcomes[i].start_s, jobs[i].submit_s) << policy << " job " << i;
+    ASSERT_EQ(r->outcomes[i].end_s, r->outcomes[i].start_s + jobs[i].duration_s) << policy;
+  }
+  EXPECT_EQ(r->timeline.back().busy_gpus, 0) << policy;
+  EXPECT_EQ(r->timeline.back().queued_jobs, 0) << policy;
+  const ReplayMetrics m = ComputeReplayMetrics(jobs, *r, gpus);
+  EXPECT_GT(m.utilization, 0) << policy;
+  EXPECT_LE(m.utilization, 1) << policy;
+  *out = std::move(*r);
 }
 
 // cluster05: 3,629 jobs of 1-8 GPUs. 16 GPUs hold its offered load at
 // about 63 % (docs/benchmarks.md says how N was chosen).
 TEST(ReplayTracesTest, ItpCluster05UnderEachPolicy) {
   const std::string path = TraceDir() + "/itp/cluster05.csv";
-  if (!std::filesystem::exists(path)) {
-    GTEST_SKIP() << "no ITP trace at " << path << "; set GLEANER_TRACE_DIR to the traces folder";
-  }
+  GLEANER_SKIP_WITHOUT_TRACE(path);
   auto trace = ReadItpJobs(path, {});
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   ASSERT_EQ(trace->jobs.size(), 3629u);
   std::map<std::string, ReplayMetrics> by_policy;
   for (const char* policy : {"fifo", "sjf", "gleaner"}) {
-    ReplayConfig c;
-    c.gpus = 16;
-    c.policy = policy;
-    auto r = RunReplay(trace->jobs, c);
-    ASSERT_TRUE(r.ok()) << policy << ": " << r.status().ToString();
-    for (size_t i = 0; i < trace->jobs.size(); ++i) {
-      const TraceJob& j = trace->jobs[i];
-      ASSERT_GE(r->outcomes[i].start_s, j.submit_s) << policy << " job " << i;
-      ASSERT_EQ(r->outcomes[i].end_s, r->outcomes[i].start_s + j.duration_s) << policy;
-    }
-    EXPECT_EQ(r->timeline.back().busy_gpus, 0) << policy;
-    EXPECT_EQ(r->timeline.back().queued_jobs, 0) << policy;
-    const ReplayMetrics m = ComputeReplayMetrics(trace->jobs, *r, c.gpus);
+    ReplayResult r;
+    ASSERT_NO_FATAL_FAILURE(ReplayChecked(trace->jobs, 16, policy, &r));
+    const ReplayMetrics m = ComputeReplayMetrics(trace->jobs, r, 16);
     EXPECT_EQ(m.jobs, 3629);
-    EXPECT_GT(m.utilization, 0) << policy;
-    EXPECT_LE(m.utilization, 1) << policy;
     by_policy[policy] = m;
   }
   EXPECT_GE(by_policy["fifo"].queue.mean_s, by_policy["sjf"].queue.mean_s);
@@ -61,9 +67,7 @@ TEST(ReplayTracesTest, ItpCluster05UnderEachPolicy) {
 // on 56, where the policies differ (docs/benchmarks.md).
 TEST(ReplayTracesTest, OpenbPodsUnderEachPolicy) {
   const std::string path = TraceDir() + "/alibaba-openb/openb_pod_list_default.csv";
-  if (!std::filesystem::exists(path)) {
-    GTEST_SKIP() << "no openb pods at " << path << "; set GLEANER_TRACE_DIR to the traces folder";
-  }
+  GLEANER_SKIP_WITHOUT_TRACE(path);
   auto trace = ReadOpenbJobs(path, {});
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   EXPECT_EQ(trace->skipped_rows, 0);
@@ -75,39 +79,27 @@ TEST(ReplayTracesTest, OpenbPodsUnderEachPolicy) {
             8152);
   EXPECT_EQ(trace->shared_gpu_jobs, 2573);
   for (const char* policy : {"fifo", "priority", "sjf", "gleaner"}) {
-    ReplayConfig c;
-    c.gpus = 56;
-    c.policy = policy;
-    auto r = RunReplay(trace->jobs, c);
-    ASSERT_TRUE(r.ok()) << policy << ": " << r.status().ToString();
-    for (size_t i = 0; i < trace->jobs.size(); ++i) {
-      const TraceJob& j = trace->jobs[i];
-      ASSERT_GE(r->outcomes[i].start_s, j.submit_s) << policy << " job " << i;
-      ASSERT_EQ(r->outcomes[i].end_s, r->outcomes[i].start_s + j.duration_s) << policy;
-    }
-    EXPECT_EQ(r->timeline.back().busy_gpus, 0) << policy;
-    EXPECT_EQ(r->timeline.back().queued_jobs, 0) << policy;
-    const ReplayMetrics m = ComputeReplayMetrics(trace->jobs, *r, c.gpus);
+    ReplayResult r;
+    ASSERT_NO_FATAL_FAILURE(ReplayChecked(trace->jobs, 56, policy, &r));
+    const ReplayMetrics m = ComputeReplayMetrics(trace->jobs, r, 56);
     EXPECT_EQ(m.jobs, 6203);
-    EXPECT_GT(m.utilization, 0) << policy;
-    EXPECT_LE(m.utilization, 1) << policy;
     if (std::string(policy) == "priority") {
       // LS pods (priority 3) wait less on average than best-effort ones (0).
       std::map<int, std::pair<int64_t, int64_t>> wait;  // priority -> (sum, count)
       for (size_t i = 0; i < trace->jobs.size(); ++i) {
         auto& [sum, count] = wait[trace->jobs[i].priority];
-        sum += r->outcomes[i].start_s - trace->jobs[i].submit_s;
+        sum += r.outcomes[i].start_s - trace->jobs[i].submit_s;
         ++count;
       }
       EXPECT_LT(wait[3].first * wait[0].second, wait[0].first * wait[3].second)
           << "LS " << wait[3].first << "/" << wait[3].second << ", BE " << wait[0].first << "/"
           << wait[0].second;
     }
-    auto again = RunReplay(trace->jobs, c);
-    ASSERT_TRUE(again.ok()) << policy;
-    const ReplayIdentity id{path, policy, c.gpus, c.gpus_per_node, 0, 0, r->placed_beside};
+    ReplayResult again;
+    ASSERT_NO_FATAL_FAILURE(ReplayChecked(trace->jobs, 56, policy, &again));
+    const ReplayIdentity id{path, policy, 56, 8, 0, 0, r.placed_beside};
     EXPECT_EQ(ReplayMetricsJson(id, m).dump(),
-              ReplayMetricsJson(id, ComputeReplayMetrics(trace->jobs, *again, c.gpus)).dump())
+              ReplayMetricsJson(id, ComputeReplayMetrics(trace->jobs, again, 56)).dump())
         << policy;
   }
 }
