@@ -1,5 +1,6 @@
 #include "agent/sampler.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace gleaner::agent {
@@ -67,6 +68,7 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
     pass.verdicts.push_back(std::move(verdict));
   }
   core::Status s = Persist(done, changed, pass.at);
+  if (s.ok()) s = RecordGpus(pass.snapshots, pass.at);
   if (store_status != nullptr) *store_status = s;
   return pass;
 }
@@ -97,6 +99,38 @@ core::Status Sampler::Persist(const std::vector<observe::MinuteRollup>& done,
     last_prune_ = now;
     GLEANER_RETURN_IF_ERROR(store_->PruneRollups(now - options_.retention).status());
   }
+  return core::Status::Ok();
+}
+
+core::Status Sampler::RecordGpus(const std::vector<gpu::GpuSnapshot>& snapshots,
+                                 core::TimePoint now) {
+  if (store_ == nullptr) return core::Status::Ok();
+  std::vector<store::GpuRecord> gpus;
+  for (const gpu::GpuSnapshot& s : snapshots) {
+    if (s.uuid.empty()) continue;  // not attached: nothing to name it by
+    store::GpuRecord g;
+    g.uuid = s.uuid;
+    g.host = options_.host;
+    g.index = s.index;
+    g.name = s.name.value_or("");
+    if (s.memory_total.has_value()) g.memory_total = s.memory_total.value();
+    g.first_seen = g.last_seen = now;
+    gpus.push_back(std::move(g));
+  }
+  const auto same_gpus = [](const std::vector<store::GpuRecord>& a,
+                            const std::vector<store::GpuRecord>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+      return x.uuid == y.uuid && x.index == y.index && x.name == y.name &&
+             x.memory_total == y.memory_total;
+    });
+  };
+  if (gpus_recorded_at_ && now - *gpus_recorded_at_ < core::Seconds(3600) &&
+      same_gpus(gpus, recorded_gpus_)) {
+    return core::Status::Ok();
+  }
+  GLEANER_RETURN_IF_ERROR(store_->SaveGpus(gpus));
+  recorded_gpus_ = std::move(gpus);
+  gpus_recorded_at_ = now;
   return core::Status::Ok();
 }
 

@@ -20,6 +20,7 @@ struct SamplerOptions {
   core::Duration retention = core::Seconds(int64_t{90} * 24 * 3600);
   observe::IdleConfig idle;
   std::map<std::string, std::string> project_of_user;
+  std::string host;  // recorded with each GPU
 };
 
 // One pass over the host: each GPU's sample and verdict.
@@ -65,6 +66,8 @@ class Sampler {
   observe::GpuSample ToSample(const gpu::GpuSnapshot& s, core::TimePoint at) const;
   core::Status Persist(const std::vector<observe::MinuteRollup>& done,
                        const std::vector<observe::Verdict>& changed, core::TimePoint now);
+  // Records the GPUs when they change, and hourly so last_seen stays true.
+  core::Status RecordGpus(const std::vector<gpu::GpuSnapshot>& snapshots, core::TimePoint now);
 
   gpu::GpuBackend& backend_;
   const ProcessInspector& inspector_;
@@ -76,6 +79,8 @@ class Sampler {
   // Each GPU's last saved state, and when it was saved.
   std::map<core::GpuUuid, std::pair<observe::GpuState, core::TimePoint>> saved_;
   std::optional<core::TimePoint> last_prune_;
+  std::vector<store::GpuRecord> recorded_gpus_;  // as last saved, first_seen aside
+  std::optional<core::TimePoint> gpus_recorded_at_;
 };
 
 }  // namespace gleaner::agent

@@ -174,6 +174,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   sampler_options.retention = config->retention;
   sampler_options.idle = config->idle;
   sampler_options.project_of_user = config->project_of_user;
+  sampler_options.host = Hostname();
   agent::Sampler sampler(*source.backend, *source.inspector, store->get(), clock, sampler_options);
   // A simulated host has a past to recall; a real one starts watching now.
   const core::Duration recalled =

@@ -31,6 +31,8 @@ static void Credit(MinuteRollup& r, GpuState state, core::Duration d) {
   r.observed += d;
   if (CountsAsBusy(state)) r.busy += d;
   if (state == GpuState::kIdle) r.idle += d;
+  if (state == GpuState::kHeldIdle) r.held_idle += d;
+  if (state == GpuState::kHarvested) r.harvested += d;
 }
 
 std::vector<MinuteRollup> MinuteRollupBuilder::Add(const GpuSample& s, const Verdict& v) {
@@ -74,7 +76,7 @@ std::vector<MinuteRollup> MinuteRollupBuilder::Add(const GpuSample& s, const Ver
   }
   for (const ObservedProcess& p : s.processes) {
     r.pids.insert(p.pid);
-    if (!p.user.empty()) r.users.insert(p.user);
+    if (!p.user.empty()) (p.gleaner_job ? r.job_users : r.users).insert(p.user);
   }
   return done;
 }
@@ -99,9 +101,12 @@ MinuteRollup MergeRollups(const MinuteRollup& a, const MinuteRollup& b) {
   }
   m.pids.insert(a.pids.begin(), a.pids.end());
   m.users.insert(a.users.begin(), a.users.end());
+  m.job_users.insert(a.job_users.begin(), a.job_users.end());
   m.observed = a.observed + b.observed;
   m.busy = a.busy + b.busy;
   m.idle = a.idle + b.idle;
+  m.held_idle = a.held_idle + b.held_idle;
+  m.harvested = a.harvested + b.harvested;
   return m;
 }
 

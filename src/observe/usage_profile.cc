@@ -22,8 +22,10 @@ void UsageProfiles::Add(const MinuteRollup& r) {
   gpu.busy_s[hour] += core::ToSecondsDouble(r.busy);
   gpu.observed_s[hour] += observed;
   host_.observed_s[hour] += observed;
+  std::set<std::string> holders = r.users;
+  holders.insert(r.job_users.begin(), r.job_users.end());
   std::set<std::string> projects;
-  for (const std::string& user : r.users) {
+  for (const std::string& user : holders) {
     users_[user].busy_s[hour] += observed;
     if (auto it = project_of_user_.find(user); it != project_of_user_.end()) {
       projects.insert(it->second);

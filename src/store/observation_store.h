@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,19 @@
 #include "observe/verdict.h"
 
 namespace gleaner::store {
+
+// A GPU as last seen: what its minutes are priced and labelled by.
+struct GpuRecord {
+  core::GpuUuid uuid;
+  std::string host;
+  uint32_t index = 0;
+  std::string name;  // the driver's, "NVIDIA H100 80GB HBM3"
+  std::optional<core::Bytes> memory_total;
+  core::TimePoint first_seen;
+  core::TimePoint last_seen;
+
+  bool operator==(const GpuRecord&) const = default;
+};
 
 // Where observations outlive the process: minute roll-ups (history, kept
 // for the retention period), each GPU's latest verdict, and the usage
@@ -24,6 +38,15 @@ class ObservationStore {
   virtual core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                                    core::TimePoint from,
                                                                    core::TimePoint to) = 0;
+
+  // Every GPU's minutes in [from, to), by GPU and then minute.
+  virtual core::Result<std::vector<observe::MinuteRollup>> RollupsBetween(core::TimePoint from,
+                                                                          core::TimePoint to) = 0;
+
+  // Records GPUs as seen: a GPU already known keeps its first_seen; the
+  // rest is replaced.
+  virtual core::Status SaveGpus(const std::vector<GpuRecord>& gpus) = 0;
+  virtual core::Result<std::vector<GpuRecord>> Gpus() = 0;
 
   // Replaces each GPU's latest verdict.
   virtual core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) = 0;

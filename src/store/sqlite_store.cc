@@ -85,7 +85,55 @@ constexpr const char* kMigrations[] = {
     ALTER TABLE jobs ADD COLUMN array_id INTEGER;
     ALTER TABLE jobs ADD COLUMN array_index INTEGER;
     )sql",
+    // Minutes before this version count held-idle and harvested time only
+    // as busy, and their job users among the owners.
+    R"sql(
+    ALTER TABLE gpu_minutes ADD COLUMN held_idle_s REAL NOT NULL DEFAULT 0;
+    ALTER TABLE gpu_minutes ADD COLUMN harvested_s REAL NOT NULL DEFAULT 0;
+    ALTER TABLE gpu_minutes ADD COLUMN job_users TEXT NOT NULL DEFAULT '';
+    CREATE INDEX gpu_minutes_by_minute ON gpu_minutes (minute_s);
+    CREATE TABLE gpus (
+      uuid TEXT PRIMARY KEY,
+      host TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      name TEXT NOT NULL,
+      memory_total_bytes INTEGER,
+      first_seen_us INTEGER NOT NULL,
+      last_seen_us INTEGER NOT NULL
+    );
+    )sql",
 };
+
+constexpr const char* kRollupColumns = R"sql(
+    uuid, minute_s, samples, utilization_min_pct, utilization_mean_pct, utilization_max_pct,
+    memory_used_max_bytes, power_mean_w, pids, users, state, observed_s, busy_s, idle_s,
+    held_idle_s, harvested_s, job_users)sql";
+
+observe::MinuteRollup ReadRollup(Statement& q) {
+  observe::MinuteRollup r;
+  r.uuid = core::GpuUuid(q.Text(0));
+  r.minute = core::FromUnixMicros(q.Int(1) * 1'000'000);
+  r.samples = static_cast<int>(q.Int(2));
+  r.utilization_min_pct = q.Real(3);
+  r.utilization_mean_pct = q.Real(4);
+  r.utilization_max_pct = q.Real(5);
+  if (!q.Null(6)) r.memory_used_max = core::Bytes(static_cast<uint64_t>(q.Int(6)));
+  if (!q.Null(7)) r.power_mean_w = q.Real(7);
+  for (const std::string& pid : Split(q.Text(8)))
+    r.pids.insert(static_cast<uint32_t>(std::stoul(pid)));
+  for (const std::string& user : Split(q.Text(9))) r.users.insert(user);
+  r.state = observe::ParseGpuState(q.Text(10)).value_or(observe::GpuState::kUnknown);
+  const auto seconds = [&q](int column) {
+    return core::Duration(std::llround(q.Real(column) * 1e6));
+  };
+  r.observed = seconds(11);
+  r.busy = seconds(12);
+  r.idle = seconds(13);
+  r.held_idle = seconds(14);
+  r.harvested = seconds(15);
+  for (const std::string& user : Split(q.Text(16))) r.job_users.insert(user);
+  return r;
+}
 
 }  // namespace
 
@@ -182,8 +230,9 @@ Status SqliteStore::Migrate() {
 Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups) {
   if (rollups.empty()) return Status::Ok();
   return InTransaction([&]() -> Status {
-    Statement insert(db_, R"sql(
-    INSERT OR REPLACE INTO gpu_minutes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?))sql");
+    Statement insert(db_, (std::string("INSERT OR REPLACE INTO gpu_minutes (") + kRollupColumns +
+                           ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+                              .c_str());
     Status s = insert.status();
     for (const observe::MinuteRollup& added : rollups) {
       if (!s.ok()) break;
@@ -213,6 +262,9 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
       insert.Bind(12, core::ToSecondsDouble(r.observed));
       insert.Bind(13, core::ToSecondsDouble(r.busy));
       insert.Bind(14, core::ToSecondsDouble(r.idle));
+      insert.Bind(15, core::ToSecondsDouble(r.held_idle));
+      insert.Bind(16, core::ToSecondsDouble(r.harvested));
+      insert.Bind(17, Join(r.job_users));
       if (insert.Step() != SQLITE_DONE) s = SqlError(db_, "saving GPU minutes");
       insert.Reset();
     }
@@ -223,36 +275,83 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
 core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core::GpuUuid& uuid,
                                                                       core::TimePoint from,
                                                                       core::TimePoint to) {
-  Statement q(db_, R"sql(
-    SELECT minute_s, samples, utilization_min_pct, utilization_mean_pct, utilization_max_pct,
-           memory_used_max_bytes, power_mean_w, pids, users, state, observed_s, busy_s, idle_s
-    FROM gpu_minutes WHERE uuid = ? AND minute_s >= ? AND minute_s < ? ORDER BY minute_s)sql");
+  Statement q(db_, (std::string("SELECT ") + kRollupColumns +
+                    " FROM gpu_minutes WHERE uuid = ? AND minute_s >= ? AND minute_s < ?"
+                    " ORDER BY minute_s")
+                       .c_str());
   GLEANER_RETURN_IF_ERROR(q.status());
   q.Bind(1, uuid.str());
   q.Bind(2, core::ToUnixMicros(from) / 1'000'000);
   q.Bind(3, core::ToUnixMicros(to) / 1'000'000);
   std::vector<observe::MinuteRollup> out;
   int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    observe::MinuteRollup r;
-    r.uuid = uuid;
-    r.minute = core::FromUnixMicros(q.Int(0) * 1'000'000);
-    r.samples = static_cast<int>(q.Int(1));
-    r.utilization_min_pct = q.Real(2);
-    r.utilization_mean_pct = q.Real(3);
-    r.utilization_max_pct = q.Real(4);
-    if (!q.Null(5)) r.memory_used_max = core::Bytes(static_cast<uint64_t>(q.Int(5)));
-    if (!q.Null(6)) r.power_mean_w = q.Real(6);
-    for (const std::string& pid : Split(q.Text(7)))
-      r.pids.insert(static_cast<uint32_t>(std::stoul(pid)));
-    for (const std::string& user : Split(q.Text(8))) r.users.insert(user);
-    r.state = observe::ParseGpuState(q.Text(9)).value_or(observe::GpuState::kUnknown);
-    r.observed = core::Duration(std::llround(q.Real(10) * 1e6));
-    r.busy = core::Duration(std::llround(q.Real(11) * 1e6));
-    r.idle = core::Duration(std::llround(q.Real(12) * 1e6));
-    out.push_back(std::move(r));
-  }
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(ReadRollup(q));
   if (rc != SQLITE_DONE) return SqlError(db_, "reading GPU minutes");
+  return out;
+}
+
+core::Result<std::vector<observe::MinuteRollup>> SqliteStore::RollupsBetween(core::TimePoint from,
+                                                                             core::TimePoint to) {
+  Statement q(db_, (std::string("SELECT ") + kRollupColumns +
+                    " FROM gpu_minutes WHERE minute_s >= ? AND minute_s < ?"
+                    " ORDER BY uuid, minute_s")
+                       .c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, core::ToUnixMicros(from) / 1'000'000);
+  q.Bind(2, core::ToUnixMicros(to) / 1'000'000);
+  std::vector<observe::MinuteRollup> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(ReadRollup(q));
+  if (rc != SQLITE_DONE) return SqlError(db_, "reading GPU minutes");
+  return out;
+}
+
+Status SqliteStore::SaveGpus(const std::vector<GpuRecord>& gpus) {
+  if (gpus.empty()) return Status::Ok();
+  return InTransaction([&]() -> Status {
+    Statement upsert(db_, R"sql(
+    INSERT INTO gpus VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (uuid) DO UPDATE SET host = excluded.host, idx = excluded.idx,
+      name = excluded.name, memory_total_bytes = excluded.memory_total_bytes,
+      last_seen_us = excluded.last_seen_us)sql");
+    Status s = upsert.status();
+    for (const GpuRecord& g : gpus) {
+      if (!s.ok()) break;
+      upsert.Bind(1, g.uuid.str());
+      upsert.Bind(2, g.host);
+      upsert.Bind(3, static_cast<int64_t>(g.index));
+      upsert.Bind(4, g.name);
+      upsert.BindOptional(5, g.memory_total ? std::optional<int64_t>(static_cast<int64_t>(
+                                                  g.memory_total->count()))
+                                            : std::nullopt);
+      upsert.Bind(6, core::ToUnixMicros(g.first_seen));
+      upsert.Bind(7, core::ToUnixMicros(g.last_seen));
+      if (upsert.Step() != SQLITE_DONE) s = SqlError(db_, "saving GPUs");
+      upsert.Reset();
+    }
+    return s;
+  });
+}
+
+core::Result<std::vector<GpuRecord>> SqliteStore::Gpus() {
+  Statement q(db_, R"sql(
+    SELECT uuid, host, idx, name, memory_total_bytes, first_seen_us, last_seen_us FROM gpus
+    ORDER BY host, idx, uuid)sql");
+  GLEANER_RETURN_IF_ERROR(q.status());
+  std::vector<GpuRecord> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    GpuRecord g;
+    g.uuid = core::GpuUuid(q.Text(0));
+    g.host = q.Text(1);
+    g.index = static_cast<uint32_t>(q.Int(2));
+    g.name = q.Text(3);
+    if (!q.Null(4)) g.memory_total = core::Bytes(static_cast<uint64_t>(q.Int(4)));
+    g.first_seen = core::FromUnixMicros(q.Int(5));
+    g.last_seen = core::FromUnixMicros(q.Int(6));
+    out.push_back(std::move(g));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "reading GPUs");
   return out;
 }
 

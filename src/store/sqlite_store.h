@@ -28,6 +28,10 @@ class SqliteStore final : public ObservationStore, public JobStore, public Token
   core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                            core::TimePoint from,
                                                            core::TimePoint to) override;
+  core::Result<std::vector<observe::MinuteRollup>> RollupsBetween(core::TimePoint from,
+                                                                  core::TimePoint to) override;
+  core::Status SaveGpus(const std::vector<GpuRecord>& gpus) override;
+  core::Result<std::vector<GpuRecord>> Gpus() override;
   core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) override;
   core::Result<std::vector<observe::Verdict>> LatestVerdicts() override;
   core::Status AddToProfiles(const observe::UsageProfiles& delta) override;

@@ -69,6 +69,29 @@ TEST(MinuteRollupTest, SummarisesEachMinuteAndCreditsStates) {
   EXPECT_EQ(r.observed, core::Seconds(60));
 }
 
+TEST(MinuteRollupTest, HeldIdleAndHarvestedTimeAndJobUsersAreKeptApart) {
+  MinuteRollupBuilder b(core::Seconds(5));
+  // 0..20 s alice holds memory without computing; 20..60 s bob's gleaner job runs.
+  for (int s = 0; s < 60; ++s) {
+    const bool job = s >= 20;
+    b.Add(Sample(s, job ? 90 : 0, {{job ? 9u : 7u, job ? "bob" : "alice", "x", {}, job}}),
+          V(job ? GpuState::kHarvested : GpuState::kHeldIdle));
+  }
+  auto done = b.Add(Sample(60, 0), V(GpuState::kIdle));
+  ASSERT_EQ(done.size(), 1u);
+  const MinuteRollup& r = done[0];
+  EXPECT_EQ(r.users, (std::set<std::string>{"alice"}));
+  EXPECT_EQ(r.job_users, (std::set<std::string>{"bob"}));
+  EXPECT_EQ(r.held_idle, core::Seconds(20));
+  EXPECT_EQ(r.harvested, core::Seconds(40));
+  EXPECT_EQ(r.busy, core::Seconds(60));  // both count as busy too
+  EXPECT_EQ(r.idle, core::Seconds(0));
+  const MinuteRollup merged = MergeRollups(r, r);
+  EXPECT_EQ(merged.held_idle, core::Seconds(40));
+  EXPECT_EQ(merged.harvested, core::Seconds(80));
+  EXPECT_EQ(merged.job_users, r.job_users);
+}
+
 TEST(MinuteRollupTest, GapsAndMissingReadingsAreNotIdleTime) {
   MinuteRollupBuilder b(core::Seconds(5));
   b.Add(Sample(0, 0), V(GpuState::kIdle));

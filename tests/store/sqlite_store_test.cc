@@ -32,6 +32,9 @@ observe::MinuteRollup Rollup(const char* uuid, int minute) {
   r.observed = core::Seconds(60);
   r.busy = core::Seconds(45);
   r.idle = core::Seconds(15);
+  r.held_idle = core::Seconds(5);
+  r.harvested = core::Seconds(10);
+  r.job_users = {"carol"};
   return r;
 }
 
@@ -88,6 +91,44 @@ TEST_P(SqliteStoreTest, PruneDropsOldMinutesOnly) {
   EXPECT_EQ(store_->Rollups(core::GpuUuid("GPU-a"), kT0, kT0 + core::Seconds(3600))->size(), 2u);
 }
 
+TEST_P(SqliteStoreTest, RollupsBetweenSpansEveryGpu) {
+  ASSERT_TRUE(store_->AddRollups({Rollup("GPU-b", 0), Rollup("GPU-a", 1), Rollup("GPU-a", 0),
+                                  Rollup("GPU-a", 5)})
+                  .ok());
+  auto rows = store_->RollupsBetween(kT0, kT0 + core::Seconds(60 * 5));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0], Rollup("GPU-a", 0));
+  EXPECT_EQ((*rows)[1], Rollup("GPU-a", 1));
+  EXPECT_EQ((*rows)[2], Rollup("GPU-b", 0));
+}
+
+TEST_P(SqliteStoreTest, GpusKeepWhenTheyWereFirstSeen) {
+  GpuRecord g;
+  g.uuid = core::GpuUuid("GPU-a");
+  g.host = "node1";
+  g.index = 3;
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.memory_total = core::Bytes::GiB(80);
+  g.first_seen = g.last_seen = kT0;
+  GpuRecord other = g;
+  other.uuid = core::GpuUuid("GPU-b");
+  other.index = 0;
+  other.memory_total.reset();
+  ASSERT_TRUE(store_->SaveGpus({g, other}).ok());
+  GpuRecord later = g;
+  later.index = 1;  // renumbered after a reboot
+  later.first_seen = later.last_seen = kT0 + core::Seconds(3600);
+  ASSERT_TRUE(store_->SaveGpus({later}).ok());
+  auto gpus = store_->Gpus();
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[0], other);  // by host, then index
+  GpuRecord expected = later;
+  expected.first_seen = kT0;
+  EXPECT_EQ((*gpus)[1], expected);
+}
+
 TEST_P(SqliteStoreTest, LatestVerdictsAreReplaced) {
   observe::Verdict v;
   v.uuid = core::GpuUuid("GPU-a");
@@ -121,7 +162,7 @@ TEST_P(SqliteStoreTest, ProfilesAccumulate) {
   EXPECT_DOUBLE_EQ(gpus->at("GPU-a").observed_s[static_cast<size_t>(hour)], 120);
   EXPECT_DOUBLE_EQ(*gpus->at("GPU-a").Occupancy(hour), 0.75);
   EXPECT_FALSE(gpus->at("GPU-a").Occupancy((hour + 1) % 168).has_value());
-  EXPECT_EQ(store_->Profiles("user")->size(), 2u);
+  EXPECT_EQ(store_->Profiles("user")->size(), 3u);  // owners alice and bob, and carol's job
   // alice's process was on the GPU both minutes: all 120 s of GPU-time.
   EXPECT_DOUBLE_EQ(store_->Profiles("project")->at("vision").busy_s[static_cast<size_t>(hour)],
                    120);
