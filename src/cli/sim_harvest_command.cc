@@ -255,9 +255,9 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   const sim::HarvestMoney money = sim::MoneyOf(*prices, *runs);
   m["money"] = {{"currency", "USD"},
                 {"gpu_model", prices->gpu_model},
-                {"owned_per_gpu_hour", prices->owned_per_gpu_hour},
-                {"marginal_per_gpu_hour", prices->marginal_per_gpu_hour},
-                {"cloud_on_demand_per_gpu_hour", prices->cloud_per_gpu_hour},
+                {"owned_per_gpu_hour", *prices->owned_per_gpu_hour},
+                {"marginal_per_gpu_hour", *prices->marginal_per_gpu_hour},
+                {"cloud_on_demand_per_gpu_hour", *prices->cloud_per_gpu_hour},
                 {"cloud_offer", prices->cloud_offer},
                 {"cloud_source", prices->cloud_source},
                 {"cloud_date", prices->cloud_date},

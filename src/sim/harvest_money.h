@@ -5,27 +5,15 @@
 
 #include "core/result.h"
 #include "cost/catalog.h"
+#include "cost/gpu_hour_prices.h"
 #include "sim/harvest_scenario.h"
 
 namespace gleaner::sim {
 
-// What a harvest scenario's GPU-hours are worth, in USD, when its GPUs are
-// priced as `gpu_model`: an owned GPU-hour by the on-prem model's defaults
-// (cost::DefaultOnPremParams), the same hour rented by the cheapest
-// on-demand row of the catalog (rows of low confidence only when nothing
-// else matches).
-struct HarvestPrices {
-  std::string gpu_model;
-  double owned_per_gpu_hour = 0;     // capex, maintenance and power
-  double marginal_per_gpu_hour = 0;  // the extra energy of filling an idle hour
-  std::string onprem_source;
-  double cloud_per_gpu_hour = 0;  // on-demand, per GPU
-  std::string cloud_offer;        // "AWS us-east-1 p4de.24xlarge"
-  std::string cloud_source;
-  std::string cloud_date;  // YYYY-MM-DD
-};
-
-// NotFound when the model has no on-prem defaults or no on-demand price.
+// A harvest scenario's GPUs priced as `gpu_model`, in USD: the on-prem
+// model's defaults (cost::DefaultOnPremParams) and the catalog's cheapest
+// on-demand row. Every part is present; NotFound otherwise.
+using HarvestPrices = cost::GpuHourPrices;
 core::Result<HarvestPrices> PriceHarvestGpus(const std::string& gpu_model,
                                              const cost::Catalog& catalog);
 

@@ -94,10 +94,10 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
     const HarvestPrices& p = *info.prices;
     const auto usd = [](double v) { return FormatFixed(v, v < 1000 ? 2 : 0) + " USD"; };
     h += "<h2>Money</h2>\n<p>GPUs priced as " + EscapeHtml(p.gpu_model) +
-         ": an owned GPU-hour costs " + usd(p.owned_per_gpu_hour) +
+         ": an owned GPU-hour costs " + usd(*p.owned_per_gpu_hour) +
          " (capex, maintenance, power; " + EscapeHtml(p.onprem_source) + "), filling an idle one " +
-         usd(p.marginal_per_gpu_hour) + " of extra energy; renting one on demand " +
-         usd(p.cloud_per_gpu_hour) + " (" + EscapeHtml(p.cloud_offer) + "; " +
+         usd(*p.marginal_per_gpu_hour) + " of extra energy; renting one on demand " +
+         usd(*p.cloud_per_gpu_hour) + " (" + EscapeHtml(p.cloud_offer) + "; " +
          EscapeHtml(p.cloud_source) + ", " + EscapeHtml(p.cloud_date) +
          "). The idle GPU-hours of the physical limit cost <b>" + usd(info.money.idle_cost) +
          "</b>.</p>\n<table>\n<tr><th>run</th><th>useful work at the "

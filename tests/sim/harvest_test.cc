@@ -259,13 +259,13 @@ TEST(HarvestMoneyTest, PricesTheIdleHoursAndEachRunsWork) {
   ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
   auto prices = PriceHarvestGpus("A100-80GB", *catalog);
   ASSERT_TRUE(prices.ok()) << prices.status().ToString();
-  EXPECT_DOUBLE_EQ(prices->cloud_per_gpu_hour, 1.5);
+  EXPECT_EQ(prices->cloud_per_gpu_hour, 1.5);
   EXPECT_EQ(prices->cloud_offer, "Q r2 one");
   EXPECT_EQ(prices->cloud_date, "2026-02-01");
   // The A100 on-prem defaults (docs/cost.md): about 1.09 USD per owned
   // GPU-hour, 0.0553 to fill an idle one.
-  EXPECT_NEAR(prices->owned_per_gpu_hour, 1.09, 0.01);
-  EXPECT_NEAR(prices->marginal_per_gpu_hour, 0.0553, 0.0001);
+  EXPECT_NEAR(*prices->owned_per_gpu_hour, 1.09, 0.01);
+  EXPECT_NEAR(*prices->marginal_per_gpu_hour, 0.0553, 0.0001);
   EXPECT_FALSE(PriceHarvestGpus("V100", *catalog).ok());
   EXPECT_FALSE(PriceHarvestGpus("H100-80GB", *catalog).ok());  // defaults, but no price
 
@@ -283,12 +283,12 @@ TEST(HarvestMoneyTest, PricesTheIdleHoursAndEachRunsWork) {
   const HarvestMoney m = MoneyOf(*prices, *runs);
   // Idle: 2 GPU-hours x owned cost. Naive: 0.5 useful GPU-hours x 1.50 =
   // 0.75 of cloud value, less 0.5 x marginal of energy.
-  EXPECT_DOUBLE_EQ(m.idle_cost, 2 * prices->owned_per_gpu_hour);
+  EXPECT_DOUBLE_EQ(m.idle_cost, 2 * *prices->owned_per_gpu_hour);
   ASSERT_EQ(m.runs.size(), runs->size());
   EXPECT_DOUBLE_EQ(m.runs[0].cloud_value, 0);
   EXPECT_DOUBLE_EQ(m.runs[1].cloud_value, 0.75);
-  EXPECT_DOUBLE_EQ(m.runs[1].energy_cost, 0.5 * prices->marginal_per_gpu_hour);
-  EXPECT_DOUBLE_EQ(m.runs[1].net_savings, 0.75 - 0.5 * prices->marginal_per_gpu_hour);
+  EXPECT_DOUBLE_EQ(m.runs[1].energy_cost, 0.5 * *prices->marginal_per_gpu_hour);
+  EXPECT_DOUBLE_EQ(m.runs[1].net_savings, 0.75 - 0.5 * *prices->marginal_per_gpu_hour);
 }
 
 }  // namespace

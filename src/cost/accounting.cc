@@ -1,0 +1,120 @@
+#include "cost/accounting.h"
+
+#include <algorithm>
+
+namespace gleaner::cost {
+namespace {
+
+// The money of `line`'s hours at `prices` (null: unpriced).
+void Price(CostLine& line, const GpuHourPrices* prices) {
+  const bool owned = prices != nullptr && prices->owned_per_gpu_hour.has_value();
+  const bool cloud = prices != nullptr && prices->cloud_per_gpu_hour.has_value();
+  if (owned) {
+    const double per_h = *prices->owned_per_gpu_hour;
+    line.idle_cost = line.idle_h * per_h;
+    line.held_idle_cost = line.held_idle_h * per_h;
+    line.harvested_owned_value = line.harvested_h * per_h;
+    line.harvest_energy_cost = line.harvested_h * *prices->marginal_per_gpu_hour;
+  } else {
+    line.unpriced_owned_h = line.idle_h + line.held_idle_h + line.harvested_h;
+  }
+  if (cloud) {
+    line.harvested_cloud_value = line.harvested_h * *prices->cloud_per_gpu_hour;
+  } else {
+    line.unpriced_cloud_h = line.harvested_h;
+  }
+  line.net_savings = line.harvested_cloud_value - line.harvest_energy_cost;
+}
+
+void Add(CostLine& sum, const CostLine& part) {
+  sum.observed_h += part.observed_h;
+  sum.used_h += part.used_h;
+  sum.idle_h += part.idle_h;
+  sum.held_idle_h += part.held_idle_h;
+  sum.harvested_h += part.harvested_h;
+  sum.idle_cost += part.idle_cost;
+  sum.held_idle_cost += part.held_idle_cost;
+  sum.harvested_owned_value += part.harvested_owned_value;
+  sum.harvested_cloud_value += part.harvested_cloud_value;
+  sum.harvest_energy_cost += part.harvest_energy_cost;
+  sum.net_savings += part.net_savings;
+  sum.unpriced_owned_h += part.unpriced_owned_h;
+  sum.unpriced_cloud_h += part.unpriced_cloud_h;
+}
+
+CostLine Scaled(const CostLine& line, double share) {
+  CostLine scaled_by;
+  scaled_by.observed_h = line.observed_h * share;
+  scaled_by.used_h = line.used_h * share;
+  scaled_by.idle_h = line.idle_h * share;
+  scaled_by.held_idle_h = line.held_idle_h * share;
+  scaled_by.harvested_h = line.harvested_h * share;
+  scaled_by.idle_cost = line.idle_cost * share;
+  scaled_by.held_idle_cost = line.held_idle_cost * share;
+  scaled_by.harvested_owned_value = line.harvested_owned_value * share;
+  scaled_by.harvested_cloud_value = line.harvested_cloud_value * share;
+  scaled_by.harvest_energy_cost = line.harvest_energy_cost * share;
+  scaled_by.net_savings = line.net_savings * share;
+  scaled_by.unpriced_owned_h = line.unpriced_owned_h * share;
+  scaled_by.unpriced_cloud_h = line.unpriced_cloud_h * share;
+  return scaled_by;
+}
+
+// Credits `line` to each of `users` (and their projects) in equal shares;
+// to kUnknownUser when nobody is named.
+void CreditUsers(CostReport& report, const std::vector<std::string>& users, const CostLine& line,
+                 const std::map<std::string, std::string>& project_of_user) {
+  static const std::vector<std::string> kNobody = {kUnknownUser};
+  const std::vector<std::string>& who = users.empty() ? kNobody : users;
+  const CostLine share = Scaled(line, 1.0 / static_cast<double>(who.size()));
+  for (const std::string& user : who) {
+    Add(report.by_user[user], share);
+    const auto project = project_of_user.find(user);
+    Add(report.by_project[project == project_of_user.end() ? kNoProject : project->second], share);
+  }
+}
+
+}  // namespace
+
+CostReport Account(const std::vector<GpuTime>& times,
+                   const std::map<std::string, GpuHourPrices>& prices,
+                   const std::map<std::string, std::string>& project_of_user, Currency currency) {
+  CostReport report;
+  report.currency = currency;
+  for (const GpuTime& t : times) {
+    const auto found = prices.find(t.model);
+    const GpuHourPrices* model_prices = found == prices.end() ? nullptr : &found->second;
+    if (model_prices != nullptr) report.prices.emplace(t.model, *model_prices);
+    CostLine line;
+    line.observed_h = t.observed_h;
+    line.used_h = std::max(0.0, t.busy_h - t.held_idle_h - t.harvested_h);
+    line.idle_h = t.idle_h;
+    line.held_idle_h = t.held_idle_h;
+    line.harvested_h = t.harvested_h;
+    Price(line, model_prices);
+    Add(report.total, line);
+    Add(report.by_model[t.model], line);
+    Add(report.by_gpu[t.gpu], line);
+    Add(report.by_day[t.day], line);
+
+    CostLine owners_part;  // the owners' work and what they held idle
+    owners_part.used_h = line.used_h;
+    owners_part.held_idle_h = line.held_idle_h;
+    owners_part.held_idle_cost = line.held_idle_cost;
+    if (model_prices == nullptr || !model_prices->owned_per_gpu_hour) {
+      owners_part.unpriced_owned_h = line.held_idle_h;
+    }
+    if (owners_part.used_h > 0 || owners_part.held_idle_h > 0) {
+      CreditUsers(report, t.owners, owners_part, project_of_user);
+    }
+    CostLine jobs_part = line;  // the harvested hours and what they were worth
+    jobs_part.observed_h = jobs_part.used_h = jobs_part.idle_h = jobs_part.held_idle_h = 0;
+    jobs_part.idle_cost = jobs_part.held_idle_cost = 0;
+    jobs_part.unpriced_owned_h =
+        model_prices == nullptr || !model_prices->owned_per_gpu_hour ? line.harvested_h : 0;
+    if (jobs_part.harvested_h > 0) CreditUsers(report, t.job_users, jobs_part, project_of_user);
+  }
+  return report;
+}
+
+}  // namespace gleaner::cost
