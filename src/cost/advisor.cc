@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <numeric>
 
 #include "cost/civil_date.h"
 #include "cost/spot.h"
@@ -190,6 +191,114 @@ AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
   return o;
 }
 
+// "Tue 13:30": an hour of the week (0 = Monday 00:00) as a weekday and time.
+std::string FormatHourOfWeek(double hour_of_week) {
+  static constexpr const char* kWeekdays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  constexpr int kMinutesPerDay = 24 * 60;
+  // Clamped so that a time a hair before the week's end cannot round into day 8.
+  const int minute =
+      std::min(static_cast<int>(std::floor(hour_of_week * 60)), 7 * kMinutesPerDay - 1);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s %02d:%02d", kWeekdays[minute / kMinutesPerDay],
+                minute % kMinutesPerDay / 60, minute % 60);
+  return buf;
+}
+
+// Idle GPUs are counts, and "now" must fall inside the one week the
+// profile covers; the message names the field, as the forecast has no flag.
+core::Status ValidateIdleForecast(const IdleForecast& f) {
+  for (size_t h = 0; h < f.idle_gpus.size(); ++h) {
+    const double idle = f.idle_gpus[h];
+    if (!std::isfinite(idle) || idle < 0) {
+      return core::InvalidArgument("idle_forecast.idle_gpus[" + std::to_string(h) +
+                                   "]: expected a finite number at least 0, got " + Num(idle, 3));
+    }
+  }
+  const double now = f.now_hour_of_week;
+  if (!(now >= 0 && now < static_cast<double>(kHoursPerWeek))) {
+    return core::InvalidArgument(
+        "idle_forecast.now_hour_of_week: expected from 0 to below 168, got " + Num(now, 3));
+  }
+  return core::Status::Ok();
+}
+
+// The in-house wait walked through an IdleForecast.
+struct ForecastWalk {
+  bool done = false;       // the work was done within the horizon
+  double wall_h = 0;       // wall hours from now until done, else the horizon
+  double work_done_h = 0;  // hours of the job's work done by then
+};
+
+// Walks wall-clock from now one hour of the week at a time, the first step
+// only the rest of the current hour. In hour h the job does min(count,
+// idle[h]) / count hours of work per wall hour: the expected share of the
+// idle GPUs it gets when it checkpoints and runs in idle windows as they
+// come (a backlog spreads over what is free). Done when the work reaches
+// `hours`, interpolated within the last step; given up at the horizon, so an
+// all-zero forecast ends there instead of looping or dividing by zero.
+ForecastWalk WalkIdleForecast(const IdleForecast& f, int count, double hours) {
+  ForecastWalk walk;
+  const double gpus = count;
+  double clock = f.now_hour_of_week;  // hour of the week, wrapped into [0, 168)
+  while (walk.wall_h < kIdleForecastHorizonH) {
+    const double hour_start = std::floor(clock);
+    const double step = std::min(hour_start + 1 - clock, kIdleForecastHorizonH - walk.wall_h);
+    const double rate = std::min(gpus, f.idle_gpus[static_cast<size_t>(hour_start)]) / gpus;
+    const double work_left = hours - walk.work_done_h;
+    // work_left > 0, so reaching it needs rate > 0: the division is safe.
+    if (rate * step >= work_left) {
+      walk.done = true;
+      walk.wall_h += work_left / rate;
+      walk.work_done_h = hours;
+      return walk;
+    }
+    walk.work_done_h += rate * step;
+    walk.wall_h += step;
+    clock = hour_start + 1 < static_cast<double>(kHoursPerWeek) ? hour_start + 1 : 0;
+  }
+  return walk;
+}
+
+// Times the in-house option by the idle forecast. A job the forecast does
+// not finish within the horizon is expected never to finish: it misses any
+// deadline (given or not) and is not recommended.
+void TimeByIdleForecast(const AdviceRequest& req, AdviceOption& o) {
+  const IdleForecast& f = *req.idle_forecast;
+  const std::string basis = f.basis.empty() ? "" : " (" + f.basis + ")";
+  const double mean_idle = std::accumulate(f.idle_gpus.begin(), f.idle_gpus.end(), 0.0) /
+                           static_cast<double>(kHoursPerWeek);
+  o.arithmetic.push_back("idle forecast: " + Num(mean_idle, 2) +
+                         " idle GPUs on average over the week; now is hour " +
+                         Num(f.now_hour_of_week, 2) + " of the week (" +
+                         FormatHourOfWeek(f.now_hour_of_week) + " UTC)");
+  const ForecastWalk walk = WalkIdleForecast(f, req.gpu_count, req.hours);
+  const std::string count = std::to_string(req.gpu_count);
+  const std::string per_hour =
+      "each wall hour doing min(" + count + ", idle GPUs) / " + count + " h of work";
+  o.expected_hours = walk.wall_h;
+  if (walk.done) {
+    const double end =
+        std::fmod(f.now_hour_of_week + walk.wall_h, static_cast<double>(kHoursPerWeek));
+    o.arithmetic.push_back("wait: " + Num(walk.wall_h, 2) + " wall hours by the idle forecast" +
+                           basis + ", " + per_hour + " until " + Num(req.hours, 2) +
+                           " h are done: ends " + FormatHourOfWeek(end) + " UTC");
+    o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
+    o.notes.push_back(
+        "assumes the job can run in the idle windows as they come (checkpointed) and a backlog "
+        "spreads over whatever is free: an expected value, not a schedule");
+  } else {
+    o.arithmetic.push_back("wait: over " + Num(kIdleForecastHorizonH, 0) +
+                           " wall hours by the idle forecast" + basis + ": only " +
+                           Num(walk.work_done_h, 2) + " of " + Num(req.hours, 2) +
+                           " h of work done by then, " + per_hour);
+    o.meets_deadline = DeadlineVerdict::kNo;
+    o.eligible = false;
+    o.notes.push_back("the idle forecast does not finish the job within " +
+                      Num(kIdleForecastHorizonH / static_cast<double>(kHoursPerWeek), 0) +
+                      " weeks: not recommended");
+  }
+}
+
 std::optional<AdviceOption> InHouseOption(const AdviceRequest& req) {
   std::optional<OnPremParams> params = req.onprem ? req.onprem : DefaultOnPremParams(req.gpu_model);
   if (!params) return std::nullopt;
@@ -221,7 +330,9 @@ std::optional<AdviceOption> InHouseOption(const AdviceRequest& req) {
                       " " + cur + " in full (capex, maintenance, power); capex is sunk, so an " +
                       "idle hour costs only the extra energy");
   }
-  if (req.idle_gpu_hours_per_day && *req.idle_gpu_hours_per_day > 0) {
+  if (req.idle_forecast) {
+    TimeByIdleForecast(req, o);
+  } else if (req.idle_gpu_hours_per_day && *req.idle_gpu_hours_per_day > 0) {
     const double days = gpu_hours / *req.idle_gpu_hours_per_day;
     o.expected_hours = days * 24;
     o.arithmetic.push_back("wait = " + Num(gpu_hours, 1) + " GPU-h / " +
@@ -261,6 +372,7 @@ core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& req) {
   }
   if (!(req.rates.cny_per_usd > 0)) return core::InvalidArgument("--cny-per-usd must be above 0");
   if (req.onprem) GLEANER_RETURN_IF_ERROR(ValidateOnPremParams(*req.onprem));
+  if (req.idle_forecast) GLEANER_RETURN_IF_ERROR(ValidateIdleForecast(*req.idle_forecast));
   GLEANER_ASSIGN_OR_RETURN(std::vector<PriceRow> rows, catalog.Find(req.gpu_model, req.region));
 
   Advice advice;

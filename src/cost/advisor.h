@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +12,22 @@
 #include "cost/onprem.h"
 
 namespace gleaner::cost {
+
+inline constexpr size_t kHoursPerWeek = 168;
+// How far ahead the in-house wait is walked through an IdleForecast: a job
+// not done by then is taken as never done (8 weeks).
+inline constexpr double kIdleForecastHorizonH = 8 * kHoursPerWeek;
+
+// What the host's usage profiles expect: idle GPUs of the model in each
+// hour of the week (0 = Monday 00:00 UTC), learned from history.
+struct IdleForecast {
+  // Expected idle GPUs (may be fractional) in each hour of the week.
+  std::array<double, kHoursPerWeek> idle_gpus{};
+  // Where "now" falls, in [0, 168), fractional.
+  double now_hour_of_week = 0;
+  // In words, e.g. "hour-of-week profiles of 8 GPUs over 3.2 weeks".
+  std::string basis;
+};
 
 // A job, or a backlog summed into one, to place: in-house or in a cloud.
 struct AdviceRequest {
@@ -25,6 +43,9 @@ struct AdviceRequest {
   int64_t max_price_age_days = 365;  // older prices are stale: warned, used last
   // In-house: expected idle GPU-hours per day of this model; none = unknown.
   std::optional<double> idle_gpu_hours_per_day;
+  // In-house: when idle GPUs of this model are expected, hour by hour; takes
+  // precedence over idle_gpu_hours_per_day. Entries must be finite and >= 0.
+  std::optional<IdleForecast> idle_forecast;
   std::optional<OnPremParams> onprem;  // none = DefaultOnPremParams(gpu_model)
   // Spot: checkpoint write time, restart time after an interruption, the
   // job's checkpoint interval (none = Young/Daly optimum), and the monthly
@@ -49,7 +70,8 @@ struct AdviceOption {
   double expected_cost = 0;   // in the request's currency
   double expected_hours = 0;  // wall hours until done (wait included for in-house)
   DeadlineVerdict meets_deadline = DeadlineVerdict::kUnknown;
-  bool eligible = true;         // may be recommended (false: a long commitment)
+  bool eligible = true;         // may be recommended (false: a long commitment, or
+                                // in-house that the idle forecast never finishes)
   bool stale = false;           // price older than max_price_age_days
   bool low_confidence = false;  // the catalog row's confidence is "low"
   std::string source;
