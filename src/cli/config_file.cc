@@ -252,6 +252,92 @@ Status ReadScheduler(const std::string& path, const toml::table& t, sched::Sched
   return sched::Scheduler::CheckConfig(*c).WithContext(path);
 }
 
+Status ReadOnPrem(const std::string& path, const toml::table& t, cost::CostSettings* c) {
+  for (const auto& [model, node] : t) {
+    const std::string p = "cost.onprem." + std::string(model.str()) + ".";
+    const toml::table* table = node.as_table();
+    if (table == nullptr) {
+      return Error(path, node, p, "expected a table: [cost.onprem.\"MODEL\"]");
+    }
+    const std::optional<cost::OnPremParams> defaults = cost::DefaultOnPremParams(model.str());
+    cost::OnPremParams params = defaults.value_or(cost::OnPremParams{});
+    params.gpu_model = std::string(model.str());
+    std::string given;
+    for (const auto& [key, value] : *table) {
+      if (key.str() == "currency") {
+        const auto currency = cost::ParseCurrency(value.value<std::string>().value_or(""));
+        if (!currency) return Error(path, value, p + "currency", "expected \"USD\" or \"CNY\"");
+        params.currency = *currency;
+      } else {
+        const std::optional<double> v = value.value<double>();
+        if (!v) return Error(path, value, p + std::string(key.str()), "expected a number");
+        if (Status s = cost::SetOnPremParameter(params, key.str(), *v); !s.ok()) {
+          std::string names = "currency";
+          for (std::string_view n : cost::OnPremParameterNames()) names += ", " + std::string(n);
+          return Error(path, value, p + std::string(key.str()),
+                       "unknown key; expected one of: " + names);
+        }
+      }
+      given += (given.empty() ? "" : ", ") + std::string(key.str());
+    }
+    if (!defaults) {
+      for (const char* needed : {"server_capex", "server_power_kw", "gpu_busy_w", "gpu_idle_w"}) {
+        if (table->get(needed) == nullptr) {
+          return Error(path, node, p + needed,
+                       "required: " + std::string(model.str()) + " has no on-prem defaults");
+        }
+      }
+    }
+    if (Status s = cost::ValidateOnPremParams(params); !s.ok()) {
+      return Error(path, node, p, s.message());
+    }
+    params.source = "gleaner.toml (" + given + ")" +
+                    (defaults ? "; otherwise " + defaults->source : std::string());
+    c->onprem[params.gpu_model] = std::move(params);
+  }
+  return Status::Ok();
+}
+
+Status ReadCost(const std::string& path, const toml::table& t, cost::CostSettings* c) {
+  const std::string p = "cost.";
+  GLEANER_RETURN_IF_ERROR(CheckKeys(
+      path, t, p,
+      {"currency", "cny_per_usd", "max_price_age_days", "catalogs", "gpu_models", "onprem"}));
+  if (const toml::node* n = t.get("currency")) {
+    const auto currency = cost::ParseCurrency(n->value<std::string>().value_or(""));
+    if (!currency) return Error(path, *n, p + "currency", "expected \"USD\" or \"CNY\"");
+    c->currency = *currency;
+  }
+  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "cny_per_usd", 0.001, 1e6, &c->rates.cny_per_usd));
+  double age = static_cast<double>(c->max_price_age_days);
+  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "max_price_age_days", 1, 36500, &age));
+  c->max_price_age_days = static_cast<int64_t>(age);
+  GLEANER_RETURN_IF_ERROR(Strings(path, t, p, "catalogs", &c->catalog_files));
+  // A relative path is the config file's neighbour, wherever gleaner runs.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  for (std::string& file : c->catalog_files) {
+    if (std::filesystem::path(file).is_relative()) file = (dir / file).string();
+  }
+  if (const toml::node* n = t.get("gpu_models")) {
+    const toml::table* models = n->as_table();
+    if (models == nullptr) return Error(path, *n, p + "gpu_models", "expected a table");
+    for (const auto& [name, model] : *models) {
+      std::optional<std::string> m = model.value<std::string>();
+      if (!m || m->empty()) {
+        return Error(path, model, p + "gpu_models." + std::string(name.str()),
+                     "expected a catalog model name such as \"H100-80GB-SXM\"");
+      }
+      c->gpu_models[std::string(name.str())] = *m;
+    }
+  }
+  if (const toml::node* n = t.get("onprem")) {
+    const toml::table* onprem = n->as_table();
+    if (onprem == nullptr) return Error(path, *n, p + "onprem", "expected [cost.onprem.\"MODEL\"]");
+    GLEANER_RETURN_IF_ERROR(ReadOnPrem(path, *onprem, c));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist) {
@@ -268,8 +354,8 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
                                  std::string(e.description()));
   }
   GLEANER_RETURN_IF_ERROR(
-      CheckKeys(path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler"}));
-  for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler"}) {
+      CheckKeys(path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler", "cost"}));
+  for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler", "cost"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -299,6 +385,9 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
   }
   if (const toml::table* scheduler = doc["scheduler"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadScheduler(path, *scheduler, &config.scheduler));
+  }
+  if (const toml::table* cost = doc["cost"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadCost(path, *cost, &config.cost));
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "cost/cost_settings.h"
 #include "observe/alerts.h"
 #include "observe/idle_config.h"
 #include "sched/scheduler_config.h"
@@ -21,6 +22,7 @@ struct GleanerConfig {
   std::string alert_webhook_url;  // empty: alerts only go to the log
   std::vector<observe::AlertRule> alert_rules;
   sched::SchedulerConfig scheduler;  // [scheduler]: how gleaner up places jobs
+  cost::CostSettings cost;           // [cost]: how GPU time is priced
 };
 
 // Reads the config file at `path`. A missing file is the defaults when

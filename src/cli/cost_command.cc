@@ -1,98 +1,28 @@
 #include "cli/cost_command.h"
 
-#include <charconv>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <sstream>
 
+#include "cli/config_file.h"
 #include "cli/exit_codes.h"
+#include "cli/gpu_source.h"
+#include "cost/advice_json.h"
 #include "cost/advisor.h"
 #include "cost/catalog.h"
 #include "cost/civil_date.h"
+#include "observe/verdict_json.h"
+#include "server/cost_ledger.h"
+#include "store/sqlite_store.h"
 
 namespace gleaner::cli {
 namespace {
-
-// Hours in "48h", "2d", "90m", "3600s" or a bare number of hours.
-std::optional<double> ParseHours(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  double unit_h = 1;
-  std::string number = text;
-  switch (text.back()) {
-    case 'h':
-      number.pop_back();
-      break;
-    case 'd':
-      unit_h = 24;
-      number.pop_back();
-      break;
-    case 'm':
-      unit_h = 1.0 / 60;
-      number.pop_back();
-      break;
-    case 's':
-      unit_h = 1.0 / 3600;
-      number.pop_back();
-      break;
-    default:
-      break;
-  }
-  double v = 0;
-  const auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
-  if (number.empty() || ec != std::errc() || p != number.data() + number.size() || !(v > 0)) {
-    return std::nullopt;
-  }
-  return v * unit_h;
-}
-
-core::Result<cost::Catalog> LoadCatalog(const std::vector<std::string>& files) {
-  GLEANER_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::Catalog::Parse(cost::BuiltinCatalogCsv(),
-                                                                       cost::kBuiltinCatalogName));
-  for (const std::string& path : files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return core::NotFound("cannot read the catalog " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    GLEANER_ASSIGN_OR_RETURN(cost::Catalog user, cost::Catalog::Parse(text.str(), path));
-    catalog.Merge(user);
-  }
-  return catalog;
-}
-
-nlohmann::ordered_json OptionJson(const cost::AdviceOption& o, cost::Currency currency) {
-  nlohmann::ordered_json j = {
-      {"kind", o.kind},
-      {"expected_cost", std::round(o.expected_cost * 100) / 100},
-      {"currency", cost::CurrencyName(currency)},
-      {"expected_hours", std::round(o.expected_hours * 1000) / 1000},
-      {"meets_deadline", cost::DeadlineVerdictName(o.meets_deadline)},
-      {"eligible", o.eligible},
-      {"source", o.source},
-      {"date", o.date},
-      {"stale", o.stale},
-      {"low_confidence", o.low_confidence},
-      {"arithmetic", o.arithmetic},
-      {"notes", o.notes},
-  };
-  if (o.kind == "in-house") {
-    j["marginal_cost_per_gpu_hour"] = std::round(o.price_per_instance_hour * 1e4) / 1e4;
-    j["price_currency"] = cost::CurrencyName(o.price_currency);
-  } else {
-    j["provider"] = o.provider;
-    j["region"] = o.region;
-    j["instance"] = o.instance;
-    j["gpu_model"] = o.gpu_model;
-    j["instances"] = o.instances;
-    j["gpus_per_instance"] = o.gpus_per_instance;
-    j["price_per_instance_hour"] = o.price_per_instance_hour;
-    j["price_currency"] = cost::CurrencyName(o.price_currency);
-    j["catalog_row"] = o.origin;
-  }
-  return j;
-}
 
 void PrintTable(const cost::Advice& a, std::ostream& out) {
   const std::string cur(cost::CurrencyName(a.currency));
@@ -164,11 +94,62 @@ core::Result<std::optional<cost::OnPremParams>> OnPremFromFlags(const CostAdvise
   return std::optional<cost::OnPremParams>(p);
 }
 
+std::string ConfigPath(const std::string& data_dir, const std::string& config) {
+  return config.empty() ? DataDir(data_dir) + "/gleaner.toml" : config;
+}
+
+// This host's idle forecast for `gpu_model`, when its database has history
+// of such GPUs; a database that cannot be read is said, not fatal.
+std::optional<cost::IdleForecast> HistoryForecast(const std::string& data_dir,
+                                                  const cost::CostSettings& site,
+                                                  const std::string& gpu_model, core::TimePoint now,
+                                                  std::ostream& err) {
+  const std::string db = data_dir + "/gleaner.db";
+  if (!std::filesystem::exists(db)) return std::nullopt;
+  auto store = store::SqliteStore::Open(db);
+  core::Result<std::optional<cost::IdleForecast>> forecast =
+      store.ok() ? server::ForecastIdleGpus(**store, site, gpu_model, now,
+                                            core::Seconds(int64_t{28} * 86400))
+                 : core::Result<std::optional<cost::IdleForecast>>(store.status());
+  if (!forecast.ok()) {
+    err << "gleaner: warning: in-house timing without history: " << forecast.status().message()
+        << "\n";
+    return std::nullopt;
+  }
+  return *forecast;
+}
+
 }  // namespace
 
-CLI::App* AddCostCommands(CLI::App& app, CostAdviseOptions& o) {
+core::Result<cost::Catalog> LoadCatalog(const std::vector<std::string>& files) {
+  GLEANER_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::Catalog::Parse(cost::BuiltinCatalogCsv(),
+                                                                       cost::kBuiltinCatalogName));
+  for (const std::string& path : files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return core::NotFound("cannot read the catalog " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    GLEANER_ASSIGN_OR_RETURN(cost::Catalog user, cost::Catalog::Parse(text.str(), path));
+    catalog.Merge(user);
+  }
+  return catalog;
+}
+
+CostCommands AddCostCommands(CLI::App& app, CostAdviseOptions& o, CostReportOptions& r) {
   CLI::App* cost = app.add_subcommand("cost", "What GPU time costs, and where to buy it");
   cost->require_subcommand(1);
+  CLI::App* report = cost->add_subcommand(
+      "report", "What idle, held-idle and harvested GPU time cost here, and who held it");
+  report->add_option("--since", r.since, "Start: a span back from now (7d, 24h) or YYYY-MM-DD")
+      ->capture_default_str();
+  report->add_option("--until", r.until, "End: YYYY-MM-DD (default: now)");
+  report->add_option("--by", r.by, "Tables to print: model, gpu, user, project, day")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"model", "gpu", "user", "project", "day"}))
+      ->capture_default_str();
+  report->add_option("--currency", r.currency, "USD or CNY (default: [cost] currency, else USD)");
+  report->add_option("--config", r.config, "Config file (default: DATA_DIR/gleaner.toml)");
+  report->add_flag("--json", r.json, "The gleaner.cost-report/v1 document instead of tables");
   CLI::App* advise = cost->add_subcommand(
       "advise", "Price a job in-house, on spot, on-demand and reserved, and recommend one");
   advise->add_option("--gpu", o.gpu, "GPU model, e.g. A100-80GB (docs/cost.md: matching)")
@@ -177,9 +158,10 @@ CLI::App* AddCostCommands(CLI::App& app, CostAdviseOptions& o) {
   advise->add_option("--hours", o.hours, "Hours of work on those GPUs")->required();
   advise->add_option("--deadline", o.deadline, "Finish within: 48h, 2d, 90m");
   advise->add_option("--region", o.region, "Only prices from this region");
-  advise->add_option("--currency", o.currency, "USD or CNY");
+  advise->add_option("--currency", o.currency, "USD or CNY (default: [cost] currency, else USD)");
   advise->add_option("--catalog", o.catalogs, "A CSV of prices that adds or overrides rows");
-  advise->add_option("--cny-per-usd", o.cny_per_usd, "Exchange rate (default 7.2, assumed)");
+  advise->add_option("--cny-per-usd", o.cny_per_usd,
+                     "Exchange rate (default: [cost] cny_per_usd, else 7.2, assumed)");
   advise->add_option("--max-price-age-days", o.max_price_age_days,
                      "Warn about prices older than this");
   advise->add_option("--as-of", o.as_of, "Today for price ages, YYYY-MM-DD (default: today)");
@@ -208,26 +190,37 @@ CLI::App* AddCostCommands(CLI::App& app, CostAdviseOptions& o) {
   advise->add_flag("--single-instance", o.single_instance,
                    "All GPUs on one instance (one machine): no multi-instance rentals");
   advise->add_flag("--json", o.json, "JSON instead of text");
-  return advise;
+  advise->add_option("--config", o.config, "Config file (default: DATA_DIR/gleaner.toml)");
+  advise->add_flag("!--no-history", o.use_history,
+                   "Do not time in-house by this host's GPU history");
+  return {advise, report};
 }
 
-int RunCostAdvise(const CostAdviseOptions& o, int64_t today_days, std::ostream& out,
+int RunCostAdvise(const CostAdviseOptions& o, core::TimePoint now, std::ostream& out,
                   std::ostream& err) {
+  auto config = LoadConfig(ConfigPath(o.data_dir, o.config), !o.config.empty());
+  if (!config.ok()) {
+    err << "gleaner: " << config.status().message() << "\n";
+    return kExitBadInput;
+  }
+  const cost::CostSettings& site = config->cost;
   cost::AdviceRequest req;
   req.gpu_model = o.gpu;
   req.gpu_count = o.count;
   req.hours = o.hours;
   req.region = o.region;
   req.single_instance = o.single_instance;
-  req.rates.cny_per_usd = o.cny_per_usd;
-  req.max_price_age_days = o.max_price_age_days;
-  const auto currency = cost::ParseCurrency(o.currency);
+  req.rates = site.rates;
+  if (o.cny_per_usd >= 0) req.rates.cny_per_usd = o.cny_per_usd;
+  req.max_price_age_days =
+      o.max_price_age_days >= 0 ? o.max_price_age_days : site.max_price_age_days;
+  const auto currency = o.currency.empty() ? site.currency : cost::ParseCurrency(o.currency);
   if (!currency) {
     err << "gleaner: --currency: expected USD or CNY, got \"" << o.currency << "\"\n";
     return kExitUsage;
   }
   req.currency = *currency;
-  req.today_days = today_days;
+  req.today_days = cost::DaysFromUnixSeconds(core::ToUnixMicros(now) / 1'000'000);
   if (!o.as_of.empty()) {
     const auto d = cost::ParseIsoDate(o.as_of);
     if (!d) {
@@ -248,7 +241,7 @@ int RunCostAdvise(const CostAdviseOptions& o, int64_t today_days, std::ostream& 
         DurationFlag{"--checkpoint-cost", o.checkpoint_cost, &checkpoint_cost},
         DurationFlag{"--restart", o.restart, &restart}}) {
     if (f.text.empty()) continue;
-    *f.target = ParseHours(f.text);
+    *f.target = cost::ParseHours(f.text);
     if (!*f.target) {
       err << "gleaner: " << f.flag << ": expected a duration above 0 such as 48h, 2d or 90m, got \""
           << f.text << "\"\n";
@@ -274,8 +267,14 @@ int RunCostAdvise(const CostAdviseOptions& o, int64_t today_days, std::ostream& 
     return kExitUsage;
   }
   req.onprem = *onprem;
+  if (!req.onprem && site.onprem.count(o.gpu)) req.onprem = site.OnPremFor(o.gpu);
+  if (o.use_history && !req.idle_gpu_hours_per_day) {
+    req.idle_forecast = HistoryForecast(DataDir(o.data_dir), site, o.gpu, now, err);
+  }
 
-  core::Result<cost::Catalog> catalog = LoadCatalog(o.catalogs);
+  std::vector<std::string> catalog_files = site.catalog_files;
+  catalog_files.insert(catalog_files.end(), o.catalogs.begin(), o.catalogs.end());
+  core::Result<cost::Catalog> catalog = LoadCatalog(catalog_files);
   if (!catalog.ok()) {
     err << "gleaner: " << catalog.status().message() << "\n";
     return catalog.status().code() == core::StatusCode::kNotFound ? kExitFailure : kExitBadInput;
@@ -289,37 +288,121 @@ int RunCostAdvise(const CostAdviseOptions& o, int64_t today_days, std::ostream& 
     PrintTable(*advice, out);
     return kExitOk;
   }
-  nlohmann::ordered_json j;
-  j["request"] = {
-      {"gpu", o.gpu},
-      {"count", o.count},
-      {"hours", o.hours},
-      {"deadline_hours",
-       deadline ? nlohmann::ordered_json(*deadline) : nlohmann::ordered_json(nullptr)},
-      {"region", o.region},
-      {"single_instance", o.single_instance},
-      {"as_of", cost::FormatIsoDate(req.today_days)},
-      {"cny_per_usd", req.rates.cny_per_usd},
-      {"max_price_age_days", req.max_price_age_days},
-  };
-  j["currency"] = cost::CurrencyName(advice->currency);
-  j["options"] = nlohmann::ordered_json::array();
-  for (const cost::AdviceOption& opt : advice->options) {
-    j["options"].push_back(OptionJson(opt, advice->currency));
+  out << cost::AdviceToJson(req, *advice).dump(2) << "\n";
+  return kExitOk;
+}
+
+namespace {
+
+// One table of the report: a row per key, hours and money side by side.
+void PrintLines(const std::string& title,
+                const std::vector<std::pair<std::string, cost::CostLine>>& rows,
+                std::ostream& out) {
+  int width = static_cast<int>(title.size());
+  for (const auto& row : rows) width = std::max(width, static_cast<int>(row.first.size()));
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s %9s %9s %9s %9s %9s %10s %10s %10s %9s %10s\n", width,
+                title.c_str(), "observed", "used", "idle", "held-idle", "harvested", "idle cost",
+                "held cost", "harv value", "energy", "net saved");
+  out << line;
+  for (const auto& [key, l] : rows) {
+    std::snprintf(line, sizeof line,
+                  "%-*s %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f %10.2f %9.2f %10.2f\n", width,
+                  key.c_str(), l.observed_h, l.used_h, l.idle_h, l.held_idle_h, l.harvested_h,
+                  l.idle_cost, l.held_idle_cost, l.harvested_cloud_value, l.harvest_energy_cost,
+                  l.net_savings);
+    out << line;
   }
-  if (advice->recommended) {
-    const cost::AdviceOption& r = advice->options[*advice->recommended];
-    j["recommendation"] = {{"kind", r.kind},
-                           {"provider", r.provider},
-                           {"instance", r.instance},
-                           {"expected_cost", std::round(r.expected_cost * 100) / 100},
-                           {"currency", cost::CurrencyName(advice->currency)},
-                           {"reason", advice->recommendation}};
-  } else {
-    j["recommendation"] = {{"kind", nullptr}, {"reason", advice->recommendation}};
+  out << "\n";
+}
+
+template <typename Key>
+std::vector<std::pair<std::string, cost::CostLine>> Rows(const std::map<Key, cost::CostLine>& lines,
+                                                         std::string (*name)(const Key&)) {
+  std::vector<std::pair<std::string, cost::CostLine>> rows;
+  for (const auto& [key, line] : lines) rows.emplace_back(name(key), line);
+  return rows;
+}
+
+std::string Same(const std::string& s) { return s; }
+std::string DayName(const int64_t& day) { return cost::FormatIsoDate(day); }
+
+}  // namespace
+
+int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream& out,
+                  std::ostream& err) {
+  auto config = LoadConfig(ConfigPath(o.data_dir, o.config), !o.config.empty());
+  if (!config.ok()) {
+    err << "gleaner: " << config.status().message() << "\n";
+    return kExitBadInput;
   }
-  j["warnings"] = advice->warnings;
-  out << j.dump(2) << "\n";
+  cost::CostSettings site = config->cost;
+  if (!o.currency.empty()) {
+    const auto currency = cost::ParseCurrency(o.currency);
+    if (!currency) {
+      err << "gleaner: --currency: expected USD or CNY, got \"" << o.currency << "\"\n";
+      return kExitUsage;
+    }
+    site.currency = *currency;
+  }
+  auto span = server::ParseReportSpan(o.since, o.until, now);
+  if (!span.ok()) {
+    err << "gleaner: --" << span.status().message() << "\n";
+    return kExitUsage;
+  }
+  const std::string db = DataDir(o.data_dir) + "/gleaner.db";
+  if (!std::filesystem::exists(db)) {
+    err << "gleaner: no history at " << db
+        << ": run `gleaner up` (or `gleaner monitor`) first, or point --data-dir at its "
+           "directory\n";
+    return kExitFailure;
+  }
+  auto store = store::SqliteStore::Open(db);
+  if (!store.ok()) {
+    err << "gleaner: " << store.status().message() << "\n";
+    return kExitFailure;
+  }
+  core::Result<cost::Catalog> catalog = LoadCatalog(site.catalog_files);
+  if (!catalog.ok()) {
+    err << "gleaner: " << catalog.status().message() << "\n";
+    return catalog.status().code() == core::StatusCode::kNotFound ? kExitFailure : kExitBadInput;
+  }
+  auto ledger = server::BuildLedgerReport(**store, *catalog, site, config->project_of_user,
+                                          span->first, span->second);
+  if (!ledger.ok()) {
+    err << "gleaner: " << ledger.status().message() << "\n";
+    return kExitFailure;
+  }
+  if (o.json) {
+    out << server::LedgerReportToJson(*ledger).dump(2) << "\n";
+    return kExitOk;
+  }
+  const cost::CostReport& r = ledger->report;
+  const std::string cur(cost::CurrencyName(r.currency));
+  out << "GPU time from " << observe::Rfc3339(ledger->from) << " to "
+      << observe::Rfc3339(ledger->to) << "; hours are GPU-hours, money in " << cur << "\n\n";
+  PrintLines("total", {{"all GPUs", r.total}}, out);
+  for (const std::string& by : o.by) {
+    if (by == "model") PrintLines("by model", Rows(r.by_model, Same), out);
+    if (by == "gpu") PrintLines("by GPU", Rows(r.by_gpu, Same), out);
+    if (by == "user") PrintLines("by user", Rows(r.by_user, Same), out);
+    if (by == "project") PrintLines("by project", Rows(r.by_project, Same), out);
+    if (by == "day") PrintLines("by day (UTC)", Rows(r.by_day, DayName), out);
+  }
+  for (const auto& [model, p] : r.prices) {
+    out << "price of " << model << ":";
+    if (p.owned_per_gpu_hour) {
+      out << " owned " << cost::FormatMoney(*p.owned_per_gpu_hour) << " " << cur
+          << "/GPU-h, filling an idle hour " << cost::FormatMoney(*p.marginal_per_gpu_hour) << " ("
+          << p.onprem_source << ");";
+    }
+    if (p.cloud_per_gpu_hour) {
+      out << " on demand " << cost::FormatMoney(*p.cloud_per_gpu_hour) << " " << cur << "/GPU-h ("
+          << p.cloud_offer << "; " << p.cloud_source << ", " << p.cloud_date << ")";
+    }
+    out << "\n";
+  }
+  for (const std::string& w : ledger->warnings) out << "warning: " << w << "\n";
   return kExitOk;
 }
 

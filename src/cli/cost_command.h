@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
+#include "core/result.h"
+#include "cost/catalog.h"
+
 namespace gleaner::cli {
 
 // `gleaner cost advise`: prices a job in-house, on spot, on-demand and
@@ -16,10 +20,10 @@ struct CostAdviseOptions {
   double hours = 0;
   std::string deadline;  // "48h", "2d", "90m" or hours; "" = none
   std::string region;
-  std::string currency = "USD";
-  std::vector<std::string> catalogs;  // user files that add or override rows
-  double cny_per_usd = 7.2;
-  int64_t max_price_age_days = 365;
+  std::string currency;                // "" = [cost] currency, else USD
+  std::vector<std::string> catalogs;   // user files that add or override rows
+  double cny_per_usd = -1;             // < 0 = [cost] cny_per_usd, else 7.2
+  int64_t max_price_age_days = -1;     // < 0 = [cost] max_price_age_days, else 365
   std::string as_of;                   // YYYY-MM-DD; "" = today
   double idle_gpu_hours_per_day = -1;  // < 0 = unknown
   std::string checkpoint_interval;     // duration; "" = Young/Daly
@@ -41,14 +45,41 @@ struct CostAdviseOptions {
   std::string onprem_currency;
   bool single_instance = false;
   bool json = false;
+  // Where [cost] settings and this host's history come from; "" = the
+  // data directory's gleaner.toml.
+  std::string data_dir;
+  std::string config;
+  bool use_history = true;  // time in-house by this host's GPU history, when it has some
 };
 
-// Registers `cost` and its `advise` subcommand; returns `advise`.
-CLI::App* AddCostCommands(CLI::App& app, CostAdviseOptions& options);
+// `gleaner cost report`: what idle, held-idle and harvested GPU time cost
+// on this host, by model, GPU, day, user and project (docs/cost.md).
+struct CostReportOptions {
+  std::string since = "7d";  // a span back from now, or YYYY-MM-DD
+  std::string until;         // YYYY-MM-DD; "" = now
+  std::vector<std::string> by = {"model", "user", "project", "day"};
+  std::string currency;  // "" = [cost] currency
+  bool json = false;
+  std::string data_dir;
+  std::string config;
+};
 
-// Runs it. `today_days` (days since 1970-01-01) is used when --as-of is not
-// given. Returns the exit code (cli/exit_codes.h).
-int RunCostAdvise(const CostAdviseOptions& options, int64_t today_days, std::ostream& out,
+struct CostCommands {
+  CLI::App* advise;
+  CLI::App* report;
+};
+
+// Registers `cost` and its `advise` and `report` subcommands.
+CostCommands AddCostCommands(CLI::App& app, CostAdviseOptions& advise, CostReportOptions& report);
+
+// Run them; return the exit code (cli/exit_codes.h). `now` dates prices
+// (unless --as-of) and ends reports.
+int RunCostAdvise(const CostAdviseOptions& options, core::TimePoint now, std::ostream& out,
                   std::ostream& err);
+int RunCostReport(const CostReportOptions& options, core::TimePoint now, std::ostream& out,
+                  std::ostream& err);
+
+// The shipped catalog with `files`' rows laid over it.
+core::Result<cost::Catalog> LoadCatalog(const std::vector<std::string>& files);
 
 }  // namespace gleaner::cli

@@ -1,6 +1,5 @@
 #include "cli/main_cli.h"
 
-#include <chrono>
 #include <iostream>
 
 #include "cli/bench_command.h"
@@ -14,7 +13,6 @@
 #include "cli/sim_cross_command.h"
 #include "cli/sim_harvest_command.h"
 #include "cli/token_commands.h"
-#include "cost/civil_date.h"
 
 namespace gleaner::cli {
 
@@ -56,15 +54,17 @@ int Main(int argc, char** argv, const core::Clock& clock,
   SimCrossOptions sim_cross;
   CLI::App* sim_cross_cmd = AddSimCrossCommand(app, sim_cross);
   CostAdviseOptions cost_advise;
-  CLI::App* cost_advise_cmd = AddCostCommands(app, cost_advise);
+  CostReportOptions cost_report;
+  const CostCommands cost_cmds = AddCostCommands(app, cost_advise, cost_report);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  for (std::string* d : {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir,
-                         &job.data_dir, &token.api.data_dir}) {
+  for (std::string* d :
+       {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir, &job.data_dir,
+        &token.api.data_dir, &cost_advise.data_dir, &cost_report.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
   job.server = token.api.server = gpus.server = remote.server;
@@ -89,10 +89,11 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (sim_replay_cmd->parsed()) return RunSimReplay(sim_replay, std::cout, std::cerr);
   if (sim_harvest_cmd->parsed()) return RunSimHarvest(sim_harvest, std::cout, std::cerr);
   if (sim_cross_cmd->parsed()) return RunSimCross(sim_cross, std::cout, std::cerr);
-  if (cost_advise_cmd->parsed()) {
-    const int64_t now_s =
-        std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count();
-    return RunCostAdvise(cost_advise, cost::DaysFromUnixSeconds(now_s), std::cout, std::cerr);
+  if (cost_cmds.advise->parsed()) {
+    return RunCostAdvise(cost_advise, clock.Now(), std::cout, std::cerr);
+  }
+  if (cost_cmds.report->parsed()) {
+    return RunCostReport(cost_report, clock.Now(), std::cout, std::cerr);
   }
   return kExitUsage;
 }

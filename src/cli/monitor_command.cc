@@ -17,6 +17,7 @@
 #include "agent/harvester.h"
 #include "agent/sampler.h"
 #include "cli/config_file.h"
+#include "cli/cost_command.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 #include "cli/gpus_json.h"
@@ -253,6 +254,16 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     api_options.log_dir = data_dir + "/logs";
     api_options.user_name = agent::UserName;
     api_options.uid_of = agent::UserId;
+    api_options.observations = api_store.get();
+    auto catalog = LoadCatalog(config->cost.catalog_files);
+    if (!catalog.ok()) {
+      err << "gleaner: " << catalog.status().message() << " ([cost] catalogs in " << config_path
+          << ")\n";
+      return kExitBadInput;
+    }
+    api_options.cost.catalog = std::move(catalog).value();
+    api_options.cost.settings = config->cost;
+    api_options.cost.project_of_user = config->project_of_user;
     api_options.gpus = [&latest_mu, &latest, &source]() -> nlohmann::json {
       std::optional<agent::HostPass> pass;
       {

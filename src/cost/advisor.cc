@@ -1,6 +1,7 @@
 #include "cost/advisor.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -360,6 +361,37 @@ std::string_view DeadlineVerdictName(DeadlineVerdict v) {
       return "unknown";
   }
   return "?";
+}
+
+std::optional<double> ParseHours(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  double unit_h = 1;
+  std::string number(text);
+  switch (text.back()) {
+    case 'h':
+      number.pop_back();
+      break;
+    case 'd':
+      unit_h = 24;
+      number.pop_back();
+      break;
+    case 'm':
+      unit_h = 1.0 / 60;
+      number.pop_back();
+      break;
+    case 's':
+      unit_h = 1.0 / 3600;
+      number.pop_back();
+      break;
+    default:
+      break;
+  }
+  double v = 0;
+  const auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+  if (number.empty() || ec != std::errc() || p != number.data() + number.size() || !(v > 0)) {
+    return std::nullopt;
+  }
+  return v * unit_h;
 }
 
 std::string FormatMoney(double amount) { return Num(amount, 2); }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "server/cost_api.h"
 #include "server/http_server.h"
 #include "server/job_api.h"
 #include "server/token_api.h"
@@ -20,12 +21,15 @@ struct ApiOptions {
   // The latest pass over the GPUs as a gleaner.gpus/v1 document; null
   // before the first.
   std::function<nlohmann::json()> gpus;
+  // History and prices for /v1/cost; without a store, /v1/cost is 503.
+  store::ObservationStore* observations = nullptr;
+  CostApiOptions cost;
 };
 
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
 // On the Unix socket the kernel names the caller; over TCP a bearer token
 // must, or the answer is 401. Routes: /v1/jobs (JobApi), /v1/tokens
-// (TokenApi), GET /v1/gpus, GET /v1/whoami. The store and clock must
+// (TokenApi), /v1/cost (CostApi), GET /v1/gpus, GET /v1/whoami. The store and clock must
 // outlive it; thread-safe (one store, guarded).
 class Api {
  public:
@@ -33,7 +37,11 @@ class Api {
       ApiOptions options)
       : options_(std::move(options)),
         jobs_(jobs, store_mu_, clock, options_.limits, options_.log_dir),
-        tokens_(tokens, store_mu_, clock, options_.uid_of) {}
+        tokens_(tokens, store_mu_, clock, options_.uid_of) {
+    if (options_.observations != nullptr) {
+      cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));
+    }
+  }
 
   HttpResponse Handle(const HttpRequest& request, const Peer& peer);
 
@@ -44,6 +52,7 @@ class Api {
   ApiOptions options_;
   JobApi jobs_;
   TokenApi tokens_;
+  std::optional<CostApi> cost_;
 };
 
 }  // namespace gleaner::server

@@ -1,5 +1,6 @@
 #include "server/routing.h"
 
+#include <cctype>
 #include <cstdlib>
 
 namespace gleaner::server {
@@ -17,6 +18,50 @@ std::vector<std::string> Segments(const std::string& target, std::string* query)
     if (end == std::string::npos) end = path.size();
     if (end > start) out.push_back(path.substr(start, end - start));
     start = end + 1;
+  }
+  return out;
+}
+
+namespace {
+
+core::Result<std::string> PercentDecode(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] != '%') {
+      out += text[i];
+    } else {
+      if (i + 2 >= text.size() || !std::isxdigit(static_cast<unsigned char>(text[i + 1])) ||
+          !std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+        return core::InvalidArgument("bad %-escape in the query: \"" + text + "\"");
+      }
+      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+core::Result<std::map<std::string, std::string>> ParseQuery(const std::string& query) {
+  std::map<std::string, std::string> out;
+  size_t start = 0;
+  while (start < query.size()) {
+    size_t end = query.find('&', start);
+    if (end == std::string::npos) end = query.size();
+    const std::string pair = query.substr(start, end - start);
+    start = end + 1;
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    GLEANER_ASSIGN_OR_RETURN(std::string key, PercentDecode(pair.substr(0, eq)));
+    GLEANER_ASSIGN_OR_RETURN(
+        std::string value,
+        PercentDecode(eq == std::string::npos ? std::string() : pair.substr(eq + 1)));
+    if (!out.emplace(std::move(key), std::move(value)).second) {
+      return core::InvalidArgument("query parameter \"" + pair.substr(0, eq) + "\" given twice");
+    }
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 // Small pieces every API handler uses.
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,8 +16,17 @@ inline HttpResponse Json(int status, const nlohmann::json& j) {
   return {status, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 
+// Keeps the document's key order (a report reads top-down).
+inline HttpResponse OrderedJson(int status, const nlohmann::ordered_json& j) {
+  return {status, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+}
+
 // "/v1/jobs/12/cancel?x=1" -> {"v1", "jobs", "12", "cancel"}; `query` = "x=1".
 std::vector<std::string> Segments(const std::string& target, std::string* query);
+
+// "a=1&b=x%20y" -> {a: "1", b: "x y"} (percent-decoded, "+" is a space).
+// InvalidArgument for a malformed escape or a key given twice.
+core::Result<std::map<std::string, std::string>> ParseQuery(const std::string& query);
 
 // A positive decimal id from a path segment.
 core::Result<int64_t> ParseId(const std::string& text, const std::string& what);

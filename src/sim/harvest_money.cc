@@ -6,9 +6,11 @@ core::Result<HarvestPrices> PriceHarvestGpus(const std::string& gpu_model,
                                              const cost::Catalog& catalog) {
   HarvestPrices p = cost::PriceGpuHours(gpu_model, catalog, std::nullopt, cost::Currency::kUsd,
                                         cost::ExchangeRates());
-  if (!p.missing.empty()) {
-    return core::NotFound(p.missing.front() + "; price the harvest as H100-80GB or A100-80GB");
+  if (!p.owned_per_gpu_hour) {
+    return core::NotFound("no on-prem cost defaults for " + gpu_model +
+                          "; price the harvest as H100-80GB or A100-80GB (docs/cost.md)");
   }
+  if (!p.cloud_per_gpu_hour) return core::NotFound(p.missing.front());
   return p;
 }
 

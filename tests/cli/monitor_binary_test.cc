@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/config_file.h"
+#include "cost/onprem.h"
 #include "testing/http_receiver.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
@@ -242,6 +243,59 @@ ends_at = 2026-12-01T00:00:00Z
   const std::string typo = dir.Write("k.toml", "[scheduler]\nbackfil = true\n");
   EXPECT_THAT(cli::LoadConfig(typo, true).status().message(),
               HasSubstr("k.toml:2: scheduler.backfil: unknown key"));
+}
+
+TEST(ConfigFileTest, CostSection) {
+  testing::TempDir dir;
+  const std::string path = dir.Write("c.toml", R"(
+[cost]
+currency = "CNY"
+cny_per_usd = 7.1
+max_price_age_days = 90
+catalogs = ["prices.csv", "/etc/gleaner/more.csv"]
+[cost.gpu_models]
+"NVIDIA H100 80GB HBM3" = "H100-80GB-SXM"
+[cost.onprem."A100-80GB"]
+electricity_per_kwh = 0.7
+currency = "CNY"
+[cost.onprem."L40S"]
+server_capex = 90000
+server_power_kw = 3
+gpu_busy_w = 350
+gpu_idle_w = 35
+)");
+  auto c = cli::LoadConfig(path, true);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const cost::CostSettings& s = c->cost;
+  EXPECT_EQ(s.currency, cost::Currency::kCny);
+  EXPECT_EQ(s.rates.cny_per_usd, 7.1);
+  EXPECT_EQ(s.max_price_age_days, 90);
+  // A relative catalog is the config file's neighbour.
+  EXPECT_EQ(s.catalog_files, (std::vector<std::string>{(dir.path() / "prices.csv").string(),
+                                                       "/etc/gleaner/more.csv"}));
+  EXPECT_EQ(s.ModelOf("NVIDIA H100 80GB HBM3", std::nullopt), "H100-80GB-SXM");
+  EXPECT_EQ(s.ModelOf("NVIDIA A100-SXM4-80GB", std::nullopt), "A100-80GB");
+  // Laid over the A100 defaults: only power price and currency change.
+  const cost::OnPremParams a100 = *s.OnPremFor("A100-80GB");
+  EXPECT_EQ(a100.electricity_per_kwh, 0.7);
+  EXPECT_EQ(a100.currency, cost::Currency::kCny);
+  EXPECT_EQ(a100.server_capex, cost::DefaultOnPremParams("A100-80GB")->server_capex);
+  EXPECT_THAT(a100.source, HasSubstr("gleaner.toml (currency, electricity_per_kwh)"));
+  EXPECT_EQ(s.OnPremFor("L40S")->gpu_busy_w, 350);
+  EXPECT_FALSE(s.OnPremFor("T4").has_value());
+
+  const std::string missing = dir.Write("m.toml", "[cost.onprem.\"T4\"]\ngpu_busy_w = 70\n");
+  EXPECT_THAT(cli::LoadConfig(missing, true).status().message(),
+              HasSubstr("m.toml:1: cost.onprem.T4.server_capex: required"));
+  const std::string typo = dir.Write("t.toml", "[cost.onprem.\"A100-80GB\"]\npeu = 1.2\n");
+  EXPECT_THAT(cli::LoadConfig(typo, true).status().message(),
+              HasSubstr("t.toml:2: cost.onprem.A100-80GB.peu: unknown key"));
+  const std::string range = dir.Write("r.toml", "[cost.onprem.\"A100-80GB\"]\npue = 0.5\n");
+  EXPECT_THAT(cli::LoadConfig(range, true).status().message(),
+              HasSubstr("pue: expected at least 1"));
+  const std::string money = dir.Write("e.toml", "[cost]\ncurrency = \"EUR\"\n");
+  EXPECT_THAT(cli::LoadConfig(money, true).status().message(),
+              HasSubstr("e.toml:2: cost.currency: expected \"USD\" or \"CNY\""));
 }
 
 }  // namespace

@@ -15,6 +15,17 @@
 namespace gleaner::cli {
 namespace {
 
+core::TimePoint Day(const char* date) {
+  return core::FromUnixMicros(*cost::ParseIsoDate(date) * 86400 * int64_t{1'000'000});
+}
+
+// Options that read no config file and no history of the machine running the test.
+CostAdviseOptions Isolated() {
+  CostAdviseOptions o;
+  o.data_dir = (std::filesystem::temp_directory_path() / "gleaner-cost-test-nothing-here").string();
+  return o;
+}
+
 std::string RunBinary(const std::string& args, int* rc) {
   const testing::Outcome r = testing::Gleaner(args);
   *rc = r.rc;
@@ -66,13 +77,13 @@ TEST(CostCommandTest, BadUserCatalogNamesFileAndLine) {
          "Mine,lab,box,A100-80GB,8,on-demand,12,USD,invoice,2026-10-01\n"
          "Mine,lab,box2,A100-80GB,8,on-demand,twelve,USD,invoice,2026-10-01\n";
   }
-  CostAdviseOptions o;
+  CostAdviseOptions o = Isolated();
   o.gpu = "A100-80GB";
   o.count = 8;
   o.hours = 24;
   o.catalogs = {path.string()};
   std::ostringstream out, err;
-  EXPECT_EQ(RunCostAdvise(o, *cost::ParseIsoDate("2026-11-30"), out, err), kExitBadInput);
+  EXPECT_EQ(RunCostAdvise(o, Day("2026-11-30"), out, err), kExitBadInput);
   EXPECT_EQ(err.str(), "gleaner: " + path.string() +
                            ":3: column price_per_instance_hour: expected a number above 0, got "
                            "\"twelve\"\n");
@@ -87,7 +98,7 @@ TEST(CostCommandTest, UserCatalogRowIsUsed) {
          "currency,source,date\n"
          "Mine,lab,box,A100-80GB,8,on-demand,1,USD,our invoice,2026-10-01\n";
   }
-  CostAdviseOptions o;
+  CostAdviseOptions o = Isolated();
   o.gpu = "A100-80GB";
   o.count = 8;
   o.hours = 24;
@@ -95,7 +106,7 @@ TEST(CostCommandTest, UserCatalogRowIsUsed) {
   o.json = true;
   o.catalogs = {path.string()};
   std::ostringstream out, err;
-  ASSERT_EQ(RunCostAdvise(o, *cost::ParseIsoDate("2026-11-30"), out, err), kExitOk) << err.str();
+  ASSERT_EQ(RunCostAdvise(o, Day("2026-11-30"), out, err), kExitOk) << err.str();
   const nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["recommendation"]["kind"], "on-demand");
   EXPECT_EQ(j["recommendation"]["expected_cost"], 24.0);  // 1 x 1 USD/h x 24 h
@@ -103,7 +114,7 @@ TEST(CostCommandTest, UserCatalogRowIsUsed) {
 }
 
 TEST(CostCommandTest, OnPremFlagsOverrideTheDefaults) {
-  CostAdviseOptions o;
+  CostAdviseOptions o = Isolated();
   o.gpu = "A100-80GB";
   o.count = 8;
   o.hours = 24;
@@ -115,7 +126,7 @@ TEST(CostCommandTest, OnPremFlagsOverrideTheDefaults) {
   o.onprem_currency = "CNY";
   o.cny_per_usd = 7.0;
   std::ostringstream out, err;
-  ASSERT_EQ(RunCostAdvise(o, *cost::ParseIsoDate("2026-11-30"), out, err), kExitOk) << err.str();
+  ASSERT_EQ(RunCostAdvise(o, Day("2026-11-30"), out, err), kExitOk) << err.str();
   const nlohmann::json j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j["options"][0]["kind"], "in-house");
   EXPECT_NEAR(j["options"][0]["expected_cost"].get<double>(), 8.06, 1e-9);
@@ -124,15 +135,15 @@ TEST(CostCommandTest, OnPremFlagsOverrideTheDefaults) {
   CostAdviseOptions bad = o;
   bad.pue = 0.5;
   std::ostringstream out2, err2;
-  EXPECT_EQ(RunCostAdvise(bad, 0, out2, err2), kExitUsage);
+  EXPECT_EQ(RunCostAdvise(bad, Day("2026-11-30"), out2, err2), kExitUsage);
   EXPECT_EQ(err2.str(), "gleaner: on-prem pue: expected at least 1\n");
 
-  CostAdviseOptions unknown;
+  CostAdviseOptions unknown = Isolated();
   unknown.gpu = "RTX4090";
   unknown.hours = 1;
   unknown.pue = 1.3;
   std::ostringstream out3, err3;
-  EXPECT_EQ(RunCostAdvise(unknown, 0, out3, err3), kExitUsage);
+  EXPECT_EQ(RunCostAdvise(unknown, Day("2026-11-30"), out3, err3), kExitUsage);
   EXPECT_EQ(err3.str(),
             "gleaner: no on-prem defaults for RTX4090: pass at least --gpu-busy-w and "
             "--gpu-idle-w\n");
