@@ -25,6 +25,11 @@ struct GleanerConfig {
   cost::CostSettings cost;           // [cost]: how GPU time is priced
 };
 
+// The config file a command reads: `config_flag`, else DATA_DIR/gleaner.toml.
+inline std::string ConfigPath(const std::string& data_dir, const std::string& config_flag) {
+  return config_flag.empty() ? data_dir + "/gleaner.toml" : config_flag;
+}
+
 // Reads the config file at `path`. A missing file is the defaults when
 // `must_exist` is false. Errors name the file, the line and the key.
 core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist);

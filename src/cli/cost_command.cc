@@ -1,8 +1,6 @@
 #include "cli/cost_command.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,7 +15,6 @@
 #include "cost/advisor.h"
 #include "cost/catalog.h"
 #include "cost/civil_date.h"
-#include "observe/verdict_json.h"
 #include "server/cost_ledger.h"
 #include "store/sqlite_store.h"
 
@@ -94,10 +91,6 @@ core::Result<std::optional<cost::OnPremParams>> OnPremFromFlags(const CostAdvise
   return std::optional<cost::OnPremParams>(p);
 }
 
-std::string ConfigPath(const std::string& data_dir, const std::string& config) {
-  return config.empty() ? DataDir(data_dir) + "/gleaner.toml" : config;
-}
-
 // This host's idle forecast for `gpu_model`, when its database has history
 // of such GPUs; a database that cannot be read is said, not fatal.
 std::optional<cost::IdleForecast> HistoryForecast(const std::string& data_dir,
@@ -108,9 +101,9 @@ std::optional<cost::IdleForecast> HistoryForecast(const std::string& data_dir,
   if (!std::filesystem::exists(db)) return std::nullopt;
   auto store = store::SqliteStore::Open(db);
   core::Result<std::optional<cost::IdleForecast>> forecast =
-      store.ok() ? server::ForecastIdleGpus(**store, site, gpu_model, now,
-                                            core::Seconds(int64_t{28} * 86400))
-                 : core::Result<std::optional<cost::IdleForecast>>(store.status());
+      store.ok()
+          ? server::ForecastIdleGpus(**store, site, gpu_model, now, server::kForecastLookback)
+          : core::Result<std::optional<cost::IdleForecast>>(store.status());
   if (!forecast.ok()) {
     err << "gleaner: warning: in-house timing without history: " << forecast.status().message()
         << "\n";
@@ -198,7 +191,7 @@ CostCommands AddCostCommands(CLI::App& app, CostAdviseOptions& o, CostReportOpti
 
 int RunCostAdvise(const CostAdviseOptions& o, core::TimePoint now, std::ostream& out,
                   std::ostream& err) {
-  auto config = LoadConfig(ConfigPath(o.data_dir, o.config), !o.config.empty());
+  auto config = LoadConfig(ConfigPath(DataDir(o.data_dir), o.config), !o.config.empty());
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
@@ -289,120 +282,6 @@ int RunCostAdvise(const CostAdviseOptions& o, core::TimePoint now, std::ostream&
     return kExitOk;
   }
   out << cost::AdviceToJson(req, *advice).dump(2) << "\n";
-  return kExitOk;
-}
-
-namespace {
-
-// One table of the report: a row per key, hours and money side by side.
-void PrintLines(const std::string& title,
-                const std::vector<std::pair<std::string, cost::CostLine>>& rows,
-                std::ostream& out) {
-  int width = static_cast<int>(title.size());
-  for (const auto& row : rows) width = std::max(width, static_cast<int>(row.first.size()));
-  char line[512];
-  std::snprintf(line, sizeof line, "%-*s %9s %9s %9s %9s %9s %10s %10s %10s %9s %10s\n", width,
-                title.c_str(), "observed", "used", "idle", "held-idle", "harvested", "idle cost",
-                "held cost", "harv value", "energy", "net saved");
-  out << line;
-  for (const auto& [key, l] : rows) {
-    std::snprintf(line, sizeof line,
-                  "%-*s %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f %10.2f %9.2f %10.2f\n", width,
-                  key.c_str(), l.observed_h, l.used_h, l.idle_h, l.held_idle_h, l.harvested_h,
-                  l.idle_cost, l.held_idle_cost, l.harvested_cloud_value, l.harvest_energy_cost,
-                  l.net_savings);
-    out << line;
-  }
-  out << "\n";
-}
-
-template <typename Key>
-std::vector<std::pair<std::string, cost::CostLine>> Rows(const std::map<Key, cost::CostLine>& lines,
-                                                         std::string (*name)(const Key&)) {
-  std::vector<std::pair<std::string, cost::CostLine>> rows;
-  for (const auto& [key, line] : lines) rows.emplace_back(name(key), line);
-  return rows;
-}
-
-std::string Same(const std::string& s) { return s; }
-std::string DayName(const int64_t& day) { return cost::FormatIsoDate(day); }
-
-}  // namespace
-
-int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream& out,
-                  std::ostream& err) {
-  auto config = LoadConfig(ConfigPath(o.data_dir, o.config), !o.config.empty());
-  if (!config.ok()) {
-    err << "gleaner: " << config.status().message() << "\n";
-    return kExitBadInput;
-  }
-  cost::CostSettings site = config->cost;
-  if (!o.currency.empty()) {
-    const auto currency = cost::ParseCurrency(o.currency);
-    if (!currency) {
-      err << "gleaner: --currency: expected USD or CNY, got \"" << o.currency << "\"\n";
-      return kExitUsage;
-    }
-    site.currency = *currency;
-  }
-  auto span = server::ParseReportSpan(o.since, o.until, now);
-  if (!span.ok()) {
-    err << "gleaner: --" << span.status().message() << "\n";
-    return kExitUsage;
-  }
-  const std::string db = DataDir(o.data_dir) + "/gleaner.db";
-  if (!std::filesystem::exists(db)) {
-    err << "gleaner: no history at " << db
-        << ": run `gleaner up` (or `gleaner monitor`) first, or point --data-dir at its "
-           "directory\n";
-    return kExitFailure;
-  }
-  auto store = store::SqliteStore::Open(db);
-  if (!store.ok()) {
-    err << "gleaner: " << store.status().message() << "\n";
-    return kExitFailure;
-  }
-  core::Result<cost::Catalog> catalog = LoadCatalog(site.catalog_files);
-  if (!catalog.ok()) {
-    err << "gleaner: " << catalog.status().message() << "\n";
-    return catalog.status().code() == core::StatusCode::kNotFound ? kExitFailure : kExitBadInput;
-  }
-  auto ledger = server::BuildLedgerReport(**store, *catalog, site, config->project_of_user,
-                                          span->first, span->second);
-  if (!ledger.ok()) {
-    err << "gleaner: " << ledger.status().message() << "\n";
-    return kExitFailure;
-  }
-  if (o.json) {
-    out << server::LedgerReportToJson(*ledger).dump(2) << "\n";
-    return kExitOk;
-  }
-  const cost::CostReport& r = ledger->report;
-  const std::string cur(cost::CurrencyName(r.currency));
-  out << "GPU time from " << observe::Rfc3339(ledger->from) << " to "
-      << observe::Rfc3339(ledger->to) << "; hours are GPU-hours, money in " << cur << "\n\n";
-  PrintLines("total", {{"all GPUs", r.total}}, out);
-  for (const std::string& by : o.by) {
-    if (by == "model") PrintLines("by model", Rows(r.by_model, Same), out);
-    if (by == "gpu") PrintLines("by GPU", Rows(r.by_gpu, Same), out);
-    if (by == "user") PrintLines("by user", Rows(r.by_user, Same), out);
-    if (by == "project") PrintLines("by project", Rows(r.by_project, Same), out);
-    if (by == "day") PrintLines("by day (UTC)", Rows(r.by_day, DayName), out);
-  }
-  for (const auto& [model, p] : r.prices) {
-    out << "price of " << model << ":";
-    if (p.owned_per_gpu_hour) {
-      out << " owned " << cost::FormatMoney(*p.owned_per_gpu_hour) << " " << cur
-          << "/GPU-h, filling an idle hour " << cost::FormatMoney(*p.marginal_per_gpu_hour) << " ("
-          << p.onprem_source << ");";
-    }
-    if (p.cloud_per_gpu_hour) {
-      out << " on demand " << cost::FormatMoney(*p.cloud_per_gpu_hour) << " " << cur << "/GPU-h ("
-          << p.cloud_offer << "; " << p.cloud_source << ", " << p.cloud_date << ")";
-    }
-    out << "\n";
-  }
-  for (const std::string& w : ledger->warnings) out << "warning: " << w << "\n";
   return kExitOk;
 }
 

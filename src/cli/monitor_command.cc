@@ -115,8 +115,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
                const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
   RaiseFileLimit();
   const std::string data_dir = DataDir(options.data_dir);
-  const std::string config_path =
-      options.config.empty() ? data_dir + "/gleaner.toml" : options.config;
+  const std::string config_path = ConfigPath(data_dir, options.config);
   auto config = LoadConfig(config_path, !options.config.empty());
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";

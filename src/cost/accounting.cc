@@ -76,45 +76,45 @@ void CreditUsers(CostReport& report, const std::vector<std::string>& users, cons
 
 }  // namespace
 
+void CostLedger::Add(const GpuTime& t, const GpuHourPrices* prices) {
+  if (prices != nullptr && !report_.prices.count(t.model)) report_.prices.emplace(t.model, *prices);
+  CostLine line;
+  line.observed_h = t.observed_h;
+  line.used_h = std::max(0.0, t.busy_h - t.held_idle_h - t.harvested_h);
+  line.idle_h = t.idle_h;
+  line.held_idle_h = t.held_idle_h;
+  line.harvested_h = t.harvested_h;
+  Price(line, prices);
+  cost::Add(report_.total, line);
+  cost::Add(report_.by_model[t.model], line);
+  cost::Add(report_.by_gpu[t.gpu], line);
+  cost::Add(report_.by_day[t.day], line);
+
+  const bool owned_unpriced = prices == nullptr || !prices->owned_per_gpu_hour;
+  CostLine owners_part;  // the owners' work and what they held idle
+  owners_part.used_h = line.used_h;
+  owners_part.held_idle_h = line.held_idle_h;
+  owners_part.held_idle_cost = line.held_idle_cost;
+  owners_part.unpriced_owned_h = owned_unpriced ? line.held_idle_h : 0;
+  if (owners_part.used_h > 0 || owners_part.held_idle_h > 0) {
+    CreditUsers(report_, t.owners, owners_part, project_of_user_);
+  }
+  CostLine jobs_part = line;  // the harvested hours and what they were worth
+  jobs_part.observed_h = jobs_part.used_h = jobs_part.idle_h = jobs_part.held_idle_h = 0;
+  jobs_part.idle_cost = jobs_part.held_idle_cost = 0;
+  jobs_part.unpriced_owned_h = owned_unpriced ? line.harvested_h : 0;
+  if (jobs_part.harvested_h > 0) CreditUsers(report_, t.job_users, jobs_part, project_of_user_);
+}
+
 CostReport Account(const std::vector<GpuTime>& times,
                    const std::map<std::string, GpuHourPrices>& prices,
                    const std::map<std::string, std::string>& project_of_user, Currency currency) {
-  CostReport report;
-  report.currency = currency;
+  CostLedger ledger(project_of_user, currency);
   for (const GpuTime& t : times) {
     const auto found = prices.find(t.model);
-    const GpuHourPrices* model_prices = found == prices.end() ? nullptr : &found->second;
-    if (model_prices != nullptr) report.prices.emplace(t.model, *model_prices);
-    CostLine line;
-    line.observed_h = t.observed_h;
-    line.used_h = std::max(0.0, t.busy_h - t.held_idle_h - t.harvested_h);
-    line.idle_h = t.idle_h;
-    line.held_idle_h = t.held_idle_h;
-    line.harvested_h = t.harvested_h;
-    Price(line, model_prices);
-    Add(report.total, line);
-    Add(report.by_model[t.model], line);
-    Add(report.by_gpu[t.gpu], line);
-    Add(report.by_day[t.day], line);
-
-    CostLine owners_part;  // the owners' work and what they held idle
-    owners_part.used_h = line.used_h;
-    owners_part.held_idle_h = line.held_idle_h;
-    owners_part.held_idle_cost = line.held_idle_cost;
-    if (model_prices == nullptr || !model_prices->owned_per_gpu_hour) {
-      owners_part.unpriced_owned_h = line.held_idle_h;
-    }
-    if (owners_part.used_h > 0 || owners_part.held_idle_h > 0) {
-      CreditUsers(report, t.owners, owners_part, project_of_user);
-    }
-    CostLine jobs_part = line;  // the harvested hours and what they were worth
-    jobs_part.observed_h = jobs_part.used_h = jobs_part.idle_h = jobs_part.held_idle_h = 0;
-    jobs_part.idle_cost = jobs_part.held_idle_cost = 0;
-    jobs_part.unpriced_owned_h =
-        model_prices == nullptr || !model_prices->owned_per_gpu_hour ? line.harvested_h : 0;
-    if (jobs_part.harvested_h > 0) CreditUsers(report, t.job_users, jobs_part, project_of_user);
+    ledger.Add(t, found == prices.end() ? nullptr : &found->second);
   }
-  return report;
+  return ledger.report();
 }
 
 }  // namespace gleaner::cost

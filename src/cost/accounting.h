@@ -64,6 +64,23 @@ struct CostReport {
 inline constexpr const char* kUnknownUser = "(unknown)";
 inline constexpr const char* kNoProject = "(none)";
 
+// Adds up GPU time as it comes, so that a long history need not be held
+// in memory at once.
+class CostLedger {
+ public:
+  CostLedger(std::map<std::string, std::string> project_of_user, Currency currency)
+      : project_of_user_(std::move(project_of_user)) {
+    report_.currency = currency;
+  }
+  // `prices`: the model's, or null when it is unpriced.
+  void Add(const GpuTime& time, const GpuHourPrices* prices);
+  const CostReport& report() const { return report_; }
+
+ private:
+  std::map<std::string, std::string> project_of_user_;
+  CostReport report_;
+};
+
 // Adds up `times`. `prices` maps each model to its prices (a model absent
 // from it is unpriced); `project_of_user` assigns users to projects (users
 // without one go to kNoProject). Pure.

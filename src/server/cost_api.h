@@ -8,6 +8,7 @@
 #include "cost/catalog.h"
 #include "cost/cost_settings.h"
 #include "server/caller.h"
+#include "server/cost_ledger.h"
 #include "server/http_message.h"
 #include "store/observation_store.h"
 
@@ -18,7 +19,7 @@ struct CostApiOptions {
   cost::CostSettings settings;
   std::map<std::string, std::string> project_of_user;
   // How much history the in-house forecast learns from.
-  core::Duration forecast_lookback = core::Seconds(int64_t{28} * 86400);
+  core::Duration forecast_lookback = kForecastLookback;
 };
 
 // Money (docs/api.md, docs/cost.md), for any authenticated caller: what

@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "cost/civil_date.h"
@@ -14,11 +15,15 @@ namespace {
 
 double Hours(core::Duration d) { return core::ToSecondsDouble(d) / 3600; }
 
-double Round(double v, double unit) { return std::round(v / unit) * unit; }
+// Rounds to `decimals` places (scaling up first keeps 0.1 + 0.2 from printing long).
+double Round(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
+}
 
 nlohmann::ordered_json LineJson(const cost::CostLine& l) {
-  const auto h = [](double v) { return Round(v, 1e-4); };
-  const auto money = [](double v) { return Round(v, 0.01); };
+  const auto h = [](double v) { return Round(v, 4); };
+  const auto money = [](double v) { return Round(v, 2); };
   return {
       {"gpu_hours",
        {{"observed", h(l.observed_h)},
@@ -38,7 +43,20 @@ nlohmann::ordered_json LineJson(const cost::CostLine& l) {
 }
 
 nlohmann::ordered_json Optional(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(Round(*v, 1e-4)) : nlohmann::ordered_json(nullptr);
+  return v ? nlohmann::ordered_json(Round(*v, 4)) : nlohmann::ordered_json(nullptr);
+}
+
+// Calls `visit` for every minute in [from, to), reading a day at a time.
+core::Status ForEachMinute(store::ObservationStore& store, core::TimePoint from, core::TimePoint to,
+                           const std::function<void(const observe::MinuteRollup&)>& visit) {
+  constexpr core::Duration kChunk = core::Seconds(86400);
+  for (core::TimePoint start = from; start < to; start += kChunk) {
+    const core::TimePoint end = std::min(to, start + kChunk);
+    GLEANER_ASSIGN_OR_RETURN(std::vector<observe::MinuteRollup> minutes,
+                             store.RollupsBetween(start, end));
+    for (const observe::MinuteRollup& m : minutes) visit(m);
+  }
+  return core::Status::Ok();
 }
 
 }  // namespace
@@ -57,12 +75,11 @@ core::Result<LedgerReport> BuildLedgerReport(
         g.name, g.memory_total ? std::optional<uint64_t>(g.memory_total->count()) : std::nullopt);
     ledger.gpus[g.uuid.str()] = std::move(g);
   }
-  GLEANER_ASSIGN_OR_RETURN(std::vector<observe::MinuteRollup> minutes,
-                           store.RollupsBetween(from, to));
-  std::vector<cost::GpuTime> times;
-  times.reserve(minutes.size());
+  cost::CostLedger costs(project_of_user, settings.currency);
+  std::map<std::string, cost::GpuHourPrices> prices;
   std::set<std::string> unrecorded;
-  for (const observe::MinuteRollup& m : minutes) {
+  // A day of minutes at a time: a long history never sits in memory whole.
+  GLEANER_RETURN_IF_ERROR(ForEachMinute(store, from, to, [&](const observe::MinuteRollup& m) {
     cost::GpuTime t;
     t.gpu = m.uuid.str();
     const auto model = model_of_gpu.find(t.gpu);
@@ -76,14 +93,20 @@ core::Result<LedgerReport> BuildLedgerReport(
     t.harvested_h = Hours(m.harvested);
     t.owners.assign(m.users.begin(), m.users.end());
     t.job_users.assign(m.job_users.begin(), m.job_users.end());
-    times.push_back(std::move(t));
-  }
-  std::map<std::string, cost::GpuHourPrices> prices;
-  for (const cost::GpuTime& t : times) {
-    if (t.model == kUnrecordedModel || prices.count(t.model)) continue;
-    prices[t.model] = cost::PriceGpuHours(t.model, catalog, settings.OnPremFor(t.model),
-                                          settings.currency, settings.rates);
-  }
+    const cost::GpuHourPrices* model_prices = nullptr;
+    if (t.model != kUnrecordedModel) {
+      auto it = prices.find(t.model);
+      if (it == prices.end()) {
+        it =
+            prices
+                .emplace(t.model, cost::PriceGpuHours(t.model, catalog, settings.OnPremFor(t.model),
+                                                      settings.currency, settings.rates))
+                .first;
+      }
+      model_prices = &it->second;
+    }
+    costs.Add(t, model_prices);
+  }));
   for (const auto& [model, p] : prices) {
     for (const std::string& why : p.missing) ledger.warnings.push_back(why);
   }
@@ -92,7 +115,7 @@ core::Result<LedgerReport> BuildLedgerReport(
                               " GPU(s) have minutes but no recorded model (history from before "
                               "gleaner recorded GPUs); their time is counted, not priced");
   }
-  ledger.report = cost::Account(times, prices, project_of_user, settings.currency);
+  ledger.report = costs.report();
   return ledger;
 }
 
@@ -137,21 +160,20 @@ core::Result<std::optional<cost::IdleForecast>> ForecastIdleGpus(store::Observat
     }
   }
   if (of_model.empty()) return std::optional<cost::IdleForecast>();
-  GLEANER_ASSIGN_OR_RETURN(std::vector<observe::MinuteRollup> minutes,
-                           store.RollupsBetween(now - lookback, now));
   struct Hours {
     std::array<double, observe::kHoursPerWeek> lendable_s{}, observed_s{};
   };
   std::map<std::string, Hours> per_gpu;
   double observed_total_s = 0;
-  for (const observe::MinuteRollup& m : minutes) {
-    if (!of_model.count(m.uuid.str())) continue;
-    const auto h = static_cast<size_t>(observe::HourOfWeek(m.minute));
-    Hours& hours = per_gpu[m.uuid.str()];
-    hours.lendable_s[h] += core::ToSecondsDouble(m.idle + m.harvested);
-    hours.observed_s[h] += core::ToSecondsDouble(m.observed);
-    observed_total_s += core::ToSecondsDouble(m.observed);
-  }
+  GLEANER_RETURN_IF_ERROR(
+      ForEachMinute(store, now - lookback, now, [&](const observe::MinuteRollup& m) {
+        if (!of_model.count(m.uuid.str())) return;
+        const auto h = static_cast<size_t>(observe::HourOfWeek(m.minute));
+        Hours& hours = per_gpu[m.uuid.str()];
+        hours.lendable_s[h] += core::ToSecondsDouble(m.idle + m.harvested);
+        hours.observed_s[h] += core::ToSecondsDouble(m.observed);
+        observed_total_s += core::ToSecondsDouble(m.observed);
+      }));
   if (per_gpu.empty()) return std::optional<cost::IdleForecast>();
   cost::IdleForecast f;
   for (const auto& [uuid, hours] : per_gpu) {

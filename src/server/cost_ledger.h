@@ -41,6 +41,10 @@ core::Result<std::pair<core::TimePoint, core::TimePoint>> ParseReportSpan(const 
                                                                           const std::string& until,
                                                                           core::TimePoint now);
 
+// How much history the in-house forecast learns from: four weeks, each
+// hour of the week seen four times.
+inline constexpr core::Duration kForecastLookback = core::Seconds(int64_t{28} * 86400);
+
 // What the store's history expects of `gpu_model`'s GPUs for the advisor:
 // for each hour of the week, the sum over the GPUs of the model of the
 // share of their observed time in that hour that was lendable (idle or

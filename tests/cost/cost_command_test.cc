@@ -11,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "cost/civil_date.h"
 #include "testing/run_gleaner.h"
+#include "testing/temp_dir.h"
 
 namespace gleaner::cli {
 namespace {
@@ -147,6 +148,54 @@ TEST(CostCommandTest, OnPremFlagsOverrideTheDefaults) {
   EXPECT_EQ(err3.str(),
             "gleaner: no on-prem defaults for RTX4090: pass at least --gpu-busy-w and "
             "--gpu-idle-w\n");
+}
+
+TEST(CostCommandTest, ReportAndAdviceFromTheDaemonsHistory) {
+  testing::TempDir dir;
+  const std::string data = dir.path().string();
+  dir.Write("gleaner.toml", "[projects]\nalice = \"vision\"\n");
+  const testing::Outcome up =
+      testing::Gleaner("up --fake demo --data-dir " + data + " --listen none --for 3");
+  ASSERT_EQ(up.rc, 0) << up.err;
+
+  const testing::Outcome report = testing::Gleaner("--data-dir " + data + " cost report --json");
+  ASSERT_EQ(report.rc, 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  EXPECT_EQ(j["format"], "gleaner.cost-report/v1");
+  EXPECT_GT(j["total"]["gpu_hours"]["observed"].get<double>(), 0) << j["total"].dump();
+  ASSERT_EQ(j["by_model"].size(), 1u);
+  EXPECT_EQ(j["by_model"][0]["model"], "H100-80GB");  // the demo's "NVIDIA H100 80GB HBM3"
+  EXPECT_EQ(j["by_gpu"].size(), 8u);
+  EXPECT_TRUE(j["prices"][0]["owned_per_gpu_hour"].is_number()) << j["prices"].dump();
+  bool vision = false;
+  for (const auto& p : j["by_project"]) vision = vision || p["project"] == "vision";
+  EXPECT_TRUE(vision) << j["by_project"].dump();  // alice's processes are on the demo's GPUs
+
+  const testing::Outcome text = testing::Gleaner("--data-dir " + data + " cost report --by gpu");
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("by GPU"), std::string::npos) << text.out;
+
+  const testing::Outcome advice = testing::Gleaner(
+      "--data-dir " + data + " cost advise --gpu H100-80GB --count 2 --hours 1 --json");
+  ASSERT_EQ(advice.rc, 0) << advice.err;
+  const nlohmann::json a = nlohmann::json::parse(advice.out);
+  ASSERT_EQ(a["options"][0]["kind"], "in-house");
+  EXPECT_NE(a["options"][0]["arithmetic"].dump().find("history of 8 H100-80GB GPU(s)"),
+            std::string::npos)
+      << a["options"][0].dump();
+  const testing::Outcome without = testing::Gleaner(
+      "--data-dir " + data + " cost advise --gpu H100-80GB --hours 1 --no-history --json");
+  ASSERT_EQ(without.rc, 0) << without.err;
+  EXPECT_EQ(nlohmann::json::parse(without.out)["options"][0]["meets_deadline"], "unknown");
+
+  const testing::Outcome nothing =
+      testing::Gleaner("--data-dir " + data + "/nothing cost report");
+  EXPECT_EQ(nothing.rc, kExitFailure);
+  EXPECT_NE(nothing.err.find("no history at"), std::string::npos) << nothing.err;
+  const testing::Outcome bad_since =
+      testing::Gleaner("--data-dir " + data + " cost report --since yesterday");
+  EXPECT_EQ(bad_since.rc, kExitUsage);
+  EXPECT_NE(bad_since.err.find("since: expected"), std::string::npos) << bad_since.err;
 }
 
 }  // namespace
