@@ -142,6 +142,7 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
       if (claimed_at) {
         log("job " + std::to_string(e.id) + " gave its GPUs back " +
             core::FormatDuration(clock_.Now() - *claimed_at) + " after the claim");
+        if (metrics_ != nullptr) metrics_->GaveBack(clock_.Now() - *claimed_at);
       }
     } else if (e.exit_code && *e.exit_code == 0) {
       to = JobState::kSucceeded;
@@ -180,18 +181,32 @@ void Harvester::Vacate(const HostPass& pass, const std::vector<store::JobRecord>
   // A lent GPU is claimed back when anyone else's process is on it, when a
   // protected user or command appears, or when it is no longer healthy.
   std::map<core::GpuUuid, sched::GpuClaim> claims;
+  std::map<core::GpuUuid, std::string_view> claim_kind;  // for the preemption counter
   for (const observe::Verdict& v : pass.verdicts) {
-    if (auto why = observe::ClaimOf(v)) claims[v.uuid] = {v.uuid, *why};
+    if (auto why = observe::ClaimOf(v)) {
+      claims[v.uuid] = {v.uuid, *why};
+      claim_kind[v.uuid] = v.evidence.foreign_processes > 0           ? "owner_returned"
+                           : v.state == observe::GpuState::kProtected ? "protected"
+                           : v.state == observe::GpuState::kReserved  ? "reserved"
+                                                                      : "unhealthy";
+    }
   }
+  std::map<sched::JobId, std::string_view> preempted_for;
   std::vector<sched::RunningOnGpus> running;
   for (const store::JobRecord& j : active) {
     if (!executor_.running().contains(j.id)) continue;  // not ours to signal
     running.push_back({j.id, j.gpus, j.spec.checkpoint_signal, j.spec.grace});
+    for (const core::GpuUuid& g : j.gpus) {
+      if (auto kind = claim_kind.find(g); kind != claim_kind.end()) {
+        preempted_for.try_emplace(j.id, kind->second);
+      }
+    }
     // The scheduler's preemptions (room for a job that outranks it) claim
     // the victim's GPUs the same way an owner does.
     if (auto preempted = preempting_.find(j.id); preempted != preempting_.end()) {
       for (const core::GpuUuid& g : j.gpus)
         claims.try_emplace(g, sched::GpuClaim{g, preempted->second});
+      preempted_for.try_emplace(j.id, "scheduler");
     }
   }
   for (const sched::VacateAction& a : planner_.Plan(running, claims, clock_.Now())) {
@@ -202,6 +217,10 @@ void Harvester::Vacate(const HostPass& pass, const std::vector<store::JobRecord>
       if (!moved.ok()) log("job " + std::to_string(a.job) + ": " + moved.status().message());
       log("job " + std::to_string(a.job) + " vacating (signal " + std::to_string(a.signal) +
           "): " + a.reason);
+      if (metrics_ != nullptr && moved.ok()) {
+        const auto kind = preempted_for.find(a.job);
+        metrics_->Preempted(kind == preempted_for.end() ? "scheduler" : kind->second);
+      }
     } else {
       log("job " + std::to_string(a.job) + " killed: " + a.reason);
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "agent/executor.h"
+#include "agent/host_metrics.h"
 #include "agent/sampler.h"
 #include "gpu/gpu_snapshot.h"
 #include "observe/lending.h"
@@ -40,6 +41,9 @@ class Harvester {
  public:
   Harvester(Sampler& sampler, store::JobStore& jobs, Executor& executor, const core::Clock& clock,
             HarvestMode mode, std::string log_dir, HostLayout host = {});
+
+  // Where starts, preemptions and give-backs are counted; null: nowhere.
+  void ReportTo(HostMetrics* metrics) { metrics_ = metrics; }
 
   // After a restart: takes back jobs whose processes still run (same pid,
   // same start time) and requeues those whose processes are gone. Call once
@@ -97,6 +101,7 @@ class Harvester {
   std::map<sched::JobId, std::string> waits_;          // why queued jobs wait, this pass
   sched::VacatePlanner planner_;
   std::set<sched::JobId> cancelled_;  // killed on request, awaiting reaping
+  HostMetrics* metrics_ = nullptr;
 };
 
 }  // namespace gleaner::agent

@@ -287,6 +287,7 @@ bool Harvester::Start(const sched::StartJob& start,
   }
   std::string gpus;
   for (const core::GpuUuid& g : start.gpus) gpus += (gpus.empty() ? "" : ",") + g.str();
+  if (metrics_ != nullptr) metrics_->JobStarted(*u.started_at - job->submitted_at);
   log("job " + std::to_string(job->id) + " started as " + job->user + " on " + gpus + " (pid " +
       std::to_string(launched->pid) + ")");
   return true;

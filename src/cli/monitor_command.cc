@@ -15,6 +15,7 @@
 #include "agent/alert_webhook.h"
 #include "agent/executor.h"
 #include "agent/harvester.h"
+#include "agent/host_metrics.h"
 #include "agent/sampler.h"
 #include "cli/config_file.h"
 #include "cli/cost_command.h"
@@ -24,6 +25,7 @@
 #include "cli/host_view.h"
 #include "core/format.h"
 #include "core/sha256.h"
+#include "cost/gpu_hour_prices.h"
 #include "observe/alerts.h"
 #include "observe/verdict_json.h"
 #include "server/api.h"
@@ -110,6 +112,30 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
       ->type_name("HOST:PORT");
   return cmd;
 }
+
+namespace {
+
+// What an owned GPU-hour of each of the host's GPU models costs, for the
+// idle-cost gauge; models that cannot be priced are left out.
+agent::IdleCostPrices IdleCostPricesOf(const std::vector<gpu::GpuSnapshot>& gpus,
+                                       const cost::Catalog& catalog,
+                                       const cost::CostSettings& site) {
+  agent::IdleCostPrices prices;
+  prices.currency = std::string(cost::CurrencyName(site.currency));
+  for (const gpu::GpuSnapshot& g : gpus) {
+    if (!g.name.has_value() || prices.owned_per_gpu_hour.count(g.name.value())) continue;
+    const std::optional<uint64_t> memory =
+        g.memory_total.has_value() ? std::optional<uint64_t>(g.memory_total.value().count())
+                                   : std::nullopt;
+    const std::string model = site.ModelOf(g.name.value(), memory);
+    const cost::GpuHourPrices p =
+        cost::PriceGpuHours(model, catalog, site.OnPremFor(model), site.currency, site.rates);
+    if (p.owned_per_gpu_hour) prices.owned_per_gpu_hour[g.name.value()] = *p.owned_per_gpu_hour;
+  }
+  return prices;
+}
+
+}  // namespace
 
 int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
                const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
@@ -225,6 +251,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     harvester.emplace(sampler, **store, executor, clock, agent::HarvestMode::kHarvest,
                       data_dir + "/logs", std::move(layout));
   }
+  agent::HostMetrics host_metrics(Hostname());
+  if (harvester) harvester->ReportTo(&host_metrics);
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
       "; state in " + data_dir + "/gleaner.db");
@@ -263,6 +291,13 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     api_options.cost.catalog = std::move(catalog).value();
     api_options.cost.settings = config->cost;
     api_options.cost.project_of_user = config->project_of_user;
+    const agent::IdleCostPrices idle_prices =
+        IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
+                         api_options.cost.catalog, config->cost);
+    api_options.metrics = [&host_metrics, idle_prices](const std::map<std::string, int64_t>& jobs,
+                                                       bool dcgm) {
+      return host_metrics.Render({jobs}, idle_prices, dcgm);
+    };
     api_options.gpus = [&latest_mu, &latest, &source]() -> nlohmann::json {
       std::optional<agent::HostPass> pass;
       {
@@ -349,6 +384,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       log(std::string("alert ") + (e.firing ? "firing " : "resolved ") + e.rule + ": " + e.summary);
     }
     if (webhook) webhook->Send(events);
+    if (!pass.verdicts.empty()) host_metrics.Observe(pass, config->idle.max_sample_gap);
     if (harvester && !pass.verdicts.empty()) harvester->Act(pass, log);
     if (api && !pass.verdicts.empty()) {
       std::lock_guard lock(latest_mu);

@@ -20,6 +20,23 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
   if (!caller.ok()) return ErrorResponse(caller.status());
   std::string query;
   const std::vector<std::string> seg = Segments(request.path, &query);
+  if (seg.size() == 1 && seg[0] == "metrics" && options_.metrics) {
+    if (request.method != "GET") return WrongMethod(request);
+    auto params = ParseQuery(query);
+    if (!params.ok()) return ErrorResponse(params.status());
+    const auto dcgm = params->find("dcgm");
+    std::map<std::string, int64_t> jobs;
+    {
+      std::lock_guard lock(store_mu_);
+      auto active = jobs_store_.List({store::JobState::kQueued, store::JobState::kHeld,
+                                      store::JobState::kRunning, store::JobState::kVacating});
+      if (!active.ok()) return ErrorResponse(active.status());
+      for (const store::JobRecord& j : *active) ++jobs[std::string(store::JobStateName(j.state))];
+    }
+    HttpResponse r{200, options_.metrics(jobs, dcgm != params->end() && dcgm->second == "1")};
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return r;
+  }
   if (seg.size() < 2 || seg[0] != "v1") return NoSuchEndpoint(request);
   if (seg[1] == "jobs") return jobs_.Handle(request, *caller);
   if (seg[1] == "tokens") return tokens_.Handle(request, *caller);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,6 +22,10 @@ struct ApiOptions {
   // The latest pass over the GPUs as a gleaner.gpus/v1 document; null
   // before the first.
   std::function<nlohmann::json()> gpus;
+  // The Prometheus text exposition for GET /metrics, given the jobs that
+  // have not ended by state (`dcgm`: with dcgm-exporter's names too);
+  // null: no metrics.
+  std::function<std::string(const std::map<std::string, int64_t>& jobs, bool dcgm)> metrics;
   // History and prices for /v1/cost; without a store, /v1/cost is 503.
   store::ObservationStore* observations = nullptr;
   CostApiOptions cost;
@@ -29,13 +34,15 @@ struct ApiOptions {
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
 // On the Unix socket the kernel names the caller; over TCP a bearer token
 // must, or the answer is 401. Routes: /v1/jobs (JobApi), /v1/tokens
-// (TokenApi), /v1/cost (CostApi), GET /v1/gpus, GET /v1/whoami. The store and clock must
+// (TokenApi), /v1/cost (CostApi), GET /v1/gpus, GET /v1/whoami, and GET
+// /metrics for Prometheus (docs/metrics.md). The store and clock must
 // outlive it; thread-safe (one store, guarded).
 class Api {
  public:
   Api(store::JobStore& jobs, store::TokenStore& tokens, const core::Clock& clock,
       ApiOptions options)
       : options_(std::move(options)),
+        jobs_store_(jobs),
         jobs_(jobs, store_mu_, clock, options_.limits, options_.log_dir),
         tokens_(tokens, store_mu_, clock, options_.uid_of) {
     if (options_.observations != nullptr) {
@@ -50,6 +57,7 @@ class Api {
 
   std::mutex store_mu_;
   ApiOptions options_;
+  store::JobStore& jobs_store_;
   JobApi jobs_;
   TokenApi tokens_;
   std::optional<CostApi> cost_;

@@ -19,7 +19,8 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 200;
-  std::string body;  // JSON
+  std::string body;  // JSON, unless content_type says otherwise
+  std::string content_type = "application/json";
 };
 
 // Limits that keep a bad client from exhausting memory.
@@ -33,7 +34,7 @@ inline constexpr size_t kMaxBodyBytes = 1024 * 1024;
 core::Result<HttpRequest> ReadRequest(int fd,
                                       std::chrono::milliseconds budget = std::chrono::seconds(10));
 
-// Writes `response` with a JSON content type and closes nothing.
+// Writes `response` with its content type and closes nothing.
 void WriteResponse(int fd, const HttpResponse& response);
 
 // {"error": {"code": ..., "message": ...}} with the status for `status`.

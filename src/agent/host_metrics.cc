@@ -1,0 +1,239 @@
+#include "agent/host_metrics.h"
+
+#include "metrics/exposition.h"
+
+namespace gleaner::agent {
+namespace {
+
+using metrics::Labels;
+using observe::GpuState;
+
+constexpr GpuState kStates[] = {GpuState::kUnknown,   GpuState::kBusy,      GpuState::kIdle,
+                                GpuState::kHeldIdle,  GpuState::kProtected, GpuState::kReserved,
+                                GpuState::kHarvested, GpuState::kUnhealthy};
+
+// Submit to start: seconds for interactive jobs to days for a backlog.
+std::vector<double> LatencyBounds() {
+  return {0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600.0, 86400};
+}
+// Claim to GPU free: the grace period dominates (30 s by default).
+std::vector<double> GiveBackBounds() { return {0.5, 1, 2, 5, 10, 20, 30, 45, 60, 120, 300}; }
+
+}  // namespace
+
+HostMetrics::HostMetrics(std::string hostname)
+    : hostname_(std::move(hostname)),
+      scheduling_latency_(LatencyBounds()),
+      owner_return_(GiveBackBounds()) {}
+
+void HostMetrics::Observe(const HostPass& pass, core::Duration max_gap) {
+  std::lock_guard lock(mu_);
+  for (const observe::Verdict& v : pass.verdicts) {
+    GpuTime& t = state_time_[v.uuid];
+    // A gap is nobody's time, as in the minute roll-ups.
+    if (t.last_at && pass.at - *t.last_at <= max_gap) {
+      t.seconds[t.last_state] += core::ToSecondsDouble(pass.at - *t.last_at);
+    }
+    t.last_at = pass.at;
+    t.last_state = v.state;
+  }
+  latest_ = pass;
+}
+
+void HostMetrics::JobStarted(core::Duration waited) {
+  scheduling_latency_.Observe(core::ToSecondsDouble(waited));
+}
+
+void HostMetrics::Preempted(std::string_view reason) {
+  std::lock_guard lock(mu_);
+  preemptions_[std::string(reason)] += 1;
+}
+
+void HostMetrics::GaveBack(core::Duration after_claim) {
+  owner_return_.Observe(core::ToSecondsDouble(after_claim));
+}
+
+std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& prices,
+                                bool dcgm) const {
+  std::lock_guard lock(mu_);
+  metrics::Exposition e;
+  struct Gpu {
+    Labels labels;
+    const gpu::GpuSnapshot* snapshot;
+    const observe::Verdict* verdict;
+  };
+  std::vector<Gpu> gpus;
+  if (latest_) {
+    for (size_t i = 0; i < latest_->snapshots.size() && i < latest_->verdicts.size(); ++i) {
+      const gpu::GpuSnapshot& s = latest_->snapshots[i];
+      gpus.push_back({{{"gpu", std::to_string(s.index)},
+                       {"uuid", latest_->verdicts[i].uuid.str()},
+                       {"model", s.name.value_or("")},
+                       {"hostname", hostname_}},
+                      &s,
+                      &latest_->verdicts[i]});
+    }
+  }
+  // A reading the GPU cannot give is left out, never written as 0.
+  const auto reading = [&](const char* name, const char* type, const char* help, auto value_of) {
+    e.Family(name, type, help);
+    for (const Gpu& g : gpus) {
+      if (const std::optional<double> v = value_of(*g.snapshot)) e.Sample(name, g.labels, *v);
+    }
+  };
+  reading("gleaner_gpu_utilization_ratio", "gauge",
+          "Share of the driver's last window in which a kernel ran (0-1).",
+          [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+            if (!s.utilization_gpu_pct.has_value()) return std::nullopt;
+            return s.utilization_gpu_pct.value() / 100.0;
+          });
+  reading("gleaner_gpu_memory_used_bytes", "gauge", "GPU memory in use, driver-reserved included.",
+          [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+            if (!s.memory_used.has_value()) return std::nullopt;
+            return static_cast<double>(s.memory_used.value().count());
+          });
+  reading("gleaner_gpu_memory_total_bytes", "gauge", "GPU memory in all.",
+          [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+            if (!s.memory_total.has_value()) return std::nullopt;
+            return static_cast<double>(s.memory_total.value().count());
+          });
+  reading("gleaner_gpu_power_watts", "gauge", "Power drawn by the GPU.",
+          [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+            if (!s.power_draw_w.has_value()) return std::nullopt;
+            return s.power_draw_w.value();
+          });
+  reading("gleaner_gpu_temperature_celsius", "gauge", "GPU core temperature.",
+          [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+            if (!s.temperature_c.has_value()) return std::nullopt;
+            return static_cast<double>(s.temperature_c.value());
+          });
+
+  e.Family("gleaner_gpu_state", "gauge",
+           "The GPU's verdict as a state set: 1 for its state, 0 for the others.");
+  for (const Gpu& g : gpus) {
+    for (GpuState s : kStates) {
+      Labels l = g.labels;
+      l.emplace_back("state", std::string(observe::GpuStateName(s)));
+      e.Sample("gleaner_gpu_state", l, g.verdict->state == s ? 1 : 0);
+    }
+  }
+  e.Family("gleaner_gpu_idle_seconds", "gauge",
+           "How long the GPU has been idle or held idle; 0 in any other state.");
+  for (const Gpu& g : gpus) {
+    const bool idle =
+        g.verdict->state == GpuState::kIdle || g.verdict->state == GpuState::kHeldIdle;
+    e.Sample("gleaner_gpu_idle_seconds", g.labels,
+             idle ? core::ToSecondsDouble(latest_->at - g.verdict->since) : 0);
+  }
+  e.Family("gleaner_gpu_state_seconds_total", "counter",
+           "Time the GPU spent in each state since gleaner started; harvested time is "
+           "state=\"harvested\".");
+  for (const Gpu& g : gpus) {
+    const auto t = state_time_.find(g.verdict->uuid);
+    for (GpuState s : kStates) {
+      Labels l = g.labels;
+      l.emplace_back("state", std::string(observe::GpuStateName(s)));
+      double seconds = 0;
+      if (t != state_time_.end()) {
+        if (auto it = t->second.seconds.find(s); it != t->second.seconds.end()) {
+          seconds = it->second;
+        }
+      }
+      e.Sample("gleaner_gpu_state_seconds_total", l, seconds);
+    }
+  }
+
+  e.Family("gleaner_idle_cost_per_hour", "gauge",
+           "What this host's idle and held-idle GPUs cost their owners per hour, by GPU model, "
+           "at the owned cost per GPU-hour (docs/cost.md).");
+  std::map<std::pair<std::string, GpuState>, int> idle_of_model;
+  for (const Gpu& g : gpus) {
+    if (g.verdict->state == GpuState::kIdle || g.verdict->state == GpuState::kHeldIdle) {
+      ++idle_of_model[{g.snapshot->name.value_or(""), g.verdict->state}];
+    }
+  }
+  for (const auto& [model, price] : prices.owned_per_gpu_hour) {
+    for (GpuState s : {GpuState::kIdle, GpuState::kHeldIdle}) {
+      const auto n = idle_of_model.find({model, s});
+      e.Sample("gleaner_idle_cost_per_hour",
+               {{"model", model},
+                {"state", std::string(observe::GpuStateName(s))},
+                {"currency", prices.currency},
+                {"hostname", hostname_}},
+               (n == idle_of_model.end() ? 0 : n->second) * price);
+    }
+  }
+
+  e.Family("gleaner_jobs", "gauge", "Jobs that have not ended, by state.");
+  for (const char* state : {"queued", "held", "running", "vacating"}) {
+    const auto n = jobs.by_state.find(state);
+    e.Sample("gleaner_jobs", {{"state", state}},
+             static_cast<double>(n == jobs.by_state.end() ? 0 : n->second));
+  }
+  e.Family("gleaner_queue_length", "gauge", "Jobs waiting to start.");
+  const auto queued = jobs.by_state.find("queued");
+  e.Sample("gleaner_queue_length", {},
+           static_cast<double>(queued == jobs.by_state.end() ? 0 : queued->second));
+  e.Family("gleaner_scheduling_latency_seconds", "histogram",
+           "From a job's submission to its start.");
+  e.HistogramSamples("gleaner_scheduling_latency_seconds", {}, scheduling_latency_.Read());
+  e.Family("gleaner_preemptions_total", "counter",
+           "Running jobs asked to leave, by why: owner_returned, protected, reserved, unhealthy "
+           "or scheduler.");
+  for (const char* reason : {"owner_returned", "protected", "reserved", "unhealthy", "scheduler"}) {
+    const auto n = preemptions_.find(reason);
+    e.Sample("gleaner_preemptions_total", {{"reason", reason}},
+             n == preemptions_.end() ? 0 : n->second);
+  }
+  e.Family("gleaner_owner_return_seconds", "histogram",
+           "From a GPU's claim (the checkpoint signal) to the job's processes gone.");
+  e.HistogramSamples("gleaner_owner_return_seconds", {}, owner_return_.Read());
+
+  if (dcgm) {
+    // dcgm-exporter's names, units and labels (DCGM field identifiers).
+    const auto dcgm_reading = [&](const char* name, const char* help, auto value_of) {
+      e.Family(name, "gauge", help);
+      for (const Gpu& g : gpus) {
+        const std::optional<double> v = value_of(*g.snapshot);
+        if (!v) continue;
+        e.Sample(name,
+                 {{"gpu", g.labels[0].second},
+                  {"UUID", g.labels[1].second},
+                  {"modelName", g.labels[2].second},
+                  {"Hostname", hostname_}},
+                 *v);
+      }
+    };
+    dcgm_reading("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).",
+                 [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+                   if (!s.utilization_gpu_pct.has_value()) return std::nullopt;
+                   return s.utilization_gpu_pct.value();
+                 });
+    dcgm_reading("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).",
+                 [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+                   if (!s.memory_used.has_value()) return std::nullopt;
+                   return static_cast<double>(s.memory_used.value().count() >> 20);
+                 });
+    dcgm_reading("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).",
+                 [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+                   if (!s.memory_used.has_value() || !s.memory_total.has_value()) {
+                     return std::nullopt;
+                   }
+                   return static_cast<double>(
+                       (s.memory_total.value().count() - s.memory_used.value().count()) >> 20);
+                 });
+    dcgm_reading("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).",
+                 [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+                   if (!s.power_draw_w.has_value()) return std::nullopt;
+                   return s.power_draw_w.value();
+                 });
+    dcgm_reading("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).",
+                 [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+                   if (!s.temperature_c.has_value()) return std::nullopt;
+                   return static_cast<double>(s.temperature_c.value());
+                 });
+  }
+  return e.text();
+}
+
+}  // namespace gleaner::agent

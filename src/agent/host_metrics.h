@@ -1,0 +1,64 @@
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "agent/sampler.h"
+#include "metrics/histogram.h"
+
+namespace gleaner::agent {
+
+// Jobs by state, as the store counts them when /metrics is read.
+struct JobCounts {
+  std::map<std::string, int64_t> by_state;  // "queued", "held", "running", "vacating"
+};
+
+// What an owned GPU-hour of a model costs, for the idle-cost gauge; keyed
+// by the driver's GPU name.
+struct IdleCostPrices {
+  std::string currency = "USD";
+  std::map<std::string, double> owned_per_gpu_hour;
+};
+
+// The host's metrics for Prometheus (docs/metrics.md): the sampling loop
+// feeds each pass and the harvester its events; the API thread renders.
+// Thread-safe.
+class HostMetrics {
+ public:
+  explicit HostMetrics(std::string hostname);
+
+  // A pass over the GPUs: the latest readings and verdicts, and the time
+  // since the previous pass credited to each GPU's previous state.
+  void Observe(const HostPass& pass, core::Duration max_gap);
+
+  // Harvester events.
+  void JobStarted(core::Duration waited);  // from submit to start
+  // A running job asked to leave: "owner_returned", "protected", "reserved",
+  // "unhealthy" (the GPU's claim) or "scheduler" (room for another job).
+  void Preempted(std::string_view reason);
+  void GaveBack(core::Duration after_claim);  // from the claim to the GPUs free
+
+  // The text exposition. `dcgm`: also dcgm-exporter's names for the
+  // readings, so dashboards built on them work unchanged.
+  std::string Render(const JobCounts& jobs, const IdleCostPrices& prices, bool dcgm) const;
+
+ private:
+  struct GpuTime {
+    std::map<observe::GpuState, double> seconds;
+    std::optional<core::TimePoint> last_at;
+    observe::GpuState last_state = observe::GpuState::kUnknown;
+  };
+
+  const std::string hostname_;
+  mutable std::mutex mu_;
+  std::optional<HostPass> latest_;
+  std::map<core::GpuUuid, GpuTime> state_time_;
+  std::map<std::string, double> preemptions_;
+  metrics::Histogram scheduling_latency_;
+  metrics::Histogram owner_return_;
+};
+
+}  // namespace gleaner::agent
