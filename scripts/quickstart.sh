@@ -9,6 +9,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build="${GLEANER_BUILD_DIR:-$here/build}"
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsqlite3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev)
+# For the tests only: Prometheus (and its promtool) scrape and lint
+# gleaner's /metrics in the tests, so it must be there.
+required_test_packages=(prometheus)
 # For the tests only, and not required: the report's browser test skips
 # without Chromium.
 test_packages=(chromium)
@@ -61,7 +64,7 @@ case "${1:-}" in
     exec "$build/gleaner" up --data-dir "$data" "$@"
     ;;
   test)
-    install_missing "${packages[@]}"
+    install_missing "${packages[@]}" "${required_test_packages[@]}"
     install_missing optional "${test_packages[@]}"
     build
     ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
