@@ -70,6 +70,8 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   Executor executor(real_clock);
   Harvester harvester(sampler, **store, executor, clock, HarvestMode::kHarvest,
                       (dir.path() / "logs").string());
+  HostMetrics metrics("node1");
+  harvester.ReportTo(&metrics);
 
   sched::JobSpec spec;
   spec.command = {"sh", "-c",
@@ -123,6 +125,14 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   EXPECT_THAT(all, HasSubstr("-> queued: vacated: "));
   EXPECT_THAT(all, HasSubstr(" gave its GPUs back "));
   EXPECT_THAT(testing::Slurp(out), HasSubstr("ready\ncheckpoint\n"));
+  // /metrics counts the owner's claim, its wait and both starts (the
+  // first after 300 s in the queue).
+  const std::string exposition = metrics.Render({}, {}, false);
+  EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"owner_returned\"} 1\n"));
+  EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"scheduler\"} 0\n"));
+  EXPECT_THAT(exposition, HasSubstr("gleaner_owner_return_seconds_count 1\n"));
+  EXPECT_THAT(exposition, HasSubstr("gleaner_scheduling_latency_seconds_count 2\n"));
+  EXPECT_THAT(exposition, HasSubstr("gleaner_scheduling_latency_seconds_bucket{le=\"300\"} 1\n"));
   executor.Signal(job->id, SIGKILL).IgnoreError();  // the second run is still going
 }
 
@@ -230,6 +240,8 @@ TEST(HarvesterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
   sweep.priority_class = sched::PriorityClass::kOpportunistic;
   sweep.grace = core::Seconds(20);
   const sched::JobId low = rig.store->Submit("t", geteuid(), sweep, rig.clock.Now())->id;
+  HostMetrics metrics("node1");
+  rig.harvester.ReportTo(&metrics);
   std::vector<std::string> log;
   const auto tick = [&] {
     ASSERT_TRUE(rig.harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
@@ -261,6 +273,8 @@ TEST(HarvesterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
   EXPECT_THAT(all, HasSubstr("-> queued: vacated: "));
   EXPECT_THAT(all, HasSubstr("for job 2 (critical, needs 1 GPU): critical work outranks "
                              "opportunistic"));
+  EXPECT_THAT(metrics.Render({}, {}, false),
+              HasSubstr("gleaner_preemptions_total{reason=\"scheduler\"} 1\n"));
   rig.executor.Signal(high, 9).IgnoreError();
 }
 

@@ -84,8 +84,8 @@ class PrometheusTest : public ::testing::Test {
 
   // Prometheus's answer to an instant query: its "result" array.
   json Query(const server::Endpoint& prometheus, const std::string& promql) {
-    auto r = server::HttpCall(prometheus, "GET", "/api/v1/query?query=" + UrlEncode(promql), "",
-                              "");
+    auto r =
+        server::HttpCall(prometheus, "GET", "/api/v1/query?query=" + UrlEncode(promql), "", "");
     if (!r.ok()) return json{{"error", r.status().message()}};
     json j = json::parse(r->second, nullptr, false);
     if (j.is_discarded() || j.value("status", "") != "success") {
@@ -108,8 +108,7 @@ TEST_F(PrometheusTest, ARealPrometheusScrapesGleanerUp) {
   const KillOnExit gleaner{(dir.path() / "gleaner.pid").string()};
   ASSERT_EQ(std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
                          " --listen 127.0.0.1:" + std::to_string(gleaner_port) + " --for 90 >" +
-                         (dir.path() / "up.log").string() + " 2>&1 & echo $! >" +
-                         gleaner.pid_file)
+                         (dir.path() / "up.log").string() + " 2>&1 & echo $! >" + gleaner.pid_file)
                             .c_str()),
             0);
   for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
@@ -131,15 +130,16 @@ rule_files:
 scrape_configs:
   - job_name: gleaner
     static_configs:
-      - targets: ['127.0.0.1:)" + std::to_string(gleaner_port) + R"(']
+      - targets: ['127.0.0.1:)" + std::to_string(gleaner_port) +
+                                                             R"(']
     authorization:
       credentials: ')" + secret + R"('
 )");
   const KillOnExit prometheus{(dir.path() / "prometheus.pid").string()};
-  ASSERT_EQ(std::system(("prometheus --config.file=" + config + " --storage.tsdb.path=" +
-                         (dir.path() / "tsdb").string() + " --web.listen-address=127.0.0.1:" +
-                         std::to_string(prometheus_port) + " >" +
-                         (dir.path() / "prometheus.log").string() + " 2>&1 & echo $! >" +
+  ASSERT_EQ(std::system(("prometheus --config.file=" + config +
+                         " --storage.tsdb.path=" + (dir.path() / "tsdb").string() +
+                         " --web.listen-address=127.0.0.1:" + std::to_string(prometheus_port) +
+                         " >" + (dir.path() / "prometheus.log").string() + " 2>&1 & echo $! >" +
                          prometheus.pid_file)
                             .c_str()),
             0);
