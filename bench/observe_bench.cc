@@ -1,9 +1,11 @@
 // The cost of judging: one classifier step, and one full sampler pass over
 // an 8-GPU host (snapshot through the real loader and the fake driver,
-// /proc attribution, verdicts, roll-ups). Figures: docs/benchmarks.md.
+// /proc attribution, verdicts, roll-ups), and rendering /metrics. Figures:
+// docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
+#include "agent/host_metrics.h"
 #include "agent/sampler.h"
 #include "gpu/nvml/nvml_backend.h"
 #include "observe/idle_classifier.h"
@@ -45,6 +47,34 @@ void BM_SamplerPass8Gpus(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SamplerPass8Gpus);
+
+// What a Prometheus scrape costs the daemon: /metrics of an 8-GPU host,
+// with the dcgm-exporter names too.
+void BM_MetricsRender8Gpus(benchmark::State& state) {
+  setenv("GLEANER_FAKE_NVML_SCENARIO", "demo", 1);
+  setenv("GLEANER_FAKE_NVML_TIME_S", "0", 1);
+  auto backend =
+      gpu::NvmlBackend::Create(std::string(GLEANER_FAKE_NVML_DIR) + "/modern/libnvidia-ml.so.1");
+  if (!backend.ok()) std::abort();
+  core::ManualClock clock;
+  agent::ProcfsInspector inspector;
+  agent::Sampler sampler(**backend, inspector, nullptr, clock, {});
+  agent::HostMetrics metrics("bench");
+  for (int i = 0; i < 2; ++i) {
+    clock.Advance(core::Seconds(1));
+    metrics.Observe(*sampler.SampleOnce(), core::Seconds(30));
+  }
+  agent::IdleCostPrices prices;
+  prices.owned_per_gpu_hour["NVIDIA H100 80GB HBM3"] = 1.49;
+  size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string text = metrics.Render({{{"queued", 3}}}, prices, state.range(0) == 1);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_MetricsRender8Gpus)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace gleaner
