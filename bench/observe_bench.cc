@@ -31,18 +31,27 @@ void BM_ClassifierObserve(benchmark::State& state) {
 }
 BENCHMARK(BM_ClassifierObserve);
 
-void BM_SamplerPass8Gpus(benchmark::State& state) {
-  setenv("GLEANER_FAKE_NVML_SCENARIO", "demo", 1);
-  setenv("GLEANER_FAKE_NVML_TIME_S", "0", 1);
-  auto backend =
-      gpu::NvmlBackend::Create(std::string(GLEANER_FAKE_NVML_DIR) + "/modern/libnvidia-ml.so.1");
-  if (!backend.ok()) std::abort();
+// The demo host's 8 GPUs through the real loader and the fake driver.
+struct DemoHost {
+  DemoHost() {
+    setenv("GLEANER_FAKE_NVML_SCENARIO", "demo", 1);
+    setenv("GLEANER_FAKE_NVML_TIME_S", "0", 1);
+    auto opened =
+        gpu::NvmlBackend::Create(std::string(GLEANER_FAKE_NVML_DIR) + "/modern/libnvidia-ml.so.1");
+    if (!opened.ok()) std::abort();
+    backend = std::move(opened).value();
+  }
+  std::unique_ptr<gpu::NvmlBackend> backend;
   core::ManualClock clock;
   agent::ProcfsInspector inspector;
-  agent::Sampler sampler(**backend, inspector, nullptr, clock, {});
+  agent::Sampler sampler{*backend, inspector, nullptr, clock, {}};
+};
+
+void BM_SamplerPass8Gpus(benchmark::State& state) {
+  DemoHost host;
   for (auto _ : state) {
-    clock.Advance(core::Seconds(1));
-    auto pass = sampler.SampleOnce();
+    host.clock.Advance(core::Seconds(1));
+    auto pass = host.sampler.SampleOnce();
     benchmark::DoNotOptimize(pass);
   }
 }
@@ -51,18 +60,11 @@ BENCHMARK(BM_SamplerPass8Gpus);
 // What a Prometheus scrape costs the daemon: /metrics of an 8-GPU host,
 // with the dcgm-exporter names too.
 void BM_MetricsRender8Gpus(benchmark::State& state) {
-  setenv("GLEANER_FAKE_NVML_SCENARIO", "demo", 1);
-  setenv("GLEANER_FAKE_NVML_TIME_S", "0", 1);
-  auto backend =
-      gpu::NvmlBackend::Create(std::string(GLEANER_FAKE_NVML_DIR) + "/modern/libnvidia-ml.so.1");
-  if (!backend.ok()) std::abort();
-  core::ManualClock clock;
-  agent::ProcfsInspector inspector;
-  agent::Sampler sampler(**backend, inspector, nullptr, clock, {});
+  DemoHost host;
   agent::HostMetrics metrics("bench");
   for (int i = 0; i < 2; ++i) {
-    clock.Advance(core::Seconds(1));
-    metrics.Observe(*sampler.SampleOnce(), core::Seconds(30));
+    host.clock.Advance(core::Seconds(1));
+    metrics.Observe(*host.sampler.SampleOnce(), core::Seconds(30));
   }
   agent::IdleCostPrices prices;
   prices.owned_per_gpu_hour["NVIDIA H100 80GB HBM3"] = 1.49;

@@ -26,38 +26,31 @@ void Price(CostLine& line, const GpuHourPrices* prices) {
   line.net_savings = line.harvested_cloud_value - line.harvest_energy_cost;
 }
 
+// Every number of a line: sums and shares treat them all alike.
+constexpr double CostLine::*kLineFields[] = {
+    &CostLine::observed_h,
+    &CostLine::used_h,
+    &CostLine::idle_h,
+    &CostLine::held_idle_h,
+    &CostLine::harvested_h,
+    &CostLine::idle_cost,
+    &CostLine::held_idle_cost,
+    &CostLine::harvested_owned_value,
+    &CostLine::harvested_cloud_value,
+    &CostLine::harvest_energy_cost,
+    &CostLine::net_savings,
+    &CostLine::unpriced_owned_h,
+    &CostLine::unpriced_cloud_h,
+};
+
 void Add(CostLine& sum, const CostLine& part) {
-  sum.observed_h += part.observed_h;
-  sum.used_h += part.used_h;
-  sum.idle_h += part.idle_h;
-  sum.held_idle_h += part.held_idle_h;
-  sum.harvested_h += part.harvested_h;
-  sum.idle_cost += part.idle_cost;
-  sum.held_idle_cost += part.held_idle_cost;
-  sum.harvested_owned_value += part.harvested_owned_value;
-  sum.harvested_cloud_value += part.harvested_cloud_value;
-  sum.harvest_energy_cost += part.harvest_energy_cost;
-  sum.net_savings += part.net_savings;
-  sum.unpriced_owned_h += part.unpriced_owned_h;
-  sum.unpriced_cloud_h += part.unpriced_cloud_h;
+  for (double CostLine::*f : kLineFields) sum.*f += part.*f;
 }
 
 CostLine Scaled(const CostLine& line, double share) {
-  CostLine scaled_by;
-  scaled_by.observed_h = line.observed_h * share;
-  scaled_by.used_h = line.used_h * share;
-  scaled_by.idle_h = line.idle_h * share;
-  scaled_by.held_idle_h = line.held_idle_h * share;
-  scaled_by.harvested_h = line.harvested_h * share;
-  scaled_by.idle_cost = line.idle_cost * share;
-  scaled_by.held_idle_cost = line.held_idle_cost * share;
-  scaled_by.harvested_owned_value = line.harvested_owned_value * share;
-  scaled_by.harvested_cloud_value = line.harvested_cloud_value * share;
-  scaled_by.harvest_energy_cost = line.harvest_energy_cost * share;
-  scaled_by.net_savings = line.net_savings * share;
-  scaled_by.unpriced_owned_h = line.unpriced_owned_h * share;
-  scaled_by.unpriced_cloud_h = line.unpriced_cloud_h * share;
-  return scaled_by;
+  CostLine scaled;
+  for (double CostLine::*f : kLineFields) scaled.*f = line.*f * share;
+  return scaled;
 }
 
 // Credits `line` to each of `users` (and their projects) in equal shares;

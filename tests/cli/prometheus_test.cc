@@ -67,12 +67,30 @@ const std::string kDashboard =
 
 // Kills the process whose pid is in `pid_file` when it goes out of scope.
 struct KillOnExit {
-  std::string pid_file;
+  explicit KillOnExit(std::string file) : pid_file(std::move(file)) {}
+  KillOnExit(const KillOnExit&) = delete;
+  KillOnExit& operator=(const KillOnExit&) = delete;
   ~KillOnExit() {
     const std::string pid = testing::Slurp(pid_file);
     if (!pid.empty()) kill(std::stoi(pid), SIGTERM);
   }
+  std::string pid_file;
 };
+
+// Starts `gleaner up --fake demo` serving TCP on `port`, killed with the
+// returned guard; waits for its socket.
+KillOnExit StartGleanerUp(const testing::TempDir& dir, const std::string& data, int port) {
+  const std::string pid_file = (dir.path() / "gleaner.pid").string();
+  const int rc = std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
+                              " --listen 127.0.0.1:" + std::to_string(port) + " --for 90 >" +
+                              (dir.path() / "up.log").string() + " 2>&1 & echo $! >" + pid_file)
+                                 .c_str());
+  EXPECT_EQ(rc, 0);
+  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return KillOnExit{pid_file};  // a prvalue: no copy that would kill it early
+}
 
 class PrometheusTest : public ::testing::Test {
  protected:
@@ -105,15 +123,7 @@ TEST_F(PrometheusTest, ARealPrometheusScrapesGleanerUp) {
   const std::string data = (dir.path() / "data").string();
   const int gleaner_port = FreePort();
   const int prometheus_port = FreePort();
-  const KillOnExit gleaner{(dir.path() / "gleaner.pid").string()};
-  ASSERT_EQ(std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
-                         " --listen 127.0.0.1:" + std::to_string(gleaner_port) + " --for 90 >" +
-                         (dir.path() / "up.log").string() + " 2>&1 & echo $! >" + gleaner.pid_file)
-                            .c_str()),
-            0);
-  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  const KillOnExit gleaner = StartGleanerUp(dir, data, gleaner_port);
   // Prometheus scrapes over TCP, so it needs a token like any client.
   const testing::Outcome token =
       testing::Gleaner("--data-dir " + data + " token create --name prometheus");
@@ -219,15 +229,7 @@ TEST_F(PrometheusTest, MetricsNeedATokenOverTcpLikeEveryRoute) {
   testing::TempDir dir;
   const std::string data = (dir.path() / "data").string();
   const int port = FreePort();
-  const KillOnExit gleaner{(dir.path() / "gleaner.pid").string()};
-  ASSERT_EQ(std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
-                         " --listen 127.0.0.1:" + std::to_string(port) + " --for 30 >" +
-                         (dir.path() / "up.log").string() + " 2>&1 & echo $! >" + gleaner.pid_file)
-                            .c_str()),
-            0);
-  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  const KillOnExit gleaner = StartGleanerUp(dir, data, port);
   const server::Endpoint tcp =
       std::move(server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port))).value();
   auto anonymous = server::HttpCall(tcp, "GET", "/metrics", "", "");
