@@ -9,11 +9,15 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build="${GLEANER_BUILD_DIR:-$here/build}"
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsqlite3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev)
+# nodejs and npm: the build fetches uPlot for the web dashboard with `npm ci`
+# (pinned by ui/package-lock.json) and compiles it into the binary. An npm
+# that came some other way (NodeSource's nodejs bundles it) will do.
+command -v npm >/dev/null || packages+=(nodejs npm)
 # For the tests only: Prometheus (and its promtool) scrape and lint
 # gleaner's /metrics in the tests, so it must be there.
 required_test_packages=(prometheus)
-# For the tests only, and not required: the report's browser test skips
-# without Chromium.
+# For the tests only, and not required: the browser tests (the reports,
+# the dashboard) skip without Chromium.
 test_packages=(chromium)
 
 # install_missing [optional] PACKAGES...: an optional set may fail to
