@@ -6,7 +6,7 @@
 namespace gleaner::ui {
 
 const EmbeddedFile* FindEmbeddedFile(std::string_view path) {
-  // A dozen files: a scan is as fast as any index.
+  // A score of files, asked for once per page load: a scan will do.
   for (const EmbeddedFile& f : EmbeddedFiles()) {
     if (f.path == path) return &f;
   }
