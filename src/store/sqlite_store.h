@@ -4,9 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "store/job_store.h"
-#include "store/observation_store.h"
-#include "store/token_store.h"
+#include "store/store.h"
 
 struct sqlite3;
 
@@ -17,7 +15,7 @@ namespace gleaner::store {
 // of the machine), or in memory for ":memory:". The schema is versioned
 // with PRAGMA user_version and migrated on open. Not thread-safe: one
 // connection, one user.
-class SqliteStore final : public ObservationStore, public JobStore, public TokenStore {
+class SqliteStore final : public Store {
  public:
   static core::Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
