@@ -8,10 +8,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="${GLEANER_BUILD_DIR:-$here/build}"
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsqlite3-dev libtomlplusplus-dev
-          libgtest-dev libgmock-dev libbenchmark-dev)
+          libpq-dev libgtest-dev libgmock-dev libbenchmark-dev)
+# For the tests only, and required: the PostgreSQL store's tests start a
+# throwaway server (initdb, pg_ctl) and must run wherever CI runs.
+test_packages=(postgresql)
 # For the tests only, and not required: the report's browser test skips
 # without Chromium.
-test_packages=(chromium)
+optional_test_packages=(chromium)
 
 # install_missing [optional] PACKAGES...: an optional set may fail to
 # install (a mirror without it) with a warning instead of an error.
@@ -62,7 +65,8 @@ case "${1:-}" in
     ;;
   test)
     install_missing "${packages[@]}"
-    install_missing optional "${test_packages[@]}"
+    install_missing "${test_packages[@]}"
+    install_missing optional "${optional_test_packages[@]}"
     build
     ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
     ;;
