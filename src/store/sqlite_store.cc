@@ -152,7 +152,11 @@ Status SqliteStore::Exec(const char* sql) {
 }
 
 Status SqliteStore::InTransaction(const std::function<Status()>& body) {
-  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
+  // Every transaction here writes, and some read first (a minute to merge,
+  // an array's live tasks). Taking the write lock up front makes another
+  // connection's writer wait (busy_timeout); a read upgraded to a write
+  // would instead fail at once with "database is locked".
+  GLEANER_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   const Status s = body();
   if (!s.ok()) {
     Exec("ROLLBACK").IgnoreError();  // the body's error is the one to report

@@ -58,8 +58,8 @@ class SqliteStore final : public Store {
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   core::Status Exec(const char* sql);
   core::Status Migrate();
-  // Runs `body` in a transaction: committed when it succeeds, rolled back
-  // (and its error returned) when it fails.
+  // Runs `body` in a write transaction: committed when it succeeds, rolled
+  // back (and its error returned) when it fails.
   core::Status InTransaction(const std::function<core::Status()>& body);
   core::Result<std::map<std::string, observe::HourOfWeekProfile>> ProfileRows(
       const std::string& kind);

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <barrier>
+#include <thread>
+
 #include "store_backend.h"
 #include "store_test_data.h"
 
@@ -161,7 +164,52 @@ TEST_P(ObservationStoreTest, HostProfileIsTheWholeHostsTime) {
   EXPECT_DOUBLE_EQ(store_->Profiles("user")->at("alice").observed_s[hour], 120);
 }
 
+// Writers on connections of their own, on the backends whose store more
+// than one connection shares.
+class ObservationStoreConnectionsTest : public StoreTest {};
+
+// Two writers store the two parts of the same minutes at once: every minute
+// ends up merged, none replaced. Both the first store of a minute (two
+// inserts) and later ones (two merges) race.
+TEST_P(ObservationStoreConnectionsTest, WritersOfTheSameMinuteMergeTheirParts) {
+  constexpr int kMinutes = 40;
+  std::vector<std::unique_ptr<Store>> writers;
+  for (int i = 0; i < 2; ++i) {
+    auto opened = GetParam()->Open(where_);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    writers.push_back(std::move(opened).value());
+  }
+  std::vector<std::string> errors(2);
+  // Both write each minute at the same moment.
+  std::barrier together(2);
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      for (int m = 0; m < kMinutes; ++m) {
+        for (int round = 0; round < 2; ++round) {  // the minute's first store, then a merge
+          together.arrive_and_wait();
+          observe::MinuteRollup part = Rollup("GPU-a", m);
+          part.samples = w == 0 ? 60 : 20;
+          part.pids = {static_cast<uint32_t>(100 + 10 * round + static_cast<int>(w))};
+          if (auto s = writers[w]->AddRollups({part}); !s.ok()) errors[w] = s.ToString();
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  auto rows = writers[0]->RollupsBetween(kT0, kT0 + core::Seconds(60 * kMinutes));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), static_cast<size_t>(kMinutes));
+  for (const observe::MinuteRollup& r : *rows) {
+    EXPECT_EQ(r.samples, 160) << "minute " << core::ToUnixMicros(r.minute);
+    EXPECT_EQ(r.pids, (std::set<uint32_t>{100, 101, 110, 111}));
+  }
+}
+
 GLEANER_STORE_CONFORMANCE(ObservationStoreTest);
+GLEANER_SHARED_STORE_CONFORMANCE(ObservationStoreConnectionsTest);
 
 }  // namespace
 }  // namespace gleaner::store

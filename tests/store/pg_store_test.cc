@@ -1,6 +1,6 @@
 // What only the PostgreSQL store does: connection strings and their errors,
-// versioned migrations that many processes may race to apply, writers on
-// several connections, lost connections, and text PostgreSQL cannot hold.
+// versioned migrations that many processes may race to apply, all-or-nothing
+// submits, lost connections, and text PostgreSQL cannot hold.
 // What every backend does is in the conformance suites.
 #include "store/pg_store.h"
 
@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <barrier>
 #include <thread>
 
 #include "pg_backend.h"
@@ -192,45 +191,6 @@ TEST_F(PgStoreTest, SubmitAllStoresAllOrNothing) {
   // The store carries on: the failed transaction is over.
   EXPECT_TRUE(store->Submit("alice", 1000, spec, kT0).ok());
   EXPECT_EQ(store->List({})->size(), 1u);
-}
-
-// Two writers store the two parts of the same minutes at once: every minute
-// ends up merged, none replaced. Both the first store of a minute (two
-// inserts) and later ones (two merges) race.
-TEST_F(PgStoreTest, WritersOfTheSameMinuteMergeTheirParts) {
-  constexpr int kMinutes = 40;
-  std::vector<std::unique_ptr<PgStore>> writers;
-  writers.push_back(OpenStore());
-  writers.push_back(OpenStore());
-  ASSERT_NE(writers[0], nullptr);
-  ASSERT_NE(writers[1], nullptr);
-  std::vector<std::string> errors(2);
-  // Both write each minute at the same moment.
-  std::barrier together(2);
-  std::vector<std::thread> threads;
-  for (size_t w = 0; w < 2; ++w) {
-    threads.emplace_back([&, w] {
-      for (int m = 0; m < kMinutes; ++m) {
-        for (int round = 0; round < 2; ++round) {  // the minute's first store, then a merge
-          together.arrive_and_wait();
-          observe::MinuteRollup part = Rollup("GPU-a", m);
-          part.samples = w == 0 ? 60 : 20;
-          part.pids = {static_cast<uint32_t>(100 + 10 * round + static_cast<int>(w))};
-          if (auto s = writers[w]->AddRollups({part}); !s.ok()) errors[w] = s.ToString();
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(errors[0], "");
-  EXPECT_EQ(errors[1], "");
-  auto rows = writers[0]->RollupsBetween(kT0, kT0 + core::Seconds(60 * kMinutes));
-  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  ASSERT_EQ(rows->size(), static_cast<size_t>(kMinutes));
-  for (const observe::MinuteRollup& r : *rows) {
-    EXPECT_EQ(r.samples, 160) << "minute " << core::ToUnixMicros(r.minute);
-    EXPECT_EQ(r.pids, (std::set<uint32_t>{100, 101, 110, 111}));
-  }
 }
 
 // The server drops the store's connection (a restart, a failover): the call
