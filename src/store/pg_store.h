@@ -23,7 +23,7 @@ class Connection;
 // The schema is versioned in the table gleaner_schema and migrated on open;
 // processes opening a new database at once take turns (docs/postgres.md).
 // Job and token ids come from sequences: increasing, but a failed submit
-// leaves a gap, and of two concurrent submits neither waits for the other.
+// leaves a gap, and the ids of two concurrent submits may interleave.
 //
 // Not thread-safe: one connection, one user at a time; open one store per
 // thread. A connection lost between calls is re-opened by the next call.

@@ -68,10 +68,12 @@ int FreePort() {
 
 core::Result<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
   const fs::path bin = FindBinDir();
-  if (bin.empty()) {
+  std::error_code ec;
+  if (bin.empty() || !fs::exists(bin / "initdb", ec)) {
     return core::NotFound(
-        "PostgreSQL server binaries (initdb, pg_ctl) not found in /usr/lib/postgresql/*/bin or "
-        "PATH; install the postgresql package, or set GLEANER_PG_BINDIR");
+        "PostgreSQL server binaries (initdb, pg_ctl) not found in " +
+        (bin.empty() ? std::string("/usr/lib/postgresql/*/bin or PATH") : bin.string()) +
+        "; install the postgresql package, or set GLEANER_PG_BINDIR");
   }
   const bool as_postgres = geteuid() == 0;
   const passwd* postgres = as_postgres ? getpwnam("postgres") : nullptr;
