@@ -8,17 +8,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="${GLEANER_BUILD_DIR:-$here/build}"
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsqlite3-dev libtomlplusplus-dev
-          libgtest-dev libgmock-dev libbenchmark-dev)
+          libpq-dev libgtest-dev libgmock-dev libbenchmark-dev)
 # nodejs and npm: the build fetches uPlot for the web dashboard with `npm ci`
 # (pinned by ui/package-lock.json) and compiles it into the binary. An npm
 # that came some other way (NodeSource's nodejs bundles it) will do.
 command -v npm >/dev/null || packages+=(nodejs npm)
-# For the tests only: Prometheus (and its promtool) scrape and lint
-# gleaner's /metrics in the tests, so it must be there.
-required_test_packages=(prometheus)
+# For the tests only, and required, since they must run wherever CI runs:
+# the PostgreSQL store's tests start a throwaway server (initdb, pg_ctl),
+# and a real Prometheus (with promtool) scrapes and lints /metrics.
+test_packages=(postgresql prometheus)
 # For the tests only, and not required: the browser tests (the reports,
 # the dashboard) skip without Chromium.
-test_packages=(chromium)
+optional_test_packages=(chromium)
 
 # install_missing [optional] PACKAGES...: an optional set may fail to
 # install (a mirror without it) with a warning instead of an error.
@@ -68,8 +69,9 @@ case "${1:-}" in
     exec "$build/gleaner" up --data-dir "$data" "$@"
     ;;
   test)
-    install_missing "${packages[@]}" "${required_test_packages[@]}"
-    install_missing optional "${test_packages[@]}"
+    install_missing "${packages[@]}"
+    install_missing "${test_packages[@]}"
+    install_missing optional "${optional_test_packages[@]}"
     build
     ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
     ;;

@@ -1,99 +1,24 @@
 #include <nlohmann/json.hpp>
 
+#include "store/row_codec.h"
 #include "store/sqlite_statement.h"
 #include "store/sqlite_store.h"
+#include "store/text_list.h"
 
 namespace gleaner::store {
 
 using core::Status;
-using sqlite::Join;
-using sqlite::Split;
 using sqlite::SqlError;
 using sqlite::Statement;
 
 namespace {
 
+// In JobFromRow's order.
 constexpr const char* kJobColumns =
     "id, user, uid, spec, state, attempts, submitted_us, started_us, finished_us, gpus, "
     "exit_code, reason, pid, process_start_us, array_id, array_index";
 
-core::Result<JobRecord> ReadJob(const Statement& q) {
-  JobRecord r;
-  r.id = q.Int(0);
-  r.user = q.Text(1);
-  r.uid = static_cast<uint32_t>(q.Int(2));
-  auto spec_json = nlohmann::json::parse(q.Text(3), nullptr, false);
-  if (spec_json.is_discarded()) {
-    return core::Internal("job " + std::to_string(r.id) + ": stored spec is not JSON");
-  }
-  GLEANER_ASSIGN_OR_RETURN(r.spec, sched::JobSpecFromJson(spec_json));
-  const std::optional<JobState> state = ParseJobState(q.Text(4));
-  if (!state) return core::Internal("job " + std::to_string(r.id) + ": unknown state " + q.Text(4));
-  r.state = *state;
-  r.attempts = static_cast<int>(q.Int(5));
-  r.submitted_at = core::FromUnixMicros(q.Int(6));
-  if (!q.Null(7)) r.started_at = core::FromUnixMicros(q.Int(7));
-  if (!q.Null(8)) r.finished_at = core::FromUnixMicros(q.Int(8));
-  for (const std::string& g : Split(q.Text(9))) r.gpus.emplace_back(g);
-  if (!q.Null(10)) r.exit_code = static_cast<int>(q.Int(10));
-  r.reason = q.Text(11);
-  if (!q.Null(12)) r.pid = static_cast<int>(q.Int(12));
-  if (!q.Null(13)) r.process_started_at = core::FromUnixMicros(q.Int(13));
-  if (!q.Null(14)) r.array_id = q.Int(14);
-  r.array_index = q.Int(15);
-  return r;
-}
-
 }  // namespace
-
-std::string_view JobStateName(JobState s) {
-  switch (s) {
-    case JobState::kQueued:
-      return "queued";
-    case JobState::kHeld:
-      return "held";
-    case JobState::kRunning:
-      return "running";
-    case JobState::kVacating:
-      return "vacating";
-    case JobState::kSucceeded:
-      return "succeeded";
-    case JobState::kFailed:
-      return "failed";
-    case JobState::kCancelled:
-      return "cancelled";
-  }
-  return "queued";
-}
-
-std::optional<JobState> ParseJobState(std::string_view name) {
-  for (JobState s : {JobState::kQueued, JobState::kHeld, JobState::kRunning, JobState::kVacating,
-                     JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
-    if (JobStateName(s) == name) return s;
-  }
-  return std::nullopt;
-}
-
-bool IsFinal(JobState s) {
-  return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
-}
-
-bool CanTransition(JobState from, JobState to) {
-  using S = JobState;
-  switch (from) {
-    case S::kQueued:
-      return to == S::kRunning || to == S::kHeld || to == S::kCancelled;
-    case S::kHeld:
-      return to == S::kQueued || to == S::kCancelled;
-    case S::kRunning:
-      return to == S::kVacating || to == S::kSucceeded || to == S::kFailed || to == S::kCancelled ||
-             to == S::kQueued;
-    case S::kVacating:
-      return to == S::kQueued || to == S::kFailed || to == S::kCancelled;
-    default:
-      return false;
-  }
-}
 
 core::Result<std::vector<JobRecord>> SqliteStore::SubmitAll(const std::vector<NewJob>& jobs,
                                                             core::TimePoint now) {
@@ -149,7 +74,7 @@ core::Result<JobRecord> SqliteStore::Get(sched::JobId id) {
   const int rc = q.Step();
   if (rc == SQLITE_DONE) return core::NotFound("no job " + std::to_string(id));
   if (rc != SQLITE_ROW) return SqlError(db_, "reading job " + std::to_string(id));
-  return ReadJob(q);
+  return JobFromRow(q);
 }
 
 core::Result<std::vector<JobRecord>> SqliteStore::List(const std::vector<JobState>& states) {
@@ -168,7 +93,7 @@ core::Result<std::vector<JobRecord>> SqliteStore::List(const std::vector<JobStat
   std::vector<JobRecord> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
-    GLEANER_ASSIGN_OR_RETURN(JobRecord r, ReadJob(q));
+    GLEANER_ASSIGN_OR_RETURN(JobRecord r, JobFromRow(q));
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "listing jobs");
@@ -201,7 +126,7 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
   if (u.gpus) {
     std::vector<std::string> ids;
     for (const core::GpuUuid& g : *u.gpus) ids.push_back(g.str());
-    gpus = Join(ids);
+    gpus = JoinList(ids);
   }
   update.BindOptional(3, gpus);
   update.BindOptional(4, micros(u.started_at));

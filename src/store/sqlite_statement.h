@@ -5,9 +5,7 @@
 #include <sqlite3.h>
 
 #include <optional>
-#include <sstream>
 #include <string>
-#include <vector>
 
 #include "core/status.h"
 
@@ -64,26 +62,5 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
   int rc_;
 };
-
-template <typename Range>
-std::string Join(const Range& items) {
-  std::ostringstream out;
-  bool first = true;
-  for (const auto& item : items) {
-    out << (first ? "" : ",") << item;
-    first = false;
-  }
-  return out.str();
-}
-
-inline std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 }  // namespace gleaner::store::sqlite

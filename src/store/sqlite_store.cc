@@ -6,14 +6,14 @@
 #include <thread>
 
 #include "observe/verdict_json.h"
+#include "store/row_codec.h"
 #include "store/sqlite_statement.h"
+#include "store/text_list.h"
 
 namespace gleaner::store {
 namespace {
 
 using core::Status;
-using sqlite::Join;
-using sqlite::Split;
 using sqlite::SqlError;
 using sqlite::Statement;
 
@@ -104,37 +104,6 @@ constexpr const char* kMigrations[] = {
     )sql",
 };
 
-constexpr const char* kRollupColumns = R"sql(
-    uuid, minute_s, samples, utilization_min_pct, utilization_mean_pct, utilization_max_pct,
-    memory_used_max_bytes, power_mean_w, pids, users, state, observed_s, busy_s, idle_s,
-    held_idle_s, harvested_s, job_users)sql";
-
-observe::MinuteRollup ReadRollup(Statement& q) {
-  observe::MinuteRollup r;
-  r.uuid = core::GpuUuid(q.Text(0));
-  r.minute = core::FromUnixMicros(q.Int(1) * 1'000'000);
-  r.samples = static_cast<int>(q.Int(2));
-  r.utilization_min_pct = q.Real(3);
-  r.utilization_mean_pct = q.Real(4);
-  r.utilization_max_pct = q.Real(5);
-  if (!q.Null(6)) r.memory_used_max = core::Bytes(static_cast<uint64_t>(q.Int(6)));
-  if (!q.Null(7)) r.power_mean_w = q.Real(7);
-  for (const std::string& pid : Split(q.Text(8)))
-    r.pids.insert(static_cast<uint32_t>(std::stoul(pid)));
-  for (const std::string& user : Split(q.Text(9))) r.users.insert(user);
-  r.state = observe::ParseGpuState(q.Text(10)).value_or(observe::GpuState::kUnknown);
-  const auto seconds = [&q](int column) {
-    return core::Duration(std::llround(q.Real(column) * 1e6));
-  };
-  r.observed = seconds(11);
-  r.busy = seconds(12);
-  r.idle = seconds(13);
-  r.held_idle = seconds(14);
-  r.harvested = seconds(15);
-  for (const std::string& user : Split(q.Text(16))) r.job_users.insert(user);
-  return r;
-}
-
 }  // namespace
 
 core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
@@ -183,7 +152,11 @@ Status SqliteStore::Exec(const char* sql) {
 }
 
 Status SqliteStore::InTransaction(const std::function<Status()>& body) {
-  GLEANER_RETURN_IF_ERROR(Exec("BEGIN"));
+  // Every transaction here writes, and some read first (a minute to merge,
+  // an array's live tasks). Taking the write lock up front makes another
+  // connection's writer wait (busy_timeout); a read upgraded to a write
+  // would instead fail at once with "database is locked".
+  GLEANER_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   const Status s = body();
   if (!s.ok()) {
     Exec("ROLLBACK").IgnoreError();  // the body's error is the one to report
@@ -256,15 +229,15 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
                  ? std::optional<int64_t>(static_cast<int64_t>(r.memory_used_max->count()))
                  : std::nullopt);
       insert.BindOptional(8, r.power_mean_w);
-      insert.Bind(9, Join(r.pids));
-      insert.Bind(10, Join(r.users));
+      insert.Bind(9, JoinList(r.pids));
+      insert.Bind(10, JoinList(r.users));
       insert.Bind(11, std::string(observe::GpuStateName(r.state)));
       insert.Bind(12, core::ToSecondsDouble(r.observed));
       insert.Bind(13, core::ToSecondsDouble(r.busy));
       insert.Bind(14, core::ToSecondsDouble(r.idle));
       insert.Bind(15, core::ToSecondsDouble(r.held_idle));
       insert.Bind(16, core::ToSecondsDouble(r.harvested));
-      insert.Bind(17, Join(r.job_users));
+      insert.Bind(17, JoinList(r.job_users));
       if (insert.Step() != SQLITE_DONE) s = SqlError(db_, "saving GPU minutes");
       insert.Reset();
     }
@@ -285,7 +258,7 @@ core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core
   q.Bind(3, core::ToUnixMicros(to) / 1'000'000);
   std::vector<observe::MinuteRollup> out;
   int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(ReadRollup(q));
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(RollupFromRow(q));
   if (rc != SQLITE_DONE) return SqlError(db_, "reading GPU minutes");
   return out;
 }
@@ -301,7 +274,7 @@ core::Result<std::vector<observe::MinuteRollup>> SqliteStore::RollupsBetween(cor
   q.Bind(2, core::ToUnixMicros(to) / 1'000'000);
   std::vector<observe::MinuteRollup> out;
   int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(ReadRollup(q));
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(RollupFromRow(q));
   if (rc != SQLITE_DONE) return SqlError(db_, "reading GPU minutes");
   return out;
 }
@@ -321,9 +294,9 @@ Status SqliteStore::SaveGpus(const std::vector<GpuRecord>& gpus) {
       upsert.Bind(2, g.host);
       upsert.Bind(3, static_cast<int64_t>(g.index));
       upsert.Bind(4, g.name);
-      upsert.BindOptional(5, g.memory_total ? std::optional<int64_t>(static_cast<int64_t>(
-                                                  g.memory_total->count()))
-                                            : std::nullopt);
+      upsert.BindOptional(
+          5, g.memory_total ? std::optional<int64_t>(static_cast<int64_t>(g.memory_total->count()))
+                            : std::nullopt);
       upsert.Bind(6, core::ToUnixMicros(g.first_seen));
       upsert.Bind(7, core::ToUnixMicros(g.last_seen));
       if (upsert.Step() != SQLITE_DONE) s = SqlError(db_, "saving GPUs");
@@ -334,23 +307,12 @@ Status SqliteStore::SaveGpus(const std::vector<GpuRecord>& gpus) {
 }
 
 core::Result<std::vector<GpuRecord>> SqliteStore::Gpus() {
-  Statement q(db_, R"sql(
-    SELECT uuid, host, idx, name, memory_total_bytes, first_seen_us, last_seen_us FROM gpus
-    ORDER BY host, idx, uuid)sql");
+  Statement q(
+      db_, (std::string("SELECT ") + kGpuColumns + " FROM gpus ORDER BY host, idx, uuid").c_str());
   GLEANER_RETURN_IF_ERROR(q.status());
   std::vector<GpuRecord> out;
   int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    GpuRecord g;
-    g.uuid = core::GpuUuid(q.Text(0));
-    g.host = q.Text(1);
-    g.index = static_cast<uint32_t>(q.Int(2));
-    g.name = q.Text(3);
-    if (!q.Null(4)) g.memory_total = core::Bytes(static_cast<uint64_t>(q.Int(4)));
-    g.first_seen = core::FromUnixMicros(q.Int(5));
-    g.last_seen = core::FromUnixMicros(q.Int(6));
-    out.push_back(std::move(g));
-  }
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(GpuFromRow(q));
   if (rc != SQLITE_DONE) return SqlError(db_, "reading GPUs");
   return out;
 }
@@ -444,7 +406,7 @@ core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Pro
     const std::string& kind) {
   if (kind != "gpu" && kind != "user" && kind != "project" && kind != "host") {
     return core::InvalidArgument("unknown profile kind \"" + kind +
-                                 "\"; expected gpu, user or project");
+                                 "\"; expected gpu, user, project or host");
   }
   GLEANER_ASSIGN_OR_RETURN(auto out, ProfileRows(kind));
   if (kind == "user" || kind == "project") {

@@ -4,9 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "store/job_store.h"
-#include "store/observation_store.h"
-#include "store/token_store.h"
+#include "store/store.h"
 
 struct sqlite3;
 
@@ -17,7 +15,7 @@ namespace gleaner::store {
 // of the machine), or in memory for ":memory:". The schema is versioned
 // with PRAGMA user_version and migrated on open. Not thread-safe: one
 // connection, one user.
-class SqliteStore final : public ObservationStore, public JobStore, public TokenStore {
+class SqliteStore final : public Store {
  public:
   static core::Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
@@ -60,8 +58,8 @@ class SqliteStore final : public ObservationStore, public JobStore, public Token
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   core::Status Exec(const char* sql);
   core::Status Migrate();
-  // Runs `body` in a transaction: committed when it succeeds, rolled back
-  // (and its error returned) when it fails.
+  // Runs `body` in a write transaction: committed when it succeeds, rolled
+  // back (and its error returned) when it fails.
   core::Status InTransaction(const std::function<core::Status()>& body);
   core::Result<std::map<std::string, observe::HourOfWeekProfile>> ProfileRows(
       const std::string& kind);

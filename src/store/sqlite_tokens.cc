@@ -1,3 +1,4 @@
+#include "store/row_codec.h"
 #include "store/sqlite_statement.h"
 #include "store/sqlite_store.h"
 
@@ -9,18 +10,8 @@ using sqlite::Statement;
 
 namespace {
 
+// In TokenFromRow's order.
 constexpr const char* kTokenColumns = "id, user, uid, name, created_us, revoked_us";
-
-TokenRecord ReadToken(const Statement& q) {
-  TokenRecord t;
-  t.id = q.Int(0);
-  t.user = q.Text(1);
-  t.uid = static_cast<uint32_t>(q.Int(2));
-  t.name = q.Text(3);
-  t.created_at = core::FromUnixMicros(q.Int(4));
-  if (!q.Null(5)) t.revoked_at = core::FromUnixMicros(q.Int(5));
-  return t;
-}
 
 }  // namespace
 
@@ -51,7 +42,7 @@ core::Result<TokenRecord> SqliteStore::FindToken(const std::string& sha256) {
   const int rc = q.Step();
   if (rc == SQLITE_DONE) return core::NotFound("unknown or revoked token");
   if (rc != SQLITE_ROW) return SqlError(db_, "reading tokens");
-  return ReadToken(q);
+  return TokenFromRow(q);
 }
 
 core::Result<std::vector<TokenRecord>> SqliteStore::ListTokens() {
@@ -60,7 +51,7 @@ core::Result<std::vector<TokenRecord>> SqliteStore::ListTokens() {
   GLEANER_RETURN_IF_ERROR(q.status());
   std::vector<TokenRecord> out;
   int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(ReadToken(q));
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(TokenFromRow(q));
   if (rc != SQLITE_DONE) return SqlError(db_, "listing tokens");
   return out;
 }

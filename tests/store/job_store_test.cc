@@ -1,19 +1,22 @@
-// The durable job queue: transitions are compare-and-set, and an
-// acknowledged submit survives kill -9 of the writer.
+// The durable job queue on every backend: transitions are compare-and-set,
+// submits are all-or-nothing, and an acknowledged submit survives kill -9
+// of the writer.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <set>
+#include <thread>
 
-#include "store/sqlite_store.h"
-#include "testing/temp_dir.h"
+#include "store_backend.h"
 
 namespace gleaner::store {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const core::TimePoint kNow = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
@@ -25,10 +28,19 @@ sched::JobSpec Spec(int gpus = 1) {
   return s;
 }
 
-TEST(JobStoreTest, SubmitGetAndList) {
-  auto store = SqliteStore::Open(":memory:");
-  ASSERT_TRUE(store.ok());
-  auto a = (*store)->Submit("alice", 1000, Spec(2), kNow);
+sched::JobSpec ArraySpec(int64_t first, int64_t last, int64_t step) {
+  sched::JobSpec s = Spec();
+  s.array = sched::ArraySpec{};
+  s.array->first = first;
+  s.array->last = last;
+  s.array->step = step;
+  return s;
+}
+
+class JobStoreTest : public StoreTest {};
+
+TEST_P(JobStoreTest, SubmitGetAndList) {
+  auto a = store_->Submit("alice", 1000, Spec(2), kNow);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->id, 1);
   EXPECT_EQ(a->state, JobState::kQueued);
@@ -36,73 +48,194 @@ TEST(JobStoreTest, SubmitGetAndList) {
   EXPECT_EQ(a->uid, 1000u);
   EXPECT_EQ(a->spec, Spec(2));
   EXPECT_EQ(a->submitted_at, kNow);
-  auto b = (*store)->Submit("bob", 1001, Spec(), kNow + core::Seconds(1));
+  auto b = store_->Submit("bob", 1001, Spec(), kNow + core::Seconds(1));
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->id, 2);
-  EXPECT_EQ(*(*store)->Get(1), *a);
-  EXPECT_EQ((*store)->Get(99).status().code(), core::StatusCode::kNotFound);
-  EXPECT_EQ((*store)->List({})->size(), 2u);
-  EXPECT_EQ((*store)->List({JobState::kRunning})->size(), 0u);
+  EXPECT_EQ(*store_->Get(1), *a);
+  EXPECT_EQ(store_->Get(99).status().code(), core::StatusCode::kNotFound);
+  EXPECT_EQ(store_->List({})->size(), 2u);
+  EXPECT_EQ(store_->List({JobState::kRunning})->size(), 0u);
+  ASSERT_TRUE(store_->Transition(2, JobState::kQueued, JobState::kHeld, {}).ok());
+  auto queued_or_held = store_->List({JobState::kHeld, JobState::kQueued});
+  ASSERT_TRUE(queued_or_held.ok()) << queued_or_held.status().ToString();
+  ASSERT_EQ(queued_or_held->size(), 2u);
+  EXPECT_EQ((*queued_or_held)[0].id, 1);  // oldest first
+  EXPECT_EQ((*queued_or_held)[1].state, JobState::kHeld);
 }
 
-TEST(JobStoreTest, TransitionsAreCompareAndSet) {
-  auto store = SqliteStore::Open(":memory:");
-  ASSERT_TRUE(store.ok());
-  const sched::JobId id = (*store)->Submit("alice", 1000, Spec(), kNow)->id;
+TEST_P(JobStoreTest, TransitionsAreCompareAndSet) {
+  const sched::JobId id = store_->Submit("alice", 1000, Spec(), kNow)->id;
   JobUpdate start;
   start.gpus = std::vector<core::GpuUuid>{core::GpuUuid("GPU-a"), core::GpuUuid("GPU-b")};
   start.started_at = kNow + core::Seconds(5);
   start.reason = "GPU-a idle for 12m";
-  auto running = (*store)->Transition(id, JobState::kQueued, JobState::kRunning, start);
+  auto running = store_->Transition(id, JobState::kQueued, JobState::kRunning, start);
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   EXPECT_EQ(running->state, JobState::kRunning);
   EXPECT_EQ(running->attempts, 1);
   EXPECT_EQ(running->gpus.size(), 2u);
   EXPECT_EQ(running->reason, "GPU-a idle for 12m");
+  EXPECT_EQ(*store_->Get(id), *running);
 
   // A second actor that also saw it queued loses the race.
-  auto again = (*store)->Transition(id, JobState::kQueued, JobState::kRunning, start);
+  auto again = store_->Transition(id, JobState::kQueued, JobState::kRunning, start);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().code(), core::StatusCode::kFailedPrecondition);
   EXPECT_THAT(again.status().message(), HasSubstr("is running, not queued"));
 
-  ASSERT_TRUE((*store)->Transition(id, JobState::kRunning, JobState::kVacating, {}).ok());
+  ASSERT_TRUE(store_->Transition(id, JobState::kRunning, JobState::kVacating, {}).ok());
   JobUpdate requeue;
   requeue.reason = "owner process 4242 appeared on GPU-a";
-  auto queued = (*store)->Transition(id, JobState::kVacating, JobState::kQueued, requeue);
+  auto queued = store_->Transition(id, JobState::kVacating, JobState::kQueued, requeue);
   ASSERT_TRUE(queued.ok());
   EXPECT_EQ(queued->attempts, 1);
-  ASSERT_TRUE((*store)->Transition(id, JobState::kQueued, JobState::kRunning, start).ok());
+  EXPECT_EQ(queued->gpus.size(), 2u);  // unset fields keep their value
+  EXPECT_EQ(queued->started_at, kNow + core::Seconds(5));
+  ASSERT_TRUE(store_->Transition(id, JobState::kQueued, JobState::kRunning, start).ok());
   JobUpdate done;
   done.exit_code = 0;
   done.finished_at = kNow + core::Seconds(60);
-  auto finished = (*store)->Transition(id, JobState::kRunning, JobState::kSucceeded, done);
+  auto finished = store_->Transition(id, JobState::kRunning, JobState::kSucceeded, done);
   ASSERT_TRUE(finished.ok());
   EXPECT_EQ(finished->attempts, 2);
   EXPECT_EQ(finished->exit_code, 0);
+  EXPECT_EQ(finished->finished_at, kNow + core::Seconds(60));
   EXPECT_TRUE(IsFinal(finished->state));
 
-  auto resurrect = (*store)->Transition(id, JobState::kSucceeded, JobState::kQueued, {});
+  auto resurrect = store_->Transition(id, JobState::kSucceeded, JobState::kQueued, {});
   EXPECT_THAT(resurrect.status().message(), HasSubstr("cannot go from succeeded to queued"));
-  EXPECT_EQ((*store)->Transition(77, JobState::kQueued, JobState::kRunning, {}).status().code(),
+  EXPECT_EQ(store_->Transition(77, JobState::kQueued, JobState::kRunning, {}).status().code(),
             core::StatusCode::kNotFound);
 }
 
-TEST(JobStoreTest, StateNamesRoundTrip) {
-  for (JobState s : {JobState::kQueued, JobState::kHeld, JobState::kRunning, JobState::kVacating,
-                     JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
-    EXPECT_EQ(ParseJobState(JobStateName(s)), s);
+TEST_P(JobStoreTest, RecordsTheProcessOfARunningJob) {
+  const sched::JobId id = store_->Submit("alice", 1000, Spec(), kNow)->id;
+  EXPECT_EQ(store_->RecordProcess(id, 4242, kNow).code(), core::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(store_->Transition(id, JobState::kQueued, JobState::kRunning, {}).ok());
+  ASSERT_TRUE(store_->RecordProcess(id, 4242, kNow + core::Seconds(1)).ok());
+  auto job = store_->Get(id);
+  EXPECT_EQ(job->pid, 4242);
+  EXPECT_EQ(job->process_started_at, kNow + core::Seconds(1));
+  EXPECT_EQ(store_->RecordProcess(99, 1, kNow).code(), core::StatusCode::kFailedPrecondition);
+}
+
+// One call queues plain jobs and arrays, in order; an array becomes one
+// task per index, named by its first task's id.
+TEST_P(JobStoreTest, SubmitAllExpandsArraysInOrder) {
+  auto saved = store_->SubmitAll(
+      {{"alice", 1000, Spec()}, {"bob", 1001, ArraySpec(10, 14, 2)}, {"carol", 1002, Spec(2)}},
+      kNow);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  ASSERT_EQ(saved->size(), 5u);
+  const JobRecord& first_task = (*saved)[1];
+  EXPECT_EQ(first_task.array_id, first_task.id);
+  std::vector<int64_t> indices;
+  for (size_t i = 1; i <= 3; ++i) {
+    EXPECT_EQ((*saved)[i].array_id, first_task.id);
+    EXPECT_EQ((*saved)[i].user, "bob");
+    indices.push_back((*saved)[i].array_index);
   }
-  EXPECT_FALSE(ParseJobState("paused").has_value());
+  EXPECT_THAT(indices, ElementsAre(10, 12, 14));
+  EXPECT_FALSE((*saved)[0].array_id.has_value());
+  EXPECT_FALSE((*saved)[4].array_id.has_value());
+  // What the call returned is what was stored.
+  auto listed = store_->List({});
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(*listed, *saved);
+}
+
+TEST_P(JobStoreTest, AnnotateTouchesOnlyJobsStillInTheState) {
+  const sched::JobId waiting = store_->Submit("alice", 1000, Spec(), kNow)->id;
+  const sched::JobId started = store_->Submit("bob", 1001, Spec(), kNow)->id;
+  JobUpdate start;
+  start.reason = "started on GPU-a";
+  ASSERT_TRUE(store_->Transition(started, JobState::kQueued, JobState::kRunning, start).ok());
+  ASSERT_TRUE(store_
+                  ->Annotate({{waiting, "waiting for 2 idle GPUs"}, {started, "stale reason"}},
+                             JobState::kQueued)
+                  .ok());
+  EXPECT_EQ(store_->Get(waiting)->reason, "waiting for 2 idle GPUs");
+  EXPECT_EQ(store_->Get(started)->reason, "started on GPU-a");
+  EXPECT_TRUE(store_->Annotate({}, JobState::kQueued).ok());
+}
+
+TEST_P(JobStoreTest, CancelArrayCancelsOnlyLiveTasks) {
+  auto tasks = store_->Submit("alice", 1000, ArraySpec(0, 3, 1), kNow);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  const sched::JobId array = tasks->id;
+  const sched::JobId other = store_->Submit("bob", 1001, Spec(), kNow)->id;
+  // Task 0 ended already; task 1 is running.
+  ASSERT_TRUE(store_->Transition(array, JobState::kQueued, JobState::kRunning, {}).ok());
+  ASSERT_TRUE(store_->Transition(array, JobState::kRunning, JobState::kSucceeded, {}).ok());
+  ASSERT_TRUE(store_->Transition(array + 1, JobState::kQueued, JobState::kRunning, {}).ok());
+  auto cancelled = store_->CancelArray(array, "cancelled by alice");
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_THAT(*cancelled, ElementsAre(array + 1, array + 2, array + 3));
+  EXPECT_EQ(store_->Get(array)->state, JobState::kSucceeded);
+  for (sched::JobId id : *cancelled) {
+    EXPECT_EQ(store_->Get(id)->state, JobState::kCancelled);
+    EXPECT_EQ(store_->Get(id)->reason, "cancelled by alice");
+  }
+  EXPECT_EQ(store_->Get(other)->state, JobState::kQueued);
+  EXPECT_TRUE(store_->CancelArray(array, "again")->empty());
+}
+
+// Connections compete, and processes die: on the backends whose store
+// more than one connection shares.
+class JobStoreConnectionsTest : public StoreTest {};
+
+// Connections are what compete in production: two actors, each with its
+// own connection, try to start the same jobs at once. Every job is started
+// exactly once; every loser is told kFailedPrecondition.
+TEST_P(JobStoreConnectionsTest, RacingConnectionsStartEachJobOnce) {
+  constexpr int kJobs = 40;
+  std::vector<NewJob> jobs(kJobs, NewJob{"alice", 1000, Spec()});
+  auto saved = store_->SubmitAll(jobs, kNow);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  std::vector<std::unique_ptr<Store>> actors;
+  for (int i = 0; i < 2; ++i) {
+    auto opened = GetParam()->Open(where_);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    actors.push_back(std::move(opened).value());
+  }
+  std::atomic<int> ready = 0;
+  std::vector<std::vector<sched::JobId>> won(2);
+  std::vector<std::string> unexpected(2);
+  std::vector<std::thread> threads;
+  for (int a = 0; a < 2; ++a) {
+    threads.emplace_back([&, a] {
+      ++ready;
+      while (ready < 2) std::this_thread::yield();
+      for (const JobRecord& job : *saved) {
+        JobUpdate start;
+        start.reason = "actor " + std::to_string(a);
+        auto r = actors[static_cast<size_t>(a)]->Transition(job.id, JobState::kQueued,
+                                                            JobState::kRunning, start);
+        if (r.ok()) {
+          won[static_cast<size_t>(a)].push_back(job.id);
+        } else if (r.status().code() != core::StatusCode::kFailedPrecondition) {
+          unexpected[static_cast<size_t>(a)] = r.status().ToString();
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(unexpected[0], "");
+  EXPECT_EQ(unexpected[1], "");
+  std::set<sched::JobId> started(won[0].begin(), won[0].end());
+  for (sched::JobId id : won[1]) EXPECT_TRUE(started.insert(id).second) << "job " << id << " twice";
+  EXPECT_EQ(started.size(), static_cast<size_t>(kJobs));
+  for (const JobRecord& job : *store_->List({})) {
+    EXPECT_EQ(job.attempts, 1) << "job " << job.id;
+    const size_t winner = std::count(won[0].begin(), won[0].end(), job.id) ? 0 : 1;
+    EXPECT_EQ(job.reason, "actor " + std::to_string(winner)) << "job " << job.id;
+  }
 }
 
 // Four writer processes submit as fast as they can, each reporting an id
 // only after Submit returned; all are killed with SIGKILL mid-stream. Every
-// acknowledged job must be in the file, exactly once.
-TEST(JobStoreCrashTest, AcknowledgedSubmitsSurviveKill9) {
-  testing::TempDir dir;
-  const std::string path = (dir.path() / "gleaner.db").string();
-  { ASSERT_TRUE(SqliteStore::Open(path).ok()); }  // create the schema once
+// acknowledged job must be in the store, exactly once.
+TEST_P(JobStoreConnectionsTest, AcknowledgedSubmitsSurviveKill9) {
   int acks[2];
   ASSERT_EQ(pipe(acks), 0);
   std::vector<pid_t> writers;
@@ -111,7 +244,7 @@ TEST(JobStoreCrashTest, AcknowledgedSubmitsSurviveKill9) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       close(acks[0]);
-      auto store = SqliteStore::Open(path);
+      auto store = GetParam()->Open(where_);
       if (!store.ok()) _exit(2);
       for (int i = 0; i < 100000; ++i) {
         auto job = (*store)->Submit("w" + std::to_string(w), 1000, Spec(), kNow);
@@ -137,8 +270,8 @@ TEST(JobStoreCrashTest, AcknowledgedSubmitsSurviveKill9) {
     waitpid(pid, &status, 0);
     EXPECT_TRUE(WIFSIGNALED(status)) << "a writer stopped on its own: " << status;
   }
-  auto store = SqliteStore::Open(path);
-  ASSERT_TRUE(store.ok());
+  auto store = GetParam()->Open(where_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto jobs = (*store)->List({});
   ASSERT_TRUE(jobs.ok());
   std::set<int64_t> stored;
@@ -149,22 +282,32 @@ TEST(JobStoreCrashTest, AcknowledgedSubmitsSurviveKill9) {
   for (int64_t acked : acknowledged) EXPECT_TRUE(stored.contains(acked)) << "lost job " << acked;
 }
 
-}  // namespace
-}  // namespace gleaner::store
-
-namespace gleaner::store {
-namespace {
-
-TEST(JobStoreTest, RecordsTheProcessOfARunningJob) {
-  auto store = SqliteStore::Open(":memory:");
-  const sched::JobId id = (*store)->Submit("alice", 1000, Spec(), kNow)->id;
-  EXPECT_EQ((*store)->RecordProcess(id, 4242, kNow).code(), core::StatusCode::kFailedPrecondition);
-  ASSERT_TRUE((*store)->Transition(id, JobState::kQueued, JobState::kRunning, {}).ok());
-  ASSERT_TRUE((*store)->RecordProcess(id, 4242, kNow + core::Seconds(1)).ok());
-  auto job = (*store)->Get(id);
-  EXPECT_EQ(job->pid, 4242);
-  EXPECT_EQ(job->process_started_at, kNow + core::Seconds(1));
+// Processes that open a new store at the same moment (a client beside a
+// starting daemon) each find it ready: none repeats another's migration or
+// gives up on a lock.
+TEST_P(JobStoreConnectionsTest, ManyProcessesOpenANewStoreAtOnce) {
+  for (int round = 0; round < 5; ++round) {
+    auto where = GetParam()->NewPlace(dir_.path());
+    ASSERT_TRUE(where.ok()) << where.status().ToString();
+    std::vector<pid_t> children;
+    for (int i = 0; i < 4; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        auto s = GetParam()->Open(*where);
+        std::_Exit(s.ok() && (*s)->List({}).ok() ? 0 : 1);
+      }
+      children.push_back(pid);
+    }
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+  }
 }
+
+GLEANER_STORE_CONFORMANCE(JobStoreTest);
+GLEANER_SHARED_STORE_CONFORMANCE(JobStoreConnectionsTest);
 
 }  // namespace
 }  // namespace gleaner::store

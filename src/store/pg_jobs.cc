@@ -1,0 +1,188 @@
+#include <algorithm>
+
+#include "store/pg_connection.h"
+#include "store/pg_store.h"
+#include "store/row_codec.h"
+#include "store/text_list.h"
+
+namespace gleaner::store {
+
+using core::Status;
+using pg::Param;
+using pg::Row;
+using pg::Rows;
+
+namespace {
+
+// In JobFromRow's order.
+constexpr const char* kJobColumns =
+    "id, user_name, uid, spec, state, attempts, submitted_us, started_us, finished_us, gpus, "
+    "exit_code, reason, pid, process_start_us, array_id, array_index";
+
+std::optional<int64_t> Micros(const std::optional<core::TimePoint>& t) {
+  return t ? std::optional<int64_t>(core::ToUnixMicros(*t)) : std::nullopt;
+}
+
+std::optional<int64_t> Wide(const std::optional<int>& v) {
+  return v ? std::optional<int64_t>(*v) : std::nullopt;
+}
+
+}  // namespace
+
+core::Result<std::vector<JobRecord>> PgStore::SubmitAll(const std::vector<NewJob>& jobs,
+                                                        core::TimePoint now) {
+  std::vector<JobRecord> saved;
+  const Status s = db_->InTransaction([&]() -> Status {
+    for (const NewJob& job : jobs) {
+      const std::string spec = sched::JobSpecToJson(job.spec).dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+      std::optional<sched::JobId> array_id;
+      for (int64_t task = 0; task < TaskCount(job.spec); ++task) {
+        JobRecord r;
+        r.user = job.user;
+        r.uid = job.uid;
+        r.spec = job.spec;
+        r.submitted_at = now;
+        if (job.spec.array) r.array_index = job.spec.array->first + task * job.spec.array->step;
+        r.array_id = array_id;
+        GLEANER_ASSIGN_OR_RETURN(Rows inserted,
+                                 db_->Query(R"sql(
+              INSERT INTO jobs (user_name, uid, spec, state, submitted_us, array_id, array_index)
+              VALUES ($1, $2, $3, 'queued', $4, $5, $6) RETURNING id)sql",
+                                            {r.user, static_cast<int64_t>(r.uid), spec,
+                                             core::ToUnixMicros(now), r.array_id, r.array_index},
+                                            "saving the job"));
+        r.id = inserted.Int(0, 0);
+        if (job.spec.array && !array_id) {
+          // The array is named by its first task, whose id is known only now.
+          array_id = r.array_id = r.id;
+          GLEANER_RETURN_IF_ERROR(
+              db_->Query("UPDATE jobs SET array_id = id WHERE id = $1", {r.id}, "naming the array")
+                  .status());
+        }
+        saved.push_back(std::move(r));
+      }
+    }
+    return Status::Ok();
+  });
+  // InTransaction returns once COMMIT has: the jobs are on the server's disk.
+  GLEANER_RETURN_IF_ERROR(s);
+  return saved;
+}
+
+core::Result<JobRecord> PgStore::Get(sched::JobId id) {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows,
+      db_->Query((std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = $1").c_str(), {id},
+                 "reading job " + std::to_string(id)));
+  if (rows.empty()) return core::NotFound("no job " + std::to_string(id));
+  return JobFromRow(Row(rows, 0));
+}
+
+core::Result<std::vector<JobRecord>> PgStore::List(const std::vector<JobState>& states) {
+  // One placeholder per state: the SQL carries their number, never a value.
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
+  std::vector<Param> params;
+  for (size_t i = 0; i < states.size(); ++i) {
+    sql += (i == 0 ? " WHERE state IN ($" : ", $") + std::to_string(i + 1);
+    params.emplace_back(std::string(JobStateName(states[i])));
+  }
+  if (!states.empty()) sql += ")";
+  sql += " ORDER BY id";
+  GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query(sql.c_str(), params, "listing jobs"));
+  std::vector<JobRecord> out;
+  out.reserve(static_cast<size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    GLEANER_ASSIGN_OR_RETURN(JobRecord r, JobFromRow(Row(rows, i)));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+core::Result<JobRecord> PgStore::Transition(sched::JobId id, JobState from, JobState to,
+                                            const JobUpdate& u) {
+  if (!CanTransition(from, to)) {
+    return core::FailedPrecondition("job " + std::to_string(id) + " cannot go from " +
+                                    std::string(JobStateName(from)) + " to " +
+                                    std::string(JobStateName(to)));
+  }
+  std::optional<std::string> gpus;
+  if (u.gpus) {
+    std::vector<std::string> ids;
+    for (const core::GpuUuid& g : *u.gpus) ids.push_back(g.str());
+    gpus = JoinList(ids);
+  }
+  // The state in the WHERE clause is the compare of compare-and-set: of two
+  // connections moving the job at once, the second waits for the first's
+  // row lock, finds the state changed, and updates nothing.
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows updated,
+      db_->Query((std::string(R"sql(
+        UPDATE jobs SET state = $1, attempts = attempts + $2,
+          gpus = COALESCE($3, gpus), started_us = COALESCE($4::BIGINT, started_us),
+          finished_us = COALESCE($5::BIGINT, finished_us),
+          exit_code = COALESCE($6::INTEGER, exit_code), reason = $7,
+          pid = COALESCE($8::INTEGER, pid),
+          process_start_us = COALESCE($9::BIGINT, process_start_us)
+        WHERE id = $10 AND state = $11 RETURNING )sql") +
+                  kJobColumns)
+                     .c_str(),
+                 {std::string(JobStateName(to)), int64_t{to == JobState::kRunning ? 1 : 0}, gpus,
+                  Micros(u.started_at), Micros(u.finished_at), Wide(u.exit_code), u.reason,
+                  Wide(u.pid), Micros(u.process_started_at), id, std::string(JobStateName(from))},
+                 "updating job " + std::to_string(id)));
+  if (updated.empty()) {
+    GLEANER_ASSIGN_OR_RETURN(JobRecord now, Get(id));  // NotFound for an unknown id
+    return core::FailedPrecondition("job " + std::to_string(id) + " is " +
+                                    std::string(JobStateName(now.state)) + ", not " +
+                                    std::string(JobStateName(from)));
+  }
+  return JobFromRow(Row(updated, 0));
+}
+
+Status PgStore::Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
+                         JobState state) {
+  if (reasons.empty()) return Status::Ok();
+  return db_->InTransaction([&]() -> Status {
+    for (const auto& [id, reason] : reasons) {
+      GLEANER_RETURN_IF_ERROR(db_->Query("UPDATE jobs SET reason = $1 WHERE id = $2 AND state = $3",
+                                         {reason, id, std::string(JobStateName(state))},
+                                         "annotating job " + std::to_string(id))
+                                  .status());
+    }
+    return Status::Ok();
+  });
+}
+
+core::Result<std::vector<sched::JobId>> PgStore::CancelArray(sched::JobId array_id,
+                                                             const std::string& reason) {
+  // One statement, so one transaction: the tasks it reports are exactly
+  // those it cancelled.
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows cancelled,
+      db_->Query(R"sql(
+        UPDATE jobs SET state = 'cancelled', reason = $1
+        WHERE array_id = $2 AND state IN ('queued', 'held', 'running', 'vacating')
+        RETURNING id)sql",
+                 {reason, array_id}, "cancelling array " + std::to_string(array_id)));
+  std::vector<sched::JobId> ids;
+  ids.reserve(static_cast<size_t>(cancelled.size()));
+  for (int i = 0; i < cancelled.size(); ++i) ids.push_back(cancelled.Int(i, 0));
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+Status PgStore::RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows updated,
+      db_->Query(
+          "UPDATE jobs SET pid = $1, process_start_us = $2 WHERE id = $3 AND state = 'running'",
+          {static_cast<int64_t>(pid), core::ToUnixMicros(started_at), id},
+          "recording job " + std::to_string(id)));
+  if (updated.affected() != 1) {
+    return core::FailedPrecondition("job " + std::to_string(id) + " is not running");
+  }
+  return Status::Ok();
+}
+
+}  // namespace gleaner::store

@@ -1,0 +1,274 @@
+#include "store/pg_store.h"
+
+#include "observe/verdict_json.h"
+#include "store/pg_connection.h"
+#include "store/pg_schema.h"
+#include "store/row_codec.h"
+#include "store/text_list.h"
+
+namespace gleaner::store {
+namespace {
+
+using core::Status;
+using pg::Param;
+using pg::Row;
+using pg::Rows;
+
+int64_t MinuteSeconds(core::TimePoint t) { return core::ToUnixMicros(t) / 1'000'000; }
+
+// In kRollupColumns' order: what both the insert and the update of a
+// minute take.
+std::vector<Param> RollupParams(const observe::MinuteRollup& r) {
+  return {
+      r.uuid.str(),
+      MinuteSeconds(r.minute),
+      static_cast<int64_t>(r.samples),
+      r.utilization_min_pct,
+      r.utilization_mean_pct,
+      r.utilization_max_pct,
+      r.memory_used_max ? std::optional<int64_t>(static_cast<int64_t>(r.memory_used_max->count()))
+                        : std::nullopt,
+      r.power_mean_w,
+      JoinList(r.pids),
+      JoinList(r.users),
+      std::string(observe::GpuStateName(r.state)),
+      core::ToSecondsDouble(r.observed),
+      core::ToSecondsDouble(r.busy),
+      core::ToSecondsDouble(r.idle),
+      core::ToSecondsDouble(r.held_idle),
+      core::ToSecondsDouble(r.harvested),
+      JoinList(r.job_users),
+  };
+}
+
+std::vector<observe::MinuteRollup> RollupsFrom(const Rows& rows) {
+  std::vector<observe::MinuteRollup> out;
+  out.reserve(static_cast<size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) out.push_back(RollupFromRow(Row(rows, i)));
+  return out;
+}
+
+}  // namespace
+
+PgStore::PgStore(std::unique_ptr<pg::Connection> db) : db_(std::move(db)) {}
+
+PgStore::~PgStore() = default;
+
+core::Result<std::unique_ptr<PgStore>> PgStore::Open(const std::string& conninfo) {
+  GLEANER_ASSIGN_OR_RETURN(pg::Connection db, pg::Connection::Open(conninfo));
+  auto store =
+      std::unique_ptr<PgStore>(new PgStore(std::make_unique<pg::Connection>(std::move(db))));
+  GLEANER_RETURN_IF_ERROR(
+      pg::MigrateSchema(*store->db_).WithContext("PostgreSQL database at " + store->db_->target()));
+  return store;
+}
+
+Status PgStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups) {
+  if (rollups.empty()) return Status::Ok();
+  return db_->InTransaction([&]() -> Status {
+    for (const observe::MinuteRollup& added : rollups) GLEANER_RETURN_IF_ERROR(AddRollup(added));
+    return Status::Ok();
+  });
+}
+
+Status PgStore::AddRollup(const observe::MinuteRollup& added) {
+  // A minute already stored (gleaner restarted within it) is merged, not
+  // replaced, so the minute keeps both parts. FOR UPDATE makes a writer of
+  // the same minute wait and then merge with ours; when the minute is new
+  // and another writer inserts it first, our insert does nothing and the
+  // next round merges with theirs.
+  for (;;) {
+    GLEANER_ASSIGN_OR_RETURN(
+        Rows stored,
+        db_->Query((std::string("SELECT ") + kRollupColumns +
+                    " FROM gpu_minutes WHERE uuid = $1 AND minute_s = $2 FOR UPDATE")
+                       .c_str(),
+                   {added.uuid.str(), MinuteSeconds(added.minute)}, "reading GPU minutes"));
+    if (!stored.empty()) {
+      const observe::MinuteRollup merged =
+          observe::MergeRollups(RollupFromRow(Row(stored, 0)), added);
+      return db_
+          ->Query(R"sql(
+            UPDATE gpu_minutes SET samples = $3, utilization_min_pct = $4,
+              utilization_mean_pct = $5, utilization_max_pct = $6, memory_used_max_bytes = $7,
+              power_mean_w = $8, pids = $9, users = $10, state = $11, observed_s = $12,
+              busy_s = $13, idle_s = $14, held_idle_s = $15, harvested_s = $16, job_users = $17
+            WHERE uuid = $1 AND minute_s = $2)sql",
+                  RollupParams(merged), "saving GPU minutes")
+          .status();
+    }
+    GLEANER_ASSIGN_OR_RETURN(Rows inserted, db_->Query(R"sql(
+          INSERT INTO gpu_minutes (uuid, minute_s, samples, utilization_min_pct,
+            utilization_mean_pct, utilization_max_pct, memory_used_max_bytes, power_mean_w, pids,
+            users, state, observed_s, busy_s, idle_s, held_idle_s, harvested_s, job_users)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+          ON CONFLICT (uuid, minute_s) DO NOTHING)sql",
+                                                       RollupParams(added), "saving GPU minutes"));
+    if (inserted.affected() == 1) return Status::Ok();
+  }
+}
+
+core::Result<std::vector<observe::MinuteRollup>> PgStore::Rollups(const core::GpuUuid& uuid,
+                                                                  core::TimePoint from,
+                                                                  core::TimePoint to) {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows,
+      db_->Query((std::string("SELECT ") + kRollupColumns +
+                  " FROM gpu_minutes WHERE uuid = $1 AND minute_s >= $2"
+                  " AND minute_s < $3 ORDER BY minute_s")
+                     .c_str(),
+                 {uuid.str(), MinuteSeconds(from), MinuteSeconds(to)}, "reading GPU minutes"));
+  return RollupsFrom(rows);
+}
+
+core::Result<std::vector<observe::MinuteRollup>> PgStore::RollupsBetween(core::TimePoint from,
+                                                                         core::TimePoint to) {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows, db_->Query((std::string("SELECT ") + kRollupColumns +
+                             " FROM gpu_minutes WHERE minute_s >= $1 AND minute_s < $2"
+                             " ORDER BY uuid, minute_s")
+                                .c_str(),
+                            {MinuteSeconds(from), MinuteSeconds(to)}, "reading GPU minutes"));
+  return RollupsFrom(rows);
+}
+
+Status PgStore::SaveGpus(const std::vector<GpuRecord>& gpus) {
+  if (gpus.empty()) return Status::Ok();
+  return db_->InTransaction([&]() -> Status {
+    for (const GpuRecord& g : gpus) {
+      GLEANER_RETURN_IF_ERROR(
+          db_->Query(R"sql(
+            INSERT INTO gpus (uuid, host, idx, name, memory_total_bytes, first_seen_us,
+              last_seen_us)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (uuid) DO UPDATE SET host = excluded.host, idx = excluded.idx,
+              name = excluded.name, memory_total_bytes = excluded.memory_total_bytes,
+              last_seen_us = excluded.last_seen_us)sql",
+                     {g.uuid.str(), g.host, static_cast<int64_t>(g.index), g.name,
+                      g.memory_total
+                          ? std::optional<int64_t>(static_cast<int64_t>(g.memory_total->count()))
+                          : std::nullopt,
+                      core::ToUnixMicros(g.first_seen), core::ToUnixMicros(g.last_seen)},
+                     "saving GPUs")
+              .status());
+    }
+    return Status::Ok();
+  });
+}
+
+core::Result<std::vector<GpuRecord>> PgStore::Gpus() {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows,
+      db_->Query(
+          (std::string("SELECT ") + kGpuColumns + " FROM gpus ORDER BY host, idx, uuid").c_str(),
+          {}, "reading GPUs"));
+  std::vector<GpuRecord> out;
+  out.reserve(static_cast<size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) out.push_back(GpuFromRow(Row(rows, i)));
+  return out;
+}
+
+Status PgStore::SaveVerdicts(const std::vector<observe::Verdict>& verdicts) {
+  if (verdicts.empty()) return Status::Ok();
+  return db_->InTransaction([&]() -> Status {
+    for (const observe::Verdict& v : verdicts) {
+      GLEANER_RETURN_IF_ERROR(
+          db_->Query(R"sql(
+            INSERT INTO gpu_verdicts (uuid, verdict) VALUES ($1, $2)
+            ON CONFLICT (uuid) DO UPDATE SET verdict = excluded.verdict)sql",
+                     {v.uuid.str(), observe::VerdictToJson(v).dump(
+                                        -1, ' ', false, nlohmann::json::error_handler_t::replace)},
+                     "saving verdicts")
+              .status());
+    }
+    return Status::Ok();
+  });
+}
+
+core::Result<std::vector<observe::Verdict>> PgStore::LatestVerdicts() {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows,
+      db_->Query("SELECT uuid, verdict FROM gpu_verdicts ORDER BY uuid", {}, "reading verdicts"));
+  std::vector<observe::Verdict> out;
+  for (int i = 0; i < rows.size(); ++i) {
+    auto parsed = nlohmann::json::parse(rows.Text(i, 1), nullptr, false);
+    if (parsed.is_discarded()) {
+      return core::Internal("stored verdict of " + rows.Text(i, 0) + " is not JSON");
+    }
+    GLEANER_ASSIGN_OR_RETURN(observe::Verdict v, observe::VerdictFromJson(parsed));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Status PgStore::AddToProfiles(const observe::UsageProfiles& delta) {
+  return db_->InTransaction([&]() -> Status {
+    const std::map<std::string, observe::HourOfWeekProfile> host{{"all", delta.host()}};
+    for (const auto& [kind, profiles] :
+         {std::pair<std::string, const std::map<std::string, observe::HourOfWeekProfile>*>{
+              "gpu", &delta.gpus()},
+          {"user", &delta.users()},
+          {"project", &delta.projects()},
+          {"host", &host}}) {
+      for (const auto& [key, profile] : *profiles) {
+        for (int h = 0; h < observe::kHoursPerWeek; ++h) {
+          const auto i = static_cast<size_t>(h);
+          if (profile.observed_s[i] == 0 && profile.busy_s[i] == 0) continue;
+          GLEANER_RETURN_IF_ERROR(db_->Query(R"sql(
+            INSERT INTO usage_profiles (kind, key, hour_of_week, busy_s, observed_s)
+            VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (kind, key, hour_of_week) DO UPDATE SET
+              busy_s = usage_profiles.busy_s + excluded.busy_s,
+              observed_s = usage_profiles.observed_s + excluded.observed_s)sql",
+                                             {kind, key, static_cast<int64_t>(h), profile.busy_s[i],
+                                              profile.observed_s[i]},
+                                             "saving usage profiles")
+                                      .status());
+        }
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+core::Result<std::map<std::string, observe::HourOfWeekProfile>> PgStore::ProfileRows(
+    const std::string& kind) {
+  GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query(R"sql(
+    SELECT key, hour_of_week, busy_s, observed_s FROM usage_profiles WHERE kind = $1
+    ORDER BY key, hour_of_week)sql",
+                                                 {kind}, "reading usage profiles"));
+  std::map<std::string, observe::HourOfWeekProfile> out;
+  for (int i = 0; i < rows.size(); ++i) {
+    const auto h = static_cast<size_t>(rows.Int(i, 1));
+    if (h >= static_cast<size_t>(observe::kHoursPerWeek)) continue;
+    observe::HourOfWeekProfile& p = out[rows.Text(i, 0)];
+    p.busy_s[h] = rows.Real(i, 2);
+    p.observed_s[h] = rows.Real(i, 3);
+  }
+  return out;
+}
+
+core::Result<std::map<std::string, observe::HourOfWeekProfile>> PgStore::Profiles(
+    const std::string& kind) {
+  if (kind != "gpu" && kind != "user" && kind != "project" && kind != "host") {
+    return core::InvalidArgument("unknown profile kind \"" + kind +
+                                 "\"; expected gpu, user, project or host");
+  }
+  GLEANER_ASSIGN_OR_RETURN(auto out, ProfileRows(kind));
+  if (kind == "user" || kind == "project") {
+    // A user's or project's share is of the whole host's GPU-time.
+    GLEANER_ASSIGN_OR_RETURN(auto host, ProfileRows("host"));
+    const observe::HourOfWeekProfile& all = host["all"];
+    for (auto& [key, profile] : out) profile.observed_s = all.observed_s;
+  }
+  return out;
+}
+
+core::Result<int64_t> PgStore::PruneRollups(core::TimePoint before) {
+  GLEANER_ASSIGN_OR_RETURN(Rows deleted,
+                           db_->Query("DELETE FROM gpu_minutes WHERE minute_s < $1",
+                                      {MinuteSeconds(before)}, "pruning GPU minutes"));
+  return deleted.affected();
+}
+
+}  // namespace gleaner::store
