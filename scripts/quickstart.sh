@@ -9,12 +9,16 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build="${GLEANER_BUILD_DIR:-$here/build}"
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsqlite3-dev libtomlplusplus-dev
           libpq-dev libgtest-dev libgmock-dev libbenchmark-dev)
+# nodejs and npm: the build fetches uPlot for the web dashboard with `npm ci`
+# (pinned by ui/package-lock.json) and compiles it into the binary. An npm
+# that came some other way (NodeSource's nodejs bundles it) will do.
+command -v npm >/dev/null || packages+=(nodejs npm)
 # For the tests only, and required, since they must run wherever CI runs:
 # the PostgreSQL store's tests start a throwaway server (initdb, pg_ctl),
 # and a real Prometheus (with promtool) scrapes and lints /metrics.
 test_packages=(postgresql prometheus)
-# For the tests only, and not required: the report's browser test skips
-# without Chromium.
+# For the tests only, and not required: the browser tests (the reports,
+# the dashboard) skip without Chromium.
 optional_test_packages=(chromium)
 
 # install_missing [optional] PACKAGES...: an optional set may fail to

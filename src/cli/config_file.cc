@@ -353,9 +353,10 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
     return core::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
                                  std::string(e.description()));
   }
-  GLEANER_RETURN_IF_ERROR(
-      CheckKeys(path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler", "cost"}));
-  for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler", "cost"}) {
+  GLEANER_RETURN_IF_ERROR(CheckKeys(
+      path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui"}));
+  for (const char* section :
+       {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -388,6 +389,13 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
   }
   if (const toml::table* cost = doc["cost"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadCost(path, *cost, &config.cost));
+  }
+  if (const toml::table* ui = doc["ui"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(CheckKeys(path, *ui, "ui.", {"anonymous_read"}));
+    if (const toml::node* n = ui->get("anonymous_read")) {
+      if (!n->is_boolean()) return Error(path, *n, "ui.anonymous_read", "expected true or false");
+      config.ui_anonymous_read = *n->value<bool>();
+    }
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

@@ -23,6 +23,9 @@ struct GleanerConfig {
   std::vector<observe::AlertRule> alert_rules;
   sched::SchedulerConfig scheduler;  // [scheduler]: how gleaner up places jobs
   cost::CostSettings cost;           // [cost]: how GPU time is priced
+  // [ui] anonymous_read: the dashboard's read-only routes answer over TCP
+  // without a token (docs/ui.md); writes still need one.
+  bool ui_anonymous_read = false;
 };
 
 // The config file a command reads: `config_flag`, else DATA_DIR/gleaner.toml.

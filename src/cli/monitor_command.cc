@@ -291,6 +291,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     api_options.cost.catalog = std::move(catalog).value();
     api_options.cost.settings = config->cost;
     api_options.cost.project_of_user = config->project_of_user;
+    api_options.anonymous_read = config->ui_anonymous_read;
     const agent::IdleCostPrices idle_prices =
         IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
                          api_options.cost.catalog, config->cost);
@@ -340,6 +341,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     std::string where;
     for (const auto& s : api_servers) where += (where.empty() ? "" : " and ") + s->address();
     log("API on " + where);
+    if (api_servers.size() > 1) {  // the socket, and TCP
+      const std::string dashboard = "dashboard on " + api_servers.back()->address() + "/";
+      log(config->ui_anonymous_read
+              ? dashboard + "; anyone who reaches it reads it without a token ([ui] anonymous_read)"
+              : dashboard + " (sign in with a token from `gleaner token create`)");
+    }
     if (ListensBeyondLoopback(options.listen)) {
       log("warning: the HTTP API listens beyond this host without TLS; tokens cross the network "
           "in clear text: put a TLS reverse proxy in front (docs/api.md)");

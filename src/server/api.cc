@@ -1,12 +1,19 @@
 #include "server/api.h"
 
+#include "server/anonymous_read.h"
 #include "server/routing.h"
+#include "server/ui_files.h"
 
 namespace gleaner::server {
 
 core::Result<Caller> Api::Identify(const HttpRequest& request, const Peer& peer) {
-  if (peer.uid) return Caller{*peer.uid, options_.user_name(*peer.uid), false};
+  if (peer.uid) return Caller{*peer.uid, options_.user_name(*peer.uid), false, false};
   const auto header = request.headers.find("authorization");
+  // Only a request without any token reads anonymously: a wrong or revoked
+  // token is still a 401, so that the dashboard asks for a new one.
+  if (header == request.headers.end() && options_.anonymous_read && AnonymousMayRead(request)) {
+    return Caller{kAnonymousUid, "anonymous", false, true};
+  }
   if (header == request.headers.end() || header->second.rfind("Bearer ", 0) != 0) {
     return core::Unauthenticated(
         "this API needs a token: send \"Authorization: Bearer glt_...\" (gleaner --token); "
@@ -16,6 +23,7 @@ core::Result<Caller> Api::Identify(const HttpRequest& request, const Peer& peer)
 }
 
 HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
+  if (IsUiPath(request.path)) return ServeUiFile(request);
   auto caller = Identify(request, peer);
   if (!caller.ok()) return ErrorResponse(caller.status());
   std::string query;
@@ -44,9 +52,17 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     if (!cost_) return ErrorResponse(core::Unavailable("this gleaner keeps no history to price"));
     return cost_->Handle(request, *caller);
   }
+  if (seg[1] == "history" || seg[1] == "profiles") {
+    if (!history_) return ErrorResponse(core::Unavailable("this gleaner keeps no history"));
+    return history_->Handle(request);
+  }
   if (seg.size() != 2) return NoSuchEndpoint(request);
   if (seg[1] == "whoami") {
     if (request.method != "GET") return WrongMethod(request);
+    if (caller->anonymous) {
+      return Json(200,
+                  {{"user", nullptr}, {"uid", nullptr}, {"by", "anonymous"}, {"admin", false}});
+    }
     return Json(200, {{"user", caller->user},
                       {"uid", caller->uid},
                       {"by", caller->by_token ? "token" : "socket"},

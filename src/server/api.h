@@ -8,6 +8,7 @@
 #include <string>
 
 #include "server/cost_api.h"
+#include "server/history_api.h"
 #include "server/http_server.h"
 #include "server/job_api.h"
 #include "server/token_api.h"
@@ -26,17 +27,23 @@ struct ApiOptions {
   // have not ended by state (`dcgm`: with dcgm-exporter's names too);
   // null: no metrics.
   std::function<std::string(const std::map<std::string, int64_t>& jobs, bool dcgm)> metrics;
-  // History and prices for /v1/cost; without a store, /v1/cost is 503.
+  // History and prices for /v1/cost, /v1/history and /v1/profiles;
+  // without a store, those are 503.
   store::ObservationStore* observations = nullptr;
   CostApiOptions cost;
+  // Over TCP, a request without a token may read what the dashboard shows
+  // (AnonymousMayRead); [ui] anonymous_read in gleaner.toml.
+  bool anonymous_read = false;
 };
 
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
 // On the Unix socket the kernel names the caller; over TCP a bearer token
-// must, or the answer is 401. Routes: /v1/jobs (JobApi), /v1/tokens
-// (TokenApi), /v1/cost (CostApi), GET /v1/gpus, GET /v1/whoami, and GET
-// /metrics for Prometheus (docs/metrics.md). The store and clock must
-// outlive it; thread-safe (one store, guarded).
+// must, or the answer is 401 (unless anonymous_read allows the request).
+// Routes: /v1/jobs (JobApi), /v1/tokens (TokenApi), /v1/cost (CostApi),
+// /v1/history and /v1/profiles (HistoryApi), GET /v1/gpus, GET
+// /v1/whoami, and GET /metrics for Prometheus (docs/metrics.md); / and
+// /ui/ serve the dashboard's files to anyone (docs/ui.md). The store and
+// clock must outlive it; thread-safe (one store, guarded).
 class Api {
  public:
   Api(store::JobStore& jobs, store::TokenStore& tokens, const core::Clock& clock,
@@ -47,6 +54,7 @@ class Api {
         tokens_(tokens, store_mu_, clock, options_.uid_of) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));
+      history_.emplace(*options_.observations, store_mu_, clock);
     }
   }
 
@@ -61,6 +69,7 @@ class Api {
   JobApi jobs_;
   TokenApi tokens_;
   std::optional<CostApi> cost_;
+  std::optional<HistoryApi> history_;
 };
 
 }  // namespace gleaner::server

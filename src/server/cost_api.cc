@@ -9,30 +9,6 @@
 #include "server/routing.h"
 
 namespace gleaner::server {
-namespace {
-
-// The parameters a route accepts; anything else is a mistake worth naming.
-core::Status OnlyKnown(const std::map<std::string, std::string>& query,
-                       std::initializer_list<const char*> known) {
-  for (const auto& [key, value] : query) {
-    bool ok = false;
-    for (const char* k : known) ok = ok || key == k;
-    if (!ok) {
-      std::string list;
-      for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      return core::InvalidArgument("unknown query parameter \"" + key + "\"; expected " + list);
-    }
-  }
-  return core::Status::Ok();
-}
-
-std::string Get(const std::map<std::string, std::string>& query, const char* key,
-                std::string fallback = "") {
-  const auto it = query.find(key);
-  return it == query.end() ? fallback : it->second;
-}
-
-}  // namespace
 
 HttpResponse CostApi::Handle(const HttpRequest& request, const Caller&) {
   std::string query_text;
@@ -47,8 +23,9 @@ HttpResponse CostApi::Handle(const HttpRequest& request, const Caller&) {
 }
 
 HttpResponse CostApi::Report(const std::map<std::string, std::string>& query) {
-  if (auto s = OnlyKnown(query, {"since", "until"}); !s.ok()) return ErrorResponse(s);
-  auto span = ParseReportSpan(Get(query, "since", "7d"), Get(query, "until"), clock_.Now());
+  if (auto s = OnlyKnownParameters(query, {"since", "until"}); !s.ok()) return ErrorResponse(s);
+  auto span =
+      ParseReportSpan(QueryValue(query, "since", "7d"), QueryValue(query, "until"), clock_.Now());
   if (!span.ok()) return ErrorResponse(span.status());
   core::Result<LedgerReport> ledger = [&] {
     std::lock_guard lock(store_mu_);
@@ -60,19 +37,20 @@ HttpResponse CostApi::Report(const std::map<std::string, std::string>& query) {
 }
 
 HttpResponse CostApi::Advise(const std::map<std::string, std::string>& query) {
-  if (auto s = OnlyKnown(query, {"gpu", "count", "hours", "deadline", "region", "single_instance"});
+  if (auto s = OnlyKnownParameters(
+          query, {"gpu", "count", "hours", "deadline", "region", "single_instance"});
       !s.ok()) {
     return ErrorResponse(s);
   }
   cost::AdviceRequest req;
-  req.gpu_model = Get(query, "gpu");
+  req.gpu_model = QueryValue(query, "gpu");
   if (req.gpu_model.empty()) {
     return ErrorResponse(core::InvalidArgument("gpu is required, e.g. ?gpu=A100-80GB&hours=24"));
   }
-  const std::optional<double> hours = cost::ParseHours(Get(query, "hours"));
+  const std::optional<double> hours = cost::ParseHours(QueryValue(query, "hours"));
   if (!hours) return ErrorResponse(core::InvalidArgument("hours: expected a number above 0"));
   req.hours = *hours;
-  const std::string count = Get(query, "count", "1");
+  const std::string count = QueryValue(query, "count", "1");
   char* end = nullptr;
   const long n = std::strtol(count.c_str(), &end, 10);
   if (count.empty() || *end != '\0' || n < 1 || n > 1'000'000) {
@@ -80,14 +58,14 @@ HttpResponse CostApi::Advise(const std::map<std::string, std::string>& query) {
         core::InvalidArgument("count: expected a whole number of GPUs, 1 or more"));
   }
   req.gpu_count = static_cast<int>(n);
-  if (const std::string d = Get(query, "deadline"); !d.empty()) {
+  if (const std::string d = QueryValue(query, "deadline"); !d.empty()) {
     req.deadline_h = cost::ParseHours(d);
     if (!req.deadline_h) {
       return ErrorResponse(core::InvalidArgument("deadline: expected a span such as 48h or 2d"));
     }
   }
-  req.region = Get(query, "region");
-  req.single_instance = Get(query, "single_instance") == "1";
+  req.region = QueryValue(query, "region");
+  req.single_instance = QueryValue(query, "single_instance") == "1";
   req.currency = options_.settings.currency;
   req.rates = options_.settings.rates;
   req.max_price_age_days = options_.settings.max_price_age_days;

@@ -122,10 +122,11 @@ const char* Reason(int status) {
 }  // namespace
 
 void WriteResponse(int fd, const HttpResponse& r) {
-  const std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) +
-                          "\r\nContent-Type: " + r.content_type +
-                          "\r\nContent-Length: " + std::to_string(r.body.size()) +
-                          "\r\nConnection: close\r\n\r\n" + r.body;
+  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) +
+                    "\r\nContent-Type: " + r.content_type +
+                    "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
+  for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
+  out += "Connection: close\r\n\r\n" + r.body;
   size_t sent = 0;
   while (sent < out.size()) {
     const ssize_t n = send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);

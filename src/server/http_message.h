@@ -4,6 +4,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 
@@ -21,6 +23,8 @@ struct HttpResponse {
   int status = 200;
   std::string body;  // JSON, unless content_type says otherwise
   std::string content_type = "application/json";
+  // More header lines, {name, value}: the dashboard's security policy.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 // Limits that keep a bad client from exhausting memory.

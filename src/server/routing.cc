@@ -66,6 +66,26 @@ core::Result<std::map<std::string, std::string>> ParseQuery(const std::string& q
   return out;
 }
 
+core::Status OnlyKnownParameters(const std::map<std::string, std::string>& query,
+                                 std::initializer_list<const char*> known) {
+  for (const auto& [key, value] : query) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) {
+      std::string list;
+      for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      return core::InvalidArgument("unknown query parameter \"" + key + "\"; expected " + list);
+    }
+  }
+  return core::Status::Ok();
+}
+
+std::string QueryValue(const std::map<std::string, std::string>& query, const char* key,
+                       std::string fallback) {
+  const auto it = query.find(key);
+  return it == query.end() ? fallback : it->second;
+}
+
 core::Result<int64_t> ParseId(const std::string& text, const std::string& what) {
   char* end = nullptr;
   const long long id = std::strtoll(text.c_str(), &end, 10);

@@ -56,7 +56,7 @@ core::Result<Caller> TokenApi::Authenticate(const std::string& secret) {
     return core::Unauthenticated(
         "unknown or revoked token; create one with `gleaner token create` on the server host");
   }
-  return Caller{found->uid, found->user, true};
+  return Caller{found->uid, found->user, true, false};
 }
 
 HttpResponse TokenApi::Handle(const HttpRequest& req, const Caller& caller) {

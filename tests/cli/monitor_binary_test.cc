@@ -190,6 +190,25 @@ for_s = 60
               HasSubstr("n.toml:2: idle.min_confidence"));
 }
 
+TEST(ConfigFileTest, AnonymousReadIsOffUnlessTurnedOn) {
+  testing::TempDir dir;
+  auto defaults = cli::LoadConfig((dir.path() / "none.toml").string(), false);
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->ui_anonymous_read);
+  auto on = cli::LoadConfig(dir.Write("on.toml", "[ui]\nanonymous_read = true\n"), true);
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->ui_anonymous_read);
+  EXPECT_THAT(cli::LoadConfig(dir.Write("s.toml", "[ui]\nanonymous_read = \"yes\"\n"), true)
+                  .status()
+                  .message(),
+              HasSubstr("s.toml:2: ui.anonymous_read: expected true or false"));
+  EXPECT_THAT(
+      cli::LoadConfig(dir.Write("k.toml", "[ui]\nanonymous = true\n"), true).status().message(),
+      HasSubstr("k.toml:2: ui.anonymous: unknown key; expected one of: anonymous_read"));
+  EXPECT_THAT(cli::LoadConfig(dir.Write("t.toml", "ui = 1\n"), true).status().message(),
+              HasSubstr("t.toml:1: ui: expected a table"));
+}
+
 TEST(ConfigFileTest, SchedulerQuotasAndReservations) {
   testing::TempDir dir;
   const std::string path = dir.Write("s.toml", R"(

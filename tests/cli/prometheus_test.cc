@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "server/http_client.h"
+#include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 
@@ -26,22 +27,12 @@ namespace gleaner {
 namespace {
 
 using nlohmann::json;
+using testing::FreePort;
+using testing::KillOnExit;
+using testing::StartGleanerUp;
 
 bool OnPath(const std::string& program) {
   return std::system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-// A loopback port nobody listens on now.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 std::string UrlEncode(const std::string& s) {
@@ -64,33 +55,6 @@ const std::string kRuleTests =
     std::string(GLEANER_SOURCE_DIR) + "/deploy/prometheus/gleaner-rules.test.yml";
 const std::string kDashboard =
     std::string(GLEANER_SOURCE_DIR) + "/deploy/grafana/gleaner-dashboard.json";
-
-// Kills the process whose pid is in `pid_file` when it goes out of scope.
-struct KillOnExit {
-  explicit KillOnExit(std::string file) : pid_file(std::move(file)) {}
-  KillOnExit(const KillOnExit&) = delete;
-  KillOnExit& operator=(const KillOnExit&) = delete;
-  ~KillOnExit() {
-    const std::string pid = testing::Slurp(pid_file);
-    if (!pid.empty()) kill(std::stoi(pid), SIGTERM);
-  }
-  std::string pid_file;
-};
-
-// Starts `gleaner up --fake demo` serving TCP on `port`, killed with the
-// returned guard; waits for its socket.
-KillOnExit StartGleanerUp(const testing::TempDir& dir, const std::string& data, int port) {
-  const std::string pid_file = (dir.path() / "gleaner.pid").string();
-  const int rc = std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
-                              " --listen 127.0.0.1:" + std::to_string(port) + " --for 90 >" +
-                              (dir.path() / "up.log").string() + " 2>&1 & echo $! >" + pid_file)
-                                 .c_str());
-  EXPECT_EQ(rc, 0);
-  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return KillOnExit{pid_file};  // a prvalue: no copy that would kill it early
-}
 
 class PrometheusTest : public ::testing::Test {
  protected:

@@ -1,0 +1,323 @@
+// The wall of GPUs: per host, a card per GPU coloured by its verdict, with
+// its readings, last-hour sparklines, processes and their users, and the
+// verdict's evidence on hover or keyboard focus. Cards are kept between
+// refreshes and updated in place, so the charts are not rebuilt every few
+// seconds and focus stays where the reader left it.
+import {el, setText} from './dom.js';
+import {duration, gib, number, percent, secondsSince} from './format.js';
+import {t} from './i18n.js';
+import {Sparkline} from './sparkline.js';
+
+export const VERDICTS = ['busy', 'idle', 'held_idle', 'harvested', 'protected', 'reserved', 'unknown', 'unhealthy'];
+
+const VERDICT_LABEL = {
+  busy: 'verdict.busy',
+  idle: 'verdict.idle',
+  held_idle: 'verdict.held_idle',
+  harvested: 'verdict.harvested',
+  protected: 'verdict.protected',
+  reserved: 'verdict.reserved',
+  unknown: 'verdict.unknown',
+  unhealthy: 'verdict.unhealthy',
+};
+
+const VERDICT_MEANING = {
+  busy: 'verdict_help.busy',
+  idle: 'verdict_help.idle',
+  held_idle: 'verdict_help.held_idle',
+  harvested: 'verdict_help.harvested',
+  protected: 'verdict_help.protected',
+  reserved: 'verdict_help.reserved',
+  unknown: 'verdict_help.unknown',
+  unhealthy: 'verdict_help.unhealthy',
+};
+
+const HEALTH_LABEL = {
+  no_permission: 'health.no_permission',
+  lost: 'health.lost',
+  error: 'health.error',
+};
+
+export function verdictLabel(state) {
+  return t(VERDICT_LABEL[state] ?? 'verdict.unknown');
+}
+
+function stateOf(gpu) {
+  if (gpu.verdict?.state && VERDICT_LABEL[gpu.verdict.state]) return gpu.verdict.state;
+  return gpu.health && gpu.health !== 'ok' ? 'unhealthy' : 'unknown';
+}
+
+function keyOf(gpu) {
+  return gpu.uuid ?? `index:${gpu.index}`;
+}
+
+const DASH = '–';
+
+// One GPU's card: its elements, built once, and its two sparklines.
+class GpuCard {
+  constructor(gpu) {
+    const key = keyOf(gpu);
+    const evidenceId = `evidence-${gpu.index}`;
+    this.title = el('span', {class: 'gpu-title'});
+    this.badge = el('span', {class: 'verdict-badge'});
+    this.name = el('p', {class: 'gpu-name'});
+    this.since = el('p', {class: 'gpu-since'});
+    this.health = el('p', {class: 'gpu-health', hidden: true});
+    this.readings = el('dl', {class: 'readings'});
+    this.utilCaption = el('span', {class: 'spark-caption'});
+    this.utilValue = el('span', {class: 'spark-value'});
+    this.utilBox = el('div', {class: 'spark', role: 'img'});
+    this.memCaption = el('span', {class: 'spark-caption'});
+    this.memValue = el('span', {class: 'spark-value'});
+    this.memBox = el('div', {class: 'spark', role: 'img'});
+    this.procsTitle = el('h4', {class: 'procs-title'});
+    this.procs = el('ul', {class: 'procs'});
+    this.evidence = el('div', {class: 'evidence', role: 'tooltip', id: evidenceId});
+    this.root = el(
+      'article',
+      {class: 'gpu-card', tabindex: 0, 'aria-describedby': evidenceId, dataset: {uuid: key}},
+      el('header', {class: 'gpu-head'}, this.title, this.badge),
+      this.name,
+      this.since,
+      this.health,
+      this.readings,
+      el('div', {class: 'spark-row'}, el('div', {class: 'spark-label'}, this.utilCaption, this.utilValue), this.utilBox),
+      el('div', {class: 'spark-row'}, el('div', {class: 'spark-label'}, this.memCaption, this.memValue), this.memBox),
+      this.procsTitle,
+      this.procs,
+      this.evidence,
+    );
+    this.util = new Sparkline(this.utilBox, '--spark-util');
+    this.mem = new Sparkline(this.memBox, '--spark-mem');
+    this.gpu = gpu;
+    this.history = null;
+  }
+
+  update(gpu) {
+    this.gpu = gpu;
+    const state = stateOf(gpu);
+    this.root.dataset.state = state;
+    this.root.className = `gpu-card state-${state}`;
+    setText(this.title, t('gpus.card_title', {index: gpu.index}));
+    setText(this.badge, verdictLabel(state));
+    setText(this.name, gpu.name ?? t('gpus.unnamed'));
+    setText(this.since, gpu.verdict?.since ? t('gpus.since', {span: duration(secondsSince(gpu.verdict.since))}) : '');
+    this.health.hidden = !gpu.health || gpu.health === 'ok';
+    if (!this.health.hidden) {
+      const detail = gpu.health_detail ? ` (${gpu.health_detail})` : '';
+      setText(this.health, t(HEALTH_LABEL[gpu.health] ?? 'health.error') + detail);
+    }
+    this.fillReadings(gpu);
+    this.fillProcesses(gpu.processes);
+    this.fillEvidence(gpu.verdict);
+    setText(this.utilCaption, t('spark.utilization'));
+    setText(this.memCaption, t('spark.memory'));
+    this.fillHistoryLabels();
+  }
+
+  fillReadings(gpu) {
+    const memory =
+      gpu.memory_used_bytes == null
+        ? DASH
+        : gpu.memory_total_bytes
+          ? t('gpus.memory_of', {used: gib(gpu.memory_used_bytes), total: gib(gpu.memory_total_bytes)})
+          : gib(gpu.memory_used_bytes);
+    const rows = [
+      ['gpus.utilization', gpu.utilization_gpu_pct == null ? DASH : percent(gpu.utilization_gpu_pct)],
+      ['gpus.memory', memory],
+      ['gpus.temperature', gpu.temperature_c == null ? DASH : t('units.celsius', {n: gpu.temperature_c})],
+      ['gpus.power', gpu.power_draw_w == null ? DASH : t('units.watts', {n: number(gpu.power_draw_w)})],
+    ];
+    this.readings.replaceChildren(
+      ...rows.flatMap(([key, value]) => [el('dt', {text: t(key)}), el('dd', {text: value})]),
+    );
+  }
+
+  fillProcesses(processes) {
+    const list = processes ?? [];
+    setText(this.procsTitle, t('procs.title', {n: list.length}));
+    if (list.length === 0) {
+      this.procs.replaceChildren(el('li', {class: 'procs-none', text: t(processes ? 'procs.none' : 'procs.unreadable')}));
+      return;
+    }
+    this.procs.replaceChildren(
+      ...list.map((p) =>
+        el(
+          'li',
+          {class: 'proc'},
+          el('span', {class: 'proc-user', text: p.user ?? t('procs.unknown_user')}),
+          el('span', {class: 'proc-command', title: p.command ?? '', text: p.command ?? t('procs.pid', {pid: p.pid})}),
+          el('span', {class: 'proc-memory', text: p.used_memory_bytes == null ? DASH : gib(p.used_memory_bytes)}),
+        ),
+      ),
+    );
+  }
+
+  fillEvidence(verdict) {
+    if (!verdict) {
+      this.evidence.replaceChildren(el('p', {text: t('evidence.none')}));
+      return;
+    }
+    const e = verdict.evidence ?? {};
+    const rows = [
+      ['evidence.quiet_for', t('evidence.of_window', {quiet: duration(e.quiet_for_s ?? 0), window: duration(e.window_s ?? 0)})],
+      ['evidence.observed_for', duration(e.observed_for_s ?? 0)],
+      ['evidence.utilization_now', e.utilization_pct == null ? DASH : percent(e.utilization_pct)],
+      ['evidence.max_in_window', e.max_utilization_pct_in_window == null ? DASH : percent(e.max_utilization_pct_in_window)],
+      ['evidence.processes', t('evidence.processes_value', {n: e.processes ?? 0, foreign: e.foreign_processes ?? 0})],
+      ['evidence.process_memory', gib(e.process_memory_bytes ?? 0)],
+      [
+        'evidence.power',
+        e.power_w == null
+          ? DASH
+          : t('evidence.power_value', {
+              now: t('units.watts', {n: number(e.power_w)}),
+              rest: e.idle_power_w == null ? DASH : t('units.watts', {n: number(e.idle_power_w)}),
+            }),
+      ],
+      [
+        'evidence.confidence',
+        e.confidence == null ? DASH : t('evidence.confidence_value', {p: percent(e.confidence * 100), n: e.similar_pauses ?? 0}),
+      ],
+    ];
+    this.evidence.replaceChildren(
+      el('p', {class: 'evidence-title', text: t('evidence.title')}),
+      el('p', {class: 'evidence-reason', text: e.reason ?? ''}),
+      el('dl', {}, ...rows.flatMap(([key, value]) => [el('dt', {text: t(key)}), el('dd', {text: value})])),
+    );
+  }
+
+  setHistory(history, from, to) {
+    this.history = history;
+    const minutes = history?.minutes ?? [];
+    const times = [];
+    const util = [];
+    const mem = [];
+    let previous = null;
+    for (const m of minutes) {
+      const at = Date.parse(m.minute) / 1000;
+      // A missing minute is a gap in the line, not a slope across it.
+      if (previous !== null && at - previous > 90) {
+        times.push(previous + 60);
+        util.push(null);
+        mem.push(null);
+      }
+      times.push(at);
+      util.push(m.utilization_mean_pct);
+      mem.push(m.memory_used_max_bytes);
+      previous = at;
+    }
+    const total = history?.memory_total_bytes ?? this.gpu.memory_total_bytes ?? Math.max(1, ...mem.filter((v) => v != null));
+    this.util.set(times, util, 100, from, to);
+    this.mem.set(times, mem, total, from, to);
+    this.fillHistoryLabels();
+  }
+
+  fillHistoryLabels() {
+    const minutes = this.history?.minutes ?? [];
+    if (minutes.length === 0) {
+      setText(this.utilValue, DASH);
+      setText(this.memValue, DASH);
+      this.utilBox.setAttribute('aria-label', t('spark.no_history'));
+      this.memBox.setAttribute('aria-label', t('spark.no_history'));
+      return;
+    }
+    const means = minutes.map((m) => m.utilization_mean_pct);
+    const mean = means.reduce((a, b) => a + b, 0) / means.length;
+    const max = Math.max(...minutes.map((m) => m.utilization_max_pct));
+    const memMax = Math.max(0, ...minutes.map((m) => m.memory_used_max_bytes ?? 0));
+    setText(this.utilValue, t('spark.mean_max', {mean: percent(mean), max: percent(max)}));
+    setText(this.memValue, t('spark.at_most', {value: gib(memMax)}));
+    this.utilBox.setAttribute('aria-label', t('spark.utilization_summary', {n: minutes.length, mean: percent(mean), max: percent(max)}));
+    this.memBox.setAttribute('aria-label', t('spark.memory_summary', {n: minutes.length, value: gib(memMax)}));
+  }
+
+  redrawCharts() {
+    this.util.draw();
+    this.mem.draw();
+  }
+}
+
+export class GpuWall {
+  constructor(container, legend) {
+    this.container = container;
+    this.legend = legend;
+    this.cards = new Map();
+    this.layout = '';
+    this.doc = null;
+    this.historyDoc = null;
+  }
+
+  // `doc`: a gleaner.gpus/v1 document (GET /v1/gpus).
+  update(doc) {
+    this.doc = doc;
+    const gpus = doc.gpus ?? [];
+    const layout = `${doc.host}|${gpus.map(keyOf).join(',')}`;
+    if (layout !== this.layout) this.build(doc);
+    for (const gpu of gpus) this.cards.get(keyOf(gpu)).update(gpu);
+    this.fillHostHeading(doc);
+    this.fillLegend(gpus);
+  }
+
+  // A new set of GPUs (or the first): cards built afresh.
+  build(doc) {
+    for (const card of this.cards.values()) {
+      card.util.destroy();
+      card.mem.destroy();
+    }
+    this.cards.clear();
+    this.layout = `${doc.host}|${(doc.gpus ?? []).map(keyOf).join(',')}`;
+    this.hostHeading = el('h3', {class: 'host-heading', id: 'host-heading'});
+    this.hostDetail = el('p', {class: 'host-detail'});
+    const grid = el('div', {class: 'cards'});
+    for (const gpu of doc.gpus ?? []) {
+      const card = new GpuCard(gpu);
+      this.cards.set(keyOf(gpu), card);
+      grid.append(card.root);
+    }
+    this.container.replaceChildren(
+      el('section', {class: 'host', 'aria-labelledby': 'host-heading'}, this.hostHeading, this.hostDetail, grid),
+    );
+    if (this.historyDoc) this.updateHistory(this.historyDoc);
+  }
+
+  fillHostHeading(doc) {
+    setText(this.hostHeading, t('gpus.host', {host: doc.host ?? '', n: (doc.gpus ?? []).length}));
+    const driver = doc.driver?.version ? t('gpus.driver', {version: doc.driver.version}) : '';
+    setText(this.hostDetail, [t('gpus.source', {source: doc.source ?? ''}), driver].filter(Boolean).join(' · '));
+  }
+
+  fillLegend(gpus) {
+    const counts = Object.fromEntries(VERDICTS.map((v) => [v, 0]));
+    for (const gpu of gpus) counts[stateOf(gpu)] += 1;
+    this.legend.replaceChildren(
+      ...VERDICTS.map((v) =>
+        el(
+          'li',
+          {class: `legend-item state-${v}`, title: t(VERDICT_MEANING[v]), dataset: {state: v}},
+          el('span', {class: 'swatch', 'aria-hidden': 'true'}),
+          el('span', {text: t('gpus.legend_item', {verdict: verdictLabel(v), n: counts[v]})}),
+        ),
+      ),
+    );
+  }
+
+  // `doc`: GET /v1/history.
+  updateHistory(doc) {
+    this.historyDoc = doc;
+    const from = Date.parse(doc.from) / 1000;
+    const to = Date.parse(doc.to) / 1000;
+    const byUuid = new Map((doc.gpus ?? []).map((g) => [g.uuid, g]));
+    for (const [key, card] of this.cards) card.setHistory(byUuid.get(key) ?? null, from, to);
+  }
+
+  // The language changed: every text again.
+  retranslate() {
+    if (this.doc) this.update(this.doc);
+  }
+
+  // The theme changed: the charts take their colours again.
+  redrawCharts() {
+    for (const card of this.cards.values()) card.redrawCharts();
+  }
+}
