@@ -3,6 +3,7 @@
 #include "observe/verdict_json.h"
 #include "store/pg_connection.h"
 #include "store/pg_schema.h"
+#include "store/profiles_of_kind.h"
 #include "store/row_codec.h"
 #include "store/text_list.h"
 
@@ -250,18 +251,7 @@ core::Result<std::map<std::string, observe::HourOfWeekProfile>> PgStore::Profile
 
 core::Result<std::map<std::string, observe::HourOfWeekProfile>> PgStore::Profiles(
     const std::string& kind) {
-  if (kind != "gpu" && kind != "user" && kind != "project" && kind != "host") {
-    return core::InvalidArgument("unknown profile kind \"" + kind +
-                                 "\"; expected gpu, user, project or host");
-  }
-  GLEANER_ASSIGN_OR_RETURN(auto out, ProfileRows(kind));
-  if (kind == "user" || kind == "project") {
-    // A user's or project's share is of the whole host's GPU-time.
-    GLEANER_ASSIGN_OR_RETURN(auto host, ProfileRows("host"));
-    const observe::HourOfWeekProfile& all = host["all"];
-    for (auto& [key, profile] : out) profile.observed_s = all.observed_s;
-  }
-  return out;
+  return ProfilesOfKind(kind, [this](const std::string& k) { return ProfileRows(k); });
 }
 
 core::Result<int64_t> PgStore::PruneRollups(core::TimePoint before) {

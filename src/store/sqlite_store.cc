@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "observe/verdict_json.h"
+#include "store/profiles_of_kind.h"
 #include "store/row_codec.h"
 #include "store/sqlite_statement.h"
 #include "store/text_list.h"
@@ -404,18 +405,7 @@ core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Pro
 
 core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::Profiles(
     const std::string& kind) {
-  if (kind != "gpu" && kind != "user" && kind != "project" && kind != "host") {
-    return core::InvalidArgument("unknown profile kind \"" + kind +
-                                 "\"; expected gpu, user, project or host");
-  }
-  GLEANER_ASSIGN_OR_RETURN(auto out, ProfileRows(kind));
-  if (kind == "user" || kind == "project") {
-    // A user's or project's share is of the whole host's GPU-time.
-    GLEANER_ASSIGN_OR_RETURN(auto host, ProfileRows("host"));
-    const observe::HourOfWeekProfile& all = host["all"];
-    for (auto& [key, profile] : out) profile.observed_s = all.observed_s;
-  }
-  return out;
+  return ProfilesOfKind(kind, [this](const std::string& k) { return ProfileRows(k); });
 }
 
 core::Result<int64_t> SqliteStore::PruneRollups(core::TimePoint before) {
