@@ -204,31 +204,17 @@ core::Result<std::vector<observe::Verdict>> PgStore::LatestVerdicts() {
 
 Status PgStore::AddToProfiles(const observe::UsageProfiles& delta) {
   return db_->InTransaction([&]() -> Status {
-    const std::map<std::string, observe::HourOfWeekProfile> host{{"all", delta.host()}};
-    for (const auto& [kind, profiles] :
-         {std::pair<std::string, const std::map<std::string, observe::HourOfWeekProfile>*>{
-              "gpu", &delta.gpus()},
-          {"user", &delta.users()},
-          {"project", &delta.projects()},
-          {"host", &host}}) {
-      for (const auto& [key, profile] : *profiles) {
-        for (int h = 0; h < observe::kHoursPerWeek; ++h) {
-          const auto i = static_cast<size_t>(h);
-          if (profile.observed_s[i] == 0 && profile.busy_s[i] == 0) continue;
-          GLEANER_RETURN_IF_ERROR(db_->Query(R"sql(
+    return ForEachProfileRow(delta, [&](const ProfileRow& r) {
+      return db_
+          ->Query(R"sql(
             INSERT INTO usage_profiles (kind, key, hour_of_week, busy_s, observed_s)
             VALUES ($1, $2, $3, $4, $5)
             ON CONFLICT (kind, key, hour_of_week) DO UPDATE SET
               busy_s = usage_profiles.busy_s + excluded.busy_s,
               observed_s = usage_profiles.observed_s + excluded.observed_s)sql",
-                                             {kind, key, static_cast<int64_t>(h), profile.busy_s[i],
-                                              profile.observed_s[i]},
-                                             "saving usage profiles")
-                                      .status());
-        }
-      }
-    }
-    return Status::Ok();
+                  {r.kind, r.key, r.hour_of_week, r.busy_s, r.observed_s}, "saving usage profiles")
+          .status();
+    });
   });
 }
 

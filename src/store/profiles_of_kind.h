@@ -28,4 +28,36 @@ core::Result<ProfileMap> ProfilesOfKind(const std::string& kind, ReadRows read_r
   return out;
 }
 
+// One stored row of a usage profile: an hour of the week of one key.
+struct ProfileRow {
+  const std::string& kind;  // "gpu", "user", "project" or "host" (key "all")
+  const std::string& key;
+  int64_t hour_of_week;
+  double busy_s;
+  double observed_s;
+};
+
+// Calls `add(const ProfileRow&)` for every hour of `delta` that holds time,
+// as ObservationStore::AddToProfiles stores it; stops at the first error.
+template <typename AddRow>  // core::Status(const ProfileRow&)
+core::Status ForEachProfileRow(const observe::UsageProfiles& delta, AddRow add) {
+  static const std::string kGpu = "gpu", kUser = "user", kProject = "project", kHost = "host";
+  const ProfileMap host{{"all", delta.host()}};
+  for (const auto& [kind, profiles] :
+       {std::pair<const std::string&, const ProfileMap&>{kGpu, delta.gpus()},
+        {kUser, delta.users()},
+        {kProject, delta.projects()},
+        {kHost, host}}) {
+    for (const auto& [key, profile] : profiles) {
+      for (int h = 0; h < observe::kHoursPerWeek; ++h) {
+        const auto i = static_cast<size_t>(h);
+        if (profile.observed_s[i] == 0 && profile.busy_s[i] == 0) continue;
+        GLEANER_RETURN_IF_ERROR(
+            add(ProfileRow{kind, key, h, profile.busy_s[i], profile.observed_s[i]}));
+      }
+    }
+  }
+  return core::Status::Ok();
+}
+
 }  // namespace gleaner::store

@@ -357,29 +357,17 @@ Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
     INSERT INTO usage_profiles VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (kind, key, hour_of_week)
     DO UPDATE SET busy_s = busy_s + excluded.busy_s, observed_s = observed_s + excluded.observed_s)sql");
-    Status s = add.status();
-    const std::map<std::string, observe::HourOfWeekProfile> host{{"all", delta.host()}};
-    for (const auto& [kind, profiles] :
-         {std::pair<std::string, const std::map<std::string, observe::HourOfWeekProfile>*>{
-              "gpu", &delta.gpus()},
-          {"user", &delta.users()},
-          {"project", &delta.projects()},
-          {"host", &host}}) {
-      for (const auto& [key, profile] : *profiles) {
-        for (int h = 0; h < observe::kHoursPerWeek && s.ok(); ++h) {
-          const auto i = static_cast<size_t>(h);
-          if (profile.observed_s[i] == 0 && profile.busy_s[i] == 0) continue;
-          add.Bind(1, kind);
-          add.Bind(2, key);
-          add.Bind(3, static_cast<int64_t>(h));
-          add.Bind(4, profile.busy_s[i]);
-          add.Bind(5, profile.observed_s[i]);
-          if (add.Step() != SQLITE_DONE) s = SqlError(db_, "saving usage profiles");
-          add.Reset();
-        }
-      }
-    }
-    return s;
+    GLEANER_RETURN_IF_ERROR(add.status());
+    return ForEachProfileRow(delta, [&](const ProfileRow& r) -> Status {
+      add.Bind(1, r.kind);
+      add.Bind(2, r.key);
+      add.Bind(3, r.hour_of_week);
+      add.Bind(4, r.busy_s);
+      add.Bind(5, r.observed_s);
+      const bool done = add.Step() == SQLITE_DONE;
+      add.Reset();
+      return done ? Status::Ok() : SqlError(db_, "saving usage profiles");
+    });
   });
 }
 

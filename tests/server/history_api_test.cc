@@ -11,6 +11,7 @@
 #include "observe/usage_profile.h"
 #include "server/api.h"
 #include "store/sqlite_store.h"
+#include "testing/gpu_record.h"
 #include "testing/temp_dir.h"
 
 namespace gleaner::server {
@@ -23,14 +24,7 @@ using ::testing::HasSubstr;
 const core::TimePoint kNow = core::FromUnixMicros(int64_t{1'799'654'400} * 1'000'000);
 
 store::GpuRecord Gpu(const char* uuid, uint32_t index) {
-  store::GpuRecord g;
-  g.uuid = core::GpuUuid(uuid);
-  g.host = "node1";
-  g.index = index;
-  g.name = "NVIDIA H100 80GB HBM3";
-  g.memory_total = core::Bytes::GiB(80);
-  g.first_seen = g.last_seen = kNow - core::Seconds(86400);
-  return g;
+  return testing::H100Record(uuid, index, kNow - core::Seconds(86400));
 }
 
 // The minute starting `minutes_ago` minutes before kNow, at `pct` busy.
