@@ -18,7 +18,9 @@ Harvester::Harvester(Sampler& sampler, store::JobStore& jobs, Executor& executor
       mode_(mode),
       log_dir_(std::move(log_dir)),
       host_(std::move(host)),
-      scheduler_(host_.scheduler) {}
+      scheduler_(host_.scheduler),
+      queue_(jobs_, scheduler_,
+             [this](const sched::Event& e, const cluster::Log& log) { TellScheduler(e, log); }) {}
 
 core::Status Harvester::Tick(const std::function<void(const std::string&)>& log) {
   core::Status store_status;

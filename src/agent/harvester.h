@@ -9,6 +9,7 @@
 #include "agent/executor.h"
 #include "agent/host_metrics.h"
 #include "agent/sampler.h"
+#include "cluster/queue_feed.h"
 #include "gpu/gpu_snapshot.h"
 #include "observe/lending.h"
 #include "sched/scheduler.h"
@@ -21,6 +22,11 @@ enum class HarvestMode {
   kMonitor,  // observe, judge, report; start no job
   kHarvest,  // also run queued jobs on idle GPUs and give them back
 };
+
+// NVLink islands: GPUs linked to one another directly or through others
+// share an island id (the lowest index among them); -1 without NVLink.
+std::map<core::GpuUuid, int> NvlinkIslands(const std::vector<gpu::GpuLink>& links,
+                                           const std::vector<gpu::GpuSnapshot>& gpus);
 
 // What the scheduler needs to know of this host beyond each pass.
 struct HostLayout {
@@ -69,11 +75,6 @@ class Harvester {
                 const std::function<void(const std::string&)>& log);
   void AddNode(const HostPass& pass, const std::map<core::GpuUuid, bool>& lendable,
                const std::function<void(const std::string&)>& log);
-  // Hands queued jobs that may run now to the scheduler, takes back those
-  // held or cancelled, and says why the others wait.
-  // Returns the queued jobs as they were read.
-  std::vector<store::JobRecord> SyncQueue(const std::vector<store::JobRecord>& active,
-                                          const std::function<void(const std::string&)>& log);
   void Carry(const sched::Action& action, const std::function<void(const std::string&)>& log);
   // Claims the job in the store and launches it; false (and the scheduler
   // told) when it could not.
@@ -92,13 +93,12 @@ class Harvester {
   std::string log_dir_;
   HostLayout host_;
   sched::Scheduler scheduler_;
+  cluster::QueueFeed queue_;
   bool node_added_ = false;
   std::map<core::GpuUuid, bool> lendable_;             // as last told to the scheduler
-  std::set<sched::JobId> pending_;                     // queued jobs the scheduler holds
   std::vector<sched::Action> decided_;                 // not yet carried out
   std::map<sched::JobId, std::string> preempting_;     // the scheduler's victims, and why
   std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
-  std::map<sched::JobId, std::string> waits_;          // why queued jobs wait, this pass
   sched::VacatePlanner planner_;
   std::set<sched::JobId> cancelled_;  // killed on request, awaiting reaping
   HostMetrics* metrics_ = nullptr;

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/bench_command.h"
+#include "cli/cluster_commands.h"
 #include "cli/cost_command.h"
 #include "cli/eval_command.h"
 #include "cli/exit_codes.h"
@@ -29,6 +30,10 @@ int Main(int argc, char** argv, const core::Clock& clock,
   CLI::App* monitor_cmd = AddMonitorCommand(app, monitor);
   MonitorOptions up;
   CLI::App* up_cmd = AddUpCommand(app, up);
+  ServerOptions server;
+  CLI::App* server_cmd = AddServerCommand(app, server);
+  AgentOptions agent_opts;
+  CLI::App* agent_cmd = AddAgentCommand(app, agent_opts);
   JobOptions job;
   const JobCommands job_cmds = AddJobCommands(app, job);
   // `gleaner --data-dir D <command>` as well as `gleaner <command> --data-dir D`.
@@ -62,15 +67,19 @@ int Main(int argc, char** argv, const core::Clock& clock,
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  for (std::string* d :
-       {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &profile.data_dir, &job.data_dir,
-        &token.api.data_dir, &cost_advise.data_dir, &cost_report.data_dir}) {
+  for (std::string* d : {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &server.data_dir,
+                         &agent_opts.data_dir, &profile.data_dir, &job.data_dir,
+                         &token.api.data_dir, &cost_advise.data_dir, &cost_report.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
   job.server = token.api.server = gpus.server = remote.server;
   job.token = token.api.token = gpus.token = remote.token;
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
   if (up_cmd->parsed()) return RunMonitor(up, clock, inspector, std::cout, std::cerr);
+  if (server_cmd->parsed()) return RunServer(server, clock, std::cout, std::cerr);
+  if (agent_cmd->parsed()) {
+    return RunAgent(agent_opts, clock, inspector, std::cout, std::cerr);
+  }
   if (job_cmds.submit->parsed()) return RunSubmit(job, std::cout, std::cerr);
   if (job_cmds.queue->parsed()) return RunQueue(job, std::cout, std::cerr);
   if (job_cmds.show->parsed()) return RunShow(job, std::cout, std::cerr);

@@ -19,6 +19,7 @@
 #include "agent/sampler.h"
 #include "cli/config_file.h"
 #include "cli/cost_command.h"
+#include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 #include "cli/gpus_json.h"
@@ -33,38 +34,6 @@
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
-namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void RequestStop(int) { g_stop.store(true); }
-
-// Whether the API would be reachable from other hosts: anything but
-// loopback (and "none").
-bool ListensBeyondLoopback(const std::string& listen) {
-  auto hp = server::ParseHostPort(listen);
-  return hp.ok() && hp->first.rfind("127.", 0) != 0 && hp->first != "::1" &&
-         hp->first != "localhost";
-}
-
-// Jobs' logs, the API's connections and /proc all need descriptors; the
-// soft limit (often 1024) is raised to the hard one, so a burst of
-// clients cannot starve the harvesting loop.
-void RaiseFileLimit() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
-  }
-}
-
-std::string Hostname() {
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
-}
-
-}  // namespace
-
 namespace {
 
 void AddDaemonOptions(CLI::App* cmd, MonitorOptions& options) {
@@ -152,22 +121,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     config->idle.max_sample_gap =
         std::max(config->idle.max_sample_gap, 3 * config->sample_interval);
   }
-  std::error_code ec;
-  // Others may reach the API socket inside (x), but not list the directory;
-  // the database itself is made private below.
-  const bool created = !std::filesystem::exists(data_dir);
-  std::filesystem::create_directories(data_dir, ec);
-  if (!ec && created) {
-    using std::filesystem::perms;
-    std::filesystem::permissions(data_dir,
-                                 perms::owner_all | perms::group_exec | perms::others_exec,
-                                 std::filesystem::perm_options::replace, ec);
-  }
-  if (ec) {
-    err << "gleaner: cannot create the data directory " << data_dir << ": " << ec.message()
-        << " (choose another with --data-dir)\n";
+  // The database itself is made private below.
+  if (auto s = PrepareDataDir(data_dir); !s.ok()) {
+    err << "gleaner: " << s.message() << "\n";
     return kExitFailure;
   }
+  std::error_code ec;
   // It records who submitted what, with their environments: owner only.
   // Created private before SQLite opens it, since its -wal and -shm files
   // take the database's mode when they are created, on the first write.
@@ -222,22 +181,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
   std::optional<agent::JobCgroups> job_cgroups;
-  if (options.harvest) {
-    // One directory per data directory: several gleaners on a host (one
-    // per user, say) never sweep each other's jobs.
-    const std::string leaf =
-        "gleaner-jobs-" +
-        core::Sha256Hex(std::filesystem::absolute(data_dir).lexically_normal().string())
-            .substr(0, 12);
-    if (auto cgroups = agent::JobCgroups::Open(leaf); cgroups.ok()) {
-      log("each job gets a cgroup of its own under " + cgroups->base());
-      job_cgroups = *cgroups;
-      executor.UseCgroups(std::move(cgroups).value());
-    } else {
-      log("jobs run without cgroups of their own (" + cgroups.status().message() +
-          "); their process groups hold them");
-    }
-  }
+  if (options.harvest) job_cgroups = UseJobCgroups(data_dir, executor, log);
   // The most GPUs one job can get: all of this host's.
   const int host_gpus = std::max<int>(
       1, static_cast<int>(
@@ -354,22 +298,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   }
 
   // Only now, with nothing left that can fail: signals and the deadline.
-  g_stop.store(false);
-  std::signal(SIGINT, RequestStop);
-  std::signal(SIGTERM, RequestStop);
-  std::thread deadline;
-  if (options.for_s) {
-    deadline = std::thread([for_s = *options.for_s] {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(for_s);
-      while (!g_stop.load() && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      g_stop.store(true);
-    });
-  }
+  std::optional<StopSignal> stop(std::in_place, options.for_s);
   std::map<core::GpuUuid, observe::GpuState> last_state;
   bool failed = false;
-  sampler.Run(g_stop, [&](const agent::HostPass& pass, const core::Status& status) {
+  sampler.Run(stop->flag(), [&](const agent::HostPass& pass, const core::Status& status) {
     if (!status.ok()) {
       log("error: " + status.message());
       failed = failed || pass.snapshots.empty();
@@ -398,12 +330,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       latest = pass;
     }
   });
-  if (deadline.joinable()) deadline.join();
+  stop.reset();
   if (webhook) webhook->WaitIdle(core::Seconds(10));
   // Jobs outlive the daemon; their directory goes only when none is left.
   if (job_cgroups) job_cgroups->RemoveBase().IgnoreError();
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   log("stopped");
   return failed ? kExitFailure : kExitOk;
 }

@@ -72,3 +72,42 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 }  // namespace gleaner::core
+
+namespace gleaner::core {
+
+namespace {
+
+std::string HexToBytes(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    const auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+    out.push_back(static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string HmacSha256Hex(std::string_view key, std::string_view message) {
+  constexpr size_t kBlock = 64;
+  std::string k = key.size() > kBlock ? HexToBytes(Sha256Hex(key)) : std::string(key);
+  k.resize(kBlock, '\0');
+  std::string inner(kBlock, '\0');
+  std::string outer(kBlock, '\0');
+  for (size_t i = 0; i < kBlock; ++i) {
+    inner[i] = static_cast<char>(k[i] ^ 0x36);
+    outer[i] = static_cast<char>(k[i] ^ 0x5c);
+  }
+  return Sha256Hex(outer + HexToBytes(Sha256Hex(inner + std::string(message))));
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+}  // namespace gleaner::core

@@ -40,15 +40,24 @@ core::Result<Endpoint> ParseServerUrl(const std::string& url) {
   return e;
 }
 
-core::Result<std::pair<int, std::string>> HttpCall(const Endpoint& endpoint,
-                                                   const std::string& method,
-                                                   const std::string& target,
-                                                   const std::string& body,
-                                                   const std::string& token) {
+core::Result<std::pair<int, std::string>> HttpCall(
+    const Endpoint& endpoint, const std::string& method, const std::string& target,
+    const std::string& body, const std::string& token, core::Duration timeout) {
+  // Linux honours SO_SNDTIMEO in connect(): a host that does not answer
+  // costs `timeout`, not the kernel's minutes of SYN retries.
+  timeval tv{static_cast<time_t>(timeout.count() / 1'000'000),
+             static_cast<suseconds_t>(timeout.count() % 1'000'000)};
+  const auto with_timeouts = [&tv](int s) {
+    if (s >= 0) {
+      setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    }
+    return s;
+  };
   int fd = -1;
   if (!endpoint.unix_path.empty()) {
     GLEANER_ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(endpoint.unix_path));
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = with_timeouts(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
       const std::string why = std::strerror(errno);
       close(fd);
@@ -57,7 +66,7 @@ core::Result<std::pair<int, std::string>> HttpCall(const Endpoint& endpoint,
     }
   } else {
     GLEANER_ASSIGN_OR_RETURN(TcpAddress addr, ResolveTcp(endpoint.host, endpoint.port));
-    fd = socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = with_timeouts(socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr.storage), addr.length) != 0) {
       const std::string why = std::strerror(errno);
       close(fd);
@@ -66,9 +75,6 @@ core::Result<std::pair<int, std::string>> HttpCall(const Endpoint& endpoint,
     }
   }
   if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
-  timeval tv{30, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   std::string request = method + " " + target + " HTTP/1.1\r\nHost: gleaner\r\n";
   if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
   request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +

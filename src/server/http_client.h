@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/result.h"
+#include "core/units.h"
 
 namespace gleaner::server {
 
@@ -22,11 +23,14 @@ struct Endpoint {
 core::Result<Endpoint> ParseServerUrl(const std::string& url);
 
 // One request; the answer's status and body. `token`, when set, goes as
-// "Authorization: Bearer". kUnavailable when the server cannot be reached.
+// "Authorization: Bearer". kUnavailable when the server cannot be reached
+// or does not answer within `timeout` (for connecting, and for each read
+// or write).
 core::Result<std::pair<int, std::string>> HttpCall(const Endpoint& endpoint,
                                                    const std::string& method,
                                                    const std::string& target,
                                                    const std::string& body,
-                                                   const std::string& token = "");
+                                                   const std::string& token = "",
+                                                   core::Duration timeout = core::Seconds(30));
 
 }  // namespace gleaner::server

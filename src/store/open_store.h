@@ -15,6 +15,9 @@ namespace gleaner::store {
 // PostgreSQL (the static build), a PostgreSQL URI is kNotSupported.
 core::Result<std::unique_ptr<Store>> OpenStore(const std::string& where);
 
+// Why this gleaner cannot open a PostgreSQL store (kNotSupported).
+core::Status PostgresUnsupported();
+
 // Whether this gleaner can open a PostgreSQL store.
 bool PostgresSupported();
 

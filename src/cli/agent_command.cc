@@ -1,0 +1,236 @@
+// `gleaner agent`: one per GPU host. It samples and judges the host's GPUs
+// as `gleaner up` does, keeps the host's own history, and runs what the
+// leading coordinator assigns.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <ostream>
+
+#include "agent/minute_tee.h"
+#include "agent/node_agent.h"
+#include "agent/sampler.h"
+#include "cli/cluster_commands.h"
+#include "cli/config_file.h"
+#include "cli/daemon_support.h"
+#include "cli/exit_codes.h"
+#include "cli/gpu_source.h"
+#include "cluster/agent_credentials.h"
+#include "core/format.h"
+#include "observe/verdict_json.h"
+#include "server/http_client.h"
+#include "store/sqlite_store.h"
+
+namespace gleaner::cli {
+
+namespace {
+
+// Short enough that a dead coordinator costs a pass, not the owner's time.
+constexpr core::Duration kReportTimeout = core::Seconds(2);
+
+core::Result<std::vector<server::Endpoint>> ParseServers(const std::string& list) {
+  std::vector<server::Endpoint> out;
+  std::stringstream in(list);
+  for (std::string url; std::getline(in, url, ',');) {
+    if (url.empty()) continue;
+    GLEANER_ASSIGN_OR_RETURN(server::Endpoint e, server::ParseServerUrl(url));
+    out.push_back(std::move(e));
+  }
+  if (out.empty()) {
+    return core::InvalidArgument("--server: give the coordinators' URLs, http://HOST:PORT[,...]");
+  }
+  return out;
+}
+
+// The coordinators, tried in turn: the last one that answered first. A
+// standby answers 503 and the next is tried.
+class Coordinators {
+ public:
+  explicit Coordinators(std::vector<server::Endpoint> endpoints)
+      : endpoints_(std::move(endpoints)) {}
+
+  // POSTs `body` to `target` on each coordinator in turn until one answers
+  // 200; the answer's JSON. Any other answer is kept as the error.
+  core::Result<nlohmann::json> Post(const std::string& target, const nlohmann::json& body,
+                                    const std::string& token) {
+    core::Status last = core::Unavailable("no coordinator");
+    const std::string text = body.dump();
+    for (size_t tried = 0; tried < endpoints_.size(); ++tried) {
+      const server::Endpoint& e = endpoints_[current_];
+      auto answer = server::HttpCall(e, "POST", target, text, token, kReportTimeout);
+      if (answer.ok() && answer->first == 200) {
+        nlohmann::json j = nlohmann::json::parse(answer->second, nullptr, false);
+        if (!j.is_discarded()) return j;
+        last = core::Unavailable(e.ToString() + " answered something that is not JSON");
+      } else if (answer.ok()) {
+        const nlohmann::json j = nlohmann::json::parse(answer->second, nullptr, false);
+        const std::string why =
+            j.is_object() && j.contains("error") ? j["error"].dump() : answer->second;
+        last = answer->first == 401 ? core::Unauthenticated(e.ToString() + ": " + why)
+                                    : core::Unavailable(e.ToString() + " answered " +
+                                                        std::to_string(answer->first) + ": " + why);
+        if (answer->first == 401) return last;  // another coordinator would say the same
+      } else {
+        last = answer.status();
+      }
+      current_ = (current_ + 1) % endpoints_.size();
+    }
+    return last;
+  }
+
+ private:
+  std::vector<server::Endpoint> endpoints_;
+  size_t current_ = 0;
+};
+
+// The agent's credential, from DATA_DIR/agent.credential, or by joining
+// with the join secret (then kept there, mode 600).
+core::Result<std::string> Credential(const std::string& data_dir, const std::string& name,
+                                     const std::string& secret_file, Coordinators& coordinators,
+                                     const cluster::Log& log) {
+  const std::string path = data_dir + "/agent.credential";
+  std::ifstream in(path);
+  std::string kept;
+  if (in >> kept && kept.starts_with("agent." + name + ".")) return kept;
+  GLEANER_ASSIGN_OR_RETURN(std::string secret, ReadJoinSecret(secret_file));
+  GLEANER_ASSIGN_OR_RETURN(
+      nlohmann::json joined,
+      coordinators.Post("/v1/agents/join", {{"name", name}, {"join_secret", secret}}, ""));
+  const std::string credential = joined.value("credential", "");
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 ||
+      write(fd, credential.data(), credential.size()) != static_cast<ssize_t>(credential.size())) {
+    if (fd >= 0) close(fd);
+    return core::Unavailable("cannot keep the credential in " + path);
+  }
+  close(fd);
+  log("joined the cluster as " + name + "; credential kept in " + path);
+  return credential;
+}
+
+}  // namespace
+
+CLI::App* AddAgentCommand(CLI::App& app, AgentOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "agent", "Lend this host's idle GPUs to a cluster's coordinators (docs/cluster.md)");
+  cmd->add_option("--server", options.servers,
+                  "The coordinators: http://HOST:PORT, several comma-separated")
+      ->required();
+  cmd->add_option("--join-secret-file", options.join_secret_file,
+                  "The cluster's join secret (needed only to join the first time)");
+  cmd->add_option("--name", options.name, "This host's name in the cluster (default: hostname)");
+  cmd->add_option("--fake", options.fake, "Simulated GPUs from a scenario (demo, or a file)")
+      ->type_name("SCENARIO");
+  cmd->add_option("--nvml-library", options.nvml_library, "The NVML library to load")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", options.data_dir,
+                  "Where the agent keeps its credential, jobs and history");
+  cmd->add_option("--config", options.config, "Config file (default: DATA_DIR/gleaner.toml)");
+  cmd->add_option("--interval", options.interval_s, "Seconds between samples and reports")
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--for", options.for_s, "Stop after this many seconds")
+      ->check(CLI::Range(0.0, 1e9));
+  return cmd;
+}
+
+int RunAgent(const AgentOptions& options, const core::Clock& clock,
+             const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
+  RaiseFileLimit();
+  const std::string name = options.name.empty() ? Hostname() : options.name;
+  if (auto s = cluster::CheckAgentName(name); !s.ok()) {
+    err << "gleaner: --name: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  auto endpoints = ParseServers(options.servers);
+  if (!endpoints.ok()) {
+    err << "gleaner: " << endpoints.status().message() << "\n";
+    return kExitUsage;
+  }
+  const std::string data_dir = DataDir(options.data_dir);
+  const std::string config_path = ConfigPath(data_dir, options.config);
+  auto config = LoadConfig(config_path, !options.config.empty());
+  if (!config.ok()) {
+    err << "gleaner: " << config.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (options.interval_s) {
+    config->sample_interval = core::Duration(static_cast<int64_t>(*options.interval_s * 1e6));
+    config->idle.max_sample_gap =
+        std::max(config->idle.max_sample_gap, 3 * config->sample_interval);
+  }
+  if (auto s = PrepareDataDir(data_dir); !s.ok()) {
+    err << "gleaner: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  std::mutex log_mu;
+  const cluster::Log log = [&out, &log_mu](const std::string& line) {
+    std::lock_guard lock(log_mu);
+    out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
+    out.flush();
+  };
+  Coordinators coordinators(*endpoints);
+  auto credential = Credential(data_dir, name, options.join_secret_file, coordinators, log);
+  if (!credential.ok()) {
+    err << "gleaner: cannot join the cluster: " << credential.status().message() << "\n";
+    return credential.status().code() == core::StatusCode::kUnavailable ? kExitFailure
+                                                                        : kExitBadInput;
+  }
+  if (const int fd = open((data_dir + "/gleaner.db").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+      fd >= 0) {
+    close(fd);
+  }
+  auto local = store::SqliteStore::Open(data_dir + "/gleaner.db");
+  if (!local.ok()) {
+    err << "gleaner: " << local.status().message() << "\n";
+    return kExitFailure;
+  }
+  GpuSource source;
+  if (int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
+      rc != kExitOk) {
+    return rc;
+  }
+  const core::RealClock job_clock;  // exit times are wall-clock facts
+  agent::Executor executor(job_clock);
+  std::optional<agent::JobCgroups> job_cgroups = UseJobCgroups(data_dir, executor, log);
+  agent::NodeAgentOptions agent_options;
+  agent_options.log_dir = data_dir + "/logs";
+  agent_options.state_path = data_dir + "/agent-jobs.json";
+  agent_options.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
+  agent::NodeAgent node(
+      executor, job_clock, agent_options,
+      [&coordinators, token = *credential](
+          const cluster::AgentReport& report) -> core::Result<cluster::AgentReply> {
+        GLEANER_ASSIGN_OR_RETURN(
+            nlohmann::json reply,
+            coordinators.Post("/v1/agents/report", cluster::ReportToJson(report), token));
+        return cluster::ReplyFromJson(reply);
+      });
+  agent::MinuteTee history(**local, [&node](const std::vector<observe::MinuteRollup>& minutes) {
+    node.AddMinutes(minutes);
+  });
+  agent::SamplerOptions sampler_options;
+  sampler_options.interval = config->sample_interval;
+  sampler_options.retention = config->retention;
+  sampler_options.idle = config->idle;
+  sampler_options.project_of_user = config->project_of_user;
+  sampler_options.host = name;
+  agent::Sampler sampler(*source.backend, *source.inspector, &history, clock, sampler_options);
+  sampler.Recall(std::max(config->idle.idle_after, config->idle.held_idle_after));
+  node.Recover(log);
+  log("agent " + name + " on " + source.backend->Driver().source + ", reporting every " +
+      core::FormatDuration(config->sample_interval) + " to " + options.servers);
+  {
+    StopSignal stop(options.for_s);
+    sampler.Run(stop.flag(), [&](const agent::HostPass& pass, const core::Status& status) {
+      if (!status.ok()) log("error: " + status.message());
+      if (!pass.verdicts.empty()) node.Act(pass, log);
+    });
+  }
+  // Jobs outlive the agent; their directory goes only when none is left.
+  if (job_cgroups) job_cgroups->RemoveBase().IgnoreError();
+  log("stopped");
+  return kExitOk;
+}
+
+}  // namespace gleaner::cli

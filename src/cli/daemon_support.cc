@@ -1,0 +1,100 @@
+#include "cli/daemon_support.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+
+#include "core/sha256.h"
+#include "server/socket_address.h"
+
+namespace gleaner::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void RequestStop(int) { g_stop.store(true); }
+
+}  // namespace
+
+std::string Hostname() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
+}
+
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+bool ListensBeyondLoopback(const std::string& listen) {
+  auto hp = server::ParseHostPort(listen);
+  return hp.ok() && hp->first.rfind("127.", 0) != 0 && hp->first != "::1" &&
+         hp->first != "localhost";
+}
+
+core::Status PrepareDataDir(const std::string& data_dir) {
+  std::error_code ec;
+  const bool created = !std::filesystem::exists(data_dir);
+  std::filesystem::create_directories(data_dir, ec);
+  if (!ec && created) {
+    using std::filesystem::perms;
+    std::filesystem::permissions(data_dir,
+                                 perms::owner_all | perms::group_exec | perms::others_exec,
+                                 std::filesystem::perm_options::replace, ec);
+  }
+  if (ec) {
+    return core::Unavailable("cannot create the data directory " + data_dir + ": " + ec.message() +
+                             " (choose another with --data-dir)");
+  }
+  return core::Status::Ok();
+}
+
+std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,
+                                               agent::Executor& executor, const cluster::Log& log) {
+  const std::string leaf =
+      "gleaner-jobs-" +
+      core::Sha256Hex(std::filesystem::absolute(data_dir).lexically_normal().string())
+          .substr(0, 12);
+  auto cgroups = agent::JobCgroups::Open(leaf);
+  if (!cgroups.ok()) {
+    log("jobs run without cgroups of their own (" + cgroups.status().message() +
+        "); their process groups hold them");
+    return std::nullopt;
+  }
+  log("each job gets a cgroup of its own under " + cgroups->base());
+  executor.UseCgroups(*cgroups);
+  return std::move(cgroups).value();
+}
+
+StopSignal::StopSignal(std::optional<double> for_s) {
+  g_stop.store(false);
+  std::signal(SIGINT, RequestStop);
+  std::signal(SIGTERM, RequestStop);
+  if (for_s) {
+    deadline_ = std::thread([seconds = *for_s] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+      while (!g_stop.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      g_stop.store(true);
+    });
+  }
+}
+
+StopSignal::~StopSignal() {
+  g_stop.store(true);
+  if (deadline_.joinable()) deadline_.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+const std::atomic<bool>& StopSignal::flag() const { return g_stop; }
+
+}  // namespace gleaner::cli

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "agent/executor.h"
+#include "agent/job_cgroups.h"
+#include "cluster/log.h"
+#include "core/result.h"
+
+// What the long-running commands (`gleaner up`, `server`, `agent`) share.
+namespace gleaner::cli {
+
+std::string Hostname();
+
+// Jobs' logs, the API's connections and /proc all need descriptors; the
+// soft limit (often 1024) is raised to the hard one, so a burst of
+// clients cannot starve the daemon's loop.
+void RaiseFileLimit();
+
+// Whether an API on `listen` (HOST:PORT) is reachable from other hosts.
+bool ListensBeyondLoopback(const std::string& listen);
+
+// Creates the data directory: others may reach a socket inside (x) but not
+// list it. The error says how to choose another.
+core::Status PrepareDataDir(const std::string& data_dir);
+
+// Gives each job a cgroup of its own where cgroup v2 allows, one directory
+// per data directory (several gleaners on a host never sweep each other's
+// jobs); says which it is. The returned cgroups' base is removed on exit.
+std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,
+                                               agent::Executor& executor, const cluster::Log& log);
+
+// Until SIGINT, SIGTERM or `for_s` seconds: the flag a daemon's loop
+// watches. One per process.
+class StopSignal {
+ public:
+  explicit StopSignal(std::optional<double> for_s);
+  ~StopSignal();  // signals back to their defaults
+  StopSignal(const StopSignal&) = delete;
+  StopSignal& operator=(const StopSignal&) = delete;
+
+  const std::atomic<bool>& flag() const;
+  bool stopped() const { return flag().load(); }
+
+ private:
+  std::thread deadline_;
+};
+
+}  // namespace gleaner::cli

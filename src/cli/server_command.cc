@@ -1,0 +1,261 @@
+// `gleaner server`: a coordinator. Every server on one store serves the API;
+// the one holding the store's leader lease also schedules and takes the
+// agents' reports.
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <ostream>
+#include <thread>
+
+#include "cli/cluster_commands.h"
+#include "cli/config_file.h"
+#include "cli/cost_command.h"
+#include "cli/daemon_support.h"
+#include "cli/exit_codes.h"
+#include "cli/gpu_source.h"
+#include "cluster/agent_credentials.h"
+#include "cluster/cluster_view.h"
+#include "cluster/coordinator.h"
+#include "core/format.h"
+#include "observe/verdict_json.h"
+#include "server/agent_api.h"
+#include "server/api.h"
+#include "server/socket_address.h"
+#include "store/leader_lease.h"
+#include "store/open_store.h"
+
+namespace gleaner::cli {
+
+namespace {
+
+// How often a server checks its lease; a standby takes over within this of
+// the leader's death (PostgreSQL drops a dead session's locks at once).
+constexpr auto kLeasePoll = std::chrono::milliseconds(200);
+// How often the leader judges hosts and places jobs.
+constexpr auto kTickEvery = std::chrono::milliseconds(250);
+
+core::Duration SecondsToDuration(double s) { return core::Duration(static_cast<int64_t>(s * 1e6)); }
+
+// A coordinator on a store connection of its own, which it keeps; null
+// (and said) when the store cannot be opened.
+std::shared_ptr<cluster::Coordinator> StartLeading(const std::string& where,
+                                                   const core::Clock& clock,
+                                                   const cluster::CoordinatorOptions& options,
+                                                   const cluster::Log& log) {
+  auto opened = store::OpenStore(where);
+  if (!opened.ok()) {
+    log("cannot lead: " + opened.status().message());
+    return nullptr;
+  }
+  log("leading: this server now schedules and takes the agents' reports");
+  std::shared_ptr<store::Store> own(std::move(opened).value());
+  auto coordinator = std::make_shared<cluster::Coordinator>(*own, clock, options, log);
+  // The store goes with the coordinator, after it.
+  return std::shared_ptr<cluster::Coordinator>(coordinator.get(),
+                                               [coordinator, own](cluster::Coordinator*) mutable {
+                                                 coordinator.reset();
+                                                 own.reset();
+                                               });
+}
+
+}  // namespace
+
+core::Result<std::string> ReadJoinSecret(const std::string& path) {
+  if (path.empty()) {
+    return core::InvalidArgument(
+        "--join-secret-file is required: a file holding the cluster's join secret (make one "
+        "with `openssl rand -hex 32 > join.secret && chmod 600 join.secret`)");
+  }
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec) return core::NotFound("cannot read the join secret " + path + ": " + ec.message());
+  using std::filesystem::perms;
+  if ((status.permissions() & (perms::group_read | perms::others_read)) != perms::none) {
+    return core::PermissionDenied("the join secret " + path + " is readable by others: chmod 600 " +
+                                  path);
+  }
+  std::ifstream in(path);
+  std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto first = secret.find_first_not_of(" \t\r\n");
+  const auto last = secret.find_last_not_of(" \t\r\n");
+  secret = first == std::string::npos ? "" : secret.substr(first, last - first + 1);
+  if (auto s = cluster::CheckJoinSecret(secret); !s.ok()) {
+    return core::InvalidArgument(path + ": " + s.message());
+  }
+  return secret;
+}
+
+CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "server", "Coordinate agents on many GPU hosts: one queue, one scheduler (docs/cluster.md)");
+  cmd->add_option("--store", options.store,
+                  "postgresql://... (for several servers), or a SQLite file "
+                  "(default: DATA_DIR/gleaner.db)");
+  cmd->add_option("--listen", options.listen, "HTTP API and agent reports: HOST:PORT")
+      ->capture_default_str();
+  cmd->add_option("--join-secret-file", options.join_secret_file,
+                  "The cluster's join secret, shared with the agents (mode 600)")
+      ->required();
+  cmd->add_option("--data-dir", options.data_dir, "Where the Unix socket and a SQLite store live");
+  cmd->add_option("--config", options.config, "Config file (default: DATA_DIR/gleaner.toml)");
+  cmd->add_option("--silent-after", options.silent_after_s,
+                  "Seconds without a report before a host's GPUs are unknown")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  cmd->add_option("--requeue-after", options.requeue_after_s,
+                  "Seconds without a report before a host's jobs are requeued elsewhere (the "
+                  "agents' lease)")
+      ->capture_default_str()
+      ->check(CLI::Range(5.0, 86400.0));
+  cmd->add_option("--for", options.for_s, "Stop after this many seconds")
+      ->check(CLI::Range(0.0, 1e9));
+  return cmd;
+}
+
+int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostream& out,
+              std::ostream& err) {
+  RaiseFileLimit();
+  if (options.requeue_after_s <= options.silent_after_s) {
+    err << "gleaner: --requeue-after (" << options.requeue_after_s
+        << " s) must be longer than --silent-after (" << options.silent_after_s << " s)\n";
+    return kExitUsage;
+  }
+  const std::string data_dir = DataDir(options.data_dir);
+  const std::string config_path = ConfigPath(data_dir, options.config);
+  auto config = LoadConfig(config_path, !options.config.empty());
+  if (!config.ok()) {
+    err << "gleaner: " << config.status().message() << "\n";
+    return kExitBadInput;
+  }
+  auto secret = ReadJoinSecret(options.join_secret_file);
+  if (!secret.ok()) {
+    err << "gleaner: " << secret.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (auto s = PrepareDataDir(data_dir); !s.ok()) {
+    err << "gleaner: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  const std::string where = options.store.empty() ? data_dir + "/gleaner.db" : options.store;
+  std::mutex log_mu;
+  const cluster::Log log = [&out, &log_mu](const std::string& line) {
+    std::lock_guard lock(log_mu);
+    out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
+    out.flush();
+  };
+  auto api_store = store::OpenStore(where);
+  auto lease = api_store.ok()
+                   ? store::OpenLeaderLease(where)
+                   : core::Result<std::unique_ptr<store::LeaderLease>>(api_store.status());
+  if (!lease.ok()) {
+    err << "gleaner: " << lease.status().message() << "\n";
+    return kExitFailure;
+  }
+  cluster::CoordinatorOptions coordinator_options;
+  coordinator_options.scheduler = config->scheduler;
+  coordinator_options.silent_after = SecondsToDuration(options.silent_after_s);
+  coordinator_options.requeue_after = SecondsToDuration(options.requeue_after_s);
+
+  // The coordinator while this server leads; reports and the API read it.
+  std::mutex leader_mu;
+  std::shared_ptr<cluster::Coordinator> leader;
+  const auto current_leader = [&leader_mu, &leader] {
+    std::lock_guard lock(leader_mu);
+    return leader;
+  };
+  server::ApiOptions api_options;
+  api_options.limits.max_gpus = 64;  // the scheduler rejects what no host can hold
+  api_options.log_dir = data_dir + "/logs";
+  api_options.user_name = agent::UserName;
+  api_options.uid_of = agent::UserId;
+  api_options.observations = api_store->get();
+  auto catalog = LoadCatalog(config->cost.catalog_files);
+  if (!catalog.ok()) {
+    err << "gleaner: " << catalog.status().message() << " ([cost] catalogs in " << config_path
+        << ")\n";
+    return kExitBadInput;
+  }
+  api_options.cost.catalog = std::move(catalog).value();
+  api_options.cost.settings = config->cost;
+  api_options.cost.project_of_user = config->project_of_user;
+  api_options.anonymous_read = config->ui_anonymous_read;
+  api_options.gpus = [&current_leader, &clock]() -> nlohmann::json {
+    auto coordinator = current_leader();
+    if (coordinator == nullptr) return nullptr;
+    return cluster::ClusterToJson(coordinator->Hosts(), clock.Now());
+  };
+  api_options.metrics = [&current_leader, &clock](const std::map<std::string, int64_t>& jobs,
+                                                  bool /*dcgm*/) {
+    auto coordinator = current_leader();
+    return cluster::RenderClusterMetrics(
+        coordinator ? coordinator->Hosts() : std::vector<cluster::HostView>{}, jobs,
+        coordinator ? coordinator->StartLatency() : metrics::Histogram({}).Read(),
+        coordinator != nullptr, clock.Now());
+  };
+  server::Api api(**api_store, **api_store, clock, api_options);
+  server::AgentApi agents(*secret, current_leader, log);
+  const auto handler = [&api, &agents](const server::HttpRequest& r, const server::Peer& p) {
+    return server::AgentApi::Owns(r) ? agents.Handle(r) : api.Handle(r, p);
+  };
+  std::vector<std::unique_ptr<server::HttpServer>> servers;
+  auto unix_server = server::HttpServer::ServeUnix(data_dir + "/gleaner.sock", handler);
+  if (!unix_server.ok()) {
+    err << "gleaner: " << unix_server.status().message() << "\n";
+    return kExitFailure;
+  }
+  servers.push_back(std::move(unix_server).value());
+  auto host_port = server::ParseHostPort(options.listen);
+  if (!host_port.ok()) {
+    err << "gleaner: --listen: " << host_port.status().message() << "\n";
+    return kExitBadInput;
+  }
+  auto tcp = server::HttpServer::ServeTcp(host_port->first, host_port->second, handler);
+  if (!tcp.ok()) {
+    err << "gleaner: " << tcp.status().message() << " (choose another --listen)\n";
+    return kExitFailure;
+  }
+  servers.push_back(std::move(tcp).value());
+  log("coordinator on " + servers.back()->address() + " and " + servers.front()->address() +
+      "; store " + (store::IsPostgresUri(where) ? "PostgreSQL" : where));
+  if (ListensBeyondLoopback(options.listen)) {
+    log("warning: no TLS on " + options.listen +
+        ": tokens and agent credentials cross the network in clear text; put a TLS reverse "
+        "proxy in front (docs/cluster.md)");
+  }
+
+  StopSignal stop(options.for_s);
+  bool said_standby = false;
+  auto next_hold = std::chrono::steady_clock::now();
+  auto next_tick = next_hold;
+  while (!stop.stopped()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_hold) {
+      next_hold = now + kLeasePoll;
+      auto holds = (*lease)->Hold();
+      if (!holds.ok()) log("leader lease: " + holds.status().message());
+      const bool leads = holds.ok() && *holds;
+      if (leads && current_leader() == nullptr) {
+        auto coordinator = StartLeading(where, clock, coordinator_options, log);
+        std::lock_guard lock(leader_mu);
+        leader = std::move(coordinator);
+      } else if (!leads && current_leader() != nullptr) {
+        log("lost the leader lease: standing by");
+        std::lock_guard lock(leader_mu);
+        leader.reset();
+      } else if (!leads && !said_standby) {
+        log("standing by: another server holds the leader lease; serving the API meanwhile");
+        said_standby = true;
+      }
+    }
+    if (auto coordinator = current_leader(); coordinator != nullptr && now >= next_tick) {
+      coordinator->Tick(log);
+      next_tick = std::chrono::steady_clock::now() + kTickEvery;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  servers.clear();
+  log("stopped");
+  return kExitOk;
+}
+
+}  // namespace gleaner::cli

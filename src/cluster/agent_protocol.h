@@ -1,0 +1,123 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/result.h"
+#include "core/units.h"
+#include "observe/minute_rollup.h"
+#include "observe/verdict.h"
+#include "store/job_store.h"
+
+// What an agent and its coordinator say to each other (docs/cluster.md).
+// The agent reports once a pass (1 Hz) and the reply says what the host
+// should run: the protocol is level-triggered, so a lost message costs one
+// pass, never a job. Events (a job started, is vacating, ended) are numbered
+// and sent again until acknowledged; applying one twice changes nothing.
+namespace gleaner::cluster {
+
+// A GPU as the scheduler places on it; sent when the coordinator asks.
+struct InventoryGpu {
+  core::GpuUuid uuid;
+  int index = 0;
+  std::string model;
+  core::Bytes memory;
+  int nvlink_island = -1;  // -1: no NVLink
+
+  bool operator==(const InventoryGpu&) const = default;
+};
+
+// One GPU's latest pass, compactly: a JSON array of six numbers.
+struct GpuStatus {
+  observe::GpuState state = observe::GpuState::kUnknown;
+  bool lendable_free = false;    // observe::MayLend(verdict, false)
+  bool lendable_placed = false;  // observe::MayLend(verdict, true)
+  std::optional<double> utilization_pct;
+  std::optional<int64_t> memory_used_mib;
+  std::optional<double> power_w;
+  std::optional<double> temperature_c;
+
+  bool operator==(const GpuStatus&) const = default;
+};
+
+// A job of this attempt on this host: which start of the job it is matters,
+// since a requeued job may run again elsewhere.
+struct JobAttempt {
+  sched::JobId job = 0;
+  int attempt = 0;
+
+  auto operator<=>(const JobAttempt&) const = default;
+};
+
+struct JobEvent {
+  enum class Kind { kStarted, kVacating, kExited };
+  int64_t seq = 0;
+  JobAttempt of;
+  Kind kind = Kind::kStarted;
+  core::TimePoint at;
+  std::string reason;                                 // vacating, or why a launch failed
+  std::optional<int> pid;                             // started
+  std::optional<core::TimePoint> process_started_at;  // started
+  std::optional<int> exit_code;                       // exited
+  std::optional<int> signal;                          // exited by a signal
+  bool status_unknown = false;                        // exited while not the agent's child
+  bool vacated = false;                               // exited after the agent asked it to leave
+  bool launch_failed = false;                         // exited: never started (reason says why)
+
+  bool operator==(const JobEvent&) const = default;
+};
+
+struct AgentReport {
+  std::optional<std::vector<InventoryGpu>> inventory;
+  std::vector<GpuStatus> gpus;  // in inventory order
+  // Verdict reasons, by inventory position, of GPUs whose state changed
+  // since the last report (the coordinator keeps the rest).
+  std::vector<std::pair<int, std::string>> reasons;
+  std::vector<JobAttempt> running;
+  std::vector<JobEvent> events;
+  std::vector<observe::MinuteRollup> minutes;
+
+  bool operator==(const AgentReport&) const = default;
+};
+
+// A job the host should start: what the executor needs.
+struct JobToStart {
+  JobAttempt of;
+  std::string user;
+  sched::JobSpec spec;
+  std::vector<core::GpuUuid> gpus;
+  std::optional<sched::JobId> array_id;
+  int64_t array_index = 0;
+
+  bool operator==(const JobToStart&) const = default;
+};
+
+struct Preemption {
+  JobAttempt of;
+  std::string reason;
+
+  bool operator==(const Preemption&) const = default;
+};
+
+struct AgentReply {
+  int64_t acked = 0;                 // events up to this seq are applied
+  bool send_inventory = false;       // the coordinator does not know this host's GPUs
+  std::vector<JobAttempt> assigned;  // everything the host should run; kill the rest
+  std::vector<JobToStart> start;     // of those, the ones it did not report running
+  std::vector<Preemption> preempt;   // leave (checkpoint signal, grace, kill)
+  // After this long without a reply the coordinator requeues the host's
+  // jobs: the agent stops them first, so none runs twice.
+  core::Duration lease{};
+
+  bool operator==(const AgentReply&) const = default;
+};
+
+nlohmann::json ReportToJson(const AgentReport& report);
+core::Result<AgentReport> ReportFromJson(const nlohmann::json& j);
+nlohmann::json ReplyToJson(const AgentReply& reply);
+core::Result<AgentReply> ReplyFromJson(const nlohmann::json& j);
+
+}  // namespace gleaner::cluster

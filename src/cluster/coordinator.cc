@@ -1,0 +1,443 @@
+#include "cluster/coordinator.h"
+
+#include "core/format.h"
+
+namespace gleaner::cluster {
+
+using store::JobState;
+
+namespace {
+
+std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
+
+std::vector<double> LatencyBounds() { return {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60}; }
+
+}  // namespace
+
+std::string_view HealthName(HostView::Health h) {
+  switch (h) {
+    case HostView::Health::kUp:
+      return "up";
+    case HostView::Health::kSilent:
+      return "silent";
+    case HostView::Health::kLost:
+      return "lost";
+  }
+  return "?";
+}
+
+Coordinator::Coordinator(store::Store& store, const core::Clock& clock, CoordinatorOptions options,
+                         const Log& log)
+    : store_(store),
+      clock_(clock),
+      options_(std::move(options)),
+      leading_since_(clock.Now()),
+      scheduler_(options_.scheduler),
+      queue_(store_, scheduler_, [this](const sched::Event& e, const Log& l) { Tell(e, l); }),
+      start_latency_(LatencyBounds()) {
+  // Which host each known GPU is on: running jobs name only their GPUs.
+  if (auto gpus = store_.Gpus(); gpus.ok()) {
+    for (const store::GpuRecord& g : *gpus) host_of_gpu_[g.uuid] = g.host;
+  } else {
+    log("gpus: " + gpus.status().message());
+  }
+  std::vector<store::JobRecord> active;
+  if (ReadActive(&active, log)) {
+    for (auto& [name, host] : hosts_) {
+      host.heard = leading_since_;
+      log("host " + name + " holds " + std::to_string(host.jobs.size()) +
+          " job(s); waiting for its agent to report");
+    }
+  }
+}
+
+core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
+                                                   const AgentReport& report, const Log& log) {
+  std::lock_guard lock(mu_);
+  Host& host = hosts_[agent];
+  const core::TimePoint now = clock_.Now();
+  if (host.silent || host.lost) {
+    log("host " + agent + " reports again after " + core::FormatDuration(now - host.heard) +
+        (host.lost ? "; its jobs were requeued meanwhile" : ""));
+  }
+  host.heard = now;
+  host.reported = true;
+  host.silent = false;
+  if (report.inventory) LearnInventory(agent, host, *report.inventory, log);
+  if (host.gpus.empty() && !report.inventory) {
+    AgentReply ask;
+    ask.send_inventory = true;
+    ask.lease = options_.requeue_after;
+    return ask;
+  }
+  if (report.gpus.size() == host.gpus.size()) host.status = report.gpus;
+  for (const auto& [at, why] : report.reasons) {
+    if (at >= 0 && static_cast<size_t>(at) < host.reasons.size()) {
+      host.reasons[static_cast<size_t>(at)] = why;
+    }
+  }
+  if (!report.minutes.empty()) GLEANER_RETURN_IF_ERROR(store_.AddRollups(report.minutes));
+  int64_t acked = 0;
+  for (const JobEvent& e : report.events) {
+    if (auto s = Apply(agent, host, e, log); !s.ok()) {
+      log("host " + agent + ": " + s.message());
+      break;  // the agent sends it, and the rest, again
+    }
+    acked = std::max(acked, e.seq);
+  }
+  host.running = {report.running.begin(), report.running.end()};
+  AgentReply reply = ReplyTo(host, report);
+  reply.acked = acked;
+  return reply;
+}
+
+void Coordinator::LearnInventory(const std::string& agent, Host& host,
+                                 std::vector<InventoryGpu> gpus, const Log& log) {
+  if (gpus == host.gpus) return;
+  if (host.in_scheduler) {  // a GPU came or went: the node is placed anew
+    Tell(sched::NodeLost{core::NodeId(agent), "its GPUs changed"}, log);
+    host.in_scheduler = false;
+  }
+  std::vector<store::GpuRecord> records;
+  const core::TimePoint now = clock_.Now();
+  for (const InventoryGpu& g : gpus) {
+    host_of_gpu_[g.uuid] = agent;
+    records.push_back({g.uuid, agent, static_cast<uint32_t>(g.index), g.model, g.memory, now, now});
+  }
+  if (auto s = store_.SaveGpus(records); !s.ok()) log("gpus: " + s.message());
+  log("host " + agent + " has " + std::to_string(gpus.size()) + " GPU(s)");
+  host.status.assign(gpus.size(), GpuStatus{});
+  host.reasons.assign(gpus.size(), "");
+  host.gpus = std::move(gpus);
+}
+
+AgentReply Coordinator::ReplyTo(const Host& host, const AgentReport& report) const {
+  AgentReply reply;
+  reply.lease = options_.requeue_after;
+  const std::set<JobAttempt> running(report.running.begin(), report.running.end());
+  for (const auto& [id, job] : host.jobs) {
+    const JobAttempt of{id, job.attempts};
+    reply.assigned.push_back(of);
+    if (job.state == JobState::kRunning && !running.contains(of)) {
+      reply.start.push_back({of, job.user, job.spec, job.gpus, job.array_id, job.array_index});
+    }
+    if (auto p = preempting_.find(id); p != preempting_.end())
+      reply.preempt.push_back({of, p->second});
+  }
+  return reply;
+}
+
+Coordinator::Host* Coordinator::HostOfGpu(const core::GpuUuid& gpu) {
+  auto name = host_of_gpu_.find(gpu);
+  if (name == host_of_gpu_.end()) return nullptr;
+  return &hosts_[name->second];
+}
+
+core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobEvent& e,
+                                const Log& log) {
+  auto job = store_.Get(e.of.job);
+  if (job.status().code() == core::StatusCode::kNotFound) return core::Status::Ok();
+  GLEANER_RETURN_IF_ERROR(job.status());
+  // An event of an earlier attempt, or of a job this host no longer holds
+  // (requeued while it was away), changes nothing: the reply tells the
+  // agent to stop whatever it still runs of it.
+  if (job->attempts != e.of.attempt || !host.jobs.contains(job->id)) return core::Status::Ok();
+  switch (e.kind) {
+    case JobEvent::Kind::kStarted:
+      if (e.pid && e.process_started_at) {
+        GLEANER_RETURN_IF_ERROR(store_.RecordProcess(job->id, *e.pid, *e.process_started_at));
+      }
+      if (job->state == JobState::kRunning && !job->pid) {
+        start_latency_.Observe(core::ToSecondsDouble(e.at - job->submitted_at));
+        log(Job(job->id) + " started as " + job->user + " on host " + agent + " (pid " +
+            std::to_string(e.pid.value_or(0)) + ")");
+      }
+      host.jobs[job->id].pid = e.pid;
+      return core::Status::Ok();
+    case JobEvent::Kind::kVacating: {
+      if (job->state != JobState::kRunning) return core::Status::Ok();
+      store::JobUpdate u;
+      u.reason = e.reason;
+      auto moved = store_.Transition(job->id, JobState::kRunning, JobState::kVacating, u);
+      if (moved.ok()) {
+        host.jobs[job->id] = *moved;
+        log(Job(job->id) + " vacating on host " + agent + ": " + e.reason);
+      } else if (moved.status().code() != core::StatusCode::kFailedPrecondition) {
+        return moved.status();
+      }
+      return core::Status::Ok();
+    }
+    case JobEvent::Kind::kExited:
+      return ApplyExit(agent, host, *job, e, log);
+  }
+  return core::Status::Ok();
+}
+
+core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
+                                    const store::JobRecord& job, const JobEvent& e,
+                                    const Log& log) {
+  const std::string preempt_reason = preempting_.count(job.id) ? preempting_[job.id] : "";
+  if (store::IsFinal(job.state)) {  // cancelled while it ran
+    host.jobs.erase(job.id);
+    preempting_.erase(job.id);
+    ReportExit(job.id, false, "cancelled", log);
+    return core::Status::Ok();
+  }
+  store::JobUpdate u;
+  u.finished_at = e.at;
+  u.exit_code = e.exit_code;
+  JobState to;
+  if (e.launch_failed) {
+    to = JobState::kFailed;
+    u.reason = "could not start on host " + agent + ": " + e.reason;
+  } else if (e.status_unknown) {
+    to = JobState::kQueued;
+    u.exit_code.reset();
+    u.reason = "ended while gleaner's agent on host " + agent +
+               " was restarting; exit status unknown, requeued";
+  } else if (e.vacated || job.state == JobState::kVacating) {
+    to = JobState::kQueued;
+    u.reason = "vacated: " + (e.reason.empty() ? preempt_reason : e.reason);
+  } else if (e.exit_code && *e.exit_code == 0) {
+    to = JobState::kSucceeded;
+    u.reason = "exited 0";
+  } else {
+    to = JobState::kFailed;
+    u.reason = e.exit_code ? "exited " + std::to_string(*e.exit_code)
+                           : "killed by signal " + std::to_string(e.signal.value_or(0));
+  }
+  auto resize = resizing_.extract(job.id);
+  if (resize && to == JobState::kQueued) {
+    u.reason = "shrinking to " + std::to_string(resize.mapped().gpus.size()) + " GPU(s)";
+  }
+  auto moved = store_.Transition(job.id, job.state, to, u);
+  if (!moved.ok() && moved.status().code() != core::StatusCode::kFailedPrecondition) {
+    return moved.status();
+  }
+  host.jobs.erase(job.id);
+  preempting_.erase(job.id);
+  log(Job(job.id) + " on host " + agent + " " + std::string(store::JobStateName(job.state)) +
+      " -> " + std::string(store::JobStateName(to)) + ": " +
+      (moved.ok() ? u.reason : moved.status().message()));
+  if (resize && moved.ok() && to == JobState::kQueued) {
+    // An elastic job left to shrink: it starts again at once on the GPUs
+    // it keeps, and the scheduler frees the others.
+    const sched::ResizeJob& r = resize.mapped();
+    if (Start({r.job, r.node, r.gpus, r.gpu_indices, sched::kMilliPerGpu}, log)) {
+      Tell(sched::JobResized{r.job}, log);
+    }
+    return core::Status::Ok();
+  }
+  ReportExit(job.id, to == JobState::kSucceeded, u.reason, log);
+  return core::Status::Ok();
+}
+
+void Coordinator::ReportExit(sched::JobId id, bool succeeded, const std::string& reason,
+                             const Log& log) {
+  const sched::JobPhase phase = scheduler_.Phase(id);
+  // Jobs started before this coordinator led were not placed by its scheduler.
+  if (phase != sched::JobPhase::kRunning && phase != sched::JobPhase::kVacating) return;
+  if (succeeded) {
+    Tell(sched::JobFinished{id}, log);
+  } else {
+    Tell(sched::JobFailed{id, reason}, log);
+  }
+}
+
+void Coordinator::Tick(const Log& log) {
+  std::lock_guard lock(mu_);
+  JudgeLiveness(log);
+  std::vector<store::JobRecord> active;
+  if (!ReadActive(&active, log)) return;
+  TellGpus(log);
+  const std::vector<store::JobRecord> queued = queue_.Sync(active, log);
+  Tell(sched::Tick{}, log);
+  // Carried out only now that the scheduler has this pass's GPUs: a start
+  // it took back within the same batch is never made.
+  std::vector<sched::Action> decided;
+  decided.swap(decided_);
+  for (const sched::Action& a : decided) Carry(a, log);
+  queue_.SayWhyTheyWait(queued, log);
+}
+
+void Coordinator::JudgeLiveness(const Log& log) {
+  const core::TimePoint now = clock_.Now();
+  for (auto& [name, host] : hosts_) {
+    const core::Duration quiet = now - host.heard;
+    if (!host.silent && quiet > options_.silent_after) {
+      host.silent = true;
+      log("host " + name + " silent for " + core::FormatDuration(quiet) +
+          ": its GPUs are unknown and lent to no one");
+    }
+    if (!host.lost && quiet > options_.requeue_after) Requeue(name, host, log);
+  }
+}
+
+void Coordinator::Requeue(const std::string& agent, Host& host, const Log& log) {
+  host.lost = true;
+  if (host.in_scheduler) {
+    Tell(sched::NodeLost{core::NodeId(agent),
+                         "silent for " + core::FormatDuration(options_.requeue_after)},
+         log);
+    host.in_scheduler = false;
+  }
+  for (const auto& [id, job] : host.jobs) {
+    store::JobUpdate u;
+    u.reason = "host " + agent + " silent for " + core::FormatDuration(options_.requeue_after) +
+               " (its agent's lease ran out): requeued";
+    auto moved = store_.Transition(id, job.state, JobState::kQueued, u);
+    log(Job(id) + " " + (moved.ok() ? u.reason : moved.status().message()));
+    preempting_.erase(id);
+  }
+  host.jobs.clear();
+}
+
+bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& log) {
+  auto read = store_.List({JobState::kRunning, JobState::kVacating});
+  if (!read.ok()) {
+    log("jobs: " + read.status().message());
+    return false;
+  }
+  *active = std::move(read).value();
+  for (auto& [name, host] : hosts_) host.jobs.clear();
+  const core::TimePoint now = clock_.Now();
+  for (const store::JobRecord& j : *active) {
+    Host* host = j.gpus.empty() ? nullptr : HostOfGpu(j.gpus.front());
+    if (host == nullptr) {
+      log(Job(j.id) + " runs on GPUs no agent has reported; it waits for its host");
+      continue;
+    }
+    if (host->lost) continue;  // requeued already; the move will show next pass
+    if (j.state == JobState::kRunning && j.spec.max_runtime && j.started_at &&
+        now - *j.started_at > *j.spec.max_runtime) {
+      store::JobUpdate u;
+      u.reason = "ran longer than its max_runtime of " + core::FormatDuration(*j.spec.max_runtime);
+      if (store_.Transition(j.id, JobState::kRunning, JobState::kCancelled, u).ok()) {
+        log(Job(j.id) + " " + u.reason);
+        continue;  // no longer assigned: its agent kills it
+      }
+    }
+    host->jobs[j.id] = j;
+  }
+  return true;
+}
+
+bool Coordinator::Lendable(const Host& host, size_t at) const {
+  if (host.silent || host.lost || !host.reported || at >= host.status.size()) return false;
+  const GpuStatus& s = host.status[at];
+  const core::GpuUuid& uuid = host.gpus[at].uuid;
+  for (const auto& [id, job] : host.jobs) {
+    if (std::find(job.gpus.begin(), job.gpus.end(), uuid) == job.gpus.end()) continue;
+    // A job this scheduler did not place holds the GPU outside its view.
+    const sched::JobPhase phase = scheduler_.Phase(id);
+    const bool placed = phase == sched::JobPhase::kRunning || phase == sched::JobPhase::kVacating;
+    return placed && s.lendable_placed;
+  }
+  return s.lendable_free;
+}
+
+void Coordinator::TellGpus(const Log& log) {
+  sched::GpuVerdictsChanged changed;
+  for (auto& [name, host] : hosts_) {
+    if (host.gpus.empty() || host.lost) continue;
+    if (!host.in_scheduler) {
+      sched::NodeSpec node{core::NodeId(name), {}};
+      for (size_t i = 0; i < host.gpus.size(); ++i) {
+        const InventoryGpu& g = host.gpus[i];
+        const bool lend = Lendable(host, i);
+        node.gpus.push_back({g.uuid, g.index, g.model, g.memory, g.nvlink_island, lend});
+        told_lendable_[g.uuid] = lend;
+      }
+      Tell(sched::NodeAdded{std::move(node)}, log);
+      host.in_scheduler = true;
+      continue;
+    }
+    for (size_t i = 0; i < host.gpus.size(); ++i) {
+      const bool lend = Lendable(host, i);
+      bool& told = told_lendable_[host.gpus[i].uuid];
+      if (told == lend) continue;
+      told = lend;
+      changed.changes.push_back(
+          {host.gpus[i].uuid, lend, host.silent ? "host " + name + " is silent" : host.reasons[i]});
+    }
+  }
+  if (!changed.changes.empty()) Tell(changed, log);
+}
+
+void Coordinator::Tell(const sched::Event& event, const Log& log) {
+  auto actions = scheduler_.Handle(event, clock_.Now());
+  if (!actions.ok()) {
+    log("scheduler: " + actions.status().message());
+    return;
+  }
+  decided_.insert(decided_.end(), actions->begin(), actions->end());
+}
+
+void Coordinator::Carry(const sched::Action& action, const Log& log) {
+  if (const auto* start = std::get_if<sched::StartJob>(&action)) {
+    queue_.Left(start->job);
+    if (scheduler_.Phase(start->job) != sched::JobPhase::kRunning) {
+      Tell(sched::JobFailed{start->job, "its GPUs were taken back before it started"}, log);
+      return;
+    }
+    preempting_.erase(start->job);
+    Start(*start, log);
+  } else if (const auto* preempt = std::get_if<sched::PreemptJob>(&action)) {
+    preempting_[preempt->job] = preempt->reason;
+  } else if (const auto* resize = std::get_if<sched::ResizeJob>(&action)) {
+    preempting_[resize->job] = resize->reason;
+    resizing_[resize->job] = *resize;
+  } else if (const auto* requeue = std::get_if<sched::RequeueJob>(&action)) {
+    preempting_.erase(requeue->job);
+    queue_.Requeued(requeue->job);
+  } else if (const auto* reject = std::get_if<sched::RejectJob>(&action)) {
+    queue_.Left(reject->job);
+    store::JobUpdate u;
+    u.reason = "cannot run in this cluster: " + reject->reason;
+    if (store_.Transition(reject->job, JobState::kQueued, JobState::kCancelled, u).ok()) {
+      log(Job(reject->job) + " " + u.reason);
+    }
+  }
+}
+
+bool Coordinator::Start(const sched::StartJob& start, const Log& log) {
+  auto host = hosts_.find(start.node.str());
+  store::JobUpdate u;
+  u.gpus = start.gpus;
+  u.started_at = clock_.Now();
+  u.reason = "placed on idle GPU(s) of host " + start.node.str();
+  // The claim: a compare-and-set on the job and on its GPUs. A job that
+  // left the queue meanwhile, or a GPU someone else holds, fails it.
+  auto claimed = host == hosts_.end()
+                     ? core::Result<store::JobRecord>(core::NotFound("no host " + start.node.str()))
+                     : store_.Transition(start.job, JobState::kQueued, JobState::kRunning, u);
+  if (!claimed.ok()) {
+    log(Job(start.job) + " not started: " + claimed.status().message());
+    Tell(sched::JobFailed{start.job, claimed.status().message()}, log);
+    return false;
+  }
+  host->second.jobs[start.job] = *claimed;
+  log(Job(start.job) + " assigned to host " + start.node.str());
+  return true;
+}
+
+std::vector<HostView> Coordinator::Hosts() const {
+  std::lock_guard lock(mu_);
+  std::vector<HostView> out;
+  for (const auto& [name, host] : hosts_) {
+    HostView v;
+    v.name = name;
+    v.health = host.lost     ? HostView::Health::kLost
+               : host.silent ? HostView::Health::kSilent
+                             : HostView::Health::kUp;
+    if (host.reported) v.last_report = host.heard;
+    v.gpus = host.gpus;
+    v.status = host.status;
+    v.reasons = host.reasons;
+    v.jobs = static_cast<int>(host.jobs.size());
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace gleaner::cluster

@@ -1,0 +1,119 @@
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster/agent_protocol.h"
+#include "cluster/queue_feed.h"
+#include "core/clock.h"
+#include "metrics/histogram.h"
+#include "sched/scheduler.h"
+#include "store/store.h"
+
+namespace gleaner::cluster {
+
+struct CoordinatorOptions {
+  sched::SchedulerConfig scheduler;
+  // A host silent this long lends nothing: its GPUs are Unknown.
+  core::Duration silent_after = core::Seconds(10);
+  // A host silent this long is lost: its jobs are requeued to run
+  // elsewhere. It is also the agents' lease: an agent that has not heard
+  // from a coordinator for this long has stopped its jobs by then, so no
+  // job runs twice.
+  core::Duration requeue_after = core::Seconds(300);
+};
+
+// A host as the coordinator sees it, for /v1/gpus, /metrics and the logs.
+struct HostView {
+  enum class Health { kUp, kSilent, kLost };
+  std::string name;
+  Health health = Health::kUp;
+  std::optional<core::TimePoint> last_report;  // since this coordinator leads
+  std::vector<InventoryGpu> gpus;
+  std::vector<GpuStatus> status;     // as last reported, in `gpus` order
+  std::vector<std::string> reasons;  // the verdicts' evidence, in `gpus` order
+  int jobs = 0;                      // running or vacating there
+};
+std::string_view HealthName(HostView::Health h);
+
+// The leading coordinator's view of the cluster: one sched::Scheduler over
+// every agent's GPUs, the store as the truth about jobs. Agents report
+// (HandleReport); Tick, a few times a second, judges which hosts are
+// silent or lost, reads the queue and places jobs. A start is a
+// compare-and-set in the store that also claims the GPUs, so neither a job
+// nor a GPU is ever given twice, whatever another coordinator does. An agent
+// learns what to run from the reply to its next report. Thread-safe; the
+// store (a connection of its own) and the clock must outlive it.
+class Coordinator {
+ public:
+  // Leadership begins now: running jobs are read from the store, and every
+  // host holding one gets `requeue_after` from now to report.
+  Coordinator(store::Store& store, const core::Clock& clock, CoordinatorOptions options,
+              const Log& log);
+
+  // One report from agent `agent` (the name its credential proves). Fails
+  // (kUnavailable) only when the store cannot take it: the agent then sends
+  // it all again, which changes nothing twice.
+  core::Result<AgentReply> HandleReport(const std::string& agent, const AgentReport& report,
+                                        const Log& log);
+
+  // Liveness, the queue, one scheduler pass.
+  void Tick(const Log& log);
+
+  std::vector<HostView> Hosts() const;
+  // Seconds from submit to the agent's report that the job started.
+  metrics::Histogram::Snapshot StartLatency() const { return start_latency_.Read(); }
+
+ private:
+  struct Host {
+    std::vector<InventoryGpu> gpus;
+    std::vector<GpuStatus> status;
+    std::vector<std::string> reasons;
+    core::TimePoint heard;  // the last report, or when leadership began
+    bool reported = false;  // since leadership began
+    bool silent = false;
+    bool lost = false;
+    bool in_scheduler = false;
+    std::set<JobAttempt> running;                   // as the agent last said
+    std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there
+  };
+
+  core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log);
+  core::Status ApplyExit(const std::string& agent, Host& host, const store::JobRecord& job,
+                         const JobEvent& e, const Log& log);
+  void LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
+                      const Log& log);
+  AgentReply ReplyTo(const Host& host, const AgentReport& report) const;
+  void JudgeLiveness(const Log& log);
+  void Requeue(const std::string& agent, Host& host, const Log& log);
+  // The running and vacating jobs, by host; false when the store failed.
+  bool ReadActive(std::vector<store::JobRecord>* active, const Log& log);
+  void TellGpus(const Log& log);
+  bool Lendable(const Host& host, size_t at) const;
+  void Tell(const sched::Event& event, const Log& log);
+  void Carry(const sched::Action& action, const Log& log);
+  bool Start(const sched::StartJob& start, const Log& log);
+  void ReportExit(sched::JobId id, bool succeeded, const std::string& reason, const Log& log);
+  Host* HostOfGpu(const core::GpuUuid& gpu);
+
+  mutable std::mutex mu_;
+  store::Store& store_;
+  const core::Clock& clock_;
+  CoordinatorOptions options_;
+  core::TimePoint leading_since_;
+  std::map<std::string, Host> hosts_;
+  std::map<core::GpuUuid, std::string> host_of_gpu_;
+  std::map<core::GpuUuid, bool> told_lendable_;
+  sched::Scheduler scheduler_;
+  QueueFeed queue_;
+  std::vector<sched::Action> decided_;
+  std::map<sched::JobId, std::string> preempting_;     // the scheduler's victims, and why
+  std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
+  metrics::Histogram start_latency_;
+};
+
+}  // namespace gleaner::cluster

@@ -1,0 +1,103 @@
+#include "cluster/queue_feed.h"
+
+#include "sched/job_request.h"
+
+namespace gleaner::cluster {
+
+using store::JobState;
+
+std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord>& active,
+                                              const Log& log) {
+  waits_.clear();
+  auto queued = jobs_.List({JobState::kQueued});
+  if (!queued.ok()) {
+    log("jobs: " + queued.status().message());
+    return {};
+  }
+  std::map<sched::JobId, int64_t> tasks_in_play;  // per array: running, or with the scheduler
+  for (const store::JobRecord& j : active) {
+    if (j.array_id) ++tasks_in_play[*j.array_id];
+  }
+  for (const store::JobRecord& j : *queued) {
+    if (j.array_id && pending_.contains(j.id)) ++tasks_in_play[*j.array_id];
+  }
+  std::set<sched::JobId> still_queued;
+  for (const store::JobRecord& j : *queued) {
+    still_queued.insert(j.id);
+    if (pending_.contains(j.id)) continue;  // the scheduler has it
+    std::string blocked_by;                 // a dependency that has not succeeded yet
+    std::string doomed;                     // one that never will
+    for (sched::JobId dep : j.spec.after_success) {
+      auto d = jobs_.Get(dep);
+      if (!d.ok() || (store::IsFinal(d->state) && d->state != JobState::kSucceeded)) {
+        doomed = "job " + std::to_string(dep) +
+                 (d.ok() ? " " + std::string(store::JobStateName(d->state)) : " does not exist");
+      } else if (d->state != JobState::kSucceeded && blocked_by.empty()) {
+        blocked_by = "waiting for job " + std::to_string(dep) + " to succeed";
+      }
+    }
+    if (!doomed.empty()) {
+      store::JobUpdate u;
+      u.reason = "dependency " + doomed;
+      if (jobs_.Transition(j.id, JobState::kQueued, JobState::kCancelled, u).ok()) {
+        log("job " + std::to_string(j.id) + " cancelled: " + u.reason);
+      }
+      continue;
+    }
+    if (!blocked_by.empty()) {
+      waits_[j.id] = blocked_by;
+      continue;
+    }
+    if (j.array_id && j.spec.array && j.spec.array->max_parallel > 0) {
+      int64_t& in_play = tasks_in_play[*j.array_id];
+      if (in_play >= j.spec.array->max_parallel) {
+        waits_[j.id] = "array " + std::to_string(*j.array_id) + " runs at most " +
+                       std::to_string(j.spec.array->max_parallel) + " tasks at once";
+        // A task requeued after a preemption is back in the scheduler's
+        // queue: over the cap, it must leave it until a slot frees.
+        if (scheduler_.Phase(j.id) == sched::JobPhase::kPending)
+          tell_(sched::JobCancelled{j.id}, log);
+        continue;
+      }
+      ++in_play;
+    }
+    // A job requeued after a preemption is pending with the scheduler
+    // already; any other queued job is new to it.
+    if (scheduler_.Phase(j.id) == sched::JobPhase::kUnknown) {
+      tell_(sched::JobSubmitted{sched::RequestFromSpec(j.id, j.spec, j.user)}, log);
+    }
+    pending_.insert(j.id);
+  }
+  // Held or cancelled while they waited: out of the scheduler's queue.
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (still_queued.contains(*it)) {
+      ++it;
+      continue;
+    }
+    if (scheduler_.Phase(*it) == sched::JobPhase::kPending) tell_(sched::JobCancelled{*it}, log);
+    it = pending_.erase(it);
+  }
+  return std::move(queued).value();
+}
+
+void QueueFeed::SayWhyTheyWait(const std::vector<store::JobRecord>& queued, const Log& log) {
+  std::vector<std::pair<sched::JobId, std::string>> changed;
+  for (const store::JobRecord& j : queued) {
+    std::string reason;
+    if (auto wait = waits_.find(j.id); wait != waits_.end()) {
+      reason = wait->second;
+    } else if (auto pending = scheduler_.PendingReason(j.id); pending.ok()) {
+      reason = *pending;
+    }
+    if (!reason.empty() && reason != j.reason) changed.emplace_back(j.id, std::move(reason));
+  }
+  if (auto s = jobs_.Annotate(changed, JobState::kQueued); !s.ok()) log("jobs: " + s.message());
+}
+
+void QueueFeed::Requeued(sched::JobId id) {
+  // The store requeued it when it left; Sync may have withdrawn it since
+  // (held, cancelled, over its array's cap).
+  if (scheduler_.Phase(id) == sched::JobPhase::kPending) pending_.insert(id);
+}
+
+}  // namespace gleaner::cluster
