@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "agent/process_info.h"
 
@@ -75,6 +76,56 @@ std::string Join(const std::vector<core::GpuUuid>& gpus) {
   ssize_t ignored = write(pipe_fd, &error, sizeof error);
   (void)ignored;
   _exit(127);
+}
+
+// The job's first process, root's: it waits for the job and writes how it
+// ended to `exit_path`, so that an agent restarted meanwhile (no longer the
+// job's parent) still learns its exit status, then ends the same way. It
+// ignores the signals sent to the job's process group: only SIGKILL, which
+// ends the job anyway, stops it. Async-signal-safe calls only.
+[[noreturn]] void WaitAndRecord(pid_t job, const char* exit_path) {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGCHLD) signal(sig, SIG_IGN);
+  }
+  int status = 0;
+  while (waitpid(job, &status, 0) < 0 && errno == EINTR) {
+  }
+  char line[32];
+  const bool exited = WIFEXITED(status);
+  const int value = exited ? WEXITSTATUS(status) : WTERMSIG(status);
+  // "exit N" or "signal N", written with no library call that allocates.
+  const char* word = exited ? "exit " : "signal ";
+  size_t n = 0;
+  for (const char* w = word; *w != '\0'; ++w) line[n++] = *w;
+  if (value >= 100) line[n++] = static_cast<char>('0' + value / 100);
+  if (value >= 10) line[n++] = static_cast<char>('0' + value / 10 % 10);
+  line[n++] = static_cast<char>('0' + value % 10);
+  line[n++] = '\n';
+  const int fd = open(exit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    [[maybe_unused]] const ssize_t written = write(fd, line, n);
+    close(fd);
+  }
+  if (exited) _exit(value);
+  signal(value, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  kill(getpid(), value);
+  _exit(128 + value);
+}
+
+// How a job ended, from the file WaitAndRecord wrote; nullopt when there is
+// none (the job was killed with its first process).
+std::optional<JobExit> RecordedExit(const std::string& exit_path) {
+  std::ifstream in(exit_path);
+  std::string word;
+  int value = 0;
+  if (!(in >> word >> value)) return std::nullopt;
+  JobExit e;
+  if (word == "exit") e.exit_code = value;
+  if (word == "signal") e.signal = value;
+  return e;
 }
 
 }  // namespace
@@ -146,7 +197,9 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  std::string cgroup;  // empty: no cgroup for this launch
+  job.exit_path = req.log_dir + "/" + std::to_string(req.id) + ".exit";
+  std::filesystem::remove(job.exit_path, ec);  // an earlier attempt's
+  std::string cgroup;                          // empty: no cgroup for this launch
   if (cgroups_) cgroup = cgroups_->Create(req.id).value_or("");
   const std::string cgroup_procs = cgroup.empty() ? "" : cgroup + "/cgroup.procs";
 
@@ -179,6 +232,12 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
       ChildFail(status_pipe[1], errno);
     }
+    const pid_t job_pid = fork();
+    if (job_pid < 0) ChildFail(status_pipe[1], errno);
+    if (job_pid > 0) {
+      close(status_pipe[1]);  // the exec closes the job's copy: then the parent reads EOF
+      WaitAndRecord(job_pid, job.exit_path.c_str());
+    }
     for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -207,6 +266,7 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   close(status_pipe[0]);
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
     waitpid(pid, nullptr, 0);
+    std::filesystem::remove(job.exit_path, ec);
     JobCgroups::Remove(cgroup).IgnoreError();
     return core::FailedPrecondition("cannot start job " + std::to_string(req.id) + " (" + program +
                                     " as " + account.name + "): " + std::strerror(child_errno));
@@ -219,7 +279,8 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   return job;
 }
 
-core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at) {
+core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at,
+                             const std::string& log_dir) {
   if (pid <= 0 || ProcessStartTime(static_cast<uint32_t>(pid)) != process_started_at) {
     return core::NotFound("job " + std::to_string(id) + ": process " + std::to_string(pid) +
                           " is gone (or the pid now belongs to another process)");
@@ -230,6 +291,7 @@ core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process
   job.started_at = clock_.Now();
   job.process_started_at = process_started_at;
   job.adopted = true;
+  job.exit_path = log_dir + "/" + std::to_string(id) + ".exit";
   if (cgroups_) job.cgroup = cgroups_->Of(pid).value_or("");
   running_[id] = job;
   return core::Status::Ok();
@@ -262,10 +324,11 @@ std::vector<JobExit> Executor::Reap() {
       // Not our child: gone when its pid no longer names the same process.
       if (ProcessStartTime(static_cast<uint32_t>(it->second.pid)) !=
           it->second.process_started_at) {
-        JobExit e;
+        std::optional<JobExit> recorded = RecordedExit(it->second.exit_path);
+        JobExit e = recorded.value_or(JobExit{});
+        e.status_unknown = !recorded;
         e.id = it->first;
         e.at = clock_.Now();
-        e.status_unknown = true;
         out.push_back(e);
         Sweep(it->second.cgroup);
         it = running_.erase(it);
@@ -283,6 +346,8 @@ std::vector<JobExit> Executor::Reap() {
       if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
       out.push_back(e);
+      std::error_code ec;
+      std::filesystem::remove(it->second.exit_path, ec);
       Sweep(it->second.cgroup);
       it = running_.erase(it);
     } else {

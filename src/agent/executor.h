@@ -37,7 +37,8 @@ struct RunningJob {
   bool adopted = false;                               // found again after a restart: not our child
   std::string stdout_path;
   std::string stderr_path;
-  std::string cgroup;  // the cgroup holding its processes (JobCgroups); empty: none
+  std::string cgroup;     // the cgroup holding its processes (JobCgroups); empty: none
+  std::string exit_path;  // where its first process records how it ended
 };
 
 struct JobExit {
@@ -45,14 +46,19 @@ struct JobExit {
   std::optional<int> exit_code;  // set when it exited
   std::optional<int> signal;     // set when a signal ended it
   core::TimePoint at;
-  bool status_unknown = false;  // an adopted job: not our child, so no exit status
+  // An adopted job (not our child) whose first process was killed before
+  // it could record how the job ended.
+  bool status_unknown = false;
 };
 
 // Starts jobs as their users and ends them. Each job runs in its own
 // process group, as the submitting user (supplementary groups included),
 // with CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs and GLEANER_JOB_ID set
 // (process attribution recognises gleaner's own processes by it), stdout
-// and stderr in files. A gleaner not running as root can start jobs only
+// and stderr in files. The group's first process is gleaner's own: it waits
+// for the job and records how it ended beside its logs, so a gleaner
+// restarted meanwhile still learns the exit status (and does not run a
+// finished job again). A gleaner not running as root can start jobs only
 // as its own user: it never pretends. With cgroups (UseCgroups), each job
 // also gets a cgroup of its own: SIGKILL then reaches processes that left
 // the process group, and when a job's first process ends, whatever it left
@@ -70,7 +76,9 @@ class Executor {
 
   // Takes back a job started before a restart, if process `pid` is still
   // the one that started at `process_started_at`. NotFound otherwise.
-  core::Status Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at);
+  // `log_dir` is the one it was launched with: how it ends is read there.
+  core::Status Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at,
+                     const std::string& log_dir);
 
   // After a restart, once running jobs are taken back: the job cgroups no
   // running job holds are leftovers of jobs that ended meanwhile; what is

@@ -38,7 +38,7 @@ void Harvester::Recover(const std::function<void(const std::string&)>& log) {
   }
   for (const store::JobRecord& j : *active) {
     if (j.pid && j.process_started_at &&
-        executor_.Adopt(j.id, *j.pid, *j.process_started_at).ok()) {
+        executor_.Adopt(j.id, *j.pid, *j.process_started_at, log_dir_).ok()) {
       log("job " + std::to_string(j.id) + " still running (pid " + std::to_string(*j.pid) +
           "): taken back");
       continue;

@@ -20,10 +20,6 @@ namespace {
 
 std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
 
-// The margin by which the agent stops its jobs before the coordinator's
-// lease runs out, beyond their grace: one report interval and then some.
-constexpr core::Duration kLeaseMargin = core::Seconds(5);
-
 }  // namespace
 
 std::vector<cluster::InventoryGpu> InventoryOf(const std::vector<gpu::GpuSnapshot>& snapshots,
@@ -113,11 +109,12 @@ void NodeAgent::Recover(const cluster::Log& log) {
       for (const json& g : j.at("gpus")) l.gpus.emplace_back(g.get<std::string>());
       l.checkpoint_signal = j.at("checkpoint_signal").get<int>();
       l.grace = core::Duration(j.at("grace_us").get<int64_t>());
-      const bool adopted = j.contains("pid") &&
-                           executor_
-                               .Adopt(l.of.job, j["pid"].get<int>(),
-                                      core::FromUnixMicros(j["process_started_us"].get<int64_t>()))
-                               .ok();
+      const bool adopted =
+          j.contains("pid") &&
+          executor_
+              .Adopt(l.of.job, j["pid"].get<int>(),
+                     core::FromUnixMicros(j["process_started_us"].get<int64_t>()), options_.log_dir)
+              .ok();
       if (adopted) {
         log(Job(l.of.job) + " still running (pid " + std::to_string(j["pid"].get<int>()) +
             "): taken back");
@@ -199,10 +196,10 @@ void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
     running.push_back({id, j.gpus, j.checkpoint_signal, j.grace});
     std::string leave;
     if (auto p = preempt_.find(id); p != preempt_.end()) leave = p->second;
-    if (lease_ > core::Duration{} && now - heard_ > lease_ - j.grace - kLeaseMargin) {
-      leave = "no coordinator heard for " + core::FormatDuration(now - heard_) + "; its lease of " +
-              core::FormatDuration(lease_) +
-              " is running out and the job will be requeued elsewhere";
+    if (lease_ > core::Duration{} && now - heard_ > lease_) {
+      leave = "no coordinator heard for " + core::FormatDuration(now - heard_) +
+              ", past the lease of " + core::FormatDuration(lease_) +
+              ": the job will be requeued elsewhere";
     }
     if (leave.empty()) continue;
     for (const core::GpuUuid& g : j.gpus) claims.try_emplace(g, sched::GpuClaim{g, leave});

@@ -32,9 +32,9 @@ struct NodeAgentOptions {
 // coordinator, start what the reply assigns and stop what it no longer
 // does. What protects owners never waits for the network: a job on a GPU
 // its owner claims back gets its checkpoint signal, grace and kill here,
-// coordinator or not. A coordinator silent for its lease (the time after
-// which it requeues this host's jobs elsewhere) makes the agent stop its
-// jobs first, so none runs twice. Jobs outlive the agent: a restarted one
+// coordinator or not. A coordinator silent for its lease makes the agent
+// stop its jobs (checkpoint signal, grace, kill); the coordinator requeues
+// them elsewhere only after that, so none runs twice. Jobs outlive the agent: a restarted one
 // takes them back from its state file. Not thread-safe.
 class NodeAgent {
  public:

@@ -10,6 +10,10 @@ namespace {
 
 std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
 
+// Beyond the lease and a job's grace: how long the coordinator waits for a
+// lost host's agent to have killed a job before it requeues it.
+constexpr core::Duration kStopMargin = core::Seconds(5);
+
 std::vector<double> LatencyBounds() { return {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60}; }
 
 }  // namespace
@@ -63,12 +67,9 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   host.heard = now;
   host.reported = true;
   host.silent = false;
-  if (report.inventory) LearnInventory(agent, host, *report.inventory, log);
-  if (host.gpus.empty() && !report.inventory) {
-    AgentReply ask;
-    ask.send_inventory = true;
-    ask.lease = options_.requeue_after;
-    return ask;
+  host.lost = false;
+  if (report.inventory) {
+    GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, log));
   }
   if (report.gpus.size() == host.gpus.size()) host.status = report.gpus;
   for (const auto& [at, why] : report.reasons) {
@@ -88,12 +89,27 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   host.running = {report.running.begin(), report.running.end()};
   AgentReply reply = ReplyTo(host, report);
   reply.acked = acked;
+  // A coordinator that just took over knows the host's jobs (from the
+  // store) but not its GPUs: the reply still says what the host runs.
+  reply.send_inventory = host.gpus.empty();
   return reply;
 }
 
-void Coordinator::LearnInventory(const std::string& agent, Host& host,
-                                 std::vector<InventoryGpu> gpus, const Log& log) {
-  if (gpus == host.gpus) return;
+core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
+                                         std::vector<InventoryGpu> gpus, const Log& log) {
+  if (gpus == host.gpus) return core::Status::Ok();
+  for (const InventoryGpu& g : gpus) {
+    auto owner = host_of_gpu_.find(g.uuid);
+    if (owner == host_of_gpu_.end() || owner->second == agent) continue;
+    auto other = hosts_.find(owner->second);
+    // A GPU moves to another host only once its old host is lost.
+    if (other != hosts_.end() && other->second.reported && !other->second.lost) {
+      return core::InvalidArgument("GPU " + g.uuid.str() + " is already reported by host " +
+                                   owner->second +
+                                   "; two agents cannot share a GPU (one agent per host, and "
+                                   "simulated GPUs need UUIDs of their own)");
+    }
+  }
   if (host.in_scheduler) {  // a GPU came or went: the node is placed anew
     Tell(sched::NodeLost{core::NodeId(agent), "its GPUs changed"}, log);
     host.in_scheduler = false;
@@ -109,6 +125,7 @@ void Coordinator::LearnInventory(const std::string& agent, Host& host,
   host.status.assign(gpus.size(), GpuStatus{});
   host.reasons.assign(gpus.size(), "");
   host.gpus = std::move(gpus);
+  return core::Status::Ok();
 }
 
 AgentReply Coordinator::ReplyTo(const Host& host, const AgentReport& report) const {
@@ -269,27 +286,33 @@ void Coordinator::JudgeLiveness(const Log& log) {
       log("host " + name + " silent for " + core::FormatDuration(quiet) +
           ": its GPUs are unknown and lent to no one");
     }
-    if (!host.lost && quiet > options_.requeue_after) Requeue(name, host, log);
+    if (!host.lost && quiet > options_.requeue_after) {
+      host.lost = true;
+      log("host " + name + " lost: silent for " + core::FormatDuration(quiet) +
+          "; its agent has stopped its jobs, which are requeued once their grace has passed");
+    }
+    if (host.lost) RequeueStopped(name, host, quiet, log);
   }
 }
 
-void Coordinator::Requeue(const std::string& agent, Host& host, const Log& log) {
-  host.lost = true;
-  if (host.in_scheduler) {
-    Tell(sched::NodeLost{core::NodeId(agent),
-                         "silent for " + core::FormatDuration(options_.requeue_after)},
-         log);
-    host.in_scheduler = false;
-  }
-  for (const auto& [id, job] : host.jobs) {
+void Coordinator::RequeueStopped(const std::string& agent, Host& host, core::Duration quiet,
+                                 const Log& log) {
+  for (auto it = host.jobs.begin(); it != host.jobs.end();) {
+    const store::JobRecord& job = it->second;
+    // The agent signalled it at the lease and killed it a grace later.
+    if (quiet <= options_.requeue_after + job.spec.grace + kStopMargin) {
+      ++it;
+      continue;
+    }
     store::JobUpdate u;
-    u.reason = "host " + agent + " silent for " + core::FormatDuration(options_.requeue_after) +
-               " (its agent's lease ran out): requeued";
-    auto moved = store_.Transition(id, job.state, JobState::kQueued, u);
-    log(Job(id) + " " + (moved.ok() ? u.reason : moved.status().message()));
-    preempting_.erase(id);
+    u.reason = "host " + agent + " silent for " + core::FormatDuration(quiet) +
+               "; its agent's lease ran out";
+    auto moved = store_.Transition(job.id, job.state, JobState::kQueued, u);
+    log(Job(job.id) + (moved.ok() ? " requeued: " + u.reason : ": " + moved.status().message()));
+    preempting_.erase(job.id);
+    ReportExit(job.id, false, u.reason, log);
+    it = host.jobs.erase(it);
   }
-  host.jobs.clear();
 }
 
 bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& log) {
@@ -307,7 +330,6 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
       log(Job(j.id) + " runs on GPUs no agent has reported; it waits for its host");
       continue;
     }
-    if (host->lost) continue;  // requeued already; the move will show next pass
     if (j.state == JobState::kRunning && j.spec.max_runtime && j.started_at &&
         now - *j.started_at > *j.spec.max_runtime) {
       store::JobUpdate u;

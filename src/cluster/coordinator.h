@@ -20,10 +20,10 @@ struct CoordinatorOptions {
   sched::SchedulerConfig scheduler;
   // A host silent this long lends nothing: its GPUs are Unknown.
   core::Duration silent_after = core::Seconds(10);
-  // A host silent this long is lost: its jobs are requeued to run
-  // elsewhere. It is also the agents' lease: an agent that has not heard
-  // from a coordinator for this long has stopped its jobs by then, so no
-  // job runs twice.
+  // A host silent this long is lost. It is the agents' lease: an agent that
+  // has not heard from a coordinator for this long stops its jobs
+  // (checkpoint signal, grace, kill), and each is requeued to run elsewhere
+  // once its grace and a margin have passed as well, so none runs twice.
   core::Duration requeue_after = core::Seconds(300);
 };
 
@@ -85,11 +85,13 @@ class Coordinator {
   core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log);
   core::Status ApplyExit(const std::string& agent, Host& host, const store::JobRecord& job,
                          const JobEvent& e, const Log& log);
-  void LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
-                      const Log& log);
+  // Refuses GPUs another live host reports.
+  core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
+                              const Log& log);
   AgentReply ReplyTo(const Host& host, const AgentReport& report) const;
   void JudgeLiveness(const Log& log);
-  void Requeue(const std::string& agent, Host& host, const Log& log);
+  // Requeues the jobs of a lost host that its agent has stopped by now.
+  void RequeueStopped(const std::string& agent, Host& host, core::Duration quiet, const Log& log);
   // The running and vacating jobs, by host; false when the store failed.
   bool ReadActive(std::vector<store::JobRecord>* active, const Log& log);
   void TellGpus(const Log& log);

@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -269,6 +270,54 @@ TEST_F(ExecutorCgroupTest, ARerunIsNotKilledByItsLastRunsCleanup) {
   ASSERT_TRUE(executor_.Signal(3, SIGKILL).ok());
   ReapAll();
   EXPECT_TRUE(Gone(escaped));
+}
+
+}  // namespace
+}  // namespace gleaner::agent
+
+namespace gleaner::agent {
+namespace {
+
+// A job that ends while no gleaner is its parent (the daemon was killed and
+// restarted): its first process recorded how it ended, so the exit status
+// is known and the job is not run again.
+TEST(ExecutorRestartTest, AnAdoptedJobsExitStatusIsKnown) {
+  testing::TempDir logs;
+  core::RealClock clock;
+  const std::string marker = (logs.path() / "go").string();
+  std::optional<Executor> first(clock);
+  auto job = first->Launch(
+      Request(9, {"sh", "-c", "while [ ! -e " + marker + " ]; do sleep 0.01; done; exit 4"},
+              logs.path().string()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  Executor restarted(clock);
+  ASSERT_TRUE(restarted.Adopt(9, job->pid, *job->process_started_at, logs.path().string()).ok());
+  // The first gleaner "dies" without reaping: its child is reaped by the
+  // test below only to keep the process table clean.
+  std::ofstream(marker) << "";
+  std::optional<JobExit> exit;
+  for (int i = 0; i < 1000 && !exit; ++i) {
+    waitpid(job->pid, nullptr, WNOHANG);
+    for (const JobExit& x : restarted.Reap()) {
+      if (x.id == 9) exit = x;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_FALSE(exit->status_unknown);
+  EXPECT_EQ(exit->exit_code, 4);
+}
+
+TEST(ExecutorRestartTest, AJobKilledBySignalEndsTheSameWayThroughItsFirstProcess) {
+  testing::TempDir logs;
+  core::RealClock clock;
+  Executor e(clock);
+  auto job = e.Launch(Request(10, {"sh", "-c", "kill -TERM $$"}, logs.path().string()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  auto exit = WaitFor(e, 10);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->signal, SIGTERM);
+  EXPECT_FALSE(exit->exit_code.has_value());
 }
 
 }  // namespace

@@ -1,0 +1,333 @@
+// Thousands of emulated agents against a real coordinator over HTTP: how
+// fast agents join, how many reports a second it sustains and how long each
+// takes, the time from a job's submit to its agent being told to start it,
+// and, when the leader is killed meanwhile (bench/cluster.sh), how long
+// agents went without an answer. Each emulated agent reports once a second
+// with GPUs that are idle and lendable, starts what it is told (no process:
+// the job "runs" for --job-seconds) and reports its start and end.
+//
+//   agent_swarm --server http://127.0.0.1:7380[,URL] --join-secret-file F
+//               --token glt_... --agents 2000 --seconds 60
+//
+// Prints one JSON object: the figures docs/benchmarks.md records.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "cluster/agent_protocol.h"
+#include "core/clock.h"
+#include "server/http_client.h"
+
+namespace {
+
+using gleaner::cluster::AgentReply;
+using gleaner::cluster::AgentReport;
+using gleaner::cluster::JobAttempt;
+using gleaner::cluster::JobEvent;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+struct Options {
+  std::vector<gleaner::server::Endpoint> servers;
+  std::string secret;
+  std::string token;
+  int agents = 1000;
+  int gpus = 8;
+  int threads = 64;
+  double seconds = 60;
+  double jobs_per_second = 20;
+  double job_seconds = 5;
+};
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+// Posts to the servers in turn until one answers 200.
+std::optional<json> Post(const Options& o, size_t& current, const std::string& target,
+                         const std::string& body, const std::string& token) {
+  for (size_t tried = 0; tried < o.servers.size(); ++tried) {
+    auto answer = gleaner::server::HttpCall(o.servers[current], "POST", target, body, token,
+                                            gleaner::core::Seconds(5));
+    if (answer.ok() && (answer->first == 200 || answer->first == 201)) {
+      return json::parse(answer->second, nullptr, false);
+    }
+    current = (current + 1) % o.servers.size();
+  }
+  return std::nullopt;
+}
+
+struct Agent {
+  std::string name;
+  std::string credential;
+  size_t server = 0;
+  bool inventory = true;
+  Clock::time_point next_report;
+  Clock::time_point last_ok;
+  int64_t seq = 0;
+  std::vector<JobEvent> outbox;
+  std::map<gleaner::sched::JobId, std::pair<JobAttempt, Clock::time_point>> running;  // until
+};
+
+struct Shared {
+  std::mutex mu;
+  std::map<gleaner::sched::JobId, Clock::time_point> submitted;
+  std::vector<double> submit_to_start;
+  std::vector<double> report_latency;
+  std::vector<double> outages;  // per agent: the longest time without an answer
+  int64_t reports_ok = 0;
+  int64_t reports_failed = 0;
+  int64_t report_bytes = 0;
+};
+
+AgentReport ReportOf(Agent& a, const Options& o) {
+  AgentReport r;
+  if (a.inventory) {
+    std::vector<gleaner::cluster::InventoryGpu> inv;
+    for (int g = 0; g < o.gpus; ++g) {
+      char uuid[64];
+      std::snprintf(uuid, sizeof uuid, "GPU-%08x-0000-4000-8000-%012x",
+                    static_cast<unsigned>(std::hash<std::string>()(a.name)), g);
+      inv.push_back({gleaner::core::GpuUuid(uuid), g, "NVIDIA H100 80GB HBM3",
+                     gleaner::core::Bytes::GiB(80), 0});
+    }
+    r.inventory = inv;
+  }
+  for (int g = 0; g < o.gpus; ++g) {
+    r.gpus.push_back({gleaner::observe::GpuState::kIdle, true, true, 0.0, 512, 70.0, 31.0});
+  }
+  for (const auto& [id, run] : a.running) r.running.push_back(run.first);
+  r.events = a.outbox;
+  return r;
+}
+
+void Obey(Agent& a, const AgentReply& reply, const Options& o, Shared& shared) {
+  a.inventory = reply.send_inventory;
+  std::erase_if(a.outbox, [&](const JobEvent& e) { return e.seq <= reply.acked; });
+  const auto now = Clock::now();
+  for (const gleaner::cluster::JobToStart& s : reply.start) {
+    if (a.running.contains(s.of.job)) continue;
+    a.running[s.of.job] = {s.of, now + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(o.job_seconds))};
+    JobEvent e;
+    e.seq = ++a.seq;
+    e.of = s.of;
+    e.kind = JobEvent::Kind::kStarted;
+    e.at = gleaner::core::RealClock().Now();
+    e.pid = 1;
+    a.outbox.push_back(e);
+    std::lock_guard lock(shared.mu);
+    if (auto sub = shared.submitted.find(s.of.job); sub != shared.submitted.end()) {
+      shared.submit_to_start.push_back(std::chrono::duration<double>(now - sub->second).count());
+      shared.submitted.erase(sub);
+    }
+  }
+  for (auto it = a.running.begin(); it != a.running.end();) {
+    if (now < it->second.second) {
+      ++it;
+      continue;
+    }
+    JobEvent e;
+    e.seq = ++a.seq;
+    e.of = it->second.first;
+    e.kind = JobEvent::Kind::kExited;
+    e.at = gleaner::core::RealClock().Now();
+    e.exit_code = 0;
+    a.outbox.push_back(e);
+    it = a.running.erase(it);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::string servers;
+  std::string secret_file;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    const std::string v = argv[i + 1];
+    if (k == "--server")
+      servers = v;
+    else if (k == "--join-secret-file")
+      secret_file = v;
+    else if (k == "--token")
+      o.token = v;
+    else if (k == "--agents")
+      o.agents = std::stoi(v);
+    else if (k == "--gpus")
+      o.gpus = std::stoi(v);
+    else if (k == "--threads")
+      o.threads = std::stoi(v);
+    else if (k == "--seconds")
+      o.seconds = std::stod(v);
+    else if (k == "--jobs-per-second")
+      o.jobs_per_second = std::stod(v);
+    else if (k == "--job-seconds")
+      o.job_seconds = std::stod(v);
+    else {
+      std::cerr << "agent_swarm: unknown option " << k << "\n";
+      return 2;
+    }
+  }
+  std::stringstream list(servers);
+  for (std::string url; std::getline(list, url, ',');) {
+    auto e = gleaner::server::ParseServerUrl(url);
+    if (!e.ok()) {
+      std::cerr << "agent_swarm: " << e.status().message() << "\n";
+      return 2;
+    }
+    o.servers.push_back(*e);
+  }
+  std::ifstream in(secret_file);
+  in >> o.secret;
+  if (o.servers.empty() || o.secret.empty() || o.token.empty()) {
+    std::cerr << "agent_swarm: --server, --join-secret-file and --token are required\n";
+    return 2;
+  }
+
+  std::vector<Agent> agents(static_cast<size_t>(o.agents));
+  for (int i = 0; i < o.agents; ++i)
+    agents[static_cast<size_t>(i)].name = "emu-" + std::to_string(i);
+  const int threads = std::min(o.threads, o.agents);
+  const auto each = [&](const std::function<void(Agent&, int)>& body) {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        for (size_t i = static_cast<size_t>(t); i < agents.size();
+             i += static_cast<size_t>(threads)) {
+          body(agents[i], t);
+        }
+      });
+    }
+    for (std::thread& th : pool) th.join();
+  };
+
+  // Joining.
+  const auto join_start = Clock::now();
+  std::atomic<int> joined{0};
+  each([&](Agent& a, int) {
+    auto j = Post(o, a.server, "/v1/agents/join",
+                  json{{"name", a.name}, {"join_secret", o.secret}}.dump(), "");
+    if (j && j->contains("credential")) {
+      a.credential = (*j)["credential"];
+      ++joined;
+    }
+  });
+  const double join_s = Since(join_start);
+
+  // Reporting, once a second each, spread over the second; jobs submitted
+  // at a steady rate meanwhile.
+  Shared shared;
+  const auto start = Clock::now();
+  for (size_t i = 0; i < agents.size(); ++i) {
+    agents[i].next_report = start + std::chrono::microseconds(1'000'000 * i / agents.size());
+    agents[i].last_ok = start;
+  }
+  const auto until =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  std::thread submitter([&] {
+    size_t server = 0;
+    const auto gap = std::chrono::duration<double>(1.0 / o.jobs_per_second);
+    auto next = start + std::chrono::seconds(5);  // after the inventories are in
+    while (next < until - std::chrono::seconds(10)) {
+      std::this_thread::sleep_until(next);
+      next += std::chrono::duration_cast<Clock::duration>(gap);
+      auto job = Post(o, server, "/v1/jobs", R"({"command": ["true"], "gpus": 1})", o.token);
+      const auto acked = Clock::now();
+      if (job && job->contains("id")) {
+        std::lock_guard lock(shared.mu);
+        shared.submitted[(*job)["id"].get<gleaner::sched::JobId>()] = acked;
+      }
+    }
+  });
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::vector<double> latencies;
+      std::vector<double> outages;
+      int64_t ok = 0;
+      int64_t failed = 0;
+      int64_t bytes = 0;
+      std::vector<double> longest(agents.size(), 0);
+      while (Clock::now() < until) {
+        Clock::time_point soonest = until;
+        for (size_t i = static_cast<size_t>(t); i < agents.size();
+             i += static_cast<size_t>(threads)) {
+          Agent& a = agents[i];
+          if (Clock::now() < a.next_report) {
+            soonest = std::min(soonest, a.next_report);
+            continue;
+          }
+          a.next_report += std::chrono::seconds(1);
+          const std::string body = gleaner::cluster::ReportToJson(ReportOf(a, o)).dump();
+          bytes += static_cast<int64_t>(body.size());
+          const auto sent = Clock::now();
+          auto reply = Post(o, a.server, "/v1/agents/report", body, a.credential);
+          const double took = Since(sent);
+          auto decoded = reply ? gleaner::cluster::ReplyFromJson(*reply)
+                               : gleaner::core::Result<AgentReply>(gleaner::core::Unavailable(""));
+          if (!decoded.ok()) {
+            ++failed;
+            continue;
+          }
+          ++ok;
+          latencies.push_back(took);
+          longest[i] =
+              std::max(longest[i], std::chrono::duration<double>(sent - a.last_ok).count());
+          a.last_ok = Clock::now();
+          Obey(a, *decoded, o, shared);
+          soonest = std::min(soonest, a.next_report);
+        }
+        std::this_thread::sleep_until(std::min(soonest, until));
+      }
+      std::lock_guard lock(shared.mu);
+      shared.report_latency.insert(shared.report_latency.end(), latencies.begin(), latencies.end());
+      for (size_t i = static_cast<size_t>(t); i < agents.size();
+           i += static_cast<size_t>(threads)) {
+        shared.outages.push_back(longest[i]);
+      }
+      shared.reports_ok += ok;
+      shared.reports_failed += failed;
+      shared.report_bytes += bytes;
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  submitter.join();
+  const double ran = Since(start);
+  const json out = {
+      {"agents", o.agents},
+      {"gpus_per_agent", o.gpus},
+      {"joined", joined.load()},
+      {"joins_per_second", joined.load() / join_s},
+      {"reports_per_second", static_cast<double>(shared.reports_ok) / ran},
+      {"reports_failed", shared.reports_failed},
+      {"report_body_bytes_mean",
+       shared.reports_ok ? static_cast<double>(shared.report_bytes) /
+                               static_cast<double>(shared.reports_ok + shared.reports_failed)
+                         : 0},
+      {"report_latency_ms_p50", 1e3 * Percentile(shared.report_latency, 0.5)},
+      {"report_latency_ms_p99", 1e3 * Percentile(shared.report_latency, 0.99)},
+      {"jobs_started", shared.submit_to_start.size()},
+      {"jobs_not_started", shared.submitted.size()},
+      {"submit_to_start_s_p50", Percentile(shared.submit_to_start, 0.5)},
+      {"submit_to_start_s_p99", Percentile(shared.submit_to_start, 0.99)},
+      {"longest_gap_without_answer_s_max", Percentile(shared.outages, 1.0)},
+      {"longest_gap_without_answer_s_p50", Percentile(shared.outages, 0.5)}};
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}

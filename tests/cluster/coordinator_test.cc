@@ -1,0 +1,299 @@
+// A coordinator and its agents in one process: the real Coordinator,
+// NodeAgent, Sampler and Executor (real job processes), a SQLite store on
+// disk, simulated GPUs and a manual clock. Reports and replies go through
+// the protocol's JSON both ways, as over HTTP.
+#include "cluster/coordinator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "agent/node_agent.h"
+#include "agent/process_info.h"
+#include "gpu/fake_backend.h"
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+
+namespace gleaner::cluster {
+namespace {
+
+using store::JobState;
+using ::testing::HasSubstr;
+
+// One idle GPU; `owner_at_s`, when set, is when bob's process takes it.
+std::string Scenario(const std::string& uuid, std::optional<int> owner_at_s = std::nullopt) {
+  std::string timeline = R"([{"at_s": 0})";
+  if (owner_at_s) {
+    timeline += R"(, {"at_s": )" + std::to_string(*owner_at_s) +
+                R"(, "utilization_gpu_pct": 95, "processes": [{"pid": 4242,
+                "used_memory_mib": 30000, "user": "bob", "command": "python train.py"}]})";
+  }
+  return R"({"gpus": [{"uuid": ")" + uuid +
+         R"(", "name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920, "timeline": )" +
+         timeline + "]}]}";
+}
+
+// Agents run jobs as the submitter, by name: this test's own user.
+std::string Me() { return agent::UserName(static_cast<uint32_t>(geteuid())); }
+
+struct Cluster;
+
+// A GPU host: simulated GPU, sampler, executor and agent. `reachable`
+// false cuts it off from the coordinator (a partition).
+struct Host {
+  Host(Cluster& cluster, std::string host_name, const std::string& scenario);
+  // A restart of the agent: a new executor and agent, the same state file.
+  void Restart();
+  void Act();
+  bool Runs(sched::JobId id) const { return executor->running().contains(id); }
+
+  Cluster& cluster;
+  std::string name;
+  agent::ProcfsInspector procfs;
+  std::unique_ptr<gpu::FakeBackend> backend;
+  std::unique_ptr<agent::Sampler> sampler;
+  core::RealClock real_clock;
+  std::unique_ptr<agent::Executor> executor;
+  std::unique_ptr<agent::NodeAgent> node;
+  bool reachable = true;
+  bool alive = true;           // false: its agent is dead (its jobs run on)
+  std::vector<pid_t> orphans;  // jobs of agents that died
+};
+
+struct Cluster {
+  Cluster()
+      : clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000)),
+        store(std::move(store::SqliteStore::Open((dir.path() / "gleaner.db").string())).value()) {
+    CoordinatorOptions options;
+    options.silent_after = core::Seconds(10);
+    options.requeue_after = core::Seconds(60);
+    coordinator = std::make_unique<Coordinator>(*store, clock, options, Record());
+  }
+
+  Log Record() {
+    return [this](const std::string& line) { log += line + "\n"; };
+  }
+
+  // One simulated second: every live agent's pass, then the coordinator's.
+  void Step() {
+    for (auto& h : hosts) h->Act();
+    coordinator->Tick(Record());
+    clock.Advance(core::Seconds(1));
+  }
+
+  sched::JobId Submit(int grace_s = 5) {
+    sched::JobSpec spec;
+    spec.command = {"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.02; done"};
+    spec.working_dir = "/tmp";
+    spec.grace = core::Seconds(grace_s);
+    return store->Submit(Me(), static_cast<uint32_t>(geteuid()), spec, clock.Now())->id;
+  }
+
+  store::JobRecord Job(sched::JobId id) { return *store->Get(id); }
+
+  Host& AddHost(const std::string& name, const std::string& scenario) {
+    hosts.push_back(std::make_unique<Host>(*this, name, scenario));
+    return *hosts.back();
+  }
+
+  // Steps until `done` or `limit` simulated seconds; whether it happened.
+  bool StepUntil(const std::function<bool()>& done, int limit = 400) {
+    for (int t = 0; t < limit; ++t) {
+      if (done()) return true;
+      Step();
+      // Simulated seconds pass in microseconds: let signalled jobs exit.
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return done();
+  }
+
+  ~Cluster() {
+    for (auto& h : hosts) {
+      for (const auto& [id, job] : h->executor->running())
+        h->executor->Signal(id, SIGKILL).IgnoreError();
+    }
+  }
+
+  testing::TempDir dir;
+  core::ManualClock clock;
+  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<Coordinator> coordinator;
+  std::vector<std::unique_ptr<Host>> hosts;
+  std::string log;
+};
+
+Host::Host(Cluster& c, std::string host_name, const std::string& scenario)
+    : cluster(c), name(std::move(host_name)) {
+  backend =
+      std::move(gpu::FakeBackend::Create(*gpu::ParseScenario(scenario, name), c.clock)).value();
+  sampler =
+      std::make_unique<agent::Sampler>(*backend, procfs, nullptr, c.clock, agent::SamplerOptions{});
+  Restart();
+}
+
+void Host::Restart() {
+  if (executor != nullptr) {
+    // The old agent dies; its jobs run on, no longer its children. (Here
+    // they are still this process's: Act reaps them as init would.)
+    for (const auto& [id, job] : executor->running()) orphans.push_back(job.pid);
+    node.reset();
+    executor.reset();
+  }
+  executor = std::make_unique<agent::Executor>(real_clock);
+  const std::string dir = (cluster.dir.path() / name).string();
+  std::filesystem::create_directories(dir);
+  node = std::make_unique<agent::NodeAgent>(
+      *executor, cluster.clock,
+      agent::NodeAgentOptions{dir + "/logs", dir + "/agent-jobs.json", {}},
+      [this](const AgentReport& report) -> core::Result<AgentReply> {
+        if (!reachable) return core::Unavailable("partitioned");
+        auto decoded = ReportFromJson(nlohmann::json::parse(ReportToJson(report).dump()));
+        if (!decoded.ok()) return decoded.status();
+        GLEANER_ASSIGN_OR_RETURN(
+            AgentReply reply, cluster.coordinator->HandleReport(name, *decoded, cluster.Record()));
+        return ReplyFromJson(nlohmann::json::parse(ReplyToJson(reply).dump()));
+      });
+  node->Recover(cluster.Record());
+  alive = true;
+}
+
+void Host::Act() {
+  for (pid_t pid : orphans) waitpid(pid, nullptr, WNOHANG);
+  auto pass = sampler->SampleOnce();
+  if (alive && pass.ok()) node->Act(*pass, cluster.Record());
+}
+
+TEST(CoordinatorTest, RunsAJobOnAnAgentAndRecordsItsEnd) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  sched::JobSpec spec;
+  spec.command = {"sh", "-c", "exit 0"};
+  spec.working_dir = "/tmp";
+  const sched::JobId id =
+      c.store->Submit(Me(), static_cast<uint32_t>(geteuid()), spec, c.clock.Now())->id;
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kRunning; }));
+  EXPECT_THAT(c.Job(id).reason, HasSubstr("host a"));
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kSucceeded; }, 200)) << c.log;
+  EXPECT_EQ(c.Job(id).attempts, 1);
+  EXPECT_FALSE(a.Runs(id));
+  // Idle after 5 minutes of history: placed then, started at the agent's next pass.
+  EXPECT_EQ(c.coordinator->StartLatency().count, 1u);
+  EXPECT_GE(c.coordinator->StartLatency().sum, 300);
+  const std::vector<HostView> hosts = c.coordinator->Hosts();
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0].health, HostView::Health::kUp);
+  EXPECT_EQ(hosts[0].gpus.size(), 1u);
+}
+
+TEST(CoordinatorTest, APartitionedHostStopsItsJobBeforeItIsRequeuedElsewhere) {
+  Cluster c;
+  c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  c.AddHost("b", Scenario("GPU-bbbbbbbb-0000-4000-8000-000000000000"));
+  const sched::JobId id = c.Submit();
+  ASSERT_TRUE(c.StepUntil([&] { return c.hosts[0]->Runs(id) || c.hosts[1]->Runs(id); }));
+  Host& first = c.hosts[0]->Runs(id) ? *c.hosts[0] : *c.hosts[1];
+  Host& second = &first == c.hosts[0].get() ? *c.hosts[1] : *c.hosts[0];
+  first.reachable = false;
+  bool twice = false;
+  ASSERT_TRUE(c.StepUntil([&] {
+    twice = twice || (first.Runs(id) && second.Runs(id));
+    return second.Runs(id);
+  }));
+  EXPECT_FALSE(twice) << "the job ran on both hosts at once\n" << c.log;
+  EXPECT_FALSE(first.Runs(id));
+  EXPECT_THAT(c.log, HasSubstr("past the lease of 1m00s"));
+  EXPECT_THAT(c.log,
+              HasSubstr("job 1 requeued: host a silent for 1m11s; its agent's lease ran out"));
+  // The partition heals: the old attempt's end changes nothing.
+  first.reachable = true;
+  for (int i = 0; i < 5; ++i) c.Step();
+  EXPECT_EQ(c.Job(id).state, JobState::kRunning);
+  EXPECT_EQ(c.Job(id).attempts, 2);
+  EXPECT_TRUE(second.Runs(id));
+}
+
+TEST(CoordinatorTest, ARestartedAgentTakesItsJobBackOrStopsADuplicate) {
+  Cluster c;
+  c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  c.AddHost("b", Scenario("GPU-bbbbbbbb-0000-4000-8000-000000000000"));
+  const sched::JobId id = c.Submit();
+  ASSERT_TRUE(c.StepUntil([&] { return c.hosts[0]->Runs(id) || c.hosts[1]->Runs(id); }));
+  Host& first = c.hosts[0]->Runs(id) ? *c.hosts[0] : *c.hosts[1];
+  Host& second = &first == c.hosts[0].get() ? *c.hosts[1] : *c.hosts[0];
+  for (int i = 0; i < 3; ++i) c.Step();  // the start is reported
+  // A quick restart: the job is taken back, not started again.
+  first.Restart();
+  for (int i = 0; i < 5; ++i) c.Step();
+  EXPECT_TRUE(first.Runs(id));
+  EXPECT_EQ(c.Job(id).attempts, 1);
+  EXPECT_THAT(c.log, HasSubstr("taken back"));
+  // A dead agent (kill -9: its job runs on) past the lease: the job is
+  // requeued and runs on the other host...
+  first.alive = false;
+  ASSERT_TRUE(c.StepUntil([&] { return second.Runs(id); }, 120)) << c.log;
+  EXPECT_EQ(c.Job(id).attempts, 2);
+  // ...and when the agent comes back, it stops the copy it still runs.
+  first.Restart();
+  ASSERT_TRUE(c.StepUntil([&] { return !first.Runs(id); }, 10)) << c.log;
+  EXPECT_THAT(c.log, HasSubstr("no longer assigned to this host"));
+  EXPECT_TRUE(second.Runs(id));
+  EXPECT_EQ(c.Job(id).state, JobState::kRunning);
+}
+
+TEST(CoordinatorTest, OwnersGetTheirGpuBackWhileTheCoordinatorIsAway) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000", 330));
+  const sched::JobId id = c.Submit(20);
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id); }));
+  a.reachable = false;
+  // bob's process appears at 330 s: the job is signalled and leaves.
+  ASSERT_TRUE(c.StepUntil([&] { return !a.Runs(id); }, 60)) << c.log;
+  EXPECT_THAT(c.log, HasSubstr("vacating (signal 15)"));
+  EXPECT_EQ(c.Job(id).state, JobState::kRunning);  // the coordinator has not heard yet
+  a.reachable = true;
+  c.Step();
+  EXPECT_EQ(c.Job(id).state, JobState::kQueued);
+  EXPECT_THAT(c.log, HasSubstr("job 1 on host a vacating -> queued: vacated: "));
+}
+
+TEST(CoordinatorTest, ANewLeaderLetsRunningJobsRunAndFinish) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  const sched::JobId id = c.Submit();
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id); }));
+  for (int i = 0; i < 3; ++i) c.Step();
+  // The leader dies; another takes over with only the store to go by.
+  CoordinatorOptions options;
+  options.requeue_after = core::Seconds(60);
+  c.coordinator = std::make_unique<Coordinator>(*c.store, c.clock, options, c.Record());
+  EXPECT_THAT(c.log, HasSubstr("host a holds 1 job(s); waiting for its agent to report"));
+  for (int i = 0; i < 5; ++i) c.Step();
+  EXPECT_TRUE(a.Runs(id)) << c.log;
+  EXPECT_EQ(c.Job(id).state, JobState::kRunning);
+  a.executor->Signal(id, SIGTERM).IgnoreError();  // it exits 0 on TERM
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kSucceeded; }, 20)) << c.log;
+  EXPECT_EQ(c.Job(id).attempts, 1);
+}
+
+TEST(CoordinatorTest, AsksForTheInventoryAndRefusesAGpuTwoHostsClaim) {
+  Cluster c;
+  AgentReport bare;
+  auto reply = c.coordinator->HandleReport("a", bare, c.Record());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_TRUE(reply->send_inventory);
+  AgentReport with;
+  with.inventory = {{core::GpuUuid("GPU-1"), 0, "A100", core::Bytes::GiB(80), -1}};
+  with.gpus = {GpuStatus{}};
+  ASSERT_TRUE(c.coordinator->HandleReport("a", with, c.Record()).ok());
+  auto twice = c.coordinator->HandleReport("b", with, c.Record());
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(twice.status().message(), HasSubstr("GPU-1 is already reported by host a"));
+}
+
+}  // namespace
+}  // namespace gleaner::cluster

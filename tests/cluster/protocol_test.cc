@@ -1,0 +1,145 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster/agent_credentials.h"
+#include "cluster/agent_protocol.h"
+#include "core/sha256.h"
+
+namespace gleaner::cluster {
+namespace {
+
+using ::testing::HasSubstr;
+
+AgentReport FullReport() {
+  AgentReport r;
+  r.inventory = {{core::GpuUuid("GPU-1"), 0, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0},
+                 {core::GpuUuid("GPU-2"), 1, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0}};
+  r.gpus = {{observe::GpuState::kIdle, true, true, 0.0, 512, 71.5, 31.0},
+            {observe::GpuState::kHarvested, false, true, 97.3, 40000, 650.2, 66.0}};
+  r.reasons = {{0, "no processes; quiet for 12m"}};
+  r.running = {{7, 2}};
+  JobEvent started;
+  started.seq = 4;
+  started.of = {7, 2};
+  started.kind = JobEvent::Kind::kStarted;
+  started.at = core::FromUnixMicros(1'800'000'000'000'000);
+  started.pid = 4242;
+  started.process_started_at = core::FromUnixMicros(1'799'999'999'000'000);
+  JobEvent exited;
+  exited.seq = 5;
+  exited.of = {6, 1};
+  exited.kind = JobEvent::Kind::kExited;
+  exited.at = started.at;
+  exited.signal = 9;
+  exited.vacated = true;
+  exited.reason = "owner returned";
+  r.events = {started, exited};
+  observe::MinuteRollup m;
+  m.uuid = core::GpuUuid("GPU-1");
+  m.minute = core::FromUnixMicros(1'800'000'000'000'000 - 60'000'000);
+  m.samples = 60;
+  m.utilization_mean_pct = 1.5;
+  m.utilization_max_pct = 3;
+  m.memory_used_max = core::Bytes::MiB(512);
+  m.power_mean_w = 70;
+  m.pids = {1, 2};
+  m.users = {"alice"};
+  m.job_users = {"bob"};
+  m.state = observe::GpuState::kIdle;
+  m.observed = m.idle = core::Seconds(60);
+  r.minutes = {m};
+  return r;
+}
+
+TEST(AgentProtocolTest, ReportsSurviveTheirJson) {
+  const AgentReport r = FullReport();
+  auto back = ReportFromJson(nlohmann::json::parse(ReportToJson(r).dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r);
+}
+
+TEST(AgentProtocolTest, AOneHzReportOfEightGpusIsSmall) {
+  AgentReport r;
+  for (int i = 0; i < 8; ++i) {
+    r.gpus.push_back({observe::GpuState::kBusy, false, false, 99.0, 79000, 650.5, 71.0});
+  }
+  r.running = {{1, 1}, {2, 1}};
+  // What goes over the wire each second between the events and minutes.
+  EXPECT_LT(ReportToJson(r).dump().size(), 400u) << ReportToJson(r).dump();
+}
+
+TEST(AgentProtocolTest, RepliesSurviveTheirJson) {
+  AgentReply r;
+  r.acked = 5;
+  r.send_inventory = true;
+  r.assigned = {{7, 2}, {9, 1}};
+  JobToStart s;
+  s.of = {9, 1};
+  s.user = "alice";
+  s.spec.command = {"python", "train.py"};
+  s.spec.working_dir = "/home/alice";
+  s.gpus = {core::GpuUuid("GPU-2")};
+  s.array_id = 8;
+  s.array_index = 1;
+  r.start = {s};
+  r.preempt = {{{7, 2}, "room for a critical job"}};
+  r.lease = core::Seconds(300);
+  auto back = ReplyFromJson(nlohmann::json::parse(ReplyToJson(r).dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r);
+}
+
+TEST(AgentProtocolTest, AMalformedReportSaysWhatIsWrong) {
+  auto no_gpus = ReportFromJson(nlohmann::json::parse(R"({"running": []})"));
+  ASSERT_FALSE(no_gpus.ok());
+  EXPECT_EQ(no_gpus.status().code(), core::StatusCode::kInvalidArgument);
+  EXPECT_THAT(no_gpus.status().message(), HasSubstr("agent report"));
+  EXPECT_THAT(no_gpus.status().message(), HasSubstr("gpus"));
+  auto bad_state = ReportFromJson(
+      nlohmann::json::parse(R"({"gpus": [[42, 0, null, null, null, null]], "running": []})"));
+  ASSERT_FALSE(bad_state.ok());
+  EXPECT_THAT(bad_state.status().message(), HasSubstr("GPU state 42"));
+  auto bad_kind = ReportFromJson(nlohmann::json::parse(
+      R"({"gpus": [], "running": [], "events": [{"seq": 1, "job": [1, 1], "kind": "paused", "at_us": 0}]})"));
+  ASSERT_FALSE(bad_kind.ok());
+  EXPECT_THAT(bad_kind.status().message(), HasSubstr("event kind \"paused\""));
+}
+
+TEST(HmacTest, MatchesRfc4231) {
+  EXPECT_EQ(core::HmacSha256Hex(std::string(20, '\x0b'), "Hi There"),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(core::HmacSha256Hex("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  // A key longer than the block is hashed first.
+  EXPECT_EQ(core::HmacSha256Hex(std::string(131, '\xaa'),
+                                "Test Using Larger Than Block-Size Key - Hash Key First"),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+TEST(AgentCredentialTest, NamesOneAgentAndOnlyWithItsSecret) {
+  const std::string secret(64, 's');
+  const std::string credential = AgentCredential(secret, "gpu-07");
+  EXPECT_THAT(credential, ::testing::StartsWith("agent.gpu-07."));
+  auto who = AgentOfCredential(secret, credential);
+  ASSERT_TRUE(who.ok());
+  EXPECT_EQ(*who, "gpu-07");
+  // Another secret, a renamed host, or a made-up digest: refused.
+  EXPECT_EQ(AgentOfCredential(std::string(64, 't'), credential).status().code(),
+            core::StatusCode::kUnauthenticated);
+  std::string renamed = credential;
+  renamed.replace(6, 6, "gpu-08");
+  EXPECT_FALSE(AgentOfCredential(secret, renamed).ok());
+  EXPECT_FALSE(AgentOfCredential(secret, "agent.gpu-07.00").ok());
+  EXPECT_FALSE(AgentOfCredential(secret, "glt_abc").ok());
+}
+
+TEST(AgentCredentialTest, ChecksNamesAndSecrets) {
+  EXPECT_TRUE(CheckAgentName("gpu-07.lab_2").ok());
+  EXPECT_THAT(CheckAgentName("a b").message(), HasSubstr("only letters, digits"));
+  EXPECT_FALSE(CheckAgentName("").ok());
+  EXPECT_THAT(CheckJoinSecret("short").message(), HasSubstr("use 32 or more"));
+  EXPECT_TRUE(CheckJoinSecret(std::string(32, 'x')).ok());
+}
+
+}  // namespace
+}  // namespace gleaner::cluster
