@@ -186,7 +186,9 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     return kExitFailure;
   }
   GpuSource source;
-  if (int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
+  // Simulated GPUs are this agent's own: several agents may play one scenario.
+  if (int rc =
+          OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source, name);
       rc != kExitOk) {
     return rc;
   }

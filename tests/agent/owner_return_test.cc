@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "agent/executor.h"
@@ -22,6 +25,29 @@ namespace gleaner::agent {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The process whose parent is `parent` (waits for it to exist).
+pid_t ChildOf(pid_t parent) {
+  for (int i = 0; i < 500; ++i) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      // pid (comm) state ppid ...: the command may hold spaces.
+      const size_t close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(line.substr(close + 2));
+      char state = 0;
+      pid_t ppid = 0;
+      rest >> state >> ppid;
+      if (ppid == parent) return static_cast<pid_t>(std::stoi(name));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
+}
 
 TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   testing::TempDir dir;
@@ -55,7 +81,9 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
       (*store)->Transition(id, store::JobState::kQueued, store::JobState::kRunning, start).ok());
 
   // The GPU: the job's real process from the start; bob's from 5 s on.
-  const std::string pid = std::to_string(job->pid);
+  // The job's process is the child of its first process (which records
+  // how it ends).
+  const std::string pid = std::to_string(ChildOf(job->pid));
   auto scenario = gpu::ParseScenario(
       R"({"gpus": [{"name": "A", "memory_total_mib": 80000, "timeline": [
           {"at_s": 0, "utilization_gpu_pct": 90, "processes": [{"pid": )" +

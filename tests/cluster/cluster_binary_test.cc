@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "server/http_client.h"
 #include "testing/gleaner_up.h"
 #include "testing/postgres_server.h"
 #include "testing/run_gleaner.h"
@@ -47,15 +48,12 @@ bool WaitForLog(const Daemon& d, const std::string& text, int seconds = 30) {
   return false;
 }
 
-// Two idle GPUs with UUIDs of this host's own.
-std::string Scenario(const testing::TempDir& dir, int host) {
-  std::string gpus;
-  for (int i = 0; i < 2; ++i) {
-    gpus += std::string(i ? "," : "") + R"({"uuid": "GPU-0000000)" + std::to_string(host) +
-            "-0000-4000-8000-00000000000" + std::to_string(i) +
-            R"(", "name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920})";
-  }
-  return dir.Write("host" + std::to_string(host) + ".json", R"({"gpus": [)" + gpus + "]}");
+// Two idle GPUs. Every agent plays the same scenario: each gets UUIDs of
+// its own (from its name).
+std::string Scenario(const testing::TempDir& dir) {
+  return dir.Write("host.json", R"({"gpus": [
+      {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920},
+      {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920}]})");
 }
 
 class ClusterBinaryTest : public ::testing::Test {
@@ -97,7 +95,7 @@ class ClusterBinaryTest : public ::testing::Test {
         Spawn(dir_, "agent" + std::to_string(host),
               std::string(GLEANER_BINARY) + " agent --server " + servers_ + " --join-secret-file " +
                   secret_ + " --name host" + std::to_string(host) + " --fake " +
-                  Scenario(dir_, host) + " --config " + config + " --data-dir " +
+                  Scenario(dir_) + " --config " + config + " --data-dir " +
                   (dir_.path() / ("a" + std::to_string(host))).string() + " --for 300");
     started_.push_back(d);
     return d;
@@ -173,12 +171,23 @@ TEST_F(ClusterBinaryTest, NothingIsLostOrRunTwiceWhenAgentsAndTheLeaderDie) {
   }
   ASSERT_EQ(running.size(), jobs.size()) << Slurp(leader.log);
   for (const auto& [id, j] : running) job_groups_.push_back(j["pid"].get<int>());
+  // Which host each GPU is on, from the leader's gleaner.cluster/v1.
+  auto cluster =
+      server::HttpCall(*server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port1)), "GET",
+                       "/v1/gpus", "", token_);
+  ASSERT_TRUE(cluster.ok());
+  const json view = json::parse(cluster->second);
+  ASSERT_EQ(view["schema"], "gleaner.cluster/v1") << view.dump();
+  ASSERT_EQ(view["hosts"].size(), 3u) << view.dump();
+  std::map<std::string, std::string> host_of;
+  for (const json& h : view["hosts"]) {
+    EXPECT_EQ(h["health"], "up");
+    for (const json& g : h["gpus"]) host_of[g["uuid"]] = h["host"];
+  }
   const auto on_host = [&](int host) {
     std::vector<int64_t> here;
     for (const auto& [id, j] : running) {
-      if (j["gpus"][0].get<std::string>().starts_with("GPU-0000000" + std::to_string(host))) {
-        here.push_back(id);
-      }
+      if (host_of[j["gpus"][0]] == "host" + std::to_string(host)) here.push_back(id);
     }
     return here;
   };

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Emulated agents against real coordinators (bench/agent_swarm.cc):
+#   bench/cluster.sh [BUILD_DIR] [AGENTS] [SECONDS]
+# Runs, on a throwaway PostgreSQL (initdb and pg_ctl; as root they run as
+# user postgres), two `gleaner-pg server`s, then:
+#   1. AGENTS emulated 8-GPU agents reporting once a second while jobs are
+#      submitted at 10 a second: joins/s, reports/s, report latency,
+#      submit -> start p50/p99;
+#   2. the same with the leader killed (kill -9) after a third of the run:
+#      the longest an agent went without an answer, and when the standby
+#      said it leads.
+# Each prints the swarm's JSON; the servers' logs stay in the work dir.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build="${1:-$here/build}"
+agents="${2:-1000}"
+seconds="${3:-40}"
+server="$build/gleaner-pg"
+[ -x "$server" ] || server="$build/gleaner"
+swarm="$build/bench/agent_swarm"
+work=$(mktemp -d)
+chmod 755 "$work"
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+as_pg() { if [ "$(id -u)" -eq 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
+port=$((20000 + RANDOM % 20000))
+mkdir -p "$work/pg"
+[ "$(id -u)" -eq 0 ] && chown postgres "$work/pg"
+as_pg "$pg_bin/initdb -D $work/pg/data -U postgres -A trust >/dev/null"
+as_pg "$pg_bin/pg_ctl -D $work/pg/data -l $work/pg/log -w -o \"-p $port -k $work/pg -c listen_addresses=''\" start >/dev/null"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  as_pg "$pg_bin/pg_ctl -D $work/pg/data -m immediate stop >/dev/null" || true
+  echo "work dir (servers' logs): $work" >&2
+}
+trap cleanup EXIT
+ulimit -n 65536 2>/dev/null || true
+openssl rand -hex 32 > "$work/secret" && chmod 600 "$work/secret"
+
+run() {  # run NAME KILL_LEADER
+  local db="bench_$1"
+  as_pg "$pg_bin/createdb -h $work/pg -p $port -U postgres $db"
+  local uri="postgresql:///$db?host=$work/pg&port=$port&user=postgres"
+  local p1=$((port + 1)) p2=$((port + 2))
+  "$server" server --store "$uri" --listen "127.0.0.1:$p1" --join-secret-file "$work/secret" \
+    --data-dir "$work/s1-$1" > "$work/server1-$1.log" 2>&1 &
+  local leader=$!
+  pids+=("$leader")
+  sleep 1
+  "$server" server --store "$uri" --listen "127.0.0.1:$p2" --join-secret-file "$work/secret" \
+    --data-dir "$work/s2-$1" > "$work/server2-$1.log" 2>&1 &
+  pids+=("$!")
+  sleep 1
+  local token
+  token=$("$build/gleaner" --data-dir "$work/s1-$1" token create | tail -1)
+  if [ "$2" = kill ]; then
+    ( sleep $((seconds / 3 + 5)); date +%s.%N > "$work/killed-at"; kill -9 "$leader" ) &
+  fi
+  "$swarm" --server "http://127.0.0.1:$p1,http://127.0.0.1:$p2" --join-secret-file "$work/secret" \
+    --token "$token" --agents "$agents" --seconds "$seconds" --jobs-per-second 10
+  if [ "$2" = kill ]; then
+    echo "leader killed at $(cat "$work/killed-at"); standby: $(grep -m1 leading "$work/server2-$1.log")"
+  fi
+}
+
+echo "== $agents agents, $seconds s, one leader and a standby"
+run steady keep
+echo "== the same, the leader killed after $((seconds / 3 + 5)) s"
+run failover kill
