@@ -37,11 +37,11 @@ trap cleanup EXIT
 ulimit -n 65536 2>/dev/null || true
 openssl rand -hex 32 > "$work/secret" && chmod 600 "$work/secret"
 
-run() {  # run NAME KILL_LEADER
+run() {  # run NAME keep|kill PORT_OFFSET
   local db="bench_$1"
   as_pg "$pg_bin/createdb -h $work/pg -p $port -U postgres $db"
   local uri="postgresql:///$db?host=$work/pg&port=$port&user=postgres"
-  local p1=$((port + 1)) p2=$((port + 2))
+  local p1=$((port + $3)) p2=$((port + $3 + 1))
   "$server" server --store "$uri" --listen "127.0.0.1:$p1" --join-secret-file "$work/secret" \
     --data-dir "$work/s1-$1" > "$work/server1-$1.log" 2>&1 &
   local leader=$!
@@ -49,7 +49,8 @@ run() {  # run NAME KILL_LEADER
   sleep 1
   "$server" server --store "$uri" --listen "127.0.0.1:$p2" --join-secret-file "$work/secret" \
     --data-dir "$work/s2-$1" > "$work/server2-$1.log" 2>&1 &
-  pids+=("$!")
+  local standby=$!
+  pids+=("$standby")
   sleep 1
   local token
   token=$("$build/gleaner" --data-dir "$work/s1-$1" token create | tail -1)
@@ -59,11 +60,13 @@ run() {  # run NAME KILL_LEADER
   "$swarm" --server "http://127.0.0.1:$p1,http://127.0.0.1:$p2" --join-secret-file "$work/secret" \
     --token "$token" --agents "$agents" --seconds "$seconds" --jobs-per-second 10
   if [ "$2" = kill ]; then
-    echo "leader killed at $(cat "$work/killed-at"); standby: $(grep -m1 leading "$work/server2-$1.log")"
+    echo "leader killed at $(date -u -d @"$(cat "$work/killed-at")" +%T.%N); standby: $(grep -m1 leading "$work/server2-$1.log")"
   fi
+  kill "$leader" "$standby" 2>/dev/null || true
+  wait "$leader" "$standby" 2>/dev/null || true
 }
 
 echo "== $agents agents, $seconds s, one leader and a standby"
-run steady keep
+run steady keep 1
 echo "== the same, the leader killed after $((seconds / 3 + 5)) s"
-run failover kill
+run failover kill 3

@@ -32,7 +32,7 @@ namespace {
 // the leader's death (PostgreSQL drops a dead session's locks at once).
 constexpr auto kLeasePoll = std::chrono::milliseconds(200);
 // How often the leader judges hosts and places jobs.
-constexpr auto kTickEvery = std::chrono::milliseconds(250);
+constexpr auto kTickEvery = std::chrono::milliseconds(100);
 
 core::Duration SecondsToDuration(double s) { return core::Duration(static_cast<int64_t>(s * 1e6)); }
 

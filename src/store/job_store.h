@@ -91,6 +91,11 @@ class JobStore {
   virtual core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) = 0;
   // Moves `id` from `from` to `to`. kFailedPrecondition when the job is not
   // in `from` any more (someone else moved it) or the move is not allowed.
+  // A running or vacating job holds its GPUs (update.gpus of its start),
+  // and no GPU is held by two jobs: a start on a GPU another job holds
+  // fails with kFailedPrecondition, naming the GPU and its holder, and
+  // changes nothing. A job leaving running or vacating (but for running ->
+  // vacating) gives its GPUs back, in the same transaction.
   virtual core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                              const JobUpdate& update) = 0;
   // Sets the reasons of jobs still in `state` (why queued jobs wait), in
@@ -98,7 +103,7 @@ class JobStore {
   virtual core::Status Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
                                 JobState state) = 0;
   // Cancels every task of array `array_id` that has not ended, in one
-  // transaction; their ids.
+  // transaction that also gives their GPUs back; their ids.
   virtual core::Result<std::vector<sched::JobId>> CancelArray(sched::JobId array_id,
                                                               const std::string& reason) = 0;
   // Records the process a running job was started as.

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "store/gpu_claims.h"
 #include "store/pg_connection.h"
 #include "store/pg_store.h"
 #include "store/row_codec.h"
@@ -106,6 +107,20 @@ core::Result<JobRecord> PgStore::Transition(sched::JobId id, JobState from, JobS
                                     std::string(JobStateName(from)) + " to " +
                                     std::string(JobStateName(to)));
   }
+  // The move and its GPU claims commit together: a start that finds one of
+  // its GPUs taken leaves the job where it was.
+  std::optional<JobRecord> moved;
+  const Status s = db_->InTransaction([&]() -> Status {
+    GLEANER_ASSIGN_OR_RETURN(moved, CompareAndSet(id, from, to, u));
+    const std::optional<std::vector<core::GpuUuid>> claims = ClaimsAfter(from, to, u);
+    return claims ? ClaimGpus(id, from, *claims) : Status::Ok();
+  });
+  GLEANER_RETURN_IF_ERROR(s);
+  return std::move(moved).value();
+}
+
+core::Result<JobRecord> PgStore::CompareAndSet(sched::JobId id, JobState from, JobState to,
+                                               const JobUpdate& u) {
   std::optional<std::string> gpus;
   if (u.gpus) {
     std::vector<std::string> ids;
@@ -140,6 +155,26 @@ core::Result<JobRecord> PgStore::Transition(sched::JobId id, JobState from, JobS
   return JobFromRow(Row(updated, 0));
 }
 
+Status PgStore::ClaimGpus(sched::JobId id, JobState from, const std::vector<core::GpuUuid>& gpus) {
+  GLEANER_RETURN_IF_ERROR(db_->Query("DELETE FROM gpu_claims WHERE job_id = $1", {id},
+                                     "releasing the GPUs of job " + std::to_string(id))
+                              .status());
+  // On a conflict the update changes nothing and returns the holder: one
+  // statement claims the GPU or says who has it. A claim another
+  // transaction is making waits for it to end, so of two jobs started on
+  // one GPU at once, the second finds the first's claim.
+  for (const core::GpuUuid& gpu : gpus) {
+    GLEANER_ASSIGN_OR_RETURN(Rows claimed,
+                             db_->Query(R"sql(
+          INSERT INTO gpu_claims (gpu, job_id) VALUES ($1, $2)
+          ON CONFLICT (gpu) DO UPDATE SET job_id = gpu_claims.job_id RETURNING job_id)sql",
+                                        {gpu.str(), id}, "claiming GPU " + gpu.str()));
+    const sched::JobId holder = claimed.Int(0, 0);
+    if (holder != id) return GpuTaken(id, from, gpu.str(), holder);
+  }
+  return Status::Ok();
+}
+
 Status PgStore::Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
                          JobState state) {
   if (reasons.empty()) return Status::Ok();
@@ -157,13 +192,16 @@ Status PgStore::Annotate(const std::vector<std::pair<sched::JobId, std::string>>
 core::Result<std::vector<sched::JobId>> PgStore::CancelArray(sched::JobId array_id,
                                                              const std::string& reason) {
   // One statement, so one transaction: the tasks it reports are exactly
-  // those it cancelled.
+  // those it cancelled, and those that held GPUs give them back.
   GLEANER_ASSIGN_OR_RETURN(
       Rows cancelled,
       db_->Query(R"sql(
-        UPDATE jobs SET state = 'cancelled', reason = $1
-        WHERE array_id = $2 AND state IN ('queued', 'held', 'running', 'vacating')
-        RETURNING id)sql",
+        WITH cancelled AS (
+          UPDATE jobs SET state = 'cancelled', reason = $1
+          WHERE array_id = $2 AND state IN ('queued', 'held', 'running', 'vacating')
+          RETURNING id),
+        released AS (DELETE FROM gpu_claims WHERE job_id IN (SELECT id FROM cancelled))
+        SELECT id FROM cancelled)sql",
                  {reason, array_id}, "cancelling array " + std::to_string(array_id)));
   std::vector<sched::JobId> ids;
   ids.reserve(static_cast<size_t>(cancelled.size()));

@@ -93,14 +93,34 @@ constexpr const char* kMigrations[] = {
       revoked_us BIGINT
     );
     )sql",
+    // Which job holds each GPU, one row per GPU of a running or vacating
+    // job: the primary key is what stops the database from ever giving a
+    // GPU to two jobs. Jobs take whole GPUs (fractional gpu_milli exists
+    // only in the simulator), so a GPU has at most one holder. Jobs already
+    // holding GPUs claim them here; where an earlier bug gave a GPU to two
+    // jobs, the lower job id keeps it, rather than the upgrade failing.
+    R"sql(
+    CREATE TABLE gpu_claims (
+      gpu TEXT COLLATE "C" PRIMARY KEY,
+      job_id BIGINT NOT NULL
+    );
+    CREATE INDEX gpu_claims_by_job ON gpu_claims (job_id);
+    INSERT INTO gpu_claims (gpu, job_id)
+    SELECT claimed.gpu, jobs.id
+    FROM jobs CROSS JOIN LATERAL unnest(string_to_array(jobs.gpus, ',')) AS claimed (gpu)
+    WHERE jobs.state IN ('running', 'vacating') AND claimed.gpu <> ''
+    ORDER BY jobs.id
+    ON CONFLICT (gpu) DO NOTHING;
+    )sql",
 };
 
 // Serialises migrations within one database ("gleaner" in ASCII). Advisory
 // locks are per database, so stores in other databases never wait on it.
 constexpr int64_t kMigrationLock = 0x676c65616e6572;
 
-// One step, or none when the schema is current. `done` says which.
-Status MigrateOneStep(Connection& db, bool& done) {
+// One step towards `target`, or none when the schema is there. `done`
+// says which.
+Status MigrateOneStep(Connection& db, int64_t target, bool& done) {
   return db.InTransaction([&]() -> Status {
     GLEANER_RETURN_IF_ERROR(db.Query("SELECT pg_advisory_xact_lock($1)", {kMigrationLock},
                                      "waiting for the schema lock")
@@ -128,7 +148,7 @@ Status MigrateOneStep(Connection& db, bool& done) {
                                       ", newer than this gleaner understands (" +
                                       std::to_string(latest) + "); upgrade gleaner");
     }
-    if (current == latest) {
+    if (current >= target) {
       done = true;
       return Status::Ok();
     }
@@ -143,8 +163,8 @@ Status MigrateOneStep(Connection& db, bool& done) {
 
 int64_t LatestSchemaVersion() { return static_cast<int64_t>(std::size(kMigrations)); }
 
-Status MigrateSchema(Connection& db) {
-  for (bool done = false; !done;) GLEANER_RETURN_IF_ERROR(MigrateOneStep(db, done));
+Status MigrateSchema(Connection& db, int64_t target) {
+  for (bool done = false; !done;) GLEANER_RETURN_IF_ERROR(MigrateOneStep(db, target, done));
   return Status::Ok();
 }
 

@@ -12,12 +12,12 @@ namespace gleaner::store::pg {
 // The schema version this gleaner writes and reads.
 int64_t LatestSchemaVersion();
 
-// Brings the database's schema up to LatestSchemaVersion(), one version per
-// transaction, each recorded in the gleaner_schema table. Safe when several
-// processes open a new database at once: an advisory lock makes them take
-// turns, and each step re-reads the version under the lock, so every step
-// runs exactly once. kFailedPrecondition when the database is newer than
-// this gleaner.
-core::Status MigrateSchema(Connection& db);
+// Brings the database's schema up to version `target` (LatestSchemaVersion() but
+// in tests of an upgrade), one version per transaction, each recorded in
+// the gleaner_schema table. Safe when several processes open a new
+// database at once: an advisory lock makes them take turns, and each step
+// re-reads the version under the lock, so every step runs exactly once.
+// kFailedPrecondition when the database is newer than this gleaner.
+core::Status MigrateSchema(Connection& db, int64_t target);
 
 }  // namespace gleaner::store::pg

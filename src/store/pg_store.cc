@@ -59,8 +59,8 @@ core::Result<std::unique_ptr<PgStore>> PgStore::Open(const std::string& conninfo
   GLEANER_ASSIGN_OR_RETURN(pg::Connection db, pg::Connection::Open(conninfo));
   auto store =
       std::unique_ptr<PgStore>(new PgStore(std::make_unique<pg::Connection>(std::move(db))));
-  GLEANER_RETURN_IF_ERROR(
-      pg::MigrateSchema(*store->db_).WithContext("PostgreSQL database at " + store->db_->target()));
+  GLEANER_RETURN_IF_ERROR(pg::MigrateSchema(*store->db_, pg::LatestSchemaVersion())
+                              .WithContext("PostgreSQL database at " + store->db_->target()));
   return store;
 }
 

@@ -18,7 +18,8 @@ class Connection;
 // transaction that has committed when the call returns, and the server
 // keeps a committed write through a crash (the session never runs with
 // synchronous_commit=off). Transitions are compare-and-set in the database,
-// so two coordinators on two hosts can never both start one job.
+// so two coordinators on two hosts can never both start one job, nor give
+// one GPU to two jobs.
 //
 // The schema is versioned in the table gleaner_schema and migrated on open;
 // processes opening a new database at once take turns (docs/postgres.md).
@@ -77,6 +78,13 @@ class PgStore final : public Store {
   // Stores one roll-up, merged with the minute's stored part if there is
   // one; inside AddRollups' transaction.
   core::Status AddRollup(const observe::MinuteRollup& added);
+  // Transition's halves, inside its transaction: the move itself, only
+  // where the job is still in `from` (kFailedPrecondition where it is not),
+  // and the GPUs job `id` claims instead of those it claimed
+  // (kFailedPrecondition where another job holds one).
+  core::Result<JobRecord> CompareAndSet(sched::JobId id, JobState from, JobState to,
+                                        const JobUpdate& u);
+  core::Status ClaimGpus(sched::JobId id, JobState from, const std::vector<core::GpuUuid>& gpus);
   core::Result<std::map<std::string, observe::HourOfWeekProfile>> ProfileRows(
       const std::string& kind);
 

@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include "store/gpu_claims.h"
 #include "store/row_codec.h"
 #include "store/sqlite_statement.h"
 #include "store/sqlite_store.h"
@@ -107,6 +108,18 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
                                     std::string(JobStateName(from)) + " to " +
                                     std::string(JobStateName(to)));
   }
+  // The move and its GPU claims commit together: a start that finds one of
+  // its GPUs taken leaves the job where it was.
+  const Status s = InTransaction([&]() -> Status {
+    GLEANER_RETURN_IF_ERROR(CompareAndSet(id, from, to, u));
+    const std::optional<std::vector<core::GpuUuid>> claims = ClaimsAfter(from, to, u);
+    return claims ? ClaimGpus(id, from, *claims) : Status::Ok();
+  });
+  GLEANER_RETURN_IF_ERROR(s);
+  return Get(id);
+}
+
+Status SqliteStore::CompareAndSet(sched::JobId id, JobState from, JobState to, const JobUpdate& u) {
   Statement update(db_, R"sql(
     UPDATE jobs SET state = ?, attempts = attempts + ?,
       gpus = COALESCE(?, gpus), started_us = COALESCE(?, started_us),
@@ -144,7 +157,32 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
                                     std::string(JobStateName(now.state)) + ", not " +
                                     std::string(JobStateName(from)));
   }
-  return Get(id);
+  return Status::Ok();
+}
+
+Status SqliteStore::ClaimGpus(sched::JobId id, JobState from,
+                              const std::vector<core::GpuUuid>& gpus) {
+  Statement release(db_, "DELETE FROM gpu_claims WHERE job_id = ?");
+  GLEANER_RETURN_IF_ERROR(release.status());
+  release.Bind(1, static_cast<int64_t>(id));
+  if (release.Step() != SQLITE_DONE) {
+    return SqlError(db_, "releasing the GPUs of job " + std::to_string(id));
+  }
+  // On a conflict the update changes nothing and returns the holder: one
+  // statement claims the GPU or says who has it.
+  Statement claim(db_, R"sql(
+    INSERT INTO gpu_claims (gpu, job_id) VALUES (?, ?)
+    ON CONFLICT (gpu) DO UPDATE SET job_id = gpu_claims.job_id RETURNING job_id)sql");
+  GLEANER_RETURN_IF_ERROR(claim.status());
+  for (const core::GpuUuid& gpu : gpus) {
+    claim.Bind(1, gpu.str());
+    claim.Bind(2, static_cast<int64_t>(id));
+    if (claim.Step() != SQLITE_ROW) return SqlError(db_, "claiming GPU " + gpu.str());
+    const sched::JobId holder = claim.Int(0);
+    claim.Reset();
+    if (holder != id) return GpuTaken(id, from, gpu.str(), holder);
+  }
+  return Status::Ok();
 }
 
 core::Status SqliteStore::Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
@@ -178,6 +216,14 @@ core::Result<std::vector<sched::JobId>> SqliteStore::CancelArray(sched::JobId ar
     int rc;
     while ((rc = live.Step()) == SQLITE_ROW) cancelled.push_back(live.Int(0));
     if (rc != SQLITE_DONE) return SqlError(db_, "listing array " + std::to_string(array_id));
+    Statement release(db_, R"sql(
+      DELETE FROM gpu_claims WHERE job_id IN
+        (SELECT id FROM jobs WHERE array_id = ? AND state IN ('running', 'vacating')))sql");
+    GLEANER_RETURN_IF_ERROR(release.status());
+    release.Bind(1, static_cast<int64_t>(array_id));
+    if (release.Step() != SQLITE_DONE) {
+      return SqlError(db_, "releasing the GPUs of array " + std::to_string(array_id));
+    }
     Statement update(db_,
                      "UPDATE jobs SET state = 'cancelled', reason = ? WHERE array_id = ? AND "
                      "state IN ('queued', 'held', 'running', 'vacating')");

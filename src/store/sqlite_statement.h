@@ -17,6 +17,17 @@ inline Status SqlError(sqlite3* db, const std::string& what) {
   return core::Internal(what + ": " + sqlite3_errmsg(db));
 }
 
+// Runs statements without parameters (a PRAGMA, BEGIN, a migration).
+inline Status Exec(sqlite3* db, const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown error";
+    sqlite3_free(error);
+    return core::Internal(std::string("SQL failed: ") + message);
+  }
+  return Status::Ok();
+}
+
 // A prepared statement that finalises itself.
 class Statement {
  public:

@@ -8,6 +8,7 @@
 #include "observe/verdict_json.h"
 #include "store/profiles_of_kind.h"
 #include "store/row_codec.h"
+#include "store/sqlite_schema.h"
 #include "store/sqlite_statement.h"
 #include "store/text_list.h"
 
@@ -17,93 +18,6 @@ namespace {
 using core::Status;
 using sqlite::SqlError;
 using sqlite::Statement;
-
-// Each entry moves the schema one version up. Never edit a shipped entry:
-// add a new one.
-constexpr const char* kMigrations[] = {
-    R"sql(
-    CREATE TABLE gpu_minutes (
-      uuid TEXT NOT NULL,
-      minute_s INTEGER NOT NULL,
-      samples INTEGER NOT NULL,
-      utilization_min_pct REAL NOT NULL,
-      utilization_mean_pct REAL NOT NULL,
-      utilization_max_pct REAL NOT NULL,
-      memory_used_max_bytes INTEGER,
-      power_mean_w REAL,
-      pids TEXT NOT NULL,
-      users TEXT NOT NULL,
-      state TEXT NOT NULL,
-      observed_s REAL NOT NULL,
-      busy_s REAL NOT NULL,
-      idle_s REAL NOT NULL,
-      PRIMARY KEY (uuid, minute_s)
-    );
-    CREATE TABLE gpu_verdicts (
-      uuid TEXT PRIMARY KEY,
-      verdict TEXT NOT NULL
-    );
-    CREATE TABLE usage_profiles (
-      kind TEXT NOT NULL,
-      key TEXT NOT NULL,
-      hour_of_week INTEGER NOT NULL,
-      busy_s REAL NOT NULL,
-      observed_s REAL NOT NULL,
-      PRIMARY KEY (kind, key, hour_of_week)
-    );
-    )sql",
-    R"sql(
-    CREATE TABLE jobs (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      user TEXT NOT NULL,
-      uid INTEGER NOT NULL,
-      spec TEXT NOT NULL,
-      state TEXT NOT NULL,
-      attempts INTEGER NOT NULL DEFAULT 0,
-      submitted_us INTEGER NOT NULL,
-      started_us INTEGER,
-      finished_us INTEGER,
-      gpus TEXT NOT NULL DEFAULT '',
-      exit_code INTEGER,
-      reason TEXT NOT NULL DEFAULT ''
-    );
-    CREATE INDEX jobs_by_state ON jobs (state, id);
-    )sql",
-    R"sql(
-    ALTER TABLE jobs ADD COLUMN pid INTEGER;
-    ALTER TABLE jobs ADD COLUMN process_start_us INTEGER;
-    )sql",
-    R"sql(
-    CREATE TABLE api_tokens (
-      id INTEGER PRIMARY KEY AUTOINCREMENT,
-      user TEXT NOT NULL,
-      uid INTEGER NOT NULL,
-      name TEXT NOT NULL,
-      sha256 TEXT NOT NULL UNIQUE,
-      created_us INTEGER NOT NULL,
-      revoked_us INTEGER
-    );
-    ALTER TABLE jobs ADD COLUMN array_id INTEGER;
-    ALTER TABLE jobs ADD COLUMN array_index INTEGER;
-    )sql",
-    // Minutes before this version count held-idle and harvested time only
-    // as busy, and their job users among the owners.
-    R"sql(
-    ALTER TABLE gpu_minutes ADD COLUMN held_idle_s REAL NOT NULL DEFAULT 0;
-    ALTER TABLE gpu_minutes ADD COLUMN harvested_s REAL NOT NULL DEFAULT 0;
-    ALTER TABLE gpu_minutes ADD COLUMN job_users TEXT NOT NULL DEFAULT '';
-    CREATE INDEX gpu_minutes_by_minute ON gpu_minutes (minute_s);
-    CREATE TABLE gpus (
-      uuid TEXT PRIMARY KEY,
-      host TEXT NOT NULL,
-      idx INTEGER NOT NULL,
-      name TEXT NOT NULL,
-      memory_total_bytes INTEGER,
-      first_seen_us INTEGER NOT NULL,
-      last_seen_us INTEGER NOT NULL
-    );
-    )sql",
-};
 
 }  // namespace
 
@@ -128,7 +42,7 @@ core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& 
   for (;;) {
     s = path == ":memory:" ? core::Status::Ok() : store->Exec("PRAGMA journal_mode=WAL");
     if (s.ok()) s = store->Exec("PRAGMA synchronous=FULL");
-    if (s.ok()) s = store->Migrate();
+    if (s.ok()) s = sqlite::MigrateSchema(db, sqlite::LatestSchemaVersion());
     const int code = sqlite3_errcode(db) & 0xff;
     if (s.ok() || (code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
         std::chrono::steady_clock::now() > give_up) {
@@ -142,15 +56,7 @@ core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& 
 
 SqliteStore::~SqliteStore() { sqlite3_close(db_); }
 
-Status SqliteStore::Exec(const char* sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error ? error : "unknown error";
-    sqlite3_free(error);
-    return core::Internal(std::string("SQL failed: ") + message);
-  }
-  return Status::Ok();
-}
+Status SqliteStore::Exec(const char* sql) { return sqlite::Exec(db_, sql); }
 
 Status SqliteStore::InTransaction(const std::function<Status()>& body) {
   // Every transaction here writes, and some read first (a minute to merge,
@@ -164,41 +70,6 @@ Status SqliteStore::InTransaction(const std::function<Status()>& body) {
     return s;
   }
   return Exec("COMMIT");
-}
-
-Status SqliteStore::Migrate() {
-  constexpr int64_t kLatest = static_cast<int64_t>(std::size(kMigrations));
-  // One step per transaction, the version read inside it: of two
-  // processes opening a new database at once, the second finds the first's
-  // steps done instead of repeating them.
-  for (;;) {
-    GLEANER_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-    int64_t current = 0;
-    {
-      Statement version(db_, "PRAGMA user_version");
-      Status s = version.status();
-      if (s.ok() && version.Step() != SQLITE_ROW) s = SqlError(db_, "reading the schema version");
-      if (!s.ok()) {
-        Exec("ROLLBACK").IgnoreError();
-        return s;
-      }
-      current = version.Int(0);
-    }
-    if (current >= kLatest) {
-      Exec("ROLLBACK").IgnoreError();  // nothing was written
-      if (current == kLatest) return Status::Ok();
-      return core::FailedPrecondition("the database has schema version " + std::to_string(current) +
-                                      ", newer than this gleaner understands (" +
-                                      std::to_string(kLatest) + "); upgrade gleaner");
-    }
-    Status s = Exec(kMigrations[current]);
-    if (s.ok()) s = Exec(("PRAGMA user_version=" + std::to_string(current + 1)).c_str());
-    if (!s.ok()) {
-      Exec("ROLLBACK").IgnoreError();  // the migration's own error is the one to report
-      return s.WithContext("migrating the schema to version " + std::to_string(current + 1));
-    }
-    GLEANER_RETURN_IF_ERROR(Exec("COMMIT"));
-  }
 }
 
 Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups) {

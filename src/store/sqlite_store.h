@@ -57,10 +57,15 @@ class SqliteStore final : public Store {
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   core::Status Exec(const char* sql);
-  core::Status Migrate();
   // Runs `body` in a write transaction: committed when it succeeds, rolled
   // back (and its error returned) when it fails.
   core::Status InTransaction(const std::function<core::Status()>& body);
+  // Transition's halves, inside its transaction: the move itself, only
+  // where the job is still in `from` (kFailedPrecondition where it is not),
+  // and the GPUs job `id` claims instead of those it claimed
+  // (kFailedPrecondition where another job holds one).
+  core::Status CompareAndSet(sched::JobId id, JobState from, JobState to, const JobUpdate& u);
+  core::Status ClaimGpus(sched::JobId id, JobState from, const std::vector<core::GpuUuid>& gpus);
   core::Result<std::map<std::string, observe::HourOfWeekProfile>> ProfileRows(
       const std::string& kind);
 

@@ -37,7 +37,22 @@ sched::JobSpec ArraySpec(int64_t first, int64_t last, int64_t step) {
   return s;
 }
 
-class JobStoreTest : public StoreTest {};
+// A start on `gpus`.
+JobUpdate StartOn(const std::vector<std::string>& gpus) {
+  JobUpdate u;
+  u.gpus.emplace();
+  for (const std::string& g : gpus) u.gpus->emplace_back(g);
+  u.started_at = kNow;
+  u.reason = "placed on idle GPU(s)";
+  return u;
+}
+
+class JobStoreTest : public StoreTest {
+ protected:
+  core::Result<JobRecord> Start(sched::JobId id, const std::vector<std::string>& gpus) {
+    return store_->Transition(id, JobState::kQueued, JobState::kRunning, StartOn(gpus));
+  }
+};
 
 TEST_P(JobStoreTest, SubmitGetAndList) {
   auto a = store_->Submit("alice", 1000, Spec(2), kNow);
@@ -180,6 +195,103 @@ TEST_P(JobStoreTest, CancelArrayCancelsOnlyLiveTasks) {
   EXPECT_TRUE(store_->CancelArray(array, "again")->empty());
 }
 
+// The database, not only the scheduler, keeps each GPU to one job: a start
+// on a GPU another job holds fails whole, and the job stays queued.
+TEST_P(JobStoreTest, AGpuIsNeverAssignedToTwoJobs) {
+  const sched::JobId first = store_->Submit("alice", 1000, Spec(2), kNow)->id;
+  const sched::JobId second = store_->Submit("bob", 1001, Spec(2), kNow)->id;
+  const sched::JobId third = store_->Submit("carol", 1002, Spec(), kNow)->id;
+  ASSERT_TRUE(Start(first, {"GPU-a", "GPU-b"}).ok());
+  auto refused = Start(second, {"GPU-c", "GPU-b"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("GPU GPU-b is already assigned to job " + std::to_string(first)));
+  auto waiting = store_->Get(second);
+  ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
+  EXPECT_EQ(waiting->state, JobState::kQueued);
+  EXPECT_EQ(waiting->attempts, 0);
+  EXPECT_TRUE(waiting->gpus.empty());
+  EXPECT_FALSE(waiting->started_at.has_value());
+  // Nothing of the refused start stayed: the GPU it did get is free.
+  auto other = Start(third, {"GPU-c"});
+  EXPECT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(store_->Get(first)->state, JobState::kRunning);
+}
+
+// A vacating job's processes are still on its GPUs: it keeps them until it
+// has left.
+TEST_P(JobStoreTest, AVacatingJobKeepsItsGpus) {
+  const sched::JobId holder = store_->Submit("alice", 1000, Spec(), kNow)->id;
+  const sched::JobId waiter = store_->Submit("bob", 1001, Spec(), kNow)->id;
+  ASSERT_TRUE(Start(holder, {"GPU-a"}).ok());
+  ASSERT_TRUE(store_->Transition(holder, JobState::kRunning, JobState::kVacating, {}).ok());
+  EXPECT_THAT(Start(waiter, {"GPU-a"}).status().message(),
+              HasSubstr("GPU GPU-a is already assigned to job " + std::to_string(holder)));
+  ASSERT_TRUE(store_->Transition(holder, JobState::kVacating, JobState::kQueued, {}).ok());
+  auto started = Start(waiter, {"GPU-a"});
+  EXPECT_TRUE(started.ok()) << started.status().ToString();
+}
+
+// However a job leaves its GPUs (it ends, is requeued, is cancelled, after
+// vacating or not), another job can start on them; until then none can.
+TEST_P(JobStoreTest, EveryWayOfLeavingGivesTheGpusBack) {
+  using S = JobState;
+  const std::vector<std::vector<JobState>> ways = {{S::kSucceeded},
+                                                   {S::kFailed},
+                                                   {S::kCancelled},
+                                                   {S::kQueued},
+                                                   {S::kVacating, S::kQueued},
+                                                   {S::kVacating, S::kFailed},
+                                                   {S::kVacating, S::kCancelled}};
+  for (const std::vector<JobState>& way : ways) {
+    std::string name = "running";
+    for (JobState s : way) name += " -> " + std::string(JobStateName(s));
+    SCOPED_TRACE(name);
+    const sched::JobId holder = store_->Submit("alice", 1000, Spec(2), kNow)->id;
+    const sched::JobId waiter = store_->Submit("bob", 1001, Spec(), kNow)->id;
+    ASSERT_TRUE(Start(holder, {"GPU-a", "GPU-b"}).ok());
+    JobState at = JobState::kRunning;
+    for (JobState next : way) {
+      EXPECT_FALSE(Start(waiter, {"GPU-b"}).ok());
+      ASSERT_TRUE(store_->Transition(holder, at, next, {}).ok());
+      at = next;
+    }
+    auto started = Start(waiter, {"GPU-b"});
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    ASSERT_TRUE(store_->Transition(waiter, S::kRunning, S::kSucceeded, {}).ok());
+  }
+}
+
+// A job whose GPUs change while it holds them (it vacates some) claims the
+// new set: those it left are free.
+TEST_P(JobStoreTest, ChangingARunningJobsGpusMovesItsClaims) {
+  const sched::JobId shrinking = store_->Submit("alice", 1000, Spec(2), kNow)->id;
+  const sched::JobId other = store_->Submit("bob", 1001, Spec(), kNow)->id;
+  ASSERT_TRUE(Start(shrinking, {"GPU-a", "GPU-b"}).ok());
+  JobUpdate keep_one;
+  keep_one.gpus = std::vector<core::GpuUuid>{core::GpuUuid("GPU-a")};
+  ASSERT_TRUE(
+      store_->Transition(shrinking, JobState::kRunning, JobState::kVacating, keep_one).ok());
+  EXPECT_FALSE(Start(other, {"GPU-a"}).ok());
+  auto started = Start(other, {"GPU-b"});
+  EXPECT_TRUE(started.ok()) << started.status().ToString();
+}
+
+TEST_P(JobStoreTest, CancellingAnArrayGivesItsGpusBack) {
+  auto tasks = store_->Submit("alice", 1000, ArraySpec(0, 1, 1), kNow);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  const sched::JobId array = tasks->id;
+  const sched::JobId other = store_->Submit("bob", 1001, Spec(2), kNow)->id;
+  ASSERT_TRUE(Start(array, {"GPU-a"}).ok());
+  ASSERT_TRUE(Start(array + 1, {"GPU-b"}).ok());
+  ASSERT_TRUE(store_->Transition(array + 1, JobState::kRunning, JobState::kVacating, {}).ok());
+  EXPECT_FALSE(Start(other, {"GPU-a", "GPU-b"}).ok());
+  ASSERT_TRUE(store_->CancelArray(array, "cancelled by alice").ok());
+  auto started = Start(other, {"GPU-a", "GPU-b"});
+  EXPECT_TRUE(started.ok()) << started.status().ToString();
+}
+
 // Connections compete, and processes die: on the backends whose store
 // more than one connection shares.
 class JobStoreConnectionsTest : public StoreTest {};
@@ -230,6 +342,51 @@ TEST_P(JobStoreConnectionsTest, RacingConnectionsStartEachJobOnce) {
     const size_t winner = std::count(won[0].begin(), won[0].end(), job.id) ? 0 : 1;
     EXPECT_EQ(job.reason, "actor " + std::to_string(winner)) << "job " << job.id;
   }
+}
+
+// Two actors, each with its own connection, start different jobs on the
+// same GPUs at the same moment: each GPU goes to exactly one job, and every
+// loser is told kFailedPrecondition.
+TEST_P(JobStoreConnectionsTest, RacingConnectionsNeverShareAGpu) {
+  constexpr int kGpus = 20;
+  std::vector<NewJob> jobs(2 * kGpus, NewJob{"alice", 1000, Spec()});
+  auto saved = store_->SubmitAll(jobs, kNow);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  std::vector<std::unique_ptr<Store>> actors;
+  for (int i = 0; i < 2; ++i) {
+    auto opened = GetParam()->Open(where_);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    actors.push_back(std::move(opened).value());
+  }
+  std::atomic<int> ready = 0;
+  std::vector<std::string> unexpected(2);
+  std::vector<std::thread> threads;
+  for (size_t a = 0; a < 2; ++a) {
+    threads.emplace_back([&, a] {
+      ++ready;
+      while (ready < 2) std::this_thread::yield();
+      for (size_t g = 0; g < kGpus; ++g) {
+        const sched::JobId job = (*saved)[a * kGpus + g].id;
+        auto r = actors[a]->Transition(job, JobState::kQueued, JobState::kRunning,
+                                       StartOn({"GPU-" + std::to_string(g)}));
+        if (!r.ok() && r.status().code() != core::StatusCode::kFailedPrecondition) {
+          unexpected[a] = r.status().ToString();
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(unexpected[0], "");
+  EXPECT_EQ(unexpected[1], "");
+  auto running = store_->List({JobState::kRunning});
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  std::set<std::string> taken;
+  for (const JobRecord& job : *running) {
+    ASSERT_EQ(job.gpus.size(), 1u) << "job " << job.id;
+    EXPECT_TRUE(taken.insert(job.gpus.front().str()).second)
+        << job.gpus.front() << " went to two jobs";
+  }
+  EXPECT_EQ(taken.size(), static_cast<size_t>(kGpus));
 }
 
 // Four writer processes submit as fast as they can, each reporting an id

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <thread>
+#include <tuple>
 
 #include "pg_backend.h"
 #include "store/open_store.h"
@@ -162,6 +163,48 @@ TEST_F(PgStoreTest, ADatabaseNewerThanThisGleanerIsRefused) {
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), core::StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), HasSubstr("newer than this gleaner understands"));
+}
+
+// A database from before GPU claims (version 3) with jobs on GPUs: the
+// upgrade claims the GPUs of those still running or vacating, so no start
+// can take them; where two jobs held one GPU, the lower id keeps it.
+TEST_F(PgStoreTest, JobsOnGpusClaimThemWhenTheSchemaIsUpgraded) {
+  pg::Connection admin = Admin();
+  ASSERT_TRUE(pg::MigrateSchema(admin, 3).ok());
+  sched::JobSpec spec;
+  spec.command = {"sleep", "30"};
+  const std::string json = sched::JobSpecToJson(spec).dump();
+  for (const auto& [user, state, gpus] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"alice", "running", "GPU-a,GPU-b"},
+           {"bob", "vacating", "GPU-c"},
+           {"carol", "running", "GPU-b"},
+           {"dave", "queued", "GPU-d"},
+           {"erin", "succeeded", "GPU-e"}}) {
+    ASSERT_TRUE(admin
+                    .Query("INSERT INTO jobs (user_name, uid, spec, state, submitted_us, gpus)"
+                           " VALUES ($1, 1000, $2, $3, 1, $4)",
+                           {user, json, state, gpus}, "saving an old job")
+                    .ok());
+  }
+  std::unique_ptr<PgStore> store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const sched::JobId waiter = store->Submit("frank", 1005, spec, kT0)->id;
+  const auto start_on = [&](const char* gpu) {
+    JobUpdate u;
+    u.gpus = std::vector<core::GpuUuid>{core::GpuUuid(gpu)};
+    return store->Transition(waiter, JobState::kQueued, JobState::kRunning, u).status();
+  };
+  EXPECT_THAT(start_on("GPU-a").message(), HasSubstr("GPU GPU-a is already assigned to job 1"));
+  EXPECT_THAT(start_on("GPU-b").message(), HasSubstr("GPU GPU-b is already assigned to job 1"));
+  EXPECT_THAT(start_on("GPU-c").message(), HasSubstr("GPU GPU-c is already assigned to job 2"));
+  // Job 3 shared GPU-b with job 1 before the upgrade; its end frees
+  // nothing of job 1's.
+  ASSERT_TRUE(store->Transition(3, JobState::kRunning, JobState::kSucceeded, {}).ok());
+  EXPECT_THAT(start_on("GPU-b").message(), HasSubstr("GPU GPU-b is already assigned to job 1"));
+  EXPECT_TRUE(start_on("GPU-d").ok());  // the queued and the ended job hold none
+  ASSERT_TRUE(store->Transition(waiter, JobState::kRunning, JobState::kQueued, {}).ok());
+  EXPECT_TRUE(start_on("GPU-e").ok());
 }
 
 // A submit is one transaction: when the database refuses one job of a

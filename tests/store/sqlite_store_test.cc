@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "store/open_store.h"
+#include "store/sqlite_schema.h"
+#include "store/sqlite_statement.h"
 #include "store_test_data.h"
 #include "testing/temp_dir.h"
 
@@ -40,6 +42,60 @@ TEST(SqliteStoreFileTest, ClearErrors) {
   auto not_db = SqliteStore::Open(junk);
   ASSERT_FALSE(not_db.ok());
   EXPECT_THAT(not_db.status().message(), HasSubstr("junk.db"));
+}
+
+// A database from before GPU claims (version 5) with jobs on GPUs: the
+// upgrade claims the GPUs of those still running or vacating, so no start
+// can take them; where two jobs held one GPU, the lower id keeps it.
+TEST(SqliteStoreUpgradeTest, JobsOnGpusClaimThemWhenTheSchemaIsUpgraded) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "gleaner.db").string();
+  sched::JobSpec spec;
+  spec.command = {"sleep", "30"};
+  const std::string json = sched::JobSpecToJson(spec).dump();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    core::Status s = sqlite::MigrateSchema(db, 5);
+    if (s.ok()) {
+      s = sqlite::Exec(db, ("INSERT INTO jobs (user, uid, spec, state, submitted_us, gpus) VALUES"
+                            " ('alice', 1000, '" +
+                            json +
+                            "', 'running', 1, 'GPU-a,GPU-b'),"
+                            " ('bob', 1001, '" +
+                            json +
+                            "', 'vacating', 2, 'GPU-c'),"
+                            " ('carol', 1002, '" +
+                            json +
+                            "', 'running', 3, 'GPU-b'),"
+                            " ('dave', 1003, '" +
+                            json +
+                            "', 'queued', 4, 'GPU-d'),"
+                            " ('erin', 1004, '" +
+                            json + "', 'succeeded', 5, 'GPU-e')")
+                               .c_str());
+    }
+    sqlite3_close(db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const sched::JobId waiter = (*store)->Submit("frank", 1005, spec, kT0)->id;
+  const auto start_on = [&](const char* gpu) {
+    JobUpdate u;
+    u.gpus = std::vector<core::GpuUuid>{core::GpuUuid(gpu)};
+    return (*store)->Transition(waiter, JobState::kQueued, JobState::kRunning, u).status();
+  };
+  EXPECT_THAT(start_on("GPU-a").message(), HasSubstr("GPU GPU-a is already assigned to job 1"));
+  EXPECT_THAT(start_on("GPU-b").message(), HasSubstr("GPU GPU-b is already assigned to job 1"));
+  EXPECT_THAT(start_on("GPU-c").message(), HasSubstr("GPU GPU-c is already assigned to job 2"));
+  // Job 3 shared GPU-b with job 1 before the upgrade; its end frees
+  // nothing of job 1's.
+  ASSERT_TRUE((*store)->Transition(3, JobState::kRunning, JobState::kSucceeded, {}).ok());
+  EXPECT_THAT(start_on("GPU-b").message(), HasSubstr("GPU GPU-b is already assigned to job 1"));
+  EXPECT_TRUE(start_on("GPU-d").ok());  // the queued and the ended job hold none
+  ASSERT_TRUE((*store)->Transition(waiter, JobState::kRunning, JobState::kQueued, {}).ok());
+  EXPECT_TRUE(start_on("GPU-e").ok());
 }
 
 TEST(OpenStoreTest, AnythingButAPostgresUriIsASqliteFile) {
