@@ -83,6 +83,7 @@ struct Cluster {
   void Step() {
     for (auto& h : hosts) h->Act();
     coordinator->Tick(Record());
+    if (rival) rival->Tick(Record());
     clock.Advance(core::Seconds(1));
   }
 
@@ -123,6 +124,10 @@ struct Cluster {
   core::ManualClock clock;
   std::unique_ptr<store::SqliteStore> store;
   std::unique_ptr<Coordinator> coordinator;
+  // A second coordinator that also believes it leads (a split brain): it
+  // hears the same reports, its replies are dropped.
+  std::unique_ptr<store::SqliteStore> rival_store;
+  std::unique_ptr<Coordinator> rival;
   std::vector<std::unique_ptr<Host>> hosts;
   std::string log;
 };
@@ -154,6 +159,8 @@ void Host::Restart() {
         if (!reachable) return core::Unavailable("partitioned");
         auto decoded = ReportFromJson(nlohmann::json::parse(ReportToJson(report).dump()));
         if (!decoded.ok()) return decoded.status();
+        if (cluster.rival)
+          cluster.rival->HandleReport(name, *decoded, cluster.Record()).status().IgnoreError();
         GLEANER_ASSIGN_OR_RETURN(
             AgentReply reply, cluster.coordinator->HandleReport(name, *decoded, cluster.Record()));
         return ReplyFromJson(nlohmann::json::parse(ReplyToJson(reply).dump()));
@@ -278,6 +285,25 @@ TEST(CoordinatorTest, ANewLeaderLetsRunningJobsRunAndFinish) {
   a.executor->Signal(id, SIGTERM).IgnoreError();  // it exits 0 on TERM
   ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kSucceeded; }, 20)) << c.log;
   EXPECT_EQ(c.Job(id).attempts, 1);
+}
+
+TEST(CoordinatorTest, TwoLeadersNeverRunTwoJobsOnOneGpu) {
+  Cluster c;
+  CoordinatorOptions options;
+  c.rival_store =
+      std::move(store::SqliteStore::Open((c.dir.path() / "gleaner.db").string())).value();
+  c.rival = std::make_unique<Coordinator>(*c.rival_store, c.clock, options, c.Record());
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  const sched::JobId first = c.Submit();
+  const sched::JobId second = c.Submit();
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(first) || a.Runs(second); }));
+  for (int i = 0; i < 5; ++i) c.Step();
+  // Whichever placed first, the other sees the GPU taken in the store (and
+  // the store refuses a second claim: Store/JobStoreTest.AGpuIsNever...).
+  const int running =
+      (c.Job(first).state == JobState::kRunning) + (c.Job(second).state == JobState::kRunning);
+  EXPECT_EQ(running, 1) << c.log;
+  EXPECT_EQ(a.executor->running().size(), 1u);
 }
 
 TEST(CoordinatorTest, AsksForTheInventoryAndRefusesAGpuTwoHostsClaim) {
