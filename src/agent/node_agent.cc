@@ -20,6 +20,12 @@ namespace {
 
 std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
 
+// About 250 bytes each as JSON.
+constexpr size_t kMaxMinutesPerReport = 1000;
+constexpr size_t kMaxMinutesKept = 100'000;
+// How stale the state file's record of the last reply may grow.
+constexpr core::Duration kHeardSavedEvery = core::Seconds(10);
+
 }  // namespace
 
 std::vector<cluster::InventoryGpu> InventoryOf(const std::vector<gpu::GpuSnapshot>& snapshots,
@@ -51,9 +57,15 @@ void NodeAgent::Emit(JobEvent event) {
 
 void NodeAgent::AddMinutes(const std::vector<observe::MinuteRollup>& minutes) {
   minutes_.insert(minutes_.end(), minutes.begin(), minutes.end());
+  // A coordinator away for days: the oldest minutes stay only in the
+  // host's own history.
+  if (minutes_.size() > kMaxMinutesKept) {
+    minutes_.erase(minutes_.begin(), minutes_.begin() + static_cast<std::ptrdiff_t>(
+                                                            minutes_.size() - kMaxMinutesKept));
+  }
 }
 
-void NodeAgent::Save(const cluster::Log& log) const {
+void NodeAgent::Save(const cluster::Log& log) {
   json jobs = json::array();
   for (const auto& [id, j] : jobs_) {
     const auto run = executor_.running().find(id);
@@ -72,8 +84,13 @@ void NodeAgent::Save(const cluster::Log& log) const {
   }
   cluster::AgentReport unsent;
   unsent.events.assign(outbox_.begin(), outbox_.end());
+  // The last reply and the lease it gave: a restarted agent that cannot
+  // reach a coordinator still stops its jobs in time.
+  saved_heard_ = heard_;
   const json state = {{"jobs", std::move(jobs)},
                       {"next_seq", next_seq_},
+                      {"heard_us", core::ToUnixMicros(heard_)},
+                      {"lease_us", lease_.count()},
                       {"events", cluster::ReportToJson(unsent).value("events", json::array())}};
   // Written aside and renamed: a kill mid-write leaves the old state whole.
   const std::string tmp = options_.state_path + ".tmp";
@@ -103,6 +120,8 @@ void NodeAgent::Recover(const cluster::Log& log) {
       outbox_.assign(events->events.begin(), events->events.end());
     }
     next_seq_ = state.at("next_seq").get<int64_t>();
+    heard_ = core::FromUnixMicros(state.value("heard_us", core::ToUnixMicros(heard_)));
+    lease_ = core::Duration(state.value("lease_us", int64_t{0}));
     for (const json& j : state.at("jobs")) {
       Launched l;
       l.of = {j.at("job").get<sched::JobId>(), j.at("attempt").get<int>()};
@@ -250,17 +269,23 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   }
   for (const auto& [id, j] : jobs_) r.running.push_back(j.of);
   r.events.assign(outbox_.begin(), outbox_.end());
-  r.minutes = minutes_;
+  // A report stays well under the API's 1 MiB: a backlog goes a slice at
+  // a time.
+  const size_t n = std::min(minutes_.size(), kMaxMinutesPerReport);
+  r.minutes.assign(minutes_.begin(), minutes_.begin() + static_cast<std::ptrdiff_t>(n));
+  minutes_sent_ = n;
   return r;
 }
 
 void NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) {
   send_inventory_ = reply.send_inventory;
+  bool changed = reply.lease != lease_ || heard_ - saved_heard_ >= kHeardSavedEvery;
   lease_ = reply.lease;
-  minutes_.clear();
+  minutes_.erase(minutes_.begin(), minutes_.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                          minutes_.size(), minutes_sent_)));
   const size_t before = outbox_.size();
   while (!outbox_.empty() && outbox_.front().seq <= reply.acked) outbox_.pop_front();
-  bool changed = outbox_.size() != before;
+  changed = changed || outbox_.size() != before;
   preempt_.clear();
   for (const cluster::Preemption& p : reply.preempt) {
     auto j = jobs_.find(p.of.job);

@@ -70,7 +70,7 @@ class NodeAgent {
   void Obey(const cluster::AgentReply& reply, const cluster::Log& log);
   void Launch(const cluster::JobToStart& job, const cluster::Log& log);
   void Emit(cluster::JobEvent event);
-  void Save(const cluster::Log& log) const;
+  void Save(const cluster::Log& log);
 
   Executor& executor_;
   const core::Clock& clock_;
@@ -80,12 +80,14 @@ class NodeAgent {
   std::map<sched::JobId, Launched> jobs_;  // what runs here
   std::deque<cluster::JobEvent> outbox_;   // not yet acknowledged
   int64_t next_seq_ = 1;
-  std::vector<observe::MinuteRollup> minutes_;
+  std::vector<observe::MinuteRollup> minutes_;  // not yet taken by a coordinator
+  size_t minutes_sent_ = 0;                     // in the report under way
   sched::VacatePlanner planner_;
   std::map<sched::JobId, std::string> preempt_;  // the coordinator's, as last said
   std::set<sched::JobId> killing_;               // no longer assigned here
   core::TimePoint heard_;                        // the last reply, or the start
   core::Duration lease_{};                       // as the coordinator last said
+  core::TimePoint saved_heard_;                  // heard_ as the state file has it
   bool send_inventory_ = true;
   bool connected_ = false;
   std::vector<observe::GpuState> reported_states_;

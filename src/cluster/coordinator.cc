@@ -158,7 +158,16 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
   // An event of an earlier attempt, or of a job this host no longer holds
   // (requeued while it was away), changes nothing: the reply tells the
   // agent to stop whatever it still runs of it.
-  if (job->attempts != e.of.attempt || !host.jobs.contains(job->id)) return core::Status::Ok();
+  if (job->attempts != e.of.attempt) return core::Status::Ok();
+  // Cancelled while it ran (by its owner, or past its max_runtime): no
+  // longer assigned, so killed; its end frees its GPUs for the scheduler.
+  if (e.kind == JobEvent::Kind::kExited && store::IsFinal(job->state)) {
+    host.jobs.erase(job->id);
+    preempting_.erase(job->id);
+    ReportExit(job->id, false, "cancelled", log);
+    return core::Status::Ok();
+  }
+  if (!host.jobs.contains(job->id)) return core::Status::Ok();
   switch (e.kind) {
     case JobEvent::Kind::kStarted:
       if (e.pid && e.process_started_at) {
@@ -194,12 +203,6 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
                                     const store::JobRecord& job, const JobEvent& e,
                                     const Log& log) {
   const std::string preempt_reason = preempting_.count(job.id) ? preempting_[job.id] : "";
-  if (store::IsFinal(job.state)) {  // cancelled while it ran
-    host.jobs.erase(job.id);
-    preempting_.erase(job.id);
-    ReportExit(job.id, false, "cancelled", log);
-    return core::Status::Ok();
-  }
   store::JobUpdate u;
   u.finished_at = e.at;
   u.exit_code = e.exit_code;

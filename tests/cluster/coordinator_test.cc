@@ -197,6 +197,21 @@ TEST(CoordinatorTest, RunsAJobOnAnAgentAndRecordsItsEnd) {
   EXPECT_EQ(hosts[0].gpus.size(), 1u);
 }
 
+TEST(CoordinatorTest, ACancelledJobIsKilledAndItsGpuServesTheNext) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  const sched::JobId first = c.Submit();
+  const sched::JobId second = c.Submit();
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(first); }));
+  store::JobUpdate cancel;
+  cancel.reason = "cancelled by its owner";
+  ASSERT_TRUE(c.store->Transition(first, JobState::kRunning, JobState::kCancelled, cancel).ok());
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(second); }, 30)) << c.log;
+  EXPECT_FALSE(a.Runs(first));
+  EXPECT_EQ(c.Job(first).state, JobState::kCancelled);
+  EXPECT_THAT(c.log, HasSubstr("job 1 is no longer assigned to this host"));
+}
+
 TEST(CoordinatorTest, APartitionedHostStopsItsJobBeforeItIsRequeuedElsewhere) {
   Cluster c;
   c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
@@ -250,6 +265,20 @@ TEST(CoordinatorTest, ARestartedAgentTakesItsJobBackOrStopsADuplicate) {
   EXPECT_THAT(c.log, HasSubstr("no longer assigned to this host"));
   EXPECT_TRUE(second.Runs(id));
   EXPECT_EQ(c.Job(id).state, JobState::kRunning);
+}
+
+TEST(CoordinatorTest, AnAgentRestartedWhileCutOffStillStopsItsJobsAtTheLease) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  const sched::JobId id = c.Submit();
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id); }));
+  for (int i = 0; i < 15; ++i) c.Step();  // the reply's lease is on disk by now
+  a.reachable = false;
+  a.Restart();
+  ASSERT_TRUE(a.Runs(id));
+  // The lease (1 min) runs out since the last reply before the restart.
+  ASSERT_TRUE(c.StepUntil([&] { return !a.Runs(id); }, 70)) << c.log;
+  EXPECT_THAT(c.log, HasSubstr("past the lease of 1m00s"));
 }
 
 TEST(CoordinatorTest, OwnersGetTheirGpuBackWhileTheCoordinatorIsAway) {
