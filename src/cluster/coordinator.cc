@@ -62,7 +62,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   const core::TimePoint now = clock_.Now();
   if (host.silent || host.lost) {
     log("host " + agent + " reports again after " + core::FormatDuration(now - host.heard) +
-        (host.lost ? "; its jobs were requeued meanwhile" : ""));
+        (host.lost ? " (it was lost: what was requeued stays requeued)" : ""));
   }
   host.heard = now;
   host.reported = true;
@@ -86,7 +86,6 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
     }
     acked = std::max(acked, e.seq);
   }
-  host.running = {report.running.begin(), report.running.end()};
   AgentReply reply = ReplyTo(host, report);
   reply.acked = acked;
   // A coordinator that just took over knows the host's jobs (from the

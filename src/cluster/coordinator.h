@@ -78,7 +78,6 @@ class Coordinator {
     bool silent = false;
     bool lost = false;
     bool in_scheduler = false;
-    std::set<JobAttempt> running;                   // as the agent last said
     std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there
   };
 

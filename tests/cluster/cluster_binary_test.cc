@@ -91,12 +91,11 @@ class ClusterBinaryTest : public ::testing::Test {
   Daemon StartAgent(int host) {
     const std::string config =
         dir_.Write("agent.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.5\n");
-    Daemon d =
-        Spawn(dir_, "agent" + std::to_string(host),
-              std::string(GLEANER_BINARY) + " agent --server " + servers_ + " --join-secret-file " +
-                  secret_ + " --name host" + std::to_string(host) + " --fake " +
-                  Scenario(dir_) + " --config " + config + " --data-dir " +
-                  (dir_.path() / ("a" + std::to_string(host))).string() + " --for 300");
+    Daemon d = Spawn(dir_, "agent" + std::to_string(host),
+                     std::string(GLEANER_BINARY) + " agent --server " + servers_ +
+                         " --join-secret-file " + secret_ + " --name host" + std::to_string(host) +
+                         " --fake " + Scenario(dir_) + " --config " + config + " --data-dir " +
+                         (dir_.path() / ("a" + std::to_string(host))).string() + " --for 300");
     started_.push_back(d);
     return d;
   }
@@ -184,6 +183,14 @@ TEST_F(ClusterBinaryTest, NothingIsLostOrRunTwiceWhenAgentsAndTheLeaderDie) {
     EXPECT_EQ(h["health"], "up");
     for (const json& g : h["gpus"]) host_of[g["uuid"]] = h["host"];
   }
+  // The leader's metrics count the agents and the placed jobs.
+  auto metrics =
+      server::HttpCall(*server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port1)), "GET",
+                       "/metrics", "", token_);
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_THAT(metrics->second, HasSubstr("gleaner_coordinator_leading 1\n"));
+  EXPECT_THAT(metrics->second, HasSubstr("gleaner_agents{health=\"up\"} 3\n"));
+  EXPECT_THAT(metrics->second, HasSubstr("gleaner_jobs{state=\"running\"} 6\n"));
   const auto on_host = [&](int host) {
     std::vector<int64_t> here;
     for (const auto& [id, j] : running) {
