@@ -5,11 +5,16 @@
 // is in Chinese; without a token it asks for one. The screenshot is kept
 // as artifacts/dashboard.png beside the test binaries. Skipped where
 // Chromium is not installed (scripts/quickstart.sh test installs it).
+// Served by a coordinator (`gleaner server`, two `gleaner agent`s with
+// simulated GPUs), the page has a wall per host with its health.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <string>
@@ -81,6 +86,30 @@ class DashboardBrowserTest : public ::testing::Test {
             .c_str());
     EXPECT_EQ(rc, 0) << url;
     return testing::Slurp(out);
+  }
+
+  // Starts `gleaner ARGS` in the background, its output in `name`.log;
+  // stopped (SIGTERM) when the returned guard goes out of scope.
+  testing::KillOnExit Start(const std::string& name, const std::string& args) {
+    const std::string pid_file = (dir_.path() / (name + ".pid")).string();
+    const int rc = std::system((std::string(GLEANER_BINARY) + " " + args + " >" + Log(name) +
+                                " 2>&1 & echo $! >" + pid_file)
+                                   .c_str());
+    EXPECT_EQ(rc, 0) << args;
+    return testing::KillOnExit{pid_file};
+  }
+
+  std::string Log(const std::string& name) const {
+    return (dir_.path() / (name + ".log")).string();
+  }
+
+  // Waits (up to 30 s) until `name`.log says `text`.
+  bool WaitForLog(const std::string& name, const std::string& text) const {
+    for (int i = 0; i < 600; ++i) {
+      if (testing::Slurp(Log(name)).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
   }
 
   std::string chromium_;
@@ -195,6 +224,141 @@ TEST_F(DashboardBrowserTest, AnAnonymousReaderSeesAReadOnlyView) {
   EXPECT_THAT(dom, HasSubstr("Read-only view"));
   EXPECT_EQ(All(dom, R"re(<tr class="job-row [^"]*" data-job-id="(\d+)")re").size(), 1u);
   EXPECT_THAT(dom, Not(HasSubstr("data-action=")));
+}
+
+// Served by a coordinator, GET /v1/gpus is gleaner.cluster/v1: the page
+// draws a wall per agent's host, headed by its health and last report, with
+// a card per GPU in the state its agent reported and the reason as the
+// evidence; the jobs, money and heatmaps work as on one host.
+TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
+  const std::string secret_file = dir_.Write("join.secret", std::string(64, 'k') + "\n");
+  ASSERT_EQ(chmod(secret_file.c_str(), 0600), 0);
+  const std::string server_data = (dir_.path() / "server").string();
+  const int port = testing::FreePort();
+  const std::string address = "http://127.0.0.1:" + std::to_string(port);
+  const testing::KillOnExit server =
+      Start("server", "server --listen 127.0.0.1:" + std::to_string(port) + " --join-secret-file " +
+                          secret_file + " --data-dir " + server_data + " --for 180");
+  ASSERT_TRUE(WaitForLog("server", "leading")) << testing::Slurp(Log("server"));
+  const auto agent = [&](const std::string& name) {
+    return Start(name, "agent --server " + address + " --join-secret-file " + secret_file +
+                           " --name " + name + " --fake demo --interval 0.5 --for 180 --data-dir " +
+                           (dir_.path() / name).string());
+  };
+  const testing::KillOnExit agent_a = agent("hostA");
+  const testing::KillOnExit agent_b = agent("hostB");
+  for (const char* name : {"hostA", "hostB"}) {
+    ASSERT_TRUE(WaitForLog(name, "reporting to the coordinator")) << testing::Slurp(Log(name));
+  }
+  const testing::Outcome token =
+      testing::Gleaner("--data-dir " + server_data + " token create --name dashboard");
+  ASSERT_EQ(token.rc, 0) << token.err;
+  const size_t at = token.out.find("glt_");
+  ASSERT_NE(at, std::string::npos) << token.out;
+  const std::string secret = token.out.substr(at, 68);
+  const testing::Outcome submitted = testing::Gleaner("--server " + address + " --token " + secret +
+                                                      " submit --gpus 1 -- sleep 30");
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+
+  // Both hosts up, and each GPU with a verdict its agent reported.
+  const server::Endpoint api{"", "127.0.0.1", static_cast<uint16_t>(port)};
+  nlohmann::json cluster;
+  const auto ready = [&cluster] {
+    if (cluster["schema"] != "gleaner.cluster/v1" || cluster["hosts"].size() != 2) return false;
+    for (const auto& h : cluster["hosts"]) {
+      if (h["health"] != "up" || h["gpus"].size() != 8) return false;
+      for (const auto& g : h["gpus"]) {
+        if (g["state"] == "unknown") return false;
+      }
+    }
+    return true;
+  };
+  for (int i = 0; i < 300 && !ready(); ++i) {
+    auto r = server::HttpCall(api, "GET", "/v1/gpus", "", secret);
+    if (r.ok() && r->first == 200) cluster = nlohmann::json::parse(r->second, nullptr, false);
+    if (!ready()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(ready()) << cluster.dump() << testing::Slurp(Log("server"));
+
+  const std::string en = Dom(address + "/#token=" + secret + "&lang=en");
+  EXPECT_THAT(en, HasSubstr("<div id=\"dashboard\">")) << "the dashboard is hidden: " << en;
+  // Each host's section, its health, and its cards in order.
+  std::map<std::string, std::string> health;
+  std::map<std::string, std::vector<std::string>> states;
+  const std::regex part(
+      R"re(<section class="host" [^>]*data-host="([^"]+)" data-health="([a-z]+)"|class="gpu-card state-[a-z_]+" [^>]*data-state="([a-z_]+)")re");
+  std::string host;
+  for (auto it = std::sregex_iterator(en.begin(), en.end(), part); it != std::sregex_iterator();
+       ++it) {
+    if ((*it)[1].matched) {
+      host = (*it)[1].str();
+      health[host] = (*it)[2].str();
+    } else {
+      states[host].push_back((*it)[3].str());
+    }
+  }
+  EXPECT_EQ(health, (std::map<std::string, std::string>{{"hostA", "up"}, {"hostB", "up"}})) << en;
+  const std::set<std::string> verdicts = {"busy",      "idle",     "held_idle", "harvested",
+                                          "protected", "reserved", "unknown",   "unhealthy"};
+  for (const char* name : {"hostA", "hostB"}) {
+    EXPECT_EQ(states[name].size(), 8u) << name << ": " << en;
+    for (const std::string& s : states[name]) EXPECT_TRUE(verdicts.count(s)) << s;
+    // The demo's training GPUs are busy on every host, and say so in words.
+    EXPECT_THAT(states[name], ::testing::Contains("busy")) << name;
+    EXPECT_THAT(en, HasSubstr(std::string(name) + " · 8 GPUs</h3>"));
+  }
+  EXPECT_EQ(All(en, R"re(<span class="health-badge health-up" [^>]*>(up)</span>)re").size(), 2u);
+  EXPECT_EQ(All(en, R"re(<p class="host-detail">last report (\d+) s ago · jobs running: \d+</p>)re")
+                .size(),
+            2u)
+      << en;
+  EXPECT_THAT(en, HasSubstr("<span class=\"verdict-badge\">busy</span>"));
+  // The evidence, shown on hover: the reason each agent gave.
+  EXPECT_EQ(All(en, R"re(<p class="evidence-title">(Why this verdict)</p>)re").size(), 16u);
+  EXPECT_TRUE(All(en, R"re(<p class="evidence-reason">([^<]+)</p>)re").size() == 16u) << en;
+  EXPECT_THAT(en, HasSubstr("<dt>Free to lend now</dt>"));
+  // Readings where the agent reported them, and two sparklines per GPU.
+  EXPECT_THAT(en, ::testing::ContainsRegex("<dt>Utilization</dt><dd>[0-9]+%</dd>"));
+  EXPECT_EQ(All(en, R"re((<canvas))re").size(), 32u);
+  // No processes: a coordinator does not have them.
+  EXPECT_THAT(en, Not(HasSubstr("class=\"proc-user\">")));
+  EXPECT_THAT(en, HasSubstr("coordinator · 2 hosts"));
+  // The rest of the page works as on one host: no part failed.
+  EXPECT_THAT(en, HasSubstr("<p id=\"banner\" class=\"banner\" role=\"alert\" hidden=\"\">")) << en;
+  EXPECT_EQ(All(en, R"re(<tr class="job-row [^"]*" data-job-id="(\d+)")re"),
+            (std::vector<std::string>{"1"}));
+  EXPECT_THAT(en, HasSubstr("<code>sleep 30</code>"));
+  EXPECT_THAT(en, HasSubstr("class=\"money-table\""));
+  EXPECT_THAT(
+      en, ::testing::ContainsRegex("heatmap-list|No hour-of-week profiles on this coordinator"));
+
+  const std::string zh = Dom(address + "/#token=" + secret + "&lang=zh-CN");
+  EXPECT_THAT(zh, HasSubstr("协调器 · 2 台主机"));
+  EXPECT_EQ(All(zh, R"re(<span class="health-badge health-up" [^>]*>(在线)</span>)re").size(), 2u);
+  EXPECT_THAT(zh, HasSubstr("hostB · 8 块 GPU</h3>"));
+  EXPECT_EQ(All(zh, R"re(class="(gpu-card) state-)re").size(), 16u);
+  EXPECT_THAT(zh, Not(HasSubstr(">up<")));
+
+  const std::filesystem::path artifacts =
+      std::filesystem::path(GLEANER_BINARY).parent_path() / "artifacts";
+  std::filesystem::create_directories(artifacts);
+  const std::string png = (artifacts / "dashboard-cluster.png").string();
+  std::filesystem::remove(png);
+  EXPECT_EQ(std::system(("timeout 120 " + chromium_ + Flags() +
+                         "--window-size=1280,2600 --screenshot=" + png + " '" + address +
+                         "/#token=" + secret + "&lang=en&theme=light' >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  // The job runs on an agent: cancelled, its agent kills it (jobs outlive
+  // their agent).
+  server::HttpCall(api, "POST", "/v1/jobs/1/cancel", "", secret).status().IgnoreError();
+  for (int i = 0; i < 200; ++i) {
+    if ((testing::Slurp(Log("hostA")) + testing::Slurp(Log("hostB"))).find("killing it") !=
+        std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 // The wall of GPUs: per host, a card per GPU coloured by its verdict, with
 // its readings, last-hour sparklines, processes and their users, and the
-// verdict's evidence on hover or keyboard focus. Cards are kept between
-// refreshes and updated in place, so the charts are not rebuilt every few
-// seconds and focus stays where the reader left it.
+// verdict's evidence on hover or keyboard focus. Served by a coordinator,
+// the wall has a host section per agent, headed by the host's health (up,
+// silent, lost) and the age of its last report; its cards show the state
+// and reason each agent last reported, without processes. Cards are kept
+// between refreshes and updated in place, so the charts are not rebuilt
+// every few seconds and focus stays where the reader left it.
 import {el, setText} from './dom.js';
 import {duration, gib, number, percent, secondsSince} from './format.js';
+import {hostsOf} from './gpus_doc.js';
 import {t} from './i18n.js';
 import {Sparkline} from './sparkline.js';
 
@@ -38,12 +42,29 @@ const HEALTH_LABEL = {
   error: 'health.error',
 };
 
+// A coordinator's hosts (docs/cluster.md): reporting, silent for
+// --silent-after (their GPUs unknown), or lost for --requeue-after.
+const HOST_HEALTH_LABEL = {
+  up: 'hosts.health_up',
+  silent: 'hosts.health_silent',
+  lost: 'hosts.health_lost',
+};
+
+const HOST_HEALTH_MEANING = {
+  up: 'hosts.health_help_up',
+  silent: 'hosts.health_help_silent',
+  lost: 'hosts.health_help_lost',
+};
+
 export function verdictLabel(state) {
   return t(VERDICT_LABEL[state] ?? 'verdict.unknown');
 }
 
+// A single host's GPU carries its verdict; a coordinator's, the state its
+// agent last reported.
 function stateOf(gpu) {
-  if (gpu.verdict?.state && VERDICT_LABEL[gpu.verdict.state]) return gpu.verdict.state;
+  const state = gpu.verdict?.state ?? gpu.state;
+  if (state && VERDICT_LABEL[state]) return state;
   return gpu.health && gpu.health !== 'ok' ? 'unhealthy' : 'unknown';
 }
 
@@ -51,13 +72,25 @@ function keyOf(gpu) {
   return gpu.uuid ?? `index:${gpu.index}`;
 }
 
+// A card's place on the wall: GPU indexes repeat across hosts.
+function placeOf(host, gpu) {
+  return `${host.host}|${keyOf(gpu)}`;
+}
+
+function layoutOf(hosts) {
+  return hosts.map((h) => `${h.cluster}|${h.host}:${h.gpus.map(keyOf).join(',')}`).join(';');
+}
+
 const DASH = '–';
+// Element ids, unique on the page: GPU indexes repeat across hosts.
+let lastId = 0;
 
 // One GPU's card: its elements, built once, and its two sparklines.
 class GpuCard {
-  constructor(gpu) {
+  // `reported`: the GPU is a coordinator's, as its agent last reported it.
+  constructor(gpu, reported) {
     const key = keyOf(gpu);
-    const evidenceId = `evidence-${gpu.index}`;
+    const evidenceId = `evidence-${++lastId}`;
     this.title = el('span', {class: 'gpu-title'});
     this.badge = el('span', {class: 'verdict-badge'});
     this.name = el('p', {class: 'gpu-name'});
@@ -89,6 +122,11 @@ class GpuCard {
     );
     this.util = new Sparkline(this.utilBox, '--spark-util');
     this.mem = new Sparkline(this.memBox, '--spark-mem');
+    this.key = key;
+    this.reported = reported;
+    // A coordinator does not have the processes.
+    this.procsTitle.hidden = reported;
+    this.procs.hidden = reported;
     this.gpu = gpu;
     this.history = null;
   }
@@ -108,8 +146,12 @@ class GpuCard {
       setText(this.health, t(HEALTH_LABEL[gpu.health] ?? 'health.error') + detail);
     }
     this.fillReadings(gpu);
-    this.fillProcesses(gpu.processes);
-    this.fillEvidence(gpu.verdict);
+    if (this.reported) {
+      this.fillReportedEvidence(gpu);
+    } else {
+      this.fillProcesses(gpu.processes);
+      this.fillEvidence(gpu.verdict);
+    }
     setText(this.utilCaption, t('spark.utilization'));
     setText(this.memCaption, t('spark.memory'));
     this.fillHistoryLabels();
@@ -187,6 +229,16 @@ class GpuCard {
     );
   }
 
+  // A coordinator's GPU: the reason its agent gave, and whether it may be
+  // lent now.
+  fillReportedEvidence(gpu) {
+    this.evidence.replaceChildren(
+      el('p', {class: 'evidence-title', text: t('evidence.title')}),
+      el('p', {class: 'evidence-reason', text: gpu.reason || t('evidence.none')}),
+      el('dl', {}, el('dt', {text: t('evidence.lendable')}), el('dd', {text: t(gpu.lendable ? 'evidence.yes' : 'evidence.no')})),
+    );
+  }
+
   setHistory(history, from, to) {
     this.history = history;
     const minutes = history?.minutes ?? [];
@@ -238,53 +290,91 @@ class GpuCard {
   }
 }
 
+// One host's part of the wall: its heading (name and GPU count), on a
+// coordinator its health and last report, and its cards' grid.
+class HostSection {
+  constructor(host) {
+    const headingId = `host-heading-${++lastId}`;
+    const badgeId = `host-health-${lastId}`;
+    this.heading = el('h3', {class: 'host-heading', id: headingId});
+    this.badge = el('span', {class: 'health-badge', id: badgeId, hidden: true});
+    this.detail = el('p', {class: 'host-detail'});
+    this.grid = el('div', {class: 'cards'});
+    this.root = el(
+      'section',
+      {class: 'host', 'aria-labelledby': host.cluster ? `${headingId} ${badgeId}` : headingId, dataset: {host: host.host}},
+      el('header', {class: 'host-head'}, this.heading, this.badge),
+      this.detail,
+      this.grid,
+    );
+  }
+
+  update(host) {
+    setText(this.heading, t('gpus.host', {host: host.host, n: host.gpus.length}));
+    if (!host.cluster) {
+      const driver = host.driver ? t('gpus.driver', {version: host.driver}) : '';
+      setText(this.detail, [t('gpus.source', {source: host.source}), driver].filter(Boolean).join(' · '));
+      return;
+    }
+    const health = HOST_HEALTH_LABEL[host.health] ? host.health : 'lost';
+    this.root.dataset.health = health;
+    this.badge.hidden = false;
+    this.badge.className = `health-badge health-${health}`;
+    this.badge.title = t(HOST_HEALTH_MEANING[health]);
+    setText(this.badge, t(HOST_HEALTH_LABEL[health]));
+    const report = host.reportAgeS == null ? t('hosts.no_report') : t('hosts.last_report', {span: duration(host.reportAgeS)});
+    setText(this.detail, [report, t('hosts.jobs', {n: host.jobs})].join(' · '));
+  }
+}
+
 export class GpuWall {
   constructor(container, legend) {
     this.container = container;
     this.legend = legend;
     this.cards = new Map();
-    this.layout = '';
+    this.sections = [];
+    this.none = null;
+    this.layout = null;
     this.doc = null;
     this.historyDoc = null;
   }
 
-  // `doc`: a gleaner.gpus/v1 document (GET /v1/gpus).
+  // `doc`: GET /v1/gpus, a gleaner.gpus/v1 document or a coordinator's
+  // gleaner.cluster/v1 (js/gpus_doc.js).
   update(doc) {
     this.doc = doc;
-    const gpus = doc.gpus ?? [];
-    const layout = `${doc.host}|${gpus.map(keyOf).join(',')}`;
-    if (layout !== this.layout) this.build(doc);
-    for (const gpu of gpus) this.cards.get(keyOf(gpu)).update(gpu);
-    this.fillHostHeading(doc);
-    this.fillLegend(gpus);
+    const hosts = hostsOf(doc);
+    if (layoutOf(hosts) !== this.layout) this.build(hosts);
+    if (this.none) setText(this.none, t('hosts.none'));
+    hosts.forEach((host, i) => {
+      this.sections[i].update(host);
+      for (const gpu of host.gpus) this.cards.get(placeOf(host, gpu)).update(gpu);
+    });
+    this.fillLegend(hosts.flatMap((h) => h.gpus));
   }
 
-  // A new set of GPUs (or the first): cards built afresh.
-  build(doc) {
+  // A new set of hosts or GPUs (or the first): sections and cards built
+  // afresh.
+  build(hosts) {
     for (const card of this.cards.values()) {
       card.util.destroy();
       card.mem.destroy();
     }
     this.cards.clear();
-    this.layout = `${doc.host}|${(doc.gpus ?? []).map(keyOf).join(',')}`;
-    this.hostHeading = el('h3', {class: 'host-heading', id: 'host-heading'});
-    this.hostDetail = el('p', {class: 'host-detail'});
-    const grid = el('div', {class: 'cards'});
-    for (const gpu of doc.gpus ?? []) {
-      const card = new GpuCard(gpu);
-      this.cards.set(keyOf(gpu), card);
-      grid.append(card.root);
-    }
-    this.container.replaceChildren(
-      el('section', {class: 'host', 'aria-labelledby': 'host-heading'}, this.hostHeading, this.hostDetail, grid),
-    );
+    this.layout = layoutOf(hosts);
+    this.sections = hosts.map((host) => {
+      const section = new HostSection(host);
+      for (const gpu of host.gpus) {
+        const card = new GpuCard(gpu, host.cluster);
+        this.cards.set(placeOf(host, gpu), card);
+        section.grid.append(card.root);
+      }
+      return section;
+    });
+    // A coordinator that no agent has reported to yet.
+    this.none = hosts.length === 0 ? el('p', {class: 'note'}) : null;
+    this.container.replaceChildren(...(this.none ? [this.none] : this.sections.map((s) => s.root)));
     if (this.historyDoc) this.updateHistory(this.historyDoc);
-  }
-
-  fillHostHeading(doc) {
-    setText(this.hostHeading, t('gpus.host', {host: doc.host ?? '', n: (doc.gpus ?? []).length}));
-    const driver = doc.driver?.version ? t('gpus.driver', {version: doc.driver.version}) : '';
-    setText(this.hostDetail, [t('gpus.source', {source: doc.source ?? ''}), driver].filter(Boolean).join(' · '));
   }
 
   fillLegend(gpus) {
@@ -302,13 +392,14 @@ export class GpuWall {
     );
   }
 
-  // `doc`: GET /v1/history.
+  // `doc`: GET /v1/history; its GPUs are keyed by uuid, on a coordinator
+  // too (the agents forward their minutes).
   updateHistory(doc) {
     this.historyDoc = doc;
     const from = Date.parse(doc.from) / 1000;
     const to = Date.parse(doc.to) / 1000;
     const byUuid = new Map((doc.gpus ?? []).map((g) => [g.uuid, g]));
-    for (const [key, card] of this.cards) card.setHistory(byUuid.get(key) ?? null, from, to);
+    for (const card of this.cards.values()) card.setHistory(byUuid.get(card.key) ?? null, from, to);
   }
 
   // The language changed: every text again.

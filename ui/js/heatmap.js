@@ -61,7 +61,8 @@ export class Heatmaps {
     this.hostName = '';
   }
 
-  // `host` and `projects`: GET /v1/profiles?kind=host and ?kind=project.
+  // `host` and `projects`: GET /v1/profiles?kind=host and ?kind=project;
+  // `hostName` null on a coordinator, whose host profile is all its hosts'.
   update(host, projects, hostName) {
     this.host = host;
     this.projects = projects;
@@ -73,13 +74,17 @@ export class Heatmaps {
     if (!this.host || !this.projects) return;
     const maps = [];
     for (const p of this.host.profiles ?? []) {
-      maps.push(heatmap(t('heatmap.host_title', {host: this.hostName, hours: gpuHours(p.observed_gpu_hours)}), p.occupancy));
+      const hours = gpuHours(p.observed_gpu_hours);
+      const title = this.hostName === null ? t('heatmap.cluster_title', {hours}) : t('heatmap.host_title', {host: this.hostName, hours});
+      maps.push(heatmap(title, p.occupancy));
     }
     for (const p of this.projects.profiles ?? []) {
       maps.push(heatmap(t('heatmap.project_title', {project: p.key}), p.occupancy));
     }
     if (maps.length === 0) {
-      this.container.replaceChildren(el('p', {class: 'note', text: t('heatmap.empty')}));
+      // A coordinator's store has no profiles: each agent learns its own.
+      const empty = this.hostName === null ? 'heatmap.cluster_empty' : 'heatmap.empty';
+      this.container.replaceChildren(el('p', {class: 'note', text: t(empty)}));
       return;
     }
     this.container.replaceChildren(scale(), el('div', {class: 'heatmap-list'}, ...maps));

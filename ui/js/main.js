@@ -11,6 +11,7 @@ import {clearToken, hideLogin, initLoginForm, setToken, showLogin, token} from '
 import {byId, setText} from './dom.js';
 import {clockTime} from './format.js';
 import {GpuWall} from './gpu_wall.js';
+import {isCluster} from './gpus_doc.js';
 import {Heatmaps} from './heatmap.js';
 import {language, loadStrings, onLanguageChange, setLanguage, startingLanguage, t} from './i18n.js';
 import {JobsTable} from './jobs_table.js';
@@ -50,6 +51,7 @@ class Dashboard {
       this.money.retranslate();
       this.heatmaps.retranslate();
       this.renderWho();
+      this.renderHost();
       this.renderLive();
       this.renderProblems();
     });
@@ -104,6 +106,13 @@ class Dashboard {
     byId('sign-in').hidden = !anonymous;
   }
 
+  // The top bar names the host, or on a coordinator how many hosts report
+  // to it.
+  renderHost() {
+    const doc = this.gpus;
+    setText(byId('host-name'), isCluster(doc) ? t('hosts.summary', {n: (doc.hosts ?? []).length}) : doc?.host ?? '');
+  }
+
   setLive(key, at = null) {
     this.live = {key, at};
     this.renderLive();
@@ -144,7 +153,7 @@ class Dashboard {
         this.section('sections.gpus', async () => {
           this.gpus = await getJson('/v1/gpus');
           this.wall.update(this.gpus);
-          setText(byId('host-name'), this.gpus.host ?? '');
+          this.renderHost();
         }),
         this.section('sections.jobs', async () => this.jobs.update((await getJson('/v1/jobs')).jobs ?? [])),
       ]);
@@ -157,7 +166,8 @@ class Dashboard {
         const money = await this.section('sections.money', () => this.money.refresh(this.gpus));
         const heatmaps = await this.section('sections.heatmaps', async () => {
           const [host, projects] = await Promise.all([getJson('/v1/profiles?kind=host'), getJson('/v1/profiles?kind=project')]);
-          this.heatmaps.update(host, projects, this.gpus?.host ?? '');
+          // A coordinator's host profile is every agent's GPUs together.
+          this.heatmaps.update(host, projects, isCluster(this.gpus) ? null : this.gpus?.host ?? '');
         });
         if (money && heatmaps) this.slowAt = now;
       }

@@ -5,6 +5,7 @@
 import {ApiError, getJson} from './api.js';
 import {el} from './dom.js';
 import {gpuHours, money, number} from './format.js';
+import {mostOfOneModel} from './gpus_doc.js';
 import {t} from './i18n.js';
 
 const OPTION_KIND = {
@@ -54,8 +55,8 @@ export class MoneyPanel {
     this.sample = null;
   }
 
-  // `gpusDoc` (GET /v1/gpus) names the sample job's GPUs: the host's most
-  // common model, as many as it has.
+  // `gpusDoc` (GET /v1/gpus) sizes the sample job: as many GPUs as a host
+  // has of its most common model (on a coordinator, the largest such host).
   async refresh(gpusDoc) {
     const today = utcToday();
     const [day, month] = await Promise.all([
@@ -71,9 +72,7 @@ export class MoneyPanel {
   async refreshAdvice(month, gpusDoc) {
     const models = (month.by_model ?? []).filter((m) => m.model !== '(unrecorded)');
     models.sort((a, b) => b.gpu_hours.observed - a.gpu_hours.observed);
-    const names = new Map();
-    for (const gpu of gpusDoc?.gpus ?? []) if (gpu.name) names.set(gpu.name, (names.get(gpu.name) ?? 0) + 1);
-    const count = Math.max(1, ...names.values());
+    const count = mostOfOneModel(gpusDoc);
     this.advice = null;
     this.adviceProblem = '';
     this.adviceDetail = '';
