@@ -149,26 +149,17 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   }
   const std::string data_dir = DataDir(options.data_dir);
   const std::string config_path = ConfigPath(data_dir, options.config);
-  auto config = LoadConfig(config_path, !options.config.empty());
+  auto config = LoadDaemonConfig(config_path, !options.config.empty(), options.interval_s);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
-  }
-  if (options.interval_s) {
-    config->sample_interval = core::Duration(static_cast<int64_t>(*options.interval_s * 1e6));
-    config->idle.max_sample_gap =
-        std::max(config->idle.max_sample_gap, 3 * config->sample_interval);
   }
   if (auto s = PrepareDataDir(data_dir); !s.ok()) {
     err << "gleaner: " << s.message() << "\n";
     return kExitFailure;
   }
   std::mutex log_mu;
-  const cluster::Log log = [&out, &log_mu](const std::string& line) {
-    std::lock_guard lock(log_mu);
-    out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
-    out.flush();
-  };
+  const cluster::Log log = TimestampedLog(out, log_mu);
   Coordinators coordinators(*endpoints);
   auto credential = Credential(data_dir, name, options.join_secret_file, coordinators, log);
   if (!credential.ok()) {
@@ -176,10 +167,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     return credential.status().code() == core::StatusCode::kUnavailable ? kExitFailure
                                                                         : kExitBadInput;
   }
-  if (const int fd = open((data_dir + "/gleaner.db").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-      fd >= 0) {
-    close(fd);
-  }
+  CreatePrivateFile(data_dir + "/gleaner.db");
   auto local = store::SqliteStore::Open(data_dir + "/gleaner.db");
   if (!local.ok()) {
     err << "gleaner: " << local.status().message() << "\n";

@@ -1,13 +1,18 @@
 #include "cli/daemon_support.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <ostream>
 
+#include "agent/process_info.h"
+#include "cli/cost_command.h"
 #include "core/sha256.h"
+#include "observe/verdict_json.h"
 #include "server/socket_address.h"
 
 namespace gleaner::cli {
@@ -54,6 +59,49 @@ core::Status PrepareDataDir(const std::string& data_dir) {
                              " (choose another with --data-dir)");
   }
   return core::Status::Ok();
+}
+
+core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
+                                             std::optional<double> interval_s) {
+  GLEANER_ASSIGN_OR_RETURN(GleanerConfig config, LoadConfig(path, must_exist));
+  if (interval_s) {
+    config.sample_interval = core::Duration(static_cast<int64_t>(*interval_s * 1e6));
+    config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);
+  }
+  return config;
+}
+
+void CreatePrivateFile(const std::string& path) {
+  if (const int fd = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600); fd >= 0) close(fd);
+}
+
+cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {
+  return [&out, &mu](const std::string& line) {
+    std::lock_guard lock(mu);
+    out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
+    out.flush();
+  };
+}
+
+core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
+                                                  const std::string& config_path,
+                                                  const GleanerConfig& config,
+                                                  store::ObservationStore* observations) {
+  server::ApiOptions options;
+  options.log_dir = data_dir + "/logs";
+  options.user_name = agent::UserName;
+  options.uid_of = agent::UserId;
+  options.observations = observations;
+  auto catalog = LoadCatalog(config.cost.catalog_files);
+  if (!catalog.ok()) {
+    return core::InvalidArgument(catalog.status().message() + " ([cost] catalogs in " +
+                                 config_path + ")");
+  }
+  options.cost.catalog = std::move(catalog).value();
+  options.cost.settings = config.cost;
+  options.cost.project_of_user = config.project_of_user;
+  options.anonymous_read = config.ui_anonymous_read;
+  return options;
 }
 
 std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,

@@ -1,14 +1,18 @@
 #pragma once
 
 #include <atomic>
+#include <iosfwd>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "agent/executor.h"
 #include "agent/job_cgroups.h"
+#include "cli/config_file.h"
 #include "cluster/log.h"
 #include "core/result.h"
+#include "server/api.h"
 
 // What the long-running commands (`gleaner up`, `server`, `agent`) share.
 namespace gleaner::cli {
@@ -26,6 +30,29 @@ bool ListensBeyondLoopback(const std::string& listen);
 // Creates the data directory: others may reach a socket inside (x) but not
 // list it. The error says how to choose another.
 core::Status PrepareDataDir(const std::string& data_dir);
+
+// The config at `path` (`must_exist`: named by --config), with
+// `--interval` laid over it (and the gap that still counts as one sample
+// widened to three intervals).
+core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
+                                             std::optional<double> interval_s);
+
+// Creates `path` readable by its owner only if it does not exist: a
+// database that records who submitted what. SQLite's -wal and -shm files
+// take the database's mode when they are created.
+void CreatePrivateFile(const std::string& path);
+
+// A log line at a time to `out`, each with its UTC time; `mu` serialises
+// writers on several threads.
+cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu);
+
+// What every API a daemon serves shares: jobs run as local users, their logs
+// in DATA_DIR/logs, history and prices from `observations` and the config's
+// [cost], [ui] anonymous_read. The catalog's error names the config file.
+core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
+                                                  const std::string& config_path,
+                                                  const GleanerConfig& config,
+                                                  store::ObservationStore* observations);
 
 // Gives each job a cgroup of its own where cgroup v2 allows, one directory
 // per data directory (several gleaners on a host never sweep each other's

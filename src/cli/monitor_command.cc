@@ -111,15 +111,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   RaiseFileLimit();
   const std::string data_dir = DataDir(options.data_dir);
   const std::string config_path = ConfigPath(data_dir, options.config);
-  auto config = LoadConfig(config_path, !options.config.empty());
+  auto config = LoadDaemonConfig(config_path, !options.config.empty(), options.interval_s);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
-  }
-  if (options.interval_s) {
-    config->sample_interval = core::Duration(static_cast<int64_t>(*options.interval_s * 1e6));
-    config->idle.max_sample_gap =
-        std::max(config->idle.max_sample_gap, 3 * config->sample_interval);
   }
   // The database itself is made private below.
   if (auto s = PrepareDataDir(data_dir); !s.ok()) {
@@ -130,10 +125,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   // It records who submitted what, with their environments: owner only.
   // Created private before SQLite opens it, since its -wal and -shm files
   // take the database's mode when they are created, on the first write.
-  if (const int fd = open((data_dir + "/gleaner.db").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-      fd >= 0) {
-    close(fd);
-  }
+  CreatePrivateFile(data_dir + "/gleaner.db");
   auto store = store::SqliteStore::Open(data_dir + "/gleaner.db");
   if (!store.ok()) {
     err << "gleaner: " << store.status().message() << "\n";
@@ -167,11 +159,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   observe::AlertEvaluator alerts(config->alert_rules);
   // The webhook's thread logs too.
   std::mutex log_mu;
-  const auto log = [&out, &log_mu](const std::string& line) {
-    std::lock_guard lock(log_mu);
-    out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
-    out.flush();
-  };
+  const cluster::Log log = TimestampedLog(out, log_mu);
   std::unique_ptr<agent::AlertWebhook> webhook;
   if (!config->alert_webhook_url.empty()) {
     webhook = std::make_unique<agent::AlertWebhook>(
@@ -220,22 +208,13 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       return kExitFailure;
     }
     api_store = std::move(opened).value();
-    server::ApiOptions api_options;
-    api_options.limits.max_gpus = host_gpus;
-    api_options.log_dir = data_dir + "/logs";
-    api_options.user_name = agent::UserName;
-    api_options.uid_of = agent::UserId;
-    api_options.observations = api_store.get();
-    auto catalog = LoadCatalog(config->cost.catalog_files);
-    if (!catalog.ok()) {
-      err << "gleaner: " << catalog.status().message() << " ([cost] catalogs in " << config_path
-          << ")\n";
+    auto common = DaemonApiOptions(data_dir, config_path, *config, api_store.get());
+    if (!common.ok()) {
+      err << "gleaner: " << common.status().message() << "\n";
       return kExitBadInput;
     }
-    api_options.cost.catalog = std::move(catalog).value();
-    api_options.cost.settings = config->cost;
-    api_options.cost.project_of_user = config->project_of_user;
-    api_options.anonymous_read = config->ui_anonymous_read;
+    server::ApiOptions api_options = std::move(common).value();
+    api_options.limits.max_gpus = host_gpus;
     const agent::IdleCostPrices idle_prices =
         IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
                          api_options.cost.catalog, config->cost);

@@ -122,7 +122,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   }
   const std::string data_dir = DataDir(options.data_dir);
   const std::string config_path = ConfigPath(data_dir, options.config);
-  auto config = LoadConfig(config_path, !options.config.empty());
+  auto config = LoadDaemonConfig(config_path, !options.config.empty(), std::nullopt);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
@@ -138,11 +138,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   }
   const std::string where = options.store.empty() ? data_dir + "/gleaner.db" : options.store;
   std::mutex log_mu;
-  const cluster::Log log = [&out, &log_mu](const std::string& line) {
-    std::lock_guard lock(log_mu);
-    out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
-    out.flush();
-  };
+  const cluster::Log log = TimestampedLog(out, log_mu);
   auto api_store = store::OpenStore(where);
   auto lease = api_store.ok()
                    ? store::OpenLeaderLease(where)
@@ -163,22 +159,13 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     std::lock_guard lock(leader_mu);
     return leader;
   };
-  server::ApiOptions api_options;
-  api_options.limits.max_gpus = 64;  // the scheduler rejects what no host can hold
-  api_options.log_dir = data_dir + "/logs";
-  api_options.user_name = agent::UserName;
-  api_options.uid_of = agent::UserId;
-  api_options.observations = api_store->get();
-  auto catalog = LoadCatalog(config->cost.catalog_files);
-  if (!catalog.ok()) {
-    err << "gleaner: " << catalog.status().message() << " ([cost] catalogs in " << config_path
-        << ")\n";
+  auto common = DaemonApiOptions(data_dir, config_path, *config, api_store->get());
+  if (!common.ok()) {
+    err << "gleaner: " << common.status().message() << "\n";
     return kExitBadInput;
   }
-  api_options.cost.catalog = std::move(catalog).value();
-  api_options.cost.settings = config->cost;
-  api_options.cost.project_of_user = config->project_of_user;
-  api_options.anonymous_read = config->ui_anonymous_read;
+  server::ApiOptions api_options = std::move(common).value();
+  api_options.limits.max_gpus = 64;  // the scheduler rejects what no host can hold
   api_options.gpus = [&current_leader, &clock]() -> nlohmann::json {
     auto coordinator = current_leader();
     if (coordinator == nullptr) return nullptr;
