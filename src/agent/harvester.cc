@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "cluster/job_exit.h"
 #include "core/format.h"
 
 namespace gleaner::agent {
@@ -127,32 +128,21 @@ void Harvester::RecordExits(const std::function<void(const std::string&)>& log) 
       ReportExit(e.id, false, "cancelled", log);
       continue;
     }
+    // Taken back after a restart, an adopted job whose first process was
+    // killed too ended unseen: it is requeued, as for any lost process. A
+    // vacating job was asked to leave: back in the queue, whatever it said.
+    const cluster::ExitMove move = cluster::MoveForExit(
+        {e.exit_code, e.signal, e.status_unknown, job->state == JobState::kVacating, vacate_reason},
+        "ended while not gleaner's child (after a restart); exit status unknown, requeued");
+    const JobState to = move.to;
     store::JobUpdate u;
     u.finished_at = e.at;
-    u.exit_code = e.exit_code;
-    JobState to;
-    if (e.status_unknown) {
-      // Taken back after a restart, so not our child: how it ended is
-      // unknown. Requeue it, as for any job whose process was lost.
-      to = JobState::kQueued;
-      u.exit_code.reset();
-      u.reason = "ended while not gleaner's child (after a restart); exit status unknown, requeued";
-    } else if (job->state == JobState::kVacating) {
-      // It was asked to leave: it goes back in the queue, whatever it said.
-      to = JobState::kQueued;
-      u.reason = "vacated: " + vacate_reason;
-      if (claimed_at) {
-        log("job " + std::to_string(e.id) + " gave its GPUs back " +
-            core::FormatDuration(clock_.Now() - *claimed_at) + " after the claim");
-        if (metrics_ != nullptr) metrics_->GaveBack(clock_.Now() - *claimed_at);
-      }
-    } else if (e.exit_code && *e.exit_code == 0) {
-      to = JobState::kSucceeded;
-      u.reason = "exited 0";
-    } else {
-      to = JobState::kFailed;
-      u.reason = e.exit_code ? "exited " + std::to_string(*e.exit_code)
-                             : "killed by signal " + std::to_string(e.signal.value_or(0));
+    u.exit_code = e.status_unknown ? std::nullopt : e.exit_code;
+    u.reason = move.reason;
+    if (!e.status_unknown && job->state == JobState::kVacating && claimed_at) {
+      log("job " + std::to_string(e.id) + " gave its GPUs back " +
+          core::FormatDuration(clock_.Now() - *claimed_at) + " after the claim");
+      if (metrics_ != nullptr) metrics_->GaveBack(clock_.Now() - *claimed_at);
     }
     auto resize = resizing_.extract(e.id);
     if (resize && job->state == JobState::kVacating) {

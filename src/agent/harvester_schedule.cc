@@ -109,16 +109,9 @@ void Harvester::Schedule(const HostPass& pass, const std::vector<store::JobRecor
     }
     if (!changed.changes.empty()) TellScheduler(changed, log);
   }
-  const std::vector<store::JobRecord> queued = queue_.Sync(active, log);
-  TellScheduler(sched::Tick{}, log);
-  // Everything decided since the last pass, exits included, is carried out
-  // only now that the scheduler knows this pass's GPUs: a start it took
-  // back within the same batch (its GPU turned out not to be idle) is
-  // never launched.
-  std::vector<sched::Action> decided;
-  decided.swap(decided_);
-  for (const sched::Action& a : decided) Carry(a, log);
-  queue_.SayWhyTheyWait(queued, log);
+  // Exits since the last pass are among what it carries out.
+  queue_.Pass(
+      active, decided_, [&](const sched::Action& a) { Carry(a, log); }, log);
 }
 
 void Harvester::Carry(const sched::Action& action,

@@ -1,5 +1,6 @@
 #include "cluster/coordinator.h"
 
+#include "cluster/job_exit.h"
 #include "core/format.h"
 
 namespace gleaner::cluster {
@@ -204,26 +205,18 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
   const std::string preempt_reason = preempting_.count(job.id) ? preempting_[job.id] : "";
   store::JobUpdate u;
   u.finished_at = e.at;
-  u.exit_code = e.exit_code;
-  JobState to;
+  u.exit_code = e.status_unknown ? std::nullopt : e.exit_code;
+  JobState to = JobState::kFailed;
   if (e.launch_failed) {
-    to = JobState::kFailed;
     u.reason = "could not start on host " + agent + ": " + e.reason;
-  } else if (e.status_unknown) {
-    to = JobState::kQueued;
-    u.exit_code.reset();
-    u.reason = "ended while gleaner's agent on host " + agent +
-               " was restarting; exit status unknown, requeued";
-  } else if (e.vacated || job.state == JobState::kVacating) {
-    to = JobState::kQueued;
-    u.reason = "vacated: " + (e.reason.empty() ? preempt_reason : e.reason);
-  } else if (e.exit_code && *e.exit_code == 0) {
-    to = JobState::kSucceeded;
-    u.reason = "exited 0";
   } else {
-    to = JobState::kFailed;
-    u.reason = e.exit_code ? "exited " + std::to_string(*e.exit_code)
-                           : "killed by signal " + std::to_string(e.signal.value_or(0));
+    const ExitMove move = MoveForExit(
+        {e.exit_code, e.signal, e.status_unknown, e.vacated || job.state == JobState::kVacating,
+         e.reason.empty() ? preempt_reason : e.reason},
+        "ended while gleaner's agent on host " + agent +
+            " was restarting; exit status unknown, requeued");
+    to = move.to;
+    u.reason = move.reason;
   }
   auto resize = resizing_.extract(job.id);
   if (resize && to == JobState::kQueued) {
@@ -269,14 +262,8 @@ void Coordinator::Tick(const Log& log) {
   std::vector<store::JobRecord> active;
   if (!ReadActive(&active, log)) return;
   TellGpus(log);
-  const std::vector<store::JobRecord> queued = queue_.Sync(active, log);
-  Tell(sched::Tick{}, log);
-  // Carried out only now that the scheduler has this pass's GPUs: a start
-  // it took back within the same batch is never made.
-  std::vector<sched::Action> decided;
-  decided.swap(decided_);
-  for (const sched::Action& a : decided) Carry(a, log);
-  queue_.SayWhyTheyWait(queued, log);
+  queue_.Pass(
+      active, decided_, [&](const sched::Action& a) { Carry(a, log); }, log);
 }
 
 void Coordinator::JudgeLiveness(const Log& log) {

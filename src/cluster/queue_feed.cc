@@ -80,6 +80,17 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
   return std::move(queued).value();
 }
 
+void QueueFeed::Pass(const std::vector<store::JobRecord>& active,
+                     std::vector<sched::Action>& decided,
+                     const std::function<void(const sched::Action&)>& carry, const Log& log) {
+  const std::vector<store::JobRecord> queued = Sync(active, log);
+  tell_(sched::Tick{}, log);
+  std::vector<sched::Action> now;
+  now.swap(decided);
+  for (const sched::Action& a : now) carry(a);
+  SayWhyTheyWait(queued, log);
+}
+
 void QueueFeed::SayWhyTheyWait(const std::vector<store::JobRecord>& queued, const Log& log) {
   std::vector<std::pair<sched::JobId, std::string>> changed;
   for (const store::JobRecord& j : queued) {

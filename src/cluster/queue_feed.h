@@ -25,13 +25,13 @@ class QueueFeed {
   QueueFeed(store::JobStore& jobs, const sched::Scheduler& scheduler, Tell tell)
       : jobs_(jobs), scheduler_(scheduler), tell_(std::move(tell)) {}
 
-  // `active`: the running and vacating jobs. Returns the queued jobs as
-  // they were read.
-  std::vector<store::JobRecord> Sync(const std::vector<store::JobRecord>& active, const Log& log);
-
-  // Saves why each of `queued` waits, where that changed, in one
-  // transaction. Call after the scheduler's pass.
-  void SayWhyTheyWait(const std::vector<store::JobRecord>& queued, const Log& log);
+  // One scheduler pass, after the GPUs have been told: the queue synced, a
+  // Tick, then everything `decided` since the last pass carried out in
+  // order (only now that the scheduler knows this pass's GPUs, so a start
+  // it took back within the same batch is never made), then why the others
+  // wait. `active`: the running and vacating jobs.
+  void Pass(const std::vector<store::JobRecord>& active, std::vector<sched::Action>& decided,
+            const std::function<void(const sched::Action&)>& carry, const Log& log);
 
   // The scheduler started or rejected the job: it left the queue.
   void Left(sched::JobId id) { pending_.erase(id); }
@@ -39,6 +39,13 @@ class QueueFeed {
   void Requeued(sched::JobId id);
 
  private:
+  // `active`: the running and vacating jobs. Returns the queued jobs as
+  // they were read.
+  std::vector<store::JobRecord> Sync(const std::vector<store::JobRecord>& active, const Log& log);
+  // Saves why each of `queued` waits, where that changed, in one
+  // transaction. Call after the scheduler's pass.
+  void SayWhyTheyWait(const std::vector<store::JobRecord>& queued, const Log& log);
+
   store::JobStore& jobs_;
   const sched::Scheduler& scheduler_;
   Tell tell_;

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "store/job_store.h"
+
+namespace gleaner::cluster {
+
+// How a job's process ended, as far as its host knows.
+struct ExitFacts {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool status_unknown = false;  // killed with the process that would have recorded it
+  bool asked_to_leave = false;  // vacated: an owner, a preemption, a lease
+  std::string leave_reason;
+};
+
+// Where the job goes in the store, and why in words: a job asked to leave
+// is requeued whatever it said, one whose end is unknown is requeued too,
+// exit 0 succeeds and anything else fails. Shared by the one-host harvester
+// and the coordinator. `unknown_reason` says why the status is unknown.
+struct ExitMove {
+  store::JobState to = store::JobState::kFailed;
+  std::string reason;
+};
+ExitMove MoveForExit(const ExitFacts& facts, const std::string& unknown_reason);
+
+}  // namespace gleaner::cluster
