@@ -72,6 +72,7 @@ struct Cluster {
     CoordinatorOptions options;
     options.silent_after = core::Seconds(10);
     options.requeue_after = core::Seconds(60);
+    options.scheduler.min_runtime = core::Seconds(30);  // preemptible after 30 s
     coordinator = std::make_unique<Coordinator>(*store, clock, options, Record());
   }
 
@@ -87,8 +88,10 @@ struct Cluster {
     clock.Advance(core::Seconds(1));
   }
 
-  sched::JobId Submit(int grace_s = 5) {
+  sched::JobId Submit(int grace_s = 5,
+                      sched::PriorityClass priority = sched::PriorityClass::kNormal) {
     sched::JobSpec spec;
+    spec.priority_class = priority;
     spec.command = {"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.02; done"};
     spec.working_dir = "/tmp";
     spec.grace = core::Seconds(grace_s);
@@ -210,6 +213,22 @@ TEST(CoordinatorTest, ACancelledJobIsKilledAndItsGpuServesTheNext) {
   EXPECT_FALSE(a.Runs(first));
   EXPECT_EQ(c.Job(first).state, JobState::kCancelled);
   EXPECT_THAT(c.log, HasSubstr("job 1 is no longer assigned to this host"));
+}
+
+TEST(CoordinatorTest, ACriticalJobPreemptsAnOpportunisticOneOnAnotherHostsAgent) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  const sched::JobId cheap = c.Submit(5, sched::PriorityClass::kOpportunistic);
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(cheap); }));
+  for (int i = 0; i < 35; ++i) c.Step();  // past its protection
+  const sched::JobId critical = c.Submit(5, sched::PriorityClass::kCritical);
+  // The scheduler preempts; the reply tells the agent; the agent sends the
+  // checkpoint signal; the job leaves and is requeued; the critical job runs.
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(critical); }, 30)) << c.log;
+  EXPECT_FALSE(a.Runs(cheap));
+  EXPECT_EQ(c.Job(cheap).state, JobState::kQueued);
+  EXPECT_THAT(c.log, HasSubstr("job 1 vacating (signal 15)"));
+  EXPECT_THAT(c.log, HasSubstr("job 1 on host a vacating -> queued: vacated: "));
 }
 
 TEST(CoordinatorTest, APartitionedHostStopsItsJobBeforeItIsRequeuedElsewhere) {
