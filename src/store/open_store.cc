@@ -16,7 +16,7 @@ core::Status PostgresUnsupported() {
   // and LDAP, which have no static archives.
   return core::NotSupported(
       "this gleaner was built without PostgreSQL support (a static build); store in a SQLite "
-      "file, or use a gleaner built with libpq (cmake without -DGLEANER_STATIC=ON)");
+      "file, or use gleaner-pg, built beside it (it needs libpq5: apt install libpq5)");
 }
 
 core::Result<std::unique_ptr<Store>> OpenStore(const std::string& where) {
