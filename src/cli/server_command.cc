@@ -149,6 +149,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   }
   cluster::CoordinatorOptions coordinator_options;
   coordinator_options.scheduler = config->scheduler;
+  coordinator_options.project_of_user = config->project_of_user;
   coordinator_options.silent_after = SecondsToDuration(options.silent_after_s);
   coordinator_options.requeue_after = SecondsToDuration(options.requeue_after_s);
 

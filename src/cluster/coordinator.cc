@@ -2,6 +2,7 @@
 
 #include "cluster/job_exit.h"
 #include "core/format.h"
+#include "observe/usage_profile.h"
 
 namespace gleaner::cluster {
 
@@ -78,7 +79,13 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
       host.reasons[static_cast<size_t>(at)] = why;
     }
   }
-  if (!report.minutes.empty()) GLEANER_RETURN_IF_ERROR(store_.AddRollups(report.minutes));
+  if (!report.minutes.empty()) {
+    GLEANER_RETURN_IF_ERROR(store_.AddRollups(report.minutes));
+    // The cluster's usage profiles grow from the same minutes.
+    observe::UsageProfiles delta(options_.project_of_user);
+    for (const observe::MinuteRollup& m : report.minutes) delta.Add(m);
+    if (auto s = store_.AddToProfiles(delta); !s.ok()) log("profiles: " + s.message());
+  }
   int64_t acked = 0;
   for (const JobEvent& e : report.events) {
     if (auto s = Apply(agent, host, e, log); !s.ok()) {

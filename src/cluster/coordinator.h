@@ -25,6 +25,8 @@ struct CoordinatorOptions {
   // (checkpoint signal, grace, kill), and each is requeued to run elsewhere
   // once its grace and a margin have passed as well, so none runs twice.
   core::Duration requeue_after = core::Seconds(300);
+  // For the cluster's hour-of-week profiles by project.
+  std::map<std::string, std::string> project_of_user;
 };
 
 // A host as the coordinator sees it, for /v1/gpus, /metrics and the logs.

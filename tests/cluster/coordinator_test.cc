@@ -354,6 +354,35 @@ TEST(CoordinatorTest, TwoLeadersNeverRunTwoJobsOnOneGpu) {
   EXPECT_EQ(a.executor->running().size(), 1u);
 }
 
+TEST(CoordinatorTest, KeepsTheMinutesAgentsSendAndLearnsProfilesFromThem) {
+  Cluster c;
+  AgentReport r;
+  r.inventory = {{core::GpuUuid("GPU-1"), 0, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), -1}};
+  r.gpus = {GpuStatus{}};
+  observe::MinuteRollup m;
+  m.uuid = core::GpuUuid("GPU-1");
+  m.minute = observe::MinuteOf(c.clock.Now() - core::Seconds(60));
+  m.samples = 60;
+  m.utilization_mean_pct = 80;
+  m.users = {"alice"};
+  m.state = observe::GpuState::kBusy;
+  m.observed = m.busy = core::Seconds(60);
+  r.minutes = {m};
+  ASSERT_TRUE(c.coordinator->HandleReport("a", r, c.Record()).ok());
+  auto kept = c.store->RollupsBetween(m.minute, m.minute + core::Seconds(60));
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ(kept->front(), m);
+  auto users = c.store->Profiles("user");
+  ASSERT_TRUE(users.ok());
+  ASSERT_TRUE(users->contains("alice"));
+  EXPECT_EQ(users->at("alice").busy_s[static_cast<size_t>(observe::HourOfWeek(m.minute))], 60);
+  auto gpus = c.store->Gpus();
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ(gpus->size(), 1u);
+  EXPECT_EQ(gpus->front().host, "a");  // priced and labelled by its host
+}
+
 TEST(CoordinatorTest, AsksForTheInventoryAndRefusesAGpuTwoHostsClaim) {
   Cluster c;
   AgentReport bare;

@@ -82,7 +82,7 @@ export class Heatmaps {
       maps.push(heatmap(t('heatmap.project_title', {project: p.key}), p.occupancy));
     }
     if (maps.length === 0) {
-      // A coordinator's store has no profiles: each agent learns its own.
+      // A coordinator's profiles grow from the minutes its agents send.
       const empty = this.hostName === null ? 'heatmap.cluster_empty' : 'heatmap.empty';
       this.container.replaceChildren(el('p', {class: 'note', text: t(empty)}));
       return;
