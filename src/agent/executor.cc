@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,12 +85,15 @@ std::string Join(const std::vector<core::GpuUuid>& gpus) {
 // ignores the signals sent to the job's process group: only SIGKILL, which
 // ends the job anyway, stops it. Async-signal-safe calls only.
 [[noreturn]] void WaitAndRecord(pid_t job, const char* exit_path) {
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGCHLD) signal(sig, SIG_IGN);
-  }
+  // It holds nothing of gleaner's (sockets, the database, the driver), and
+  // it never dumps core: its memory is gleaner's.
+  close_range(3, ~0U, 0);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   int status = 0;
-  while (waitpid(job, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  while ((waited = waitpid(job, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (waited != job) _exit(127);  // how it ended is unknown: say nothing
   char line[32];
   const bool exited = WIFEXITED(status);
   const int value = exited ? WEXITSTATUS(status) : WTERMSIG(status);
@@ -232,6 +236,9 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
       ChildFail(status_pipe[1], errno);
     }
+    // Deaf to the job's signals from before the job exists; the job itself
+    // gets every signal back to its default below.
+    for (int sig = 1; sig < NSIG; ++sig) signal(sig, sig == SIGCHLD ? SIG_DFL : SIG_IGN);
     const pid_t job_pid = fork();
     if (job_pid < 0) ChildFail(status_pipe[1], errno);
     if (job_pid > 0) {
@@ -277,6 +284,15 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   job.process_started_at = ProcessStartTime(static_cast<uint32_t>(pid));
   running_[req.id] = job;
   return job;
+}
+
+std::optional<JobExit> Executor::EndedWhileAway(sched::JobId id, const std::string& log_dir) {
+  const std::string path = log_dir + "/" + std::to_string(id) + ".exit";
+  std::optional<JobExit> e = RecordedExit(path);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (e) e->id = id;
+  return e;
 }
 
 core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at,
@@ -325,6 +341,8 @@ std::vector<JobExit> Executor::Reap() {
       if (ProcessStartTime(static_cast<uint32_t>(it->second.pid)) !=
           it->second.process_started_at) {
         std::optional<JobExit> recorded = RecordedExit(it->second.exit_path);
+        std::error_code ec;
+        std::filesystem::remove(it->second.exit_path, ec);
         JobExit e = recorded.value_or(JobExit{});
         e.status_unknown = !recorded;
         e.id = it->first;

@@ -80,6 +80,11 @@ class Executor {
   core::Status Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at,
                      const std::string& log_dir);
 
+  // How a job that ended while no gleaner watched it ended, as its first
+  // process recorded beside its logs in `log_dir` (the record is then
+  // removed); nullopt when it could not record it (killed with it).
+  static std::optional<JobExit> EndedWhileAway(sched::JobId id, const std::string& log_dir);
+
   // After a restart, once running jobs are taken back: the job cgroups no
   // running job holds are leftovers of jobs that ended meanwhile; what is
   // in them is killed and they are removed (now, or on a later Reap).

@@ -44,9 +44,17 @@ void Harvester::Recover(const std::function<void(const std::string&)>& log) {
           "): taken back");
       continue;
     }
+    // Ended while gleaner was down: as its first process recorded, or, when
+    // that was killed too, unknown and requeued.
+    const std::optional<JobExit> ended = Executor::EndedWhileAway(j.id, log_dir_);
+    const cluster::ExitMove move = cluster::MoveForExit(
+        {ended ? ended->exit_code : std::nullopt, ended ? ended->signal : std::nullopt, !ended,
+         j.state == JobState::kVacating, "asked to leave before gleaner restarted"},
+        "its process was gone when gleaner restarted; requeued");
     store::JobUpdate u;
-    u.reason = "its process was gone when gleaner restarted; requeued";
-    auto moved = jobs_.Transition(j.id, j.state, JobState::kQueued, u);
+    u.reason = move.reason;
+    if (ended) u.exit_code = ended->exit_code;
+    auto moved = jobs_.Transition(j.id, j.state, move.to, u);
     log("job " + std::to_string(j.id) + " " + (moved.ok() ? u.reason : moved.status().message()));
   }
   executor_.SweepLeftovers();

@@ -143,9 +143,15 @@ void NodeAgent::Recover(const cluster::Log& log) {
         e.of = l.of;
         e.kind = JobEvent::Kind::kExited;
         e.at = clock_.Now();
-        e.status_unknown = true;
+        const std::optional<JobExit> ended = Executor::EndedWhileAway(l.of.job, options_.log_dir);
+        e.status_unknown = !ended;
+        if (ended) {
+          e.exit_code = ended->exit_code;
+          e.signal = ended->signal;
+        }
         Emit(std::move(e));
-        log(Job(l.of.job) + " ended while the agent was down");
+        log(Job(l.of.job) + " ended while the agent was down" +
+            (ended ? "" : "; how is unknown (killed with its first process)"));
       }
     }
   } catch (const std::exception& e) {
@@ -185,9 +191,6 @@ void NodeAgent::RecordExits(const cluster::Log& log) {
     ev.status_unknown = e.status_unknown;
     ev.vacated = planner_.IsVacating(e.id);
     ev.reason = planner_.Reason(e.id);
-    if (ev.vacated && metrics_ != nullptr) {
-      if (auto since = planner_.Since(e.id)) metrics_->GaveBack(clock_.Now() - *since);
-    }
     log(Job(e.id) + " ended" +
         (e.exit_code ? " (exit " + std::to_string(*e.exit_code) + ")"
          : e.signal  ? " (signal " + std::to_string(*e.signal) + ")"
@@ -195,6 +198,7 @@ void NodeAgent::RecordExits(const cluster::Log& log) {
         (ev.vacated ? " after being asked to leave: " + ev.reason : ""));
     planner_.Forget(e.id);
     killing_.erase(e.id);
+    unassigned_.erase(e.id);
     jobs_.erase(it);
     Emit(std::move(ev));
     changed = true;
@@ -233,8 +237,6 @@ void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
       e.reason = a.reason;
       Emit(std::move(e));
       changed = true;
-      if (metrics_ != nullptr)
-        metrics_->Preempted(preempt_.contains(a.job) ? "scheduler" : "owner_returned");
       log(Job(a.job) + " vacating (signal " + std::to_string(a.signal) + "): " + a.reason);
     } else {
       log(Job(a.job) + " killed: " + a.reason);
@@ -246,7 +248,10 @@ void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
 
 cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   cluster::AgentReport r;
-  if (send_inventory_) r.inventory = InventoryOf(pass.snapshots, options_.links);
+  // A pass that read no GPU (the driver failed) says nothing of them.
+  if (send_inventory_ && !pass.snapshots.empty()) {
+    r.inventory = InventoryOf(pass.snapshots, options_.links);
+  }
   reported_states_.resize(pass.verdicts.size(), observe::GpuState::kUnknown);
   int at = 0;
   for (size_t i = 0; i < pass.snapshots.size(); ++i) {
@@ -292,10 +297,16 @@ void NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) 
     if (j != jobs_.end() && j->second.of == p.of) preempt_[p.of.job] = p.reason;
   }
   // What runs here but is no longer assigned here (cancelled, or requeued
-  // while this host was away and perhaps running elsewhere) is killed.
+  // while this host was away and perhaps running elsewhere) is killed: once
+  // two replies in a row leave it out, and never on the word of a
+  // coordinator that does not know this host's GPUs yet (it just took over).
   const std::set<JobAttempt> assigned(reply.assigned.begin(), reply.assigned.end());
   for (const auto& [id, j] : jobs_) {
-    if (assigned.contains(j.of) || killing_.contains(id)) continue;
+    if (assigned.contains(j.of)) {
+      unassigned_.erase(id);
+      continue;
+    }
+    if (killing_.contains(id) || reply.send_inventory || ++unassigned_[id] < 2) continue;
     log(Job(id) +
         " is no longer assigned to this host (cancelled, or requeued while the agent "
         "was away): killing it");
@@ -303,7 +314,8 @@ void NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) 
     executor_.Signal(id, 9).IgnoreError();
   }
   for (const cluster::JobToStart& s : reply.start) {
-    if (jobs_.contains(s.of.job)) continue;  // an earlier attempt still leaving
+    // An earlier attempt still leaving, or this very attempt started before.
+    if (jobs_.contains(s.of.job) || launched_.contains(s.of)) continue;
     Launch(s, log);
     changed = true;
   }
@@ -311,6 +323,7 @@ void NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) 
 }
 
 void NodeAgent::Launch(const cluster::JobToStart& job, const cluster::Log& log) {
+  launched_.insert(job.of);
   JobEvent e;
   e.of = job.of;
   e.at = clock_.Now();

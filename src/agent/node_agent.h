@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "agent/executor.h"
-#include "agent/host_metrics.h"
 #include "agent/sampler.h"
 #include "cluster/agent_protocol.h"
 #include "cluster/log.h"
@@ -40,9 +39,6 @@ class NodeAgent {
  public:
   NodeAgent(Executor& executor, const core::Clock& clock, NodeAgentOptions options,
             SendReport send);
-
-  // Where starts and give-backs are counted; null: nowhere.
-  void ReportTo(HostMetrics* metrics) { metrics_ = metrics; }
 
   // Takes back the jobs of the state file whose processes still run; the
   // others are reported as ended, status unknown. Call once, first.
@@ -76,7 +72,6 @@ class NodeAgent {
   const core::Clock& clock_;
   NodeAgentOptions options_;
   SendReport send_;
-  HostMetrics* metrics_ = nullptr;
   std::map<sched::JobId, Launched> jobs_;  // what runs here
   std::deque<cluster::JobEvent> outbox_;   // not yet acknowledged
   int64_t next_seq_ = 1;
@@ -85,6 +80,8 @@ class NodeAgent {
   sched::VacatePlanner planner_;
   std::map<sched::JobId, std::string> preempt_;  // the coordinator's, as last said
   std::set<sched::JobId> killing_;               // no longer assigned here
+  std::map<sched::JobId, int> unassigned_;       // replies in a row that left it out
+  std::set<cluster::JobAttempt> launched_;       // by this agent process: never twice
   core::TimePoint heard_;                        // the last reply, or the start
   core::Duration lease_{};                       // as the coordinator last said
   core::TimePoint saved_heard_;                  // heard_ as the state file has it

@@ -214,7 +214,8 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     StopSignal stop(options.for_s);
     sampler.Run(stop.flag(), [&](const agent::HostPass& pass, const core::Status& status) {
       if (!status.ok()) log("error: " + status.message());
-      if (!pass.verdicts.empty()) node.Act(pass, log);
+      // Even a pass that read no GPU reaps, keeps the lease and reports.
+      node.Act(pass, log);
     });
   }
   // Jobs outlive the agent; their directory goes only when none is left.

@@ -7,7 +7,7 @@
 
 // How agents prove who they are. The operator gives every coordinator and
 // every new agent the cluster's join secret. An agent joins once with it and
-// gets a credential of its own, "agent.NAME.HMAC-SHA256(secret, NAME)", which
+// gets a credential of its own, "agent.NAME.HMAC-SHA256(secret, \"gleaner-agent:\" + NAME)", which
 // it keeps in its data directory (mode 0600) and sends as a bearer token.
 // Any coordinator sharing the secret recomputes it, so nothing per agent is
 // stored and a standby recognises every agent at once. A credential speaks

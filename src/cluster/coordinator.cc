@@ -13,8 +13,10 @@ namespace {
 std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
 
 // Beyond the lease and a job's grace: how long the coordinator waits for a
-// lost host's agent to have killed a job before it requeues it.
-constexpr core::Duration kStopMargin = core::Seconds(5);
+// lost host's agent to have killed a job before it requeues it. An agent
+// checks its lease once a pass, and a pass cut off from every coordinator
+// takes the interval plus 2 s per coordinator it tries: three passes' slack.
+constexpr core::Duration kStopMargin = core::Seconds(15);
 
 std::vector<double> LatencyBounds() { return {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60}; }
 
@@ -79,26 +81,36 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
       host.reasons[static_cast<size_t>(at)] = why;
     }
   }
-  if (!report.minutes.empty()) {
-    GLEANER_RETURN_IF_ERROR(store_.AddRollups(report.minutes));
+  // A host's minutes are kept for its own GPUs only.
+  std::vector<observe::MinuteRollup> minutes;
+  for (const observe::MinuteRollup& m : report.minutes) {
+    auto owner = host_of_gpu_.find(m.uuid);
+    if (owner != host_of_gpu_.end() && owner->second == agent) minutes.push_back(m);
+  }
+  if (!minutes.empty()) {
+    GLEANER_RETURN_IF_ERROR(store_.AddRollups(minutes));
     // The cluster's usage profiles grow from the same minutes.
     observe::UsageProfiles delta(options_.project_of_user);
-    for (const observe::MinuteRollup& m : report.minutes) delta.Add(m);
+    for (const observe::MinuteRollup& m : minutes) delta.Add(m);
     if (auto s = store_.AddToProfiles(delta); !s.ok()) log("profiles: " + s.message());
   }
   int64_t acked = 0;
+  std::set<JobAttempt> ended;  // not to be started again by this reply
   for (const JobEvent& e : report.events) {
+    if (e.kind == JobEvent::Kind::kExited) ended.insert(e.of);
     if (auto s = Apply(agent, host, e, log); !s.ok()) {
-      log("host " + agent + ": " + s.message());
-      break;  // the agent sends it, and the rest, again
+      log("host " + agent + ": event " + std::to_string(e.seq) + ": " + s.message());
+      // The store is away: the agent sends it, and the rest, again. Any
+      // other error would recur forever: it is said and passed over.
+      if (s.code() == core::StatusCode::kUnavailable) break;
     }
     acked = std::max(acked, e.seq);
   }
-  AgentReply reply = ReplyTo(host, report);
+  AgentReply reply = ReplyTo(host, report, ended);
   reply.acked = acked;
   // A coordinator that just took over knows the host's jobs (from the
   // store) but not its GPUs: the reply still says what the host runs.
-  reply.send_inventory = host.gpus.empty();
+  reply.send_inventory = host.gpus.empty() || report.gpus.size() != host.gpus.size();
   return reply;
 }
 
@@ -109,8 +121,10 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
     auto owner = host_of_gpu_.find(g.uuid);
     if (owner == host_of_gpu_.end() || owner->second == agent) continue;
     auto other = hosts_.find(owner->second);
-    // A GPU moves to another host only once its old host is lost.
-    if (other != hosts_.end() && other->second.reported && !other->second.lost) {
+    // A GPU moves to another host only once its old host is lost and holds
+    // no job any more.
+    const bool busy = other != hosts_.end() && !other->second.jobs.empty();
+    if (busy || (other != hosts_.end() && other->second.reported && !other->second.lost)) {
       return core::InvalidArgument("GPU " + g.uuid.str() + " is already reported by host " +
                                    owner->second +
                                    "; two agents cannot share a GPU (one agent per host, and "
@@ -135,14 +149,15 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
   return core::Status::Ok();
 }
 
-AgentReply Coordinator::ReplyTo(const Host& host, const AgentReport& report) const {
+AgentReply Coordinator::ReplyTo(const Host& host, const AgentReport& report,
+                                const std::set<JobAttempt>& ended) const {
   AgentReply reply;
   reply.lease = options_.requeue_after;
   const std::set<JobAttempt> running(report.running.begin(), report.running.end());
   for (const auto& [id, job] : host.jobs) {
     const JobAttempt of{id, job.attempts};
     reply.assigned.push_back(of);
-    if (job.state == JobState::kRunning && !running.contains(of)) {
+    if (job.state == JobState::kRunning && !running.contains(of) && !ended.contains(of)) {
       reply.start.push_back({of, job.user, job.spec, job.gpus, job.array_id, job.array_index});
     }
     if (auto p = preempting_.find(id); p != preempting_.end())
@@ -154,7 +169,10 @@ AgentReply Coordinator::ReplyTo(const Host& host, const AgentReport& report) con
 Coordinator::Host* Coordinator::HostOfGpu(const core::GpuUuid& gpu) {
   auto name = host_of_gpu_.find(gpu);
   if (name == host_of_gpu_.end()) return nullptr;
-  return &hosts_[name->second];
+  // A host first met through its jobs has until now + the lease to report.
+  auto [host, added] = hosts_.try_emplace(name->second);
+  if (added) host->second.heard = clock_.Now();
+  return &host->second;
 }
 
 core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobEvent& e,
@@ -168,16 +186,21 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
   if (job->attempts != e.of.attempt) return core::Status::Ok();
   // Cancelled while it ran (by its owner, or past its max_runtime): no
   // longer assigned, so killed; its end frees its GPUs for the scheduler.
-  if (e.kind == JobEvent::Kind::kExited && store::IsFinal(job->state)) {
+  const auto holder = job->gpus.empty() ? host_of_gpu_.end() : host_of_gpu_.find(job->gpus.front());
+  const bool on_this_host = holder != host_of_gpu_.end() && holder->second == agent;
+  if (e.kind == JobEvent::Kind::kExited && store::IsFinal(job->state) && on_this_host) {
     host.jobs.erase(job->id);
     preempting_.erase(job->id);
+    resizing_.erase(job->id);
     ReportExit(job->id, false, "cancelled", log);
     return core::Status::Ok();
   }
   if (!host.jobs.contains(job->id)) return core::Status::Ok();
   switch (e.kind) {
     case JobEvent::Kind::kStarted:
-      if (e.pid && e.process_started_at) {
+      // Sent again after a lost reply, it may find the job vacating: the
+      // process is recorded only while the job runs.
+      if (job->state == JobState::kRunning && e.pid && e.process_started_at) {
         GLEANER_RETURN_IF_ERROR(store_.RecordProcess(job->id, *e.pid, *e.process_started_at));
       }
       if (job->state == JobState::kRunning && !job->pid) {
@@ -285,7 +308,7 @@ void Coordinator::JudgeLiveness(const Log& log) {
     if (!host.lost && quiet > options_.requeue_after) {
       host.lost = true;
       log("host " + name + " lost: silent for " + core::FormatDuration(quiet) +
-          "; its agent has stopped its jobs, which are requeued once their grace has passed");
+          "; its agent is stopping its jobs, which are requeued once their grace has passed");
     }
     if (host.lost) RequeueStopped(name, host, quiet, log);
   }
@@ -293,6 +316,7 @@ void Coordinator::JudgeLiveness(const Log& log) {
 
 void Coordinator::RequeueStopped(const std::string& agent, Host& host, core::Duration quiet,
                                  const Log& log) {
+  std::vector<std::pair<sched::JobId, std::string>> requeued;
   for (auto it = host.jobs.begin(); it != host.jobs.end();) {
     const store::JobRecord& job = it->second;
     // The agent signalled it at the lease and killed it a grace later.
@@ -306,9 +330,15 @@ void Coordinator::RequeueStopped(const std::string& agent, Host& host, core::Dur
     auto moved = store_.Transition(job.id, job.state, JobState::kQueued, u);
     log(Job(job.id) + (moved.ok() ? " requeued: " + u.reason : ": " + moved.status().message()));
     preempting_.erase(job.id);
-    ReportExit(job.id, false, u.reason, log);
+    resizing_.erase(job.id);
+    requeued.emplace_back(job.id, u.reason);
     it = host.jobs.erase(it);
   }
+  if (requeued.empty()) return;
+  // The scheduler learns that the freed GPUs lend nothing before it frees
+  // them: it must not place the jobs right back on the silent host.
+  TellGpus(log);
+  for (const auto& [id, reason] : requeued) ReportExit(id, false, reason, log);
 }
 
 bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& log) {
@@ -323,7 +353,9 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
   for (const store::JobRecord& j : *active) {
     Host* host = j.gpus.empty() ? nullptr : HostOfGpu(j.gpus.front());
     if (host == nullptr) {
-      log(Job(j.id) + " runs on GPUs no agent has reported; it waits for its host");
+      if (unplaced_said_.insert(j.id).second) {
+        log(Job(j.id) + " runs on GPUs no agent has reported; it waits for its host");
+      }
       continue;
     }
     if (j.state == JobState::kRunning && j.spec.max_runtime && j.started_at &&
@@ -341,7 +373,8 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
 }
 
 bool Coordinator::Lendable(const Host& host, size_t at) const {
-  if (host.silent || host.lost || !host.reported || at >= host.status.size()) return false;
+  if (!host.reported || at >= host.status.size()) return false;
+  const bool heard = !host.silent && !host.lost;
   const GpuStatus& s = host.status[at];
   const core::GpuUuid& uuid = host.gpus[at].uuid;
   for (const auto& [id, job] : host.jobs) {
@@ -349,15 +382,17 @@ bool Coordinator::Lendable(const Host& host, size_t at) const {
     // A job this scheduler did not place holds the GPU outside its view.
     const sched::JobPhase phase = scheduler_.Phase(id);
     const bool placed = phase == sched::JobPhase::kRunning || phase == sched::JobPhase::kVacating;
-    return placed && s.lendable_placed;
+    // A silent host's jobs are not preempted for its silence: they keep
+    // their GPUs until the lease runs out (then they are requeued).
+    return placed && (!heard || s.lendable_placed);
   }
-  return s.lendable_free;
+  return heard && s.lendable_free;
 }
 
 void Coordinator::TellGpus(const Log& log) {
   sched::GpuVerdictsChanged changed;
   for (auto& [name, host] : hosts_) {
-    if (host.gpus.empty() || host.lost) continue;
+    if (host.gpus.empty()) continue;
     if (!host.in_scheduler) {
       sched::NodeSpec node{core::NodeId(name), {}};
       for (size_t i = 0; i < host.gpus.size(); ++i) {
@@ -399,6 +434,7 @@ void Coordinator::Carry(const sched::Action& action, const Log& log) {
       return;
     }
     preempting_.erase(start->job);
+    resizing_.erase(start->job);
     Start(*start, log);
   } else if (const auto* preempt = std::get_if<sched::PreemptJob>(&action)) {
     preempting_[preempt->job] = preempt->reason;

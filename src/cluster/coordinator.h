@@ -89,7 +89,10 @@ class Coordinator {
   // Refuses GPUs another live host reports.
   core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
                               const Log& log);
-  AgentReply ReplyTo(const Host& host, const AgentReport& report) const;
+  // What the host should run; `ended`: attempts the report says ended,
+  // never started again even where their end could not be applied.
+  AgentReply ReplyTo(const Host& host, const AgentReport& report,
+                     const std::set<JobAttempt>& ended) const;
   void JudgeLiveness(const Log& log);
   // Requeues the jobs of a lost host that its agent has stopped by now.
   void RequeueStopped(const std::string& agent, Host& host, core::Duration quiet, const Log& log);
@@ -117,6 +120,7 @@ class Coordinator {
   std::map<sched::JobId, std::string> preempting_;     // the scheduler's victims, and why
   std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
   metrics::Histogram start_latency_;
+  std::set<sched::JobId> unplaced_said_;  // jobs on GPUs of no known host, logged once
 };
 
 }  // namespace gleaner::cluster
