@@ -305,6 +305,22 @@ TEST(CoordinatorTest, ARestartedAgentTakesItsJobBackOrStopsADuplicate) {
   EXPECT_EQ(c.Job(id).state, JobState::kRunning);
 }
 
+TEST(CoordinatorTest, AJobThatEndsWhileItsAgentIsDownIsRecordedAsItEnded) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  const sched::JobId id = c.Submit();
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id); }));
+  for (int i = 0; i < 3; ++i) c.Step();
+  const pid_t first_process = a.executor->running().at(id).pid;
+  a.alive = false;  // the agent dies; the job ends meanwhile (exit 0 on TERM)
+  ASSERT_EQ(kill(-first_process, SIGTERM), 0);
+  ASSERT_EQ(waitpid(first_process, nullptr, 0), first_process);  // as init would
+  a.Restart();
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state != JobState::kRunning; }, 10)) << c.log;
+  EXPECT_EQ(c.Job(id).state, JobState::kSucceeded) << c.log;
+  EXPECT_EQ(c.Job(id).attempts, 1);  // not run again
+}
+
 TEST(CoordinatorTest, AnAgentRestartedWhileCutOffStillStopsItsJobsAtTheLease) {
   Cluster c;
   Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
