@@ -252,7 +252,8 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   if (send_inventory_ && !pass.snapshots.empty()) {
     r.inventory = InventoryOf(pass.snapshots, options_.links);
   }
-  reported_states_.resize(pass.verdicts.size(), observe::GpuState::kUnknown);
+  // Reasons go with a state the coordinator has not acknowledged yet.
+  sent_states_.assign(pass.verdicts.size(), observe::GpuState::kUnknown);
   int at = 0;
   for (size_t i = 0; i < pass.snapshots.size(); ++i) {
     if (pass.snapshots[i].uuid.empty()) continue;
@@ -267,9 +268,10 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
     g.power_w = s.power_w;
     if (s.temperature_c) g.temperature_c = *s.temperature_c;
     r.gpus.push_back(g);
-    if (send_inventory_ || reported_states_[i] != v.state)
+    if (send_inventory_ || i >= acked_states_.size() || acked_states_[i] != v.state) {
       r.reasons.emplace_back(at, v.evidence.reason);
-    reported_states_[i] = v.state;
+    }
+    sent_states_[i] = v.state;
     ++at;
   }
   for (const auto& [id, j] : jobs_) r.running.push_back(j.of);
@@ -284,6 +286,7 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
 
 void NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) {
   send_inventory_ = reply.send_inventory;
+  acked_states_ = sent_states_;
   bool changed = reply.lease != lease_ || heard_ - saved_heard_ >= kHeardSavedEvery;
   lease_ = reply.lease;
   minutes_.erase(minutes_.begin(), minutes_.begin() + static_cast<std::ptrdiff_t>(std::min(

@@ -87,7 +87,8 @@ class NodeAgent {
   core::TimePoint saved_heard_;                  // heard_ as the state file has it
   bool send_inventory_ = true;
   bool connected_ = false;
-  std::vector<observe::GpuState> reported_states_;
+  std::vector<observe::GpuState> sent_states_;   // in the report under way
+  std::vector<observe::GpuState> acked_states_;  // in the last one answered
 };
 
 // What the host's GPUs look like to the scheduler.

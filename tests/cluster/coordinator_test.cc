@@ -389,6 +389,20 @@ TEST(CoordinatorTest, TwoLeadersNeverRunTwoJobsOnOneGpu) {
   EXPECT_EQ(a.executor->running().size(), 1u);
 }
 
+TEST(CoordinatorTest, AVerdictThatChangedWhileCutOffArrivesWithItsReason) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000", 330));
+  for (int t = 0; t < 320; ++t) c.Step();
+  EXPECT_EQ(c.coordinator->Hosts()[0].status[0].state, observe::GpuState::kIdle);
+  a.reachable = false;  // bob's process arrives at 330 s, unheard
+  for (int t = 0; t < 20; ++t) c.Step();
+  a.reachable = true;
+  c.Step();
+  const HostView host = c.coordinator->Hosts()[0];
+  EXPECT_EQ(host.status[0].state, observe::GpuState::kBusy);
+  EXPECT_THAT(host.reasons[0], HasSubstr("utilization 95%"));
+}
+
 TEST(CoordinatorTest, KeepsTheMinutesAgentsSendAndLearnsProfilesFromThem) {
   Cluster c;
   AgentReport r;
