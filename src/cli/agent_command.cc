@@ -84,15 +84,12 @@ class Coordinators {
   size_t current_ = 0;
 };
 
-// The agent's credential, from DATA_DIR/agent.credential, or by joining
-// with the join secret (then kept there, mode 600).
-core::Result<std::string> Credential(const std::string& data_dir, const std::string& name,
-                                     const std::string& secret_file, Coordinators& coordinators,
-                                     const cluster::Log& log) {
+// Joins with the join secret; the credential is kept in
+// DATA_DIR/agent.credential (mode 600).
+core::Result<std::string> Join(const std::string& data_dir, const std::string& name,
+                               const std::string& secret_file, Coordinators& coordinators,
+                               const cluster::Log& log) {
   const std::string path = data_dir + "/agent.credential";
-  std::ifstream in(path);
-  std::string kept;
-  if (in >> kept && kept.starts_with("agent." + name + ".")) return kept;
   GLEANER_ASSIGN_OR_RETURN(std::string secret, ReadJoinSecret(secret_file));
   GLEANER_ASSIGN_OR_RETURN(
       nlohmann::json joined,
@@ -108,6 +105,20 @@ core::Result<std::string> Credential(const std::string& data_dir, const std::str
   log("joined the cluster as " + name + "; credential kept in " + path);
   return credential;
 }
+
+// The credential kept from an earlier join, or a new one.
+core::Result<std::string> Credential(const std::string& data_dir, const std::string& name,
+                                     const std::string& secret_file, Coordinators& coordinators,
+                                     const cluster::Log& log) {
+  std::ifstream in(data_dir + "/agent.credential");
+  std::string kept;
+  if (in >> kept && kept.starts_with("agent." + name + ".")) return kept;
+  return Join(data_dir, name, secret_file, coordinators, log);
+}
+
+// How often an agent whose credential is refused tries to join again: a
+// wrong secret file must not flood the coordinators.
+constexpr core::Duration kRejoinEvery = core::Seconds(30);
 
 }  // namespace
 
@@ -189,12 +200,24 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   agent_options.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
   agent::NodeAgent node(
       executor, job_clock, agent_options,
-      [&coordinators, token = *credential](
-          const cluster::AgentReport& report) -> core::Result<cluster::AgentReply> {
-        GLEANER_ASSIGN_OR_RETURN(
-            nlohmann::json reply,
-            coordinators.Post("/v1/agents/report", cluster::ReportToJson(report), token));
-        return cluster::ReplyFromJson(reply);
+      [&, token = *credential, last_join = core::TimePoint{}](
+          const cluster::AgentReport& report) mutable -> core::Result<cluster::AgentReply> {
+        const nlohmann::json body = cluster::ReportToJson(report);
+        auto reply = coordinators.Post("/v1/agents/report", body, token);
+        // The secret was rotated (every credential with it): join again
+        // with the secret file as it is now.
+        if (!reply.ok() && reply.status().code() == core::StatusCode::kUnauthenticated &&
+            !options.join_secret_file.empty() && job_clock.Now() - last_join > kRejoinEvery) {
+          last_join = job_clock.Now();
+          log("the coordinator refused this agent's credential (" + reply.status().message() +
+              "); joining again");
+          auto fresh = Join(data_dir, name, options.join_secret_file, coordinators, log);
+          if (!fresh.ok()) return fresh.status();
+          token = *fresh;
+          reply = coordinators.Post("/v1/agents/report", body, token);
+        }
+        if (!reply.ok()) return reply.status();
+        return cluster::ReplyFromJson(*reply);
       });
   agent::MinuteTee history(**local, [&node](const std::vector<observe::MinuteRollup>& minutes) {
     node.AddMinutes(minutes);

@@ -12,7 +12,7 @@
 // Any coordinator sharing the secret recomputes it, so nothing per agent is
 // stored and a standby recognises every agent at once. A credential speaks
 // for one host only: it cannot report for another. Rotating the secret
-// revokes every credential; agents then join again.
+// revokes every credential; agents then join again with the new one.
 namespace gleaner::cluster {
 
 // Names are host names: letters, digits, '-', '_' and '.', 1 to 128 of them.

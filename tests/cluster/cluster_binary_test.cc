@@ -17,6 +17,7 @@
 #include "testing/gleaner_up.h"
 #include "testing/postgres_server.h"
 #include "testing/run_gleaner.h"
+#include "testing/spawn_daemon.h"
 #include "testing/temp_dir.h"
 
 namespace gleaner {
@@ -26,27 +27,9 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::Slurp;
 
-// A process started in the background, its output in `log`.
-struct Daemon {
-  std::string log;
-  int pid = 0;
-};
-
-Daemon Spawn(const testing::TempDir& dir, const std::string& name, const std::string& args) {
-  Daemon d{(dir.path() / (name + ".log")).string(), 0};
-  const std::string pid_file = (dir.path() / (name + ".pid")).string();
-  std::system((args + " >>" + d.log + " 2>&1 & echo $! >" + pid_file).c_str());
-  d.pid = std::stoi(Slurp(pid_file));
-  return d;
-}
-
-bool WaitForLog(const Daemon& d, const std::string& text, int seconds = 30) {
-  for (int i = 0; i < seconds * 20; ++i) {
-    if (Slurp(d.log).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
+using testing::Daemon;
+using testing::Spawn;
+using testing::WaitForLog;
 
 // Two idle GPUs. Every agent plays the same scenario: each gets UUIDs of
 // its own (from its name).
