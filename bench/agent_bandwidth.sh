@@ -27,7 +27,7 @@ sleep 1
 agent=$!
 sleep 2
 token=$("$build/gleaner" --data-dir "$work/s" token create | tail -1)
-"$build/gleaner" --server http://127.0.0.1:7380 --token "$token" submit --gpus 2 -- sleep 100000 >/dev/null
+"$build/gleaner" --server http://127.0.0.1:7380 --token "$token" submit --gpus 2 -- sleep $((seconds + 20)) >/dev/null
 sleep 10  # joined, the job started: the steady state from here
 bytes() { awk '/ lo:/ {print $2, $3}' /proc/net/dev; }
 read -r rx0 pk0 < <(bytes)
