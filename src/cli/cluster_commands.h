@@ -43,8 +43,4 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
 int RunAgent(const AgentOptions& options, const core::Clock& clock,
              const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err);
 
-// The join secret from `path`, trimmed of surrounding white space, checked
-// for length; a file others may read is refused.
-core::Result<std::string> ReadJoinSecret(const std::string& path);
-
 }  // namespace gleaner::cli

@@ -7,10 +7,12 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include "agent/process_info.h"
 #include "cli/cost_command.h"
+#include "cluster/agent_credentials.h"
 #include "core/sha256.h"
 #include "observe/verdict_json.h"
 #include "server/socket_address.h"
@@ -102,6 +104,31 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   options.cost.project_of_user = config.project_of_user;
   options.anonymous_read = config.ui_anonymous_read;
   return options;
+}
+
+core::Result<std::string> ReadJoinSecret(const std::string& path) {
+  if (path.empty()) {
+    return core::InvalidArgument(
+        "--join-secret-file is required: a file holding the cluster's join secret (make one "
+        "with `openssl rand -hex 32 > join.secret && chmod 600 join.secret`)");
+  }
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec) return core::NotFound("cannot read the join secret " + path + ": " + ec.message());
+  using std::filesystem::perms;
+  if ((status.permissions() & (perms::group_read | perms::others_read)) != perms::none) {
+    return core::PermissionDenied("the join secret " + path + " is readable by others: chmod 600 " +
+                                  path);
+  }
+  std::ifstream in(path);
+  std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto first = secret.find_first_not_of(" \t\r\n");
+  const auto last = secret.find_last_not_of(" \t\r\n");
+  secret = first == std::string::npos ? "" : secret.substr(first, last - first + 1);
+  if (auto s = cluster::CheckJoinSecret(secret); !s.ok()) {
+    return core::InvalidArgument(path + ": " + s.message());
+  }
+  return secret;
 }
 
 std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,

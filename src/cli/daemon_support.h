@@ -54,6 +54,10 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
                                                   const GleanerConfig& config,
                                                   store::ObservationStore* observations);
 
+// The join secret from `path`, trimmed of surrounding white space, checked
+// for length; a file others may read is refused.
+core::Result<std::string> ReadJoinSecret(const std::string& path);
+
 // Gives each job a cgroup of its own where cgroup v2 allows, one directory
 // per data directory (several gleaners on a host never sweep each other's
 // jobs); says which it is. The returned cgroups' base is removed on exit.

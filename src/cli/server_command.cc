@@ -60,31 +60,6 @@ std::shared_ptr<cluster::Coordinator> StartLeading(const std::string& where,
 
 }  // namespace
 
-core::Result<std::string> ReadJoinSecret(const std::string& path) {
-  if (path.empty()) {
-    return core::InvalidArgument(
-        "--join-secret-file is required: a file holding the cluster's join secret (make one "
-        "with `openssl rand -hex 32 > join.secret && chmod 600 join.secret`)");
-  }
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec) return core::NotFound("cannot read the join secret " + path + ": " + ec.message());
-  using std::filesystem::perms;
-  if ((status.permissions() & (perms::group_read | perms::others_read)) != perms::none) {
-    return core::PermissionDenied("the join secret " + path + " is readable by others: chmod 600 " +
-                                  path);
-  }
-  std::ifstream in(path);
-  std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto first = secret.find_first_not_of(" \t\r\n");
-  const auto last = secret.find_last_not_of(" \t\r\n");
-  secret = first == std::string::npos ? "" : secret.substr(first, last - first + 1);
-  if (auto s = cluster::CheckJoinSecret(secret); !s.ok()) {
-    return core::InvalidArgument(path + ": " + s.message());
-  }
-  return secret;
-}
-
 CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "server", "Coordinate agents on many GPU hosts: one queue, one scheduler (docs/cluster.md)");

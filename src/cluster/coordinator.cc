@@ -39,7 +39,6 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
     : store_(store),
       clock_(clock),
       options_(std::move(options)),
-      leading_since_(clock.Now()),
       scheduler_(options_.scheduler),
       queue_(store_, scheduler_, [this](const sched::Event& e, const Log& l) { Tell(e, l); }),
       start_latency_(LatencyBounds()) {
@@ -52,7 +51,6 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
   std::vector<store::JobRecord> active;
   if (ReadActive(&active, log)) {
     for (auto& [name, host] : hosts_) {
-      host.heard = leading_since_;
       log("host " + name + " holds " + std::to_string(host.jobs.size()) +
           " job(s); waiting for its agent to report");
     }

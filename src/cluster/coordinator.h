@@ -110,7 +110,6 @@ class Coordinator {
   store::Store& store_;
   const core::Clock& clock_;
   CoordinatorOptions options_;
-  core::TimePoint leading_since_;
   std::map<std::string, Host> hosts_;
   std::map<core::GpuUuid, std::string> host_of_gpu_;
   std::map<core::GpuUuid, bool> told_lendable_;
