@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "agent/process_info.h"
 
@@ -51,19 +51,23 @@ core::Result<Account> LookUp(uint32_t uid) {
   return a;
 }
 
-// The program to exec, found in PATH as execvp would, resolved before the
-// fork (the child may only make async-signal-safe calls).
-core::Result<std::string> Resolve(const std::string& program, const std::string& path) {
-  if (program.find('/') != std::string::npos) return program;
+// Where the child looks for the program: itself when it names a path,
+// else each PATH entry in order, as execvp would. Built before the fork
+// (the child may only make async-signal-safe calls); which one exists is
+// found by the child, as the job's user, so root's view of the file system
+// never shows in an error.
+std::vector<std::string> Candidates(const std::string& program, const std::string& path) {
+  if (program.find('/') != std::string::npos) return {program};
+  std::vector<std::string> out;
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find(':', start);
     if (end == std::string::npos) end = path.size();
-    const std::string candidate = path.substr(start, end - start) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    const std::string dir = path.substr(start, end - start);
+    out.push_back((dir.empty() ? "." : dir) + "/" + program);
     start = end + 1;
   }
-  return core::NotFound("command \"" + program + "\" not found in PATH (" + path + ")");
+  return out;
 }
 
 std::string Join(const std::vector<core::GpuUuid>& gpus) {
@@ -72,11 +76,33 @@ std::string Join(const std::vector<core::GpuUuid>& gpus) {
   return out;
 }
 
-[[noreturn]] void ChildFail(int pipe_fd, int error) {
+// What the child was doing when it failed: the parent words the error.
+enum class ChildStage : int { kSetUp, kCredentials, kWorkingDir, kExec };
+
+struct ChildFailure {
+  ChildStage stage;
+  int error;
+};
+
+[[noreturn]] void ChildFail(int pipe_fd, ChildStage stage, int error) {
   // Tell the parent why, then leave without running any atexit handler.
-  ssize_t ignored = write(pipe_fd, &error, sizeof error);
+  const ChildFailure f{stage, error};
+  ssize_t ignored = write(pipe_fd, &f, sizeof f);
   (void)ignored;
   _exit(127);
+}
+
+// Closes every descriptor above stderr but `keep`: a job must hold none of
+// gleaner's (the database, sockets, the driver). Async-signal-safe.
+void CloseDescriptorsBut(int keep) {
+  if (close_range(3, static_cast<unsigned>(keep) - 1, 0) == 0 &&
+      close_range(static_cast<unsigned>(keep) + 1, ~0U, 0) == 0) {
+    return;
+  }
+  const long max = sysconf(_SC_OPEN_MAX);  // a kernel without close_range
+  for (int fd = 3; fd < (max > 0 ? max : 65536); ++fd) {
+    if (fd != keep) close(fd);
+  }
 }
 
 // The job's first process, root's: it waits for the job and writes how it
@@ -107,7 +133,7 @@ std::string Join(const std::vector<core::GpuUuid>& gpus) {
   if (value >= 10) line[n++] = static_cast<char>('0' + value / 10 % 10);
   line[n++] = static_cast<char>('0' + value % 10);
   line[n++] = '\n';
-  const int fd = open(exit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int fd = open(exit_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd >= 0) {
     [[maybe_unused]] const ssize_t written = write(fd, line, n);
     close(fd);
@@ -124,19 +150,104 @@ std::string Join(const std::vector<core::GpuUuid>& gpus) {
 // How a job ended, from the file WaitAndRecord wrote; nullopt when there is
 // none (the job was killed with its first process).
 std::optional<JobExit> RecordedExit(const std::string& exit_path) {
-  std::ifstream in(exit_path);
-  std::string word;
+  const int fd = open(exit_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char text[32] = {};
+  const ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return std::nullopt;
+  char word[8] = {};
   int value = 0;
-  if (!(in >> word >> value)) return std::nullopt;
+  if (std::sscanf(text, "%7s %d", word, &value) != 2) return std::nullopt;
   JobExit e;
-  if (word == "exit") e.exit_code = value;
-  if (word == "signal") e.signal = value;
+  if (std::strcmp(word, "exit") == 0) e.exit_code = value;
+  if (std::strcmp(word, "signal") == 0) e.signal = value;
   return e;
+}
+
+// Empties a log grown past `max_bytes`, leaving a note of what was
+// dropped. The job appends (O_APPEND), so it writes on at the new end.
+void TrimLog(const std::string& path, uint64_t max_bytes) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) <= max_bytes) return;
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) == 0) {
+    const std::string note = "[gleaner: this log passed " + std::to_string(max_bytes) +
+                             " bytes; the " + std::to_string(st.st_size) +
+                             " bytes before this line were dropped]\n";
+    [[maybe_unused]] const ssize_t n = write(fd, note.data(), note.size());
+  }
+  close(fd);
+}
+
+// The words for a child's failure: what it was doing, on what, and why.
+std::string DescribeFailure(const ChildFailure& f, const std::string& workdir,
+                            const std::string& program) {
+  const std::string why = std::strerror(f.error);
+  switch (f.stage) {
+    case ChildStage::kCredentials:
+      return "cannot switch to the user: " + why;
+    case ChildStage::kWorkingDir:
+      return "working directory " + workdir + ": " + why;
+    case ChildStage::kExec:
+      return f.error == ENOENT
+                 ? "command \"" + program + "\" not found in PATH (looked up as the user)"
+                 : "command \"" + program + "\": " + why;
+    case ChildStage::kSetUp:
+      break;
+  }
+  return "setting up the job's process: " + why;
 }
 
 }  // namespace
 
+core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name,
+                             std::optional<uid_t> owner, gid_t group) {
+  const int dir = open(log_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) {
+    return core::Unavailable("cannot open the job log directory " + log_dir + ": " +
+                             std::strerror(errno));
+  }
+  // Created here, or else an existing log of an earlier attempt: never a
+  // link, and never anything but a plain file with one name. Only a file
+  // this call created is given to the job's user.
+  bool created = true;
+  int fd = openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                  0640);
+  if (fd < 0 && errno == EEXIST) {
+    created = false;
+    fd = openat(dir, name.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  }
+  const int open_errno = errno;
+  close(dir);
+  if (fd < 0) {
+    return core::Unavailable("cannot open job log " + log_dir + "/" + name + ": " +
+                             std::strerror(open_errno));
+  }
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    close(fd);
+    return core::FailedPrecondition("job log " + log_dir + "/" + name +
+                                    " is not a plain file of its own; remove it");
+  }
+  if (created && owner && fchown(fd, *owner, group) != 0) {
+    // Not fatal: the log stays root's.
+  }
+  return fd;
+}
+
 core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
+  // Whatever goes wrong with one job's launch fails that job, never the
+  // daemon: it would meet the same job again after every restart.
+  try {
+    return Start(req);
+  } catch (const std::exception& e) {
+    return core::Internal("cannot start job " + std::to_string(req.id) + ": " + e.what());
+  }
+}
+
+core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   if (running_.contains(req.id)) {
     return core::FailedPrecondition("job " + std::to_string(req.id) + " is already running");
   }
@@ -165,11 +276,10 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
     env["GLEANER_ARRAY_ID"] = std::to_string(*req.array_id);
     env["GLEANER_ARRAY_TASK_ID"] = std::to_string(req.array_index);
   }
+  // Whether the directory exists, and the program, are found by the child
+  // as the job's user: root's view of the file system never shows.
   const std::string workdir = req.spec.working_dir.empty() ? account.home : req.spec.working_dir;
-  if (!std::filesystem::is_directory(workdir)) {
-    return core::InvalidArgument("working directory " + workdir + " does not exist");
-  }
-  GLEANER_ASSIGN_OR_RETURN(std::string program, Resolve(req.spec.command[0], env["PATH"]));
+  const std::vector<std::string> candidates = Candidates(req.spec.command[0], env["PATH"]);
 
   std::error_code ec;
   std::filesystem::create_directories(req.log_dir, ec);
@@ -177,20 +287,16 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   job.id = req.id;
   job.stdout_path = req.log_dir + "/" + std::to_string(req.id) + ".out";
   job.stderr_path = req.log_dir + "/" + std::to_string(req.id) + ".err";
-  const int out_fd = open(job.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-  const int err_fd = open(job.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-  if (out_fd < 0 || err_fd < 0) {
-    if (out_fd >= 0) close(out_fd);
-    if (err_fd >= 0) close(err_fd);
-    return core::Unavailable("cannot create job logs in " + req.log_dir + ": " +
-                             std::strerror(errno));
+  const std::optional<uid_t> owner = root ? std::optional<uid_t>(account.uid) : std::nullopt;
+  auto out_log = OpenJobLog(req.log_dir, std::to_string(req.id) + ".out", owner, account.gid);
+  if (!out_log.ok()) return out_log.status();
+  auto err_log = OpenJobLog(req.log_dir, std::to_string(req.id) + ".err", owner, account.gid);
+  if (!err_log.ok()) {
+    close(*out_log);
+    return err_log.status();
   }
-  if (root) {  // the job's user may read its own logs
-    if (fchown(out_fd, account.uid, account.gid) != 0 ||
-        fchown(err_fd, account.uid, account.gid) != 0) {
-      // Not fatal: the logs stay root's.
-    }
-  }
+  const int out_fd = *out_log;
+  const int err_fd = *err_log;
 
   // Everything the child needs, built before the fork.
   std::vector<std::string> env_strings;
@@ -202,9 +308,11 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<const char*> programs;
+  for (const std::string& c : candidates) programs.push_back(c.c_str());
 
   job.exit_path = req.log_dir + "/" + std::to_string(req.id) + ".exit";
-  std::filesystem::remove(job.exit_path, ec);  // an earlier attempt's
+  unlink(job.exit_path.c_str());  // an earlier attempt's
   std::string cgroup;                          // empty: no cgroup for this launch
   if (cgroups_) cgroup = cgroups_->Create(req.id).value_or("");
   const std::string cgroup_procs = cgroup.empty() ? "" : cgroup + "/cgroup.procs";
@@ -230,19 +338,23 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
   if (pid == 0) {
     // Child: async-signal-safe calls only until exec.
     close(status_pipe[0]);
-    setpgid(0, 0);
+    // A session of its own, with no controlling terminal: a job must never
+    // reach the terminal gleaner was started from (TIOCSTI would type into
+    // root's shell). It also makes the child its process group's leader.
+    if (setsid() < 0) ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
     // Join the job's cgroup while still privileged; without it the job
     // still runs, held by its process group alone.
     if (!cgroup_procs.empty()) JoinCgroup(cgroup_procs.c_str());
-    const int devnull = open("/dev/null", O_RDONLY);
+    const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
-      ChildFail(status_pipe[1], errno);
+      ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
     }
+    CloseDescriptorsBut(status_pipe[1]);
     // Deaf to the job's signals from before the job exists; the job itself
     // gets every signal back to its default below.
     for (int sig = 1; sig < NSIG; ++sig) signal(sig, sig == SIGCHLD ? SIG_DFL : SIG_IGN);
     const pid_t job_pid = fork();
-    if (job_pid < 0) ChildFail(status_pipe[1], errno);
+    if (job_pid < 0) ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
     if (job_pid > 0) {
       close(status_pipe[1]);  // the exec closes the job's copy: then the parent reads EOF
       WaitAndRecord(job_pid, job.exit_path.c_str());
@@ -254,31 +366,38 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
     if (root) {
       if (setgroups(account.groups.size(), account.groups.data()) != 0 ||
           setgid(account.gid) != 0 || setuid(account.uid) != 0) {
-        ChildFail(status_pipe[1], errno);
+        ChildFail(status_pipe[1], ChildStage::kCredentials, errno);
       }
-      if (account.uid != 0 && setuid(0) == 0) ChildFail(status_pipe[1], EPERM);  // must be gone
+      if (account.uid != 0 && setuid(0) == 0) {  // must be gone
+        ChildFail(status_pipe[1], ChildStage::kCredentials, EPERM);
+      }
     }
-    if (chdir(workdir.c_str()) != 0) ChildFail(status_pipe[1], errno);
-    execve(program.c_str(), argv.data(), envp.data());
-    ChildFail(status_pipe[1], errno);
+    if (chdir(workdir.c_str()) != 0) ChildFail(status_pipe[1], ChildStage::kWorkingDir, errno);
+    // As execvp: the first candidate that runs; a file found but not
+    // executable is reported over one that is missing.
+    int error = ENOENT;
+    for (const char* program : programs) {
+      execve(program, argv.data(), envp.data());
+      if (errno != ENOENT && errno != ENOTDIR) error = errno;
+    }
+    ChildFail(status_pipe[1], ChildStage::kExec, error);
   }
-  // Parent: also put the child in its group (no race with an early signal).
-  setpgid(pid, pid);
   close(out_fd);
   close(err_fd);
   close(status_pipe[1]);
-  int child_errno = 0;
+  ChildFailure failure{};
   ssize_t n;
   do {
-    n = read(status_pipe[0], &child_errno, sizeof child_errno);
+    n = read(status_pipe[0], &failure, sizeof failure);
   } while (n < 0 && errno == EINTR);
   close(status_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+  if (n == static_cast<ssize_t>(sizeof failure)) {
     waitpid(pid, nullptr, 0);
-    std::filesystem::remove(job.exit_path, ec);
+    unlink(job.exit_path.c_str());
     JobCgroups::Remove(cgroup).IgnoreError();
-    return core::FailedPrecondition("cannot start job " + std::to_string(req.id) + " (" + program +
-                                    " as " + account.name + "): " + std::strerror(child_errno));
+    return core::FailedPrecondition("cannot start job " + std::to_string(req.id) + " as " +
+                                    account.name + ": " +
+                                    DescribeFailure(failure, workdir, req.spec.command[0]));
   }
   job.pid = pid;
   job.cgroup = cgroup;
@@ -291,8 +410,7 @@ core::Result<RunningJob> Executor::Launch(const LaunchRequest& req) {
 std::optional<JobExit> Executor::EndedWhileAway(sched::JobId id, const std::string& log_dir) {
   const std::string path = log_dir + "/" + std::to_string(id) + ".exit";
   std::optional<JobExit> e = RecordedExit(path);
-  std::error_code ec;
-  std::filesystem::remove(path, ec);
+  unlink(path.c_str());
   if (e) e->id = id;
   return e;
 }
@@ -336,6 +454,11 @@ void Executor::SweepLeftovers() {
 
 std::vector<JobExit> Executor::Reap() {
   for (const std::string& path : std::set<std::string>(lingering_)) Sweep(path);
+  for (const auto& [id, job] : running_) {
+    for (const std::string& log : {job.stdout_path, job.stderr_path}) {
+      if (!log.empty()) TrimLog(log, max_log_bytes_);
+    }
+  }
   std::vector<JobExit> out;
   for (auto it = running_.begin(); it != running_.end();) {
     if (it->second.adopted) {
@@ -343,8 +466,7 @@ std::vector<JobExit> Executor::Reap() {
       if (ProcessStartTime(static_cast<uint32_t>(it->second.pid)) !=
           it->second.process_started_at) {
         std::optional<JobExit> recorded = RecordedExit(it->second.exit_path);
-        std::error_code ec;
-        std::filesystem::remove(it->second.exit_path, ec);
+        unlink(it->second.exit_path.c_str());
         JobExit e = recorded.value_or(JobExit{});
         e.status_unknown = !recorded;
         e.id = it->first;
@@ -366,8 +488,7 @@ std::vector<JobExit> Executor::Reap() {
       if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
       out.push_back(e);
-      std::error_code ec;
-      std::filesystem::remove(it->second.exit_path, ec);
+      unlink(it->second.exit_path.c_str());
       Sweep(it->second.cgroup);
       it = running_.erase(it);
     } else {

@@ -51,9 +51,19 @@ struct JobExit {
   bool status_unknown = false;
 };
 
+// Opens `log_dir`/`name` for appending a job's output, as root may safely
+// do in a directory others could have written: never through a link, never
+// anything but a plain file with a single name. A file this call creates is
+// given to `owner` (when set) so the job's user can read it; an existing one
+// is never chowned. Returns the descriptor (O_CLOEXEC), which the caller
+// closes.
+core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name,
+                             std::optional<uid_t> owner, gid_t group);
+
 // Starts jobs as their users and ends them. Each job runs in its own
-// process group, as the submitting user (supplementary groups included),
-// with CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs and GLEANER_JOB_ID set
+// session and process group with no controlling terminal, stdin from
+// /dev/null and no descriptor of gleaner's but its two log files, as the
+// submitting user (supplementary groups included), with CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs and GLEANER_JOB_ID set
 // (process attribution recognises gleaner's own processes by it), stdout
 // and stderr in files. The group's first process is gleaner's own: it waits
 // for the job and records how it ended beside its logs, so a gleaner
@@ -68,6 +78,12 @@ class Executor {
   explicit Executor(const core::Clock& clock) : clock_(clock) {}
 
   void UseCgroups(JobCgroups cgroups) { cgroups_ = std::move(cgroups); }
+
+  // The most a job's stdout (or stderr) log may hold: a job printing
+  // forever must not fill the partition under the database. Past it, Reap
+  // empties the log and notes how much was dropped; the job writes on.
+  void CapLogs(uint64_t max_bytes) { max_log_bytes_ = max_bytes; }
+  static constexpr uint64_t kDefaultMaxLogBytes = uint64_t{1} << 30;
 
   // Fails with a message naming the cause (unknown user, command not
   // found or not executable, working directory missing, no permission to
@@ -90,7 +106,8 @@ class Executor {
   // in them is killed and they are removed (now, or on a later Reap).
   void SweepLeftovers();
 
-  // Collects jobs that ended since the last call; never blocks.
+  // Collects jobs that ended since the last call, and caps the logs of
+  // those still running (CapLogs); never blocks.
   std::vector<JobExit> Reap();
 
   // Sends `signal` to the job's whole process group (checkpoint signal,
@@ -100,6 +117,8 @@ class Executor {
   const std::map<sched::JobId, RunningJob>& running() const { return running_; }
 
  private:
+  core::Result<RunningJob> Start(const LaunchRequest& request);
+
   // Kills what an ended job left behind in cgroup `path` and removes it
   // (again on later calls while processes linger).
   void Sweep(const std::string& path);
@@ -108,6 +127,7 @@ class Executor {
   std::map<sched::JobId, RunningJob> running_;
   std::optional<JobCgroups> cgroups_;
   std::set<std::string> lingering_;  // cgroups of ended jobs, not yet removed
+  uint64_t max_log_bytes_ = kDefaultMaxLogBytes;
 };
 
 }  // namespace gleaner::agent

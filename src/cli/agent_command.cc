@@ -8,6 +8,7 @@
 #include <mutex>
 #include <ostream>
 
+#include "core/json_depth.h"
 #include "agent/minute_tee.h"
 #include "agent/node_agent.h"
 #include "agent/sampler.h"
@@ -60,11 +61,11 @@ class Coordinators {
       const server::Endpoint& e = endpoints_[current_];
       auto answer = server::HttpCall(e, "POST", target, text, token, kReportTimeout);
       if (answer.ok() && answer->first == 200) {
-        nlohmann::json j = nlohmann::json::parse(answer->second, nullptr, false);
+        nlohmann::json j = core::ParseUntrustedJson<nlohmann::json>(answer->second);
         if (!j.is_discarded()) return j;
         last = core::Unavailable(e.ToString() + " answered something that is not JSON");
       } else if (answer.ok()) {
-        const nlohmann::json j = nlohmann::json::parse(answer->second, nullptr, false);
+        const nlohmann::json j = core::ParseUntrustedJson<nlohmann::json>(answer->second);
         const std::string why =
             j.is_object() && j.contains("error") ? j["error"].dump() : answer->second;
         last = answer->first == 401 ? core::Unauthenticated(e.ToString() + ": " + why)
@@ -178,7 +179,6 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     return credential.status().code() == core::StatusCode::kUnavailable ? kExitFailure
                                                                         : kExitBadInput;
   }
-  CreatePrivateFile(data_dir + "/gleaner.db");
   auto local = store::SqliteStore::Open(data_dir + "/gleaner.db");
   if (!local.ok()) {
     err << "gleaner: " << local.status().message() << "\n";

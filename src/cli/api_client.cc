@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "core/json_depth.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 
@@ -27,7 +28,7 @@ int CallApi(const server::Endpoint& endpoint, const std::string& token, const st
             std::ostream& err) {
   auto answer = server::HttpCall(endpoint, method, path, body, token);
   if (!answer.ok()) return Fail(err, answer.status());
-  const json doc = json::parse(answer->second, nullptr, false);
+  const json doc = core::ParseUntrustedJson<json>(answer->second);
   if (answer->first >= 400) {
     const std::string message = doc.is_object() && doc.contains("error")
                                     ? doc["error"].value("message", answer->second)

@@ -16,6 +16,7 @@ struct ServerOptions {
   std::string data_dir;
   std::string config;
   std::string store;  // a PostgreSQL URI, or a SQLite file (default DATA_DIR/gleaner.db)
+  std::string store_file;  // a file holding `store` (for URIs with a password)
   std::string listen = "127.0.0.1:7380";
   std::string join_secret_file;
   double silent_after_s = 10;

@@ -354,9 +354,9 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
                                  std::string(e.description()));
   }
   GLEANER_RETURN_IF_ERROR(CheckKeys(
-      path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui"}));
+      path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api"}));
   for (const char* section :
-       {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui"}) {
+       {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -396,6 +396,17 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
       if (!n->is_boolean()) return Error(path, *n, "ui.anonymous_read", "expected true or false");
       config.ui_anonymous_read = *n->value<bool>();
     }
+  }
+  if (const toml::table* api = doc["api"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(
+        CheckKeys(path, *api, "api.", {"allow_root_tokens", "token_lifetime_days"}));
+    if (const toml::node* n = api->get("allow_root_tokens")) {
+      if (!n->is_boolean()) return Error(path, *n, "api.allow_root_tokens", "expected true or false");
+      config.tokens.allow_root = *n->value<bool>();
+    }
+    double days = core::ToSecondsDouble(config.tokens.lifetime) / 86400;
+    GLEANER_RETURN_IF_ERROR(Number(path, *api, "api.", "token_lifetime_days", 1, 3650, &days));
+    config.tokens.lifetime = core::Duration(static_cast<int64_t>(days * 86400e6));
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

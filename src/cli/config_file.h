@@ -9,6 +9,7 @@
 #include "observe/alerts.h"
 #include "observe/idle_config.h"
 #include "sched/scheduler_config.h"
+#include "server/token_api.h"
 
 namespace gleaner::cli {
 
@@ -26,6 +27,8 @@ struct GleanerConfig {
   // [ui] anonymous_read: the dashboard's read-only routes answer over TCP
   // without a token (docs/ui.md); writes still need one.
   bool ui_anonymous_read = false;
+  // [api] allow_root_tokens, token_lifetime_days: see docs/security.md.
+  server::TokenPolicy tokens;
 };
 
 // The config file a command reads: `config_flag`, else DATA_DIR/gleaner.toml.

@@ -2,8 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -46,9 +51,104 @@ bool ListensBeyondLoopback(const std::string& listen) {
          hp->first != "localhost";
 }
 
+namespace {
+
+std::string Octal(unsigned mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", mode);
+  return text;
+}
+
+// Whether `dir` (a canonical path) and every directory above it can be
+// changed only by root or by us, as sshd's StrictModes asks of a home:
+// otherwise whoever can change one could swap what root opens inside for
+// a link to any file. A world-writable parent with the sticky bit (/tmp)
+// is safe: no one else can rename or remove what we own in it.
+core::Status CheckTrusted(const std::filesystem::path& dir) {
+  const uid_t self = geteuid();
+  for (std::filesystem::path p = dir;; p = p.parent_path()) {
+    struct stat st{};
+    if (lstat(p.c_str(), &st) != 0) {
+      return core::Unavailable("cannot check " + p.string() + ": " + std::strerror(errno));
+    }
+    const bool is_data_dir = p == dir;
+    std::string problem;
+    if (st.st_uid != 0 && st.st_uid != self) {
+      problem = "belongs to uid " + std::to_string(st.st_uid);
+    } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (is_data_dir || !(st.st_mode & S_ISVTX))) {
+      problem = "can be written by others (mode " + Octal(st.st_mode & 07777) + ")";
+    }
+    if (!problem.empty()) {
+      return core::PermissionDenied(
+          (is_data_dir ? "the data directory " : "a parent of the data directory, ") + p.string() +
+          ", " + problem +
+          ": whoever can change it could make gleaner open other files in their place. Use a "
+          "data directory that only root (or the user gleaner runs as) can change, like "
+          "/var/lib/gleaner (--data-dir)" +
+          (is_data_dir ? ", or chmod go-w " + p.string() : ""));
+    }
+    if (p == p.root_path()) return core::Status::Ok();
+  }
+}
+
+// Whether a PostgreSQL URI carries a password: user:PASSWORD@host, or a
+// password= parameter.
+bool HoldsPassword(const std::string& uri) {
+  const size_t scheme = uri.find("://");
+  if (scheme != std::string::npos) {
+    const size_t at = uri.find('@', scheme + 3);
+    const size_t slash = uri.find('/', scheme + 3);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash) &&
+        uri.substr(scheme + 3, at - scheme - 3).find(':') != std::string::npos) {
+      return true;
+    }
+  }
+  return uri.find("password=") != std::string::npos;
+}
+
+core::Result<std::string> ReadPrivateFile(const std::string& path, const std::string& what) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return core::NotFound("cannot read " + what + " " + path + ": " + std::strerror(errno));
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || (st.st_mode & 077) != 0) {
+    close(fd);
+    return core::PermissionDenied(what + " " + path + " can be read by others: chmod 600 " + path);
+  }
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0 && text.size() < 65536) {
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return first == std::string::npos ? "" : text.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+core::Result<std::string> StoreUri(const std::string& flag, const std::string& file) {
+  if (!flag.empty() && !file.empty()) {
+    return core::InvalidArgument("give --store or --store-file, not both");
+  }
+  if (!flag.empty()) {
+    if (HoldsPassword(flag)) {
+      return core::InvalidArgument(
+          "--store holds a password, which every local user can read in /proc/PID/cmdline; put "
+          "the URI in a file (--store-file FILE, chmod 600), in GLEANER_STORE, or the password in "
+          "libpq's ~/.pgpass (PGPASSFILE)");
+    }
+    return flag;
+  }
+  if (!file.empty()) return ReadPrivateFile(file, "the store file");
+  const char* env = std::getenv("GLEANER_STORE");
+  return std::string(env != nullptr ? env : "");
+}
+
 core::Status PrepareDataDir(const std::string& data_dir) {
   std::error_code ec;
-  const bool created = !std::filesystem::exists(data_dir);
+  const bool created = !std::filesystem::exists(data_dir, ec);
   std::filesystem::create_directories(data_dir, ec);
   if (!ec && created) {
     using std::filesystem::perms;
@@ -60,7 +160,19 @@ core::Status PrepareDataDir(const std::string& data_dir) {
     return core::Unavailable("cannot create the data directory " + data_dir + ": " + ec.message() +
                              " (choose another with --data-dir)");
   }
-  return core::Status::Ok();
+  const std::filesystem::path canonical = std::filesystem::canonical(data_dir, ec);
+  if (ec) return core::Unavailable("cannot resolve the data directory " + data_dir + ": " + ec.message());
+  GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical));
+  // Job logs live here; the same rule holds for it.
+  const std::filesystem::path logs = canonical / "logs";
+  if (mkdir(logs.c_str(), 0755) != 0 && errno != EEXIST) {
+    return core::Unavailable("cannot create " + logs.string() + ": " + std::strerror(errno));
+  }
+  struct stat st{};
+  if (lstat(logs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return core::PermissionDenied(logs.string() + " is not a directory (a link?); remove it");
+  }
+  return CheckTrusted(logs);
 }
 
 core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
@@ -71,10 +183,6 @@ core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_
     config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);
   }
   return config;
-}
-
-void CreatePrivateFile(const std::string& path) {
-  if (const int fd = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600); fd >= 0) close(fd);
 }
 
 cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {
@@ -103,6 +211,7 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   options.cost.settings = config.cost;
   options.cost.project_of_user = config.project_of_user;
   options.anonymous_read = config.ui_anonymous_read;
+  options.tokens = config.tokens;
   return options;
 }
 

@@ -27,8 +27,16 @@ void RaiseFileLimit();
 // Whether an API on `listen` (HOST:PORT) is reachable from other hosts.
 bool ListensBeyondLoopback(const std::string& listen);
 
-// Creates the data directory: others may reach a socket inside (x) but not
-// list it. The error says how to choose another.
+// The store a server uses: `flag` (--store), else the contents of `file`
+// (--store-file), else $GLEANER_STORE; "" for the default. A password in
+// `flag` is refused: every local user can read a process's arguments. A
+// file readable by others is refused too.
+core::Result<std::string> StoreUri(const std::string& flag, const std::string& file);
+
+// Creates the data directory and its logs/: others may reach a socket
+// inside (x) but not list it. Refuses (PermissionDenied, saying how to fix
+// it) a data directory, or any directory above it, that anyone but root or
+// gleaner's own user could change, since root opens files inside.
 core::Status PrepareDataDir(const std::string& data_dir);
 
 // The config at `path` (`must_exist`: named by --config), with
@@ -37,10 +45,6 @@ core::Status PrepareDataDir(const std::string& data_dir);
 core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
                                              std::optional<double> interval_s);
 
-// Creates `path` readable by its owner only if it does not exist: a
-// database that records who submitted what. SQLite's -wal and -shm files
-// take the database's mode when they are created.
-void CreatePrivateFile(const std::string& path);
 
 // A log line at a time to `out`, each with its UTC time; `mu` serialises
 // writers on several threads.

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <thread>
 
+#include "core/json_depth.h"
 #include "agent/process_info.h"
 #include "cli/api_client.h"
 #include "cli/exit_codes.h"
@@ -306,7 +307,7 @@ int RunLogs(const JobOptions& o, std::ostream& out, std::ostream& err) {
                                "&offset=" + std::to_string(offset);
     auto answer = server::HttpCall(**api, "GET", target, "", o.token);
     if (!answer.ok()) return Fail(err, answer.status());
-    const json doc = json::parse(answer->second, nullptr, false);
+    const json doc = core::ParseUntrustedJson<json>(answer->second);
     if (answer->first >= 400 || doc.is_discarded()) {
       err << "gleaner: "
           << (doc.is_object() && doc.contains("error") ? doc["error"].value("message", "")

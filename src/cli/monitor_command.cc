@@ -125,7 +125,6 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   // It records who submitted what, with their environments: owner only.
   // Created private before SQLite opens it, since its -wal and -shm files
   // take the database's mode when they are created, on the first write.
-  CreatePrivateFile(data_dir + "/gleaner.db");
   auto store = store::SqliteStore::Open(data_dir + "/gleaner.db");
   if (!store.ok()) {
     err << "gleaner: " << store.status().message() << "\n";

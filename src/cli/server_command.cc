@@ -65,7 +65,10 @@ CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options) {
       "server", "Coordinate agents on many GPU hosts: one queue, one scheduler (docs/cluster.md)");
   cmd->add_option("--store", options.store,
                   "postgresql://... (for several servers), or a SQLite file "
-                  "(default: DATA_DIR/gleaner.db)");
+                  "(default: DATA_DIR/gleaner.db); never with a password: see --store-file");
+  cmd->add_option("--store-file", options.store_file,
+                  "A file (mode 600) holding the store's URI, password included; or set "
+                  "GLEANER_STORE, or keep the password in libpq's ~/.pgpass");
   cmd->add_option("--listen", options.listen, "HTTP API and agent reports: HOST:PORT")
       ->capture_default_str();
   cmd->add_option("--join-secret-file", options.join_secret_file,
@@ -111,7 +114,12 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     err << "gleaner: " << s.message() << "\n";
     return kExitFailure;
   }
-  const std::string where = options.store.empty() ? data_dir + "/gleaner.db" : options.store;
+  auto store_uri = StoreUri(options.store, options.store_file);
+  if (!store_uri.ok()) {
+    err << "gleaner: " << store_uri.status().message() << "\n";
+    return kExitBadInput;
+  }
+  const std::string where = store_uri->empty() ? data_dir + "/gleaner.db" : *store_uri;
   std::mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
   auto api_store = store::OpenStore(where);

@@ -24,15 +24,18 @@ int WithApi(const TokenOptions& o, std::ostream& err,
 
 std::string TokenTable(const json& tokens) {
   char line[256];
-  std::snprintf(line, sizeof line, "%-5s %-12s %-20s %-25s %s", "ID", "USER", "NAME", "CREATED",
-                "REVOKED");
+  std::snprintf(line, sizeof line, "%-5s %-12s %-20s %-25s %-25s %s", "ID", "USER", "NAME",
+                "CREATED", "EXPIRES", "REVOKED");
   std::string out = line;
+  const auto text = [](const json& t, const char* key) {
+    return t.contains(key) && t[key].is_string() ? t[key].get<std::string>() : std::string("-");
+  };
   for (const json& t : tokens) {
-    std::snprintf(line, sizeof line, "\n%-5lld %-12s %-20s %-25s %s",
+    std::snprintf(line, sizeof line, "\n%-5lld %-12.12s %-20.20s %-25s %-25s %s",
                   static_cast<long long>(t["id"].get<int64_t>()),
                   t["user"].get<std::string>().c_str(), t["name"].get<std::string>().c_str(),
-                  t["created_at"].get<std::string>().c_str(),
-                  t["revoked_at"].is_null() ? "-" : t["revoked_at"].get<std::string>().c_str());
+                  text(t, "created_at").c_str(), text(t, "expires_at").c_str(),
+                  text(t, "revoked_at").c_str());
     out += line;
   }
   return out;

@@ -22,6 +22,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "DEVICE_LOST";
     case StatusCode::kFailedPrecondition:
       return "FAILED_PRECONDITION";
+    case StatusCode::kResourceExhausted:
+      return "RESOURCE_EXHAUSTED";
     case StatusCode::kInternal:
       return "INTERNAL";
   }

@@ -18,7 +18,8 @@ enum class StatusCode {
   kUnavailable,       // a dependency (driver, server) is missing or down; retry may help
   kDeviceLost,        // the hardware is gone until a reset or reboot
   kFailedPrecondition,
-  kInternal,  // a bug or an unexpected answer from below
+  kInternal,           // a bug or an unexpected answer from below
+  kResourceExhausted,  // a limit on the caller (queued jobs, stored bytes) is reached
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -67,6 +68,9 @@ inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status ResourceExhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
+}
 
 }  // namespace gleaner::core
 

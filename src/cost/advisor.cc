@@ -386,12 +386,18 @@ std::optional<double> ParseHours(std::string_view text) {
     default:
       break;
   }
-  double v = 0;
-  const auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
-  if (number.empty() || ec != std::errc() || p != number.data() + number.size() || !(v > 0)) {
+  // Plain decimals only: from_chars would also take "inf", "nan" and
+  // "1e300", spans no question about cost can mean.
+  if (number.empty() || number.size() > 16 ||
+      number.find_first_not_of("0123456789.") != std::string::npos) {
     return std::nullopt;
   }
-  return v * unit_h;
+  double v = 0;
+  const auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+  if (ec != std::errc() || p != number.data() + number.size() || !(v > 0)) return std::nullopt;
+  const double hours = v * unit_h;
+  if (hours > kMaxSpanHours) return std::nullopt;
+  return hours;
 }
 
 std::string FormatMoney(double amount) { return Num(amount, 2); }

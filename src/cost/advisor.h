@@ -98,8 +98,11 @@ struct Advice {
 // "no price for X in region Y" when the catalog has no row for the model.
 core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& request);
 
-// Hours in "48h", "2d", "90m", "3600s" or a bare number of hours; nullopt
-// unless above 0.
+// The longest span a question about cost may name: ten years.
+inline constexpr double kMaxSpanHours = 10 * 366 * 24;
+
+// Hours in "48h", "2d", "90m", "3600s" or a bare number of hours, written
+// as plain decimals; nullopt unless above 0 and at most kMaxSpanHours.
 std::optional<double> ParseHours(std::string_view text);
 
 // "1234.57" : money with two decimals.

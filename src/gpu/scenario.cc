@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/json_depth.h"
 #include "gpu/builtin_scenarios.h"
 #include "gpu/json_lines.h"
 
@@ -397,7 +398,9 @@ Result<Scenario> ReadScenario(const Reader& r, const json& doc) {
   }
   if (!doc.contains("gpus")) return r.Error("/gpus", "missing; expected a list of GPUs");
   const json& gpus = doc.at("gpus");
-  if (!gpus.is_array()) return r.Error("/gpus", "expected a list of GPUs, got " + gpus.dump());
+  if (!gpus.is_array()) {
+    return r.Error("/gpus", std::string("expected a list of GPUs, got ") + gpus.type_name());
+  }
   if (gpus.size() > kMaxGpus) {
     return r.Error("/gpus", "at most " + std::to_string(kMaxGpus) + " GPUs per scenario");
   }
@@ -473,6 +476,11 @@ bool NvlinkBetween(const Scenario& scenario, uint32_t a, uint32_t b) {
 }
 
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source) {
+  if (core::NestsDeeperThan(text)) {
+    return core::InvalidArgument(std::string(source) + ": nested deeper than " +
+                                 std::to_string(core::kMaxJsonDepth) +
+                                 " levels; a scenario needs a few");
+  }
   json doc;
   try {
     doc = json::parse(text);

@@ -21,13 +21,21 @@ json Optional(const std::optional<T>& v) {
 
 std::string Rfc3339(core::TimePoint t) {
   const int64_t us = core::ToUnixMicros(t);
-  const std::time_t secs = static_cast<std::time_t>(us / 1000000);
+  // Floor division: before 1970 the remainder is negative, and truncation
+  // would print 13:27:34.-567 for 13:27:33.433.
+  int64_t secs = us / 1000000;
+  int64_t rest_us = us % 1000000;
+  if (rest_us < 0) {
+    rest_us += 1000000;
+    secs -= 1;
+  }
+  const std::time_t time = static_cast<std::time_t>(secs);
   std::tm tm{};
-  gmtime_r(&secs, &tm);
+  gmtime_r(&time, &tm);
   char buf[40];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>((us / 1000) % 1000));
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(rest_us / 1000));
   return out;
 }
 

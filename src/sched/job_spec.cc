@@ -24,6 +24,51 @@ bool ParseInt(const std::string& text, int64_t* out) {
   return true;
 }
 
+// An integer field, whole and within [min, max]. nlohmann's get<int> would
+// wrap 4294967305 to 9 (SIGKILL) and cut 5.9 to 5 without a word.
+core::Status GetInt(const json& j, const char* key, int64_t min, int64_t max, int* out) {
+  if (!j.contains(key) || j.at(key).is_null()) return core::Status::Ok();
+  const json& v = j.at(key);
+  const std::string range = "from " + std::to_string(min) + " to " + std::to_string(max);
+  if (!v.is_number_integer()) return Bad(key, "a whole number " + range);
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(max)
+                             : (v.get<int64_t>() < min || v.get<int64_t>() > max)) {
+    return Bad(key, range + ", got " + v.dump());
+  }
+  *out = static_cast<int>(v.get<int64_t>());
+  return core::Status::Ok();
+}
+
+// A text field: no NUL (the kernel would cut the string there, so what
+// runs would differ from what was stored) and no longer than `max_bytes`.
+core::Status CheckText(const std::string& field, const std::string& text, size_t max_bytes) {
+  if (text.find('\0') != std::string::npos) return Bad(field, "contains a NUL byte");
+  if (text.size() > max_bytes) {
+    return Bad(field, std::to_string(text.size()) + " bytes; at most " +
+                          std::to_string(max_bytes));
+  }
+  return core::Status::Ok();
+}
+
+// The working directory: absolute, and a path the kernel can resolve
+// (PATH_MAX, NAME_MAX per component): a longer one can never be entered.
+core::Status CheckWorkingDir(const std::string& dir) {
+  GLEANER_RETURN_IF_ERROR(CheckText("working_dir", dir, kMaxPathBytes));
+  if (dir.empty()) return core::Status::Ok();
+  if (dir[0] != '/') return Bad("working_dir", "must be an absolute path, got \"" + dir + "\"");
+  size_t start = 1;
+  while (start < dir.size()) {
+    size_t end = dir.find('/', start);
+    if (end == std::string::npos) end = dir.size();
+    if (end - start > kMaxPathComponentBytes) {
+      return Bad("working_dir", "a path component is longer than " +
+                                    std::to_string(kMaxPathComponentBytes) + " bytes");
+    }
+    start = end + 1;
+  }
+  return core::Status::Ok();
+}
+
 // Seconds in JSON, a Duration inside.
 core::Duration FromSeconds(double s) {
   return core::Duration(static_cast<int64_t>(std::llround(s * 1e6)));
@@ -87,16 +132,15 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
                "empty; give the program and its arguments, like [\"python\", \"train.py\"]");
   }
   for (const std::string& arg : s.command) {
-    if (arg.find('\0') != std::string::npos)
-      return Bad("command", "an argument contains a NUL byte");
+    GLEANER_RETURN_IF_ERROR(CheckText("command", arg, kMaxArgumentBytes));
   }
-  if (!s.working_dir.empty() && s.working_dir[0] != '/') {
-    return Bad("working_dir", "must be an absolute path, got \"" + s.working_dir + "\"");
-  }
+  GLEANER_RETURN_IF_ERROR(CheckWorkingDir(s.working_dir));
   for (const auto& [key, value] : s.env) {
-    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos) {
-      return Bad("env", "\"" + key + "\" is not a variable name");
+    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos ||
+        key.size() > kMaxNameBytes) {
+      return Bad("env", "\"" + key.substr(0, 64) + "\" is not a variable name");
     }
+    GLEANER_RETURN_IF_ERROR(CheckText("env " + key, value, kMaxArgumentBytes));
     if (key == "CUDA_VISIBLE_DEVICES") {
       return Bad("env", "CUDA_VISIBLE_DEVICES is set by gleaner to the GPUs it assigns");
     }
@@ -151,6 +195,14 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
       return Bad("array", std::to_string(s.array->size()) + " jobs; at most " +
                               std::to_string(limits.max_array_size) + " per array");
     }
+  }
+  for (const std::string& model : s.gpu_models) {
+    GLEANER_RETURN_IF_ERROR(CheckText("gpu_models", model, kMaxNameBytes));
+  }
+  GLEANER_RETURN_IF_ERROR(CheckText("project", s.project, kMaxNameBytes));
+  for (const auto& [key, value] : s.labels) {
+    GLEANER_RETURN_IF_ERROR(CheckText("labels", key, kMaxNameBytes));
+    GLEANER_RETURN_IF_ERROR(CheckText("labels " + key.substr(0, 64), value, kMaxNameBytes));
   }
   const std::set<JobId> deps(s.after_success.begin(), s.after_success.end());
   if (deps.size() != s.after_success.size()) return Bad("after_success", "lists a job twice");
@@ -229,21 +281,8 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
     }
     get("env", &s.env);
     get("working_dir", &s.working_dir);
-    if (j.contains("gpus") && !j.at("gpus").is_number_integer()) {
-      return Bad("gpus", "a whole number of GPUs");
-    }
-    if (j.contains("gpus") &&
-        (j.at("gpus").get<int64_t>() < -1'000'000 || j.at("gpus").get<int64_t>() > 1'000'000)) {
-      return Bad("gpus", "not a plausible number of GPUs");
-    }
-    get("gpus", &s.gpus);
-    if (j.contains("max_gpus") && !j.at("max_gpus").is_null()) {
-      if (!j.at("max_gpus").is_number_integer() || j.at("max_gpus").get<int64_t>() < 0 ||
-          j.at("max_gpus").get<int64_t>() > 1'000'000) {
-        return Bad("max_gpus", "a whole number of GPUs");
-      }
-      s.max_gpus = j.at("max_gpus").get<int>();
-    }
+    GLEANER_RETURN_IF_ERROR(GetInt(j, "gpus", -1'000'000, 1'000'000, &s.gpus));
+    GLEANER_RETURN_IF_ERROR(GetInt(j, "max_gpus", 0, 1'000'000, &s.max_gpus));
     get("can_shrink", &s.can_shrink);
     if (j.contains("min_gpu_memory_bytes")) {
       if (!j.at("min_gpu_memory_bytes").is_number_unsigned()) {
@@ -265,9 +304,9 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
         return Bad("priority_class", "one of critical, normal, opportunistic; got \"" + c + "\"");
       }
     }
-    get("priority", &s.priority);
+    GLEANER_RETURN_IF_ERROR(GetInt(j, "priority", -1000, 1000, &s.priority));
     get("preemptible", &s.preemptible);
-    get("checkpoint_signal", &s.checkpoint_signal);
+    GLEANER_RETURN_IF_ERROR(GetInt(j, "checkpoint_signal", 1, 64, &s.checkpoint_signal));
     if (j.contains("grace_s") && !j.at("grace_s").is_null()) {
       if (!j.at("grace_s").is_number()) return Bad("grace_s", "a number of seconds");
       const double v = j.at("grace_s").get<double>();

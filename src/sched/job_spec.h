@@ -73,6 +73,14 @@ struct JobLimits {
   int64_t max_array_size = 100'000;
 };
 
+// Longest texts a spec may hold: one argv or environment string as the
+// kernel takes it (MAX_ARG_STRLEN less its NUL), a path (PATH_MAX) and its
+// components (NAME_MAX), and names (project, labels, models, variables).
+inline constexpr size_t kMaxArgumentBytes = 128 * 1024 - 1;
+inline constexpr size_t kMaxPathBytes = 4095;
+inline constexpr size_t kMaxPathComponentBytes = 255;
+inline constexpr size_t kMaxNameBytes = 256;
+
 // Checks everything a submit must satisfy; the error names the field and
 // says what would be accepted.
 core::Status ValidateJobSpec(const JobSpec& spec, const JobLimits& limits);

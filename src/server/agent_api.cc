@@ -1,5 +1,6 @@
 #include "server/agent_api.h"
 
+#include "core/json_depth.h"
 #include "cluster/agent_credentials.h"
 #include "core/sha256.h"
 #include "server/routing.h"
@@ -16,7 +17,7 @@ HttpResponse AgentApi::Handle(const HttpRequest& request) {
 }
 
 HttpResponse AgentApi::Join(const HttpRequest& request) {
-  const json body = json::parse(request.body, nullptr, false);
+  const json body = core::ParseUntrustedJson<json>(request.body);
   if (!body.is_object() || !body.contains("name") || !body["name"].is_string() ||
       !body.contains("join_secret") || !body["join_secret"].is_string()) {
     return ErrorResponse(core::InvalidArgument(
@@ -46,7 +47,7 @@ HttpResponse AgentApi::Report(const HttpRequest& request) {
     return ErrorResponse(
         core::Unavailable("this coordinator stands by and takes no reports; the leading one does"));
   }
-  const json body = json::parse(request.body, nullptr, false);
+  const json body = core::ParseUntrustedJson<json>(request.body);
   if (body.is_discarded()) return ErrorResponse(core::InvalidArgument("the report is not JSON"));
   auto report = cluster::ReportFromJson(body);
   if (!report.ok()) return ErrorResponse(report.status());

@@ -34,6 +34,8 @@ struct ApiOptions {
   // Over TCP, a request without a token may read what the dashboard shows
   // (AnonymousMayRead); [ui] anonymous_read in gleaner.toml.
   bool anonymous_read = false;
+  // Token lifetime, and whether root may hold one ([api] in gleaner.toml).
+  TokenPolicy tokens;
 };
 
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
@@ -51,7 +53,7 @@ class Api {
       : options_(std::move(options)),
         jobs_store_(jobs),
         jobs_(jobs, store_mu_, clock, options_.limits, options_.log_dir),
-        tokens_(tokens, store_mu_, clock, options_.uid_of) {
+        tokens_(tokens, store_mu_, clock, options_.uid_of, options_.tokens) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));
       history_.emplace(*options_.observations, store_mu_, clock);

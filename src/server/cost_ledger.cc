@@ -141,6 +141,12 @@ core::Result<std::pair<core::TimePoint, core::TimePoint>> ParseReportSpan(const 
                                  since + "\"");
   }
   if (!(from < to)) return core::InvalidArgument("since must come before until");
+  // The report reads the store day by day: a bounded span keeps one
+  // request from occupying the store for minutes.
+  if (to - from > core::Seconds(int64_t{kMaxReportDays} * 86400)) {
+    return core::InvalidArgument("a cost report covers at most " + std::to_string(kMaxReportDays) +
+                                 " days; ask for several shorter spans");
+  }
   return std::make_pair(from, to);
 }
 

@@ -34,7 +34,10 @@ core::Result<LedgerReport> BuildLedgerReport(
 // The gleaner.cost-report/v1 document (docs/cost.md).
 nlohmann::ordered_json LedgerReportToJson(const LedgerReport& ledger);
 
-// The span a report covers. `since`: a duration back from `now` ("7d",
+// The longest span one report covers (three years).
+inline constexpr int kMaxReportDays = 1096;
+
+// The span a report covers, at most kMaxReportDays. `since`: a duration back from `now` ("7d",
 // "24h"; see cost::ParseHours) or a UTC date "YYYY-MM-DD"; `until`: a UTC
 // date (its start) or "" for now. InvalidArgument says what was wrong.
 core::Result<std::pair<core::TimePoint, core::TimePoint>> ParseReportSpan(const std::string& since,

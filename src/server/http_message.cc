@@ -1,93 +1,124 @@
 #include "server/http_message.h"
 
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace gleaner::server {
 
 namespace {
 
-// Waits for data until the request's deadline: a client that trickles its
-// request a byte at a time cannot hold a worker longer than the deadline.
-core::Status AwaitData(int fd, std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return core::Unavailable("the client was too slow to send its request");
-    pollfd p{fd, POLLIN, 0};
-    const int r = poll(&p, 1, static_cast<int>(left.count()));
-    if (r > 0) return core::Status::Ok();
-    if (r < 0 && errno != EINTR) return core::Unavailable("poll failed");
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// A header field name is a token (RFC 9110 5.1): no spaces, no controls.
+// "Content-Length : 5" must not pass as another header.
+bool IsToken(std::string_view name) {
+  if (name.empty()) return false;
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c <= 32 || c >= 127 || std::strchr("\"(),/:;<=>?@[\\]{}", c) != nullptr) return false;
   }
+  return true;
+}
+
+ParsedRequest Error(int status, std::string message) {
+  ParsedRequest p;
+  p.kind = ParsedRequest::Kind::kError;
+  p.error_status = status;
+  p.error = std::move(message);
+  return p;
 }
 
 }  // namespace
 
-core::Result<HttpRequest> ReadRequest(int fd, std::chrono::milliseconds budget) {
-  const auto deadline = std::chrono::steady_clock::now() + budget;
-  std::string data;
-  char buf[4096];
-  size_t header_end = std::string::npos;
-  while ((header_end = data.find("\r\n\r\n")) == std::string::npos) {
-    if (data.size() > kMaxHeaderBytes) {
-      return core::FailedPrecondition("request headers larger than 16 KiB");
+ParsedRequest ParseRequest(std::string_view received) {
+  const size_t header_end = received.find("\r\n\r\n");
+  if (header_end == std::string_view::npos) {
+    if (received.size() > kMaxHeaderBytes) {
+      return Error(431, "request headers larger than 16 KiB");
     }
-    GLEANER_RETURN_IF_ERROR(AwaitData(fd, deadline));
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return core::Unavailable("the client closed the connection");
-    data.append(buf, static_cast<size_t>(n));
+    return {};
   }
+  if (header_end + 4 > kMaxHeaderBytes) return Error(431, "request headers larger than 16 KiB");
   HttpRequest req;
-  std::istringstream head(data.substr(0, header_end));
-  std::string line;
-  if (!std::getline(head, line)) return core::InvalidArgument("empty request");
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  std::istringstream first(line);
-  std::string version;
-  if (!(first >> req.method >> req.path >> version) || version.rfind("HTTP/1.", 0) != 0) {
-    return core::InvalidArgument("malformed request line \"" + line + "\"");
+  std::string_view head = received.substr(0, header_end);
+  const auto next_line = [&head]() {
+    const size_t eol = head.find("\r\n");
+    const std::string_view line = head.substr(0, eol);
+    head = eol == std::string_view::npos ? std::string_view() : head.substr(eol + 2);
+    return line;
+  };
+  const std::string_view request_line = next_line();
+  const size_t sp1 = request_line.find(' ');
+  const size_t sp2 = sp1 == std::string_view::npos ? sp1 : request_line.find(' ', sp1 + 1);
+  const auto malformed = [&] {
+    return Error(400, "malformed request line \"" + std::string(request_line.substr(0, 200)) + "\"");
+  };
+  if (sp2 == std::string_view::npos) return malformed();
+  req.method = std::string(request_line.substr(0, sp1));
+  req.path = std::string(request_line.substr(sp1 + 1, sp2 - sp1 - 1));
+  const std::string_view version = request_line.substr(sp2 + 1);
+  if (!IsToken(req.method) || version.size() != 8 || !version.starts_with("HTTP/1.")) {
+    return malformed();
   }
-  while (std::getline(head, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  // Origin form only: "http://host/x" or "x" would be served as a path.
+  if (req.path.empty() || req.path[0] != '/') {
+    return Error(400, "the request target must be a path starting with /");
+  }
+  for (const char ch : req.path) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c <= 32 || c == 127) return Error(400, "the request target holds a control character");
+  }
+  while (!head.empty()) {
+    const std::string_view line = next_line();
     const size_t colon = line.find(':');
-    if (colon == std::string::npos)
-      return core::InvalidArgument("malformed header \"" + line + "\"");
-    std::string name = line.substr(0, colon);
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    size_t v = colon + 1;
-    while (v < line.size() && line[v] == ' ') ++v;
-    req.headers[name] = line.substr(v);
+    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) {
+      return Error(400, "malformed header \"" + std::string(line.substr(0, 200)) + "\"");
+    }
+    const std::string name = Lower(line.substr(0, colon));
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    auto [it, inserted] = req.headers.emplace(name, std::string(value));
+    if (!inserted) {
+      // Two lengths are the classic smuggling shape; other repeats join.
+      if (name == "content-length" || name == "host") {
+        return Error(400, "the " + name + " header appears twice");
+      }
+      it->second += ", " + std::string(value);
+    }
+  }
+  if (req.headers.contains("transfer-encoding")) {
+    // Not read here; ignoring it would take the body for the next request.
+    return Error(501, "Transfer-Encoding is not supported; send the body with Content-Length");
   }
   size_t length = 0;
   if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long n = std::strtoull(it->second.c_str(), &end, 10);
-    if (errno != 0 || end == it->second.c_str() || *end != '\0') {
-      return core::InvalidArgument("Content-Length is not a number");
+    const std::string& v = it->second;
+    if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos) {
+      return Error(400, "Content-Length is not a whole number of bytes");
     }
-    if (n > kMaxBodyBytes) return core::FailedPrecondition("request body larger than 1 MiB");
+    const unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
+    if (n > kMaxBodyBytes) return Error(413, "request body larger than 1 MiB");
     length = static_cast<size_t>(n);
   }
-  req.body = data.substr(header_end + 4);
-  while (req.body.size() < length) {
-    GLEANER_RETURN_IF_ERROR(AwaitData(fd, deadline));
-    const ssize_t n = recv(fd, buf, std::min(sizeof buf, length - req.body.size()), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return core::InvalidArgument("the body is shorter than its Content-Length");
-    req.body.append(buf, static_cast<size_t>(n));
-  }
-  req.body.resize(length);
-  return req;
+  const std::string_view body = received.substr(header_end + 4);
+  if (body.size() < length) return {};
+  req.body = std::string(body.substr(0, length));
+  ParsedRequest done;
+  done.kind = ParsedRequest::Kind::kComplete;
+  done.request = std::move(req);
+  return done;
 }
 
 namespace {
@@ -112,6 +143,12 @@ const char* Reason(int status) {
       return "Conflict";
     case 413:
       return "Payload Too Large";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
     case 503:
       return "Service Unavailable";
     default:
@@ -121,12 +158,17 @@ const char* Reason(int status) {
 
 }  // namespace
 
-void WriteResponse(int fd, const HttpResponse& r) {
+std::string FormatResponse(const HttpResponse& r) {
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) +
                     "\r\nContent-Type: " + r.content_type +
                     "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
   for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
   out += "Connection: close\r\n\r\n" + r.body;
+  return out;
+}
+
+void WriteResponse(int fd, const HttpResponse& r) {
+  const std::string out = FormatResponse(r);
   size_t sent = 0;
   while (sent < out.size()) {
     const ssize_t n = send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
@@ -156,6 +198,9 @@ HttpResponse ErrorResponse(const core::Status& s) {
       break;
     case core::StatusCode::kUnavailable:
       status = 503;
+      break;
+    case core::StatusCode::kResourceExhausted:
+      status = 429;
       break;
     default:
       status = 500;

@@ -1,9 +1,9 @@
 #pragma once
 
-#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,12 +31,25 @@ struct HttpResponse {
 inline constexpr size_t kMaxHeaderBytes = 16 * 1024;
 inline constexpr size_t kMaxBodyBytes = 1024 * 1024;
 
-// Reads one request from `fd`, all of it within `budget`. Errors are what
-// to answer: kInvalidArgument → 400, and an oversized request → 413
-// (kFailedPrecondition); kUnavailable when the peer went away or was too
-// slow (nothing is answered then).
-core::Result<HttpRequest> ReadRequest(int fd,
-                                      std::chrono::milliseconds budget = std::chrono::seconds(10));
+// What the bytes received so far on a connection amount to.
+struct ParsedRequest {
+  enum class Kind { kIncomplete, kComplete, kError };
+  Kind kind = Kind::kIncomplete;
+  HttpRequest request;   // kComplete
+  int error_status = 0;  // kError: 400 malformed, 413 body or 431 headers too
+                         // large, 501 Transfer-Encoding
+  std::string error;     // kError: what was wrong, for the client
+};
+
+// Parses one HTTP/1.1 request from the start of `received` (pure; never
+// throws). Strict where leniency lets requests be read two ways: CRLF line
+// ends, a path target, token header names, one digits-only Content-Length,
+// no Transfer-Encoding. Bytes past the body are ignored (one request per
+// connection).
+ParsedRequest ParseRequest(std::string_view received);
+
+// The bytes of `response` on the wire: status line, headers, body.
+std::string FormatResponse(const HttpResponse& response);
 
 // Writes `response` with its content type and closes nothing.
 void WriteResponse(int fd, const HttpResponse& response);

@@ -24,10 +24,13 @@ struct Peer {
 };
 
 // Serves HTTP/1.1 (one request per connection) on a Unix socket or a TCP
-// port. One thread accepts; a pool of workers reads, handles and answers,
-// so concurrent requests (submits waiting for one shared commit) proceed
-// together, and a slow client holds a worker at most for the request
-// deadline (ReadRequest). On stop, requests not yet taken by a worker are
+// port. One thread accepts and reads every connection without blocking
+// (poll) until its request is whole; only then does a worker of the pool
+// handle and answer it, so concurrent requests (submits waiting for one
+// shared commit) proceed together, and clients that send slowly or not at
+// all hold no worker. A request must arrive within 10 s; one peer (IP
+// address, or local uid) may have at most 256 connections still sending
+// (more are answered 429). On stop, requests not yet taken by a worker are
 // closed unanswered. The handler is called from several threads at once.
 class HttpServer {
  public:
@@ -50,9 +53,14 @@ class HttpServer {
  private:
   HttpServer(int fd, bool unix_socket, std::string address, std::string socket_path,
              Handler handler);
-  void Accept();
+  // A request read whole (or found malformed), waiting for a worker.
+  struct Complete {
+    int fd = -1;
+    Peer peer;
+    ParsedRequest parsed;
+  };
+  void Read();
   void Work();
-  void Answer(int client);
 
   int fd_;
   bool unix_socket_;
@@ -62,8 +70,8 @@ class HttpServer {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::condition_variable ready_;
-  std::deque<int> accepted_;  // connections waiting for a worker
-  std::thread acceptor_;
+  std::deque<Complete> complete_;  // guarded by mu_
+  std::thread reader_;
   std::vector<std::thread> workers_;
 };
 

@@ -1,9 +1,16 @@
 #include "server/job_api.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
+#include "core/json_depth.h"
 #include "server/routing.h"
 #include "store/job_json.h"
 
@@ -21,10 +28,33 @@ json Visible(const store::JobRecord& r, const Caller& caller) {
   return doc;
 }
 
+// Up to 256 KiB of a job's log from `offset` (a follower asks again for
+// the rest); empty when there is no log yet. Root reads it, so it is read
+// only through a descriptor that is a plain file reached without a link.
+core::Result<std::string> ReadLogChunk(const std::string& path, size_t offset) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::string();
+    return core::FailedPrecondition("cannot read this job's log: " +
+                                    std::string(std::strerror(errno)));
+  }
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return core::FailedPrecondition("this job's log is not a plain file");
+  }
+  constexpr size_t kChunk = 256 * 1024;
+  std::string data(kChunk, '\0');
+  const ssize_t n = pread(fd, data.data(), kChunk, static_cast<off_t>(offset));
+  close(fd);
+  data.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return data;
+}
+
 }  // namespace
 
 HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
-  const json body = json::parse(req.body, nullptr, false);
+  const json body = core::ParseUntrustedJson<json>(req.body);
   if (body.is_discarded()) return ErrorResponse(core::InvalidArgument("the body is not JSON"));
   auto spec = sched::JobSpecFromJson(body);
   if (!spec.ok()) return ErrorResponse(spec.status());
@@ -104,18 +134,11 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     if (const size_t at = query.find("offset="); at != std::string::npos) {
       offset = static_cast<size_t>(std::strtoull(query.c_str() + at + 7, nullptr, 10));
     }
-    const std::string path = log_dir_ + "/" + seg[2] + (err_stream ? ".err" : ".out");
-    std::string data;
-    if (FILE* f = std::fopen(path.c_str(), "rb")) {
-      constexpr size_t kChunk = 256 * 1024;  // a follower asks again for the rest
-      if (std::fseek(f, static_cast<long>(offset), SEEK_SET) == 0) {
-        data.resize(kChunk);
-        data.resize(std::fread(data.data(), 1, kChunk, f));
-      }
-      std::fclose(f);
-    }
-    return Json(200, {{"data", data},
-                      {"offset", offset + data.size()},
+    const std::string path = log_dir_ + "/" + std::to_string(*id) + (err_stream ? ".err" : ".out");
+    auto data = ReadLogChunk(path, offset);
+    if (!data.ok()) return ErrorResponse(data.status());
+    return Json(200, {{"data", *data},
+                      {"offset", offset + data->size()},
                       {"state", store::JobStateName(job->state)}});
   }
   struct Move {

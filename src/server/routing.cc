@@ -1,6 +1,7 @@
 #include "server/routing.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 namespace gleaner::server {
@@ -87,10 +88,15 @@ std::string QueryValue(const std::map<std::string, std::string>& query, const ch
 }
 
 core::Result<int64_t> ParseId(const std::string& text, const std::string& what) {
-  char* end = nullptr;
-  const long long id = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || id <= 0) {
-    return core::InvalidArgument("\"" + text + "\" is not a " + what + " id");
+  // Digits only, no sign or leading zero, within int64: "+5", "05" and
+  // 2^63 name no id, and answering for them would alias real ones.
+  const bool digits = !text.empty() && text.size() <= 19 &&
+                      text.find_first_not_of("0123456789") == std::string::npos && text[0] != '0';
+  errno = 0;
+  const long long id = digits ? std::strtoll(text.c_str(), nullptr, 10) : 0;
+  if (!digits || errno != 0 || id <= 0) {
+    return core::InvalidArgument("\"" + text.substr(0, 64) + "\" is not a " + what +
+                                 " id (a positive whole number)");
   }
   return id;
 }

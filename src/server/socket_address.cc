@@ -63,4 +63,15 @@ std::string FormatHostPort(const std::string& host, uint16_t port) {
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
+std::string PeerAddress(const sockaddr_storage& peer) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (peer.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&peer)->sin_addr, text, sizeof text);
+  } else if (peer.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_addr, text,
+              sizeof text);
+  }
+  return text;
+}
+
 }  // namespace gleaner::server

@@ -26,4 +26,7 @@ core::Result<TcpAddress> ResolveTcp(const std::string& host, uint16_t port);
 core::Result<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& text);
 std::string FormatHostPort(const std::string& host, uint16_t port);
 
+// The numeric IP address of a connected peer ("127.0.0.1", "::1").
+std::string PeerAddress(const sockaddr_storage& peer);
+
 }  // namespace gleaner::server

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/json_depth.h"
 #include "core/sha256.h"
 #include "observe/verdict_json.h"
 #include "server/routing.h"
@@ -20,6 +21,7 @@ json TokenToJson(const store::TokenRecord& t) {
           {"uid", t.uid},
           {"name", t.name},
           {"created_at", observe::Rfc3339(t.created_at)},
+          {"expires_at", t.expires_at ? json(observe::Rfc3339(*t.expires_at)) : json(nullptr)},
           {"revoked_at", t.revoked_at ? json(observe::Rfc3339(*t.revoked_at)) : json(nullptr)}};
 }
 
@@ -55,6 +57,15 @@ core::Result<Caller> TokenApi::Authenticate(const std::string& secret) {
     if (found.status().code() != core::StatusCode::kNotFound) return found.status();
     return core::Unauthenticated(
         "unknown or revoked token; create one with `gleaner token create` on the server host");
+  }
+  if (found->expires_at && clock_.Now() >= *found->expires_at) {
+    return core::Unauthenticated("this token expired at " + observe::Rfc3339(*found->expires_at) +
+                                 "; create a new one with `gleaner token create`");
+  }
+  if (found->uid == 0 && !policy_.allow_root) {
+    return core::Unauthenticated(
+        "tokens that act as root are refused ([api] allow_root_tokens is off); use a token of "
+        "an ordinary user");
   }
   return Caller{found->uid, found->user, true, false};
 }
@@ -100,14 +111,20 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
     return ErrorResponse(core::PermissionDenied(
         "tokens are created on the server host (`gleaner token create`), not with a token"));
   }
-  const json body = req.body.empty() ? json::object() : json::parse(req.body, nullptr, false);
+  const json body = req.body.empty() ? json::object() : core::ParseUntrustedJson<json>(req.body);
   if (!body.is_object())
     return ErrorResponse(core::InvalidArgument("the body is not a JSON object"));
   for (const auto& [key, value] : body.items()) {
     if ((key != "name" && key != "user") || !value.is_string()) {
       return ErrorResponse(core::InvalidArgument(
-          "token requests take \"name\" and \"user\", both strings; \"" + key + "\" is not one"));
+          "token requests take \"name\" and \"user\", both strings; \"" + key.substr(0, 64) +
+          "\" is not one"));
     }
+  }
+  if (body.value("name", "").size() > kMaxTokenNameBytes ||
+      body.value("user", "").size() > kMaxTokenNameBytes) {
+    return ErrorResponse(core::InvalidArgument("a token's name and user are at most " +
+                                               std::to_string(kMaxTokenNameBytes) + " bytes"));
   }
   store::TokenRecord t;
   t.user = body.value("user", caller.user);
@@ -122,6 +139,13 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
     if (!uid) return ErrorResponse(core::InvalidArgument("no local user \"" + t.user + "\""));
     t.uid = *uid;
   }
+  if (t.uid == 0 && !policy_.allow_root) {
+    return ErrorResponse(core::PermissionDenied(
+        "a token that acts as root would let whoever holds it run jobs as root over TCP; create "
+        "one for an ordinary user (--user NAME), or set allow_root_tokens = true under [api] in "
+        "gleaner.toml"));
+  }
+  t.expires_at = t.created_at + policy_.lifetime;
   auto secret = NewTokenSecret();
   if (!secret.ok()) return ErrorResponse(secret.status());
   std::lock_guard lock(store_mu_);

@@ -12,6 +12,9 @@
 
 namespace gleaner::server {
 
+// The longest name (and user name) a token request may give.
+inline constexpr size_t kMaxTokenNameBytes = 256;
+
 // A new token's secret: "glt_" and 64 hex digits from the kernel's CSPRNG.
 core::Result<std::string> NewTokenSecret();
 
@@ -21,14 +24,25 @@ core::Result<std::string> NewTokenSecret();
 //   GET  /v1/tokens             the caller's tokens (every token, for root); never secrets
 //   POST /v1/tokens/ID/revoke   the caller's own token (any, for root)
 // Tokens are created only on the Unix socket, where the kernel vouches for
-// the caller: a token cannot mint more tokens that would outlive it.
+// the caller: a token cannot mint more tokens that would outlive it. Every
+// token expires (TokenPolicy); one that acts as root exists only where the
+// policy allows it, since over TCP its holder could run jobs as root.
 // Thread-safe: `store_mu` guards the store.
+struct TokenPolicy {
+  bool allow_root = false;                                 // [api] allow_root_tokens
+  core::Duration lifetime = core::Seconds(90 * 86400);     // [api] token_lifetime_days
+};
+
 class TokenApi {
  public:
   // `uid_of` finds a local user's uid by name.
   TokenApi(store::TokenStore& tokens, std::mutex& store_mu, const core::Clock& clock,
-           std::function<std::optional<uint32_t>(const std::string&)> uid_of)
-      : tokens_(tokens), store_mu_(store_mu), clock_(clock), uid_of_(std::move(uid_of)) {}
+           std::function<std::optional<uint32_t>(const std::string&)> uid_of, TokenPolicy policy)
+      : tokens_(tokens),
+        store_mu_(store_mu),
+        clock_(clock),
+        uid_of_(std::move(uid_of)),
+        policy_(policy) {}
 
   // `request.path` starts with /v1/tokens.
   HttpResponse Handle(const HttpRequest& request, const Caller& caller);
@@ -43,6 +57,7 @@ class TokenApi {
   std::mutex& store_mu_;
   const core::Clock& clock_;
   std::function<std::optional<uint32_t>(const std::string&)> uid_of_;
+  TokenPolicy policy_;
 };
 
 }  // namespace gleaner::server

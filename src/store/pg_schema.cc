@@ -112,6 +112,10 @@ constexpr const char* kMigrations[] = {
     ORDER BY jobs.id
     ON CONFLICT (gpu) DO NOTHING;
     )sql",
+    // Tokens expire; those made before never do.
+    R"sql(
+    ALTER TABLE api_tokens ADD COLUMN expires_us BIGINT;
+    )sql",
 };
 
 // Serialises migrations within one database ("gleaner" in ASCII). Advisory

@@ -11,17 +11,20 @@ using pg::Rows;
 namespace {
 
 // In TokenFromRow's order.
-constexpr const char* kTokenColumns = "id, user_name, uid, name, created_us, revoked_us";
+constexpr const char* kTokenColumns = "id, user_name, uid, name, created_us, revoked_us, expires_us";
 
 }  // namespace
 
 core::Result<TokenRecord> PgStore::AddToken(const TokenRecord& token, const std::string& sha256) {
   GLEANER_ASSIGN_OR_RETURN(
       Rows inserted, db_->Query(R"sql(
-    INSERT INTO api_tokens (user_name, uid, name, sha256, created_us)
-    VALUES ($1, $2, $3, $4, $5) RETURNING id)sql",
+    INSERT INTO api_tokens (user_name, uid, name, sha256, created_us, expires_us)
+    VALUES ($1, $2, $3, $4, $5, $6) RETURNING id)sql",
                                 {token.user, static_cast<int64_t>(token.uid), token.name, sha256,
-                                 core::ToUnixMicros(token.created_at)},
+                                 core::ToUnixMicros(token.created_at),
+                                 token.expires_at
+                                     ? pg::Param(core::ToUnixMicros(*token.expires_at))
+                                     : pg::Param(std::nullopt)},
                                 "saving the token"));
   TokenRecord saved = token;
   saved.id = inserted.Int(0, 0);

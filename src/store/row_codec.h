@@ -113,6 +113,7 @@ TokenRecord TokenFromRow(const Row& q) {
   t.name = q.Text(3);
   t.created_at = core::FromUnixMicros(q.Int(4));
   if (!q.Null(5)) t.revoked_at = core::FromUnixMicros(q.Int(5));
+  if (!q.Null(6)) t.expires_at = core::FromUnixMicros(q.Int(6));
   return t;
 }
 

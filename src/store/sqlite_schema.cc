@@ -114,6 +114,10 @@ constexpr const char* kMigrations[] = {
     INSERT OR IGNORE INTO gpu_claims (gpu, job_id)
     SELECT gpu, job_id FROM split WHERE gpu <> '' ORDER BY job_id;
     )sql",
+    // Tokens expire; those made before never do.
+    R"sql(
+    ALTER TABLE api_tokens ADD COLUMN expires_us INTEGER;
+    )sql",
 };
 
 // Reads the version inside the caller's transaction.

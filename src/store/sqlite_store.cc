@@ -1,6 +1,12 @@
 #include "store/sqlite_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <functional>
 #include <thread>
@@ -19,9 +25,34 @@ using core::Status;
 using sqlite::SqlError;
 using sqlite::Statement;
 
+// A store records who ran what, environments included: only its owner may
+// read it. SQLite creates -wal and -shm with the database file's mode, so
+// creating that file private is enough; files an older gleaner left
+// readable are made private. Never through a link.
+Status MakePrivate(const std::string& path) {
+  if (path.empty() || path == ":memory:" || path.starts_with("file:")) return Status::Ok();
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::string file = path + suffix;
+    const int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (*suffix == '\0' ? O_CREAT : 0);
+    const int fd = open(file.c_str(), flags, 0600);
+    if (fd < 0) {
+      if (errno == ENOENT && *suffix != '\0') continue;
+      return core::Unavailable("cannot open the database " + file + ": " + std::strerror(errno) +
+                               (errno == ELOOP ? " (it is a symbolic link; remove it)" : ""));
+    }
+    struct stat st{};
+    if (fstat(fd, &st) == 0 && (st.st_mode & 077) != 0 && st.st_uid == geteuid()) {
+      fchmod(fd, 0600);
+    }
+    close(fd);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  GLEANER_RETURN_IF_ERROR(MakePrivate(path));
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

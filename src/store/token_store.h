@@ -18,6 +18,9 @@ struct TokenRecord {
   std::string name;  // what its owner calls it: "laptop", "ci"
   core::TimePoint created_at;
   std::optional<core::TimePoint> revoked_at;
+  // After this the token no longer works; nullopt: tokens made before
+  // tokens expired, which never do.
+  std::optional<core::TimePoint> expires_at;
 
   bool operator==(const TokenRecord&) const = default;
 };

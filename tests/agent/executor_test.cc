@@ -113,7 +113,8 @@ TEST(ExecutorTest, ClearErrorsLeaveNoProcess) {
               HasSubstr("command \"no-such-program-xyz\" not found in PATH"));
   LaunchRequest bad_dir = Request(2, {"true"}, logs.path().string());
   bad_dir.spec.working_dir = "/no/such/dir";
-  EXPECT_THAT(e.Launch(bad_dir).status().message(), HasSubstr("/no/such/dir does not exist"));
+  EXPECT_THAT(e.Launch(bad_dir).status().message(),
+              HasSubstr("working directory /no/such/dir: No such file or directory"));
   const std::string not_exec = logs.Write("script.sh", "echo hi\n");  // no x bit
   auto denied = e.Launch(Request(3, {not_exec}, logs.path().string()));
   EXPECT_THAT(denied.status().message(), HasSubstr("Permission denied"));

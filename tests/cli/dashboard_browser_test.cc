@@ -121,7 +121,7 @@ TEST_F(DashboardBrowserTest, ShowsTheGpusAndJobsInEnglishAndChinese) {
   const int port = testing::FreePort();
   const testing::KillOnExit gleaner = testing::StartGleanerUp(dir_, data, port, 180);
   const testing::Outcome token =
-      testing::Gleaner("--data-dir " + data + " token create --name dashboard");
+      testing::Gleaner("--data-dir " + data + " token create --name dashboard" + testing::OrdinaryUserFlag());
   ASSERT_EQ(token.rc, 0) << token.err;
   const size_t at = token.out.find("glt_");
   ASSERT_NE(at, std::string::npos) << token.out;
@@ -251,7 +251,7 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
     ASSERT_TRUE(WaitForLog(name, "reporting to the coordinator")) << testing::Slurp(Log(name));
   }
   const testing::Outcome token =
-      testing::Gleaner("--data-dir " + server_data + " token create --name dashboard");
+      testing::Gleaner("--data-dir " + server_data + " token create --name dashboard" + testing::OrdinaryUserFlag());
   ASSERT_EQ(token.rc, 0) << token.err;
   const size_t at = token.out.find("glt_");
   ASSERT_NE(at, std::string::npos) << token.out;

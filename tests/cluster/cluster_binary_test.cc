@@ -61,9 +61,12 @@ class ClusterBinaryTest : public ::testing::Test {
   }
 
   Daemon StartServer(int n, int port) {
+    // The test submits over TCP as root, who runs it: root's tokens must
+    // be allowed explicitly.
+    const std::string config = dir_.Write("server.toml", "[api]\nallow_root_tokens = true\n");
     Daemon d =
         Spawn(dir_, "server" + std::to_string(n),
-              std::string(GLEANER_PG_BINARY) + " server --store '" + uri_ +
+              std::string(GLEANER_PG_BINARY) + " server --config " + config + " --store '" + uri_ +
                   "' --listen 127.0.0.1:" + std::to_string(port) + " --join-secret-file " +
                   secret_ + " --data-dir " + (dir_.path() / ("s" + std::to_string(n))).string() +
                   " --silent-after 2 --requeue-after 6 --for 300");

@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -160,6 +161,22 @@ TEST_F(JobApiTest, HoldReleaseAndLogs) {
     EXPECT_EQ(api_->Handle(logs_of_other, {geteuid(), "me"}).status, 403);
   }
   EXPECT_EQ(api_->Handle(logs_of_other, {1000, "alice"}).status, 403);
+}
+
+TEST_F(JobApiTest, ALogThatIsALinkIsNeverFollowed) {
+  // Someone who could write the log directory plants 1.out as a link to a
+  // file only root may read: the daemon, reading as root, must not serve it.
+  ASSERT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"]})").first, 201);
+  const std::string secret = dir_.Write("secret", "root only\n");
+  chmod(secret.c_str(), 0600);
+  ASSERT_EQ(symlink(secret.c_str(), (dir_.path() / "1.out").c_str()), 0);
+  auto [status, answer] = Call("GET", "/v1/jobs/1/logs?stream=out");
+  EXPECT_EQ(status, 409);
+  EXPECT_EQ(answer.dump().find("root only"), std::string::npos);
+  // Ids are digits only: "+1", "01" and past int64 name no job.
+  for (const char* id : {"+1", "01", "99999999999999999999", "-1"}) {
+    EXPECT_EQ(Call("GET", std::string("/v1/jobs/") + id).first, 400) << id;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -37,5 +38,10 @@ inline Outcome Gleaner(const std::string& args, const std::string& env = "") {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir.path() / "out"),
           Slurp(dir.path() / "err")};
 }
+
+// For `token create` run by the test's user: root may not hold a token
+// (unless [api] allow_root_tokens), so as root the token is nobody's, which
+// is enough for reading.
+inline std::string OrdinaryUserFlag() { return geteuid() == 0 ? " --user nobody" : ""; }
 
 }  // namespace gleaner::testing

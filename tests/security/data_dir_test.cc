@@ -1,0 +1,113 @@
+// The data directory is where root opens files: it is refused when anyone
+// but root (or gleaner's own user) could change it or a directory above it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli/daemon_support.h"
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+#include "testing/throwaway_user.h"
+
+namespace gleaner::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DataDirTest, AWritableDataDirIsRefusedWithTheFix) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "data").string();
+  ASSERT_TRUE(PrepareDataDir(data).ok());  // new: made private
+  chmod(data.c_str(), 0777);
+  auto s = PrepareDataDir(data);
+  EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("chmod go-w " + data));
+}
+
+TEST(DataDirTest, AWritableParentIsRefusedButASharedStickyOneIsFine) {
+  testing::TempDir dir;
+  const std::string parent = (dir.path() / "shared").string();
+  std::filesystem::create_directory(parent);
+  chmod(parent.c_str(), 0777);
+  auto s = PrepareDataDir(parent + "/data");
+  EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("a parent of the data directory, " + parent));
+  chmod(parent.c_str(), 01777);  // like /tmp: no one may replace our entries
+  EXPECT_TRUE(PrepareDataDir(parent + "/data").ok());
+}
+
+TEST(DataDirTest, ALinkInPlaceOfTheLogsDirectoryIsRefused) {
+  testing::TempDir dir;
+  testing::TempDir elsewhere;
+  const std::string data = (dir.path() / "data").string();
+  std::filesystem::create_directory(data);
+  chmod(data.c_str(), 0711);
+  ASSERT_EQ(symlink(elsewhere.path().c_str(), (data + "/logs").c_str()), 0);
+  auto s = PrepareDataDir(data);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("logs is not a directory"));
+}
+
+TEST(DataDirAsRootTest, ADirectoryAnotherUserOwnsIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to hand a directory to another user";
+  testing::ThrowawayUser account("gleanerd");
+  ASSERT_TRUE(account.ok());
+  testing::TempDir dir;
+  const std::string clone = (dir.path() / "clone").string();  // a user's checkout
+  std::filesystem::create_directory(clone);
+  ASSERT_EQ(chown(clone.c_str(), account.uid(), 0), 0);
+  auto s = PrepareDataDir(clone + "/.gleaner");
+  EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("belongs to uid " + std::to_string(account.uid())));
+}
+
+TEST(StoreUriTest, APasswordNeverTravelsOnTheCommandLine) {
+  // Every local user reads /proc/PID/cmdline; write access to the store
+  // means jobs as any user on every host.
+  for (const char* uri : {"postgresql://gleaner:hunter2@db:5432/gleaner",
+                          "postgresql://db/gleaner?password=hunter2",
+                          "host=db user=gleaner password=hunter2"}) {
+    auto s = StoreUri(uri, "");
+    EXPECT_EQ(s.status().code(), core::StatusCode::kInvalidArgument) << uri;
+    EXPECT_THAT(s.status().message(), HasSubstr("--store-file")) << uri;
+  }
+  EXPECT_EQ(*StoreUri("postgresql://gleaner@db:5432/gleaner", ""),
+            "postgresql://gleaner@db:5432/gleaner");
+  testing::TempDir dir;
+  const std::string file = dir.Write("store", "postgresql://gleaner:hunter2@db/gleaner\n");
+  chmod(file.c_str(), 0644);
+  EXPECT_THAT(StoreUri("", file).status().message(), HasSubstr("chmod 600"));
+  chmod(file.c_str(), 0600);
+  EXPECT_EQ(*StoreUri("", file), "postgresql://gleaner:hunter2@db/gleaner");
+}
+
+TEST(StoreFileTest, TheDatabaseAndItsJournalAreReadableByTheirOwnerOnly) {
+  testing::TempDir dir;
+  const std::string db = (dir.path() / "gleaner.db").string();
+  {
+    // As an older gleaner left it: readable by all.
+    auto store = store::SqliteStore::Open(db);
+    ASSERT_TRUE(store.ok());
+  }
+  chmod(db.c_str(), 0644);
+  auto store = store::SqliteStore::Open(db);
+  ASSERT_TRUE(store.ok());
+  sched::JobSpec spec;
+  spec.command = {"true"};
+  spec.env = {{"TOKEN", "secret"}};
+  ASSERT_TRUE((*store)->Submit("alice", 1000, spec, core::TimePoint{}).ok());
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st{};
+    ASSERT_EQ(stat((db + suffix).c_str(), &st), 0) << suffix;
+    EXPECT_EQ(st.st_mode & 077, 0u) << db << suffix;
+  }
+  const std::string link = (dir.path() / "linked.db").string();
+  ASSERT_EQ(symlink(db.c_str(), link.c_str()), 0);
+  EXPECT_THAT(store::SqliteStore::Open(link).status().message(), HasSubstr("symbolic link"));
+}
+
+}  // namespace
+}  // namespace gleaner::cli
