@@ -59,10 +59,16 @@ core::Result<std::pair<int, std::string>> HttpCall(
     GLEANER_ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(endpoint.unix_path));
     fd = with_timeouts(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      const std::string why = std::strerror(errno);
+      const int error = errno;
       close(fd);
-      return core::Unavailable("cannot reach gleaner at " + endpoint.unix_path + ": " + why +
-                               " (is `gleaner up` running?)");
+      // A socket file nobody listens on: left by a daemon that was killed.
+      if (error == ECONNREFUSED) {
+        return core::Unavailable("no gleaner is running at " + endpoint.unix_path +
+                                 " (the socket was left by one that stopped or was killed); "
+                                 "start `gleaner up`, which replaces it");
+      }
+      return core::Unavailable("cannot reach gleaner at " + endpoint.unix_path + ": " +
+                               std::strerror(error) + " (is `gleaner up` running?)");
     }
   } else {
     GLEANER_ASSIGN_OR_RETURN(TcpAddress addr, ResolveTcp(endpoint.host, endpoint.port));

@@ -49,6 +49,21 @@ void SendNow(int fd, const HttpResponse& r) {
   [[maybe_unused]] const ssize_t n = send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+// After answering a request we did not read to its end: closing with its
+// bytes unread would send a reset, and the client could lose the answer.
+// Read and drop what is still coming, for a moment.
+void DrainBeforeClose(int fd) {
+  shutdown(fd, SHUT_WR);
+  timeval tv{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[16384];
+  size_t drained = 0;
+  ssize_t n;
+  while (drained < 4 * kMaxBodyBytes && (n = recv(fd, buf, sizeof buf, 0)) > 0) {
+    drained += static_cast<size_t>(n);
+  }
+}
+
 core::Status Failed(const std::string& what, int fd) {
   const std::string why = std::strerror(errno);
   if (fd >= 0) close(fd);
@@ -177,12 +192,16 @@ void HttpServer::Read() {
         it->second.received.append(buf, static_cast<size_t>(n));
         if (it->second.received.size() > kMaxHeaderBytes + kMaxBodyBytes + 4) break;
       }
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        drop(it);  // the client went away
+      // A client may end its side once it has sent all: what it sent is
+      // answered. Only an incomplete request from a client that left is
+      // dropped.
+      const bool ended =
+          n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+      ParsedRequest parsed = ParseRequest(it->second.received);
+      if (parsed.kind == ParsedRequest::Kind::kIncomplete) {
+        if (ended) drop(it);
         continue;
       }
-      ParsedRequest parsed = ParseRequest(it->second.received);
-      if (parsed.kind == ParsedRequest::Kind::kIncomplete) continue;
       Complete c{it->first, it->second.peer, std::move(parsed)};
       if (--per_peer[it->second.peer_key] == 0) per_peer.erase(it->second.peer_key);
       reading.erase(it);
@@ -254,6 +273,7 @@ void HttpServer::Work() {
       HttpResponse r = ErrorResponse(core::InvalidArgument(c.parsed.error));
       r.status = c.parsed.error_status;
       WriteResponse(c.fd, r);
+      DrainBeforeClose(c.fd);
     } else {
       try {
         WriteResponse(c.fd, handler_(c.parsed.request, c.peer));

@@ -258,10 +258,15 @@ TEST(UpBinaryTest, OtherUsersSubmitThroughTheSocketAndRunAsThemselves) {
   ASSERT_TRUE(account.ok());
   const std::string& user = account.name();
   testing::TempDir dir;
-  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  // Others may pass through to the socket, but change nothing: the data
+  // directory must be root's alone.
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all |
+                                               std::filesystem::perms::group_exec |
+                                               std::filesystem::perms::others_exec);
   const std::string data = (dir.path() / "state").string();
   const std::string config =
       dir.Write("g.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.2\n");
+  const testing::SharedGleaner shared;
   std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
                config + " --for 20 >" + (dir.path() / "up.log").string() + " 2>&1 &")
                   .c_str());
@@ -270,10 +275,11 @@ TEST(UpBinaryTest, OtherUsersSubmitThroughTheSocketAndRunAsThemselves) {
   }
   ASSERT_EQ(Gleaner("--data-dir " + data + " submit -- sleep 30").rc, 0);  // root's job 1
   const std::string as_user = "cd /tmp && runuser -u " + user + " --";
-  Outcome theirs = Gleaner("--data-dir " + data + " submit -- sh -c 'id -un; sleep 30'", as_user);
+  Outcome theirs = testing::RunBinary(
+      shared.path(), "--data-dir " + data + " submit -- sh -c 'id -un; sleep 30'", as_user);
   ASSERT_EQ(theirs.rc, 0) << theirs.err;
   EXPECT_EQ(theirs.out, "submitted job 2\n");
-  Outcome steal = Gleaner("--data-dir " + data + " cancel 1", as_user);
+  Outcome steal = testing::RunBinary(shared.path(), "--data-dir " + data + " cancel 1", as_user);
   EXPECT_EQ(steal.rc, 1);
   EXPECT_THAT(steal.err, HasSubstr("job 1 belongs to root; only they (or root) may cancel it"));
   json job;

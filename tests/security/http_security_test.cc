@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server/http_client.h"
+#include "server/socket_address.h"
 
 namespace gleaner::server {
 namespace {
@@ -160,6 +161,30 @@ TEST(HttpHardeningUnixTest, ASocketPathHoldingSomethingElseIsNotRemoved) {
   char target[64] = {};
   EXPECT_GT(readlink(path.c_str(), target, sizeof target - 1), 0);  // still there
   unlink(path.c_str());
+  rmdir(dir_template);
+}
+
+TEST(HttpHardeningUnixTest, ASocketLeftByAKilledDaemonIsExplained) {
+  char dir_template[] = "/tmp/gleaner-sock.XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  Endpoint left;
+  left.unix_path = std::string(dir_template) + "/g.sock";
+  {
+    auto addr = UnixAddress(left.unix_path);
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr), 0);
+    close(fd);  // as kill -9 leaves it: the file, with no one listening
+  }
+  auto r = HttpCall(left, "GET", "/v1/whoami", "", "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("no gleaner is running"));
+  // And a new server replaces it.
+  auto s = HttpServer::ServeUnix(left.unix_path, [](const HttpRequest&, const Peer&) {
+    return HttpResponse{200, "{}"};
+  });
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(HttpCall(left, "GET", "/v1/whoami", "", "").ok());
+  s->reset();
   rmdir(dir_template);
 }
 

@@ -27,17 +27,44 @@ inline std::string Slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-// Runs the built gleaner binary with `args` through the shell, `env`
-// (assignments, or a wrapper like "timeout 2") in front, no stdin.
-inline Outcome Gleaner(const std::string& args, const std::string& env = "") {
+// Runs `binary` with `args` through the shell, `env` (assignments, or a
+// wrapper like "timeout 2") in front, no stdin.
+inline Outcome RunBinary(const std::string& binary, const std::string& args,
+                         const std::string& env = "") {
   TempDir dir;
-  const std::string cmd = env + " " + GLEANER_BINARY + " " + args + " >" +
+  const std::string cmd = env + " " + binary + " " + args + " >" +
                           (dir.path() / "out").string() + " 2>" + (dir.path() / "err").string() +
                           " </dev/null";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir.path() / "out"),
           Slurp(dir.path() / "err")};
 }
+
+// Runs the built gleaner binary (see RunBinary).
+inline Outcome Gleaner(const std::string& args, const std::string& env = "") {
+  return RunBinary(GLEANER_BINARY, args, env);
+}
+
+// A copy of the built gleaner that every user may run, for tests that run
+// it as another user: the build may sit where only root can reach (a clone
+// in /root, mode 700). The static build needs nothing beside it. Removed
+// with the object.
+class SharedGleaner {
+ public:
+  SharedGleaner() {
+    std::filesystem::permissions(dir_.path(), std::filesystem::perms::owner_all |
+                                                  std::filesystem::perms::group_exec |
+                                                  std::filesystem::perms::others_exec);
+    std::filesystem::copy_file(GLEANER_BINARY, path());
+    std::filesystem::permissions(path(), std::filesystem::perms::owner_all |
+                                             std::filesystem::perms::group_exec |
+                                             std::filesystem::perms::others_exec);
+  }
+  std::string path() const { return (dir_.path() / "gleaner").string(); }
+
+ private:
+  TempDir dir_;
+};
 
 // For `token create` run by the test's user: root may not hold a token
 // (unless [api] allow_root_tokens), so as root the token is nobody's, which
