@@ -90,7 +90,8 @@ TEST_F(PrometheusTest, ARealPrometheusScrapesGleanerUp) {
   const KillOnExit gleaner = StartGleanerUp(dir, data, gleaner_port);
   // Prometheus scrapes over TCP, so it needs a token like any client.
   const testing::Outcome token =
-      testing::Gleaner("--data-dir " + data + " token create --name prometheus" + testing::OrdinaryUserFlag());
+      testing::Gleaner("--data-dir " + data + " token create --name prometheus" +
+                       testing::OrdinaryUserFlag());
   ASSERT_EQ(token.rc, 0) << token.err;
   const size_t at = token.out.find("glt_");
   ASSERT_NE(at, std::string::npos) << token.out;

@@ -211,7 +211,7 @@ TEST(ScenarioTest, HostileNestingIsAnErrorNotACrash) {
       "{\"gpus\": [" + std::string(100000, '[') + std::string(100000, ']') + "]}";
   auto s = ParseScenario(deep, "deep.json");
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.status().message(), HasSubstr("deep.json:1:"));
+  EXPECT_THAT(s.status().message(), HasSubstr("deep.json: nested deeper than 64 levels"));
 }
 
 TEST(ScenarioTest, BusIdsAreNormalisedToLowerCase) {
@@ -239,7 +239,7 @@ TEST(ScenarioLoadTest, ReadsFilesAndNamesMissingOnes) {
   auto error = LoadScenario(bad);
   ASSERT_FALSE(error.ok());
   EXPECT_THAT(error.status().message(),
-              HasSubstr(bad + ":2: gpus: expected a list of GPUs, got 3"));
+              HasSubstr(bad + ":2: gpus: expected a list of GPUs, got number"));
 
   auto directory = LoadScenario(dir.path().string());
   ASSERT_FALSE(directory.ok());

@@ -36,6 +36,9 @@ class ApiTest : public ::testing::Test {
       return std::nullopt;
     };
     options.gpus = [] { return json{{"schema", "gleaner.gpus/v1"}, {"gpus", json::array()}}; };
+    // CI runs these as root, whose tokens must be allowed explicitly
+    // (RootTokensAreRefusedUnlessAllowed).
+    options.tokens.allow_root = true;
     api_ = std::make_unique<Api>(*store_, *store_, clock_, options);
     const auto handler = [this](const HttpRequest& r, const Peer& p) { return api_->Handle(r, p); };
     socket_.unix_path = (dir_.path() / "g.sock").string();
@@ -197,6 +200,28 @@ TEST_F(ApiTest, AHugeArrayOfAHugeSpecIsRefused) {
   EXPECT_EQ(status, 400);
   EXPECT_THAT(error["error"]["message"].get<std::string>(), HasSubstr("at most 256 MiB"));
   EXPECT_TRUE(store_->List({})->empty());
+}
+
+TEST_F(ApiTest, RootTokensAreRefusedUnlessAllowed) {
+  ApiOptions options;
+  options.uid_of = [](const std::string&) -> std::optional<uint32_t> { return 0; };
+  options.user_name = [](uint32_t uid) { return uid == 0 ? "root" : "u" + std::to_string(uid); };
+  Api strict(*store_, *store_, clock_, options);
+  const HttpRequest mint{"POST", "/v1/tokens", {}, R"({"name": "laptop"})"};
+  const HttpResponse refused = strict.Handle(mint, Peer{0});
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_THAT(refused.body, HasSubstr("allow_root_tokens"));
+  // One made where root tokens were allowed stops working here.
+  auto [created, token] = Call(socket_, "POST", "/v1/tokens", R"({"name": "old"})");
+  if (geteuid() == 0) {
+    const HttpRequest whoami{
+        "GET", "/v1/whoami", {{"authorization", "Bearer " + token["token"].get<std::string>()}}, ""};
+    EXPECT_EQ(strict.Handle(whoami, Peer{}).status, 401);
+  }
+  // And every token expires.
+  const HttpResponse for_user = strict.Handle(mint, Peer{1000});
+  EXPECT_EQ(for_user.status, 201);
+  EXPECT_FALSE(json::parse(for_user.body)["expires_at"].is_null());
 }
 
 TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {

@@ -113,7 +113,15 @@ TEST(HttpServerTest, AStaleSocketIsReplacedAndALongPathRefused) {
   testing::TempDir dir;
   Endpoint socket;
   socket.unix_path = (dir.path() / "s.sock").string();
-  dir.Write("s.sock", "stale");
+  {
+    // A socket file left by a server that was killed.
+    auto stale = HttpServer::ServeUnix(socket.unix_path, [](const HttpRequest&, const Peer&) {
+      return HttpResponse{};
+    });
+    ASSERT_TRUE(stale.ok());
+    std::filesystem::rename(socket.unix_path, socket.unix_path + ".kept");
+  }
+  std::filesystem::rename(socket.unix_path + ".kept", socket.unix_path);
   auto server = HttpServer::ServeUnix(socket.unix_path, [](const HttpRequest&, const Peer&) {
     return HttpResponse{200, "{}"};
   });

@@ -57,6 +57,18 @@ inline KillOnExit StartGleanerUp(const TempDir& dir, const std::string& data, in
   for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
+  // The TCP listener opens after the socket: wait for it too.
+  for (int i = 0; i < 400; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool up = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    close(fd);
+    if (up) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
   return KillOnExit{pid_file};  // a prvalue: no copy that would kill it early
 }
 
