@@ -89,7 +89,9 @@ class Reader {
   Status CheckKeys(const json& object, const std::string& pointer,
                    std::initializer_list<const char*> allowed) const {
     if (!object.is_object()) return Error(pointer, "expected an object, got " + Kind(object));
-    for (const auto& [key, unused] : object.items()) {
+    for (const auto& item : object.items()) {
+      // Not a structured binding: clang before 16 cannot capture one in a lambda.
+      const std::string& key = item.key();
       if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
         std::string list;
         for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);

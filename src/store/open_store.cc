@@ -5,7 +5,12 @@
 
 namespace gleaner::store {
 
+#ifdef GLEANER_WITH_POSTGRES
+bool PostgresSupported() { return true; }
+#else
+// Weak: null unless the backend is linked in (postgres_entry.h).
 bool PostgresSupported() { return OpenPostgresStore != nullptr; }
+#endif
 
 bool IsPostgresUri(const std::string& where) {
   return where.starts_with("postgresql://") || where.starts_with("postgres://");
