@@ -328,7 +328,14 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
       GLEANER_ASSIGN_OR_RETURN(ArraySpec a, ParseArraySpec(j.at("array").get<std::string>()));
       s.array = a;
     }
-    get("after_success", &s.after_success);
+    if (j.contains("after_success") && !j.at("after_success").is_null()) {
+      const json& deps = j.at("after_success");
+      if (!deps.is_array()) return Bad("after_success", "a list of job ids");
+      for (const json& id : deps) {
+        if (!id.is_number_integer()) return Bad("after_success", "job ids are whole numbers");
+        s.after_success.push_back(id.get<JobId>());
+      }
+    }
     get("project", &s.project);
     get("labels", &s.labels);
   } catch (const json::exception& e) {

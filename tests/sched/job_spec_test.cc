@@ -128,6 +128,11 @@ TEST(JobSpecTest, JsonDefaultsAndErrors) {
       {json{{"command", {"x"}}, {"array", 5}}, "array: a string"},
       {json{{"command", {"x"}}, {"array", "9-1"}}, "is before the first"},
       {json{{"command", {"x"}}, {"env", {{"A", 1}}}}, "wrong type"},
+      // A float out of int64's range reached a cast that is undefined
+      // behaviour (found by fuzz/job_spec_fuzz.cc).
+      {json{{"command", {"x"}}, {"after_success", {3, 1e300}}}, "after_success: job ids are"},
+      {json{{"command", {"x"}}, {"after_success", {2.5}}}, "after_success: job ids are"},
+      {json{{"command", {"x"}}, {"after_success", 3}}, "after_success: a list of job ids"},
   };
   for (const auto& [doc, expected] : bad) {
     auto r = JobSpecFromJson(doc);
