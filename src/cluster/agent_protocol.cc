@@ -1,5 +1,9 @@
 #include "cluster/agent_protocol.h"
 
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
 namespace gleaner::cluster {
 
 using nlohmann::json;
@@ -17,6 +21,27 @@ std::optional<T> Opt(const json& j) {
   return j.get<T>();
 }
 
+// An integer field. nlohmann converts a JSON float to an integer type with
+// a plain cast, which is undefined behaviour out of range (an "index" of
+// 1e300), so floats are refused and integers checked against Int's range.
+template <typename Int>
+Int Whole(const json& j) {
+  if (j.is_number_unsigned()) {
+    if (const auto v = j.get<uint64_t>(); std::in_range<Int>(v)) return static_cast<Int>(v);
+  } else if (j.is_number_integer()) {
+    if (const auto v = j.get<int64_t>(); std::in_range<Int>(v)) return static_cast<Int>(v);
+  } else {
+    throw std::invalid_argument(std::string("expected a whole number, got ") + j.type_name());
+  }
+  throw std::out_of_range("the whole number " + j.dump() + " is out of range");
+}
+
+template <typename Int>
+std::optional<Int> OptWhole(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  return Whole<Int>(j);
+}
+
 // Values a JSON number carries, rounded to what a reading means: a tenth
 // of a percent, watt or degree keeps reports small.
 json Rounded(const std::optional<double>& v) {
@@ -25,7 +50,7 @@ json Rounded(const std::optional<double>& v) {
 
 json AttemptToJson(const JobAttempt& a) { return json::array({a.job, a.attempt}); }
 JobAttempt AttemptFromJson(const json& j) {
-  return {j.at(0).get<sched::JobId>(), j.at(1).get<int>()};
+  return {Whole<sched::JobId>(j.at(0)), Whole<int>(j.at(1))};
 }
 
 json GpuStatusToJson(const GpuStatus& g) {
@@ -37,16 +62,16 @@ json GpuStatusToJson(const GpuStatus& g) {
 
 GpuStatus GpuStatusFromJson(const json& j) {
   GpuStatus g;
-  const int state = j.at(0).get<int>();
+  const int state = Whole<int>(j.at(0));
   if (state < 0 || state > static_cast<int>(observe::GpuState::kUnhealthy)) {
     throw std::out_of_range("GPU state " + std::to_string(state) + " is not one gleaner knows");
   }
   g.state = static_cast<observe::GpuState>(state);
-  const int lend = j.at(1).get<int>();
+  const int lend = Whole<int>(j.at(1));
   g.lendable_free = (lend & 1) != 0;
   g.lendable_placed = (lend & 2) != 0;
   g.utilization_pct = Opt<double>(j.at(2));
-  g.memory_used_mib = Opt<int64_t>(j.at(3));
+  g.memory_used_mib = OptWhole<int64_t>(j.at(3));
   g.power_w = Opt<double>(j.at(4));
   g.temperature_c = Opt<double>(j.at(5));
   return g;
@@ -82,7 +107,7 @@ json EventToJson(const JobEvent& e) {
 
 JobEvent EventFromJson(const json& j) {
   JobEvent e;
-  e.seq = j.at("seq").get<int64_t>();
+  e.seq = Whole<int64_t>(j.at("seq"));
   e.of = AttemptFromJson(j.at("job"));
   const std::string kind = j.at("kind").get<std::string>();
   if (kind == "started") {
@@ -94,14 +119,14 @@ JobEvent EventFromJson(const json& j) {
   } else {
     throw std::out_of_range("event kind \"" + kind + "\": expected started, vacating or exited");
   }
-  e.at = core::FromUnixMicros(j.at("at_us").get<int64_t>());
+  e.at = core::FromUnixMicros(Whole<int64_t>(j.at("at_us")));
   e.reason = j.value("reason", "");
-  if (j.contains("pid")) e.pid = j["pid"].get<int>();
+  if (j.contains("pid")) e.pid = Whole<int>(j["pid"]);
   if (j.contains("process_started_us")) {
-    e.process_started_at = core::FromUnixMicros(j["process_started_us"].get<int64_t>());
+    e.process_started_at = core::FromUnixMicros(Whole<int64_t>(j["process_started_us"]));
   }
-  if (j.contains("exit_code")) e.exit_code = j["exit_code"].get<int>();
-  if (j.contains("signal")) e.signal = j["signal"].get<int>();
+  if (j.contains("exit_code")) e.exit_code = Whole<int>(j["exit_code"]);
+  if (j.contains("signal")) e.signal = Whole<int>(j["signal"]);
   e.status_unknown = j.value("status_unknown", false);
   e.vacated = j.value("vacated", false);
   e.launch_failed = j.value("launch_failed", false);
@@ -127,28 +152,31 @@ json MinuteToJson(const observe::MinuteRollup& m) {
 observe::MinuteRollup MinuteFromJson(const json& j) {
   observe::MinuteRollup m;
   m.uuid = core::GpuUuid(j.at("gpu").get<std::string>());
-  m.minute = core::FromUnixMicros(j.at("minute_us").get<int64_t>());
-  m.samples = j.at("samples").get<int>();
+  m.minute = core::FromUnixMicros(Whole<int64_t>(j.at("minute_us")));
+  m.samples = Whole<int>(j.at("samples"));
   const json& util = j.at("util");
   m.utilization_min_pct = util.at(0).get<double>();
   m.utilization_mean_pct = util.at(1).get<double>();
   m.utilization_max_pct = util.at(2).get<double>();
-  if (auto mem = Opt<uint64_t>(j.at("memory_used_max"))) m.memory_used_max = core::Bytes(*mem);
+  if (auto mem = OptWhole<uint64_t>(j.at("memory_used_max"))) {
+    m.memory_used_max = core::Bytes(*mem);
+  }
   m.power_mean_w = Opt<double>(j.at("power_mean_w"));
-  m.pids = j.at("pids").get<std::set<uint32_t>>();
+  if (!j.at("pids").is_array()) throw std::invalid_argument("pids: expected a list");
+  for (const json& pid : j.at("pids")) m.pids.insert(Whole<uint32_t>(pid));
   m.users = j.at("users").get<std::set<std::string>>();
   m.job_users = j.at("job_users").get<std::set<std::string>>();
-  const int state = j.at("state").get<int>();
+  const int state = Whole<int>(j.at("state"));
   if (state < 0 || state > static_cast<int>(observe::GpuState::kUnhealthy)) {
     throw std::out_of_range("minute state " + std::to_string(state) + " is not one gleaner knows");
   }
   m.state = static_cast<observe::GpuState>(state);
   const json& us = j.at("us");
-  m.observed = core::Duration(us.at(0).get<int64_t>());
-  m.busy = core::Duration(us.at(1).get<int64_t>());
-  m.idle = core::Duration(us.at(2).get<int64_t>());
-  m.held_idle = core::Duration(us.at(3).get<int64_t>());
-  m.harvested = core::Duration(us.at(4).get<int64_t>());
+  m.observed = core::Duration(Whole<int64_t>(us.at(0)));
+  m.busy = core::Duration(Whole<int64_t>(us.at(1)));
+  m.idle = core::Duration(Whole<int64_t>(us.at(2)));
+  m.held_idle = core::Duration(Whole<int64_t>(us.at(3)));
+  m.harvested = core::Duration(Whole<int64_t>(us.at(4)));
   return m;
 }
 
@@ -207,15 +235,16 @@ core::Result<AgentReport> ReportFromJson(const json& j) {
     if (j.contains("inventory")) {
       std::vector<InventoryGpu> inv;
       for (const json& g : j["inventory"]) {
-        inv.push_back({core::GpuUuid(g.at("uuid").get<std::string>()), g.at("index").get<int>(),
+        inv.push_back({core::GpuUuid(g.at("uuid").get<std::string>()), Whole<int>(g.at("index")),
                        g.at("model").get<std::string>(),
-                       core::Bytes(g.at("memory_bytes").get<uint64_t>()), g.value("island", -1)});
+                       core::Bytes(Whole<uint64_t>(g.at("memory_bytes"))),
+                       g.contains("island") ? Whole<int>(g.at("island")) : -1});
       }
       r.inventory = std::move(inv);
     }
     for (const json& g : j.at("gpus")) r.gpus.push_back(GpuStatusFromJson(g));
     for (const json& why : j.value("reasons", json::array())) {
-      r.reasons.emplace_back(why.at(0).get<int>(), why.at(1).get<std::string>());
+      r.reasons.emplace_back(Whole<int>(why.at(0)), why.at(1).get<std::string>());
     }
     for (const json& a : j.at("running")) r.running.push_back(AttemptFromJson(a));
     for (const json& e : j.value("events", json::array())) r.events.push_back(EventFromJson(e));
@@ -257,8 +286,13 @@ json ReplyToJson(const AgentReply& r) {
 core::Result<AgentReply> ReplyFromJson(const json& j) {
   return Decode<AgentReply>("coordinator reply", [&]() -> AgentReply {
     AgentReply r;
-    r.acked = j.at("acked").get<int64_t>();
-    r.lease = core::Duration(static_cast<int64_t>(j.at("lease_s").get<double>() * 1e6));
+    r.acked = Whole<int64_t>(j.at("acked"));
+    const double lease_s = j.at("lease_s").get<double>();
+    // Out of int64 microseconds' range the cast below is undefined.
+    if (!std::isfinite(lease_s) || std::abs(lease_s) > 1e12) {
+      throw std::out_of_range("lease_s " + std::to_string(lease_s) + " is not a plausible lease");
+    }
+    r.lease = core::Duration(static_cast<int64_t>(lease_s * 1e6));
     r.send_inventory = j.value("send_inventory", false);
     for (const json& a : j.at("assigned")) r.assigned.push_back(AttemptFromJson(a));
     for (const json& s : j.value("start", json::array())) {
@@ -270,8 +304,8 @@ core::Result<AgentReply> ReplyFromJson(const json& j) {
       one.spec = std::move(spec).value();
       for (const json& g : s.at("gpus")) one.gpus.emplace_back(g.get<std::string>());
       if (s.contains("array")) {
-        one.array_id = s["array"].at(0).get<sched::JobId>();
-        one.array_index = s["array"].at(1).get<int64_t>();
+        one.array_id = Whole<sched::JobId>(s["array"].at(0));
+        one.array_index = Whole<int64_t>(s["array"].at(1));
       }
       r.start.push_back(std::move(one));
     }

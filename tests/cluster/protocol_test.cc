@@ -105,6 +105,35 @@ TEST(AgentProtocolTest, AMalformedReportSaysWhatIsWrong) {
   EXPECT_THAT(bad_kind.status().message(), HasSubstr("event kind \"paused\""));
 }
 
+// Found by fuzz/agent_protocol_fuzz.cc: a float where an integer belongs
+// reached a cast that is undefined behaviour out of range, and an integer
+// too large for its field was silently wrapped.
+TEST(AgentProtocolTest, NumbersThatDoNotFitAreErrors) {
+  for (const char* text : {
+           R"({"gpus": [], "running": [[1, 1e300]]})",
+           R"({"gpus": [], "running": [[1, 4294967297]]})",
+           R"({"gpus": [], "running": [[1.5, 1]]})",
+           R"({"gpus": [[0, 1e300, null, null, null, null]], "running": []})",
+           R"({"gpus": [[0, 0, null, 1e300, null, null]], "running": []})",
+           R"({"inventory": [{"uuid": "GPU-1", "index": 0, "model": "T4", "memory_bytes": 1,
+                              "island": -1e300}], "gpus": [], "running": []})",
+           R"({"gpus": [], "running": [], "events": [{"seq": 1, "job": [1, 1], "kind": "exited",
+                                                      "at_us": 0, "exit_code": 1e300}]})",
+       }) {
+    auto report = ReportFromJson(nlohmann::json::parse(text));
+    ASSERT_FALSE(report.ok()) << text;
+    EXPECT_EQ(report.status().code(), core::StatusCode::kInvalidArgument) << text;
+  }
+  for (const char* text : {
+           R"({"acked": 0, "lease_s": 1e300, "assigned": []})",
+           R"({"acked": 1e300, "lease_s": 30, "assigned": []})",
+       }) {
+    auto reply = ReplyFromJson(nlohmann::json::parse(text));
+    ASSERT_FALSE(reply.ok()) << text;
+    EXPECT_EQ(reply.status().code(), core::StatusCode::kInvalidArgument) << text;
+  }
+}
+
 TEST(HmacTest, MatchesRfc4231) {
   EXPECT_EQ(core::HmacSha256Hex(std::string(20, '\x0b'), "Hi There"),
             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
