@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -39,5 +40,8 @@ inline std::string ConfigPath(const std::string& data_dir, const std::string& co
 // Reads the config file at `path`. A missing file is the defaults when
 // `must_exist` is false. Errors name the file, the line and the key.
 core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist);
+
+// LoadConfig's parse of the file's text; errors call the text `path`.
+core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string& path);
 
 }  // namespace gleaner::cli

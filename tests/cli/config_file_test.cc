@@ -1,0 +1,64 @@
+#include "cli/config_file.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gleaner::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ParseConfigTest, ReadsTheTextLoadConfigReads) {
+  auto c = ParseConfig("[sampling]\ninterval_s = 10\n[projects]\nalice = \"vision\"\n", "g.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->sample_interval, core::Seconds(10));
+  EXPECT_EQ(c->project_of_user.at("alice"), "vision");
+  EXPECT_THAT(ParseConfig("[sampling]\nrate = 1\n", "g.toml").status().message(),
+              HasSubstr("g.toml:2: sampling.rate: unknown key"));
+}
+
+// toml++ 3.3.0 reached __builtin_unreachable for these (found by
+// fuzz/config_fuzz.cc): non-ASCII characters where TOML has no place for
+// them, and after a backslash and blanks in a multi-line string.
+TEST(ParseConfigTest, NonAsciiOutsideStringsIsAnError) {
+  for (const auto& [text, expected] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"[\u00e9]\n", "g.toml:1: a non-ASCII character outside a quoted string or a comment"},
+           {"[idle]\nbusy_utilization_pct = 5 \u00e2\n", "g.toml:2: a non-ASCII character"},
+           {"[projects]\nalice = \"\"\"\\\u00e9\"\"\"\n",
+            "g.toml:2: a backslash before a non-ASCII"},
+           {"[projects]\nalice = \"\"\"\\\n \xc3\"\"\"\n", "g.toml:3: the text is not valid UTF-8"},
+           // toml++ reads this line as one broken token.
+           {"[projects]\nalice = 12+'''\u039a'''\n", "g.toml:2:"},
+           {"[projects]\nalice = 1'\ufb3f'\n", "g.toml:2:"},
+       }) {
+    auto c = ParseConfig(text, "g.toml");
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_THAT(c.status().message(), HasSubstr(expected)) << text;
+  }
+}
+
+TEST(ParseConfigTest, NonAsciiInStringsAndCommentsIsRead) {
+  auto c = ParseConfig(
+      "# caf\u00e9\n[projects]\n\"jos\u00e9\" = 'recherche-\u00e9'  # \u00e9\n"
+      "alice = \"\"\"\\\n    \u00e9quipe\"\"\"\nbob = \"\"\"x\"\"\"\"\n",
+      "g.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->project_of_user.at("jos\u00e9"), "recherche-\u00e9");
+  EXPECT_EQ(c->project_of_user.at("alice"), "\u00e9quipe");
+  EXPECT_EQ(c->project_of_user.at("bob"), "x\"");
+  auto literal = ParseConfig(
+      "[projects]\na = 'C:\\\\x \"y\" \u00e9'\nb = '''\n\\\\ \"\u00e9\"\n''''\n", "g.toml");
+  ASSERT_TRUE(literal.ok()) << literal.status().ToString();
+  EXPECT_EQ(literal->project_of_user.at("a"), "C:\\\\x \"y\" \u00e9");
+  EXPECT_EQ(literal->project_of_user.at("b"), "\\\\ \"\u00e9\"\n'");
+  // A byte order mark is no character of the document.
+  EXPECT_TRUE(ParseConfig("\xEF\xBB\xBF[ui]\nanonymous_read = true\n", "g.toml").ok());
+  // Errors after a rewritten string still name their own line.
+  EXPECT_THAT(ParseConfig("[projects]\nalice = \"\"\"\\\n\n \u00e9\"\"\"\nbob = 3\n", "g.toml")
+                  .status()
+                  .message(),
+              HasSubstr("g.toml:5: projects.bob: expected a project name"));
+}
+
+}  // namespace
+}  // namespace gleaner::cli
