@@ -1,0 +1,29 @@
+# Sourced by scripts/fuzz.sh and scripts/sanitize.sh: install_missing, as
+# in scripts/quickstart.sh.
+#
+# install_missing PACKAGES...: installs with apt-get those not installed
+# yet (as root, or through sudo); exits when it cannot.
+install_missing() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "gleaner: run as root to install: ${missing[*]}" >&2
+      exit 1
+    fi
+    sudo=sudo
+  fi
+  echo "gleaner: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# What configuring and building gleaner needs (scripts/quickstart.sh's list).
+gleaner_build_packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev
+                        libsqlite3-dev libtomlplusplus-dev libpq-dev)
+# The build fetches uPlot with npm; an npm that came some other way will do.
+command -v npm >/dev/null || gleaner_build_packages+=(nodejs npm)
