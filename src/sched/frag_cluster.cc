@@ -47,7 +47,7 @@ FragNodeState AfterPlacing(const FragNodeState& node, const FragPod& pod, uint8_
   after.cpu_free -= pod.cpu_milli;
   after.memory_free -= pod.memory_mib;
   for (int i = 0; i < node.gpus; ++i) {
-    if (gpu_mask >> i & 1u) after.gpu_free[static_cast<size_t>(i)] -= pod.gpu_milli;
+    if ((gpu_mask >> i) & 1) after.gpu_free[static_cast<size_t>(i)] -= pod.gpu_milli;
   }
   return after;
 }
