@@ -54,12 +54,17 @@ void SendNow(int fd, const HttpResponse& r) {
 // Read and drop what is still coming, for a moment.
 void DrainBeforeClose(int fd) {
   shutdown(fd, SHUT_WR);
-  timeval tv{1, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  // One second in all, however the peer trickles: a worker is never held.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   char buf[16384];
   size_t drained = 0;
-  ssize_t n;
-  while (drained < 4 * kMaxBodyBytes && (n = recv(fd, buf, sizeof buf, 0)) > 0) {
+  while (drained < 4 * kMaxBodyBytes) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) != 1) return;
+    const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n <= 0) return;
     drained += static_cast<size_t>(n);
   }
 }
