@@ -31,8 +31,13 @@ Stack& Shared() {
     s->dir = std::filesystem::temp_directory_path() / ("gleaner-bench-" + std::to_string(getpid()));
     std::filesystem::create_directories(s->dir);
     s->store = std::move(store::SqliteStore::Open(s->dir + "/gleaner.db")).value();
+    // Limits far above what the bench submits: each commit still adds up
+    // what its users hold, as a daemon does.
+    server::SubmitLimits limits;
+    limits.jobs_per_user = limits.jobs_per_project = int64_t{1} << 40;
+    limits.spec_bytes_per_user = limits.spec_bytes_per_project = int64_t{1} << 50;
     s->api = std::make_unique<server::JobApi>(*s->store, s->store_mu, s->clock, sched::JobLimits{},
-                                              s->dir);
+                                              limits, s->dir);
     s->socket.unix_path = s->dir + "/g.sock";
     s->server = std::move(server::HttpServer::ServeUnix(
                               s->socket.unix_path,

@@ -53,6 +53,42 @@ Status Number(const std::string& path, const toml::table& t, const std::string& 
   return Status::Ok();
 }
 
+// A whole number from `min` to `max`: a count is never 2.5.
+Status WholeNumber(const std::string& path, const toml::table& t, const std::string& prefix,
+                   const char* key, int64_t min, int64_t max, int64_t* out) {
+  const toml::node* node = t.get(key);
+  if (node == nullptr) return Status::Ok();
+  std::optional<int64_t> v = node->is_integer() ? node->value<int64_t>() : std::nullopt;
+  if (!v || *v < min || *v > max) {
+    return Error(path, *node, prefix + key,
+                 "expected a whole number from " + std::to_string(min) + " to " +
+                     std::to_string(max));
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
+// [limits]: what one user, and one project, may hold in the queue.
+Status ReadLimits(const std::string& path, const toml::table& t, server::SubmitLimits* limits) {
+  const std::string p = "limits.";
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, p,
+                                    {"jobs_per_user", "spec_mib_per_user", "jobs_per_project",
+                                     "spec_mib_per_project"}));
+  constexpr int64_t kMaxJobs = int64_t{1} << 40;
+  constexpr int64_t kMaxMiB = int64_t{1} << 30;
+  GLEANER_RETURN_IF_ERROR(
+      WholeNumber(path, t, p, "jobs_per_user", 0, kMaxJobs, &limits->jobs_per_user));
+  GLEANER_RETURN_IF_ERROR(
+      WholeNumber(path, t, p, "jobs_per_project", 0, kMaxJobs, &limits->jobs_per_project));
+  for (auto [key, bytes] : {std::pair{"spec_mib_per_user", &limits->spec_bytes_per_user},
+                            std::pair{"spec_mib_per_project", &limits->spec_bytes_per_project}}) {
+    int64_t mib = *bytes >> 20;
+    GLEANER_RETURN_IF_ERROR(WholeNumber(path, t, p, key, 0, kMaxMiB, &mib));
+    *bytes = mib << 20;
+  }
+  return Status::Ok();
+}
+
 Status Seconds(const std::string& path, const toml::table& t, const std::string& prefix,
                const char* key, double min_s, double max_s, core::Duration* out) {
   double s = core::ToSecondsDouble(*out);
@@ -473,9 +509,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
                                  std::string(e.description()));
   }
   GLEANER_RETURN_IF_ERROR(CheckKeys(
-      path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api"}));
+      path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits"}));
   for (const char* section :
-       {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api"}) {
+       {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -526,6 +562,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     double days = core::ToSecondsDouble(config.tokens.lifetime) / 86400;
     GLEANER_RETURN_IF_ERROR(Number(path, *api, "api.", "token_lifetime_days", 1, 3650, &days));
     config.tokens.lifetime = core::Duration(static_cast<int64_t>(days * 86400e6));
+  }
+  if (const toml::table* limits = doc["limits"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadLimits(path, *limits, &config.submit_limits));
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

@@ -10,6 +10,7 @@
 #include "observe/alerts.h"
 #include "observe/idle_config.h"
 #include "sched/scheduler_config.h"
+#include "server/submit_quota.h"
 #include "server/token_api.h"
 
 namespace gleaner::cli {
@@ -30,6 +31,8 @@ struct GleanerConfig {
   bool ui_anonymous_read = false;
   // [api] allow_root_tokens, token_lifetime_days: see docs/security.md.
   server::TokenPolicy tokens;
+  // [limits]: jobs and spec bytes one user, and one project, may hold.
+  server::SubmitLimits submit_limits;
 };
 
 // The config file a command reads: `config_flag`, else DATA_DIR/gleaner.toml.

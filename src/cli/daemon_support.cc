@@ -212,6 +212,7 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   options.cost.project_of_user = config.project_of_user;
   options.anonymous_read = config.ui_anonymous_read;
   options.tokens = config.tokens;
+  options.submit_limits = config.submit_limits;
   return options;
 }
 

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -16,6 +18,7 @@
 #include "cli/gpu_source.h"
 #include "core/format.h"
 #include "observe/verdict_json.h"
+#include "server/job_list_query.h"
 #include "store/job_json.h"
 #include "store/sqlite_store.h"
 
@@ -124,6 +127,10 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.submit->add_option("--workdir", o.workdir, "Working directory (default: the current one)");
   c.queue = app.add_subcommand("queue", "Jobs waiting and running (--all: finished ones too)");
   c.queue->add_flag("--all", o.all, "Include finished jobs");
+  c.queue->add_option("--state", o.states, "Only these states: queued,held,running,...");
+  c.queue->add_option("--user", o.user, "Only this user's jobs");
+  c.queue->add_option("--limit", o.limit, "At most this many, oldest first (0: all)")
+      ->capture_default_str();
   c.show = app.add_subcommand("show", "One job in full");
   c.show->add_option("id", o.id, "Job id")->required();
   c.cancel = app.add_subcommand("cancel", "Cancel a job (yours; any, as root)");
@@ -204,25 +211,86 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+namespace {
+
+// `text` as a query value: bytes other than letters, digits and ._- escaped.
+std::string QueryEscape(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// GET /v1/jobs page after page (the server answers one bounded page at a
+// time) until `limit` jobs (0: all) or the last page.
+core::Result<json> FetchJobs(const server::Endpoint& api, const JobOptions& o) {
+  std::string filters = o.all ? "all=1" : "";
+  if (!o.states.empty()) filters = "state=" + QueryEscape(o.states);
+  if (!o.user.empty()) filters += (filters.empty() ? "" : "&") + ("user=" + QueryEscape(o.user));
+  json jobs = json::array();
+  int64_t after = 0;
+  for (;;) {
+    const int64_t want = o.limit == 0 ? server::kMaxJobPage
+                                      : std::min<int64_t>(server::kMaxJobPage,
+                                                          o.limit - static_cast<int64_t>(jobs.size()));
+    std::string target = "/v1/jobs?limit=" + std::to_string(want);
+    if (!filters.empty()) target += "&" + filters;
+    if (after > 0) target += "&after=" + std::to_string(after);
+    GLEANER_ASSIGN_OR_RETURN(auto answer, server::HttpCall(api, "GET", target, "", o.token));
+    const json doc = core::ParseUntrustedJson<json>(answer.second);
+    if (answer.first >= 400 || !doc.is_object() || !doc.contains("jobs") ||
+        !doc["jobs"].is_array()) {
+      const std::string message = doc.is_object() && doc.contains("error")
+                                      ? doc["error"].value("message", answer.second)
+                                      : answer.second;
+      return answer.first == 400 ? core::InvalidArgument(message) : core::Internal(message);
+    }
+    for (const json& job : doc["jobs"]) jobs.push_back(job);
+    if (!doc.contains("next") || !doc["next"].is_number_integer() ||
+        (o.limit > 0 && static_cast<int64_t>(jobs.size()) >= o.limit)) {
+      return jobs;
+    }
+    after = doc["next"].get<int64_t>();
+  }
+}
+
+}  // namespace
+
 int RunQueue(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.limit < 0) return Fail(err, core::InvalidArgument("--limit: expected 0 (all) or more"));
+  if (o.all && !o.states.empty()) {
+    return Fail(err, core::InvalidArgument("give --all or --state, not both"));
+  }
   auto api = Api(o);
   if (!api.ok()) return Fail(err, api.status());
-  if (*api) {
-    return CallApi(
-        **api, o.token, "GET", o.all ? "/v1/jobs?all=1" : "/v1/jobs", "", o.json,
-        [](const json& j) { return QueueTable(j["jobs"]); }, out, err);
-  }
-  auto state = OpenState(o.data_dir);
-  if (!state.ok()) return Fail(err, state.status());
-  std::vector<store::JobState> states;
-  if (!o.all) {
-    states = {store::JobState::kQueued, store::JobState::kHeld, store::JobState::kRunning,
-              store::JobState::kVacating};
-  }
-  auto jobs = (*state)->List(states);
-  if (!jobs.ok()) return Fail(err, jobs.status());
   json doc = json::array();
-  for (const store::JobRecord& r : *jobs) doc.push_back(RecordToJson(r));
+  if (*api) {
+    auto jobs = FetchJobs(**api, o);
+    if (!jobs.ok()) return Fail(err, jobs.status());
+    doc = std::move(jobs).value();
+  } else {
+    auto state = OpenState(o.data_dir);
+    if (!state.ok()) return Fail(err, state.status());
+    std::map<std::string, std::string> params;
+    if (o.all) params["all"] = "1";
+    if (!o.states.empty()) params["state"] = o.states;
+    if (!o.user.empty()) params["user"] = o.user;
+    auto query = server::ParseJobListQuery(params);
+    if (!query.ok()) return Fail(err, query.status());
+    query->limit = o.limit;
+    auto jobs = (*state)->Find(*query);
+    if (!jobs.ok()) return Fail(err, jobs.status());
+    for (const store::JobRecord& r : *jobs) doc.push_back(RecordToJson(r));
+  }
   out << (o.json ? json{{"jobs", doc}}.dump(2) : QueueTable(doc)) << "\n";
   return kExitOk;
 }

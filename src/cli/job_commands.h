@@ -38,6 +38,9 @@ struct JobOptions {
   std::string workdir;
   // queue
   bool all = false;
+  std::string states;  // --state queued,held
+  std::string user;
+  int64_t limit = 0;
   // show, cancel, hold, release, logs
   int64_t id = 0;
   bool cancel_array = false;   // cancel --array: every task of the job's array

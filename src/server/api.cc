@@ -33,13 +33,14 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     auto params = ParseQuery(query);
     if (!params.ok()) return ErrorResponse(params.status());
     const auto dcgm = params->find("dcgm");
-    std::map<std::string, int64_t> jobs;
-    {
+    auto counts = [&] {
       std::lock_guard lock(store_mu_);
-      auto active = jobs_store_.List({store::JobState::kQueued, store::JobState::kHeld,
-                                      store::JobState::kRunning, store::JobState::kVacating});
-      if (!active.ok()) return ErrorResponse(active.status());
-      for (const store::JobRecord& j : *active) ++jobs[std::string(store::JobStateName(j.state))];
+      return jobs_store_.CountByState();
+    }();
+    if (!counts.ok()) return ErrorResponse(counts.status());
+    std::map<std::string, int64_t> jobs;
+    for (const auto& [state, count] : *counts) {
+      if (!store::IsFinal(state)) jobs[std::string(store::JobStateName(state))] = count;
     }
     HttpResponse r{200, options_.metrics(jobs, dcgm != params->end() && dcgm->second == "1")};
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -17,6 +17,7 @@ namespace gleaner::server {
 
 struct ApiOptions {
   sched::JobLimits limits;
+  SubmitLimits submit_limits;  // [limits] in gleaner.toml
   std::string log_dir;  // the jobs' <id>.out and <id>.err
   std::function<std::string(uint32_t)> user_name;
   std::function<std::optional<uint32_t>(const std::string&)> uid_of;
@@ -52,7 +53,7 @@ class Api {
       ApiOptions options)
       : options_(std::move(options)),
         jobs_store_(jobs),
-        jobs_(jobs, store_mu_, clock, options_.limits, options_.log_dir),
+        jobs_(jobs, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir),
         tokens_(tokens, store_mu_, clock, options_.uid_of, options_.tokens) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));

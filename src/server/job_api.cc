@@ -11,6 +11,7 @@
 #include <map>
 
 #include "core/json_depth.h"
+#include "server/job_list_query.h"
 #include "server/routing.h"
 #include "store/job_json.h"
 
@@ -90,30 +91,67 @@ HttpResponse JobApi::CancelArray(const store::JobRecord& task, const store::JobU
   return Json(200, {{"array_id", *task.array_id}, {"cancelled", *cancelled}});
 }
 
+HttpResponse JobApi::List(const std::string& query, const Caller& caller) {
+  auto params = ParseQuery(query);
+  if (!params.ok()) return ErrorResponse(params.status());
+  auto q = ParseJobListQuery(*params);
+  if (!q.ok()) return ErrorResponse(q.status());
+  // One more than the page, to know whether another follows.
+  const int64_t page = q->limit;
+  ++q->limit;
+  core::Result<std::vector<store::JobRecord>> jobs = [&] {
+    std::lock_guard lock(store_mu_);
+    return jobs_.Find(*q);
+  }();
+  if (!jobs.ok()) return ErrorResponse(jobs.status());
+  json doc = {{"jobs", json::array()}};
+  const bool more = static_cast<int64_t>(jobs->size()) > page;
+  if (more) jobs->pop_back();
+  for (const store::JobRecord& r : *jobs) doc["jobs"].push_back(Visible(r, caller));
+  if (more) doc["next"] = jobs->back().id;
+  return Json(200, doc);
+}
+
+HttpResponse JobApi::Logs(const store::JobRecord& job, const std::string& query) {
+  auto params = ParseQuery(query);
+  if (!params.ok()) return ErrorResponse(params.status());
+  if (auto s = OnlyKnownParameters(*params, {"stream", "offset"}); !s.ok()) return ErrorResponse(s);
+  const std::string stream = QueryValue(*params, "stream", "out");
+  if (stream != "out" && stream != "err") {
+    return ErrorResponse(core::InvalidArgument("stream: expected out or err"));
+  }
+  size_t offset = 0;
+  if (const std::string text = QueryValue(*params, "offset", "0"); text != "0") {
+    auto parsed = ParseId(text, "log offset");
+    if (!parsed.ok()) return ErrorResponse(parsed.status());
+    offset = static_cast<size_t>(*parsed);
+  }
+  const std::string path = log_dir_ + "/" + std::to_string(job.id) + "." + stream;
+  auto data = ReadLogChunk(path, offset);
+  if (!data.ok()) return ErrorResponse(data.status());
+  return Json(200, {{"data", *data},
+                    {"offset", offset + data->size()},
+                    {"state", store::JobStateName(job.state)}});
+}
+
 HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
   std::string query;
   const std::vector<std::string> seg = Segments(req.path, &query);
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "jobs") {
     return NoSuchEndpoint(req);
   }
-  if (seg.size() == 2 && req.method == "POST") return Submit(req, caller);
-  std::lock_guard lock(store_mu_);
   if (seg.size() == 2) {
+    if (req.method == "POST") return Submit(req, caller);
     if (req.method != "GET") return WrongMethod(req);
-    std::vector<store::JobState> states;
-    if (query != "all=1") {
-      states = {store::JobState::kQueued, store::JobState::kHeld, store::JobState::kRunning,
-                store::JobState::kVacating};
-    }
-    auto jobs = jobs_.List(states);
-    if (!jobs.ok()) return ErrorResponse(jobs.status());
-    json list = json::array();
-    for (const store::JobRecord& r : *jobs) list.push_back(Visible(r, caller));
-    return Json(200, {{"jobs", list}});
+    return List(query, caller);
   }
   auto id = ParseId(seg[2], "job");
   if (!id.ok()) return ErrorResponse(id.status());
-  auto job = jobs_.Get(*id);
+  // The store is held for each of its calls, never for files or encoding.
+  core::Result<store::JobRecord> job = [&] {
+    std::lock_guard lock(store_mu_);
+    return jobs_.Get(*id);
+  }();
   if (!job.ok()) return ErrorResponse(job.status());
   if (seg.size() == 3) {
     if (req.method != "GET") return WrongMethod(req);
@@ -129,17 +167,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
   }
   if (action == "logs") {
     if (req.method != "GET") return WrongMethod(req);
-    const bool err_stream = query.find("stream=err") != std::string::npos;
-    size_t offset = 0;
-    if (const size_t at = query.find("offset="); at != std::string::npos) {
-      offset = static_cast<size_t>(std::strtoull(query.c_str() + at + 7, nullptr, 10));
-    }
-    const std::string path = log_dir_ + "/" + std::to_string(*id) + (err_stream ? ".err" : ".out");
-    auto data = ReadLogChunk(path, offset);
-    if (!data.ok()) return ErrorResponse(data.status());
-    return Json(200, {{"data", *data},
-                      {"offset", offset + data->size()},
-                      {"state", store::JobStateName(job->state)}});
+    return Logs(*job, query);
   }
   struct Move {
     store::JobState from;
@@ -155,6 +183,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     if (req.method != "POST") return WrongMethod(req);
     store::JobUpdate u;
     u.reason = std::string(move->second.done) + " by " + caller.user;
+    std::lock_guard lock(store_mu_);
     if (action == "cancel" && query == "array=1") return CancelArray(*job, u);
     auto moved = jobs_.Transition(*id, move->second.from, move->second.to, u);
     if (!moved.ok()) return ErrorResponse(moved.status());

@@ -15,7 +15,9 @@ namespace gleaner::server {
 // The job API (docs/api.md), versioned under /v1:
 //   POST /v1/jobs               submit (the body is a job spec); the job runs as the caller;
 //                               an array queues one task per index
-//   GET  /v1/jobs[?all=1]       waiting and running jobs (all: finished ones too)
+//   GET  /v1/jobs               a page of jobs, oldest first: waiting and running ones,
+//                               or ?state=..., ?all=1; ?user=NAME; ?limit=N, ?after=ID
+//                               (ParseJobListQuery); "next" names the next page's after
 //   GET  /v1/jobs/ID            one job
 //   POST /v1/jobs/ID/cancel     the caller's own job (any, for root); ?array=1: every
 //                               task of its array not yet ended; likewise:
@@ -25,15 +27,17 @@ namespace gleaner::server {
 //                               {"data": ..., "offset": next}; owner or root only
 // Errors are {"error": {"code", "message"}} with a 4xx or 5xx status.
 // The store and clock must outlive it. Thread-safe: `store_mu` guards the
-// store, and concurrent submits share commits (SubmitBatcher).
+// store, held for one store call at a time (a listing reads one bounded
+// page), and concurrent submits share commits (SubmitBatcher), each
+// within `submit_limits`.
 class JobApi {
  public:
   // `log_dir` holds the jobs' <id>.out and <id>.err.
   JobApi(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
-         sched::JobLimits limits, std::string log_dir)
+         sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir)
       : jobs_(jobs),
         store_mu_(store_mu),
-        batcher_(jobs, store_mu, clock),
+        batcher_(jobs, store_mu, clock, submit_limits),
         clock_(clock),
         limits_(limits),
         log_dir_(std::move(log_dir)) {}
@@ -43,6 +47,9 @@ class JobApi {
 
  private:
   HttpResponse Submit(const HttpRequest& request, const Caller& caller);
+  HttpResponse List(const std::string& query, const Caller& caller);
+  // GET /v1/jobs/ID/logs, once the caller may read `job`'s.
+  HttpResponse Logs(const store::JobRecord& job, const std::string& query);
   // Every task of `task`'s array that has not ended (all its owner's).
   HttpResponse CancelArray(const store::JobRecord& task, const store::JobUpdate& update);
 

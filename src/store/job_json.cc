@@ -30,4 +30,10 @@ nlohmann::json JobRecordToJson(const JobRecord& r) {
   };
 }
 
+std::string StoredSpecText(const sched::JobSpec& spec) {
+  // Replaces what is not UTF-8 rather than throwing: a spec's strings were
+  // checked at submit, and a record must never fail to save over one.
+  return sched::JobSpecToJson(spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace gleaner::store

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,24 @@ struct NewJob {
 // How many jobs a spec queues: one, or one per index of its array.
 inline int64_t TaskCount(const sched::JobSpec& spec) { return spec.array ? spec.array->size() : 1; }
 
+// One page of the job list, oldest first. Pages are bounded so that no
+// reader holds the store long however many jobs there are; each page's
+// last id is where the next one starts.
+struct JobQuery {
+  std::vector<JobState> states;  // every state when empty
+  std::string user;              // everyone's when empty
+  sched::JobId after = 0;        // only jobs with a greater id
+  int64_t limit = 0;             // every match when 0
+};
+
+// What the jobs of one user or project that have not ended (queued, held,
+// running, vacating) hold: how many, and their stored specs' bytes
+// (StoredSpecText, once per task).
+struct ActiveUsage {
+  int64_t jobs = 0;
+  int64_t spec_bytes = 0;
+};
+
 // The durable job queue. Submit returns only once the job is on disk: an
 // acknowledged job survives a kill -9 of the process at any moment.
 // Transitions are compare-and-set on the current state, so two actors can
@@ -87,8 +106,19 @@ class JobStore {
     return std::move(saved.front());
   }
   virtual core::Result<JobRecord> Get(sched::JobId id) = 0;
+  virtual core::Result<std::vector<JobRecord>> Find(const JobQuery& query) = 0;
   // Every job in `states` (all when empty), oldest first.
-  virtual core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) = 0;
+  core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) {
+    JobQuery query;
+    query.states = states;
+    return Find(query);
+  }
+  // How many jobs are in each state that has any; from an index, without
+  // reading a job.
+  virtual core::Result<std::map<JobState, int64_t>> CountByState() = 0;
+  // What `uid`'s, or `project`'s, jobs that have not ended hold.
+  virtual core::Result<ActiveUsage> UsageOfUser(uint32_t uid) = 0;
+  virtual core::Result<ActiveUsage> UsageOfProject(const std::string& project) = 0;
   // Moves `id` from `from` to `to`. kFailedPrecondition when the job is not
   // in `from` any more (someone else moved it) or the move is not allowed.
   // A running or vacating job holds its GPUs (update.gpus of its start),

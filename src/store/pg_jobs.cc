@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "store/gpu_claims.h"
+#include "store/job_json.h"
 #include "store/pg_connection.h"
 #include "store/pg_store.h"
 #include "store/row_codec.h"
@@ -20,6 +21,9 @@ constexpr const char* kJobColumns =
     "id, user_name, uid, spec, state, attempts, submitted_us, started_us, finished_us, gpus, "
     "exit_code, reason, pid, process_start_us, array_id, array_index";
 
+// The states of a job that has not ended, as SQL.
+constexpr const char* kActiveStates = "('queued', 'held', 'running', 'vacating')";
+
 std::optional<int64_t> Micros(const std::optional<core::TimePoint>& t) {
   return t ? std::optional<int64_t>(core::ToUnixMicros(*t)) : std::nullopt;
 }
@@ -35,8 +39,7 @@ core::Result<std::vector<JobRecord>> PgStore::SubmitAll(const std::vector<NewJob
   std::vector<JobRecord> saved;
   const Status s = db_->InTransaction([&]() -> Status {
     for (const NewJob& job : jobs) {
-      const std::string spec = sched::JobSpecToJson(job.spec).dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string spec = StoredSpecText(job.spec);
       std::optional<sched::JobId> array_id;
       for (int64_t task = 0; task < TaskCount(job.spec); ++task) {
         JobRecord r;
@@ -48,10 +51,12 @@ core::Result<std::vector<JobRecord>> PgStore::SubmitAll(const std::vector<NewJob
         r.array_id = array_id;
         GLEANER_ASSIGN_OR_RETURN(Rows inserted,
                                  db_->Query(R"sql(
-              INSERT INTO jobs (user_name, uid, spec, state, submitted_us, array_id, array_index)
-              VALUES ($1, $2, $3, 'queued', $4, $5, $6) RETURNING id)sql",
+              INSERT INTO jobs (user_name, uid, spec, state, submitted_us, array_id, array_index,
+                                project, spec_bytes)
+              VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8) RETURNING id)sql",
                                             {r.user, static_cast<int64_t>(r.uid), spec,
-                                             core::ToUnixMicros(now), r.array_id, r.array_index},
+                                             core::ToUnixMicros(now), r.array_id, r.array_index,
+                                             job.spec.project, static_cast<int64_t>(spec.size())},
                                             "saving the job"));
         r.id = inserted.Int(0, 0);
         if (job.spec.array && !array_id) {
@@ -80,16 +85,25 @@ core::Result<JobRecord> PgStore::Get(sched::JobId id) {
   return JobFromRow(Row(rows, 0));
 }
 
-core::Result<std::vector<JobRecord>> PgStore::List(const std::vector<JobState>& states) {
-  // One placeholder per state: the SQL carries their number, never a value.
-  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
-  std::vector<Param> params;
-  for (size_t i = 0; i < states.size(); ++i) {
-    sql += (i == 0 ? " WHERE state IN ($" : ", $") + std::to_string(i + 1);
-    params.emplace_back(std::string(JobStateName(states[i])));
+core::Result<std::vector<JobRecord>> PgStore::Find(const JobQuery& query) {
+  // The SQL carries placeholders only, never a value.
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id > $1";
+  std::vector<Param> params{static_cast<int64_t>(query.after)};
+  const auto next = [&] { return "$" + std::to_string(params.size()); };
+  for (size_t i = 0; i < query.states.size(); ++i) {
+    params.emplace_back(std::string(JobStateName(query.states[i])));
+    sql += (i == 0 ? " AND state IN (" : ", ") + next();
   }
-  if (!states.empty()) sql += ")";
+  if (!query.states.empty()) sql += ")";
+  if (!query.user.empty()) {
+    params.emplace_back(query.user);
+    sql += " AND user_name = " + next();
+  }
   sql += " ORDER BY id";
+  if (query.limit > 0) {
+    params.emplace_back(query.limit);
+    sql += " LIMIT " + next();
+  }
   GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query(sql.c_str(), params, "listing jobs"));
   std::vector<JobRecord> out;
   out.reserve(static_cast<size_t>(rows.size()));
@@ -98,6 +112,40 @@ core::Result<std::vector<JobRecord>> PgStore::List(const std::vector<JobState>& 
     out.push_back(std::move(r));
   }
   return out;
+}
+
+core::Result<std::map<JobState, int64_t>> PgStore::CountByState() {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows, db_->Query("SELECT state, COUNT(*) FROM jobs GROUP BY state", {}, "counting jobs"));
+  std::map<JobState, int64_t> counts;
+  for (int i = 0; i < rows.size(); ++i) {
+    const std::optional<JobState> state = ParseJobState(rows.Text(i, 0));
+    if (!state) return core::Internal("a stored job has an unknown state: " + rows.Text(i, 0));
+    counts[*state] = rows.Int(i, 1);
+  }
+  return counts;
+}
+
+core::Result<ActiveUsage> PgStore::UsageOfUser(uint32_t uid) {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows,
+      db_->Query((std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
+                              "WHERE uid = $1 AND state IN ") +
+                  kActiveStates)
+                     .c_str(),
+                 {static_cast<int64_t>(uid)}, "adding up a user's jobs"));
+  return ActiveUsage{rows.Int(0, 0), rows.Int(0, 1)};
+}
+
+core::Result<ActiveUsage> PgStore::UsageOfProject(const std::string& project) {
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows,
+      db_->Query((std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
+                              "WHERE project = $1 AND state IN ") +
+                  kActiveStates)
+                     .c_str(),
+                 {project}, "adding up a project's jobs"));
+  return ActiveUsage{rows.Int(0, 0), rows.Int(0, 1)};
 }
 
 core::Result<JobRecord> PgStore::Transition(sched::JobId id, JobState from, JobState to,

@@ -116,6 +116,17 @@ constexpr const char* kMigrations[] = {
     R"sql(
     ALTER TABLE api_tokens ADD COLUMN expires_us BIGINT;
     )sql",
+    // What each user's and project's jobs hold, for the limits checked at
+    // submit: the project and the stored spec's size, from an index
+    // rather than by reading every spec.
+    R"sql(
+    ALTER TABLE jobs ADD COLUMN project TEXT NOT NULL DEFAULT '';
+    ALTER TABLE jobs ADD COLUMN spec_bytes BIGINT NOT NULL DEFAULT 0;
+    UPDATE jobs SET project = COALESCE(spec::jsonb ->> 'project', ''),
+                    spec_bytes = octet_length(spec);
+    CREATE INDEX jobs_by_uid ON jobs (uid, state, spec_bytes);
+    CREATE INDEX jobs_by_project ON jobs (project, state, spec_bytes);
+    )sql",
 };
 
 // Serialises migrations within one database ("gleaner" in ASCII). Advisory

@@ -59,7 +59,10 @@ class PgStore final : public Store {
   core::Result<std::vector<JobRecord>> SubmitAll(const std::vector<NewJob>& jobs,
                                                  core::TimePoint now) override;
   core::Result<JobRecord> Get(sched::JobId id) override;
-  core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) override;
+  core::Result<std::vector<JobRecord>> Find(const JobQuery& query) override;
+  core::Result<std::map<JobState, int64_t>> CountByState() override;
+  core::Result<ActiveUsage> UsageOfUser(uint32_t uid) override;
+  core::Result<ActiveUsage> UsageOfProject(const std::string& project) override;
   core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                      const JobUpdate& update) override;
   core::Status Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,

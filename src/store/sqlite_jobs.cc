@@ -1,6 +1,5 @@
-#include <nlohmann/json.hpp>
-
 #include "store/gpu_claims.h"
+#include "store/job_json.h"
 #include "store/row_codec.h"
 #include "store/sqlite_statement.h"
 #include "store/sqlite_store.h"
@@ -19,6 +18,9 @@ constexpr const char* kJobColumns =
     "id, user, uid, spec, state, attempts, submitted_us, started_us, finished_us, gpus, "
     "exit_code, reason, pid, process_start_us, array_id, array_index";
 
+// The states of a job that has not ended, as SQL.
+constexpr const char* kActiveStates = "('queued', 'held', 'running', 'vacating')";
+
 }  // namespace
 
 core::Result<std::vector<JobRecord>> SqliteStore::SubmitAll(const std::vector<NewJob>& jobs,
@@ -26,12 +28,12 @@ core::Result<std::vector<JobRecord>> SqliteStore::SubmitAll(const std::vector<Ne
   std::vector<JobRecord> saved;
   const Status s = InTransaction([&]() -> Status {
     Statement insert(db_, R"sql(
-      INSERT INTO jobs (user, uid, spec, state, submitted_us, array_id, array_index)
-      VALUES (?, ?, ?, 'queued', ?, ?, ?))sql");
+      INSERT INTO jobs (user, uid, spec, state, submitted_us, array_id, array_index, project,
+                        spec_bytes)
+      VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?))sql");
     GLEANER_RETURN_IF_ERROR(insert.status());
     for (const NewJob& job : jobs) {
-      const std::string spec = sched::JobSpecToJson(job.spec).dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string spec = StoredSpecText(job.spec);
       std::optional<sched::JobId> array_id;
       for (int64_t task = 0; task < TaskCount(job.spec); ++task) {
         JobRecord r;
@@ -47,6 +49,8 @@ core::Result<std::vector<JobRecord>> SqliteStore::SubmitAll(const std::vector<Ne
         insert.Bind(4, core::ToUnixMicros(now));
         insert.BindOptional(5, r.array_id);
         insert.Bind(6, r.array_index);
+        insert.Bind(7, job.spec.project);
+        insert.Bind(8, static_cast<int64_t>(spec.size()));
         if (insert.Step() != SQLITE_DONE) return SqlError(db_, "saving the job");
         insert.Reset();
         r.id = sqlite3_last_insert_rowid(db_);
@@ -78,19 +82,24 @@ core::Result<JobRecord> SqliteStore::Get(sched::JobId id) {
   return JobFromRow(q);
 }
 
-core::Result<std::vector<JobRecord>> SqliteStore::List(const std::vector<JobState>& states) {
-  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
-  if (!states.empty()) {
-    sql += " WHERE state IN (";
-    for (size_t i = 0; i < states.size(); ++i) sql += i == 0 ? "?" : ", ?";
+core::Result<std::vector<JobRecord>> SqliteStore::Find(const JobQuery& query) {
+  // The SQL carries placeholders only, never a value.
+  std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id > ?";
+  if (!query.states.empty()) {
+    sql += " AND state IN (";
+    for (size_t i = 0; i < query.states.size(); ++i) sql += i == 0 ? "?" : ", ?";
     sql += ")";
   }
+  if (!query.user.empty()) sql += " AND user = ?";
   sql += " ORDER BY id";
+  if (query.limit > 0) sql += " LIMIT ?";
   Statement q(db_, sql.c_str());
   GLEANER_RETURN_IF_ERROR(q.status());
-  for (size_t i = 0; i < states.size(); ++i) {
-    q.Bind(static_cast<int>(i + 1), std::string(JobStateName(states[i])));
-  }
+  int param = 1;
+  q.Bind(param++, static_cast<int64_t>(query.after));
+  for (JobState state : query.states) q.Bind(param++, std::string(JobStateName(state)));
+  if (!query.user.empty()) q.Bind(param++, query.user);
+  if (query.limit > 0) q.Bind(param++, query.limit);
   std::vector<JobRecord> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -99,6 +108,42 @@ core::Result<std::vector<JobRecord>> SqliteStore::List(const std::vector<JobStat
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "listing jobs");
   return out;
+}
+
+core::Result<std::map<JobState, int64_t>> SqliteStore::CountByState() {
+  Statement q(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  GLEANER_RETURN_IF_ERROR(q.status());
+  std::map<JobState, int64_t> counts;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    const std::optional<JobState> state = ParseJobState(q.Text(0));
+    if (!state) return core::Internal("a stored job has an unknown state: " + q.Text(0));
+    counts[*state] = q.Int(1);
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "counting jobs");
+  return counts;
+}
+
+core::Result<ActiveUsage> SqliteStore::UsageOfUser(uint32_t uid) {
+  Statement q(db_, (std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
+                                "WHERE uid = ? AND state IN ") +
+                    kActiveStates)
+                       .c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, static_cast<int64_t>(uid));
+  if (q.Step() != SQLITE_ROW) return SqlError(db_, "adding up a user's jobs");
+  return ActiveUsage{q.Int(0), q.Int(1)};
+}
+
+core::Result<ActiveUsage> SqliteStore::UsageOfProject(const std::string& project) {
+  Statement q(db_, (std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
+                                "WHERE project = ? AND state IN ") +
+                    kActiveStates)
+                       .c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, project);
+  if (q.Step() != SQLITE_ROW) return SqlError(db_, "adding up a project's jobs");
+  return ActiveUsage{q.Int(0), q.Int(1)};
 }
 
 core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, JobState to,

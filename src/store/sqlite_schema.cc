@@ -118,6 +118,17 @@ constexpr const char* kMigrations[] = {
     R"sql(
     ALTER TABLE api_tokens ADD COLUMN expires_us INTEGER;
     )sql",
+    // What each user's and project's jobs hold, for the limits checked at
+    // submit: the project and the stored spec's size, from an index
+    // rather than by reading every spec.
+    R"sql(
+    ALTER TABLE jobs ADD COLUMN project TEXT NOT NULL DEFAULT '';
+    ALTER TABLE jobs ADD COLUMN spec_bytes INTEGER NOT NULL DEFAULT 0;
+    UPDATE jobs SET project = COALESCE(json_extract(spec, '$.project'), ''),
+                    spec_bytes = length(CAST(spec AS BLOB));
+    CREATE INDEX jobs_by_uid ON jobs (uid, state, spec_bytes);
+    CREATE INDEX jobs_by_project ON jobs (project, state, spec_bytes);
+    )sql",
 };
 
 // Reads the version inside the caller's transaction.

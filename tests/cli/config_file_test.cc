@@ -17,6 +17,26 @@ TEST(ParseConfigTest, ReadsTheTextLoadConfigReads) {
               HasSubstr("g.toml:2: sampling.rate: unknown key"));
 }
 
+TEST(ParseConfigTest, LimitsAreWholeNumbersWithDocumentedDefaults) {
+  auto defaults = ParseConfig("", "g.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->submit_limits.jobs_per_user, 10'000);
+  EXPECT_EQ(defaults->submit_limits.spec_bytes_per_user, int64_t{512} << 20);
+  auto c = ParseConfig(
+      "[limits]\njobs_per_user = 50\nspec_mib_per_user = 3\njobs_per_project = 0\n", "g.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->submit_limits.jobs_per_user, 50);
+  EXPECT_EQ(c->submit_limits.spec_bytes_per_user, 3 << 20);
+  EXPECT_EQ(c->submit_limits.jobs_per_project, 0);  // no limit
+  EXPECT_EQ(c->submit_limits.spec_bytes_per_project, int64_t{2} << 30);
+  for (const char* bad : {"jobs_per_user = 2.5", "jobs_per_user = -1", "jobs_per_user = \"9\"",
+                          "spec_mib_per_user = 1e12", "jobs = 5"}) {
+    auto refused = ParseConfig(std::string("[limits]\n") + bad + "\n", "g.toml");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(refused.status().message(), HasSubstr("g.toml:2: limits.")) << bad;
+  }
+}
+
 // toml++ 3.3.0 reached __builtin_unreachable for these (found by
 // fuzz/config_fuzz.cc): non-ASCII characters where TOML has no place for
 // them, and after a backslash and blanks in a multi-line string.

@@ -24,8 +24,7 @@ class JobApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = std::move(store::SqliteStore::Open(":memory:")).value();
-    api_ = std::make_unique<JobApi>(*store_, store_mu_, clock_, sched::JobLimits{},
-                                    dir_.path().string());
+    UseLimits(SubmitLimits{});
     socket_.unix_path = (dir_.path() / "g.sock").string();
     server_ = std::move(HttpServer::ServeUnix(socket_.unix_path, [this](const HttpRequest& r,
                                                                         const Peer& peer) {
@@ -33,6 +32,11 @@ class JobApiTest : public ::testing::Test {
                 seen_uid_ = uid;
                 return api_->Handle(r, {uid, uid == 0 ? "root" : "u" + std::to_string(uid)});
               })).value();
+  }
+  // The API anew with `limits` (the server calls whichever is current).
+  void UseLimits(const SubmitLimits& limits) {
+    api_ = std::make_unique<JobApi>(*store_, store_mu_, clock_, sched::JobLimits{}, limits,
+                                    dir_.path().string());
   }
   std::pair<int, json> Call(const std::string& method, const std::string& target,
                             const std::string& body = "") {
@@ -185,6 +189,87 @@ TEST_F(JobApiTest, ALogThatIsALinkIsNeverFollowed) {
   for (const char* id : {"+1", "01", "99999999999999999999", "-1"}) {
     EXPECT_EQ(Call("GET", std::string("/v1/jobs/") + id).first, 400) << id;
   }
+}
+
+}  // namespace
+}  // namespace gleaner::server
+
+namespace gleaner::server {
+namespace {
+
+TEST_F(JobApiTest, ListsOnePageAtATimeFilteredByStateAndUser) {
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"]})").first, 201);
+  ASSERT_EQ(Call("POST", "/v1/jobs/2/cancel").first, 200);
+  const auto ids = [](const json& page) {
+    std::vector<int64_t> out;
+    for (const json& job : page["jobs"]) out.push_back(job["id"].get<int64_t>());
+    return out;
+  };
+  auto [status, first] = Call("GET", "/v1/jobs?limit=2");
+  EXPECT_EQ(status, 200);
+  EXPECT_THAT(ids(first), ::testing::ElementsAre(1, 3));  // 2 has ended
+  ASSERT_EQ(first["next"], 3);
+  auto second = Call("GET", "/v1/jobs?limit=2&after=3").second;
+  EXPECT_THAT(ids(second), ::testing::ElementsAre(4, 5));
+  EXPECT_FALSE(second.contains("next"));  // nothing follows
+  EXPECT_THAT(ids(Call("GET", "/v1/jobs?after=5").second), ::testing::ElementsAre());
+  EXPECT_THAT(ids(Call("GET", "/v1/jobs?state=cancelled,queued&after=1").second),
+              ::testing::ElementsAre(2, 3, 4, 5));
+  const std::string me = geteuid() == 0 ? "root" : "u" + std::to_string(geteuid());
+  EXPECT_EQ(Call("GET", "/v1/jobs?all=1&user=" + me).second["jobs"].size(), 5u);
+  EXPECT_EQ(Call("GET", "/v1/jobs?all=1&user=someone").second["jobs"].size(), 0u);
+
+  for (const char* bad : {"limit=0", "limit=1001", "limit=-1", "limit=x", "after=0", "after=-3",
+                          "state=done", "state=", "all=1&state=queued", "all=yes", "user=",
+                          "page=2", "limit=1&limit=2"}) {
+    auto [code, error] = Call("GET", std::string("/v1/jobs?") + bad);
+    EXPECT_EQ(code, 400) << bad;
+    EXPECT_TRUE(error["error"]["message"].is_string()) << bad;
+  }
+}
+
+TEST_F(JobApiTest, AUserOrProjectPastItsLimitIsRefusedWithWhatToDo) {
+  SubmitLimits limits;
+  limits.jobs_per_user = 3;
+  limits.jobs_per_project = 2;
+  UseLimits(limits);
+  ASSERT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"]})").first, 201);
+  ASSERT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"]})").first, 201);
+  auto [status, error] = Call("POST", "/v1/jobs", R"({"command": ["x"], "array": "0-1"})");
+  EXPECT_EQ(status, 429);
+  EXPECT_THAT(error["error"]["message"].get<std::string>(),
+              HasSubstr("has 2 jobs not yet ended, and 2 more would pass the limit of 3"));
+  EXPECT_THAT(error["error"]["message"].get<std::string>(), HasSubstr("[limits] jobs_per_user"));
+  EXPECT_EQ(store_->List({})->size(), 2u);  // nothing of the refused array was queued
+  // Ended jobs no longer count.
+  ASSERT_EQ(Call("POST", "/v1/jobs/1/cancel").first, 200);
+  EXPECT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"], "array": "0-1"})").first, 201);
+
+  // A project's limit holds across its users' jobs; a job without a
+  // project counts against its user alone.
+  limits.jobs_per_user = 0;
+  UseLimits(limits);
+  const std::string vision = R"({"command": ["x"], "project": "vision"})";
+  EXPECT_EQ(Call("POST", "/v1/jobs", vision).first, 201);
+  EXPECT_EQ(Call("POST", "/v1/jobs", vision).first, 201);
+  auto [over, why] = Call("POST", "/v1/jobs", vision);
+  EXPECT_EQ(over, 429);
+  EXPECT_THAT(why["error"]["message"].get<std::string>(), HasSubstr("project vision has 2 jobs"));
+  EXPECT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"], "project": "nlp"})").first, 201);
+
+  limits.spec_bytes_per_user = 1 << 20;
+  UseLimits(limits);
+  std::string big = R"({"command": ["x"], "env": {)";
+  for (char v : {'A', 'B', 'C', 'D'}) {
+    big += std::string(v == 'A' ? "" : ", ") + "\"" + v + "\": \"" + std::string(100'000, 'b') + "\"";
+  }
+  big += "}}";
+  EXPECT_EQ(Call("POST", "/v1/jobs", big).first, 201);  // 400 KB each, 1 MiB in all
+  EXPECT_EQ(Call("POST", "/v1/jobs", big).first, 201);
+  auto [full, bytes] = Call("POST", "/v1/jobs", big);
+  EXPECT_EQ(full, 429);
+  EXPECT_THAT(bytes["error"]["message"].get<std::string>(),
+              HasSubstr("[limits] spec_mib_per_user"));
 }
 
 }  // namespace

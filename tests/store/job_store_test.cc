@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
+#include "store/job_json.h"
 #include "store_backend.h"
 
 namespace gleaner::store {
@@ -76,6 +78,66 @@ TEST_P(JobStoreTest, SubmitGetAndList) {
   ASSERT_EQ(queued_or_held->size(), 2u);
   EXPECT_EQ((*queued_or_held)[0].id, 1);  // oldest first
   EXPECT_EQ((*queued_or_held)[1].state, JobState::kHeld);
+}
+
+TEST_P(JobStoreTest, FindPagesThroughJobsByStateAndUser) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store_->Submit(i % 2 == 0 ? "alice" : "bob", static_cast<uint32_t>(1000 + i % 2), Spec(), kNow).ok());
+  }
+  ASSERT_TRUE(store_->Transition(3, JobState::kQueued, JobState::kHeld, {}).ok());
+  const auto ids = [](const core::Result<std::vector<JobRecord>>& jobs) {
+    std::vector<sched::JobId> out;
+    for (const JobRecord& r : *jobs) out.push_back(r.id);
+    return out;
+  };
+  JobQuery page;
+  page.limit = 2;
+  EXPECT_THAT(ids(store_->Find(page)), ElementsAre(1, 2));
+  page.after = 2;
+  EXPECT_THAT(ids(store_->Find(page)), ElementsAre(3, 4));
+  page.after = 4;
+  EXPECT_THAT(ids(store_->Find(page)), ElementsAre(5));
+  JobQuery alice;
+  alice.user = "alice";
+  EXPECT_THAT(ids(store_->Find(alice)), ElementsAre(1, 3, 5));
+  alice.states = {JobState::kQueued};
+  EXPECT_THAT(ids(store_->Find(alice)), ElementsAre(1, 5));
+  alice.after = 1;
+  EXPECT_THAT(ids(store_->Find(alice)), ElementsAre(5));
+  JobQuery nobody;
+  nobody.user = "carol' OR '1'='1";
+  EXPECT_THAT(ids(store_->Find(nobody)), ElementsAre());
+}
+
+TEST_P(JobStoreTest, CountsByStateAndAddsUpWhatEachUserAndProjectHold) {
+  sched::JobSpec vision = Spec();
+  vision.project = "vision";
+  ASSERT_TRUE(store_->Submit("alice", 1000, vision, kNow).ok());
+  ASSERT_TRUE(store_->Submit("alice", 1000, ArraySpec(0, 2, 1), kNow).ok());  // 3 tasks
+  ASSERT_TRUE(store_->Submit("bob", 1001, vision, kNow).ok());
+  ASSERT_TRUE(Start(1, {"GPU-a"}).ok());
+  ASSERT_TRUE(store_->Transition(5, JobState::kQueued, JobState::kCancelled, {}).ok());
+
+  auto counts = store_->CountByState();
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(*counts, (std::map<JobState, int64_t>{
+                         {JobState::kQueued, 3}, {JobState::kRunning, 1}, {JobState::kCancelled, 1}}));
+
+  const int64_t spec_bytes = static_cast<int64_t>(StoredSpecText(vision).size());
+  const int64_t task_bytes = static_cast<int64_t>(StoredSpecText(ArraySpec(0, 2, 1)).size());
+  auto alice = store_->UsageOfUser(1000);
+  ASSERT_TRUE(alice.ok()) << alice.status().ToString();
+  EXPECT_EQ(alice->jobs, 4);  // the running job counts; nothing has ended
+  EXPECT_EQ(alice->spec_bytes, spec_bytes + 3 * task_bytes);
+  auto bob = store_->UsageOfUser(1001);
+  ASSERT_TRUE(bob.ok());
+  EXPECT_EQ(bob->jobs, 0);  // his only job was cancelled
+  EXPECT_EQ(bob->spec_bytes, 0);
+  auto project = store_->UsageOfProject("vision");
+  ASSERT_TRUE(project.ok()) << project.status().ToString();
+  EXPECT_EQ(project->jobs, 1);
+  EXPECT_EQ(project->spec_bytes, spec_bytes);
+  EXPECT_EQ(store_->UsageOfProject("nlp")->jobs, 0);
 }
 
 TEST_P(JobStoreTest, TransitionsAreCompareAndSet) {

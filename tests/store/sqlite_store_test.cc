@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "store/job_json.h"
 #include "store/open_store.h"
 #include "store/sqlite_schema.h"
 #include "store/sqlite_statement.h"
@@ -96,6 +97,41 @@ TEST(SqliteStoreUpgradeTest, JobsOnGpusClaimThemWhenTheSchemaIsUpgraded) {
   EXPECT_TRUE(start_on("GPU-d").ok());  // the queued and the ended job hold none
   ASSERT_TRUE((*store)->Transition(waiter, JobState::kRunning, JobState::kQueued, {}).ok());
   EXPECT_TRUE(start_on("GPU-e").ok());
+}
+
+// Jobs queued before the limits (version 7) count against their user and
+// project once upgraded: the backfill reads each stored spec.
+TEST(SqliteStoreUpgradeTest, JobsFromBeforeTheLimitsCountAgainstThem) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "gleaner.db").string();
+  sched::JobSpec spec;
+  spec.command = {"sleep", "30"};
+  spec.project = "vision";
+  const std::string json = store::StoredSpecText(spec);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    core::Status s = sqlite::MigrateSchema(db, 7);
+    if (s.ok()) {
+      s = sqlite::Exec(db, ("INSERT INTO jobs (user, uid, spec, state, submitted_us) VALUES"
+                            " ('alice', 1000, '" + json + "', 'queued', 1),"
+                            " ('alice', 1000, '" + json + "', 'succeeded', 2)")
+                               .c_str());
+    }
+    sqlite3_close(db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const ActiveUsage expected{1, static_cast<int64_t>(json.size())};
+  auto user = (*store)->UsageOfUser(1000);
+  ASSERT_TRUE(user.ok()) << user.status().ToString();
+  EXPECT_EQ(user->jobs, expected.jobs);
+  EXPECT_EQ(user->spec_bytes, expected.spec_bytes);
+  auto project = (*store)->UsageOfProject("vision");
+  ASSERT_TRUE(project.ok()) << project.status().ToString();
+  EXPECT_EQ(project->jobs, expected.jobs);
+  EXPECT_EQ(project->spec_bytes, expected.spec_bytes);
 }
 
 TEST(OpenStoreTest, AnythingButAPostgresUriIsASqliteFile) {
