@@ -22,7 +22,9 @@ ip link set lo up
   --join-secret-file "$work/secret" > "$work/server.log" 2>&1 &
 server=$!
 sleep 1
-"$build/gleaner" agent --server http://127.0.0.1:7380 --join-secret-file "$work/secret" \
+"$build/gleaner" --data-dir "$work/s" agent-token create --host gpu-node-07 | sed -n 2p \
+  > "$work/join.token" && chmod 600 "$work/join.token"
+"$build/gleaner" agent --server http://127.0.0.1:7380 --join-token-file "$work/join.token" \
   --name gpu-node-07 --fake demo --data-dir "$work/a" > "$work/agent.log" 2>&1 &
 agent=$!
 sleep 2

@@ -6,7 +6,7 @@
 // with GPUs that are idle and lendable, starts what it is told (no process:
 // the job "runs" for --job-seconds) and reports its start and end.
 //
-//   agent_swarm --server http://127.0.0.1:7380[,URL] --join-secret-file F
+//   agent_swarm --server http://127.0.0.1:7380[,URL] --join-tokens F
 //               --token glt_... --agents 2000 --seconds 60
 //
 // Prints one JSON object: the figures docs/benchmarks.md records.
@@ -37,7 +37,7 @@ using nlohmann::json;
 
 struct Options {
   std::vector<gleaner::server::Endpoint> servers;
-  std::string secret;
+  std::vector<std::string> join_tokens;  // agent i joins as emu-i with the i-th
   std::string token;
   int agents = 1000;
   int gpus = 8;
@@ -157,14 +157,14 @@ void Obey(Agent& a, const AgentReply& reply, const Options& o, Shared& shared) {
 int main(int argc, char** argv) {
   Options o;
   std::string servers;
-  std::string secret_file;
+  std::string tokens_file;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const std::string v = argv[i + 1];
     if (k == "--server")
       servers = v;
-    else if (k == "--join-secret-file")
-      secret_file = v;
+    else if (k == "--join-tokens")
+      tokens_file = v;
     else if (k == "--token")
       o.token = v;
     else if (k == "--agents")
@@ -193,10 +193,12 @@ int main(int argc, char** argv) {
     }
     o.servers.push_back(*e);
   }
-  std::ifstream in(secret_file);
-  in >> o.secret;
-  if (o.servers.empty() || o.secret.empty() || o.token.empty()) {
-    std::cerr << "agent_swarm: --server, --join-secret-file and --token are required\n";
+  std::ifstream in(tokens_file);
+  for (std::string token; in >> token;) o.join_tokens.push_back(token);
+  if (o.servers.empty() || o.token.empty() ||
+      o.join_tokens.size() < static_cast<size_t>(o.agents)) {
+    std::cerr << "agent_swarm: --server, --token and --join-tokens (one join token a line, for "
+                 "emu-0, emu-1, ... in order, as many as --agents) are required\n";
     return 2;
   }
 
@@ -221,8 +223,9 @@ int main(int argc, char** argv) {
   const auto join_start = Clock::now();
   std::atomic<int> joined{0};
   each([&](Agent& a, int) {
+    const std::string& token = o.join_tokens[static_cast<size_t>(&a - agents.data())];
     auto j = Post(o, a.server, "/v1/agents/join",
-                  json{{"name", a.name}, {"join_secret", o.secret}}.dump(), "");
+                  json{{"name", a.name}, {"join_token", token}}.dump(), "");
     if (j && j->contains("credential")) {
       a.credential = (*j)["credential"];
       ++joined;

@@ -54,10 +54,14 @@ run() {  # run NAME keep|kill PORT_OFFSET
   sleep 1
   local token
   token=$("$build/gleaner" --data-dir "$work/s1-$1" token create | tail -1)
+  for ((i = 0; i < agents; i++)); do
+    "$build/gleaner" --data-dir "$work/s1-$1" agent-token create --host "emu-$i" --json |
+      sed -n 's/.*"token": "\(gjt_[0-9a-f]*\)".*/\1/p'
+  done > "$work/join-tokens-$1"
   if [ "$2" = kill ]; then
     ( sleep $((seconds / 3 + 5)); date +%s.%N > "$work/killed-at"; kill -9 "$leader" ) &
   fi
-  "$swarm" --server "http://127.0.0.1:$p1,http://127.0.0.1:$p2" --join-secret-file "$work/secret" \
+  "$swarm" --server "http://127.0.0.1:$p1,http://127.0.0.1:$p2" --join-tokens "$work/join-tokens-$1" \
     --token "$token" --agents "$agents" --seconds "$seconds" --jobs-per-second 10
   if [ "$2" = kill ]; then
     echo "leader killed at $(date -u -d @"$(cat "$work/killed-at")" +%T.%N); standby: $(grep -m1 leading "$work/server2-$1.log")"

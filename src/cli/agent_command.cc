@@ -85,18 +85,17 @@ class Coordinators {
   size_t current_ = 0;
 };
 
-// Joins with the join secret; the credential is kept in
-// DATA_DIR/agent.credential (mode 600).
+// Spends a join token; the credential is kept in DATA_DIR/agent.credential
+// (mode 600, never through a link).
 core::Result<std::string> Join(const std::string& data_dir, const std::string& name,
-                               const std::string& secret_file, Coordinators& coordinators,
+                               const std::string& token, Coordinators& coordinators,
                                const cluster::Log& log) {
   const std::string path = data_dir + "/agent.credential";
-  GLEANER_ASSIGN_OR_RETURN(std::string secret, ReadJoinSecret(secret_file));
   GLEANER_ASSIGN_OR_RETURN(
       nlohmann::json joined,
-      coordinators.Post("/v1/agents/join", {{"name", name}, {"join_secret", secret}}, ""));
+      coordinators.Post("/v1/agents/join", {{"name", name}, {"join_token", token}}, ""));
   const std::string credential = joined.value("credential", "");
-  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0 ||
       write(fd, credential.data(), credential.size()) != static_cast<ssize_t>(credential.size())) {
     if (fd >= 0) close(fd);
@@ -107,18 +106,26 @@ core::Result<std::string> Join(const std::string& data_dir, const std::string& n
   return credential;
 }
 
-// The credential kept from an earlier join, or a new one.
+// The credential kept from an earlier join, or a new one from the token
+// in `token_file`, which is then `spent`.
 core::Result<std::string> Credential(const std::string& data_dir, const std::string& name,
-                                     const std::string& secret_file, Coordinators& coordinators,
-                                     const cluster::Log& log) {
+                                     const std::string& token_file, Coordinators& coordinators,
+                                     const cluster::Log& log, std::string* spent) {
   std::ifstream in(data_dir + "/agent.credential");
   std::string kept;
   if (in >> kept && kept.starts_with("agent." + name + ".")) return kept;
-  return Join(data_dir, name, secret_file, coordinators, log);
+  if (token_file.empty()) {
+    return core::InvalidArgument(
+        "this agent has not joined yet: on a coordinator host, root runs `gleaner agent-token "
+        "create --host " +
+        name + "`; put the token in a file only root can read and pass --join-token-file FILE");
+  }
+  GLEANER_ASSIGN_OR_RETURN(*spent, ReadJoinToken(token_file));
+  return Join(data_dir, name, *spent, coordinators, log);
 }
 
-// How often an agent whose credential is refused tries to join again: a
-// wrong secret file must not flood the coordinators.
+// How often an agent whose credential is refused may try a new join token
+// from its file: a bad token must not flood the coordinators.
 constexpr core::Duration kRejoinEvery = core::Seconds(30);
 
 }  // namespace
@@ -129,8 +136,11 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentOptions& options) {
   cmd->add_option("--server", options.servers,
                   "The coordinators: http://HOST:PORT, several comma-separated")
       ->required();
-  cmd->add_option("--join-secret-file", options.join_secret_file,
-                  "The cluster's join secret (needed only to join the first time)");
+  cmd->add_option("--join-token-file", options.join_token_file,
+                  "A one-time join token from `gleaner agent-token create` (needed to join the "
+                  "first time, and after an admin replaced this host)");
+  // Agents once joined with the cluster's secret; say what replaced it.
+  cmd->add_option("--join-secret-file", options.join_secret_file)->group("");
   cmd->add_option("--name", options.name, "This host's name in the cluster (default: hostname)");
   cmd->add_option("--fake", options.fake, "Simulated GPUs from a scenario (demo, or a file)")
       ->type_name("SCENARIO");
@@ -149,6 +159,12 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentOptions& options) {
 int RunAgent(const AgentOptions& options, const core::Clock& clock,
              const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
   RaiseFileLimit();
+  if (!options.join_secret_file.empty()) {
+    err << "gleaner: agents no longer hold the cluster's secret: keep it on the coordinators "
+           "only; on a coordinator host, root runs `gleaner agent-token create --host NAME`, "
+           "and the agent joins with --join-token-file\n";
+    return kExitUsage;
+  }
   const std::string name = options.name.empty() ? Hostname() : options.name;
   if (auto s = cluster::CheckAgentName(name); !s.ok()) {
     err << "gleaner: --name: " << s.message() << "\n";
@@ -173,7 +189,9 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   std::mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
   Coordinators coordinators(*endpoints);
-  auto credential = Credential(data_dir, name, options.join_secret_file, coordinators, log);
+  std::string spent_token;  // a join token is tried once
+  auto credential =
+      Credential(data_dir, name, options.join_token_file, coordinators, log, &spent_token);
   if (!credential.ok()) {
     err << "gleaner: cannot join the cluster: " << credential.status().message() << "\n";
     return credential.status().code() == core::StatusCode::kUnavailable ? kExitFailure
@@ -200,21 +218,26 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   agent_options.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
   agent::NodeAgent node(
       executor, job_clock, agent_options,
-      [&, token = *credential, last_join = core::TimePoint{}](
+      [&, token = *credential, last_join = core::TimePoint{}, spent = spent_token](
           const cluster::AgentReport& report) mutable -> core::Result<cluster::AgentReply> {
         const nlohmann::json body = cluster::ReportToJson(report);
         auto reply = coordinators.Post("/v1/agents/report", body, token);
-        // The secret was rotated (every credential with it): join again
-        // with the secret file as it is now.
+        // The credential was cut off (the secret rotated, or this host
+        // replaced): join again if the token file holds a token not yet
+        // tried.
         if (!reply.ok() && reply.status().code() == core::StatusCode::kUnauthenticated &&
-            !options.join_secret_file.empty() && job_clock.Now() - last_join > kRejoinEvery) {
-          last_join = job_clock.Now();
-          log("the coordinator refused this agent's credential (" + reply.status().message() +
-              "); joining again");
-          auto fresh = Join(data_dir, name, options.join_secret_file, coordinators, log);
-          if (!fresh.ok()) return fresh.status();
-          token = *fresh;
-          reply = coordinators.Post("/v1/agents/report", body, token);
+            !options.join_token_file.empty() && job_clock.Now() - last_join > kRejoinEvery) {
+          auto fresh_token = ReadJoinToken(options.join_token_file);
+          if (fresh_token.ok() && *fresh_token != spent) {
+            last_join = job_clock.Now();
+            spent = *fresh_token;
+            log("the coordinator refused this agent's credential (" + reply.status().message() +
+                "); joining again with " + options.join_token_file);
+            auto fresh = Join(data_dir, name, *fresh_token, coordinators, log);
+            if (!fresh.ok()) return fresh.status();
+            token = *fresh;
+            reply = coordinators.Post("/v1/agents/report", body, token);
+          }
         }
         if (!reply.ok()) return reply.status();
         return cluster::ReplyFromJson(*reply);

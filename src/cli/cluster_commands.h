@@ -26,7 +26,8 @@ struct ServerOptions {
 
 struct AgentOptions {
   std::string servers;  // comma-separated coordinator URLs
-  std::string join_secret_file;
+  std::string join_token_file;
+  std::string join_secret_file;  // refused: agents join with tokens
   std::string name;  // default: the host name
   std::string data_dir;
   std::string config;

@@ -216,29 +216,49 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   return options;
 }
 
-core::Result<std::string> ReadJoinSecret(const std::string& path) {
-  if (path.empty()) {
-    return core::InvalidArgument(
-        "--join-secret-file is required: a file holding the cluster's join secret (make one "
-        "with `openssl rand -hex 32 > join.secret && chmod 600 join.secret`)");
-  }
+namespace {
+
+// A secret kept in a file: readable by its owner only, surrounding blanks
+// dropped.
+core::Result<std::string> ReadSecretFile(const std::string& path, const std::string& what) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  if (ec) return core::NotFound("cannot read the join secret " + path + ": " + ec.message());
+  if (ec) return core::NotFound("cannot read the " + what + " " + path + ": " + ec.message());
   using std::filesystem::perms;
   if ((status.permissions() & (perms::group_read | perms::others_read)) != perms::none) {
-    return core::PermissionDenied("the join secret " + path + " is readable by others: chmod 600 " +
+    return core::PermissionDenied("the " + what + " " + path + " is readable by others: chmod 600 " +
                                   path);
   }
   std::ifstream in(path);
   std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto first = secret.find_first_not_of(" \t\r\n");
   const auto last = secret.find_last_not_of(" \t\r\n");
-  secret = first == std::string::npos ? "" : secret.substr(first, last - first + 1);
+  return first == std::string::npos ? "" : secret.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+core::Result<std::string> ReadJoinSecret(const std::string& path) {
+  if (path.empty()) {
+    return core::InvalidArgument(
+        "--join-secret-file is required: a file holding the cluster's secret, for the "
+        "coordinators only (make one with `openssl rand -hex 32 > join.secret && chmod 600 "
+        "join.secret`)");
+  }
+  GLEANER_ASSIGN_OR_RETURN(std::string secret, ReadSecretFile(path, "cluster secret"));
   if (auto s = cluster::CheckJoinSecret(secret); !s.ok()) {
     return core::InvalidArgument(path + ": " + s.message());
   }
   return secret;
+}
+
+core::Result<std::string> ReadJoinToken(const std::string& path) {
+  GLEANER_ASSIGN_OR_RETURN(std::string token, ReadSecretFile(path, "join token"));
+  if (!token.starts_with("gjt_")) {
+    return core::InvalidArgument(path + ": not a join token (they start with gjt_; `gleaner "
+                                        "agent-token create` on a coordinator host makes one)");
+  }
+  return token;
 }
 
 std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,

@@ -58,9 +58,13 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
                                                   const GleanerConfig& config,
                                                   store::ObservationStore* observations);
 
-// The join secret from `path`, trimmed of surrounding white space, checked
-// for length; a file others may read is refused.
+// The cluster's secret (coordinators only) from `path`, trimmed of
+// surrounding white space, checked for length; a file others may read is
+// refused.
 core::Result<std::string> ReadJoinSecret(const std::string& path);
+
+// An agent's one-time join token from `path`, likewise.
+core::Result<std::string> ReadJoinToken(const std::string& path);
 
 // Gives each job a cgroup of its own where cgroup v2 allows, one directory
 // per data directory (several gleaners on a host never sweep each other's

@@ -90,6 +90,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (token_cmds.create->parsed()) return RunTokenCreate(token, std::cout, std::cerr);
   if (token_cmds.list->parsed()) return RunTokenList(token, std::cout, std::cerr);
   if (token_cmds.revoke->parsed()) return RunTokenRevoke(token, std::cout, std::cerr);
+  if (token_cmds.agent_create->parsed()) return RunAgentTokenCreate(token, std::cout, std::cerr);
   if (eval_idle_cmd->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
   if (monitor_cmd->parsed()) return RunMonitor(monitor, clock, inspector, std::cout, std::cerr);
   if (profile_cmd->parsed()) return RunProfile(profile, std::cout, std::cerr);

@@ -72,7 +72,7 @@ CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options) {
   cmd->add_option("--listen", options.listen, "HTTP API and agent reports: HOST:PORT")
       ->capture_default_str();
   cmd->add_option("--join-secret-file", options.join_secret_file,
-                  "The cluster's join secret, shared with the agents (mode 600)")
+                  "The cluster's secret, which signs agent credentials: the coordinators' only, never on an agent (mode 600)")
       ->required();
   cmd->add_option("--data-dir", options.data_dir, "Where the Unix socket and a SQLite store live");
   cmd->add_option("--config", options.config, "Config file (default: DATA_DIR/gleaner.toml)");
@@ -164,7 +164,14 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
         coordinator != nullptr, clock.Now());
   };
   server::Api api(**api_store, **api_store, clock, api_options);
-  server::AgentApi agents(*secret, current_leader, log);
+  // Agents' joins and credentials have a connection of their own, so a
+  // busy API never holds up a report.
+  auto agent_store = store::OpenStore(where);
+  if (!agent_store.ok()) {
+    err << "gleaner: " << agent_store.status().message() << "\n";
+    return kExitFailure;
+  }
+  server::AgentApi agents(*secret, **agent_store, clock, current_leader, log);
   const auto handler = [&api, &agents](const server::HttpRequest& r, const server::Peer& p) {
     return server::AgentApi::Owns(r) ? agents.Handle(r) : api.Handle(r, p);
   };

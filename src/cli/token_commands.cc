@@ -53,7 +53,19 @@ TokenCommands AddTokenCommands(CLI::App& app, TokenOptions& o) {
   c.list = token->add_subcommand("list", "Your tokens (all, as root); never their secrets");
   c.revoke = token->add_subcommand("revoke", "Stop a token from working");
   c.revoke->add_option("id", o.id, "Token id (from token list)")->required();
-  for (CLI::App* cmd : {c.create, c.list, c.revoke}) {
+  CLI::App* agent_token = app.add_subcommand(
+      "agent-token", "One-time tokens for GPU hosts to join a cluster (docs/cluster.md)");
+  agent_token->require_subcommand(1);
+  c.agent_create = agent_token->add_subcommand(
+      "create", "A token for one agent to join as --host, once (root, on a coordinator host)");
+  c.agent_create->add_option("--host", o.host, "The host name the agent joins as")->required();
+  c.agent_create->add_flag("--replace", o.replace,
+                           "Let it take the place of a host of that name that has joined "
+                           "(that agent's credential stops working)");
+  c.agent_create->add_option("--hours", o.hours, "How long the token can be used")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 720));
+  for (CLI::App* cmd : {c.create, c.list, c.revoke, c.agent_create}) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.api.data_dir, "Where `gleaner up` keeps its state");
   }
@@ -89,6 +101,25 @@ int RunTokenRevoke(const TokenOptions& o, std::ostream& out, std::ostream& err) 
     return CallApi(
         api, o.api.token, "POST", "/v1/tokens/" + std::to_string(o.id) + "/revoke", "", o.json,
         [&](const json&) { return "revoked token " + std::to_string(o.id); }, out, err);
+  });
+}
+
+int RunAgentTokenCreate(const TokenOptions& o, std::ostream& out, std::ostream& err) {
+  const json body = {{"host", o.host}, {"replace", o.replace}, {"hours", o.hours}};
+  return WithApi(o, err, [&](const server::Endpoint& api) {
+    return CallApi(
+        api, o.api.token, "POST", "/v1/agent-tokens", body.dump(), o.json,
+        [](const json& t) {
+          const std::string host = t["host"].get<std::string>();
+          return "join token for host " + host + ", good once until " +
+                 t["expires_at"].get<std::string>() +
+                 " (shown only now; keep it secret):\n" + t["token"].get<std::string>() +
+                 "\non " + host +
+                 ", put it in a file only root can read (chmod 600) and run\n  gleaner agent "
+                 "--server URL --name " +
+                 host + " --join-token-file FILE";
+        },
+        out, err);
   });
 }
 

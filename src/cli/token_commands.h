@@ -17,17 +17,25 @@ struct TokenOptions {
   std::string name;  // create
   std::string user;  // create, as root: for this user
   int64_t id = 0;    // revoke
+  // agent-token create
+  std::string host;
+  bool replace = false;
+  int64_t hours = 24;
 };
 
 struct TokenCommands {
   CLI::App* create;
   CLI::App* list;
   CLI::App* revoke;
+  CLI::App* agent_create;  // agent-token create
 };
 
 TokenCommands AddTokenCommands(CLI::App& app, TokenOptions& options);
 int RunTokenCreate(const TokenOptions& options, std::ostream& out, std::ostream& err);
 int RunTokenList(const TokenOptions& options, std::ostream& out, std::ostream& err);
 int RunTokenRevoke(const TokenOptions& options, std::ostream& out, std::ostream& err);
+// `gleaner agent-token create --host NAME`: a one-time token for an agent
+// to join the cluster as NAME (docs/cluster.md).
+int RunAgentTokenCreate(const TokenOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gleaner::cli

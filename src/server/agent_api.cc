@@ -1,7 +1,7 @@
 #include "server/agent_api.h"
 
-#include "core/json_depth.h"
 #include "cluster/agent_credentials.h"
+#include "core/json_depth.h"
 #include "core/sha256.h"
 #include "server/routing.h"
 
@@ -18,20 +18,59 @@ HttpResponse AgentApi::Handle(const HttpRequest& request) {
 
 HttpResponse AgentApi::Join(const HttpRequest& request) {
   const json body = core::ParseUntrustedJson<json>(request.body);
-  if (!body.is_object() || !body.contains("name") || !body["name"].is_string() ||
-      !body.contains("join_secret") || !body["join_secret"].is_string()) {
+  if (body.is_object() && body.contains("join_secret")) {
     return ErrorResponse(core::InvalidArgument(
-        "a join is {\"name\": HOST, \"join_secret\": SECRET} (gleaner agent --join-secret-file)"));
+        "agents no longer join with the cluster's secret: an admin runs `gleaner agent-token "
+        "create --host NAME` on a coordinator, and the agent joins with --join-token-file"));
+  }
+  if (!body.is_object() || !body.contains("name") || !body["name"].is_string() ||
+      !body.contains("join_token") || !body["join_token"].is_string()) {
+    return ErrorResponse(core::InvalidArgument(
+        "a join is {\"name\": HOST, \"join_token\": TOKEN} (gleaner agent --join-token-file)"));
   }
   const std::string name = body["name"];
   if (auto s = cluster::CheckAgentName(name); !s.ok()) return ErrorResponse(s);
-  if (!core::ConstantTimeEquals(body["join_secret"].get<std::string>(), join_secret_)) {
-    log_("refused a join as " + name + ": wrong join secret");
-    return ErrorResponse(core::Unauthenticated(
-        "wrong join secret: use the one in the coordinators' --join-secret-file"));
+  const std::string digest = core::Sha256Hex(body["join_token"].get<std::string>());
+  auto generation = [&] {
+    std::lock_guard lock(mu_);
+    auto spent = joins_.SpendJoinToken(digest, name, clock_.Now());
+    if (spent.ok()) generations_[name] = {*spent, std::chrono::steady_clock::now()};
+    return spent;
+  }();
+  if (!generation.ok()) {
+    log_("refused a join as " + name + ": " + generation.status().message());
+    return ErrorResponse(generation.status());
   }
-  log_("agent " + name + " joined");
-  return Json(200, {{"name", name}, {"credential", cluster::AgentCredential(join_secret_, name)}});
+  log_("agent " + name + " joined (generation " + std::to_string(*generation) + ")");
+  return Json(200, {{"name", name},
+                    {"credential", cluster::AgentCredential(secret_, name, *generation)}});
+}
+
+core::Result<std::string> AgentApi::Authenticate(const std::string& credential) {
+  GLEANER_ASSIGN_OR_RETURN(cluster::AgentIdentity who,
+                           cluster::AgentOfCredential(secret_, credential));
+  int64_t latest = 0;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    auto known = generations_.find(who.name);
+    // A credential newer than what this coordinator knows was issued by
+    // another one: read again rather than refuse it.
+    if (known == generations_.end() || now - known->second.second > kGenerationTtl ||
+        who.generation > known->second.first) {
+      GLEANER_ASSIGN_OR_RETURN(latest, joins_.AgentGeneration(who.name));
+      generations_[who.name] = {latest, now};
+    } else {
+      latest = known->second.first;
+    }
+  }
+  if (who.generation != latest) {
+    return core::Unauthenticated("this credential of " + who.name +
+                                 " was replaced by a later join of that host; ask an admin for "
+                                 "a join token (gleaner agent-token create --host " +
+                                 who.name + " --replace) and join again");
+  }
+  return who.name;
 }
 
 HttpResponse AgentApi::Report(const HttpRequest& request) {
@@ -40,7 +79,7 @@ HttpResponse AgentApi::Report(const HttpRequest& request) {
     return ErrorResponse(core::Unauthenticated(
         "an agent report needs \"Authorization: Bearer <credential>\" from /v1/agents/join"));
   }
-  auto agent = cluster::AgentOfCredential(join_secret_, header->second.substr(7));
+  auto agent = Authenticate(header->second.substr(7));
   if (!agent.ok()) return ErrorResponse(agent.status());
   const std::shared_ptr<cluster::Coordinator> leader = leader_();
   if (leader == nullptr) {

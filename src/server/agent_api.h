@@ -1,16 +1,22 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "cluster/coordinator.h"
+#include "core/clock.h"
 #include "server/http_message.h"
+#include "store/token_store.h"
 
 namespace gleaner::server {
 
 // The routes agents use (docs/cluster.md):
-//   POST /v1/agents/join    {"name", "join_secret"} -> {"name", "credential"}
+//   POST /v1/agents/join    {"name", "join_token"} -> {"name", "credential"}: spends a
+//                           one-time token an admin issued for that host
 //   POST /v1/agents/report  the agent protocol, with "Authorization: Bearer
 //                           <credential>"; the credential names the host.
 // Only the leading coordinator takes reports; a standby answers 503 and
@@ -20,8 +26,15 @@ class AgentApi {
   // The coordinator while this server leads; null while it stands by.
   using Leader = std::function<std::shared_ptr<cluster::Coordinator>()>;
 
-  AgentApi(std::string join_secret, Leader leader, cluster::Log log)
-      : join_secret_(std::move(join_secret)), leader_(std::move(leader)), log_(std::move(log)) {}
+  // `secret` signs credentials; `joins` (a connection of its own, used only
+  // here) holds join tokens and each host's generation.
+  AgentApi(std::string secret, store::TokenStore& joins, const core::Clock& clock, Leader leader,
+           cluster::Log log)
+      : secret_(std::move(secret)),
+        joins_(joins),
+        clock_(clock),
+        leader_(std::move(leader)),
+        log_(std::move(log)) {}
 
   static bool Owns(const HttpRequest& request) { return request.path.rfind("/v1/agents/", 0) == 0; }
   HttpResponse Handle(const HttpRequest& request);
@@ -29,10 +42,20 @@ class AgentApi {
  private:
   HttpResponse Join(const HttpRequest& request);
   HttpResponse Report(const HttpRequest& request);
+  // The host a report's credential speaks for, while its generation is
+  // the host's latest.
+  core::Result<std::string> Authenticate(const std::string& credential);
 
-  std::string join_secret_;
+  std::string secret_;
+  store::TokenStore& joins_;
+  const core::Clock& clock_;
   Leader leader_;
   cluster::Log log_;
+  // Each host's generation as last read, and when: a join through another
+  // coordinator is seen within kGenerationTtl.
+  static constexpr std::chrono::seconds kGenerationTtl{5};
+  std::mutex mu_;  // guards joins_ and generations_
+  std::map<std::string, std::pair<int64_t, std::chrono::steady_clock::time_point>> generations_;
 };
 
 }  // namespace gleaner::server

@@ -42,7 +42,7 @@ struct ApiOptions {
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
 // On the Unix socket the kernel names the caller; over TCP a bearer token
 // must, or the answer is 401 (unless anonymous_read allows the request).
-// Routes: /v1/jobs (JobApi), /v1/tokens (TokenApi), /v1/cost (CostApi),
+// Routes: /v1/jobs (JobApi), /v1/tokens and /v1/agent-tokens (TokenApi), /v1/cost (CostApi),
 // /v1/history and /v1/profiles (HistoryApi), GET /v1/gpus, GET
 // /v1/whoami, and GET /metrics for Prometheus (docs/metrics.md); / and
 // /ui/ serve the dashboard's files to anyone (docs/ui.md). The store and

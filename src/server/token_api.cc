@@ -1,10 +1,12 @@
 #include "server/token_api.h"
 
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "cluster/agent_credentials.h"
 #include "core/json_depth.h"
 #include "core/sha256.h"
 #include "observe/verdict_json.h"
@@ -27,7 +29,7 @@ json TokenToJson(const store::TokenRecord& t) {
 
 }  // namespace
 
-core::Result<std::string> NewTokenSecret() {
+core::Result<std::string> NewTokenSecret(std::string_view prefix) {
   unsigned char bytes[32];
   size_t got = 0;
   while (got < sizeof bytes) {
@@ -37,7 +39,7 @@ core::Result<std::string> NewTokenSecret() {
     got += static_cast<size_t>(n);
   }
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string secret = "glt_";
+  std::string secret(prefix);
   for (unsigned char b : bytes) {
     secret += kHex[b >> 4];
     secret += kHex[b & 0xf];
@@ -154,6 +156,57 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
   json doc = TokenToJson(*saved);
   doc["token"] = *secret;
   return Json(201, doc);
+}
+
+HttpResponse TokenApi::CreateJoinToken(const HttpRequest& req, const Caller& caller) {
+  if (req.method != "POST") return WrongMethod(req);
+  // Whoever may issue a join token may hand a host's jobs, and their
+  // users' environments, to any machine: root, or the daemon's own user,
+  // and only where the kernel vouches for them.
+  if (caller.by_token || caller.anonymous || (!caller.admin() && caller.uid != geteuid())) {
+    return ErrorResponse(core::PermissionDenied(
+        "join tokens are issued by root on a coordinator host (gleaner agent-token create)"));
+  }
+  const json body = core::ParseUntrustedJson<json>(req.body);
+  if (!body.is_object() || !body.contains("host") || !body["host"].is_string()) {
+    return ErrorResponse(core::InvalidArgument(
+        "a join token request is {\"host\": NAME, \"replace\": false, \"hours\": 24}"));
+  }
+  for (const auto& [key, value] : body.items()) {
+    const bool known = (key == "host") || (key == "replace" && value.is_boolean()) ||
+                       (key == "hours" && value.is_number_integer());
+    if (!known) {
+      return ErrorResponse(core::InvalidArgument(
+          "\"" + key.substr(0, 64) +
+          "\": join token requests take \"host\" (a string), \"replace\" (true or false) and "
+          "\"hours\" (a whole number)"));
+    }
+  }
+  store::JoinToken t;
+  t.host = body["host"];
+  if (auto s = cluster::CheckAgentName(t.host); !s.ok()) return ErrorResponse(s);
+  t.replace = body.value("replace", false);
+  const int64_t hours = body.value("hours", int64_t{24});
+  if (hours < 1 || hours > 720) {
+    return ErrorResponse(core::InvalidArgument("hours: from 1 to 720 (30 days)"));
+  }
+  t.created_at = clock_.Now();
+  t.expires_at = t.created_at + core::Seconds(hours * 3600);
+  auto secret = NewTokenSecret("gjt_");
+  if (!secret.ok()) return ErrorResponse(secret.status());
+  std::lock_guard lock(store_mu_);
+  auto generation = tokens_.AgentGeneration(t.host);
+  if (!generation.ok()) return ErrorResponse(generation.status());
+  if (*generation > 0 && !t.replace) {
+    return ErrorResponse(core::FailedPrecondition(
+        "host " + t.host + " has joined already; a token that lets another machine take its "
+        "place (and cuts off the agent there now) needs --replace"));
+  }
+  if (auto s = tokens_.AddJoinToken(t, core::Sha256Hex(*secret)); !s.ok()) return ErrorResponse(s);
+  return Json(201, {{"host", t.host},
+                    {"token", *secret},
+                    {"replace", t.replace},
+                    {"expires_at", observe::Rfc3339(t.expires_at)}});
 }
 
 }  // namespace gleaner::server

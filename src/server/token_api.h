@@ -4,6 +4,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/clock.h"
 #include "server/caller.h"
@@ -15,14 +16,18 @@ namespace gleaner::server {
 // The longest name (and user name) a token request may give.
 inline constexpr size_t kMaxTokenNameBytes = 256;
 
-// A new token's secret: "glt_" and 64 hex digits from the kernel's CSPRNG.
-core::Result<std::string> NewTokenSecret();
+// A new token's secret: `prefix` and 64 hex digits from the kernel's
+// CSPRNG. API tokens start "glt_", agents' join tokens "gjt_".
+core::Result<std::string> NewTokenSecret(std::string_view prefix = "glt_");
 
 // API tokens (docs/api.md), for clients that reach gleaner over TCP:
 //   POST /v1/tokens             {"name": ..., "user": ...}: a token for the caller (root may
 //                               name another user); the secret is in the answer, once
 //   GET  /v1/tokens             the caller's tokens (every token, for root); never secrets
 //   POST /v1/tokens/ID/revoke   the caller's own token (any, for root)
+//   POST /v1/agent-tokens       {"host": NAME, "replace": false, "hours": 24}: a one-time
+//                               token for an agent to join as NAME (docs/cluster.md); admins
+//                               only (root, or the user the daemon runs as)
 // Tokens are created only on the Unix socket, where the kernel vouches for
 // the caller: a token cannot mint more tokens that would outlive it. Every
 // token expires (TokenPolicy); one that acts as root exists only where the
@@ -46,6 +51,8 @@ class TokenApi {
 
   // `request.path` starts with /v1/tokens.
   HttpResponse Handle(const HttpRequest& request, const Caller& caller);
+  // POST /v1/agent-tokens.
+  HttpResponse CreateJoinToken(const HttpRequest& request, const Caller& caller);
 
   // Who a bearer token speaks for; kUnauthenticated when nobody.
   core::Result<Caller> Authenticate(const std::string& secret);

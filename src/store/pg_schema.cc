@@ -127,6 +127,24 @@ constexpr const char* kMigrations[] = {
     CREATE INDEX jobs_by_uid ON jobs (uid, state, spec_bytes);
     CREATE INDEX jobs_by_project ON jobs (project, state, spec_bytes);
     )sql",
+    // One-time join tokens, and how many times each host has joined with
+    // one: a credential carries its host's generation, so a new join
+    // cuts off the credential before it.
+    R"sql(
+    CREATE TABLE agent_join_tokens (
+      sha256 TEXT PRIMARY KEY,
+      host TEXT NOT NULL,
+      replace_joined BIGINT NOT NULL,
+      created_us BIGINT NOT NULL,
+      expires_us BIGINT NOT NULL,
+      used_us BIGINT
+    );
+    CREATE TABLE agent_hosts (
+      name TEXT PRIMARY KEY,
+      generation BIGINT NOT NULL,
+      joined_us BIGINT NOT NULL
+    );
+    )sql",
 };
 
 // Serialises migrations within one database ("gleaner" in ASCII). Advisory

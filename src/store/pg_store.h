@@ -75,6 +75,10 @@ class PgStore final : public Store {
   core::Result<TokenRecord> FindToken(const std::string& sha256) override;
   core::Result<std::vector<TokenRecord>> ListTokens() override;
   core::Status RevokeToken(int64_t id, core::TimePoint now) override;
+  core::Status AddJoinToken(const JoinToken& token, const std::string& sha256) override;
+  core::Result<int64_t> SpendJoinToken(const std::string& sha256, const std::string& host,
+                                       core::TimePoint now) override;
+  core::Result<int64_t> AgentGeneration(const std::string& host) override;
 
  private:
   explicit PgStore(std::unique_ptr<pg::Connection> db);

@@ -25,6 +25,17 @@ struct TokenRecord {
   bool operator==(const TokenRecord&) const = default;
 };
 
+// A one-time token that lets an agent join the cluster as `host`
+// (docs/cluster.md). Like an API token, only its secret's SHA-256 is kept.
+struct JoinToken {
+  std::string host;
+  core::TimePoint created_at;
+  core::TimePoint expires_at;
+  // May take the place of a host of that name that has joined already
+  // (its credential stops working): an admin's deliberate act.
+  bool replace = false;
+};
+
 class TokenStore {
  public:
   virtual ~TokenStore() = default;
@@ -37,6 +48,19 @@ class TokenStore {
   virtual core::Result<std::vector<TokenRecord>> ListTokens() = 0;
   // kNotFound when there is no live token `id`.
   virtual core::Status RevokeToken(int64_t id, core::TimePoint now) = 0;
+
+  virtual core::Status AddJoinToken(const JoinToken& token, const std::string& sha256) = 0;
+  // Spends the join token with this digest as `host`, once: the host's new
+  // generation (1 at its first join), which its credential carries, so
+  // every earlier credential of `host` stops working. kUnauthenticated,
+  // saying why, when the token is unknown, spent, expired or for another
+  // host, or when `host` has joined already and the token may not replace
+  // it. Two coordinators spending one token: one succeeds.
+  virtual core::Result<int64_t> SpendJoinToken(const std::string& sha256, const std::string& host,
+                                               core::TimePoint now) = 0;
+  // `host`'s generation: how many times it has joined with a token (0:
+  // never).
+  virtual core::Result<int64_t> AgentGeneration(const std::string& host) = 0;
 };
 
 }  // namespace gleaner::store

@@ -246,7 +246,8 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
                           secret_file + " --data-dir " + server_data + " --for 180");
   ASSERT_TRUE(WaitForLog("server", "leading")) << testing::Slurp(Log("server"));
   const auto agent = [&](const std::string& name) {
-    return Start(name, "agent --server " + address + " --join-secret-file " + secret_file +
+    return Start(name, "agent --server " + address + " --join-token-file " +
+                           testing::JoinTokenFile(dir_, server_data, name) +
                            " --name " + name + " --fake demo --interval 0.5 --for 180 --data-dir " +
                            (dir_.path() / name).string());
   };

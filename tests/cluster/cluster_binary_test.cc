@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -77,9 +78,16 @@ class ClusterBinaryTest : public ::testing::Test {
   Daemon StartAgent(int host) {
     const std::string config =
         dir_.Write("agent.toml", "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.5\n");
+    // The first start joins with a token from the first server; a restart
+    // keeps the credential it got.
+    const std::string name = "host" + std::to_string(host);
+    std::string& token_file = join_tokens_[name];
+    if (token_file.empty()) {
+      token_file = testing::JoinTokenFile(dir_, (dir_.path() / "s1").string(), name);
+    }
     Daemon d = Spawn(dir_, "agent" + std::to_string(host),
                      std::string(GLEANER_BINARY) + " agent --server " + servers_ +
-                         " --join-secret-file " + secret_ + " --name host" + std::to_string(host) +
+                         " --join-token-file " + token_file + " --name host" + std::to_string(host) +
                          " --fake " + Scenario(dir_) + " --config " + config + " --data-dir " +
                          (dir_.path() / ("a" + std::to_string(host))).string() + " --for 300");
     started_.push_back(d);
@@ -118,6 +126,7 @@ class ClusterBinaryTest : public ::testing::Test {
   std::unique_ptr<testing::PostgresServer> pg_;
   std::string uri_;
   std::string secret_;
+  std::map<std::string, std::string> join_tokens_;  // host -> its token's file
   std::string marks_;
   std::string servers_;
   std::string token_;

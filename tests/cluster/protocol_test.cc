@@ -145,21 +145,43 @@ TEST(HmacTest, MatchesRfc4231) {
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
-TEST(AgentCredentialTest, NamesOneAgentAndOnlyWithItsSecret) {
+TEST(AgentCredentialTest, NamesOneAgentAndGenerationAndOnlyWithItsSecret) {
   const std::string secret(64, 's');
-  const std::string credential = AgentCredential(secret, "gpu-07");
-  EXPECT_THAT(credential, ::testing::StartsWith("agent.gpu-07."));
+  const std::string credential = AgentCredential(secret, "gpu-07", 3);
+  EXPECT_THAT(credential, ::testing::StartsWith("agent.gpu-07.3."));
   auto who = AgentOfCredential(secret, credential);
-  ASSERT_TRUE(who.ok());
-  EXPECT_EQ(*who, "gpu-07");
-  // Another secret, a renamed host, or a made-up digest: refused.
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_EQ(who->name, "gpu-07");
+  EXPECT_EQ(who->generation, 3);
+  // Another secret, a renamed host, another generation or a made-up
+  // digest: refused.
   EXPECT_EQ(AgentOfCredential(std::string(64, 't'), credential).status().code(),
             core::StatusCode::kUnauthenticated);
   std::string renamed = credential;
   renamed.replace(6, 6, "gpu-08");
   EXPECT_FALSE(AgentOfCredential(secret, renamed).ok());
+  std::string promoted = credential;
+  promoted.replace(13, 1, "4");
+  EXPECT_FALSE(AgentOfCredential(secret, promoted).ok());
   EXPECT_FALSE(AgentOfCredential(secret, "agent.gpu-07.00").ok());
   EXPECT_FALSE(AgentOfCredential(secret, "glt_abc").ok());
+}
+
+// Credentials from before join tokens (generation 0) still name their
+// host, dots in the name included; names that end in digits are not read
+// as a generation.
+TEST(AgentCredentialTest, ReadsCredentialsFromBeforeGenerations) {
+  const std::string secret(64, 's');
+  for (const char* name : {"gpu-07", "node.5", "gpu.lab.example"}) {
+    auto old = AgentOfCredential(secret, AgentCredential(secret, name, 0));
+    ASSERT_TRUE(old.ok()) << name;
+    EXPECT_EQ(old->name, name);
+    EXPECT_EQ(old->generation, 0);
+    auto fresh = AgentOfCredential(secret, AgentCredential(secret, name, 12));
+    ASSERT_TRUE(fresh.ok()) << name;
+    EXPECT_EQ(fresh->name, name);
+    EXPECT_EQ(fresh->generation, 12);
+  }
 }
 
 TEST(AgentCredentialTest, ChecksNamesAndSecrets) {

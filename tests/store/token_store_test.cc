@@ -55,6 +55,38 @@ TEST_P(TokenStoreTest, ADigestIsStoredOnce) {
   EXPECT_EQ(store_->ListTokens()->size(), 1u);
 }
 
+JoinToken JoinFor(const std::string& host, bool replace = false) {
+  return {host, kNow, kNow + core::Seconds(3600), replace};
+}
+
+TEST_P(TokenStoreTest, AJoinTokenIsSpentOnceByItsHostBeforeItExpires) {
+  using ::testing::HasSubstr;
+  ASSERT_TRUE(store_->AddJoinToken(JoinFor("gpu-a"), std::string(64, 'a')).ok());
+  EXPECT_EQ(*store_->AgentGeneration("gpu-a"), 0);
+  const auto spend = [&](char digest, const std::string& host, core::TimePoint at = kNow) {
+    return store_->SpendJoinToken(std::string(64, digest), host, at);
+  };
+  EXPECT_THAT(spend('a', "gpu-b").status().message(), HasSubstr("is for host gpu-a, not gpu-b"));
+  EXPECT_THAT(spend('z', "gpu-a").status().message(), HasSubstr("unknown join token"));
+  EXPECT_THAT(spend('a', "gpu-a", kNow + core::Seconds(3600)).status().message(),
+              HasSubstr("expired at"));
+  auto first = spend('a', "gpu-a");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, 1);
+  EXPECT_EQ(*store_->AgentGeneration("gpu-a"), 1);
+  EXPECT_EQ(spend('a', "gpu-a").status().code(), core::StatusCode::kUnauthenticated);
+  EXPECT_THAT(spend('a', "gpu-a").status().message(), HasSubstr("was used at"));
+
+  // A joined host is taken only by a token that may replace it, even one
+  // issued before it joined.
+  ASSERT_TRUE(store_->AddJoinToken(JoinFor("gpu-a"), std::string(64, 'b')).ok());
+  EXPECT_THAT(spend('b', "gpu-a").status().message(), HasSubstr("has joined already"));
+  ASSERT_TRUE(store_->AddJoinToken(JoinFor("gpu-a", true), std::string(64, 'c')).ok());
+  EXPECT_EQ(*spend('c', "gpu-a"), 2);
+  EXPECT_EQ(*store_->AgentGeneration("gpu-a"), 2);
+  EXPECT_EQ(*store_->AgentGeneration("gpu-b"), 0);
+}
+
 GLEANER_STORE_CONFORMANCE(TokenStoreTest);
 
 }  // namespace

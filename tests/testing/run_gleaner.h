@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -70,5 +71,25 @@ class SharedGleaner {
 // (unless [api] allow_root_tokens), so as root the token is nobody's, which
 // is enough for reading.
 inline std::string OrdinaryUserFlag() { return geteuid() == 0 ? " --user nobody" : ""; }
+
+// A join token for an agent named `host`, from the coordinator whose data
+// directory is `server_data_dir`, written to `dir`/NAME (mode 600); the
+// file's path, or "" when none was issued (with why on stderr).
+inline std::string JoinTokenFile(const TempDir& dir, const std::string& server_data_dir,
+                                 const std::string& host, const std::string& flags = "",
+                                 const std::string& name = "") {
+  const Outcome made =
+      Gleaner("--data-dir " + server_data_dir + " agent-token create --host " + host + " " + flags);
+  const size_t at = made.out.find("gjt_");
+  if (made.rc != 0 || at == std::string::npos) {
+    std::fprintf(stderr, "agent-token create failed: %s%s\n", made.out.c_str(), made.err.c_str());
+    return "";
+  }
+  const std::string path =
+      dir.Write(name.empty() ? host + ".join-token" : name, made.out.substr(at, 68) + "\n");
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write);
+  return path;
+}
 
 }  // namespace gleaner::testing
