@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -74,7 +75,7 @@ core::Result<JobCgroups> JobCgroups::Open(const std::string& leaf) {
   if (access((base + "/cgroup.kill").c_str(), F_OK) != 0) {
     return core::NotSupported("the kernel has no cgroup.kill (Linux 5.14 or newer needed)");
   }
-  return JobCgroups(std::move(base));
+  return JobCgroups(*mount, std::move(base));
 }
 
 core::Status JobCgroups::RemoveBase() const {
@@ -88,7 +89,9 @@ core::Result<std::string> JobCgroups::Create(sched::JobId id) const {
   const std::string path =
       base_ + "/job-" + std::to_string(id) + "-" +
       std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(now).count());
-  if (mkdir(path.c_str(), 0755) != 0) {
+  // Another gleaner's sweep may have removed the base while it was empty.
+  if (mkdir(path.c_str(), 0755) != 0 &&
+      (errno != ENOENT || mkdir(base_.c_str(), 0755) != 0 || mkdir(path.c_str(), 0755) != 0)) {
     return core::Unavailable("cannot create " + path + ": " + std::strerror(errno));
   }
   return path;
@@ -97,16 +100,17 @@ core::Result<std::string> JobCgroups::Create(sched::JobId id) const {
 std::optional<std::string> JobCgroups::Of(pid_t pid) const {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
   std::string line;
+  const std::string leaf = base_.substr(base_.rfind('/'));  // "/gleaner-jobs-..."
   while (std::getline(in, line)) {
     if (line.rfind("0::", 0) != 0) continue;
-    // base_ is <mount><own cgroup>/<leaf>; the process's line is relative
-    // to the mount, so compare the tails.
+    // The process's path is relative to the mount. Its job's cgroup is
+    // .../<leaf>/job-ID-LAUNCH, under whatever cgroup the gleaner that
+    // launched it ran in (not necessarily this one's).
     const std::string rel = line.substr(3);
-    const size_t leaf = base_.rfind('/');
-    const std::string leaf_name = base_.substr(leaf);  // "/gleaner-jobs-..."
-    const size_t at = rel.find(leaf_name + "/job-");
+    const size_t at = rel.find(leaf + "/job-");
     if (at == std::string::npos) return std::nullopt;
-    return base_ + rel.substr(at + leaf_name.size());
+    const size_t end = rel.find('/', at + leaf.size() + 1);
+    return mount_ + rel.substr(0, end);
   }
   return std::nullopt;
 }
@@ -121,6 +125,34 @@ std::vector<std::string> JobCgroups::List() const {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+int JobCgroups::SweepStaleBases(std::chrono::seconds min_age) const {
+  const std::filesystem::path ours(base_);
+  const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  const int64_t min_age_us = std::chrono::duration_cast<std::chrono::microseconds>(min_age).count();
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& base : std::filesystem::directory_iterator(ours.parent_path(), ec)) {
+    const std::string name = base.path().filename().string();
+    if (!name.starts_with("gleaner-jobs-") || base.path() == ours || !base.is_directory(ec)) {
+      continue;
+    }
+    std::error_code inner;
+    for (const auto& job : std::filesystem::directory_iterator(base.path(), inner)) {
+      // job-ID-LAUNCH: LAUNCH is when it was made, in microseconds.
+      const std::string job_name = job.path().filename().string();
+      const size_t dash = job_name.rfind('-');
+      if (!job_name.starts_with("job-") || dash == std::string::npos) continue;
+      const int64_t launched = std::strtoll(job_name.c_str() + dash + 1, nullptr, 10);
+      if (now_us - launched < min_age_us) continue;
+      if (rmdir(job.path().c_str()) == 0) ++removed;  // EBUSY while a process is in it
+    }
+    if (rmdir(base.path().c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 core::Status JobCgroups::Kill(const std::string& path) {

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,13 @@ class JobCgroups {
   // Every job cgroup there is now (left by ended jobs, or by a gleaner that
   // stopped before it could remove them).
   std::vector<std::string> List() const;
+  // Removes what gleaners with other data directories left beside this
+  // one's base (siblings named gleaner-jobs-*: a daemon killed before it
+  // could clean up): their job cgroups that are empty and were made over
+  // `min_age` ago (younger ones may be a live daemon's launch in progress),
+  // then each base left empty. A cgroup with a process in it is never
+  // touched: its job may yet be taken back. How many were removed.
+  int SweepStaleBases(std::chrono::seconds min_age = std::chrono::seconds(60)) const;
   // Kills every process in the cgroup at `path`.
   static core::Status Kill(const std::string& path);
   // Removes the cgroup at `path` once nothing is left in it;
@@ -48,7 +56,9 @@ class JobCgroups {
   core::Status RemoveBase() const;
 
  private:
-  explicit JobCgroups(std::string base) : base_(std::move(base)) {}
+  JobCgroups(std::string mount, std::string base)
+      : mount_(std::move(mount)), base_(std::move(base)) {}
+  std::string mount_;  // where cgroup2 is mounted
   std::string base_;
 };
 

@@ -274,6 +274,10 @@ std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,
     return std::nullopt;
   }
   log("each job gets a cgroup of its own under " + cgroups->base());
+  if (const int swept = cgroups->SweepStaleBases(); swept > 0) {
+    log("removed " + std::to_string(swept) +
+        " empty job cgroup(s) that stopped gleaners left beside it");
+  }
   executor.UseCgroups(*cgroups);
   return std::move(cgroups).value();
 }

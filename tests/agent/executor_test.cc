@@ -251,6 +251,59 @@ TEST_F(ExecutorCgroupTest, ARestartSweepsTheCgroupsOfJobsThatEndedMeanwhile) {
   ReapAll();
 }
 
+// A gleaner killed before it could clean up leaves its base and its jobs'
+// cgroups beside the next one's. Empty ones old enough go; one with a
+// process in it (a job that may yet be taken back) and one just made (a
+// live gleaner's launch) stay; and a base swept while empty comes back
+// for the next launch.
+TEST_F(ExecutorCgroupTest, TheNextGleanerRemovesWhatAKilledOneLeftEmpty) {
+  const std::filesystem::path parent = std::filesystem::path(cgroups_->base()).parent_path();
+  const std::string tag = std::to_string(getpid());
+  const auto make = [](const std::filesystem::path& p) {
+    std::filesystem::create_directory(p);
+    return p;
+  };
+  const std::string launched_now =
+      std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count());
+  const auto empty_base = make(parent / ("gleaner-jobs-empty" + tag));
+  make(empty_base / "job-1-1000");
+  const auto young_base = make(parent / ("gleaner-jobs-young" + tag));
+  const auto young = make(young_base / ("job-2-" + launched_now));
+  const auto busy_base = make(parent / ("gleaner-jobs-busy" + tag));
+  const auto busy = make(busy_base / "job-3-1000");
+  const pid_t sleeper = fork();
+  if (sleeper == 0) {
+    execlp("sleep", "sleep", "300", nullptr);
+    _exit(127);
+  }
+  {
+    std::ofstream procs(busy / "cgroup.procs");
+    procs << sleeper;
+  }
+
+  cgroups_->SweepStaleBases();
+  EXPECT_FALSE(std::filesystem::exists(empty_base));
+  EXPECT_TRUE(std::filesystem::exists(young));
+  EXPECT_TRUE(std::filesystem::exists(busy));
+
+  kill(sleeper, SIGKILL);
+  waitpid(sleeper, nullptr, 0);
+  for (const auto& dir : {young, young_base, busy, busy_base}) {
+    for (int i = 0; i < 100 && std::filesystem::exists(dir) && rmdir(dir.c_str()) != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  // Our own base, swept away by another gleaner while empty.
+  ASSERT_EQ(rmdir(cgroups_->base().c_str()), 0);
+  auto job = executor_.Launch(Request(5, {"true"}, logs_.path().string()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_NE(job->cgroup, "");
+  ReapAll();
+}
+
 // A requeued job runs again under the same id: its new run gets a cgroup of
 // its own, so cleaning up after the last run never touches it.
 TEST_F(ExecutorCgroupTest, ARerunIsNotKilledByItsLastRunsCleanup) {
