@@ -8,7 +8,6 @@
 #include <mutex>
 #include <ostream>
 
-#include "core/json_depth.h"
 #include "agent/minute_tee.h"
 #include "agent/node_agent.h"
 #include "agent/sampler.h"
@@ -19,6 +18,7 @@
 #include "cli/gpu_source.h"
 #include "cluster/agent_credentials.h"
 #include "core/format.h"
+#include "core/json_depth.h"
 #include "observe/verdict_json.h"
 #include "server/http_client.h"
 #include "store/sqlite_store.h"

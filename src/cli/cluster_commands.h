@@ -15,7 +15,7 @@ namespace gleaner::cli {
 struct ServerOptions {
   std::string data_dir;
   std::string config;
-  std::string store;  // a PostgreSQL URI, or a SQLite file (default DATA_DIR/gleaner.db)
+  std::string store;       // a PostgreSQL URI, or a SQLite file (default DATA_DIR/gleaner.db)
   std::string store_file;  // a file holding `store` (for URIs with a password)
   std::string listen = "127.0.0.1:7380";
   std::string join_secret_file;
@@ -28,7 +28,7 @@ struct AgentOptions {
   std::string servers;  // comma-separated coordinator URLs
   std::string join_token_file;
   std::string join_secret_file;  // refused: agents join with tokens
-  std::string name;  // default: the host name
+  std::string name;              // default: the host name
   std::string data_dir;
   std::string config;
   std::string fake;

@@ -60,9 +60,9 @@ Status WholeNumber(const std::string& path, const toml::table& t, const std::str
   if (node == nullptr) return Status::Ok();
   std::optional<int64_t> v = node->is_integer() ? node->value<int64_t>() : std::nullopt;
   if (!v || *v < min || *v > max) {
-    return Error(path, *node, prefix + key,
-                 "expected a whole number from " + std::to_string(min) + " to " +
-                     std::to_string(max));
+    return Error(
+        path, *node, prefix + key,
+        "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max));
   }
   *out = *v;
   return Status::Ok();
@@ -71,9 +71,9 @@ Status WholeNumber(const std::string& path, const toml::table& t, const std::str
 // [limits]: what one user, and one project, may hold in the queue.
 Status ReadLimits(const std::string& path, const toml::table& t, server::SubmitLimits* limits) {
   const std::string p = "limits.";
-  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, p,
-                                    {"jobs_per_user", "spec_mib_per_user", "jobs_per_project",
-                                     "spec_mib_per_project"}));
+  GLEANER_RETURN_IF_ERROR(CheckKeys(
+      path, t, p,
+      {"jobs_per_user", "spec_mib_per_user", "jobs_per_project", "spec_mib_per_project"}));
   constexpr int64_t kMaxJobs = int64_t{1} << 40;
   constexpr int64_t kMaxMiB = int64_t{1} << 30;
   GLEANER_RETURN_IF_ERROR(
@@ -509,7 +509,8 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
                                  std::string(e.description()));
   }
   GLEANER_RETURN_IF_ERROR(CheckKeys(
-      path, doc, "", {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits"}));
+      path, doc, "",
+      {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits"}));
   for (const char* section :
        {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
@@ -556,7 +557,8 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     GLEANER_RETURN_IF_ERROR(
         CheckKeys(path, *api, "api.", {"allow_root_tokens", "token_lifetime_days"}));
     if (const toml::node* n = api->get("allow_root_tokens")) {
-      if (!n->is_boolean()) return Error(path, *n, "api.allow_root_tokens", "expected true or false");
+      if (!n->is_boolean())
+        return Error(path, *n, "api.allow_root_tokens", "expected true or false");
       config.tokens.allow_root = *n->value<bool>();
     }
     double days = core::ToSecondsDouble(config.tokens.lifetime) / 86400;

@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -67,7 +67,7 @@ std::string Octal(unsigned mode) {
 core::Status CheckTrusted(const std::filesystem::path& dir) {
   const uid_t self = geteuid();
   for (std::filesystem::path p = dir;; p = p.parent_path()) {
-    struct stat st{};
+    struct stat st {};
     if (lstat(p.c_str(), &st) != 0) {
       return core::Unavailable("cannot check " + p.string() + ": " + std::strerror(errno));
     }
@@ -75,7 +75,8 @@ core::Status CheckTrusted(const std::filesystem::path& dir) {
     std::string problem;
     if (st.st_uid != 0 && st.st_uid != self) {
       problem = "belongs to uid " + std::to_string(st.st_uid);
-    } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (is_data_dir || !(st.st_mode & S_ISVTX))) {
+    } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+               (is_data_dir || !(st.st_mode & S_ISVTX))) {
       problem = "can be written by others (mode " + Octal(st.st_mode & 07777) + ")";
     }
     if (!problem.empty()) {
@@ -108,8 +109,9 @@ bool HoldsPassword(const std::string& uri) {
 
 core::Result<std::string> ReadPrivateFile(const std::string& path, const std::string& what) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return core::NotFound("cannot read " + what + " " + path + ": " + std::strerror(errno));
-  struct stat st{};
+  if (fd < 0)
+    return core::NotFound("cannot read " + what + " " + path + ": " + std::strerror(errno));
+  struct stat st {};
   if (fstat(fd, &st) != 0 || (st.st_mode & 077) != 0) {
     close(fd);
     return core::PermissionDenied(what + " " + path + " can be read by others: chmod 600 " + path);
@@ -161,14 +163,15 @@ core::Status PrepareDataDir(const std::string& data_dir) {
                              " (choose another with --data-dir)");
   }
   const std::filesystem::path canonical = std::filesystem::canonical(data_dir, ec);
-  if (ec) return core::Unavailable("cannot resolve the data directory " + data_dir + ": " + ec.message());
+  if (ec)
+    return core::Unavailable("cannot resolve the data directory " + data_dir + ": " + ec.message());
   GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical));
   // Job logs live here; the same rule holds for it.
   const std::filesystem::path logs = canonical / "logs";
   if (mkdir(logs.c_str(), 0755) != 0 && errno != EEXIST) {
     return core::Unavailable("cannot create " + logs.string() + ": " + std::strerror(errno));
   }
-  struct stat st{};
+  struct stat st {};
   if (lstat(logs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return core::PermissionDenied(logs.string() + " is not a directory (a link?); remove it");
   }
@@ -226,8 +229,8 @@ core::Result<std::string> ReadSecretFile(const std::string& path, const std::str
   if (ec) return core::NotFound("cannot read the " + what + " " + path + ": " + ec.message());
   using std::filesystem::perms;
   if ((status.permissions() & (perms::group_read | perms::others_read)) != perms::none) {
-    return core::PermissionDenied("the " + what + " " + path + " is readable by others: chmod 600 " +
-                                  path);
+    return core::PermissionDenied("the " + what + " " + path +
+                                  " is readable by others: chmod 600 " + path);
   }
   std::ifstream in(path);
   std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -255,8 +258,9 @@ core::Result<std::string> ReadJoinSecret(const std::string& path) {
 core::Result<std::string> ReadJoinToken(const std::string& path) {
   GLEANER_ASSIGN_OR_RETURN(std::string token, ReadSecretFile(path, "join token"));
   if (!token.starts_with("gjt_")) {
-    return core::InvalidArgument(path + ": not a join token (they start with gjt_; `gleaner "
-                                        "agent-token create` on a coordinator host makes one)");
+    return core::InvalidArgument(path +
+                                 ": not a join token (they start with gjt_; `gleaner "
+                                 "agent-token create` on a coordinator host makes one)");
   }
   return token;
 }

@@ -45,7 +45,6 @@ core::Status PrepareDataDir(const std::string& data_dir);
 core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
                                              std::optional<double> interval_s);
 
-
 // A log line at a time to `out`, each with its UTC time; `mu` serialises
 // writers on several threads.
 cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu);

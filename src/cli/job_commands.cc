@@ -11,12 +11,12 @@
 #include <ostream>
 #include <thread>
 
-#include "core/json_depth.h"
 #include "agent/process_info.h"
 #include "cli/api_client.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 #include "core/format.h"
+#include "core/json_depth.h"
 #include "observe/verdict_json.h"
 #include "server/job_list_query.h"
 #include "store/job_json.h"
@@ -239,9 +239,10 @@ core::Result<json> FetchJobs(const server::Endpoint& api, const JobOptions& o) {
   json jobs = json::array();
   int64_t after = 0;
   for (;;) {
-    const int64_t want = o.limit == 0 ? server::kMaxJobPage
-                                      : std::min<int64_t>(server::kMaxJobPage,
-                                                          o.limit - static_cast<int64_t>(jobs.size()));
+    const int64_t want =
+        o.limit == 0
+            ? server::kMaxJobPage
+            : std::min<int64_t>(server::kMaxJobPage, o.limit - static_cast<int64_t>(jobs.size()));
     std::string target = "/v1/jobs?limit=" + std::to_string(want);
     if (!filters.empty()) target += "&" + filters;
     if (after > 0) target += "&after=" + std::to_string(after);

@@ -72,7 +72,8 @@ CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options) {
   cmd->add_option("--listen", options.listen, "HTTP API and agent reports: HOST:PORT")
       ->capture_default_str();
   cmd->add_option("--join-secret-file", options.join_secret_file,
-                  "The cluster's secret, which signs agent credentials: the coordinators' only, never on an agent (mode 600)")
+                  "The cluster's secret, which signs agent credentials: the coordinators' only, "
+                  "never on an agent (mode 600)")
       ->required();
   cmd->add_option("--data-dir", options.data_dir, "Where the Unix socket and a SQLite store live");
   cmd->add_option("--config", options.config, "Config file (default: DATA_DIR/gleaner.toml)");

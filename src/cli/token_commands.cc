@@ -112,9 +112,8 @@ int RunAgentTokenCreate(const TokenOptions& o, std::ostream& out, std::ostream& 
         [](const json& t) {
           const std::string host = t["host"].get<std::string>();
           return "join token for host " + host + ", good once until " +
-                 t["expires_at"].get<std::string>() +
-                 " (shown only now; keep it secret):\n" + t["token"].get<std::string>() +
-                 "\non " + host +
+                 t["expires_at"].get<std::string>() + " (shown only now; keep it secret):\n" +
+                 t["token"].get<std::string>() + "\non " + host +
                  ", put it in a file only root can read (chmod 600) and run\n  gleaner agent "
                  "--server URL --name " +
                  host + " --join-token-file FILE";

@@ -37,7 +37,6 @@ struct AgentIdentity {
 
 // The agent a credential names; kUnauthenticated when it is not one this
 // secret issued.
-core::Result<AgentIdentity> AgentOfCredential(std::string_view secret,
-                                              std::string_view credential);
+core::Result<AgentIdentity> AgentOfCredential(std::string_view secret, std::string_view credential);
 
 }  // namespace gleaner::cluster

@@ -42,8 +42,8 @@ HttpResponse AgentApi::Join(const HttpRequest& request) {
     return ErrorResponse(generation.status());
   }
   log_("agent " + name + " joined (generation " + std::to_string(*generation) + ")");
-  return Json(200, {{"name", name},
-                    {"credential", cluster::AgentCredential(secret_, name, *generation)}});
+  return Json(
+      200, {{"name", name}, {"credential", cluster::AgentCredential(secret_, name, *generation)}});
 }
 
 core::Result<std::string> AgentApi::Authenticate(const std::string& credential) {

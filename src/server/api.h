@@ -18,7 +18,7 @@ namespace gleaner::server {
 struct ApiOptions {
   sched::JobLimits limits;
   SubmitLimits submit_limits;  // [limits] in gleaner.toml
-  std::string log_dir;  // the jobs' <id>.out and <id>.err
+  std::string log_dir;         // the jobs' <id>.out and <id>.err
   std::function<std::string(uint32_t)> user_name;
   std::function<std::optional<uint32_t>(const std::string&)> uid_of;
   // The latest pass over the GPUs as a gleaner.gpus/v1 document; null

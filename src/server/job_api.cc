@@ -39,7 +39,7 @@ core::Result<std::string> ReadLogChunk(const std::string& path, size_t offset) {
     return core::FailedPrecondition("cannot read this job's log: " +
                                     std::string(std::strerror(errno)));
   }
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
     return core::FailedPrecondition("this job's log is not a plain file");

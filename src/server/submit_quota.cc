@@ -13,9 +13,8 @@ std::string MiB(int64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >
 
 // Why the `kind` ("user" or "project") `name` may not queue `tasks` more
 // tasks of `bytes` in all, or OK.
-core::Status Check(const std::string& kind, const std::string& name,
-                   const store::ActiveUsage& held, int64_t tasks, int64_t bytes,
-                   int64_t max_jobs, int64_t max_bytes) {
+core::Status Check(const std::string& kind, const std::string& name, const store::ActiveUsage& held,
+                   int64_t tasks, int64_t bytes, int64_t max_jobs, int64_t max_bytes) {
   const std::string who = kind + " " + name;
   const std::string fix = "; cancel some or wait for them to end, or ask an admin to raise ";
   if (!Within(held.jobs, tasks, max_jobs)) {
@@ -43,8 +42,8 @@ core::Status SubmitQuota::Admit(const store::NewJob& job) {
     GLEANER_ASSIGN_OR_RETURN(store::ActiveUsage held, jobs_.UsageOfUser(job.uid));
     user = users_.emplace(job.uid, held).first;
   }
-  GLEANER_RETURN_IF_ERROR(Check("user", job.user, user->second, tasks, bytes,
-                                limits_.jobs_per_user, limits_.spec_bytes_per_user));
+  GLEANER_RETURN_IF_ERROR(Check("user", job.user, user->second, tasks, bytes, limits_.jobs_per_user,
+                                limits_.spec_bytes_per_user));
   // Jobs without a project count against their user only.
   store::ActiveUsage* project = nullptr;
   if (!job.spec.project.empty()) {

@@ -118,9 +118,9 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
     return ErrorResponse(core::InvalidArgument("the body is not a JSON object"));
   for (const auto& [key, value] : body.items()) {
     if ((key != "name" && key != "user") || !value.is_string()) {
-      return ErrorResponse(core::InvalidArgument(
-          "token requests take \"name\" and \"user\", both strings; \"" + key.substr(0, 64) +
-          "\" is not one"));
+      return ErrorResponse(
+          core::InvalidArgument("token requests take \"name\" and \"user\", both strings; \"" +
+                                key.substr(0, 64) + "\" is not one"));
     }
   }
   if (body.value("name", "").size() > kMaxTokenNameBytes ||
@@ -198,9 +198,10 @@ HttpResponse TokenApi::CreateJoinToken(const HttpRequest& req, const Caller& cal
   auto generation = tokens_.AgentGeneration(t.host);
   if (!generation.ok()) return ErrorResponse(generation.status());
   if (*generation > 0 && !t.replace) {
-    return ErrorResponse(core::FailedPrecondition(
-        "host " + t.host + " has joined already; a token that lets another machine take its "
-        "place (and cuts off the agent there now) needs --replace"));
+    return ErrorResponse(
+        core::FailedPrecondition("host " + t.host +
+                                 " has joined already; a token that lets another machine take its "
+                                 "place (and cuts off the agent there now) needs --replace"));
   }
   if (auto s = tokens_.AddJoinToken(t, core::Sha256Hex(*secret)); !s.ok()) return ErrorResponse(s);
   return Json(201, {{"host", t.host},

@@ -34,8 +34,8 @@ core::Result<std::string> NewTokenSecret(std::string_view prefix = "glt_");
 // policy allows it, since over TCP its holder could run jobs as root.
 // Thread-safe: `store_mu` guards the store.
 struct TokenPolicy {
-  bool allow_root = false;                                 // [api] allow_root_tokens
-  core::Duration lifetime = core::Seconds(90 * 86400);     // [api] token_lifetime_days
+  bool allow_root = false;                              // [api] allow_root_tokens
+  core::Duration lifetime = core::Seconds(90 * 86400);  // [api] token_lifetime_days
 };
 
 class TokenApi {

@@ -115,8 +115,8 @@ core::Result<std::vector<JobRecord>> PgStore::Find(const JobQuery& query) {
 }
 
 core::Result<std::map<JobState, int64_t>> PgStore::CountByState() {
-  GLEANER_ASSIGN_OR_RETURN(
-      Rows rows, db_->Query("SELECT state, COUNT(*) FROM jobs GROUP BY state", {}, "counting jobs"));
+  GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query("SELECT state, COUNT(*) FROM jobs GROUP BY state",
+                                                 {}, "counting jobs"));
   std::map<JobState, int64_t> counts;
   for (int i = 0; i < rows.size(); ++i) {
     const std::optional<JobState> state = ParseJobState(rows.Text(i, 0));
@@ -128,23 +128,21 @@ core::Result<std::map<JobState, int64_t>> PgStore::CountByState() {
 
 core::Result<ActiveUsage> PgStore::UsageOfUser(uint32_t uid) {
   GLEANER_ASSIGN_OR_RETURN(
-      Rows rows,
-      db_->Query((std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
-                              "WHERE uid = $1 AND state IN ") +
-                  kActiveStates)
-                     .c_str(),
-                 {static_cast<int64_t>(uid)}, "adding up a user's jobs"));
+      Rows rows, db_->Query((std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
+                                         "WHERE uid = $1 AND state IN ") +
+                             kActiveStates)
+                                .c_str(),
+                            {static_cast<int64_t>(uid)}, "adding up a user's jobs"));
   return ActiveUsage{rows.Int(0, 0), rows.Int(0, 1)};
 }
 
 core::Result<ActiveUsage> PgStore::UsageOfProject(const std::string& project) {
   GLEANER_ASSIGN_OR_RETURN(
-      Rows rows,
-      db_->Query((std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
-                              "WHERE project = $1 AND state IN ") +
-                  kActiveStates)
-                     .c_str(),
-                 {project}, "adding up a project's jobs"));
+      Rows rows, db_->Query((std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
+                                         "WHERE project = $1 AND state IN ") +
+                             kActiveStates)
+                                .c_str(),
+                            {project}, "adding up a project's jobs"));
   return ActiveUsage{rows.Int(0, 0), rows.Int(0, 1)};
 }
 

@@ -12,7 +12,8 @@ using pg::Rows;
 namespace {
 
 // In TokenFromRow's order.
-constexpr const char* kTokenColumns = "id, user_name, uid, name, created_us, revoked_us, expires_us";
+constexpr const char* kTokenColumns =
+    "id, user_name, uid, name, created_us, revoked_us, expires_us";
 
 }  // namespace
 
@@ -23,9 +24,8 @@ core::Result<TokenRecord> PgStore::AddToken(const TokenRecord& token, const std:
     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id)sql",
                                 {token.user, static_cast<int64_t>(token.uid), token.name, sha256,
                                  core::ToUnixMicros(token.created_at),
-                                 token.expires_at
-                                     ? pg::Param(core::ToUnixMicros(*token.expires_at))
-                                     : pg::Param(std::nullopt)},
+                                 token.expires_at ? pg::Param(core::ToUnixMicros(*token.expires_at))
+                                                  : pg::Param(std::nullopt)},
                                 "saving the token"));
   TokenRecord saved = token;
   saved.id = inserted.Int(0, 0);
@@ -84,29 +84,29 @@ core::Result<int64_t> PgStore::SpendJoinToken(const std::string& sha256, const s
     GLEANER_RETURN_IF_ERROR(db_->Query("SELECT pg_advisory_xact_lock(hashtext($1))",
                                        {"gleaner-agent-join:" + host}, "waiting for the join lock")
                                 .status());
-    GLEANER_ASSIGN_OR_RETURN(
-        Rows rows, db_->Query("SELECT host, replace_joined, expires_us, used_us "
-                              "FROM agent_join_tokens WHERE sha256 = $1 FOR UPDATE",
-                              {sha256}, "reading join tokens"));
+    GLEANER_ASSIGN_OR_RETURN(Rows rows,
+                             db_->Query("SELECT host, replace_joined, expires_us, used_us "
+                                        "FROM agent_join_tokens WHERE sha256 = $1 FOR UPDATE",
+                                        {sha256}, "reading join tokens"));
     std::optional<StoredJoinToken> token;
     if (!rows.empty()) {
-      token = StoredJoinToken{rows.Text(0, 0), rows.Int(0, 1) != 0,
-                              core::FromUnixMicros(rows.Int(0, 2)),
-                              rows.Null(0, 3) ? std::nullopt
-                                              : std::optional(core::FromUnixMicros(rows.Int(0, 3)))};
+      token = StoredJoinToken{
+          rows.Text(0, 0), rows.Int(0, 1) != 0, core::FromUnixMicros(rows.Int(0, 2)),
+          rows.Null(0, 3) ? std::nullopt : std::optional(core::FromUnixMicros(rows.Int(0, 3)))};
     }
     GLEANER_ASSIGN_OR_RETURN(generation, AgentGeneration(host));
     GLEANER_RETURN_IF_ERROR(CheckJoinToken(token, host, now, generation));
-    GLEANER_RETURN_IF_ERROR(db_->Query("UPDATE agent_join_tokens SET used_us = $1 WHERE sha256 = $2",
-                                       {core::ToUnixMicros(now), sha256}, "spending the join token")
-                                .status());
-    GLEANER_ASSIGN_OR_RETURN(Rows joined, db_->Query(R"sql(
+    GLEANER_RETURN_IF_ERROR(
+        db_->Query("UPDATE agent_join_tokens SET used_us = $1 WHERE sha256 = $2",
+                   {core::ToUnixMicros(now), sha256}, "spending the join token")
+            .status());
+    GLEANER_ASSIGN_OR_RETURN(Rows joined,
+                             db_->Query(R"sql(
         INSERT INTO agent_hosts (name, generation, joined_us) VALUES ($1, 1, $2)
         ON CONFLICT (name) DO UPDATE SET generation = agent_hosts.generation + 1,
                                          joined_us = excluded.joined_us
         RETURNING generation)sql",
-                                                     {host, core::ToUnixMicros(now)},
-                                                     "recording the join"));
+                                        {host, core::ToUnixMicros(now)}, "recording the join"));
     generation = joined.Int(0, 0);
     return Status::Ok();
   });

@@ -95,9 +95,9 @@ core::Result<int64_t> SqliteStore::SpendJoinToken(const std::string& sha256,
     std::optional<StoredJoinToken> token;
     const int rc = q.Step();
     if (rc == SQLITE_ROW) {
-      token = StoredJoinToken{q.Text(0), q.Int(1) != 0, core::FromUnixMicros(q.Int(2)),
-                              q.Null(3) ? std::nullopt
-                                        : std::optional(core::FromUnixMicros(q.Int(3)))};
+      token =
+          StoredJoinToken{q.Text(0), q.Int(1) != 0, core::FromUnixMicros(q.Int(2)),
+                          q.Null(3) ? std::nullopt : std::optional(core::FromUnixMicros(q.Int(3)))};
     } else if (rc != SQLITE_DONE) {
       return SqlError(db_, "reading join tokens");
     }

@@ -247,8 +247,8 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
   ASSERT_TRUE(WaitForLog("server", "leading")) << testing::Slurp(Log("server"));
   const auto agent = [&](const std::string& name) {
     return Start(name, "agent --server " + address + " --join-token-file " +
-                           testing::JoinTokenFile(dir_, server_data, name) +
-                           " --name " + name + " --fake demo --interval 0.5 --for 180 --data-dir " +
+                           testing::JoinTokenFile(dir_, server_data, name) + " --name " + name +
+                           " --fake demo --interval 0.5 --for 180 --data-dir " +
                            (dir_.path() / name).string());
   };
   const testing::KillOnExit agent_a = agent("hostA");
@@ -256,9 +256,8 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
   for (const char* name : {"hostA", "hostB"}) {
     ASSERT_TRUE(WaitForLog(name, "reporting to the coordinator")) << testing::Slurp(Log(name));
   }
-  const testing::Outcome token =
-      testing::Gleaner("--data-dir " + server_data + " token create --name dashboard" +
-                       testing::OrdinaryUserFlag());
+  const testing::Outcome token = testing::Gleaner(
+      "--data-dir " + server_data + " token create --name dashboard" + testing::OrdinaryUserFlag());
   ASSERT_EQ(token.rc, 0) << token.err;
   const size_t at = token.out.find("glt_");
   ASSERT_NE(at, std::string::npos) << token.out;
@@ -336,8 +335,7 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
             (std::vector<std::string>{"1"}));
   EXPECT_THAT(en, HasSubstr("<code>sleep 30</code>"));
   EXPECT_THAT(en, HasSubstr("class=\"money-table\""));
-  EXPECT_THAT(
-      en, ::testing::ContainsRegex("heatmap-list|No hour-of-week profiles yet"));
+  EXPECT_THAT(en, ::testing::ContainsRegex("heatmap-list|No hour-of-week profiles yet"));
 
   const std::string zh = Dom(address + "/#token=" + secret + "&lang=zh-CN");
   EXPECT_THAT(zh, HasSubstr("协调器 · 2 台主机"));

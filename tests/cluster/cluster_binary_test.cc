@@ -85,11 +85,12 @@ class ClusterBinaryTest : public ::testing::Test {
     if (token_file.empty()) {
       token_file = testing::JoinTokenFile(dir_, (dir_.path() / "s1").string(), name);
     }
-    Daemon d = Spawn(dir_, "agent" + std::to_string(host),
-                     std::string(GLEANER_BINARY) + " agent --server " + servers_ +
-                         " --join-token-file " + token_file + " --name host" + std::to_string(host) +
-                         " --fake " + Scenario(dir_) + " --config " + config + " --data-dir " +
-                         (dir_.path() / ("a" + std::to_string(host))).string() + " --for 300");
+    Daemon d =
+        Spawn(dir_, "agent" + std::to_string(host),
+              std::string(GLEANER_BINARY) + " agent --server " + servers_ + " --join-token-file " +
+                  token_file + " --name host" + std::to_string(host) + " --fake " + Scenario(dir_) +
+                  " --config " + config + " --data-dir " +
+                  (dir_.path() / ("a" + std::to_string(host))).string() + " --for 300");
     started_.push_back(d);
     return d;
   }

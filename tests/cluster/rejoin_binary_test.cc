@@ -17,8 +17,8 @@ namespace gleaner {
 namespace {
 
 using testing::Daemon;
-using testing::Slurp;
 using ::testing::HasSubstr;
+using testing::Slurp;
 
 class RejoinBinaryTest : public ::testing::Test {
  protected:
@@ -86,8 +86,8 @@ TEST_F(RejoinBinaryTest, ATokenJoinsOnceAsItsHostAndOnlyReplaceTakesAJoinedName)
   // gpu-a has joined: a plain token for it is refused; --replace is the
   // admin's deliberate act, and the agent holding gpu-a's credential is
   // cut off once the replacement joins.
-  testing::Outcome plain = testing::Gleaner("--data-dir " + server_data_ +
-                                            " agent-token create --host gpu-a");
+  testing::Outcome plain =
+      testing::Gleaner("--data-dir " + server_data_ + " agent-token create --host gpu-a");
   EXPECT_NE(plain.rc, 0);
   EXPECT_THAT(plain.err, HasSubstr("has joined already"));
   const std::string replacement =
@@ -125,11 +125,11 @@ TEST_F(RejoinBinaryTest, ATokenJoinsOnceAsItsHostAndOnlyReplaceTakesAJoinedName)
 // The cluster's secret stays on the coordinators: an agent given it is
 // told what replaced it.
 TEST_F(RejoinBinaryTest, AnAgentRefusesTheClusterSecret) {
-  testing::Outcome old = testing::RunBinary(
-      std::string(GLEANER_BINARY) + " agent --server http://127.0.0.1:" + port_ +
-          " --join-secret-file " + secret_ + " --name gpu-a --fake demo --data-dir " +
-          (dir_.path() / "a").string(),
-      "--for 1");
+  testing::Outcome old =
+      testing::RunBinary(std::string(GLEANER_BINARY) + " agent --server http://127.0.0.1:" + port_ +
+                             " --join-secret-file " + secret_ +
+                             " --name gpu-a --fake demo --data-dir " + (dir_.path() / "a").string(),
+                         "--for 1");
   EXPECT_NE(old.rc, 0);
   EXPECT_THAT(old.err, HasSubstr("agents no longer hold the cluster's secret"));
 }

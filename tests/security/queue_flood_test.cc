@@ -35,7 +35,8 @@ TEST(QueueFloodTest, OneUserCannotFillTheQueueOrMakeListingsUnbounded) {
     return std::pair{r.status, json::parse(r.body)};
   };
 
-  auto [flood, why] = call(mallory, "POST", "/v1/jobs", R"({"command": ["x"], "array": "0-99999"})");
+  auto [flood, why] =
+      call(mallory, "POST", "/v1/jobs", R"({"command": ["x"], "array": "0-99999"})");
   EXPECT_EQ(flood, 429);
   EXPECT_THAT(why["error"]["message"].get<std::string>(),
               HasSubstr("user mallory has 0 jobs not yet ended, and 100000 more would pass the "

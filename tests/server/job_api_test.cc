@@ -119,9 +119,8 @@ TEST(HttpServerTest, AStaleSocketIsReplacedAndALongPathRefused) {
   socket.unix_path = (dir.path() / "s.sock").string();
   {
     // A socket file left by a server that was killed.
-    auto stale = HttpServer::ServeUnix(socket.unix_path, [](const HttpRequest&, const Peer&) {
-      return HttpResponse{};
-    });
+    auto stale = HttpServer::ServeUnix(
+        socket.unix_path, [](const HttpRequest&, const Peer&) { return HttpResponse{}; });
     ASSERT_TRUE(stale.ok());
     std::filesystem::rename(socket.unix_path, socket.unix_path + ".kept");
   }
@@ -198,7 +197,8 @@ namespace gleaner::server {
 namespace {
 
 TEST_F(JobApiTest, ListsOnePageAtATimeFilteredByStateAndUser) {
-  for (int i = 0; i < 5; ++i) ASSERT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"]})").first, 201);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(Call("POST", "/v1/jobs", R"({"command": ["x"]})").first, 201);
   ASSERT_EQ(Call("POST", "/v1/jobs/2/cancel").first, 200);
   const auto ids = [](const json& page) {
     std::vector<int64_t> out;
@@ -219,9 +219,9 @@ TEST_F(JobApiTest, ListsOnePageAtATimeFilteredByStateAndUser) {
   EXPECT_EQ(Call("GET", "/v1/jobs?all=1&user=" + me).second["jobs"].size(), 5u);
   EXPECT_EQ(Call("GET", "/v1/jobs?all=1&user=someone").second["jobs"].size(), 0u);
 
-  for (const char* bad : {"limit=0", "limit=1001", "limit=-1", "limit=x", "after=0", "after=-3",
-                          "state=done", "state=", "all=1&state=queued", "all=yes", "user=",
-                          "page=2", "limit=1&limit=2"}) {
+  for (const char* bad :
+       {"limit=0", "limit=1001", "limit=-1", "limit=x", "after=0", "after=-3", "state=done",
+        "state=", "all=1&state=queued", "all=yes", "user=", "page=2", "limit=1&limit=2"}) {
     auto [code, error] = Call("GET", std::string("/v1/jobs?") + bad);
     EXPECT_EQ(code, 400) << bad;
     EXPECT_TRUE(error["error"]["message"].is_string()) << bad;
@@ -261,7 +261,8 @@ TEST_F(JobApiTest, AUserOrProjectPastItsLimitIsRefusedWithWhatToDo) {
   UseLimits(limits);
   std::string big = R"({"command": ["x"], "env": {)";
   for (char v : {'A', 'B', 'C', 'D'}) {
-    big += std::string(v == 'A' ? "" : ", ") + "\"" + v + "\": \"" + std::string(100'000, 'b') + "\"";
+    big +=
+        std::string(v == 'A' ? "" : ", ") + "\"" + v + "\": \"" + std::string(100'000, 'b') + "\"";
   }
   big += "}}";
   EXPECT_EQ(Call("POST", "/v1/jobs", big).first, 201);  // 400 KB each, 1 MiB in all

@@ -82,7 +82,10 @@ TEST_P(JobStoreTest, SubmitGetAndList) {
 
 TEST_P(JobStoreTest, FindPagesThroughJobsByStateAndUser) {
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(store_->Submit(i % 2 == 0 ? "alice" : "bob", static_cast<uint32_t>(1000 + i % 2), Spec(), kNow).ok());
+    ASSERT_TRUE(store_
+                    ->Submit(i % 2 == 0 ? "alice" : "bob", static_cast<uint32_t>(1000 + i % 2),
+                             Spec(), kNow)
+                    .ok());
   }
   ASSERT_TRUE(store_->Transition(3, JobState::kQueued, JobState::kHeld, {}).ok());
   const auto ids = [](const core::Result<std::vector<JobRecord>>& jobs) {
@@ -120,8 +123,9 @@ TEST_P(JobStoreTest, CountsByStateAndAddsUpWhatEachUserAndProjectHold) {
 
   auto counts = store_->CountByState();
   ASSERT_TRUE(counts.ok()) << counts.status().ToString();
-  EXPECT_EQ(*counts, (std::map<JobState, int64_t>{
-                         {JobState::kQueued, 3}, {JobState::kRunning, 1}, {JobState::kCancelled, 1}}));
+  EXPECT_EQ(*counts,
+            (std::map<JobState, int64_t>{
+                {JobState::kQueued, 3}, {JobState::kRunning, 1}, {JobState::kCancelled, 1}}));
 
   const int64_t spec_bytes = static_cast<int64_t>(StoredSpecText(vision).size());
   const int64_t task_bytes = static_cast<int64_t>(StoredSpecText(ArraySpec(0, 2, 1)).size());

@@ -114,8 +114,11 @@ TEST(SqliteStoreUpgradeTest, JobsFromBeforeTheLimitsCountAgainstThem) {
     core::Status s = sqlite::MigrateSchema(db, 7);
     if (s.ok()) {
       s = sqlite::Exec(db, ("INSERT INTO jobs (user, uid, spec, state, submitted_us) VALUES"
-                            " ('alice', 1000, '" + json + "', 'queued', 1),"
-                            " ('alice', 1000, '" + json + "', 'succeeded', 2)")
+                            " ('alice', 1000, '" +
+                            json +
+                            "', 'queued', 1),"
+                            " ('alice', 1000, '" +
+                            json + "', 'succeeded', 2)")
                                .c_str());
     }
     sqlite3_close(db);

@@ -33,9 +33,8 @@ inline std::string Slurp(const std::filesystem::path& p) {
 inline Outcome RunBinary(const std::string& binary, const std::string& args,
                          const std::string& env = "") {
   TempDir dir;
-  const std::string cmd = env + " " + binary + " " + args + " >" +
-                          (dir.path() / "out").string() + " 2>" + (dir.path() / "err").string() +
-                          " </dev/null";
+  const std::string cmd = env + " " + binary + " " + args + " >" + (dir.path() / "out").string() +
+                          " 2>" + (dir.path() / "err").string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir.path() / "out"),
           Slurp(dir.path() / "err")};
@@ -87,8 +86,8 @@ inline std::string JoinTokenFile(const TempDir& dir, const std::string& server_d
   }
   const std::string path =
       dir.Write(name.empty() ? host + ".join-token" : name, made.out.substr(at, 68) + "\n");
-  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
-                                         std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   return path;
 }
 
