@@ -116,9 +116,12 @@ class JobStore {
   // How many jobs are in each state that has any; from an index, without
   // reading a job.
   virtual core::Result<std::map<JobState, int64_t>> CountByState() = 0;
-  // What `uid`'s, or `project`'s, jobs that have not ended hold.
-  virtual core::Result<ActiveUsage> UsageOfUser(uint32_t uid) = 0;
-  virtual core::Result<ActiveUsage> UsageOfProject(const std::string& project) = 0;
+  // What `uid`'s, or `project`'s, jobs that have not ended hold, counting
+  // at most `at_most` of them (0: all): a check against a limit reads no
+  // more than the limit's worth, however many a user has queued.
+  virtual core::Result<ActiveUsage> UsageOfUser(uint32_t uid, int64_t at_most) = 0;
+  virtual core::Result<ActiveUsage> UsageOfProject(const std::string& project,
+                                                   int64_t at_most) = 0;
   // Moves `id` from `from` to `to`. kFailedPrecondition when the job is not
   // in `from` any more (someone else moved it) or the move is not allowed.
   // A running or vacating job holds its GPUs (update.gpus of its start),

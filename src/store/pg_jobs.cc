@@ -126,23 +126,32 @@ core::Result<std::map<JobState, int64_t>> PgStore::CountByState() {
   return counts;
 }
 
-core::Result<ActiveUsage> PgStore::UsageOfUser(uint32_t uid) {
-  GLEANER_ASSIGN_OR_RETURN(
-      Rows rows, db_->Query((std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
-                                         "WHERE uid = $1 AND state IN ") +
-                             kActiveStates)
-                                .c_str(),
-                            {static_cast<int64_t>(uid)}, "adding up a user's jobs"));
+namespace {
+
+// What the active jobs whose `column` is $1 hold, at most $2's worth (NULL:
+// all, as PostgreSQL reads LIMIT).
+std::string UsageSql(const char* column) {
+  return std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM (SELECT spec_bytes "
+                     "FROM jobs WHERE ") +
+         column + " = $1 AND state IN " + kActiveStates + " LIMIT $2) AS active";
+}
+
+Param Limit(int64_t at_most) { return at_most > 0 ? Param(at_most) : Param(std::nullopt); }
+
+}  // namespace
+
+core::Result<ActiveUsage> PgStore::UsageOfUser(uint32_t uid, int64_t at_most) {
+  GLEANER_ASSIGN_OR_RETURN(Rows rows,
+                           db_->Query(UsageSql("uid").c_str(),
+                                      {static_cast<int64_t>(uid), Limit(at_most)},
+                                      "adding up a user's jobs"));
   return ActiveUsage{rows.Int(0, 0), rows.Int(0, 1)};
 }
 
-core::Result<ActiveUsage> PgStore::UsageOfProject(const std::string& project) {
-  GLEANER_ASSIGN_OR_RETURN(
-      Rows rows, db_->Query((std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
-                                         "WHERE project = $1 AND state IN ") +
-                             kActiveStates)
-                                .c_str(),
-                            {project}, "adding up a project's jobs"));
+core::Result<ActiveUsage> PgStore::UsageOfProject(const std::string& project, int64_t at_most) {
+  GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query(UsageSql("project").c_str(),
+                                                 {project, Limit(at_most)},
+                                                 "adding up a project's jobs"));
   return ActiveUsage{rows.Int(0, 0), rows.Int(0, 1)};
 }
 

@@ -124,24 +124,33 @@ core::Result<std::map<JobState, int64_t>> SqliteStore::CountByState() {
   return counts;
 }
 
-core::Result<ActiveUsage> SqliteStore::UsageOfUser(uint32_t uid) {
-  Statement q(db_, (std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
-                                "WHERE uid = ? AND state IN ") +
-                    kActiveStates)
-                       .c_str());
+namespace {
+
+// What the active jobs whose `column` is the first parameter hold, at most
+// the second parameter's worth (-1: all, as SQLite reads LIMIT).
+std::string UsageSql(const char* column) {
+  return std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM (SELECT spec_bytes "
+                     "FROM jobs WHERE ") +
+         column + " = ? AND state IN " + kActiveStates + " LIMIT ?)";
+}
+
+}  // namespace
+
+core::Result<ActiveUsage> SqliteStore::UsageOfUser(uint32_t uid, int64_t at_most) {
+  Statement q(db_, UsageSql("uid").c_str());
   GLEANER_RETURN_IF_ERROR(q.status());
   q.Bind(1, static_cast<int64_t>(uid));
+  q.Bind(2, at_most > 0 ? at_most : int64_t{-1});
   if (q.Step() != SQLITE_ROW) return SqlError(db_, "adding up a user's jobs");
   return ActiveUsage{q.Int(0), q.Int(1)};
 }
 
-core::Result<ActiveUsage> SqliteStore::UsageOfProject(const std::string& project) {
-  Statement q(db_, (std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM jobs "
-                                "WHERE project = ? AND state IN ") +
-                    kActiveStates)
-                       .c_str());
+core::Result<ActiveUsage> SqliteStore::UsageOfProject(const std::string& project,
+                                                      int64_t at_most) {
+  Statement q(db_, UsageSql("project").c_str());
   GLEANER_RETURN_IF_ERROR(q.status());
   q.Bind(1, project);
+  q.Bind(2, at_most > 0 ? at_most : int64_t{-1});
   if (q.Step() != SQLITE_ROW) return SqlError(db_, "adding up a project's jobs");
   return ActiveUsage{q.Int(0), q.Int(1)};
 }

@@ -42,8 +42,8 @@ class SqliteStore final : public Store {
   core::Result<JobRecord> Get(sched::JobId id) override;
   core::Result<std::vector<JobRecord>> Find(const JobQuery& query) override;
   core::Result<std::map<JobState, int64_t>> CountByState() override;
-  core::Result<ActiveUsage> UsageOfUser(uint32_t uid) override;
-  core::Result<ActiveUsage> UsageOfProject(const std::string& project) override;
+  core::Result<ActiveUsage> UsageOfUser(uint32_t uid, int64_t at_most) override;
+  core::Result<ActiveUsage> UsageOfProject(const std::string& project, int64_t at_most) override;
   core::Result<JobRecord> Transition(sched::JobId id, JobState from, JobState to,
                                      const JobUpdate& update) override;
   core::Status Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,

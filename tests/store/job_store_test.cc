@@ -129,19 +129,23 @@ TEST_P(JobStoreTest, CountsByStateAndAddsUpWhatEachUserAndProjectHold) {
 
   const int64_t spec_bytes = static_cast<int64_t>(StoredSpecText(vision).size());
   const int64_t task_bytes = static_cast<int64_t>(StoredSpecText(ArraySpec(0, 2, 1)).size());
-  auto alice = store_->UsageOfUser(1000);
+  auto alice = store_->UsageOfUser(1000, 0);
   ASSERT_TRUE(alice.ok()) << alice.status().ToString();
   EXPECT_EQ(alice->jobs, 4);  // the running job counts; nothing has ended
   EXPECT_EQ(alice->spec_bytes, spec_bytes + 3 * task_bytes);
-  auto bob = store_->UsageOfUser(1001);
+  auto bob = store_->UsageOfUser(1001, 0);
   ASSERT_TRUE(bob.ok());
   EXPECT_EQ(bob->jobs, 0);  // his only job was cancelled
   EXPECT_EQ(bob->spec_bytes, 0);
-  auto project = store_->UsageOfProject("vision");
+  auto project = store_->UsageOfProject("vision", 0);
   ASSERT_TRUE(project.ok()) << project.status().ToString();
   EXPECT_EQ(project->jobs, 1);
   EXPECT_EQ(project->spec_bytes, spec_bytes);
-  EXPECT_EQ(store_->UsageOfProject("nlp")->jobs, 0);
+  EXPECT_EQ(store_->UsageOfProject("nlp", 0)->jobs, 0);
+  // A check against a limit reads no more than it needs.
+  auto capped = store_->UsageOfUser(1000, 2);
+  ASSERT_TRUE(capped.ok()) << capped.status().ToString();
+  EXPECT_EQ(capped->jobs, 2);
 }
 
 TEST_P(JobStoreTest, TransitionsAreCompareAndSet) {

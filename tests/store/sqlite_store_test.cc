@@ -127,11 +127,11 @@ TEST(SqliteStoreUpgradeTest, JobsFromBeforeTheLimitsCountAgainstThem) {
   auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   const ActiveUsage expected{1, static_cast<int64_t>(json.size())};
-  auto user = (*store)->UsageOfUser(1000);
+  auto user = (*store)->UsageOfUser(1000, 0);
   ASSERT_TRUE(user.ok()) << user.status().ToString();
   EXPECT_EQ(user->jobs, expected.jobs);
   EXPECT_EQ(user->spec_bytes, expected.spec_bytes);
-  auto project = (*store)->UsageOfProject("vision");
+  auto project = (*store)->UsageOfProject("vision", 0);
   ASSERT_TRUE(project.ok()) << project.status().ToString();
   EXPECT_EQ(project->jobs, expected.jobs);
   EXPECT_EQ(project->spec_bytes, expected.spec_bytes);
