@@ -262,9 +262,9 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
   const size_t at = token.out.find("glt_");
   ASSERT_NE(at, std::string::npos) << token.out;
   const std::string secret = token.out.substr(at, 68);
-  const testing::Outcome submitted = testing::Gleaner("--server " + address + " --token " + secret +
-                                                      " submit --gpus 1 -- sleep 30");
-  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  const testing::Outcome submitted = testing::Gleaner(
+      "--server " + address + " --token " + secret + " submit --gpus 1 --workdir /tmp -- sleep 30");
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;  // nobody's: /tmp, not the build, is theirs to enter
 
   // Both hosts up, and each GPU with a verdict its agent reported.
   const server::Endpoint api{"", "127.0.0.1", static_cast<uint16_t>(port)};
