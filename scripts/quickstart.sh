@@ -20,17 +20,19 @@ test_packages=(postgresql prometheus)
 # the dashboard) skip without Chromium.
 optional_test_packages=(chromium)
 
-build() {
+build() {  # build [TARGET]: everything, or only TARGET
   # The static build is what gets copied onto GPU servers, so it is the one
-  # we run and test.
-  cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLEANER_STATIC=ON >/dev/null
-  cmake --build "$build"
+  # we run and test. Warnings are errors where GLEANER_WERROR=ON asks
+  # (.ci/run, developers).
+  cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLEANER_STATIC=ON \
+    -DGLEANER_WERROR="${GLEANER_WERROR:-OFF}" >/dev/null
+  cmake --build "$build" ${1:+--target "$1"}
 }
 
 case "${1:-}" in
   up)
     install_missing "${packages[@]}"
-    build
+    build gleaner  # only what runs: the tests and benchmarks wait for `test`
     shift
     # Where there is no NVIDIA driver, gleaner up says so and runs on the
     # built-in simulated GPUs. Submit from another terminal:
