@@ -73,40 +73,89 @@ std::map<core::GpuUuid, observe::Verdict> StoredVerdicts(const std::string& data
 
 namespace {
 
-// One line per GPU of a remote gleaner's /v1/gpus document.
-std::string RemoteGpuTable(const nlohmann::json& doc) {
-  std::string out = doc.value("host", "") + "  source " + doc.value("source", "") + "\n";
-  char line[256];
+using nlohmann::json;
+
+// A header and one line per GPU of `gpus`: a host's (gleaner.gpus/v1,
+// the verdict nested) or a coordinator's (gleaner.cluster/v1, flat).
+std::string GpuRows(const json& gpus) {
+  char line[512];
   std::snprintf(line, sizeof line, "%-4s %-26s %6s %20s  %-10s %s", "GPU", "NAME", "UTIL", "MEMORY",
                 "STATE", "REASON");
-  out += line;
-  const auto gib = [](const nlohmann::json& v) {
-    return v.is_number() ? v.get<double>() / (1ULL << 30) : 0.0;
+  std::string out = line;
+  const auto text = [](const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                  : std::string();
   };
-  for (const nlohmann::json& g : doc["gpus"]) {
-    const nlohmann::json& v = g["verdict"];
-    std::snprintf(line, sizeof line, "\n%-4d %-26s %5s%% %8.1f / %6.1f GiB  %-10s %s",
-                  g["index"].get<int>(),
-                  g["name"].is_string() ? g["name"].get<std::string>().c_str() : "?",
-                  g["utilization_gpu_pct"].is_number()
-                      ? std::to_string(g["utilization_gpu_pct"].get<int>()).c_str()
-                      : "-",
-                  gib(g["memory_used_bytes"]), gib(g["memory_total_bytes"]),
-                  v.is_object() ? v["state"].get<std::string>().c_str() : "-",
-                  v.is_object() ? v["evidence"]["reason"].get<std::string>().c_str() : "");
+  const auto gib = [](const json& g, const char* key) {
+    return g.contains(key) && g[key].is_number() ? g[key].get<double>() / (1ULL << 30) : 0.0;
+  };
+  if (!gpus.is_array()) return out;
+  for (const json& g : gpus) {
+    if (!g.is_object()) continue;
+    const json verdict = g.value("verdict", json::object());
+    const std::string state = g.contains("verdict") ? text(verdict, "state") : text(g, "state");
+    const std::string reason = g.contains("verdict")
+                                   ? text(verdict.value("evidence", json()), "reason")
+                                   : text(g, "reason");
+    const std::string util =
+        g.contains("utilization_gpu_pct") && g["utilization_gpu_pct"].is_number_integer()
+            ? std::to_string(g["utilization_gpu_pct"].get<int64_t>())
+            : "-";
+    std::snprintf(line, sizeof line, "\n%-4lld %-26.26s %5s%% %8.1f / %6.1f GiB  %-10s %s",
+                  static_cast<long long>(g.value("index", int64_t{-1})), text(g, "name").c_str(),
+                  util.c_str(), gib(g, "memory_used_bytes"), gib(g, "memory_total_bytes"),
+                  state.empty() ? "-" : state.c_str(), reason.c_str());
     out += line;
   }
   return out;
 }
 
+// The GPUs of a gleaner's /v1/gpus document: one host's, or each host's of
+// a coordinator.
+std::string RemoteGpuTable(const json& doc) {
+  if (!doc.is_object()) return "gleaner answered something that is not a GPU document";
+  if (doc.value("schema", "") == "gleaner.cluster/v1") {
+    std::string out;
+    for (const json& host : doc.value("hosts", json::array())) {
+      if (!host.is_object()) continue;
+      out += (out.empty() ? "" : "\n\n") + host.value("host", "?") + "  " +
+             host.value("health", "?") + "\n" + GpuRows(host.value("gpus", json::array()));
+    }
+    return out.empty() ? "no agent has reported yet" : out;
+  }
+  return doc.value("host", "") + "  source " + doc.value("source", "") + "\n" +
+         GpuRows(doc.value("gpus", json::array()));
+}
+
 }  // namespace
 
 int RunGpus(const GpusOptions& options, const GpusEnv& env) {
-  if (!options.server.empty()) {
+  // A remote gleaner (--server), or the one serving the data directory:
+  // its view has the history a one-off reading lacks, and works where this
+  // process could not open the GPUs (a daemon on simulated ones). An
+  // explicit --fake, --nvml-library, --explain or --topology reads here.
+  const bool local_only = !options.fake.empty() ||
+                          options.nvml_library != GpusOptions().nvml_library ||
+                          !options.explain.empty() || options.topology;
+  if (!options.server.empty() || !local_only) {
     auto api = FindApi({options.server, options.token, options.data_dir});
     if (!api.ok()) return Fail(env.err, api.status());
-    return CallApi(**api, options.token, "GET", "/v1/gpus", "", options.json, RemoteGpuTable,
-                   env.out, env.err);
+    if (*api) {
+      for (;;) {
+        if (options.watch_s && !options.json) env.out << "\033[H\033[2J";  // clear the terminal
+        const int rc = CallApi(
+            **api, options.token, "GET", "/v1/gpus", "", false,
+            [&](const json& doc) {
+              return options.json ? doc.dump(options.watch_s ? -1 : 2, ' ', false,
+                                             json::error_handler_t::replace)
+                                  : RemoteGpuTable(doc);
+            },
+            env.out, env.err);
+        env.out.flush();
+        if (rc != kExitOk || !options.watch_s) return rc;
+        std::this_thread::sleep_for(std::chrono::duration<double>(*options.watch_s));
+      }
+    }
   }
   GpuSource source;
   if (int rc = OpenGpuSource(options.fake, options.nvml_library, env.clock, env.inspector, env.err,

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "server/http_client.h"
+#include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 #include "testing/throwaway_user.h"
@@ -361,6 +362,33 @@ TEST(UpBinaryTest, AcknowledgedSubmitsSurviveKill9OfTheDaemon) {
   }
   for (int64_t id : acknowledged)
     EXPECT_TRUE(stored.contains(id)) << "lost acknowledged job " << id;
+}
+
+}  // namespace
+}  // namespace gleaner
+
+namespace gleaner {
+namespace {
+
+// `gleaner gpus` beside a running `gleaner up` shows the daemon's view,
+// even where it could not open the GPUs itself (here: no driver, the
+// daemon on simulated GPUs); an explicit --fake still reads on its own.
+TEST(UpBinaryTest, GpusShowsTheRunningDaemonsView) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const testing::KillOnExit up = testing::StartGleanerUp(dir, data, testing::FreePort(), 30);
+  const testing::Outcome table = testing::Gleaner("--data-dir " + data + " gpus");
+  ASSERT_EQ(table.rc, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("source fake:demo"));
+  EXPECT_THAT(table.out, HasSubstr("held_idle"));
+  const testing::Outcome doc = testing::Gleaner("--data-dir " + data + " gpus --json");
+  ASSERT_EQ(doc.rc, 0) << doc.err;
+  EXPECT_EQ(json::parse(doc.out)["schema"], "gleaner.gpus/v1");
+  // Without a daemon in the data directory, and no driver: what to do.
+  const testing::Outcome alone = testing::Gleaner("--data-dir " + (dir.path() / "none").string() +
+                                                  " gpus --nvml-library /nonexistent");
+  EXPECT_NE(alone.rc, 0);
+  EXPECT_THAT(alone.err, HasSubstr("--fake demo"));
 }
 
 }  // namespace
