@@ -91,7 +91,8 @@ core::Result<std::string> JobCgroups::Create(sched::JobId id) const {
       std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(now).count());
   // Another gleaner's sweep may have removed the base while it was empty.
   if (mkdir(path.c_str(), 0755) != 0 &&
-      (errno != ENOENT || mkdir(base_.c_str(), 0755) != 0 || mkdir(path.c_str(), 0755) != 0)) {
+      (errno != ENOENT || (mkdir(base_.c_str(), 0755) != 0 && errno != EEXIST) ||
+       mkdir(path.c_str(), 0755) != 0)) {
     return core::Unavailable("cannot create " + path + ": " + std::strerror(errno));
   }
   return path;

@@ -1,5 +1,7 @@
 #include "server/agent_api.h"
 
+#include <optional>
+
 #include "cluster/agent_credentials.h"
 #include "core/json_depth.h"
 #include "core/sha256.h"
@@ -32,15 +34,14 @@ HttpResponse AgentApi::Join(const HttpRequest& request) {
   if (auto s = cluster::CheckAgentName(name); !s.ok()) return ErrorResponse(s);
   const std::string digest = core::Sha256Hex(body["join_token"].get<std::string>());
   auto generation = [&] {
-    std::lock_guard lock(mu_);
-    auto spent = joins_.SpendJoinToken(digest, name, clock_.Now());
-    if (spent.ok()) generations_[name] = {*spent, std::chrono::steady_clock::now()};
-    return spent;
+    std::lock_guard lock(store_mu_);
+    return joins_.SpendJoinToken(digest, name, clock_.Now());
   }();
   if (!generation.ok()) {
     log_("refused a join as " + name + ": " + generation.status().message());
     return ErrorResponse(generation.status());
   }
+  Remember(name, *generation, std::chrono::steady_clock::now());
   log_("agent " + name + " joined (generation " + std::to_string(*generation) + ")");
   return Json(
       200, {{"name", name}, {"credential", cluster::AgentCredential(secret_, name, *generation)}});
@@ -49,28 +50,38 @@ HttpResponse AgentApi::Join(const HttpRequest& request) {
 core::Result<std::string> AgentApi::Authenticate(const std::string& credential) {
   GLEANER_ASSIGN_OR_RETURN(cluster::AgentIdentity who,
                            cluster::AgentOfCredential(secret_, credential));
-  int64_t latest = 0;
+  const auto now = std::chrono::steady_clock::now();
+  std::optional<int64_t> latest;
   {
-    std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
-    auto known = generations_.find(who.name);
+    std::lock_guard lock(generations_mu_);
     // A credential newer than what this coordinator knows was issued by
     // another one: read again rather than refuse it.
-    if (known == generations_.end() || now - known->second.second > kGenerationTtl ||
-        who.generation > known->second.first) {
-      GLEANER_ASSIGN_OR_RETURN(latest, joins_.AgentGeneration(who.name));
-      generations_[who.name] = {latest, now};
-    } else {
+    if (auto known = generations_.find(who.name); known != generations_.end() &&
+                                                  now - known->second.second <= kGenerationTtl &&
+                                                  who.generation <= known->second.first) {
       latest = known->second.first;
     }
   }
-  if (who.generation != latest) {
+  if (!latest) {
+    {
+      std::lock_guard lock(store_mu_);
+      GLEANER_ASSIGN_OR_RETURN(latest, joins_.AgentGeneration(who.name));
+    }
+    Remember(who.name, *latest, now);
+  }
+  if (who.generation != *latest) {
     return core::Unauthenticated("this credential of " + who.name +
                                  " was replaced by a later join of that host; ask an admin for "
                                  "a join token (gleaner agent-token create --host " +
                                  who.name + " --replace) and join again");
   }
   return who.name;
+}
+
+void AgentApi::Remember(const std::string& host, int64_t generation,
+                        std::chrono::steady_clock::time_point at) {
+  std::lock_guard lock(generations_mu_);
+  generations_[host] = {generation, at};
 }
 
 HttpResponse AgentApi::Report(const HttpRequest& request) {

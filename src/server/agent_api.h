@@ -45,6 +45,9 @@ class AgentApi {
   // The host a report's credential speaks for, while its generation is
   // the host's latest.
   core::Result<std::string> Authenticate(const std::string& credential);
+  // Notes `host`'s generation as read (or made) at `at`.
+  void Remember(const std::string& host, int64_t generation,
+                std::chrono::steady_clock::time_point at);
 
   std::string secret_;
   store::TokenStore& joins_;
@@ -54,7 +57,10 @@ class AgentApi {
   // Each host's generation as last read, and when: a join through another
   // coordinator is seen within kGenerationTtl.
   static constexpr std::chrono::seconds kGenerationTtl{5};
-  std::mutex mu_;  // guards joins_ and generations_
+  // Two locks, so that a report whose host is cached never waits for a
+  // join's transaction (joins come from anyone who can reach the port).
+  std::mutex store_mu_;        // guards joins_
+  std::mutex generations_mu_;  // guards generations_
   std::map<std::string, std::pair<int64_t, std::chrono::steady_clock::time_point>> generations_;
 };
 

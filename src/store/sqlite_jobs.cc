@@ -126,33 +126,30 @@ core::Result<std::map<JobState, int64_t>> SqliteStore::CountByState() {
 
 namespace {
 
-// What the active jobs whose `column` is the first parameter hold, at most
-// the second parameter's worth (-1: all, as SQLite reads LIMIT).
-std::string UsageSql(const char* column) {
-  return std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM (SELECT spec_bytes "
-                     "FROM jobs WHERE ") +
-         column + " = ? AND state IN " + kActiveStates + " LIMIT ?)";
+// What the active jobs whose `column` is `key` hold, at most `at_most` of
+// them (0: all); `whose` names them in an error.
+template <typename Key>
+core::Result<ActiveUsage> UsageWhere(sqlite3* db, const char* column, const Key& key,
+                                     int64_t at_most, const char* whose) {
+  Statement q(db, (std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM (SELECT "
+                               "spec_bytes FROM jobs WHERE ") +
+                   column + " = ? AND state IN " + kActiveStates + " LIMIT ?)")
+                      .c_str());
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, key);
+  q.Bind(2, at_most > 0 ? at_most : int64_t{-1});  // SQLite reads LIMIT -1 as none
+  if (q.Step() != SQLITE_ROW) return SqlError(db, std::string("adding up ") + whose + " jobs");
+  return ActiveUsage{q.Int(0), q.Int(1)};
 }
 
 }  // namespace
 
 core::Result<ActiveUsage> SqliteStore::UsageOfUser(uint32_t uid, int64_t at_most) {
-  Statement q(db_, UsageSql("uid").c_str());
-  GLEANER_RETURN_IF_ERROR(q.status());
-  q.Bind(1, static_cast<int64_t>(uid));
-  q.Bind(2, at_most > 0 ? at_most : int64_t{-1});
-  if (q.Step() != SQLITE_ROW) return SqlError(db_, "adding up a user's jobs");
-  return ActiveUsage{q.Int(0), q.Int(1)};
+  return UsageWhere(db_, "uid", static_cast<int64_t>(uid), at_most, "a user's");
 }
 
-core::Result<ActiveUsage> SqliteStore::UsageOfProject(const std::string& project,
-                                                      int64_t at_most) {
-  Statement q(db_, UsageSql("project").c_str());
-  GLEANER_RETURN_IF_ERROR(q.status());
-  q.Bind(1, project);
-  q.Bind(2, at_most > 0 ? at_most : int64_t{-1});
-  if (q.Step() != SQLITE_ROW) return SqlError(db_, "adding up a project's jobs");
-  return ActiveUsage{q.Int(0), q.Int(1)};
+core::Result<ActiveUsage> SqliteStore::UsageOfProject(const std::string& project, int64_t at_most) {
+  return UsageWhere(db_, "project", project, at_most, "a project's");
 }
 
 core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, JobState to,
