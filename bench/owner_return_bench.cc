@@ -1,7 +1,7 @@
 // Owner return to GPU free: from the pass that first shows a foreign
 // process on a lent GPU to the job's process gone and the job requeued,
-// with a real job that exits on its checkpoint signal. Figures:
-// docs/benchmarks.md.
+// through `gleaner up`'s loop (daemon::LocalCluster), with a real job that
+// exits on its checkpoint signal. Figures: docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 #include <signal.h>
 #include <unistd.h>
@@ -13,8 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "agent/harvester.h"
-#include "gpu/fake_backend.h"
+#include "daemon/local_cluster.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner {
@@ -33,25 +32,31 @@ void BM_OwnerReturnToGpuFree(benchmark::State& state) {
   std::filesystem::create_directories(dir);
   auto store = std::move(store::SqliteStore::Open(dir + "/gleaner.db")).value();
   core::RealClock clock;
-  auto scenario =
-      gpu::ParseScenario(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", "one");
-  agent::ProcfsInspector procfs;
-  auto backend = std::move(gpu::FakeBackend::Create(std::move(scenario).value(), clock)).value();
-  agent::Sampler sampler(*backend, procfs, nullptr, clock, {});
   agent::Executor executor(clock);
-  agent::Harvester harvester(sampler, *store, executor, clock, agent::HarvestMode::kMonitor, dir);
+  daemon::LocalClusterOptions options;
+  options.log_dir = dir;
+  options.state_path = dir + "/agent-jobs.json";
+  const cluster::Log quiet = [](const std::string&) {};
+  daemon::LocalCluster cluster(*store, executor, clock, options, quiet);
   const core::GpuUuid gpu("GPU-00000000-0000-4000-8000-000000000000");
-  // The pass in which the owner's process shows up beside the job.
-  agent::HostPass owner_back;
-  owner_back.at = clock.Now();
-  observe::Verdict v;
-  v.uuid = gpu;
-  v.state = observe::GpuState::kBusy;
-  v.evidence.foreign_processes = 1;
-  v.evidence.reason = "owner returned";
-  owner_back.verdicts.push_back(v);
-  owner_back.snapshots.emplace_back();
-  owner_back.samples.emplace_back();
+  // A pass with the GPU idle, and the one in which the owner's process
+  // shows up beside the job.
+  const auto pass_with = [&](observe::GpuState verdict, int foreign) {
+    agent::HostPass pass;
+    pass.at = clock.Now();
+    observe::Verdict v;
+    v.uuid = gpu;
+    v.state = verdict;
+    v.evidence.foreign_processes = foreign;
+    v.evidence.reason = foreign ? "owner returned" : "idle";
+    pass.verdicts.push_back(v);
+    pass.snapshots.emplace_back();
+    pass.snapshots.back().uuid = gpu;
+    pass.samples.emplace_back();
+    return pass;
+  };
+  const agent::HostPass idle = pass_with(observe::GpuState::kIdle, 0);
+  const agent::HostPass owner_back = pass_with(observe::GpuState::kBusy, 1);
 
   sched::JobSpec spec;
   spec.command = {"sh", "-c", "trap 'exit 0' USR1; echo ready; while :; do sleep 0.01; done"};
@@ -61,24 +66,25 @@ void BM_OwnerReturnToGpuFree(benchmark::State& state) {
   std::vector<double> ms;
   for (auto _ : state) {
     const sched::JobId id = store->Submit("bench", geteuid(), spec, clock.Now())->id;
-    store::JobUpdate start;
-    start.gpus = std::vector<core::GpuUuid>{gpu};
-    if (!store->Transition(id, store::JobState::kQueued, store::JobState::kRunning, start).ok()) {
-      state.SkipWithError("could not start the job");
+    cluster.Act(idle, quiet);
+    if (store->Get(id)->state != store::JobState::kRunning) {
+      state.SkipWithError("the job did not start");
       break;
     }
-    auto job = executor.Launch({id, static_cast<uint32_t>(geteuid()), spec, {gpu}, dir, {}, 0});
-    while (Slurp(job->stdout_path).find("ready") == std::string::npos) {
+    const std::string out = dir + "/" + std::to_string(id) + ".out";
+    while (Slurp(out).find("ready") == std::string::npos) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     const auto t0 = std::chrono::steady_clock::now();
-    while (store->Get(id)->state != store::JobState::kQueued) {
-      harvester.Act(owner_back, [](const std::string&) {});
-    }
+    while (store->Get(id)->state != store::JobState::kQueued) cluster.Act(owner_back, quiet);
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     state.SetIterationTime(elapsed);
     ms.push_back(elapsed * 1000);
+    // Requeued: it is not to run again in the next iteration.
+    store->Transition(id, store::JobState::kQueued, store::JobState::kCancelled, {})
+        .status()
+        .IgnoreError();
   }
   std::sort(ms.begin(), ms.end());
   state.counters["p50_ms"] = ms[ms.size() / 2];

@@ -12,19 +12,13 @@ constexpr GpuState kStates[] = {GpuState::kUnknown,   GpuState::kBusy,      GpuS
                                 GpuState::kHeldIdle,  GpuState::kProtected, GpuState::kReserved,
                                 GpuState::kHarvested, GpuState::kUnhealthy};
 
-// Submit to start: seconds for interactive jobs to days for a backlog.
-std::vector<double> LatencyBounds() {
-  return {0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600.0, 86400};
-}
 // Claim to GPU free: the grace period dominates (30 s by default).
 std::vector<double> GiveBackBounds() { return {0.5, 1, 2, 5, 10, 20, 30, 45, 60, 120, 300}; }
 
 }  // namespace
 
 HostMetrics::HostMetrics(std::string hostname)
-    : hostname_(std::move(hostname)),
-      scheduling_latency_(LatencyBounds()),
-      owner_return_(GiveBackBounds()) {}
+    : hostname_(std::move(hostname)), owner_return_(GiveBackBounds()) {}
 
 void HostMetrics::Observe(const HostPass& pass, core::Duration max_gap) {
   std::lock_guard lock(mu_);
@@ -38,10 +32,6 @@ void HostMetrics::Observe(const HostPass& pass, core::Duration max_gap) {
     t.last_state = v.state;
   }
   latest_ = pass;
-}
-
-void HostMetrics::JobStarted(core::Duration waited) {
-  scheduling_latency_.Observe(core::ToSecondsDouble(waited));
 }
 
 void HostMetrics::Preempted(std::string_view reason) {
@@ -174,13 +164,16 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
   const auto queued = jobs.by_state.find("queued");
   e.Sample("gleaner_queue_length", {},
            static_cast<double>(queued == jobs.by_state.end() ? 0 : queued->second));
-  e.Family("gleaner_scheduling_latency_seconds", "histogram",
-           "From a job's submission to its start.");
-  e.HistogramSamples("gleaner_scheduling_latency_seconds", {}, scheduling_latency_.Read());
+  if (jobs.scheduling_latency) {
+    e.Family("gleaner_scheduling_latency_seconds", "histogram",
+             "From a job's submission to its start.");
+    e.HistogramSamples("gleaner_scheduling_latency_seconds", {}, *jobs.scheduling_latency);
+  }
   e.Family("gleaner_preemptions_total", "counter",
-           "Running jobs asked to leave, by why: owner_returned, protected, reserved, unhealthy "
-           "or scheduler.");
-  for (const char* reason : {"owner_returned", "protected", "reserved", "unhealthy", "scheduler"}) {
+           "Running jobs asked to leave, by why: owner_returned, protected, reserved, unhealthy, "
+           "scheduler or coordinator_lost.");
+  for (const char* reason :
+       {"owner_returned", "protected", "reserved", "unhealthy", "scheduler", "coordinator_lost"}) {
     const auto n = preemptions_.find(reason);
     e.Sample("gleaner_preemptions_total", {{"reason", reason}},
              n == preemptions_.end() ? 0 : n->second);

@@ -14,6 +14,8 @@ namespace gleaner::agent {
 // Jobs by state, as the store counts them when /metrics is read.
 struct JobCounts {
   std::map<std::string, int64_t> by_state;  // "queued", "held", "running", "vacating"
+  // Submit to start, where this process schedules (the coordinator's).
+  std::optional<metrics::Histogram::Snapshot> scheduling_latency;
 };
 
 // What an owned GPU-hour of a model costs, for the idle-cost gauge; keyed
@@ -24,7 +26,7 @@ struct IdleCostPrices {
 };
 
 // The host's metrics for Prometheus (docs/metrics.md): the sampling loop
-// feeds each pass and the harvester its events; the API thread renders.
+// feeds each pass and the node agent its events; the API thread renders.
 // Thread-safe.
 class HostMetrics {
  public:
@@ -34,10 +36,9 @@ class HostMetrics {
   // since the previous pass credited to each GPU's previous state.
   void Observe(const HostPass& pass, core::Duration max_gap);
 
-  // Harvester events.
-  void JobStarted(core::Duration waited);  // from submit to start
   // A running job asked to leave: "owner_returned", "protected", "reserved",
-  // "unhealthy" (the GPU's claim) or "scheduler" (room for another job).
+  // "unhealthy" (the GPU's claim), "scheduler" (room for another job) or
+  // "coordinator_lost" (the agent's lease ran out).
   void Preempted(std::string_view reason);
   void GaveBack(core::Duration after_claim);  // from the claim to the GPUs free
 
@@ -57,7 +58,6 @@ class HostMetrics {
   std::optional<HostPass> latest_;
   std::map<core::GpuUuid, GpuTime> state_time_;
   std::map<std::string, double> preemptions_;
-  metrics::Histogram scheduling_latency_;
   metrics::Histogram owner_return_;
 };
 

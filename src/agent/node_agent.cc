@@ -5,7 +5,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "agent/harvester.h"
 #include "agent/process_info.h"
 #include "core/format.h"
 #include "observe/lending.h"
@@ -20,6 +19,15 @@ namespace {
 
 std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
 
+// Why a claimed GPU's job is asked to leave, as the preemption counter
+// names it.
+std::string_view PreemptionKind(const observe::Verdict& v) {
+  return v.evidence.foreign_processes > 0           ? "owner_returned"
+         : v.state == observe::GpuState::kProtected ? "protected"
+         : v.state == observe::GpuState::kReserved  ? "reserved"
+                                                    : "unhealthy";
+}
+
 // About 250 bytes each as JSON.
 constexpr size_t kMaxMinutesPerReport = 1000;
 constexpr size_t kMaxMinutesKept = 100'000;
@@ -27,6 +35,30 @@ constexpr size_t kMaxMinutesKept = 100'000;
 constexpr core::Duration kHeardSavedEvery = core::Seconds(10);
 
 }  // namespace
+
+std::map<core::GpuUuid, int> NvlinkIslands(const std::vector<gpu::GpuLink>& links,
+                                           const std::vector<gpu::GpuSnapshot>& gpus) {
+  std::map<core::GpuUuid, int> island;
+  for (const gpu::GpuLink& l : links) {
+    if (!l.nvlink.value_or(false)) continue;
+    for (const core::GpuUuid& g : {l.a, l.b}) island.try_emplace(g, -1);
+  }
+  // Few GPUs per host: relabel until nothing changes.
+  for (const gpu::GpuSnapshot& s : gpus) {
+    if (island.contains(s.uuid)) island[s.uuid] = static_cast<int>(s.index);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const gpu::GpuLink& l : links) {
+      if (!l.nvlink.value_or(false)) continue;
+      const int low = std::min(island[l.a], island[l.b]);
+      for (const core::GpuUuid& g : {l.a, l.b}) {
+        if (island[g] != low) island[g] = low, changed = true;
+      }
+    }
+  }
+  return island;
+}
 
 std::vector<cluster::InventoryGpu> InventoryOf(const std::vector<gpu::GpuSnapshot>& snapshots,
                                                const std::vector<gpu::GpuLink>& links) {
@@ -107,13 +139,38 @@ void NodeAgent::Save(const cluster::Log& log) {
   if (ec) log("cannot replace " + options_.state_path + ": " + ec.message());
 }
 
-void NodeAgent::Recover(const cluster::Log& log) {
+void NodeAgent::TakeBack(const HeldJob& held, const cluster::Log& log) {
+  if (held.pid && held.process_started_at &&
+      executor_.Adopt(held.of.job, *held.pid, *held.process_started_at, options_.log_dir).ok()) {
+    log(Job(held.of.job) + " still running (pid " + std::to_string(*held.pid) + "): taken back");
+    jobs_[held.of.job] = {held.of, held.gpus, held.checkpoint_signal, held.grace};
+    return;
+  }
+  JobEvent e;
+  e.of = held.of;
+  e.kind = JobEvent::Kind::kExited;
+  e.at = clock_.Now();
+  const std::optional<JobExit> ended = Executor::EndedWhileAway(held.of.job, options_.log_dir);
+  e.status_unknown = !ended;
+  if (ended) {
+    e.exit_code = ended->exit_code;
+    e.signal = ended->signal;
+  }
+  Emit(std::move(e));
+  log(Job(held.of.job) + " ended while gleaner was down" +
+      (ended ? "" : "; how is unknown (killed with its first process)"));
+}
+
+void NodeAgent::Recover(const cluster::Log& log, const std::vector<HeldJob>& without_state) {
   std::ifstream in(options_.state_path);
-  if (!in) return;  // a new agent
-  json state;
+  if (!in) {  // a new agent, or a daemon that kept no state file
+    for (const HeldJob& held : without_state) TakeBack(held, log);
+    executor_.SweepLeftovers();
+    Save(log);
+    return;
+  }
   try {
-    state = json::parse(in);
-    cluster::AgentReport unsent;
+    const json state = json::parse(in);
     if (auto events = cluster::ReportFromJson(
             {{"gpus", json::array()}, {"running", json::array()}, {"events", state.at("events")}});
         events.ok()) {
@@ -123,36 +180,16 @@ void NodeAgent::Recover(const cluster::Log& log) {
     heard_ = core::FromUnixMicros(state.value("heard_us", core::ToUnixMicros(heard_)));
     lease_ = core::Duration(state.value("lease_us", int64_t{0}));
     for (const json& j : state.at("jobs")) {
-      Launched l;
-      l.of = {j.at("job").get<sched::JobId>(), j.at("attempt").get<int>()};
-      for (const json& g : j.at("gpus")) l.gpus.emplace_back(g.get<std::string>());
-      l.checkpoint_signal = j.at("checkpoint_signal").get<int>();
-      l.grace = core::Duration(j.at("grace_us").get<int64_t>());
-      const bool adopted =
-          j.contains("pid") &&
-          executor_
-              .Adopt(l.of.job, j["pid"].get<int>(),
-                     core::FromUnixMicros(j["process_started_us"].get<int64_t>()), options_.log_dir)
-              .ok();
-      if (adopted) {
-        log(Job(l.of.job) + " still running (pid " + std::to_string(j["pid"].get<int>()) +
-            "): taken back");
-        jobs_[l.of.job] = std::move(l);
-      } else {
-        JobEvent e;
-        e.of = l.of;
-        e.kind = JobEvent::Kind::kExited;
-        e.at = clock_.Now();
-        const std::optional<JobExit> ended = Executor::EndedWhileAway(l.of.job, options_.log_dir);
-        e.status_unknown = !ended;
-        if (ended) {
-          e.exit_code = ended->exit_code;
-          e.signal = ended->signal;
-        }
-        Emit(std::move(e));
-        log(Job(l.of.job) + " ended while the agent was down" +
-            (ended ? "" : "; how is unknown (killed with its first process)"));
+      HeldJob held;
+      held.of = {j.at("job").get<sched::JobId>(), j.at("attempt").get<int>()};
+      for (const json& g : j.at("gpus")) held.gpus.emplace_back(g.get<std::string>());
+      held.checkpoint_signal = j.at("checkpoint_signal").get<int>();
+      held.grace = core::Duration(j.at("grace_us").get<int64_t>());
+      if (j.contains("pid")) {
+        held.pid = j["pid"].get<int>();
+        held.process_started_at = core::FromUnixMicros(j.at("process_started_us").get<int64_t>());
       }
+      TakeBack(held, log);
     }
   } catch (const std::exception& e) {
     log("cannot read " + options_.state_path + " (" + e.what() +
@@ -164,6 +201,10 @@ void NodeAgent::Recover(const cluster::Log& log) {
 
 void NodeAgent::Act(const HostPass& pass, const cluster::Log& log) {
   RecordExits(log);
+  Exchange(pass, log);
+}
+
+void NodeAgent::Exchange(const HostPass& pass, const cluster::Log& log) {
   Vacate(pass, log);
   auto reply = send_(Report(pass));
   if (!reply.ok()) {
@@ -196,6 +237,14 @@ void NodeAgent::RecordExits(const cluster::Log& log) {
          : e.signal  ? " (signal " + std::to_string(*e.signal) + ")"
                      : "") +
         (ev.vacated ? " after being asked to leave: " + ev.reason : ""));
+    // From the claim (the checkpoint signal went out in that same pass) to
+    // the job's processes gone: how long the owner waited for the GPU.
+    if (const std::optional<core::TimePoint> claimed_at = planner_.Since(e.id);
+        ev.vacated && claimed_at && !e.status_unknown) {
+      log(Job(e.id) + " gave its GPUs back " + core::FormatDuration(clock_.Now() - *claimed_at) +
+          " after the claim");
+      if (metrics_ != nullptr) metrics_->GaveBack(clock_.Now() - *claimed_at);
+    }
     planner_.Forget(e.id);
     killing_.erase(e.id);
     unassigned_.erase(e.id);
@@ -207,22 +256,38 @@ void NodeAgent::RecordExits(const cluster::Log& log) {
 }
 
 void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
+  // A lent GPU is claimed back when anyone else's process is on it, when a
+  // protected user or command appears, or when it is no longer healthy.
   std::map<core::GpuUuid, sched::GpuClaim> claims;
+  std::map<core::GpuUuid, std::string_view> claim_kind;  // for the preemption counter
   for (const observe::Verdict& v : pass.verdicts) {
-    if (auto why = observe::ClaimOf(v)) claims[v.uuid] = {v.uuid, *why};
+    if (auto why = observe::ClaimOf(v)) {
+      claims[v.uuid] = {v.uuid, *why};
+      claim_kind[v.uuid] = PreemptionKind(v);
+    }
   }
   // Past the lease, the coordinator gives this host's jobs to others.
   const core::TimePoint now = clock_.Now();
   std::vector<sched::RunningOnGpus> running;
+  std::map<sched::JobId, std::string_view> preempted_for;
   for (const auto& [id, j] : jobs_) {
     if (killing_.contains(id)) continue;
     running.push_back({id, j.gpus, j.checkpoint_signal, j.grace});
+    for (const core::GpuUuid& g : j.gpus) {
+      if (auto kind = claim_kind.find(g); kind != claim_kind.end()) {
+        preempted_for.try_emplace(id, kind->second);
+      }
+    }
     std::string leave;
-    if (auto p = preempt_.find(id); p != preempt_.end()) leave = p->second;
+    if (auto p = preempt_.find(id); p != preempt_.end()) {
+      leave = p->second;
+      preempted_for.try_emplace(id, "scheduler");
+    }
     if (lease_ > core::Duration{} && now - heard_ > lease_) {
       leave = "no coordinator heard for " + core::FormatDuration(now - heard_) +
               ", past the lease of " + core::FormatDuration(lease_) +
               ": the job will be requeued elsewhere";
+      preempted_for.try_emplace(id, "coordinator_lost");
     }
     if (leave.empty()) continue;
     for (const core::GpuUuid& g : j.gpus) claims.try_emplace(g, sched::GpuClaim{g, leave});
@@ -238,6 +303,10 @@ void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
       Emit(std::move(e));
       changed = true;
       log(Job(a.job) + " vacating (signal " + std::to_string(a.signal) + "): " + a.reason);
+      if (metrics_ != nullptr) {
+        const auto kind = preempted_for.find(a.job);
+        metrics_->Preempted(kind == preempted_for.end() ? "scheduler" : kind->second);
+      }
     } else {
       log(Job(a.job) + " killed: " + a.reason);
     }
@@ -299,6 +368,13 @@ void NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) 
     auto j = jobs_.find(p.of.job);
     if (j != jobs_.end() && j->second.of == p.of) preempt_[p.of.job] = p.reason;
   }
+  for (const cluster::Preemption& c : reply.cancel) {
+    auto j = jobs_.find(c.of.job);
+    if (j == jobs_.end() || j->second.of != c.of || killing_.contains(c.of.job)) continue;
+    log(Job(c.of.job) + " " + c.reason + ": killing it");
+    killing_.insert(c.of.job);
+    executor_.Signal(c.of.job, 9).IgnoreError();
+  }
   // What runs here but is no longer assigned here (cancelled, or requeued
   // while this host was away and perhaps running elsewhere) is killed: once
   // two replies in a row leave it out, and never on the word of a
@@ -330,7 +406,7 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const cluster::Log& log) 
   JobEvent e;
   e.of = job.of;
   e.at = clock_.Now();
-  const std::optional<uint32_t> uid = UserId(job.user);
+  const std::optional<uint32_t> uid = job.uid ? job.uid : UserId(job.user);
   core::Result<RunningJob> launched =
       uid ? executor_.Launch({job.of.job, *uid, job.spec, job.gpus, options_.log_dir, job.array_id,
                               job.array_index})

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/executor.h"
+#include "agent/host_metrics.h"
 #include "agent/sampler.h"
 #include "cluster/agent_protocol.h"
 #include "cluster/log.h"
@@ -20,6 +21,16 @@ namespace gleaner::agent {
 // Sends one report to a coordinator and returns its reply; kUnavailable
 // when none answered.
 using SendReport = std::function<core::Result<cluster::AgentReply>(const cluster::AgentReport&)>;
+
+// A job this host ran before a restart, to take back.
+struct HeldJob {
+  cluster::JobAttempt of;
+  std::vector<core::GpuUuid> gpus;
+  int checkpoint_signal = 15;
+  core::Duration grace{};
+  std::optional<int> pid;  // with its start time: the process to adopt
+  std::optional<core::TimePoint> process_started_at;
+};
 
 struct NodeAgentOptions {
   std::string log_dir;              // the jobs' <id>.out and .err
@@ -41,13 +52,23 @@ class NodeAgent {
             SendReport send);
 
   // Takes back the jobs of the state file whose processes still run; the
-  // others are reported as ended, status unknown. Call once, first.
-  void Recover(const cluster::Log& log);
+  // others are reported as ended (status unknown unless they left their
+  // exit behind). Without a state file, `without_state` is taken back: what
+  // a daemon that kept no state file recorded elsewhere. Call once, first.
+  void Recover(const cluster::Log& log, const std::vector<HeldJob>& without_state = {});
+
+  // Where preemptions and give-backs are counted; null: nowhere.
+  void ReportTo(HostMetrics* metrics) { metrics_ = metrics; }
 
   // Minutes completed since the last report, to send with the next one.
   void AddMinutes(const std::vector<observe::MinuteRollup>& minutes);
 
+  // Records the jobs that ended, then Exchange()s.
   void Act(const HostPass& pass, const cluster::Log& log);
+  // Claims back what owners (and the coordinator) want back, reports the
+  // pass and does what the reply says. Again within a pass, it hears what
+  // the coordinator decided since (one process: `gleaner up`).
+  void Exchange(const HostPass& pass, const cluster::Log& log);
 
   // Whether the last report got a reply.
   bool connected() const { return connected_; }
@@ -60,6 +81,7 @@ class NodeAgent {
     core::Duration grace{};
   };
 
+  void TakeBack(const HeldJob& held, const cluster::Log& log);
   void RecordExits(const cluster::Log& log);
   void Vacate(const HostPass& pass, const cluster::Log& log);
   cluster::AgentReport Report(const HostPass& pass);
@@ -89,7 +111,13 @@ class NodeAgent {
   bool connected_ = false;
   std::vector<observe::GpuState> sent_states_;   // in the report under way
   std::vector<observe::GpuState> acked_states_;  // in the last one answered
+  HostMetrics* metrics_ = nullptr;
 };
+
+// NVLink islands: GPUs linked to one another directly or through others
+// share an island id (the lowest index among them); -1 without NVLink.
+std::map<core::GpuUuid, int> NvlinkIslands(const std::vector<gpu::GpuLink>& links,
+                                           const std::vector<gpu::GpuSnapshot>& gpus);
 
 // What the host's GPUs look like to the scheduler.
 std::vector<cluster::InventoryGpu> InventoryOf(const std::vector<gpu::GpuSnapshot>& snapshots,

@@ -14,7 +14,6 @@
 
 #include "agent/alert_webhook.h"
 #include "agent/executor.h"
-#include "agent/harvester.h"
 #include "agent/host_metrics.h"
 #include "agent/sampler.h"
 #include "cli/config_file.h"
@@ -27,6 +26,7 @@
 #include "core/format.h"
 #include "core/sha256.h"
 #include "cost/gpu_hour_prices.h"
+#include "daemon/local_cluster.h"
 #include "observe/alerts.h"
 #include "observe/verdict_json.h"
 #include "server/api.h"
@@ -173,17 +173,19 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   const int host_gpus = std::max<int>(
       1, static_cast<int>(
              source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}).size()));
-  std::optional<agent::Harvester> harvester;
+  std::optional<daemon::LocalCluster> lender;
   if (options.harvest) {
-    agent::HostLayout layout;
+    daemon::LocalClusterOptions layout;
     layout.node = Hostname();
+    layout.log_dir = data_dir + "/logs";
+    layout.state_path = data_dir + "/agent-jobs.json";
     layout.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
     layout.scheduler = config->scheduler;
-    harvester.emplace(sampler, **store, executor, clock, agent::HarvestMode::kHarvest,
-                      data_dir + "/logs", std::move(layout));
+    layout.project_of_user = config->project_of_user;
+    lender.emplace(**store, executor, clock, std::move(layout), log);
   }
   agent::HostMetrics host_metrics(Hostname());
-  if (harvester) harvester->ReportTo(&host_metrics);
+  if (lender) lender->ReportTo(&host_metrics);
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
       "; state in " + data_dir + "/gleaner.db");
@@ -199,7 +201,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::unique_ptr<store::SqliteStore> api_store;  // the API threads' own connection
   std::unique_ptr<server::Api> api;
   std::vector<std::unique_ptr<server::HttpServer>> api_servers;
-  if (harvester) harvester->Recover(log);
+  if (lender) lender->Recover(log);
   if (options.up) {
     auto opened = store::SqliteStore::Open(data_dir + "/gleaner.db");
     if (!opened.ok()) {
@@ -217,9 +219,11 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     const agent::IdleCostPrices idle_prices =
         IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
                          api_options.cost.catalog, config->cost);
-    api_options.metrics = [&host_metrics, idle_prices](const std::map<std::string, int64_t>& jobs,
-                                                       bool dcgm) {
-      return host_metrics.Render({jobs}, idle_prices, dcgm);
+    api_options.metrics = [&host_metrics, &lender, idle_prices](
+                              const std::map<std::string, int64_t>& jobs, bool dcgm) {
+      agent::JobCounts counts{jobs, std::nullopt};
+      if (lender) counts.scheduling_latency = lender->StartLatency();
+      return host_metrics.Render(counts, idle_prices, dcgm);
     };
     api_options.gpus = [&latest_mu, &latest, &source]() -> nlohmann::json {
       std::optional<agent::HostPass> pass;
@@ -302,7 +306,11 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     }
     if (webhook) webhook->Send(events);
     if (!pass.verdicts.empty()) host_metrics.Observe(pass, config->idle.max_sample_gap);
-    if (harvester && !pass.verdicts.empty()) harvester->Act(pass, log);
+    if (lender) {
+      lender->Act(pass, log);
+    } else if (options.up) {
+      daemon::SayNothingStarts(**store, log);
+    }
     if (api && !pass.verdicts.empty()) {
       std::lock_guard lock(latest_mu);
       latest = pass;

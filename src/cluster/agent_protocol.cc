@@ -273,12 +273,13 @@ json ReplyToJson(const AgentReply& r) {
     }
     j["start"] = std::move(start);
   }
-  if (!r.preempt.empty()) {
-    json preempt = json::array();
-    for (const Preemption& p : r.preempt) {
-      preempt.push_back({{"job", AttemptToJson(p.of)}, {"reason", p.reason}});
+  for (const auto& [key, list] : {std::pair{"preempt", &r.preempt}, {"cancel", &r.cancel}}) {
+    if (list->empty()) continue;
+    json out = json::array();
+    for (const Preemption& p : *list) {
+      out.push_back({{"job", AttemptToJson(p.of)}, {"reason", p.reason}});
     }
-    j["preempt"] = std::move(preempt);
+    j[key] = std::move(out);
   }
   return j;
 }
@@ -311,6 +312,9 @@ core::Result<AgentReply> ReplyFromJson(const json& j) {
     }
     for (const json& p : j.value("preempt", json::array())) {
       r.preempt.push_back({AttemptFromJson(p.at("job")), p.at("reason").get<std::string>()});
+    }
+    for (const json& p : j.value("cancel", json::array())) {
+      r.cancel.push_back({AttemptFromJson(p.at("job")), p.at("reason").get<std::string>()});
     }
     return r;
   });

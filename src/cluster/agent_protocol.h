@@ -91,6 +91,10 @@ struct JobToStart {
   std::vector<core::GpuUuid> gpus;
   std::optional<sched::JobId> array_id;
   int64_t array_index = 0;
+  // The submitter's uid, only where the coordinator shares the agent's
+  // user database (one process: `gleaner up`). Never on the wire: uids are
+  // per host, so a remote agent runs the job as `user`.
+  std::optional<uint32_t> uid;
 
   bool operator==(const JobToStart&) const = default;
 };
@@ -108,6 +112,7 @@ struct AgentReply {
   std::vector<JobAttempt> assigned;  // everything the host should run; kill the rest
   std::vector<JobToStart> start;     // of those, the ones it did not report running
   std::vector<Preemption> preempt;   // leave (checkpoint signal, grace, kill)
+  std::vector<Preemption> cancel;    // ended in the store (cancelled): kill now
   // After this long without a reply the coordinator requeues the host's
   // jobs: the agent stops them first, so none runs twice.
   core::Duration lease{};

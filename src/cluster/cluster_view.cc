@@ -96,9 +96,10 @@ std::string RenderClusterMetrics(const std::vector<HostView>& hosts,
     e.Sample("gleaner_jobs", {{"state", state}},
              n == jobs.end() ? 0.0 : static_cast<double>(n->second));
   }
-  e.Family("gleaner_submit_to_start_seconds", "histogram",
-           "From a job's submit to its agent reporting it started");
-  e.HistogramSamples("gleaner_submit_to_start_seconds", {}, start_latency);
+  // The name `gleaner up` uses: one dashboard panel for both.
+  e.Family("gleaner_scheduling_latency_seconds", "histogram",
+           "From a job's submission to its start.");
+  e.HistogramSamples("gleaner_scheduling_latency_seconds", {}, start_latency);
   return e.text();
 }
 

@@ -18,7 +18,11 @@ std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
 // takes the interval plus 2 s per coordinator it tries: three passes' slack.
 constexpr core::Duration kStopMargin = core::Seconds(15);
 
-std::vector<double> LatencyBounds() { return {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60}; }
+// Submit to start: tenths of a second for a free cluster to days for a
+// backlog.
+std::vector<double> LatencyBounds() {
+  return {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600.0, 86400};
+}
 
 }  // namespace
 
@@ -73,7 +77,13 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   if (report.inventory) {
     GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, log));
   }
-  if (report.gpus.size() == host.gpus.size()) host.status = report.gpus;
+  // A pass that read no GPU (the driver failed) leaves them unknown, lent
+  // to no one, until a pass reads them again.
+  if (report.gpus.size() == host.gpus.size()) {
+    host.status = report.gpus;
+  } else {
+    host.status.assign(host.gpus.size(), GpuStatus{});
+  }
   for (const auto& [at, why] : report.reasons) {
     if (at >= 0 && static_cast<size_t>(at) < host.reasons.size()) {
       host.reasons[static_cast<size_t>(at)] = why;
@@ -106,6 +116,15 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   }
   AgentReply reply = ReplyTo(host, report, ended);
   reply.acked = acked;
+  // What runs there but ended in the store (cancelled by its owner, or past
+  // its max_runtime) is killed now, with the reason.
+  for (const JobAttempt& of : report.running) {
+    if (host.jobs.contains(of.job) || ended.contains(of)) continue;
+    auto job = store_.Get(of.job);
+    if (job.ok() && job->attempts == of.attempt && store::IsFinal(job->state)) {
+      reply.cancel.push_back({of, job->reason});
+    }
+  }
   // A coordinator that just took over knows the host's jobs (from the
   // store) but not its GPUs: the reply still says what the host runs.
   reply.send_inventory = host.gpus.empty() || report.gpus.size() != host.gpus.size();
@@ -156,7 +175,8 @@ AgentReply Coordinator::ReplyTo(const Host& host, const AgentReport& report,
     const JobAttempt of{id, job.attempts};
     reply.assigned.push_back(of);
     if (job.state == JobState::kRunning && !running.contains(of) && !ended.contains(of)) {
-      reply.start.push_back({of, job.user, job.spec, job.gpus, job.array_id, job.array_index});
+      reply.start.push_back({of, job.user, job.spec, job.gpus, job.array_id, job.array_index,
+                             options_.agents_share_users ? std::optional(job.uid) : std::nullopt});
     }
     if (auto p = preempting_.find(id); p != preempting_.end())
       reply.preempt.push_back({of, p->second});
@@ -187,6 +207,7 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
   const auto holder = job->gpus.empty() ? host_of_gpu_.end() : host_of_gpu_.find(job->gpus.front());
   const bool on_this_host = holder != host_of_gpu_.end() && holder->second == agent;
   if (e.kind == JobEvent::Kind::kExited && store::IsFinal(job->state) && on_this_host) {
+    log(Job(job->id) + " ended (" + std::string(store::JobStateName(job->state)) + ")");
     host.jobs.erase(job->id);
     preempting_.erase(job->id);
     resizing_.erase(job->id);
@@ -201,7 +222,10 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
       if (job->state == JobState::kRunning && e.pid && e.process_started_at) {
         GLEANER_RETURN_IF_ERROR(store_.RecordProcess(job->id, *e.pid, *e.process_started_at));
       }
-      if (job->state == JobState::kRunning && !job->pid) {
+      // The first word of this attempt's process (the store still holds
+      // the previous attempt's until then).
+      if (job->state == JobState::kRunning &&
+          (job->pid != e.pid || job->process_started_at != e.process_started_at)) {
         start_latency_.Observe(core::ToSecondsDouble(e.at - job->submitted_at));
         log(Job(job->id) + " started as " + job->user + " on host " + agent + " (pid " +
             std::to_string(e.pid.value_or(0)) + ")");
@@ -248,7 +272,8 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
   }
   auto resize = resizing_.extract(job.id);
   if (resize && to == JobState::kQueued) {
-    u.reason = "shrinking to " + std::to_string(resize.mapped().gpus.size()) + " GPU(s)";
+    u.reason = "shrinking to " + std::to_string(resize.mapped().gpus.size()) +
+               " GPU(s): " + (e.reason.empty() ? preempt_reason : e.reason);
   }
   auto moved = store_.Transition(job.id, job.state, to, u);
   if (!moved.ok() && moved.status().code() != core::StatusCode::kFailedPrecondition) {

@@ -27,6 +27,9 @@ struct CoordinatorOptions {
   core::Duration requeue_after = core::Seconds(300);
   // For the cluster's hour-of-week profiles by project.
   std::map<std::string, std::string> project_of_user;
+  // The agent runs in this process (`gleaner up`) and shares the store's
+  // uids: starts carry the submitter's uid, not only the name.
+  bool agents_share_users = false;
 };
 
 // A host as the coordinator sees it, for /v1/gpus, /metrics and the logs.

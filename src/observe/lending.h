@@ -13,7 +13,7 @@ std::optional<std::string> ClaimOf(const Verdict& verdict);
 
 // Whether gleaner may lend a GPU on this verdict: a free GPU when it is
 // Idle; one that a placed gleaner job holds for as long as nobody claims it
-// back. The daemon (agent::Harvester) and the simulator (sim::RunHarvest)
+// back. The daemon (agent::NodeAgent) and the simulator (sim::RunHarvest)
 // both decide by this rule.
 bool MayLend(const Verdict& verdict, bool held_by_placed_job);
 

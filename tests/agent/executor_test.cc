@@ -16,7 +16,6 @@
 #include <optional>
 #include <thread>
 
-#include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 #include "testing/throwaway_user.h"
 

@@ -42,7 +42,8 @@ TEST(HostMetricsTest, ReadingsStatesAndTimePerState) {
   m.Observe(Pass(100, observe::GpuState::kIdle, 0), core::Seconds(30));  // a 75 s gap: nobody's
   IdleCostPrices prices;
   prices.owned_per_gpu_hour["NVIDIA \"H100\""] = 1.5;
-  const std::string text = m.Render({{{"queued", 4}, {"running", 1}}}, prices, false);
+  const std::string text =
+      m.Render({{{"queued", 4}, {"running", 1}}, metrics::Histogram({1}).Read()}, prices, false);
   // Labels are escaped; the missing utilization of the last pass but one is
   // not carried on, the latest pass's is reported.
   const std::string labels = R"({gpu="3",uuid="GPU-a",model="NVIDIA \"H100\"",hostname="node\n1"})";
@@ -68,12 +69,13 @@ TEST(HostMetricsTest, ReadingsStatesAndTimePerState) {
 
 TEST(HostMetricsTest, EventsFillCountersAndHistograms) {
   HostMetrics m("n");
-  m.JobStarted(core::Seconds(3));
-  m.JobStarted(core::Seconds(7200));
+  metrics::Histogram started({2, 5, 14400});  // the scheduler's, submit to start
+  started.Observe(3);
+  started.Observe(7200);
   m.Preempted("owner_returned");
   m.Preempted("owner_returned");
   m.GaveBack(core::Milliseconds(1500));
-  const std::string text = m.Render({}, {}, false);
+  const std::string text = m.Render({{}, started.Read()}, {}, false);
   EXPECT_THAT(text, HasSubstr("gleaner_scheduling_latency_seconds_bucket{le=\"2\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("gleaner_scheduling_latency_seconds_bucket{le=\"5\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("gleaner_scheduling_latency_seconds_bucket{le=\"14400\"} 2\n"));
@@ -85,6 +87,8 @@ TEST(HostMetricsTest, EventsFillCountersAndHistograms) {
   // No pass yet: no GPU samples, but every family is declared.
   EXPECT_THAT(text, HasSubstr("# TYPE gleaner_gpu_utilization_ratio gauge\n"));
   EXPECT_THAT(text, Not(HasSubstr("gleaner_gpu_utilization_ratio{")));
+  // Where nothing schedules (an agent), there is no scheduling latency.
+  EXPECT_THAT(m.Render({}, {}, false), Not(HasSubstr("gleaner_scheduling_latency_seconds")));
 }
 
 TEST(ExpositionTest, ValuesAndEscapes) {

@@ -18,7 +18,6 @@
 #include "gpu/fake_backend.h"
 #include "sched/vacate.h"
 #include "store/sqlite_store.h"
-#include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 
 namespace gleaner::agent {

@@ -22,6 +22,7 @@ namespace {
 
 using nlohmann::json;
 using testing::Gleaner;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using testing::Outcome;
 
@@ -84,7 +85,8 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   }
   EXPECT_EQ(json::parse(shown.out)["state"], "cancelled");
   EXPECT_THAT(testing::Slurp(daemon_log), HasSubstr("job 1 started as "));
-  EXPECT_THAT(testing::Slurp(daemon_log), HasSubstr("job 1 cancelled: killing it"));
+  EXPECT_THAT(testing::Slurp(daemon_log),
+              ContainsRegex("job 1 cancelled by [a-z0-9_-]+: killing it"));
   EXPECT_THAT(testing::Slurp(daemon_log), HasSubstr("job 1 ended (cancelled)"));
   EXPECT_EQ(Gleaner("--data-dir " + data + " queue --json").rc, 0);
   EXPECT_EQ(json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"].size(), 0u);

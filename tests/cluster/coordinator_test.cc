@@ -212,7 +212,9 @@ TEST(CoordinatorTest, ACancelledJobIsKilledAndItsGpuServesTheNext) {
   ASSERT_TRUE(c.StepUntil([&] { return a.Runs(second); }, 30)) << c.log;
   EXPECT_FALSE(a.Runs(first));
   EXPECT_EQ(c.Job(first).state, JobState::kCancelled);
-  EXPECT_THAT(c.log, HasSubstr("job 1 is no longer assigned to this host"));
+  // The reply says why, and the agent kills it at once.
+  EXPECT_THAT(c.log, HasSubstr("job 1 cancelled by its owner: killing it"));
+  EXPECT_THAT(c.log, HasSubstr("job 1 ended (cancelled)"));
 }
 
 TEST(CoordinatorTest, ACriticalJobPreemptsAnOpportunisticOneOnAnotherHostsAgent) {

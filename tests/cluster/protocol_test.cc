@@ -83,6 +83,7 @@ TEST(AgentProtocolTest, RepliesSurviveTheirJson) {
   s.array_index = 1;
   r.start = {s};
   r.preempt = {{{7, 2}, "room for a critical job"}};
+  r.cancel = {{{8, 1}, "cancelled by alice"}};
   r.lease = core::Seconds(300);
   auto back = ReplyFromJson(nlohmann::json::parse(ReplyToJson(r).dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();

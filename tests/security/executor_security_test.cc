@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "agent/executor.h"
-#include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 #include "testing/throwaway_user.h"
 

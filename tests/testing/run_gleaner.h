@@ -21,13 +21,6 @@ struct Outcome {
   std::string err;
 };
 
-inline std::string Slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Runs `binary` with `args` through the shell, `env` (assignments, or a
 // wrapper like "timeout 2") in front, no stdin.
 inline Outcome RunBinary(const std::string& binary, const std::string& args,

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace gleaner::testing {
@@ -32,5 +33,13 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A file's whole text; empty when it cannot be read.
+inline std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 }  // namespace gleaner::testing

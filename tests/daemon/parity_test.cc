@@ -1,5 +1,5 @@
 // The daemon and the simulator decide alike: one scenario of owners coming
-// and going runs through the real harvesting loop (agent::Harvester with
+// and going runs through `gleaner up`'s loop (daemon::LocalCluster with
 // simulated GPUs, the real store, real job processes) and through the
 // harvest replay (sim::RunHarvest on a virtual clock), and the two decision
 // logs (which job starts on which GPU when, which is vacated when) must be
@@ -12,13 +12,13 @@
 #include <map>
 #include <thread>
 
-#include "agent/harvester.h"
+#include "daemon/local_cluster.h"
 #include "gpu/fake_backend.h"
 #include "sim/harvest.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
 
-namespace gleaner::agent {
+namespace gleaner::daemon {
 namespace {
 
 // GPU 0: quiet; bob trains 320-400 and 1000-1100. GPU 1: carol trains
@@ -72,15 +72,18 @@ std::vector<std::string> DaemonDecisions(const gpu::Scenario& scenario) {
   core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
   auto store = store::SqliteStore::Open(":memory:");
   EXPECT_TRUE(store.ok());
-  ProcfsInspector procfs;
-  ScenarioProcessInspector inspector(scenario, procfs);
+  agent::ProcfsInspector procfs;
+  agent::ScenarioProcessInspector inspector(scenario, procfs);
   auto backend = gpu::FakeBackend::Create(scenario, clock);
   EXPECT_TRUE(backend.ok());
-  Sampler sampler(**backend, inspector, nullptr, clock, {});
+  agent::Sampler sampler(**backend, inspector, nullptr, clock, {});
   core::RealClock real_clock;
-  Executor executor(real_clock);
-  Harvester harvester(sampler, **store, executor, clock, HarvestMode::kHarvest,
-                      dir.path().string());
+  agent::Executor executor(real_clock);
+  LocalClusterOptions options;
+  options.log_dir = dir.path().string();
+  options.state_path = (dir.path() / "agent-jobs.json").string();
+  const cluster::Log quiet = [](const std::string&) {};
+  LocalCluster cluster(**store, executor, clock, options, quiet);
   std::map<std::string, int> gpu_index;
   for (size_t i = 0; i < scenario.gpus.size(); ++i) {
     gpu_index[scenario.gpus[i].uuid] = static_cast<int>(i);
@@ -99,7 +102,13 @@ std::vector<std::string> DaemonDecisions(const gpu::Scenario& scenario) {
   std::vector<std::string> decisions;
   std::vector<store::JobState> was(kJobs, store::JobState::kQueued);
   for (int t = 0; t < kSeconds; ++t) {
-    EXPECT_TRUE(harvester.Tick([](const std::string&) {}).ok());
+    core::Status store_status;
+    auto pass = sampler.SampleOnce(&store_status);
+    if (!pass.ok()) {
+      ADD_FAILURE() << pass.status().ToString();
+      break;
+    }
+    cluster.Act(*pass, quiet);
     bool vacating = false;
     for (int j = 0; j < kJobs; ++j) {
       const auto job = (*store)->Get(ids[static_cast<size_t>(j)]);
@@ -158,4 +167,4 @@ TEST(HarvestParityTest, TheDaemonAndTheSimulatorMakeTheSameDecisions) {
 }
 
 }  // namespace
-}  // namespace gleaner::agent
+}  // namespace gleaner::daemon

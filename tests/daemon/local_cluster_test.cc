@@ -1,7 +1,8 @@
-// The harvesting loop end to end: a real job process starts on an idle
-// (simulated) GPU, is vacated when the owner's process appears, requeued,
-// and runs again once the GPU is idle again.
-#include "agent/harvester.h"
+// `gleaner up`'s loop end to end (the coordinator and the agent in one
+// process): a real job process starts on an idle (simulated) GPU, is
+// vacated when the owner's process appears, requeued, and runs again once
+// the GPU is idle again.
+#include "daemon/local_cluster.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,13 +14,37 @@
 
 #include "gpu/fake_backend.h"
 #include "store/sqlite_store.h"
-#include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 
-namespace gleaner::agent {
+namespace gleaner::daemon {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
+using agent::Executor;
+using agent::HostMetrics;
+using agent::ProcfsInspector;
+using agent::Sampler;
+using agent::ScenarioProcessInspector;
+
+const cluster::Log kQuiet = [](const std::string&) {};
+
+LocalClusterOptions OptionsIn(const std::filesystem::path& dir,
+                              sched::SchedulerConfig scheduler = {}) {
+  LocalClusterOptions o;
+  o.log_dir = dir.string();
+  o.state_path = (dir / "agent-jobs.json").string();
+  o.scheduler = std::move(scheduler);
+  return o;
+}
+
+// One pass of the daemon's loop: sample, then act on the pass.
+void Tick(Sampler& sampler, LocalCluster& cluster, const cluster::Log& log) {
+  core::Status store_status;
+  auto pass = sampler.SampleOnce(&store_status);
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  cluster.Act(*pass, log);
+}
 
 // GPU 0 idle; bob's process holds it from 320 s to 400 s. GPU 1 always busy.
 constexpr const char* kScenario = R"({"gpus": [
@@ -33,15 +58,17 @@ constexpr const char* kScenario = R"({"gpus": [
                  "processes": [{"pid": 5555, "used_memory_mib": 70000, "user": "carol"}]}]}]})";
 
 // Simulated GPUs with the real store (in memory), sampler, executor and
-// harvester.
+// loop.
 struct Rig {
-  Rig(const std::string& scenario, HarvestMode mode, HostLayout layout = {})
+  explicit Rig(const std::string& scenario, sched::SchedulerConfig scheduler = {})
       : store(std::move(store::SqliteStore::Open(":memory:")).value()),
         backend(std::move(gpu::FakeBackend::Create(*gpu::ParseScenario(scenario, "rig"), clock))
                     .value()),
         sampler(*backend, procfs, nullptr, clock, {}),
         executor(real_clock),
-        harvester(sampler, *store, executor, clock, mode, dir.path().string(), std::move(layout)) {}
+        cluster(*store, executor, clock, OptionsIn(dir.path(), std::move(scheduler)), kQuiet) {}
+
+  void Tick(const cluster::Log& log) { daemon::Tick(sampler, cluster, log); }
 
   testing::TempDir dir;
   core::ManualClock clock;
@@ -51,10 +78,10 @@ struct Rig {
   std::unique_ptr<gpu::FakeBackend> backend;
   Sampler sampler;
   Executor executor;
-  Harvester harvester;
+  LocalCluster cluster;
 };
 
-TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
+TEST(LocalClusterTest, RunsVacatesRequeuesAndRunsAgain) {
   testing::TempDir dir;
   auto store = store::SqliteStore::Open((dir.path() / "gleaner.db").string());
   ASSERT_TRUE(store.ok());
@@ -68,10 +95,12 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   Sampler sampler(**backend, inspector, store->get(), clock, {});
   core::RealClock real_clock;
   Executor executor(real_clock);
-  Harvester harvester(sampler, **store, executor, clock, HarvestMode::kHarvest,
-                      (dir.path() / "logs").string());
+  LocalClusterOptions options = OptionsIn(dir.path());
+  options.log_dir = (dir.path() / "logs").string();
+  LocalCluster cluster(**store, executor, clock, options, kQuiet);
+  cluster.Recover(kQuiet);
   HostMetrics metrics("node1");
-  harvester.ReportTo(&metrics);
+  cluster.ReportTo(&metrics);
 
   sched::JobSpec spec;
   spec.command = {"sh", "-c",
@@ -88,7 +117,7 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   const auto record = [&](const std::string& line) { log.push_back(line); };
   std::map<int, store::JobState> state_at;
   for (int t = 0; t <= 760; ++t) {
-    ASSERT_TRUE(harvester.Tick(record).ok());
+    Tick(sampler, cluster, record);
     state_at[t] = (*store)->Get(job->id)->state;
     if (t == 300) {
       // Simulated seconds pass in microseconds: let the job set its trap.
@@ -127,7 +156,7 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   EXPECT_THAT(testing::Slurp(out), HasSubstr("ready\ncheckpoint\n"));
   // /metrics counts the owner's claim, its wait and both starts (the
   // first after 300 s in the queue).
-  const std::string exposition = metrics.Render({}, {}, false);
+  const std::string exposition = metrics.Render({{}, cluster.StartLatency()}, {}, false);
   EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"owner_returned\"} 1\n"));
   EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"scheduler\"} 0\n"));
   EXPECT_THAT(exposition, HasSubstr("gleaner_owner_return_seconds_count 1\n"));
@@ -136,33 +165,24 @@ TEST(HarvesterTest, RunsVacatesRequeuesAndRunsAgain) {
   executor.Signal(job->id, SIGKILL).IgnoreError();  // the second run is still going
 }
 
-TEST(HarvesterTest, MonitorModeStartsNothing) {
-  Rig rig(kScenario, HarvestMode::kMonitor);
+TEST(LocalClusterTest, MonitorModeSaysNothingStarts) {
+  testing::TempDir dir;
+  auto store = store::SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
   sched::JobSpec spec;
   spec.command = {"true"};
-  auto job = rig.store->Submit("tester", static_cast<uint32_t>(geteuid()), spec, rig.clock.Now());
-  for (int t = 0; t < 400; ++t) {
-    ASSERT_TRUE(rig.harvester.Tick([](const std::string&) {}).ok());
-    rig.clock.Advance(core::Seconds(1));
-  }
-  EXPECT_EQ(rig.store->Get(job->id)->state, store::JobState::kQueued);
-  EXPECT_THAT(rig.store->Get(job->id)->reason, HasSubstr("monitor mode"));
-  EXPECT_TRUE(rig.executor.running().empty());
+  auto job = (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), spec,
+                              core::FromUnixMicros(0));
+  SayNothingStarts(**store, kQuiet);
+  EXPECT_EQ((*store)->Get(job->id)->state, store::JobState::kQueued);
+  EXPECT_THAT((*store)->Get(job->id)->reason, HasSubstr("monitor mode"));
 }
 
-}  // namespace
-}  // namespace gleaner::agent
-
-namespace gleaner::agent {
-namespace {
-
-TEST(HarvesterDependencyTest, WaitsForSuccessAndGivesUpOnFailure) {
+TEST(LocalClusterDependencyTest, WaitsForSuccessAndGivesUpOnFailure) {
   Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000},
-                        {"name": "A", "memory_total_mib": 1000}]})",
-          HarvestMode::kHarvest);
+                        {"name": "A", "memory_total_mib": 1000}]})");
   auto& store = rig.store;
   auto& clock = rig.clock;
-  auto& harvester = rig.harvester;
   sched::JobSpec fails;
   fails.command = {"false"};
   fails.working_dir = "/tmp";
@@ -174,7 +194,7 @@ TEST(HarvesterDependencyTest, WaitsForSuccessAndGivesUpOnFailure) {
   const sched::JobId second = store->Submit("t", uid, after, clock.Now())->id;
   std::vector<std::string> log;
   for (int t = 0; t < 320; ++t) {
-    ASSERT_TRUE(harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
+    rig.Tick([&](const std::string& l) { log.push_back(l); });
     if (store->Get(first)->state == store::JobState::kRunning) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let `false` exit
     }
@@ -187,17 +207,10 @@ TEST(HarvesterDependencyTest, WaitsForSuccessAndGivesUpOnFailure) {
   EXPECT_THAT(store->Get(second)->reason, HasSubstr("dependency job 1 failed"));
 }
 
-}  // namespace
-}  // namespace gleaner::agent
-
-namespace gleaner::agent {
-namespace {
-
-TEST(HarvesterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
-  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", HarvestMode::kHarvest);
+TEST(LocalClusterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})");
   auto& store = rig.store;
   auto& clock = rig.clock;
-  auto& harvester = rig.harvester;
   auto& executor = rig.executor;
   sched::JobSpec spec;
   spec.command = {"sleep", "300"};
@@ -206,12 +219,12 @@ TEST(HarvesterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
   const sched::JobId id = store->Submit("t", geteuid(), spec, clock.Now())->id;
   std::vector<std::string> log;
   for (int t = 0; t < 400 && store->Get(id)->state != store::JobState::kCancelled; ++t) {
-    ASSERT_TRUE(harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
+    rig.Tick([&](const std::string& l) { log.push_back(l); });
     clock.Advance(core::Seconds(1));
   }
   auto job = store->Get(id);
   EXPECT_EQ(job->state, store::JobState::kCancelled);
-  EXPECT_EQ(job->reason, "ran longer than its max_runtime of 60 s");
+  EXPECT_EQ(job->reason, "ran longer than its max_runtime of 1m00s");
   // Cancelled on the first tick past 60 s (61 s in); the loop then advanced once more.
   EXPECT_EQ(clock.Now() - *job->started_at, core::Seconds(62));
   for (int i = 0; i < 200 && !executor.running().empty(); ++i) {
@@ -221,19 +234,13 @@ TEST(HarvesterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
   EXPECT_TRUE(executor.running().empty()) << "the job was not killed";
 }
 
-}  // namespace
-}  // namespace gleaner::agent
-
-namespace gleaner::agent {
-namespace {
-
 // The scheduler's preemption, carried out: a critical job arrives while an
 // opportunistic one holds the only idle GPU; the opportunistic job gets its
 // checkpoint signal, leaves, is requeued, and the critical job starts.
-TEST(HarvesterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
-  HostLayout layout;
-  layout.scheduler.min_runtime = core::Seconds(30);
-  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", HarvestMode::kHarvest, layout);
+TEST(LocalClusterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
+  sched::SchedulerConfig scheduler;
+  scheduler.min_runtime = core::Seconds(30);
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", scheduler);
   sched::JobSpec sweep;
   sweep.command = {"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.02; done"};
   sweep.working_dir = "/tmp";
@@ -241,10 +248,10 @@ TEST(HarvesterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
   sweep.grace = core::Seconds(20);
   const sched::JobId low = rig.store->Submit("t", geteuid(), sweep, rig.clock.Now())->id;
   HostMetrics metrics("node1");
-  rig.harvester.ReportTo(&metrics);
+  rig.cluster.ReportTo(&metrics);
   std::vector<std::string> log;
   const auto tick = [&] {
-    ASSERT_TRUE(rig.harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
+    rig.Tick([&](const std::string& l) { log.push_back(l); });
     rig.clock.Advance(core::Seconds(1));
   };
   for (int t = 0; t < 360; ++t) tick();  // idle after 300 s; then past its 30 s protection
@@ -278,23 +285,16 @@ TEST(HarvesterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
   rig.executor.Signal(high, 9).IgnoreError();
 }
 
-}  // namespace
-}  // namespace gleaner::agent
-
-namespace gleaner::agent {
-namespace {
-
 // An elastic job takes both idle GPUs; when the owner of one comes back it
 // leaves (checkpoint signal) and starts again at once on the other.
-TEST(HarvesterElasticTest, ShrinksOntoTheGpuItKeepsWhenAnOwnerReturns) {
+TEST(LocalClusterElasticTest, ShrinksOntoTheGpuItKeepsWhenAnOwnerReturns) {
   Rig rig(R"({"gpus": [
     {"uuid": "GPU-aaaaaaaa-0000-4000-8000-000000000000", "name": "A", "memory_total_mib": 1000,
      "timeline": [{"at_s": 0}]},
     {"uuid": "GPU-bbbbbbbb-0000-4000-8000-000000000000", "name": "A", "memory_total_mib": 1000,
      "timeline": [{"at_s": 0},
                   {"at_s": 330, "utilization_gpu_pct": 90,
-                   "processes": [{"pid": 4343, "used_memory_mib": 500, "user": "bob"}]}]}]})",
-          HarvestMode::kHarvest);
+                   "processes": [{"pid": 4343, "used_memory_mib": 500, "user": "bob"}]}]}]})");
   sched::JobSpec spec;
   spec.command = {"sh", "-c",
                   "trap 'exit 0' TERM; echo $CUDA_VISIBLE_DEVICES; "
@@ -306,7 +306,7 @@ TEST(HarvesterElasticTest, ShrinksOntoTheGpuItKeepsWhenAnOwnerReturns) {
   const sched::JobId id = rig.store->Submit("t", geteuid(), spec, rig.clock.Now())->id;
   std::vector<std::string> log;
   const auto tick = [&] {
-    ASSERT_TRUE(rig.harvester.Tick([&](const std::string& l) { log.push_back(l); }).ok());
+    rig.Tick([&](const std::string& l) { log.push_back(l); });
     rig.clock.Advance(core::Seconds(1));
   };
   for (int t = 0; t < 310; ++t) tick();
@@ -344,4 +344,43 @@ TEST(HarvesterElasticTest, ShrinksOntoTheGpuItKeepsWhenAnOwnerReturns) {
 }
 
 }  // namespace
-}  // namespace gleaner::agent
+}  // namespace gleaner::daemon
+
+namespace gleaner::daemon {
+namespace {
+
+// A data directory from before the agent's state file: the store knows the
+// running job's process, and a restarted daemon takes it back rather than
+// starting it a second time.
+TEST(LocalClusterRecoverTest, TakesBackJobsTheStoreRecordsWithoutAStateFile) {
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})");
+  sched::JobSpec spec;
+  spec.command = {"sh", "-c", "echo $$ > pid; while true; do sleep 0.02; done"};
+  spec.working_dir = rig.dir.path().string();
+  const sched::JobId id = rig.store->Submit("t", geteuid(), spec, rig.clock.Now())->id;
+  for (int t = 0; t < 320 && !rig.store->Get(id)->pid; ++t) {
+    rig.Tick(kQuiet);
+    rig.clock.Advance(core::Seconds(1));
+  }
+  ASSERT_TRUE(rig.store->Get(id)->pid.has_value());
+  std::filesystem::remove(rig.dir.path() / "agent-jobs.json");
+
+  Executor restarted(rig.real_clock);
+  LocalCluster again(*rig.store, restarted, rig.clock, OptionsIn(rig.dir.path()), kQuiet);
+  std::vector<std::string> log;
+  const cluster::Log keep = [&](const std::string& l) { log.push_back(l); };
+  again.Recover(keep);
+  for (int t = 0; t < 5; ++t) Tick(rig.sampler, again, keep);
+  std::string all;
+  for (const std::string& l : log) all += l + "\n";
+  EXPECT_THAT(all, HasSubstr("job 1 still running (pid " +
+                             std::to_string(*rig.store->Get(id)->pid) + "): taken back"));
+  EXPECT_THAT(all, Not(HasSubstr("started as")));
+  EXPECT_EQ(rig.store->Get(id)->state, store::JobState::kRunning);
+  EXPECT_EQ(rig.store->Get(id)->attempts, 1);
+  EXPECT_TRUE(std::filesystem::exists(rig.dir.path() / "agent-jobs.json"));
+  restarted.Signal(id, SIGKILL).IgnoreError();
+}
+
+}  // namespace
+}  // namespace gleaner::daemon
