@@ -426,8 +426,10 @@ void Coordinator::TellGpus(const Log& log) {
       }
       Tell(sched::NodeAdded{std::move(node)}, log);
       host.in_scheduler = true;
+      AdoptRunning(name, host, log);
       continue;
     }
+    AdoptRunning(name, host, log);
     for (size_t i = 0; i < host.gpus.size(); ++i) {
       const bool lend = Lendable(host, i);
       bool& told = told_lendable_[host.gpus[i].uuid];
@@ -438,6 +440,23 @@ void Coordinator::TellGpus(const Log& log) {
     }
   }
   if (!changed.changes.empty()) Tell(changed, log);
+}
+
+void Coordinator::AdoptRunning(const std::string& name, const Host& host, const Log& log) {
+  for (const auto& [id, job] : host.jobs) {
+    if (scheduler_.Phase(id) != sched::JobPhase::kUnknown || not_adopted_.contains(id)) continue;
+    sched::JobRunning running{sched::RequestFromSpec(id, job.spec, job.user), core::NodeId(name),
+                              job.gpus, job.submitted_at, job.started_at.value_or(clock_.Now())};
+    auto actions = scheduler_.Handle(running, clock_.Now());
+    if (!actions.ok()) {
+      // It keeps its GPUs outside the scheduler's view until it ends.
+      not_adopted_.insert(id);
+      log(Job(id) + " runs on host " + name + " but the scheduler cannot count it: " +
+          actions.status().message());
+      continue;
+    }
+    decided_.insert(decided_.end(), actions->begin(), actions->end());
+  }
 }
 
 void Coordinator::Tell(const sched::Event& event, const Log& log) {

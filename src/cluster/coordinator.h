@@ -102,6 +102,10 @@ class Coordinator {
   // The running and vacating jobs, by host; false when the store failed.
   bool ReadActive(std::vector<store::JobRecord>* active, const Log& log);
   void TellGpus(const Log& log);
+  // Tells the scheduler of the host's jobs it did not start (running
+  // before this coordinator led), so they count for fair share and quotas
+  // and can be preempted.
+  void AdoptRunning(const std::string& name, const Host& host, const Log& log);
   bool Lendable(const Host& host, size_t at) const;
   void Tell(const sched::Event& event, const Log& log);
   void Carry(const sched::Action& action, const Log& log);
@@ -123,6 +127,7 @@ class Coordinator {
   std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
   metrics::Histogram start_latency_;
   std::set<sched::JobId> unplaced_said_;  // jobs on GPUs of no known host, logged once
+  std::set<sched::JobId> not_adopted_;    // running jobs the scheduler refused to count
 };
 
 }  // namespace gleaner::cluster

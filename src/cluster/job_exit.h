@@ -18,8 +18,8 @@ struct ExitFacts {
 
 // Where the job goes in the store, and why in words: a job asked to leave
 // is requeued whatever it said, one whose end is unknown is requeued too,
-// exit 0 succeeds and anything else fails. Shared by the one-host harvester
-// and the coordinator. `unknown_reason` says why the status is unknown.
+// exit 0 succeeds and anything else fails. `unknown_reason` says why the
+// status is unknown.
 struct ExitMove {
   store::JobState to = store::JobState::kFailed;
   std::string reason;

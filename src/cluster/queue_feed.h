@@ -16,8 +16,8 @@ namespace gleaner::cluster {
 // truth: hands it the queued jobs that may run now (dependencies met, under
 // their array's cap), takes back those held or cancelled meanwhile, cancels
 // jobs whose dependencies can never succeed, and records why each queued
-// job waits. Shared by the single-host harvester and the coordinator. The
-// store and scheduler must outlive it; not thread-safe.
+// job waits. The coordinator's (that of `gleaner up` too). The store and
+// scheduler must outlive it; not thread-safe.
 class QueueFeed {
  public:
   using Tell = std::function<void(const sched::Event&, const Log&)>;

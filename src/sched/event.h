@@ -37,6 +37,17 @@ struct JobFailed {
 struct JobResized {
   JobId job = 0;
 };
+// A job that already runs on these GPUs of `node`, started before this
+// scheduler was (a coordinator that just took over, a daemon restarted):
+// from now on it holds them, counts for fair share and quotas, and may be
+// preempted like any job the scheduler started. Add its node first.
+struct JobRunning {
+  JobRequest job;
+  core::NodeId node;
+  std::vector<core::GpuUuid> gpus;
+  core::TimePoint submitted_at;
+  core::TimePoint started_at;
+};
 // The job saved its state (it said so): preempting it now loses little.
 struct JobCheckpointed {
   JobId job = 0;
@@ -79,7 +90,7 @@ struct GpuVerdictsChanged {
 };
 
 using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobResized,
-                           JobCheckpointed, GpuVerdictChanged, GpuVerdictsChanged, NodeAdded,
+                           JobRunning, JobCheckpointed, GpuVerdictChanged, GpuVerdictsChanged, NodeAdded,
                            NodeLost, ReservationStarted, ReservationEnded, Tick>;
 
 }  // namespace gleaner::sched

@@ -70,6 +70,8 @@ core::Result<std::vector<Action>> Scheduler::Handle(const Event& event, core::Ti
     status = Exit(x->job, false, &out);
   } else if (const auto* rz = std::get_if<JobResized>(&event)) {
     status = Resized(rz->job);
+  } else if (const auto* running = std::get_if<JobRunning>(&event)) {
+    status = Adopt(*running);
   } else if (const auto* k = std::get_if<JobCheckpointed>(&event)) {
     status = Checkpointed(k->job);
   } else if (const auto* batch = std::get_if<GpuVerdictsChanged>(&event)) {
@@ -195,6 +197,49 @@ core::Status Scheduler::Exit(JobId id, bool succeeded, std::vector<Action>* out)
   } else {
     jobs_.erase(it);
   }
+  return core::Status::Ok();
+}
+
+core::Status Scheduler::Adopt(const JobRunning& e) {
+  const JobRequest& req = e.job;
+  if (jobs_.contains(req.id)) {
+    return core::InvalidArgument(JobWord(req.id) + " is known already; ids are unique");
+  }
+  GLEANER_RETURN_IF_ERROR(ValidateRequestShape(req));
+  const auto n = cluster_.FindNode(e.node);
+  if (!n) return core::NotFound("no node " + e.node.str() + " in the cluster; add it first");
+  if (e.gpus.empty()) return core::InvalidArgument(JobWord(req.id) + " runs on no GPU");
+  // All or none: a GPU it cannot hold leaves the state as it was.
+  std::vector<GpuIndex> gpus;
+  for (const core::GpuUuid& uuid : e.gpus) {
+    const auto g = cluster_.FindGpu(uuid);
+    if (!g || cluster_.gpu(*g).node != *n) {
+      return core::NotFound("no GPU " + uuid.str() + " on node " + e.node.str());
+    }
+    if (std::find(gpus.begin(), gpus.end(), *g) != gpus.end() ||
+        cluster_.gpu(*g).free_milli < req.gpu_milli) {
+      return core::FailedPrecondition("GPU " + uuid.str() + " has no room for " +
+                                      JobWord(req.id) + ": other jobs hold it");
+    }
+    gpus.push_back(*g);
+  }
+  Job& job = jobs_[req.id];
+  job.req = req;
+  job.submitted_at = e.submitted_at;
+  job.shape_id = ShapeOf(req);
+  project_usage_.Touch(req.project);
+  user_usage_.Touch(req.user);
+  job.phase = JobPhase::kRunning;
+  job.node = *n;
+  job.gpus = std::move(gpus);
+  job.started_at = e.started_at;
+  job.charged_until = now_;  // what it used before is not known here
+  for (GpuIndex g : job.gpus) cluster_.Take(g, req.gpu_milli);
+  on_node_[*n].push_back(req.id);
+  quotas_.Add(req.project, HeldMilli(job));
+  ++running_count_;
+  CountEvictable(job, +1);
+  dirty_ = true;
   return core::Status::Ok();
 }
 

@@ -152,6 +152,7 @@ class Scheduler {
   core::Status Cancel(JobId id);
   core::Status Exit(JobId id, bool succeeded, std::vector<Action>* out);
   core::Status Checkpointed(JobId id);
+  core::Status Adopt(const JobRunning& e);
   core::Status Resized(JobId id);
   core::Status VerdictChanged(const GpuVerdictChanged& e, std::vector<Action>* out);
   core::Status AddNode(const NodeSpec& spec);

@@ -372,6 +372,25 @@ TEST(CoordinatorTest, ANewLeaderLetsRunningJobsRunAndFinish) {
   EXPECT_EQ(c.Job(id).attempts, 1);
 }
 
+// A new leader's scheduler counts the jobs already running: it can preempt
+// one for critical work, which it could not if they ran outside its view.
+TEST(CoordinatorTest, ANewLeaderCanPreemptAJobItDidNotStart) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  const sched::JobId cheap = c.Submit(5, sched::PriorityClass::kOpportunistic);
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(cheap); }));
+  CoordinatorOptions options;
+  options.requeue_after = core::Seconds(60);
+  options.scheduler.min_runtime = core::Seconds(30);
+  c.coordinator = std::make_unique<Coordinator>(*c.store, c.clock, options, c.Record());
+  for (int i = 0; i < 35; ++i) c.Step();  // past its protection
+  const sched::JobId critical = c.Submit(5, sched::PriorityClass::kCritical);
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(critical); }, 30)) << c.log;
+  EXPECT_FALSE(a.Runs(cheap));
+  EXPECT_EQ(c.Job(cheap).state, JobState::kQueued);
+  EXPECT_THAT(c.log, HasSubstr("for job 2 (critical"));
+}
+
 TEST(CoordinatorTest, TwoLeadersNeverRunTwoJobsOnOneGpu) {
   Cluster c;
   CoordinatorOptions options;

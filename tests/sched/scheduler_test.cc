@@ -48,6 +48,39 @@ TEST(SchedulerTest, TheLeastWorkIsLost_ACheckpointedJobGoesFirst) {
   EXPECT_EQ(s.Phase(2), JobPhase::kRunning);
 }
 
+// A new leader's scheduler is told of the jobs already running: they hold
+// their GPUs, count for quotas and can be preempted.
+TEST(SchedulerTest, AJobAlreadyRunningHoldsItsGpusAndCanBePreempted) {
+  SchedulerConfig config;
+  config.min_runtime = core::Seconds(60);
+  Scheduler s(config);
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("a", 2)}, At(0)).ok());
+  const JobRunning running{Opportunistic(7, 1), core::NodeId("a"), {core::GpuUuid("GPU-a-1")},
+                           At(-500), At(-400)};
+  EXPECT_TRUE(Lines(s.Handle(running, At(0))).empty());
+  EXPECT_EQ(s.Phase(7), JobPhase::kRunning);
+  ASSERT_TRUE(s.Allocation(7).has_value());
+  EXPECT_EQ(s.Allocation(7)->gpus, std::vector<core::GpuUuid>{core::GpuUuid("GPU-a-1")});
+  // Told twice, or onto a GPU it cannot hold: refused, nothing changes.
+  EXPECT_THAT(Lines(s.Handle(running, At(1))), ElementsAre(HasSubstr("known already")));
+  EXPECT_THAT(Lines(s.Handle(JobRunning{Opportunistic(8, 1), core::NodeId("a"),
+                                        {core::GpuUuid("GPU-a-1")}, At(0), At(0)},
+                             At(1))),
+              ElementsAre(HasSubstr("other jobs hold it")));
+  EXPECT_THAT(Lines(s.Handle(JobRunning{Opportunistic(8, 1), core::NodeId("a"),
+                                        {core::GpuUuid("GPU-b-0")}, At(0), At(0)},
+                             At(1))),
+              ElementsAre(HasSubstr("no GPU GPU-b-0 on node a")));
+  // The other GPU is free; the running job's is not.
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Opportunistic(1, 1)}, At(2))),
+              ElementsAre("start job 1 on a gpus 0"));
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Critical(2, 1)}, At(3))),
+              ElementsAre(HasSubstr("preempt job 7: for job 2 (critical")));
+  EXPECT_THAT(Lines(s.Handle(JobFailed{7, "vacated"}, At(4))),
+              ElementsAre(HasSubstr("requeue job 7"), "start job 2 on a gpus 1"));
+  EXPECT_EQ(s.Phase(2), JobPhase::kRunning);
+}
+
 TEST(SchedulerTest, NonPreemptibleCriticalAndYoungJobsAreNeverVictims) {
   SchedulerConfig config;
   config.min_runtime = core::Seconds(600);
