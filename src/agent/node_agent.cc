@@ -82,6 +82,14 @@ NodeAgent::NodeAgent(Executor& executor, const core::Clock& clock, NodeAgentOpti
       send_(std::move(send)),
       heard_(clock.Now()) {}
 
+std::map<core::GpuUuid, int64_t> NodeAgent::LentGpus() const {
+  std::map<core::GpuUuid, int64_t> lent;
+  for (const auto& [id, j] : jobs_) {
+    for (const core::GpuUuid& g : j.gpus) lent[g] = id;
+  }
+  return lent;
+}
+
 void NodeAgent::Emit(JobEvent event) {
   event.seq = next_seq_++;
   outbox_.push_back(std::move(event));

@@ -73,6 +73,9 @@ class NodeAgent {
   // Whether the last report got a reply.
   bool connected() const { return connected_; }
 
+  // The GPUs its jobs hold, by job: what Sampler::WatchLending asks.
+  std::map<core::GpuUuid, int64_t> LentGpus() const;
+
  private:
   struct Launched {
     cluster::JobAttempt of;

@@ -52,8 +52,10 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
   GLEANER_ASSIGN_OR_RETURN(pass.snapshots, backend_.Snapshot());
   std::vector<observe::MinuteRollup> done;
   std::vector<observe::Verdict> changed;
+  const std::map<core::GpuUuid, int64_t> lent = lent_ ? lent_() : std::map<core::GpuUuid, int64_t>{};
   for (const gpu::GpuSnapshot& snapshot : pass.snapshots) {
     observe::GpuSample sample = ToSample(snapshot, pass.at);
+    if (auto job = lent.find(sample.uuid); job != lent.end()) sample.lent_to_job = job->second;
     observe::Verdict verdict = classifier_.Observe(sample);
     for (observe::MinuteRollup& r : rollups_.Add(sample, verdict)) done.push_back(std::move(r));
     // The latest verdict is saved when it changes, and every 30 s so that

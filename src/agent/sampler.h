@@ -60,6 +60,12 @@ class Sampler {
   // Completes and stores the open minutes.
   core::Status Flush();
 
+  // The GPUs lent to jobs that run now, by job (the agent's word), asked
+  // at each pass: a lent GPU reads as harvested whether or not its job's
+  // process shows on it.
+  using LentGpus = std::function<std::map<core::GpuUuid, int64_t>()>;
+  void WatchLending(LentGpus lent) { lent_ = std::move(lent); }
+
   const observe::IdleClassifier& classifier() const { return classifier_; }
 
  private:
@@ -81,6 +87,7 @@ class Sampler {
   std::optional<core::TimePoint> last_prune_;
   std::vector<store::GpuRecord> recorded_gpus_;  // as last saved, first_seen aside
   std::optional<core::TimePoint> gpus_recorded_at_;
+  LentGpus lent_;
 };
 
 }  // namespace gleaner::agent

@@ -252,6 +252,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   sampler_options.project_of_user = config->project_of_user;
   sampler_options.host = name;
   agent::Sampler sampler(*source.backend, *source.inspector, &history, clock, sampler_options);
+  sampler.WatchLending([&node] { return node.LentGpus(); });
   sampler.Recall(std::max(config->idle.idle_after, config->idle.held_idle_after));
   node.Recover(log);
   log("agent " + name + " on " + source.backend->Driver().source + ", reporting every " +

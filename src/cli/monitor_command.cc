@@ -185,7 +185,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     lender.emplace(**store, executor, clock, std::move(layout), log);
   }
   agent::HostMetrics host_metrics(Hostname());
-  if (lender) lender->ReportTo(&host_metrics);
+  if (lender) {
+    lender->ReportTo(&host_metrics);
+    sampler.WatchLending([&lender] { return lender->LentGpus(); });
+  }
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
       "; state in " + data_dir + "/gleaner.db");

@@ -77,13 +77,11 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   if (report.inventory) {
     GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, log));
   }
-  // A pass that read no GPU (the driver failed) leaves them unknown, lent
-  // to no one, until a pass reads them again.
-  if (report.gpus.size() == host.gpus.size()) {
-    host.status = report.gpus;
-  } else {
-    host.status.assign(host.gpus.size(), GpuStatus{});
-  }
+  // A pass that read no GPU (the driver failed) says nothing of them: as
+  // for a silent host, they are lent to no one new until a pass reads them
+  // again, and the jobs there keep them.
+  host.blind = report.gpus.size() != host.gpus.size();
+  if (!host.blind) host.status = report.gpus;
   for (const auto& [at, why] : report.reasons) {
     if (at >= 0 && static_cast<size_t>(at) < host.reasons.size()) {
       host.reasons[static_cast<size_t>(at)] = why;
@@ -397,7 +395,7 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
 
 bool Coordinator::Lendable(const Host& host, size_t at) const {
   if (!host.reported || at >= host.status.size()) return false;
-  const bool heard = !host.silent && !host.lost;
+  const bool heard = !host.silent && !host.lost && !host.blind;
   const GpuStatus& s = host.status[at];
   const core::GpuUuid& uuid = host.gpus[at].uuid;
   for (const auto& [id, job] : host.jobs) {
@@ -406,7 +404,8 @@ bool Coordinator::Lendable(const Host& host, size_t at) const {
     const sched::JobPhase phase = scheduler_.Phase(id);
     const bool placed = phase == sched::JobPhase::kRunning || phase == sched::JobPhase::kVacating;
     // A silent host's jobs are not preempted for its silence: they keep
-    // their GPUs until the lease runs out (then they are requeued).
+    // their GPUs until the lease runs out (then they are requeued). Nor are
+    // a blind host's, whose driver failed a pass.
     return placed && (!heard || s.lendable_placed);
   }
   return heard && s.lendable_free;
@@ -435,8 +434,10 @@ void Coordinator::TellGpus(const Log& log) {
       bool& told = told_lendable_[host.gpus[i].uuid];
       if (told == lend) continue;
       told = lend;
-      changed.changes.push_back(
-          {host.gpus[i].uuid, lend, host.silent ? "host " + name + " is silent" : host.reasons[i]});
+      changed.changes.push_back({host.gpus[i].uuid, lend,
+                                 host.silent  ? "host " + name + " is silent"
+                                 : host.blind ? "host " + name + "'s agent read no GPU in its last pass"
+                                              : host.reasons[i]});
     }
   }
   if (!changed.changes.empty()) Tell(changed, log);

@@ -82,6 +82,7 @@ class Coordinator {
     bool reported = false;  // since leadership began
     bool silent = false;
     bool lost = false;
+    bool blind = false;  // its last report read no GPU
     bool in_scheduler = false;
     std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there
   };

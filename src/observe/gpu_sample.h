@@ -36,6 +36,10 @@ struct GpuSample {
   std::optional<int32_t> temperature_c;
   bool processes_known = false;  // false: the process list could not be read
   std::vector<ObservedProcess> processes;
+  // gleaner lent the GPU to this job, which runs now: known to the agent
+  // whether or not the job's process shows on the GPU (one that opened no
+  // CUDA context yet does not).
+  std::optional<int64_t> lent_to_job;
 };
 
 }  // namespace gleaner::observe

@@ -118,6 +118,7 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
   for (const ObservedProcess& p : s.processes) e.process_memory = e.process_memory + p.used_memory;
   e.processes = static_cast<int>(s.processes.size());
   for (const ObservedProcess& p : s.processes) e.foreign_processes += p.gleaner_job ? 0 : 1;
+  e.lent_to_job = s.lent_to_job;
 
   GpuState state;
   if (gap) Restart(t, s.at);
@@ -213,15 +214,21 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool busy_now, b
   for (const ObservedProcess& p : s.processes) {
     (p.gleaner_job ? job : owner) = &p;
   }
-  if (job != nullptr && owner != nullptr) {
+  // Lent: a job's process shows on the GPU, or the agent says a job holds it.
+  std::string lent_to;
+  if (s.lent_to_job) lent_to = "gleaner job " + std::to_string(*s.lent_to_job);
+  if (job != nullptr) {
+    lent_to = (lent_to.empty() ? "gleaner job" : lent_to + "'s") + " process " +
+              std::to_string(job->pid);
+  }
+  if (!lent_to.empty() && owner != nullptr) {
     // The owner came back to a lent GPU: it is theirs again, at once.
     e.reason = "owner returned: process " + std::to_string(owner->pid) +
-               (owner->user.empty() ? "" : " of " + owner->user) + " beside gleaner job process " +
-               std::to_string(job->pid);
+               (owner->user.empty() ? "" : " of " + owner->user) + " beside " + lent_to;
     return GpuState::kBusy;
   }
-  if (job != nullptr) {
-    e.reason = "gleaner job process " + std::to_string(job->pid) + " runs on it";
+  if (!lent_to.empty()) {
+    e.reason = job != nullptr ? lent_to + " runs on it" : "lent to " + lent_to;
     return GpuState::kHarvested;
   }
   if (Contains(config_.reserved_gpus, s.uuid)) {

@@ -34,6 +34,7 @@ struct Evidence {
   double max_utilization_pct_in_window = 0;
   int processes = 0;
   int foreign_processes = 0;  // processes gleaner did not start
+  std::optional<int64_t> lent_to_job;  // the gleaner job the GPU is lent to
 
   core::Bytes process_memory;  // held by the GPU's processes
   std::optional<double> power_w;

@@ -56,6 +56,7 @@ json VerdictToJson(const Verdict& v) {
         {"max_utilization_pct_in_window", e.max_utilization_pct_in_window},
         {"processes", e.processes},
         {"foreign_processes", e.foreign_processes},
+        {"lent_to_job", Optional(e.lent_to_job)},
         {"process_memory_bytes", e.process_memory.count()},
         {"power_w", Optional(e.power_w)},
         {"idle_power_w", Optional(e.idle_power_w)},
@@ -85,6 +86,9 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
     ev.max_utilization_pct_in_window = e.at("max_utilization_pct_in_window").get<double>();
     ev.processes = e.at("processes").get<int>();
     ev.foreign_processes = e.value("foreign_processes", 0);
+    if (e.contains("lent_to_job") && !e["lent_to_job"].is_null()) {
+      ev.lent_to_job = e["lent_to_job"].get<int64_t>();
+    }
     ev.process_memory = core::Bytes(e.at("process_memory_bytes").get<uint64_t>());
     if (!e.at("power_w").is_null()) ev.power_w = e.at("power_w").get<double>();
     if (!e.at("idle_power_w").is_null()) ev.idle_power_w = e.at("idle_power_w").get<double>();

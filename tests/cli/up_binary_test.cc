@@ -66,6 +66,18 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   ASSERT_EQ(job["state"], "running") << job.dump();
   EXPECT_EQ(job["gpus"].size(), 1u);
   EXPECT_EQ(job["attempts"], 1);
+  // `sleep` opens no CUDA context, yet its GPU reads as lent, to job 1.
+  json lent;
+  for (int i = 0; i < 100 && lent.is_null(); ++i) {
+    const json doc = json::parse(Gleaner("--data-dir " + data + " gpus --json").out);
+    for (const json& g : doc["gpus"]) {
+      if (g["uuid"] == job["gpus"][0] && g["verdict"]["state"] == "harvested") lent = g["verdict"];
+    }
+    if (lent.is_null()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(lent.is_null()) << "job 1's GPU never read as lent";
+  EXPECT_EQ(lent["evidence"]["reason"], "lent to gleaner job 1");
+  EXPECT_EQ(lent["evidence"]["lent_to_job"], 1);
 
   // Its output, followed until it ends: a second job that prints and exits.
   Outcome printer =

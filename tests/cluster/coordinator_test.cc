@@ -391,6 +391,28 @@ TEST(CoordinatorTest, ANewLeaderCanPreemptAJobItDidNotStart) {
   EXPECT_THAT(c.log, HasSubstr("for job 2 (critical"));
 }
 
+// A pass that read no GPU (the driver failed, the daemon stopping) says
+// nothing of them: nothing new is lent there, and the jobs keep running.
+TEST(CoordinatorTest, AHostWhoseDriverFailsKeepsItsJobsAndLendsNothingNew) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  for (int i = 0; i < 310; ++i) c.Step();  // its GPU is idle, and known
+  const auto blind_passes = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      a.node->Act(agent::HostPass{c.clock.Now(), {}, {}, {}}, c.Record());
+      c.coordinator->Tick(c.Record());
+      c.clock.Advance(core::Seconds(1));
+    }
+  };
+  const sched::JobId id = c.Submit();
+  blind_passes(5);
+  EXPECT_EQ(c.Job(id).state, JobState::kQueued) << c.log;
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id); }));
+  blind_passes(5);
+  EXPECT_TRUE(a.Runs(id)) << c.log;
+  EXPECT_EQ(c.Job(id).state, JobState::kRunning);
+}
+
 TEST(CoordinatorTest, TwoLeadersNeverRunTwoJobsOnOneGpu) {
   Cluster c;
   CoordinatorOptions options;

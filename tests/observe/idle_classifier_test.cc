@@ -28,8 +28,11 @@ class Driver {
     s.memory_used = core::Bytes::GiB(1);
     s.processes_known = true;
     s.processes = std::move(processes);
+    s.lent_to_job = lent_to_job_;
     return classifier_.Observe(s);
   }
+  // The agent's word that a job holds the GPU, from the next step on.
+  void Lend(std::optional<int64_t> job) { lent_to_job_ = job; }
   // `seconds` samples at `util`; returns the last verdict.
   Verdict Hold(double util, int seconds, const std::vector<ObservedProcess>& processes = {}) {
     Verdict v;
@@ -42,6 +45,7 @@ class Driver {
  private:
   IdleClassifier classifier_;
   core::TimePoint now_ = kStart;
+  std::optional<int64_t> lent_to_job_;
 };
 
 ObservedProcess Proc(uint32_t pid, const char* user = "alice", const char* command = "python x.py",
@@ -214,6 +218,28 @@ TEST(IdleClassifierTest, ProtectedReservedAndHarvested) {
   protect_gpu.protected_gpus = {kGpu};
   Driver p(protect_gpu);
   EXPECT_EQ(p.Hold(0, 400).state, GpuState::kProtected);
+}
+
+// A job that opened no CUDA context shows no process: the agent's word
+// that it holds the GPU makes it read as lent, with the job.
+TEST(IdleClassifierTest, AGpuLentToAJobWithoutAProcessReadsAsLent) {
+  Driver d;
+  EXPECT_EQ(d.Hold(0, 301).state, GpuState::kIdle);
+  d.Lend(1);
+  Verdict v = d.Step(0);
+  EXPECT_EQ(v.state, GpuState::kHarvested);
+  EXPECT_EQ(v.evidence.reason, "lent to gleaner job 1");
+  EXPECT_EQ(v.evidence.lent_to_job, 1);
+  ObservedProcess job = Proc(7, "carol", "python sweep.py");
+  job.gleaner_job = true;
+  EXPECT_EQ(d.Step(0, {job}).evidence.reason, "gleaner job 1's process 7 runs on it");
+  // The owner's process beside it is their return, whatever the job shows.
+  v = d.Step(0, {Proc(8, "alice")});
+  EXPECT_EQ(v.state, GpuState::kBusy);
+  EXPECT_THAT(v.evidence.reason, HasSubstr("owner returned: process 8 of alice beside gleaner job 1"));
+  EXPECT_EQ(v.evidence.foreign_processes, 1);
+  d.Lend(std::nullopt);
+  EXPECT_EQ(d.Step(0).evidence.lent_to_job, std::nullopt);
 }
 
 TEST(IdleClassifierTest, AGleanerJobsOwnActivityDoesNotEndTheOwnersQuietSpell) {
