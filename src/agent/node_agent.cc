@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "agent/process_info.h"
 #include "core/format.h"
+#include "core/private_file.h"
 #include "observe/lending.h"
 
 namespace gleaner::agent {
@@ -134,13 +134,9 @@ void NodeAgent::Save(const cluster::Log& log) {
                       {"events", cluster::ReportToJson(unsent).value("events", json::array())}};
   // Written aside and renamed: a kill mid-write leaves the old state whole.
   const std::string tmp = options_.state_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << state.dump();
-    if (!out.flush()) {
-      log("cannot write " + tmp + ": after a restart the agent would not find its jobs");
-      return;
-    }
+  if (auto s = core::WritePrivateFile(tmp, state.dump()); !s.ok()) {
+    log(s.message() + ": after a restart the agent would not find its jobs");
+    return;
   }
   std::error_code ec;
   std::filesystem::rename(tmp, options_.state_path, ec);
@@ -170,15 +166,22 @@ void NodeAgent::TakeBack(const HeldJob& held, const cluster::Log& log) {
 }
 
 void NodeAgent::Recover(const cluster::Log& log, const std::vector<HeldJob>& without_state) {
-  std::ifstream in(options_.state_path);
-  if (!in) {  // a new agent, or a daemon that kept no state file
+  const core::Result<std::string> text = core::ReadPrivateFile(options_.state_path);
+  if (text.ok()) {
+    TakeBackFromState(*text, log);
+  } else if (text.status().code() == core::StatusCode::kNotFound) {
+    // A new agent, or a daemon that kept no state file.
     for (const HeldJob& held : without_state) TakeBack(held, log);
-    executor_.SweepLeftovers();
-    Save(log);
-    return;
+  } else {
+    log(text.status().message() + "; jobs started before the restart are not taken back");
   }
+  executor_.SweepLeftovers();
+  Save(log);
+}
+
+void NodeAgent::TakeBackFromState(const std::string& text, const cluster::Log& log) {
   try {
-    const json state = json::parse(in);
+    const json state = json::parse(text);
     if (auto events = cluster::ReportFromJson(
             {{"gpus", json::array()}, {"running", json::array()}, {"events", state.at("events")}});
         events.ok()) {
@@ -203,8 +206,6 @@ void NodeAgent::Recover(const cluster::Log& log, const std::vector<HeldJob>& wit
     log("cannot read " + options_.state_path + " (" + e.what() +
         "); jobs started before the restart are not taken back");
   }
-  executor_.SweepLeftovers();
-  Save(log);
 }
 
 void NodeAgent::Act(const HostPass& pass, const cluster::Log& log) {

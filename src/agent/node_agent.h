@@ -85,6 +85,8 @@ class NodeAgent {
   };
 
   void TakeBack(const HeldJob& held, const cluster::Log& log);
+  // The jobs of the state file's text.
+  void TakeBackFromState(const std::string& text, const cluster::Log& log);
   void RecordExits(const cluster::Log& log);
   void Vacate(const HostPass& pass, const cluster::Log& log);
   cluster::AgentReport Report(const HostPass& pass);

@@ -4,7 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <ostream>
 
@@ -19,6 +19,7 @@
 #include "cluster/agent_credentials.h"
 #include "core/format.h"
 #include "core/json_depth.h"
+#include "core/private_file.h"
 #include "observe/verdict_json.h"
 #include "server/http_client.h"
 #include "store/sqlite_store.h"
@@ -95,13 +96,9 @@ core::Result<std::string> Join(const std::string& data_dir, const std::string& n
       nlohmann::json joined,
       coordinators.Post("/v1/agents/join", {{"name", name}, {"join_token", token}}, ""));
   const std::string credential = joined.value("credential", "");
-  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0 ||
-      write(fd, credential.data(), credential.size()) != static_cast<ssize_t>(credential.size())) {
-    if (fd >= 0) close(fd);
+  if (!core::WritePrivateFile(path, credential).ok()) {
     return core::Unavailable("cannot keep the credential in " + path);
   }
-  close(fd);
   log("joined the cluster as " + name + "; credential kept in " + path);
   return credential;
 }
@@ -111,7 +108,7 @@ core::Result<std::string> Join(const std::string& data_dir, const std::string& n
 core::Result<std::string> Credential(const std::string& data_dir, const std::string& name,
                                      const std::string& token_file, Coordinators& coordinators,
                                      const cluster::Log& log, std::string* spent) {
-  std::ifstream in(data_dir + "/agent.credential");
+  std::istringstream in(core::ReadPrivateFile(data_dir + "/agent.credential").value_or(""));
   std::string kept;
   if (in >> kept && kept.starts_with("agent." + name + ".")) return kept;
   if (token_file.empty()) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "agent/node_agent.h"
 #include "cli/daemon_support.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
@@ -16,6 +17,7 @@ namespace gleaner::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(DataDirTest, AWritableDataDirIsRefusedWithTheFix) {
   testing::TempDir dir;
@@ -107,6 +109,44 @@ TEST(StoreFileTest, TheDatabaseAndItsJournalAreReadableByTheirOwnerOnly) {
   const std::string link = (dir.path() / "linked.db").string();
   ASSERT_EQ(symlink(db.c_str(), link.c_str()), 0);
   EXPECT_THAT(store::SqliteStore::Open(link).status().message(), HasSubstr("symbolic link"));
+}
+
+}  // namespace
+}  // namespace gleaner::cli
+
+namespace gleaner::cli {
+namespace {
+
+// The agent's state file is written aside and read back: a link planted at
+// either name is neither written through nor read.
+TEST(DataDirTest, TheAgentsStateFileIsNeverWrittenOrReadThroughALink) {
+  testing::TempDir dir;
+  const std::string victim = dir.Write("victim", "precious\n");
+  const std::string state = (dir.path() / "agent-jobs.json").string();
+  std::filesystem::create_symlink(victim, state + ".tmp");
+  core::RealClock clock;
+  agent::Executor executor(clock);
+  std::vector<std::string> log;
+  agent::NodeAgent agent(executor, clock, {dir.path().string(), state, {}},
+                         [](const cluster::AgentReport&) -> core::Result<cluster::AgentReply> {
+                           return core::Unavailable("no coordinator");
+                         });
+  agent.Recover([&](const std::string& l) { log.push_back(l); });
+  EXPECT_EQ(testing::Slurp(victim), "precious\n");
+  ASSERT_FALSE(log.empty());
+  EXPECT_THAT(log.back(), HasSubstr("cannot write " + state + ".tmp"));
+
+  std::filesystem::remove(state + ".tmp");
+  std::filesystem::create_symlink(victim, state);
+  log.clear();
+  agent::NodeAgent again(executor, clock, {dir.path().string(), state, {}},
+                         [](const cluster::AgentReport&) -> core::Result<cluster::AgentReply> {
+                           return core::Unavailable("no coordinator");
+                         });
+  again.Recover([&](const std::string& l) { log.push_back(l); });
+  ASSERT_FALSE(log.empty());
+  EXPECT_THAT(log.front(), HasSubstr("cannot read " + state));
+  EXPECT_THAT(log.front(), Not(HasSubstr("precious")));
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+#include "core/private_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gleaner::core {
+
+Status WritePrivateFile(const std::string& path, const std::string& text, int mode) {
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                      static_cast<mode_t>(mode));
+  if (fd < 0) return Unavailable("cannot write " + path + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      close(fd);
+      return Unavailable("cannot write " + path + ": " + why);
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool synced = fsync(fd) == 0;
+  close(fd);
+  if (!synced) return Unavailable("cannot flush " + path + " to disk");
+  return Status::Ok();
+}
+
+Result<std::string> ReadPrivateFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound("no " + path);
+    return Unavailable("cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(fd);
+      return Unavailable("cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
+}
+
+}  // namespace gleaner::core
