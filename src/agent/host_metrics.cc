@@ -1,5 +1,6 @@
 #include "agent/host_metrics.h"
 
+#include "cluster/agent_protocol.h"
 #include "metrics/exposition.h"
 
 namespace gleaner::agent {
@@ -17,8 +18,8 @@ std::vector<double> GiveBackBounds() { return {0.5, 1, 2, 5, 10, 20, 30, 45, 60,
 
 }  // namespace
 
-HostMetrics::HostMetrics(std::string hostname)
-    : hostname_(std::move(hostname)), owner_return_(GiveBackBounds()) {}
+HostMetrics::HostMetrics(std::string hostname, std::string daemon)
+    : hostname_(std::move(hostname)), daemon_(std::move(daemon)), owner_return_(GiveBackBounds()) {}
 
 void HostMetrics::Observe(const HostPass& pass, core::Duration max_gap) {
   std::lock_guard lock(mu_);
@@ -181,6 +182,8 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
   e.Family("gleaner_owner_return_seconds", "histogram",
            "From a GPU's claim (the checkpoint signal) to the job's processes gone.");
   e.HistogramSamples("gleaner_owner_return_seconds", {}, owner_return_.Read());
+
+  metrics::BuildInfo(e, daemon_, cluster::kProtocolVersion);
 
   if (dcgm) {
     // dcgm-exporter's names, units and labels (DCGM field identifiers).

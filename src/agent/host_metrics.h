@@ -30,7 +30,9 @@ struct IdleCostPrices {
 // Thread-safe.
 class HostMetrics {
  public:
-  explicit HostMetrics(std::string hostname);
+  // `daemon`: which one serves them (up, monitor, agent), for
+  // gleaner_build_info.
+  explicit HostMetrics(std::string hostname, std::string daemon = "up");
 
   // A pass over the GPUs: the latest readings and verdicts, and the time
   // since the previous pass credited to each GPU's previous state.
@@ -54,6 +56,7 @@ class HostMetrics {
   };
 
   const std::string hostname_;
+  const std::string daemon_;
   mutable std::mutex mu_;
   std::optional<HostPass> latest_;
   std::map<core::GpuUuid, GpuTime> state_time_;

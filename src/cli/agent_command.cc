@@ -12,6 +12,7 @@
 #include "agent/node_agent.h"
 #include "agent/sampler.h"
 #include "cli/cluster_commands.h"
+#include "cli/cost_command.h"
 #include "cli/config_file.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
@@ -20,8 +21,12 @@
 #include "core/format.h"
 #include "core/json_depth.h"
 #include "core/private_file.h"
+#include "daemon/host_watch.h"
 #include "observe/verdict_json.h"
 #include "server/http_client.h"
+#include "server/http_server.h"
+#include "server/routing.h"
+#include "server/socket_address.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -150,8 +155,36 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentOptions& options) {
       ->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--for", options.for_s, "Stop after this many seconds")
       ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--metrics-listen", options.metrics_listen,
+                  "Serve this host's /metrics (no token) on HOST:PORT, or none")
+      ->capture_default_str()
+      ->type_name("HOST:PORT");
   return cmd;
 }
+
+namespace {
+
+// The agent's own HTTP endpoint: GET /metrics, for Prometheus, and nothing
+// else. No token: like an exporter, it reveals readings, never jobs.
+server::HttpServer::Handler MetricsOnly(agent::HostMetrics& metrics, agent::IdleCostPrices prices) {
+  return [&metrics, prices](const server::HttpRequest& r, const server::Peer&) {
+    std::string query;
+    const std::vector<std::string> seg = server::Segments(r.path, &query);
+    if (seg != std::vector<std::string>{"metrics"}) {
+      return server::ErrorResponse(core::NotFound("an agent serves only GET /metrics"));
+    }
+    if (r.method != "GET") return server::WrongMethod(r);
+    auto params = server::ParseQuery(query);
+    if (!params.ok()) return server::ErrorResponse(params.status());
+    const auto dcgm = params->find("dcgm");
+    server::HttpResponse out{200, metrics.Render({}, prices, dcgm != params->end() &&
+                                                                 dcgm->second == "1")};
+    out.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return out;
+  };
+}
+
+}  // namespace
 
 int RunAgent(const AgentOptions& options, const core::Clock& clock,
              const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
@@ -251,6 +284,32 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   agent::Sampler sampler(*source.backend, *source.inspector, &history, clock, sampler_options);
   sampler.WatchLending([&node] { return node.LentGpus(); });
   sampler.Recall(std::max(config->idle.idle_after, config->idle.held_idle_after));
+  daemon::HostWatch watch(
+      {name, "agent", config->alert_rules, config->alert_webhook_url, config->idle.max_sample_gap},
+      log);
+  node.ReportTo(&watch.metrics());
+  std::unique_ptr<server::HttpServer> metrics_server;
+  if (options.metrics_listen != "none") {
+    auto host_port = server::ParseHostPort(options.metrics_listen);
+    if (!host_port.ok()) {
+      err << "gleaner: --metrics-listen: " << host_port.status().message() << "\n";
+      return kExitUsage;
+    }
+    auto catalog = LoadCatalog(config->cost.catalog_files);
+    const agent::IdleCostPrices prices =
+        catalog.ok() ? IdleCostPricesOf(
+                           source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
+                           *catalog, config->cost)
+                     : agent::IdleCostPrices{};
+    auto served = server::HttpServer::ServeTcp(host_port->first, host_port->second,
+                                               MetricsOnly(watch.metrics(), prices));
+    if (!served.ok()) {
+      err << "gleaner: " << served.status().message() << " (choose another --metrics-listen)\n";
+      return kExitFailure;
+    }
+    metrics_server = std::move(served).value();
+    log("metrics on " + metrics_server->address() + "/metrics");
+  }
   node.Recover(log);
   log("agent " + name + " on " + source.backend->Driver().source + ", reporting every " +
       core::FormatDuration(config->sample_interval) + " to " + options.servers);
@@ -258,6 +317,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     StopSignal stop(options.for_s);
     sampler.Run(stop.flag(), [&](const agent::HostPass& pass, const core::Status& status) {
       if (!status.ok()) log("error: " + status.message());
+      watch.Observe(pass, log);
       // Even a pass that read no GPU reaps, keeps the lease and reports.
       node.Act(pass, log);
     });

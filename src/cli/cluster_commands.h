@@ -35,6 +35,7 @@ struct AgentOptions {
   std::string nvml_library = "libnvidia-ml.so.1";
   std::optional<double> interval_s;
   std::optional<double> for_s;
+  std::string metrics_listen = "none";  // HOST:PORT for Prometheus
 };
 
 CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options);

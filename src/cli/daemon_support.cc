@@ -19,6 +19,7 @@
 #include "cli/cost_command.h"
 #include "cluster/agent_credentials.h"
 #include "core/sha256.h"
+#include "cost/gpu_hour_prices.h"
 #include "observe/verdict_json.h"
 #include "server/socket_address.h"
 
@@ -309,5 +310,25 @@ StopSignal::~StopSignal() {
 }
 
 const std::atomic<bool>& StopSignal::flag() const { return g_stop; }
+
+// What an owned GPU-hour of each of the host's GPU models costs, for the
+// idle-cost gauge; models that cannot be priced are left out.
+agent::IdleCostPrices IdleCostPricesOf(const std::vector<gpu::GpuSnapshot>& gpus,
+                                       const cost::Catalog& catalog,
+                                       const cost::CostSettings& site) {
+  agent::IdleCostPrices prices;
+  prices.currency = std::string(cost::CurrencyName(site.currency));
+  for (const gpu::GpuSnapshot& g : gpus) {
+    if (!g.name.has_value() || prices.owned_per_gpu_hour.count(g.name.value())) continue;
+    const std::optional<uint64_t> memory =
+        g.memory_total.has_value() ? std::optional<uint64_t>(g.memory_total.value().count())
+                                   : std::nullopt;
+    const std::string model = site.ModelOf(g.name.value(), memory);
+    const cost::GpuHourPrices p =
+        cost::PriceGpuHours(model, catalog, site.OnPremFor(model), site.currency, site.rates);
+    if (p.owned_per_gpu_hour) prices.owned_per_gpu_hour[g.name.value()] = *p.owned_per_gpu_hour;
+  }
+  return prices;
+}
 
 }  // namespace gleaner::cli

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "agent/executor.h"
+#include "agent/host_metrics.h"
 #include "agent/job_cgroups.h"
 #include "cli/config_file.h"
 #include "cluster/log.h"
@@ -56,6 +57,12 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
                                                   const std::string& config_path,
                                                   const GleanerConfig& config,
                                                   store::ObservationStore* observations);
+
+// What an owned GPU-hour of each of the host's GPU models costs, for the
+// idle-cost gauge; models that cannot be priced are left out.
+agent::IdleCostPrices IdleCostPricesOf(const std::vector<gpu::GpuSnapshot>& gpus,
+                                       const cost::Catalog& catalog,
+                                       const cost::CostSettings& site);
 
 // The cluster's secret (coordinators only) from `path`, trimmed of
 // surrounding white space, checked for length; a file others may read is

@@ -14,13 +14,14 @@
 #include "cli/sim_cross_command.h"
 #include "cli/sim_harvest_command.h"
 #include "cli/token_commands.h"
+#include "core/version.h"
 
 namespace gleaner::cli {
 
 int Main(int argc, char** argv, const core::Clock& clock,
          const agent::ProcessInspector& inspector) {
   CLI::App app{"gleaner: puts idle GPUs to work", "gleaner"};
-  app.set_version_flag("--version", "gleaner 0.1.0");
+  app.set_version_flag("--version", "gleaner " + std::string(core::kVersion));
   app.require_subcommand(1);
   GpusOptions gpus;
   CLI::App* gpus_cmd = AddGpusCommand(app, gpus);

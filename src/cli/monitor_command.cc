@@ -12,7 +12,6 @@
 #include <ostream>
 #include <thread>
 
-#include "agent/alert_webhook.h"
 #include "agent/executor.h"
 #include "agent/host_metrics.h"
 #include "agent/sampler.h"
@@ -26,8 +25,8 @@
 #include "core/format.h"
 #include "core/sha256.h"
 #include "cost/gpu_hour_prices.h"
+#include "daemon/host_watch.h"
 #include "daemon/local_cluster.h"
-#include "observe/alerts.h"
 #include "observe/verdict_json.h"
 #include "server/api.h"
 #include "server/socket_address.h"
@@ -82,30 +81,6 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
   return cmd;
 }
 
-namespace {
-
-// What an owned GPU-hour of each of the host's GPU models costs, for the
-// idle-cost gauge; models that cannot be priced are left out.
-agent::IdleCostPrices IdleCostPricesOf(const std::vector<gpu::GpuSnapshot>& gpus,
-                                       const cost::Catalog& catalog,
-                                       const cost::CostSettings& site) {
-  agent::IdleCostPrices prices;
-  prices.currency = std::string(cost::CurrencyName(site.currency));
-  for (const gpu::GpuSnapshot& g : gpus) {
-    if (!g.name.has_value() || prices.owned_per_gpu_hour.count(g.name.value())) continue;
-    const std::optional<uint64_t> memory =
-        g.memory_total.has_value() ? std::optional<uint64_t>(g.memory_total.value().count())
-                                   : std::nullopt;
-    const std::string model = site.ModelOf(g.name.value(), memory);
-    const cost::GpuHourPrices p =
-        cost::PriceGpuHours(model, catalog, site.OnPremFor(model), site.currency, site.rates);
-    if (p.owned_per_gpu_hour) prices.owned_per_gpu_hour[g.name.value()] = *p.owned_per_gpu_hour;
-  }
-  return prices;
-}
-
-}  // namespace
-
 int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
                const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
   RaiseFileLimit();
@@ -155,15 +130,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   // A simulated host has a past to recall; a real one starts watching now.
   const core::Duration recalled =
       sampler.Recall(std::max(config->idle.idle_after, config->idle.held_idle_after));
-  observe::AlertEvaluator alerts(config->alert_rules);
   // The webhook's thread logs too.
   std::mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
-  std::unique_ptr<agent::AlertWebhook> webhook;
-  if (!config->alert_webhook_url.empty()) {
-    webhook = std::make_unique<agent::AlertWebhook>(
-        agent::AlertWebhook::Options{config->alert_webhook_url, Hostname()}, log);
-  }
+  daemon::HostWatch watch({Hostname(), options.up ? "up" : "monitor", config->alert_rules,
+                           config->alert_webhook_url, config->idle.max_sample_gap},
+                          log);
 
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
@@ -184,7 +156,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     layout.project_of_user = config->project_of_user;
     lender.emplace(**store, executor, clock, std::move(layout), log);
   }
-  agent::HostMetrics host_metrics(Hostname());
+  agent::HostMetrics& host_metrics = watch.metrics();
   if (lender) {
     lender->ReportTo(&host_metrics);
     sampler.WatchLending([&lender] { return lender->LentGpus(); });
@@ -284,31 +256,13 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
 
   // Only now, with nothing left that can fail: signals and the deadline.
   std::optional<StopSignal> stop(std::in_place, options.for_s);
-  std::map<core::GpuUuid, observe::GpuState> last_state;
   bool failed = false;
   sampler.Run(stop->flag(), [&](const agent::HostPass& pass, const core::Status& status) {
     if (!status.ok()) {
       log("error: " + status.message());
       failed = failed || pass.snapshots.empty();
     }
-    std::vector<observe::AlertEvent> events;
-    for (size_t i = 0; i < pass.verdicts.size(); ++i) {
-      const observe::Verdict& v = pass.verdicts[i];
-      auto it = last_state.find(v.uuid);
-      if (it == last_state.end() || it->second != v.state) {
-        log("GPU " + std::to_string(pass.snapshots[i].index) + " " + v.uuid.str() + " " +
-            (it == last_state.end() ? std::string("-") : std::string(GpuStateName(it->second))) +
-            " -> " + std::string(GpuStateName(v.state)) + ": " + v.evidence.reason);
-        last_state[v.uuid] = v.state;
-      }
-      for (observe::AlertEvent& e : alerts.Observe(pass.samples[i], v))
-        events.push_back(std::move(e));
-    }
-    for (const observe::AlertEvent& e : events) {
-      log(std::string("alert ") + (e.firing ? "firing " : "resolved ") + e.rule + ": " + e.summary);
-    }
-    if (webhook) webhook->Send(events);
-    if (!pass.verdicts.empty()) host_metrics.Observe(pass, config->idle.max_sample_gap);
+    watch.Observe(pass, log);
     if (lender) {
       lender->Act(pass, log);
     } else if (options.up) {
@@ -320,7 +274,6 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     }
   });
   stop.reset();
-  if (webhook) webhook->WaitIdle(core::Seconds(10));
   // Jobs outlive the daemon; their directory goes only when none is left.
   if (job_cgroups) job_cgroups->RemoveBase().IgnoreError();
   log("stopped");

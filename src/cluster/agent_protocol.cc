@@ -194,6 +194,7 @@ core::Result<T> Decode(std::string_view what, Parse parse) {
 
 json ReportToJson(const AgentReport& r) {
   json j = json::object();
+  j["protocol"] = r.protocol;
   if (r.inventory) {
     json inv = json::array();
     for (const InventoryGpu& g : *r.inventory) {
@@ -232,6 +233,7 @@ json ReportToJson(const AgentReport& r) {
 core::Result<AgentReport> ReportFromJson(const json& j) {
   return Decode<AgentReport>("agent report", [&] {
     AgentReport r;
+    r.protocol = j.contains("protocol") ? Whole<int>(j["protocol"]) : 1;
     if (j.contains("inventory")) {
       std::vector<InventoryGpu> inv;
       for (const json& g : j["inventory"]) {

@@ -19,6 +19,14 @@
 // and sent again until acknowledged; applying one twice changes nothing.
 namespace gleaner::cluster {
 
+// The protocol's version, in every report. A coordinator accepts its own
+// and the one before, so a rolling upgrade (coordinators first, then the
+// agents) never cuts a host off. 2: replies may carry `cancel`; an agent of
+// version 1 ignores it and kills a cancelled job once two replies leave it
+// out.
+inline constexpr int kProtocolVersion = 2;
+inline constexpr int kOldestProtocolVersion = kProtocolVersion - 1;
+
 // A GPU as the scheduler places on it; sent when the coordinator asks.
 struct InventoryGpu {
   core::GpuUuid uuid;
@@ -71,6 +79,7 @@ struct JobEvent {
 };
 
 struct AgentReport {
+  int protocol = kProtocolVersion;  // absent on the wire: 1
   std::optional<std::vector<InventoryGpu>> inventory;
   std::vector<GpuStatus> gpus;  // in inventory order
   // Verdict reasons, by inventory position, of GPUs whose state changed

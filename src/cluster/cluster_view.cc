@@ -100,6 +100,7 @@ std::string RenderClusterMetrics(const std::vector<HostView>& hosts,
   e.Family("gleaner_scheduling_latency_seconds", "histogram",
            "From a job's submission to its start.");
   e.HistogramSamples("gleaner_scheduling_latency_seconds", {}, start_latency);
+  metrics::BuildInfo(e, "server", kProtocolVersion);
   return e.text();
 }
 

@@ -2,6 +2,7 @@
 
 #include "cluster/job_exit.h"
 #include "core/format.h"
+#include "core/version.h"
 #include "observe/usage_profile.h"
 
 namespace gleaner::cluster {
@@ -63,6 +64,14 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
 
 core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
                                                    const AgentReport& report, const Log& log) {
+  if (report.protocol < kOldestProtocolVersion || report.protocol > kProtocolVersion) {
+    return core::FailedPrecondition(
+        "agent " + agent + " speaks protocol " + std::to_string(report.protocol) +
+        "; this coordinator (gleaner " + std::string(core::kVersion) + ") speaks " +
+        std::to_string(kOldestProtocolVersion) + " to " + std::to_string(kProtocolVersion) + ": " +
+        (report.protocol > kProtocolVersion ? "upgrade the coordinators first"
+                                            : "upgrade the agent"));
+  }
   std::lock_guard lock(mu_);
   Host& host = hosts_[agent];
   const core::TimePoint now = clock_.Now();

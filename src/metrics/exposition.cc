@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/version.h"
+
 namespace gleaner::metrics {
 
 std::string EscapeLabelValue(std::string_view value) {
@@ -64,6 +66,16 @@ void Exposition::HistogramSamples(std::string_view name, const Labels& labels,
   }
   Sample(base + "_sum", labels, h.sum);
   Sample(base + "_count", labels, static_cast<double>(h.count));
+}
+
+void BuildInfo(Exposition& e, std::string_view daemon, int protocol) {
+  e.Family("gleaner_build_info", "gauge",
+           "1, labelled with the release, the agent protocol it speaks and which daemon serves it.");
+  e.Sample("gleaner_build_info",
+           {{"version", std::string(core::kVersion)},
+            {"protocol", std::to_string(protocol)},
+            {"daemon", std::string(daemon)}},
+           1);
 }
 
 }  // namespace gleaner::metrics

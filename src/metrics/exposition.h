@@ -29,6 +29,11 @@ class Exposition {
   std::string text_;
 };
 
+// gleaner_build_info{version, protocol, daemon} 1: which release serves
+// the metrics (core::kVersion), the agent protocol it speaks, and which
+// daemon it is.
+void BuildInfo(Exposition& e, std::string_view daemon, int protocol);
+
 // "a\"b" with backslash, quote and newline escaped, as label values need.
 std::string EscapeLabelValue(std::string_view value);
 // A number as Prometheus reads it: shortest round-trip form, "+Inf", "NaN".

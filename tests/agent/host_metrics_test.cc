@@ -65,6 +65,8 @@ TEST(HostMetricsTest, ReadingsStatesAndTimePerState) {
   EXPECT_THAT(text, HasSubstr("gleaner_jobs{state=\"held\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("gleaner_queue_length 4\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE gleaner_scheduling_latency_seconds histogram\n"));
+  EXPECT_THAT(text, HasSubstr("gleaner_build_info{version=\""));
+  EXPECT_THAT(text, HasSubstr(",daemon=\"up\"} 1\n"));
 }
 
 TEST(HostMetricsTest, EventsFillCountersAndHistograms) {

@@ -413,6 +413,25 @@ TEST(CoordinatorTest, AHostWhoseDriverFailsKeepsItsJobsAndLendsNothingNew) {
   EXPECT_EQ(c.Job(id).state, JobState::kRunning);
 }
 
+// Rolling upgrades: the version before is served; others are told what to
+// upgrade.
+TEST(CoordinatorTest, AcceptsTheProtocolVersionBeforeItsOwnAndRefusesOthersClearly) {
+  Cluster c;
+  AgentReport report;
+  report.protocol = kOldestProtocolVersion;
+  EXPECT_TRUE(c.coordinator->HandleReport("a", report, c.Record()).ok());
+  report.protocol = kProtocolVersion + 1;
+  auto newer = c.coordinator->HandleReport("a", report, c.Record());
+  EXPECT_EQ(newer.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(newer.status().message(), HasSubstr("upgrade the coordinators first"));
+  report.protocol = kOldestProtocolVersion - 1;
+  auto older = c.coordinator->HandleReport("a", report, c.Record());
+  EXPECT_EQ(older.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(older.status().message(),
+              HasSubstr("agent a speaks protocol " + std::to_string(kOldestProtocolVersion - 1)));
+  EXPECT_THAT(older.status().message(), HasSubstr("upgrade the agent"));
+}
+
 TEST(CoordinatorTest, TwoLeadersNeverRunTwoJobsOnOneGpu) {
   Cluster c;
   CoordinatorOptions options;

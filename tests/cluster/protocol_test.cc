@@ -58,6 +58,14 @@ TEST(AgentProtocolTest, ReportsSurviveTheirJson) {
   EXPECT_EQ(*back, r);
 }
 
+// Agents from before the protocol had a version sent none: they speak 1.
+TEST(AgentProtocolTest, AReportCarriesItsProtocolVersion) {
+  EXPECT_EQ(ReportToJson(AgentReport{})["protocol"], kProtocolVersion);
+  auto old = ReportFromJson(nlohmann::json::parse(R"({"gpus": [], "running": []})"));
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->protocol, 1);
+}
+
 TEST(AgentProtocolTest, AOneHzReportOfEightGpusIsSmall) {
   AgentReport r;
   for (int i = 0; i < 8; ++i) {
