@@ -188,7 +188,6 @@ server::HttpServer::Handler MetricsOnly(agent::HostMetrics& metrics, agent::Idle
 
 int RunAgent(const AgentOptions& options, const core::Clock& clock,
              const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
-  RaiseFileLimit();
   if (!options.join_secret_file.empty()) {
     err << "gleaner: agents no longer hold the cluster's secret: keep it on the coordinators "
            "only; on a coordinator host, root runs `gleaner agent-token create --host NAME`, "
@@ -205,17 +204,12 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     err << "gleaner: " << endpoints.status().message() << "\n";
     return kExitUsage;
   }
-  const std::string data_dir = DataDir(options.data_dir);
-  const std::string config_path = ConfigPath(data_dir, options.config);
-  auto config = LoadDaemonConfig(config_path, !options.config.empty(), options.interval_s);
-  if (!config.ok()) {
-    err << "gleaner: " << config.status().message() << "\n";
-    return kExitBadInput;
-  }
-  if (auto s = PrepareDataDir(data_dir); !s.ok()) {
-    err << "gleaner: " << s.message() << "\n";
-    return kExitFailure;
-  }
+  int start_rc = kExitOk;
+  std::optional<DaemonBase> base =
+      StartDaemon(options.data_dir, options.config, options.interval_s, err, &start_rc);
+  if (!base) return start_rc;
+  const std::string& data_dir = base->data_dir;
+  const GleanerConfig& config = base->config;
   std::mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
   Coordinators coordinators(*endpoints);
@@ -276,16 +270,16 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     node.AddMinutes(minutes);
   });
   agent::SamplerOptions sampler_options;
-  sampler_options.interval = config->sample_interval;
-  sampler_options.retention = config->retention;
-  sampler_options.idle = config->idle;
-  sampler_options.project_of_user = config->project_of_user;
+  sampler_options.interval = config.sample_interval;
+  sampler_options.retention = config.retention;
+  sampler_options.idle = config.idle;
+  sampler_options.project_of_user = config.project_of_user;
   sampler_options.host = name;
   agent::Sampler sampler(*source.backend, *source.inspector, &history, clock, sampler_options);
   sampler.WatchLending([&node] { return node.LentGpus(); });
-  sampler.Recall(std::max(config->idle.idle_after, config->idle.held_idle_after));
+  sampler.Recall(std::max(config.idle.idle_after, config.idle.held_idle_after));
   daemon::HostWatch watch(
-      {name, "agent", config->alert_rules, config->alert_webhook_url, config->idle.max_sample_gap},
+      {name, "agent", config.alert_rules, config.alert_webhook_url, config.idle.max_sample_gap},
       log);
   node.ReportTo(&watch.metrics());
   std::unique_ptr<server::HttpServer> metrics_server;
@@ -295,11 +289,11 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       err << "gleaner: --metrics-listen: " << host_port.status().message() << "\n";
       return kExitUsage;
     }
-    auto catalog = LoadCatalog(config->cost.catalog_files);
+    auto catalog = LoadCatalog(config.cost.catalog_files);
     const agent::IdleCostPrices prices =
         catalog.ok() ? IdleCostPricesOf(
                            source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
-                           *catalog, config->cost)
+                           *catalog, config.cost)
                      : agent::IdleCostPrices{};
     auto served = server::HttpServer::ServeTcp(host_port->first, host_port->second,
                                                MetricsOnly(watch.metrics(), prices));
@@ -312,7 +306,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   }
   node.Recover(log);
   log("agent " + name + " on " + source.backend->Driver().source + ", reporting every " +
-      core::FormatDuration(config->sample_interval) + " to " + options.servers);
+      core::FormatDuration(config.sample_interval) + " to " + options.servers);
   {
     StopSignal stop(options.for_s);
     sampler.Run(stop.flag(), [&](const agent::HostPass& pass, const core::Status& status) {

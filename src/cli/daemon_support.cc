@@ -17,6 +17,8 @@
 
 #include "agent/process_info.h"
 #include "cli/cost_command.h"
+#include "cli/exit_codes.h"
+#include "cli/gpu_source.h"
 #include "cluster/agent_credentials.h"
 #include "core/sha256.h"
 #include "cost/gpu_hour_prices.h"
@@ -187,6 +189,29 @@ core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_
     config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);
   }
   return config;
+}
+
+std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
+                                      const std::string& config_flag,
+                                      std::optional<double> interval_s, std::ostream& err,
+                                      int* exit_code) {
+  RaiseFileLimit();
+  DaemonBase base;
+  base.data_dir = DataDir(data_dir_flag);
+  base.config_path = ConfigPath(base.data_dir, config_flag);
+  auto config = LoadDaemonConfig(base.config_path, !config_flag.empty(), interval_s);
+  if (!config.ok()) {
+    err << "gleaner: " << config.status().message() << "\n";
+    *exit_code = kExitBadInput;
+    return std::nullopt;
+  }
+  base.config = std::move(config).value();
+  if (auto s = PrepareDataDir(base.data_dir); !s.ok()) {
+    err << "gleaner: " << s.message() << "\n";
+    *exit_code = kExitFailure;
+    return std::nullopt;
+  }
+  return base;
 }
 
 cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {

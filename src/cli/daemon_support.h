@@ -46,6 +46,23 @@ core::Status PrepareDataDir(const std::string& data_dir);
 core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
                                              std::optional<double> interval_s);
 
+// What every daemon starts from: its data directory and its config.
+struct DaemonBase {
+  std::string data_dir;
+  std::string config_path;
+  GleanerConfig config;
+};
+
+// The one start-up path of `up`, `monitor`, `agent` and `server`: raises
+// the file limit, reads the config (`interval_s` laid over it) and prepares
+// the data directory. On failure it says why on `err` and returns nullopt
+// with `*exit_code` set: kExitBadInput for the config, kExitFailure for the
+// directory.
+std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
+                                      const std::string& config_flag,
+                                      std::optional<double> interval_s, std::ostream& err,
+                                      int* exit_code);
+
 // A log line at a time to `out`, each with its UTC time; `mu` serialises
 // writers on several threads.
 cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu);

@@ -83,19 +83,14 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
 
 int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
                const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
-  RaiseFileLimit();
-  const std::string data_dir = DataDir(options.data_dir);
-  const std::string config_path = ConfigPath(data_dir, options.config);
-  auto config = LoadDaemonConfig(config_path, !options.config.empty(), options.interval_s);
-  if (!config.ok()) {
-    err << "gleaner: " << config.status().message() << "\n";
-    return kExitBadInput;
-  }
+  int start_rc = kExitOk;
+  std::optional<DaemonBase> base =
+      StartDaemon(options.data_dir, options.config, options.interval_s, err, &start_rc);
+  if (!base) return start_rc;
+  const std::string& data_dir = base->data_dir;
+  const std::string& config_path = base->config_path;
+  const GleanerConfig& config = base->config;
   // The database itself is made private below.
-  if (auto s = PrepareDataDir(data_dir); !s.ok()) {
-    err << "gleaner: " << s.message() << "\n";
-    return kExitFailure;
-  }
   std::error_code ec;
   // It records who submitted what, with their environments: owner only.
   // Created private before SQLite opens it, since its -wal and -shm files
@@ -121,20 +116,20 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   if (rc != kExitOk) return rc;
 
   agent::SamplerOptions sampler_options;
-  sampler_options.interval = config->sample_interval;
-  sampler_options.retention = config->retention;
-  sampler_options.idle = config->idle;
-  sampler_options.project_of_user = config->project_of_user;
+  sampler_options.interval = config.sample_interval;
+  sampler_options.retention = config.retention;
+  sampler_options.idle = config.idle;
+  sampler_options.project_of_user = config.project_of_user;
   sampler_options.host = Hostname();
   agent::Sampler sampler(*source.backend, *source.inspector, store->get(), clock, sampler_options);
   // A simulated host has a past to recall; a real one starts watching now.
   const core::Duration recalled =
-      sampler.Recall(std::max(config->idle.idle_after, config->idle.held_idle_after));
+      sampler.Recall(std::max(config.idle.idle_after, config.idle.held_idle_after));
   // The webhook's thread logs too.
   std::mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
-  daemon::HostWatch watch({Hostname(), options.up ? "up" : "monitor", config->alert_rules,
-                           config->alert_webhook_url, config->idle.max_sample_gap},
+  daemon::HostWatch watch({Hostname(), options.up ? "up" : "monitor", config.alert_rules,
+                           config.alert_webhook_url, config.idle.max_sample_gap},
                           log);
 
   const core::RealClock job_clock;  // exit times are wall-clock facts
@@ -152,8 +147,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     layout.log_dir = data_dir + "/logs";
     layout.state_path = data_dir + "/agent-jobs.json";
     layout.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
-    layout.scheduler = config->scheduler;
-    layout.project_of_user = config->project_of_user;
+    layout.scheduler = config.scheduler;
+    layout.project_of_user = config.project_of_user;
     lender.emplace(**store, executor, clock, std::move(layout), log);
   }
   agent::HostMetrics& host_metrics = watch.metrics();
@@ -162,7 +157,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     sampler.WatchLending([&lender] { return lender->LentGpus(); });
   }
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
-      source.backend->Driver().source + " every " + core::FormatDuration(config->sample_interval) +
+      source.backend->Driver().source + " every " + core::FormatDuration(config.sample_interval) +
       "; state in " + data_dir + "/gleaner.db");
   if (recalled > core::Duration{}) {
     log("recalled the last " + core::FormatDuration(recalled) + " of " +
@@ -184,7 +179,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       return kExitFailure;
     }
     api_store = std::move(opened).value();
-    auto common = DaemonApiOptions(data_dir, config_path, *config, api_store.get());
+    auto common = DaemonApiOptions(data_dir, config_path, config, api_store.get());
     if (!common.ok()) {
       err << "gleaner: " << common.status().message() << "\n";
       return kExitBadInput;
@@ -193,7 +188,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     api_options.limits.max_gpus = host_gpus;
     const agent::IdleCostPrices idle_prices =
         IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
-                         api_options.cost.catalog, config->cost);
+                         api_options.cost.catalog, config.cost);
     api_options.metrics = [&host_metrics, &lender, idle_prices](
                               const std::map<std::string, int64_t>& jobs, bool dcgm) {
       agent::JobCounts counts{jobs, std::nullopt};
@@ -244,7 +239,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     log("API on " + where);
     if (api_servers.size() > 1) {  // the socket, and TCP
       const std::string dashboard = "dashboard on " + api_servers.back()->address() + "/";
-      log(config->ui_anonymous_read
+      log(config.ui_anonymous_read
               ? dashboard + "; anyone who reaches it reads it without a token ([ui] anonymous_read)"
               : dashboard + " (sign in with a token from `gleaner token create`)");
     }

@@ -93,27 +93,22 @@ CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options) {
 
 int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostream& out,
               std::ostream& err) {
-  RaiseFileLimit();
   if (options.requeue_after_s <= options.silent_after_s) {
     err << "gleaner: --requeue-after (" << options.requeue_after_s
         << " s) must be longer than --silent-after (" << options.silent_after_s << " s)\n";
     return kExitUsage;
   }
-  const std::string data_dir = DataDir(options.data_dir);
-  const std::string config_path = ConfigPath(data_dir, options.config);
-  auto config = LoadDaemonConfig(config_path, !options.config.empty(), std::nullopt);
-  if (!config.ok()) {
-    err << "gleaner: " << config.status().message() << "\n";
-    return kExitBadInput;
-  }
+  int start_rc = kExitOk;
+  std::optional<DaemonBase> base =
+      StartDaemon(options.data_dir, options.config, std::nullopt, err, &start_rc);
+  if (!base) return start_rc;
+  const std::string& data_dir = base->data_dir;
+  const std::string& config_path = base->config_path;
+  const GleanerConfig& config = base->config;
   auto secret = ReadJoinSecret(options.join_secret_file);
   if (!secret.ok()) {
     err << "gleaner: " << secret.status().message() << "\n";
     return kExitBadInput;
-  }
-  if (auto s = PrepareDataDir(data_dir); !s.ok()) {
-    err << "gleaner: " << s.message() << "\n";
-    return kExitFailure;
   }
   auto store_uri = StoreUri(options.store, options.store_file);
   if (!store_uri.ok()) {
@@ -132,8 +127,8 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     return kExitFailure;
   }
   cluster::CoordinatorOptions coordinator_options;
-  coordinator_options.scheduler = config->scheduler;
-  coordinator_options.project_of_user = config->project_of_user;
+  coordinator_options.scheduler = config.scheduler;
+  coordinator_options.project_of_user = config.project_of_user;
   coordinator_options.silent_after = SecondsToDuration(options.silent_after_s);
   coordinator_options.requeue_after = SecondsToDuration(options.requeue_after_s);
 
@@ -144,7 +139,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     std::lock_guard lock(leader_mu);
     return leader;
   };
-  auto common = DaemonApiOptions(data_dir, config_path, *config, api_store->get());
+  auto common = DaemonApiOptions(data_dir, config_path, config, api_store->get());
   if (!common.ok()) {
     err << "gleaner: " << common.status().message() << "\n";
     return kExitBadInput;

@@ -183,7 +183,7 @@ AgentReply Coordinator::ReplyTo(const Host& host, const AgentReport& report,
     reply.assigned.push_back(of);
     if (job.state == JobState::kRunning && !running.contains(of) && !ended.contains(of)) {
       reply.start.push_back({of, job.user, job.spec, job.gpus, job.array_id, job.array_index,
-                             options_.agents_share_users ? std::optional(job.uid) : std::nullopt});
+                             options_.agent_in_process ? std::optional(job.uid) : std::nullopt});
     }
     if (auto p = preempting_.find(id); p != preempting_.end())
       reply.preempt.push_back({of, p->second});
@@ -234,8 +234,10 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
       if (job->state == JobState::kRunning &&
           (job->pid != e.pid || job->process_started_at != e.process_started_at)) {
         start_latency_.Observe(core::ToSecondsDouble(e.at - job->submitted_at));
-        log(Job(job->id) + " started as " + job->user + " on host " + agent + " (pid " +
-            std::to_string(e.pid.value_or(0)) + ")");
+        if (!options_.agent_in_process) {
+          log(Job(job->id) + " started as " + job->user + " on host " + agent + " (pid " +
+              std::to_string(e.pid.value_or(0)) + ")");
+        }
       }
       host.jobs[job->id].pid = e.pid;
       return core::Status::Ok();
@@ -246,7 +248,9 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
       auto moved = store_.Transition(job->id, JobState::kRunning, JobState::kVacating, u);
       if (moved.ok()) {
         host.jobs[job->id] = *moved;
-        log(Job(job->id) + " vacating on host " + agent + ": " + e.reason);
+        if (!options_.agent_in_process) {
+          log(Job(job->id) + " vacating on host " + agent + ": " + e.reason);
+        }
       } else if (moved.status().code() != core::StatusCode::kFailedPrecondition) {
         return moved.status();
       }

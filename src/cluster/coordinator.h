@@ -27,9 +27,10 @@ struct CoordinatorOptions {
   core::Duration requeue_after = core::Seconds(300);
   // For the cluster's hour-of-week profiles by project.
   std::map<std::string, std::string> project_of_user;
-  // The agent runs in this process (`gleaner up`) and shares the store's
-  // uids: starts carry the submitter's uid, not only the name.
-  bool agents_share_users = false;
+  // The one agent runs in this process (`gleaner up`): starts carry the
+  // submitter's uid (the store's uids are the host's), and what the agent
+  // logs itself (a start, a vacating job) is not logged twice.
+  bool agent_in_process = false;
 };
 
 // A host as the coordinator sees it, for /v1/gpus, /metrics and the logs.

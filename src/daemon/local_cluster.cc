@@ -13,7 +13,7 @@ cluster::CoordinatorOptions CoordinatorOptionsOf(const LocalClusterOptions& opti
   c.silent_after = kNever;
   c.requeue_after = kNever;
   c.project_of_user = options.project_of_user;
-  c.agents_share_users = true;
+  c.agent_in_process = true;
   return c;
 }
 

@@ -92,7 +92,7 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   Outcome shown;
   for (int i = 0; i < 400; ++i) {
     shown = Gleaner("--data-dir " + data + " show 1");
-    if (testing::Slurp(daemon_log).find("job 1 ended") != std::string::npos) break;
+    if (testing::Slurp(daemon_log).find("job 1 ended (cancelled)") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(json::parse(shown.out)["state"], "cancelled");
