@@ -154,14 +154,27 @@ void Sampler::Run(const std::atomic<bool>& stop,
     } else {
       on_pass(HostPass{clock_.Now(), {}, {}, {}}, pass.status());
     }
-    // Sleep in small steps so a stop request is honoured promptly.
+    // Sleep in small steps so a stop request (a signal's flag) is
+    // honoured promptly; a Wake ends the sleep early.
     const auto next = started + options_.interval;
+    const auto earliest = started + kMinPassSpacing;
+    std::unique_lock lock(wake_mu_);
     while (!stop.load() && std::chrono::steady_clock::now() < next) {
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-          next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+      if (woken_ && std::chrono::steady_clock::now() >= earliest) break;
+      const auto step = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+      wake_cv_.wait_until(lock, std::min({next, step, woken_ ? earliest : next}));
     }
+    woken_ = false;
   }
   on_pass(HostPass{clock_.Now(), {}, {}, {}}, Flush());
+}
+
+void Sampler::Wake() {
+  {
+    std::lock_guard lock(wake_mu_);
+    woken_ = true;
+  }
+  wake_cv_.notify_one();
 }
 
 }  // namespace gleaner::agent

@@ -1,8 +1,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include "agent/process_info.h"
@@ -50,6 +53,12 @@ class Sampler {
   // each pass. Flushes open roll-ups before returning.
   void Run(const std::atomic<bool>& stop,
            const std::function<void(const HostPass&, const core::Status&)>& on_pass);
+  // A flood of Wakes costs at most one pass per this.
+  static constexpr std::chrono::milliseconds kMinPassSpacing{20};
+  // Makes Run's next pass come now (at most one per kMinPassSpacing), for
+  // news that should not wait for the interval: a job submitted. Any
+  // thread.
+  void Wake();
 
   // Feeds the classifier what the backend remembers of the last `span`
   // (GpuBackend::Recall), a pass per interval, so that verdicts start with
@@ -88,6 +97,9 @@ class Sampler {
   std::vector<store::GpuRecord> recorded_gpus_;  // as last saved, first_seen aside
   std::optional<core::TimePoint> gpus_recorded_at_;
   LentGpus lent_;
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool woken_ = false;
 };
 
 }  // namespace gleaner::agent

@@ -186,6 +186,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     }
     server::ApiOptions api_options = std::move(common).value();
     api_options.limits.max_gpus = host_gpus;
+    // A submit is placed at once, not at the next pass.
+    if (lender) api_options.queue_changed = [&sampler] { sampler.Wake(); };
     const agent::IdleCostPrices idle_prices =
         IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
                          api_options.cost.catalog, config.cost);

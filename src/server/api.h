@@ -37,6 +37,9 @@ struct ApiOptions {
   bool anonymous_read = false;
   // Token lifetime, and whether root may hold one ([api] in gleaner.toml).
   TokenPolicy tokens;
+  // Called once a submit, cancel, hold or release is durable, so that a
+  // daemon that schedules acts on it now rather than at its next pass.
+  std::function<void()> queue_changed;
 };
 
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
@@ -53,7 +56,8 @@ class Api {
       ApiOptions options)
       : options_(std::move(options)),
         jobs_store_(jobs),
-        jobs_(jobs, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir),
+        jobs_(jobs, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir,
+              options_.queue_changed),
         tokens_(tokens, store_mu_, clock, options_.uid_of, options_.tokens) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));

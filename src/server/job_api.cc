@@ -74,6 +74,7 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   }
   auto saved = batcher_.Submit({caller.user, caller.uid, *spec});
   if (!saved.ok()) return ErrorResponse(saved.status());
+  if (queue_changed_) queue_changed_();
   json doc = store::JobRecordToJson(saved->front());
   // An array answers with its first task and how many there are, not a
   // record per task (a sweep may have 100,000).
@@ -183,11 +184,15 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     if (req.method != "POST") return WrongMethod(req);
     store::JobUpdate u;
     u.reason = std::string(move->second.done) + " by " + caller.user;
-    std::lock_guard lock(store_mu_);
-    if (action == "cancel" && query == "array=1") return CancelArray(*job, u);
-    auto moved = jobs_.Transition(*id, move->second.from, move->second.to, u);
-    if (!moved.ok()) return ErrorResponse(moved.status());
-    return Json(200, store::JobRecordToJson(*moved));
+    HttpResponse answer = [&] {
+      std::lock_guard lock(store_mu_);
+      if (action == "cancel" && query == "array=1") return CancelArray(*job, u);
+      auto moved = jobs_.Transition(*id, move->second.from, move->second.to, u);
+      if (!moved.ok()) return ErrorResponse(moved.status());
+      return Json(200, store::JobRecordToJson(*moved));
+    }();
+    if (answer.status == 200 && queue_changed_) queue_changed_();
+    return answer;
   }
   return NoSuchEndpoint(req);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -32,15 +33,18 @@ namespace gleaner::server {
 // within `submit_limits`.
 class JobApi {
  public:
-  // `log_dir` holds the jobs' <id>.out and <id>.err.
+  // `log_dir` holds the jobs' <id>.out and <id>.err; `queue_changed`
+  // (may be empty) hears of each submit and move once it is durable.
   JobApi(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
-         sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir)
+         sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir,
+         std::function<void()> queue_changed = {})
       : jobs_(jobs),
         store_mu_(store_mu),
         batcher_(jobs, store_mu, clock, submit_limits),
         clock_(clock),
         limits_(limits),
-        log_dir_(std::move(log_dir)) {}
+        log_dir_(std::move(log_dir)),
+        queue_changed_(std::move(queue_changed)) {}
 
   // `request.path` starts with /v1/jobs.
   HttpResponse Handle(const HttpRequest& request, const Caller& caller);
@@ -59,6 +63,7 @@ class JobApi {
   const core::Clock& clock_;
   sched::JobLimits limits_;
   std::string log_dir_;
+  std::function<void()> queue_changed_;
 };
 
 }  // namespace gleaner::server

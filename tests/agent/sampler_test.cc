@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "gpu/fake_backend.h"
 #include "store/sqlite_store.h"
 #include "testing/fake_nvml.h"
@@ -106,6 +110,37 @@ TEST(SamplerRunTest, RunStopsOnRequestAndFlushes) {
   });
   EXPECT_EQ(passes, 5);
   EXPECT_EQ(sampler.classifier().verdicts().size(), 8u);
+}
+
+// News (a submit) does not wait for the interval: Wake brings the next
+// pass now.
+TEST(SamplerRunTest, WakeBringsTheNextPassBeforeTheInterval) {
+  FakeNvml fake("modern", "demo");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  core::RealClock clock;
+  ProcfsInspector inspector;
+  SamplerOptions options;
+  options.interval = core::Seconds(3600);
+  Sampler sampler(**backend, inspector, nullptr, clock, options);
+  std::atomic<bool> stop{false};
+  std::atomic<int> passes{0};
+  std::thread loop([&] {
+    sampler.Run(stop, [&](const HostPass& pass, const core::Status&) {
+      if (!pass.verdicts.empty()) ++passes;
+    });
+  });
+  for (int i = 0; i < 500 && passes < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(passes, 1);
+  sampler.Wake();
+  for (int i = 0; i < 500 && passes < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(passes, 2);  // an hour early
+  stop = true;
+  loop.join();
 }
 
 TEST(SamplerRecallTest, VerdictsStartWithTheScenariosPast) {

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "testing/temp_dir.h"
+
 namespace {
 
 struct CommandRun {
@@ -28,14 +30,12 @@ CommandRun Gleaner(const std::string& args) {
   return r;
 }
 
-std::string Write(const std::string& name, const std::string& text) {
-  const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
 class BenchBinaryTest : public ::testing::Test {
  protected:
+  // Each test its own directory: ctest runs tests side by side.
+  std::string Write(const std::string& name, const std::string& text) {
+    return dir_.Write(name, text);
+  }
   void SetUp() override {
     nodes_ = Write("bench_nodes.csv",
                    "sn,cpu_milli,memory_mib,gpu,model\n"
@@ -47,6 +47,7 @@ class BenchBinaryTest : public ::testing::Test {
     }
     pods_ = Write("bench_pods.csv", pods);
   }
+  gleaner::testing::TempDir dir_;
   std::string nodes_;
   std::string pods_;
 };

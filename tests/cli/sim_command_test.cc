@@ -16,8 +16,10 @@
 namespace gleaner::cli {
 namespace {
 
+// Within a directory of this process's own: ctest runs tests side by side.
 std::string TempPath(const std::string& name) {
-  return (std::filesystem::path(::testing::TempDir()) / name).string();
+  static const testing::TempDir dir;
+  return (dir.path() / name).string();
 }
 
 std::string Slurp(const std::string& path) {

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -39,6 +40,7 @@ class ApiTest : public ::testing::Test {
     // CI runs these as root, whose tokens must be allowed explicitly
     // (RootTokensAreRefusedUnlessAllowed).
     options.tokens.allow_root = true;
+    options.queue_changed = [this] { ++queue_changed_; };
     api_ = std::make_unique<Api>(*store_, *store_, clock_, options);
     const auto handler = [this](const HttpRequest& r, const Peer& p) { return api_->Handle(r, p); };
     socket_.unix_path = (dir_.path() / "g.sock").string();
@@ -61,7 +63,24 @@ class ApiTest : public ::testing::Test {
   Endpoint tcp_;
   std::unique_ptr<HttpServer> unix_;
   std::unique_ptr<HttpServer> tcp_server_;
+  std::atomic<int> queue_changed_{0};
 };
+
+// A daemon that schedules hears of each durable change to the queue, and
+// of nothing that failed.
+TEST_F(ApiTest, SubmitsAndMovesTellTheSchedulerAtOnce) {
+  const std::string spec = R"({"command": ["true"], "working_dir": "/tmp"})";
+  auto [submitted, job] = Call(socket_, "POST", "/v1/jobs", spec);
+  ASSERT_EQ(submitted, 201) << job.dump();
+  EXPECT_EQ(queue_changed_, 1);
+  EXPECT_EQ(Call(socket_, "POST", "/v1/jobs", R"({"command": []})").first, 400);
+  EXPECT_EQ(queue_changed_, 1);
+  const std::string path = "/v1/jobs/" + std::to_string(job["id"].get<int64_t>());
+  EXPECT_EQ(Call(socket_, "POST", path + "/hold").first, 200);
+  EXPECT_EQ(Call(socket_, "POST", path + "/hold").first, 409);  // held already
+  EXPECT_EQ(Call(socket_, "POST", path + "/release").first, 200);
+  EXPECT_EQ(queue_changed_, 3);
+}
 
 TEST_F(ApiTest, TcpNeedsATokenMintedOnTheSocket) {
   EXPECT_THAT(tcp_server_->address(), HasSubstr("http://127.0.0.1:"));

@@ -7,16 +7,18 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testing/temp_dir.h"
+
 namespace gleaner::sim {
 namespace {
 
 class OpenbTraceTest : public ::testing::Test {
  protected:
+  // Each test its own directory: ctest runs tests side by side.
   std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
-    std::ofstream(path) << text;
-    return path;
+    return dir_.Write(name, text);
   }
+  gleaner::testing::TempDir dir_;
   // The error for a pod file whose third line is `row`.
   std::string PodError(const std::string& row) {
     const std::string path = Write("pods.csv",
