@@ -165,13 +165,16 @@ void NodeAgent::TakeBack(const HeldJob& held, const cluster::Log& log) {
       (ended ? "" : "; how is unknown (killed with its first process)"));
 }
 
-void NodeAgent::Recover(const cluster::Log& log, const std::vector<HeldJob>& without_state) {
+void NodeAgent::Recover(const cluster::Log& log,
+                        const std::function<std::vector<HeldJob>()>& without_state) {
   const core::Result<std::string> text = core::ReadPrivateFile(options_.state_path);
   if (text.ok()) {
     TakeBackFromState(*text, log);
   } else if (text.status().code() == core::StatusCode::kNotFound) {
     // A new agent, or a daemon that kept no state file.
-    for (const HeldJob& held : without_state) TakeBack(held, log);
+    if (without_state) {
+      for (const HeldJob& held : without_state()) TakeBack(held, log);
+    }
   } else {
     log(text.status().message() + "; jobs started before the restart are not taken back");
   }

@@ -53,9 +53,11 @@ class NodeAgent {
 
   // Takes back the jobs of the state file whose processes still run; the
   // others are reported as ended (status unknown unless they left their
-  // exit behind). Without a state file, `without_state` is taken back: what
-  // a daemon that kept no state file recorded elsewhere. Call once, first.
-  void Recover(const cluster::Log& log, const std::vector<HeldJob>& without_state = {});
+  // exit behind). Without a state file, what `without_state` returns is
+  // taken back: what a daemon that kept no state file recorded elsewhere
+  // (asked only then). Call once, first.
+  void Recover(const cluster::Log& log,
+               const std::function<std::vector<HeldJob>()>& without_state = {});
 
   // Where preemptions and give-backs are counted; null: nowhere.
   void ReportTo(HostMetrics* metrics) { metrics_ = metrics; }

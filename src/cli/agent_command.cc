@@ -290,11 +290,14 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       return kExitUsage;
     }
     auto catalog = LoadCatalog(config.cost.catalog_files);
-    const agent::IdleCostPrices prices =
-        catalog.ok() ? IdleCostPricesOf(
-                           source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
-                           *catalog, config.cost)
-                     : agent::IdleCostPrices{};
+    if (!catalog.ok()) {
+      err << "gleaner: " << catalog.status().message() << " ([cost] catalogs in "
+          << base->config_path << ")\n";
+      return kExitBadInput;
+    }
+    const agent::IdleCostPrices prices = IdleCostPricesOf(
+        source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}), *catalog,
+        config.cost);
     auto served = server::HttpServer::ServeTcp(host_port->first, host_port->second,
                                                MetricsOnly(watch.metrics(), prices));
     if (!served.ok()) {

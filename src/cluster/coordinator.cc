@@ -124,17 +124,22 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   AgentReply reply = ReplyTo(host, report, ended);
   reply.acked = acked;
   // What runs there but ended in the store (cancelled by its owner, or past
-  // its max_runtime) is killed now, with the reason.
+  // its max_runtime) is killed now, with the reason. Only jobs that left
+  // this host are looked up: an agent's word alone costs no store read.
+  std::set<sched::JobId> still_running;
   for (const JobAttempt& of : report.running) {
-    if (host.jobs.contains(of.job) || ended.contains(of)) continue;
+    if (!host.left.contains(of.job)) continue;
+    still_running.insert(of.job);
+    if (ended.contains(of)) continue;
     auto job = store_.Get(of.job);
     if (job.ok() && job->attempts == of.attempt && store::IsFinal(job->state)) {
       reply.cancel.push_back({of, job->reason});
     }
   }
+  std::erase_if(host.left, [&](sched::JobId id) { return !still_running.contains(id); });
   // A coordinator that just took over knows the host's jobs (from the
   // store) but not its GPUs: the reply still says what the host runs.
-  reply.send_inventory = host.gpus.empty() || report.gpus.size() != host.gpus.size();
+  reply.send_inventory = host.gpus.empty() || host.blind;
   return reply;
 }
 
@@ -382,7 +387,10 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
     return false;
   }
   *active = std::move(read).value();
-  for (auto& [name, host] : hosts_) host.jobs.clear();
+  for (auto& [name, host] : hosts_) {
+    for (const auto& [id, job] : host.jobs) host.left.insert(id);
+    host.jobs.clear();
+  }
   const core::TimePoint now = clock_.Now();
   for (const store::JobRecord& j : *active) {
     Host* host = j.gpus.empty() ? nullptr : HostOfGpu(j.gpus.front());
@@ -402,6 +410,9 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
       }
     }
     host->jobs[j.id] = j;
+  }
+  for (auto& [name, host] : hosts_) {
+    for (const auto& [id, job] : host.jobs) host.left.erase(id);
   }
   return true;
 }

@@ -86,6 +86,9 @@ class Coordinator {
     bool blind = false;  // its last report read no GPU
     bool in_scheduler = false;
     std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there
+    // Jobs that were in `jobs` and are no longer, while its agent still
+    // reports running them: the only ones whose end is looked up.
+    std::set<sched::JobId> left;
   };
 
   core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log);

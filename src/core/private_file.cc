@@ -1,6 +1,7 @@
 #include "core/private_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,9 +10,15 @@
 namespace gleaner::core {
 
 Status WritePrivateFile(const std::string& path, const std::string& text, int mode) {
-  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                      static_cast<mode_t>(mode));
+  const int fd =
+      open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+           static_cast<mode_t>(mode));
   if (fd < 0) return Unavailable("cannot write " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Unavailable("cannot write " + path + ": not a regular file");
+  }
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
@@ -30,10 +37,15 @@ Status WritePrivateFile(const std::string& path, const std::string& text, int mo
 }
 
 Result<std::string> ReadPrivateFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return NotFound("no " + path);
     return Unavailable("cannot read " + path + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Unavailable("cannot read " + path + ": not a regular file");
   }
   std::string text;
   char buf[65536];

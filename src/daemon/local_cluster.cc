@@ -42,18 +42,20 @@ LocalCluster::LocalCluster(store::Store& store, agent::Executor& executor,
 void LocalCluster::Recover(const cluster::Log& log) {
   // A data directory from before `gleaner up` kept the agent's state file:
   // the store knows which processes run its jobs (on this host: the only one).
-  std::vector<agent::HeldJob> held;
-  auto active = store_.List({store::JobState::kRunning, store::JobState::kVacating});
-  if (!active.ok()) log("jobs: " + active.status().message());
-  for (const store::JobRecord& j : active.value_or(std::vector<store::JobRecord>{})) {
-    held.push_back({{j.id, j.attempts},
-                    j.gpus,
-                    j.spec.checkpoint_signal,
-                    j.spec.grace,
-                    j.pid,
-                    j.process_started_at});
-  }
-  agent_.Recover(log, held);
+  agent_.Recover(log, [&] {
+    std::vector<agent::HeldJob> held;
+    auto active = store_.List({store::JobState::kRunning, store::JobState::kVacating});
+    if (!active.ok()) log("jobs: " + active.status().message());
+    for (const store::JobRecord& j : active.value_or(std::vector<store::JobRecord>{})) {
+      held.push_back({{j.id, j.attempts},
+                      j.gpus,
+                      j.spec.checkpoint_signal,
+                      j.spec.grace,
+                      j.pid,
+                      j.process_started_at});
+    }
+    return held;
+  });
 }
 
 void LocalCluster::Act(const agent::HostPass& pass, const cluster::Log& log) {

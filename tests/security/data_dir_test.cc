@@ -147,6 +147,20 @@ TEST(DataDirTest, TheAgentsStateFileIsNeverWrittenOrReadThroughALink) {
   ASSERT_FALSE(log.empty());
   EXPECT_THAT(log.front(), HasSubstr("cannot read " + state));
   EXPECT_THAT(log.front(), Not(HasSubstr("precious")));
+
+  // A FIFO in its place does not stall the daemon, reading or writing.
+  std::filesystem::remove(state);
+  ASSERT_EQ(mkfifo(state.c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo((state + ".tmp").c_str(), 0600), 0);
+  log.clear();
+  agent::NodeAgent third(executor, clock, {dir.path().string(), state, {}},
+                         [](const cluster::AgentReport&) -> core::Result<cluster::AgentReply> {
+                           return core::Unavailable("no coordinator");
+                         });
+  third.Recover([&](const std::string& l) { log.push_back(l); });
+  ASSERT_GE(log.size(), 2u);
+  EXPECT_THAT(log.front(), HasSubstr("not a regular file"));
+  EXPECT_THAT(log.back(), HasSubstr("cannot write " + state + ".tmp"));
 }
 
 }  // namespace
