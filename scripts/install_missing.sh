@@ -30,6 +30,6 @@ install_missing() {
 
 # What configuring and building gleaner needs (scripts/quickstart.sh's list).
 gleaner_build_packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev
-                        libsqlite3-dev libtomlplusplus-dev libpq-dev)
+                        libsqlite3-dev libtomlplusplus-dev libpq-dev libssl-dev)
 # The build fetches uPlot with npm; an npm that came some other way will do.
 command -v npm >/dev/null || gleaner_build_packages+=(nodejs npm)
