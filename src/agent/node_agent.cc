@@ -213,21 +213,21 @@ void NodeAgent::TakeBackFromState(const std::string& text, const cluster::Log& l
 
 void NodeAgent::Act(const HostPass& pass, const cluster::Log& log) {
   RecordExits(log);
-  Exchange(pass, log);
+  if (Exchange(pass, log)) Exchange(pass, log);
 }
 
-void NodeAgent::Exchange(const HostPass& pass, const cluster::Log& log) {
+bool NodeAgent::Exchange(const HostPass& pass, const cluster::Log& log) {
   Vacate(pass, log);
   auto reply = send_(Report(pass));
   if (!reply.ok()) {
     if (connected_) log("coordinator unreachable: " + reply.status().message());
     connected_ = false;
-    return;
+    return false;
   }
   if (!connected_) log("reporting to the coordinator");
   connected_ = true;
   heard_ = clock_.Now();
-  Obey(*reply, log);
+  return Obey(*reply, log);
 }
 
 void NodeAgent::RecordExits(const cluster::Log& log) {
@@ -365,7 +365,7 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   return r;
 }
 
-void NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) {
+bool NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) {
   send_inventory_ = reply.send_inventory;
   acked_states_ = sent_states_;
   bool changed = reply.lease != lease_ || heard_ - saved_heard_ >= kHeardSavedEvery;
@@ -404,13 +404,15 @@ void NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) 
     killing_.insert(id);
     executor_.Signal(id, 9).IgnoreError();
   }
+  bool started = false;
   for (const cluster::JobToStart& s : reply.start) {
     // An earlier attempt still leaving, or this very attempt started before.
     if (jobs_.contains(s.of.job) || launched_.contains(s.of)) continue;
     Launch(s, log);
-    changed = true;
+    started = changed = true;
   }
   if (changed) Save(log);
+  return started;
 }
 
 void NodeAgent::Launch(const cluster::JobToStart& job, const cluster::Log& log) {

@@ -65,12 +65,14 @@ class NodeAgent {
   // Minutes completed since the last report, to send with the next one.
   void AddMinutes(const std::vector<observe::MinuteRollup>& minutes);
 
-  // Records the jobs that ended, then Exchange()s.
+  // Records the jobs that ended, then Exchange()s; once more when the
+  // reply started a job, so the coordinator hears of the start at once.
   void Act(const HostPass& pass, const cluster::Log& log);
   // Claims back what owners (and the coordinator) want back, reports the
-  // pass and does what the reply says. Again within a pass, it hears what
-  // the coordinator decided since (one process: `gleaner up`).
-  void Exchange(const HostPass& pass, const cluster::Log& log);
+  // pass and does what the reply says; true when it started a job. Again
+  // within a pass, it hears what the coordinator decided since (one
+  // process: `gleaner up`).
+  bool Exchange(const HostPass& pass, const cluster::Log& log);
 
   // Whether the last report got a reply.
   bool connected() const { return connected_; }
@@ -92,7 +94,8 @@ class NodeAgent {
   void RecordExits(const cluster::Log& log);
   void Vacate(const HostPass& pass, const cluster::Log& log);
   cluster::AgentReport Report(const HostPass& pass);
-  void Obey(const cluster::AgentReply& reply, const cluster::Log& log);
+  // True when it started a job.
+  bool Obey(const cluster::AgentReply& reply, const cluster::Log& log);
   void Launch(const cluster::JobToStart& job, const cluster::Log& log);
   void Emit(cluster::JobEvent event);
   void Save(const cluster::Log& log);

@@ -4,13 +4,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <sstream>
+#include <algorithm>
+#include <atomic>
+#include <memory>
 #include <mutex>
 #include <ostream>
+#include <sstream>
+#include <thread>
 
 #include "agent/minute_tee.h"
 #include "agent/node_agent.h"
 #include "agent/sampler.h"
+#include "cli/api_client.h"
 #include "cli/cluster_commands.h"
 #include "cli/cost_command.h"
 #include "cli/config_file.h"
@@ -36,59 +41,150 @@ namespace {
 // Short enough that a dead coordinator costs a pass, not the owner's time.
 constexpr core::Duration kReportTimeout = core::Seconds(2);
 
-core::Result<std::vector<server::Endpoint>> ParseServers(const std::string& list) {
+core::Result<std::vector<server::Endpoint>> ParseServers(const std::string& list,
+                                                         const net::TlsFiles& tls) {
   std::vector<server::Endpoint> out;
   std::stringstream in(list);
   for (std::string url; std::getline(in, url, ',');) {
     if (url.empty()) continue;
     GLEANER_ASSIGN_OR_RETURN(server::Endpoint e, server::ParseServerUrl(url));
+    GLEANER_RETURN_IF_ERROR(UseClientTls(tls, &e));
     out.push_back(std::move(e));
   }
   if (out.empty()) {
-    return core::InvalidArgument("--server: give the coordinators' URLs, http://HOST:PORT[,...]");
+    return core::InvalidArgument(
+        "--server: give the coordinators' URLs, http(s)://HOST:PORT[,...]");
   }
   return out;
 }
 
 // The coordinators, tried in turn: the last one that answered first. A
-// standby answers 503 and the next is tried.
+// standby answers 503 and the next is tried. Each keeps its connection
+// open between calls.
 class Coordinators {
  public:
-  explicit Coordinators(std::vector<server::Endpoint> endpoints)
-      : endpoints_(std::move(endpoints)) {}
+  explicit Coordinators(const std::vector<server::Endpoint>& endpoints) {
+    for (const server::Endpoint& e : endpoints) {
+      clients_.push_back(std::make_unique<server::HttpClient>(e));
+    }
+  }
 
   // POSTs `body` to `target` on each coordinator in turn until one answers
-  // 200; the answer's JSON. Any other answer is kept as the error.
+  // 200; the answer's JSON. Any other answer is kept as the error; a 401 or
+  // a 404 ends the round (another coordinator would say the same).
   core::Result<nlohmann::json> Post(const std::string& target, const nlohmann::json& body,
-                                    const std::string& token) {
+                                    const std::string& token,
+                                    core::Duration timeout = kReportTimeout) {
     core::Status last = core::Unavailable("no coordinator");
     const std::string text = body.dump();
-    for (size_t tried = 0; tried < endpoints_.size(); ++tried) {
-      const server::Endpoint& e = endpoints_[current_];
-      auto answer = server::HttpCall(e, "POST", target, text, token, kReportTimeout);
+    for (size_t tried = 0; tried < clients_.size(); ++tried) {
+      server::HttpClient& client = *clients_[current_];
+      const std::string where = client.endpoint().ToString();
+      auto answer = client.Call("POST", target, text, token, timeout);
       if (answer.ok() && answer->first == 200) {
         nlohmann::json j = core::ParseUntrustedJson<nlohmann::json>(answer->second);
         if (!j.is_discarded()) return j;
-        last = core::Unavailable(e.ToString() + " answered something that is not JSON");
+        last = core::Unavailable(where + " answered something that is not JSON");
       } else if (answer.ok()) {
         const nlohmann::json j = core::ParseUntrustedJson<nlohmann::json>(answer->second);
         const std::string why =
             j.is_object() && j.contains("error") ? j["error"].dump() : answer->second;
-        last = answer->first == 401 ? core::Unauthenticated(e.ToString() + ": " + why)
-                                    : core::Unavailable(e.ToString() + " answered " +
-                                                        std::to_string(answer->first) + ": " + why);
-        if (answer->first == 401) return last;  // another coordinator would say the same
+        const std::string said = where + ": " + why;
+        if (answer->first == 401) return core::Unauthenticated(said);
+        if (answer->first == 404) return core::NotFound(said);
+        last = core::Unavailable(where + " answered " + std::to_string(answer->first) + ": " + why);
       } else {
         last = answer.status();
       }
-      current_ = (current_ + 1) % endpoints_.size();
+      current_ = (current_ + 1) % clients_.size();
     }
     return last;
   }
 
+  // Ends a call under way from another thread, and every later one.
+  void Interrupt() {
+    for (auto& c : clients_) c->Interrupt();
+  }
+
  private:
-  std::vector<server::Endpoint> endpoints_;
+  std::vector<std::unique_ptr<server::HttpClient>> clients_;
   size_t current_ = 0;
+};
+
+// The agent's long poll (/v1/agents/wait): a thread that asks the
+// coordinator to answer once it has orders for this host, and then wakes
+// the sampler, so a start is heard of at once, not at the next pass.
+class OrderWaiter {
+ public:
+  OrderWaiter(const std::vector<server::Endpoint>& endpoints, agent::Sampler& sampler,
+              const cluster::Log& log)
+      : coordinators_(endpoints), sampler_(sampler), log_(log) {}
+  ~OrderWaiter() { Stop(); }
+
+  void Start() {
+    thread_ = std::thread([this] { Run(); });
+  }
+  void Stop() {
+    stop_ = true;
+    coordinators_.Interrupt();
+    if (thread_.joinable()) thread_.join();
+  }
+  // From each reply to a report: its credential, and the orders it brought.
+  void Heard(const std::string& credential, uint64_t orders) {
+    std::lock_guard lock(mu_);
+    credential_ = credential;
+    seen_ = std::max(seen_, orders);
+  }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      std::string credential;
+      uint64_t seen;
+      {
+        std::lock_guard lock(mu_);
+        credential = credential_;
+        seen = seen_;
+      }
+      auto answer = coordinators_.Post("/v1/agents/wait", {{"orders", seen}}, credential,
+                                       kWaitTimeout);
+      if (stop_) return;
+      if (answer.ok()) {
+        const uint64_t orders = answer->value("orders", uint64_t{0});
+        if (orders > seen) {
+          {
+            // Not asked again for the same orders while the pass it wakes
+            // reports.
+            std::lock_guard lock(mu_);
+            seen_ = std::max(seen_, orders);
+          }
+          sampler_.Wake();
+        }
+        continue;
+      }
+      if (answer.status().code() == core::StatusCode::kNotFound) {
+        log_("the coordinator takes no long polls (an older gleaner): this agent hears of "
+             "starts at its next report");
+        return;
+      }
+      // A standby, a coordinator away, a credential being renewed: the
+      // reports carry on meanwhile; try again shortly.
+      for (int i = 0; i < 10 && !stop_; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+
+  // Beyond the coordinator's 25 s hold.
+  static constexpr core::Duration kWaitTimeout = core::Seconds(35);
+  Coordinators coordinators_;
+  agent::Sampler& sampler_;
+  const cluster::Log& log_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::string credential_;  // guarded by mu_
+  uint64_t seen_ = 0;       // guarded by mu_
+  std::thread thread_;
 };
 
 // Spends a join token; the credential is kept in DATA_DIR/agent.credential
@@ -136,8 +232,9 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "agent", "Lend this host's idle GPUs to a cluster's coordinators (docs/cluster.md)");
   cmd->add_option("--server", options.servers,
-                  "The coordinators: http://HOST:PORT, several comma-separated")
+                  "The coordinators: http(s)://HOST:PORT, several comma-separated")
       ->required();
+  AddClientTlsOptions(*cmd, options.tls, /*env=*/false);
   cmd->add_option("--join-token-file", options.join_token_file,
                   "A one-time join token from `gleaner agent-token create` (needed to join the "
                   "first time, and after an admin replaced this host)");
@@ -199,7 +296,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     err << "gleaner: --name: " << s.message() << "\n";
     return kExitUsage;
   }
-  auto endpoints = ParseServers(options.servers);
+  auto endpoints = ParseServers(options.servers, options.tls);
   if (!endpoints.ok()) {
     err << "gleaner: " << endpoints.status().message() << "\n";
     return kExitUsage;
@@ -240,6 +337,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   agent_options.log_dir = data_dir + "/logs";
   agent_options.state_path = data_dir + "/agent-jobs.json";
   agent_options.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
+  std::unique_ptr<OrderWaiter> waiter;  // set before the first pass
   agent::NodeAgent node(
       executor, job_clock, agent_options,
       [&, token = *credential, last_join = core::TimePoint{}, spent = spent_token](
@@ -264,7 +362,9 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
           }
         }
         if (!reply.ok()) return reply.status();
-        return cluster::ReplyFromJson(*reply);
+        auto decoded = cluster::ReplyFromJson(*reply);
+        if (decoded.ok() && waiter != nullptr) waiter->Heard(token, decoded->orders);
+        return decoded;
       });
   agent::MinuteTee history(**local, [&node](const std::vector<observe::MinuteRollup>& minutes) {
     node.AddMinutes(minutes);
@@ -310,6 +410,9 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   node.Recover(log);
   log("agent " + name + " on " + source.backend->Driver().source + ", reporting every " +
       core::FormatDuration(config.sample_interval) + " to " + options.servers);
+  waiter = std::make_unique<OrderWaiter>(*endpoints, sampler, log);
+  waiter->Heard(*credential, 0);
+  waiter->Start();
   {
     StopSignal stop(options.for_s);
     sampler.Run(stop.flag(), [&](const agent::HostPass& pass, const core::Status& status) {
@@ -319,6 +422,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       node.Act(pass, log);
     });
   }
+  waiter->Stop();
   // Jobs outlive the agent; their directory goes only when none is left.
   if (job_cgroups) job_cgroups->RemoveBase().IgnoreError();
   log("stopped");

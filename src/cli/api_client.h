@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/result.h"
+#include "net/tls.h"
 #include "server/http_client.h"
 
 namespace gleaner::cli {
@@ -17,7 +18,12 @@ struct ApiTarget {
   std::string server;  // --server / $GLEANER_SERVER
   std::string token;   // --token / $GLEANER_TOKEN
   std::string data_dir;
+  net::TlsFiles tls;  // --ca-file, --tls-cert, --tls-key, for an https:// server
 };
+
+// Gives an https:// endpoint the client's TLS files (none given: the
+// system's CAs); refuses them for any other.
+core::Status UseClientTls(const net::TlsFiles& tls, server::Endpoint* endpoint);
 
 // The endpoint to call; nullopt when no server was named and no local
 // `gleaner up` is serving (its socket is absent).

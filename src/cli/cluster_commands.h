@@ -7,6 +7,7 @@
 
 #include "agent/process_info.h"
 #include "core/clock.h"
+#include "net/tls.h"
 
 // `gleaner server` (a coordinator) and `gleaner agent` (one per GPU host):
 // gleaner across many hosts (docs/cluster.md).
@@ -19,6 +20,7 @@ struct ServerOptions {
   std::string store_file;  // a file holding `store` (for URIs with a password)
   std::string listen = "127.0.0.1:7380";
   std::string join_secret_file;
+  net::TlsFiles tls;  // the TCP API and agents' reports over TLS
   double silent_after_s = 10;
   double requeue_after_s = 300;
   std::optional<double> for_s;
@@ -36,6 +38,7 @@ struct AgentOptions {
   std::optional<double> interval_s;
   std::optional<double> for_s;
   std::string metrics_listen = "none";  // HOST:PORT for Prometheus
+  net::TlsFiles tls;  // for https:// coordinators: whom to trust, and a client certificate
 };
 
 CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options);

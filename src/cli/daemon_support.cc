@@ -1,5 +1,7 @@
 #include "cli/daemon_support.h"
 
+#include <CLI/CLI.hpp>
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -52,6 +54,45 @@ bool ListensBeyondLoopback(const std::string& listen) {
   auto hp = server::ParseHostPort(listen);
   return hp.ok() && hp->first.rfind("127.", 0) != 0 && hp->first != "::1" &&
          hp->first != "localhost";
+}
+
+void AddServerTlsOptions(CLI::App& cmd, net::TlsFiles& tls) {
+  cmd.add_option("--tls-cert", tls.cert,
+                 "Serve the TCP API over TLS with this PEM certificate (chain)")
+      ->group("TLS");
+  cmd.add_option("--tls-key", tls.key, "The PEM private key of --tls-cert")->group("TLS");
+  cmd.add_option("--ca-file", tls.ca, "Check client certificates against these PEM CAs")
+      ->group("TLS");
+  cmd.add_flag("--require-client-cert", tls.require_client_cert,
+               "Refuse clients without a certificate signed by --ca-file (mTLS)")
+      ->group("TLS");
+}
+
+void AddClientTlsOptions(CLI::App& cmd, net::TlsFiles& tls, bool env) {
+  CLI::Option* ca = cmd.add_option(
+      "--ca-file", tls.ca, "For https:// servers: trust these PEM CAs (default: the system's)");
+  CLI::Option* cert = cmd.add_option(
+      "--tls-cert", tls.cert, "For https:// servers: present this PEM client certificate");
+  CLI::Option* key = cmd.add_option("--tls-key", tls.key, "The PEM private key of --tls-cert");
+  for (CLI::Option* o : {ca, cert, key}) o->group("TLS");
+  if (env) {
+    ca->envname("GLEANER_CA_FILE");
+    cert->envname("GLEANER_TLS_CERT");
+    key->envname("GLEANER_TLS_KEY");
+  }
+}
+
+core::Result<std::shared_ptr<const net::TlsContext>> ServerTls(const net::TlsFiles& tls) {
+  if (tls.cert.empty() && tls.key.empty()) {
+    if (!tls.ca.empty() || tls.require_client_cert) {
+      return core::InvalidArgument(
+          "--ca-file and --require-client-cert are for TLS: pass --tls-cert and --tls-key too");
+    }
+    return std::shared_ptr<const net::TlsContext>();
+  }
+  GLEANER_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> context,
+                           net::TlsContext::ForServer(tls));
+  return std::shared_ptr<const net::TlsContext>(std::move(context));
 }
 
 namespace {

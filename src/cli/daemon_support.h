@@ -13,7 +13,12 @@
 #include "cli/config_file.h"
 #include "cluster/log.h"
 #include "core/result.h"
+#include "net/tls.h"
 #include "server/api.h"
+
+namespace CLI {
+class App;
+}
 
 // What the long-running commands (`gleaner up`, `server`, `agent`) share.
 namespace gleaner::cli {
@@ -27,6 +32,17 @@ void RaiseFileLimit();
 
 // Whether an API on `listen` (HOST:PORT) is reachable from other hosts.
 bool ListensBeyondLoopback(const std::string& listen);
+
+// A daemon's TCP API over TLS: --tls-cert, --tls-key, and --ca-file with
+// --require-client-cert for client certificates (mTLS).
+void AddServerTlsOptions(CLI::App& cmd, net::TlsFiles& tls);
+// A client's: --ca-file (whom to trust) and --tls-cert, --tls-key (a
+// certificate to present). `env`: also read from $GLEANER_CA_FILE,
+// $GLEANER_TLS_CERT and $GLEANER_TLS_KEY.
+void AddClientTlsOptions(CLI::App& cmd, net::TlsFiles& tls, bool env);
+// The server context the options name; null when no --tls-cert was given
+// (and none of the others either: alone they are refused).
+core::Result<std::shared_ptr<const net::TlsContext>> ServerTls(const net::TlsFiles& tls);
 
 // The store a server uses: `flag` (--store), else the contents of `file`
 // (--store-file), else $GLEANER_STORE; "" for the default. A password in

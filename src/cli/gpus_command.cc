@@ -138,7 +138,7 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
                           options.nvml_library != GpusOptions().nvml_library ||
                           !options.explain.empty() || options.topology;
   if (!options.server.empty() || !local_only) {
-    auto api = FindApi({options.server, options.token, options.data_dir});
+    auto api = FindApi({options.server, options.token, options.data_dir, options.tls});
     if (!api.ok()) return Fail(env.err, api.status());
     if (*api) {
       for (;;) {

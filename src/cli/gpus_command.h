@@ -7,6 +7,7 @@
 
 #include "agent/process_info.h"
 #include "core/clock.h"
+#include "net/tls.h"
 
 namespace gleaner::cli {
 
@@ -20,6 +21,7 @@ struct GpusOptions {
   std::string data_dir;  // where a running monitor keeps its verdicts
   std::string server;    // --server: a remote gleaner's GPUs, through its API
   std::string token;
+  net::TlsFiles tls;     // for an https:// --server
 };
 
 // What the command needs from the outside world, injected so tests can

@@ -53,7 +53,7 @@ json RecordToJson(const store::JobRecord& r) { return store::JobRecordToJson(r);
 
 // The API of a running `gleaner up`, when there is one to reach.
 core::Result<std::optional<server::Endpoint>> Api(const JobOptions& o) {
-  return FindApi({o.server, o.token, o.data_dir});
+  return FindApi({o.server, o.token, o.data_dir, o.tls});
 }
 
 // "submitted job 7", or for an array "submitted array 7: 100 tasks, jobs 7-106".

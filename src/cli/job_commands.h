@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "net/tls.h"
+
 namespace gleaner::cli {
 
 // Options of `gleaner submit`, `queue`, `show` and `cancel`. These talk to
@@ -15,6 +17,7 @@ struct JobOptions {
   std::string data_dir;
   std::string server;  // --server URL: a remote gleaner's API
   std::string token;   // --token: its bearer token
+  net::TlsFiles tls;   // for an https:// --server
   bool json = false;
   // submit
   std::vector<std::string> command;

@@ -5,6 +5,7 @@
 #include "cli/bench_command.h"
 #include "cli/cluster_commands.h"
 #include "cli/cost_command.h"
+#include "cli/daemon_support.h"
 #include "cli/eval_command.h"
 #include "cli/exit_codes.h"
 #include "cli/job_commands.h"
@@ -44,8 +45,9 @@ int Main(int argc, char** argv, const core::Clock& clock,
   app.add_option("--data-dir", data_dir, "Where gleaner keeps its state (for every command)");
   ApiTarget remote;
   app.add_option("--server", remote.server,
-                 "A gleaner API to use instead of the local one: http://HOST:PORT")
+                 "A gleaner API to use instead of the local one: http(s)://HOST:PORT")
       ->envname("GLEANER_SERVER");
+  AddClientTlsOptions(app, remote.tls, /*env=*/true);
   app.add_option("--token", remote.token, "Bearer token for --server (gleaner token create)")
       ->envname("GLEANER_TOKEN");
   ProfileOptions profile;
@@ -75,6 +77,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   }
   job.server = token.api.server = gpus.server = remote.server;
   job.token = token.api.token = gpus.token = remote.token;
+  job.tls = token.api.tls = gpus.tls = remote.tls;
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
   if (up_cmd->parsed()) return RunMonitor(up, clock, inspector, std::cout, std::cerr);
   if (server_cmd->parsed()) return RunServer(server, clock, std::cout, std::cerr);

@@ -78,6 +78,7 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
          std::string("HTTP API for token holders: HOST:PORT, or none (default ") + kDefaultListen +
              ")")
       ->type_name("HOST:PORT");
+  AddServerTlsOptions(*cmd, options.tls);
   return cmd;
 }
 
@@ -225,7 +226,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         err << "gleaner: --listen: " << host_port.status().message() << "\n";
         return kExitBadInput;
       }
-      auto tcp = server::HttpServer::ServeTcp(host_port->first, host_port->second, handler);
+      auto tls = ServerTls(options.tls);
+      if (!tls.ok()) {
+        err << "gleaner: " << tls.status().message() << "\n";
+        return kExitBadInput;
+      }
+      auto tcp = server::HttpServer::ServeTcp(host_port->first, host_port->second, handler, *tls);
       if (tcp.ok()) {
         api_servers.push_back(std::move(tcp).value());
       } else if (options.listen_given) {
@@ -245,9 +251,9 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
               ? dashboard + "; anyone who reaches it reads it without a token ([ui] anonymous_read)"
               : dashboard + " (sign in with a token from `gleaner token create`)");
     }
-    if (ListensBeyondLoopback(options.listen)) {
+    if (ListensBeyondLoopback(options.listen) && options.tls.cert.empty()) {
       log("warning: the HTTP API listens beyond this host without TLS; tokens cross the network "
-          "in clear text: put a TLS reverse proxy in front (docs/api.md)");
+          "in clear text: pass --tls-cert and --tls-key (docs/api.md)");
     }
   }
 

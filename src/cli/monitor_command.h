@@ -7,6 +7,7 @@
 
 #include "agent/process_info.h"
 #include "core/clock.h"
+#include "net/tls.h"
 
 namespace gleaner::cli {
 
@@ -26,6 +27,7 @@ struct MonitorOptions {
   // warning; one given explicitly must be served.
   std::string listen = std::string(kDefaultListen);
   bool listen_given = false;
+  net::TlsFiles tls;  // gleaner up: the TCP API over TLS
 };
 
 // Registers `gleaner monitor` (observe only).

@@ -1,6 +1,7 @@
 // `gleaner server`: a coordinator. Every server on one store serves the API;
 // the one holding the store's leader lease also schedules and takes the
 // agents' reports.
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -88,6 +89,7 @@ CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options) {
       ->check(CLI::Range(5.0, 86400.0));
   cmd->add_option("--for", options.for_s, "Stop after this many seconds")
       ->check(CLI::Range(0.0, 1e9));
+  AddServerTlsOptions(*cmd, options.tls);
   return cmd;
 }
 
@@ -159,6 +161,11 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
         coordinator ? coordinator->StartLatency() : metrics::Histogram({}).Read(),
         coordinator != nullptr, clock.Now());
   };
+  // A submit (or cancel, hold, release) is placed at the next turn of the
+  // loop, not the next tick: with agents' long polls, a free GPU starts it
+  // at once.
+  std::atomic<bool> queue_changed{false};
+  api_options.queue_changed = [&queue_changed] { queue_changed = true; };
   server::Api api(**api_store, **api_store, clock, api_options);
   // Agents' joins and credentials have a connection of their own, so a
   // busy API never holds up a report.
@@ -183,7 +190,12 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     err << "gleaner: --listen: " << host_port.status().message() << "\n";
     return kExitBadInput;
   }
-  auto tcp = server::HttpServer::ServeTcp(host_port->first, host_port->second, handler);
+  auto tls = ServerTls(options.tls);
+  if (!tls.ok()) {
+    err << "gleaner: " << tls.status().message() << "\n";
+    return kExitBadInput;
+  }
+  auto tcp = server::HttpServer::ServeTcp(host_port->first, host_port->second, handler, *tls);
   if (!tcp.ok()) {
     err << "gleaner: " << tcp.status().message() << " (choose another --listen)\n";
     return kExitFailure;
@@ -191,10 +203,10 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   servers.push_back(std::move(tcp).value());
   log("coordinator on " + servers.back()->address() + " and " + servers.front()->address() +
       "; store " + (store::IsPostgresUri(where) ? "PostgreSQL" : where));
-  if (ListensBeyondLoopback(options.listen)) {
+  if (ListensBeyondLoopback(options.listen) && options.tls.cert.empty()) {
     log("warning: no TLS on " + options.listen +
-        ": tokens and agent credentials cross the network in clear text; put a TLS reverse "
-        "proxy in front (docs/cluster.md)");
+        ": tokens and agent credentials cross the network in clear text; pass --tls-cert and "
+        "--tls-key (docs/cluster.md)");
   }
 
   StopSignal stop(options.for_s);
@@ -221,11 +233,12 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
         said_standby = true;
       }
     }
-    if (auto coordinator = current_leader(); coordinator != nullptr && now >= next_tick) {
+    if (auto coordinator = current_leader();
+        coordinator != nullptr && (now >= next_tick || queue_changed.exchange(false))) {
       coordinator->Tick(log);
       next_tick = std::chrono::steady_clock::now() + kTickEvery;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   servers.clear();
   log("stopped");

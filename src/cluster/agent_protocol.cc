@@ -258,6 +258,7 @@ core::Result<AgentReport> ReportFromJson(const json& j) {
 json ReplyToJson(const AgentReply& r) {
   json j = {{"acked", r.acked}, {"lease_s", core::ToSecondsDouble(r.lease)}};
   if (r.send_inventory) j["send_inventory"] = true;
+  if (r.orders != 0) j["orders"] = r.orders;
   json assigned = json::array();
   for (const JobAttempt& a : r.assigned) assigned.push_back(AttemptToJson(a));
   j["assigned"] = std::move(assigned);
@@ -297,6 +298,7 @@ core::Result<AgentReply> ReplyFromJson(const json& j) {
     }
     r.lease = core::Duration(static_cast<int64_t>(lease_s * 1e6));
     r.send_inventory = j.value("send_inventory", false);
+    if (j.contains("orders")) r.orders = Whole<uint64_t>(j["orders"]);
     for (const json& a : j.at("assigned")) r.assigned.push_back(AttemptFromJson(a));
     for (const json& s : j.value("start", json::array())) {
       JobToStart one;

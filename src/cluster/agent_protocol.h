@@ -125,6 +125,10 @@ struct AgentReply {
   // After this long without a reply the coordinator requeues the host's
   // jobs: the agent stops them first, so none runs twice.
   core::Duration lease{};
+  // How many times the coordinator has had new orders for this host: an
+  // agent long-polls /v1/agents/wait with it and reports at once when it
+  // grows. Absent (0) from coordinators before long polls.
+  uint64_t orders = 0;
 
   bool operator==(const AgentReply&) const = default;
 };

@@ -72,7 +72,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
         (report.protocol > kProtocolVersion ? "upgrade the coordinators first"
                                             : "upgrade the agent"));
   }
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   Host& host = hosts_[agent];
   const core::TimePoint now = clock_.Now();
   if (host.silent || host.lost) {
@@ -137,9 +137,11 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
     }
   }
   std::erase_if(host.left, [&](sched::JobId id) { return !still_running.contains(id); });
+  reply.orders = host.orders;
   // A coordinator that just took over knows the host's jobs (from the
   // store) but not its GPUs: the reply still says what the host runs.
   reply.send_inventory = host.gpus.empty() || host.blind;
+  RunWakes(lock);
   return reply;
 }
 
@@ -326,13 +328,51 @@ void Coordinator::ReportExit(sched::JobId id, bool succeeded, const std::string&
 }
 
 void Coordinator::Tick(const Log& log) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   JudgeLiveness(log);
   std::vector<store::JobRecord> active;
-  if (!ReadActive(&active, log)) return;
-  TellGpus(log);
-  queue_.Pass(
-      active, decided_, [&](const sched::Action& a) { Carry(a, log); }, log);
+  if (ReadActive(&active, log)) {
+    TellGpus(log);
+    queue_.Pass(
+        active, decided_, [&](const sched::Action& a) { Carry(a, log); }, log);
+  }
+  RunWakes(lock);
+}
+
+void Coordinator::WaitForOrders(const std::string& agent, uint64_t seen,
+                                std::function<void(uint64_t)> wake) {
+  std::unique_lock lock(mu_);
+  const auto host = hosts_.find(agent);
+  const uint64_t now = host == hosts_.end() ? 0 : host->second.orders;
+  // A host not yet heard from reports first: nothing waits for it.
+  if (host == hosts_.end() || now > seen) {
+    lock.unlock();
+    wake(now);
+    return;
+  }
+  if (host->second.waiter) wakes_.push_back([old = std::move(host->second.waiter), now] { old(now); });
+  host->second.waiter = std::move(wake);
+  RunWakes(lock);
+}
+
+void Coordinator::NewOrders(Host& host) {
+  ++host.orders;
+  if (!host.waiter) return;
+  wakes_.push_back([waiter = std::move(host.waiter), orders = host.orders] { waiter(orders); });
+  host.waiter = nullptr;
+}
+
+void Coordinator::NewOrdersForJob(sched::JobId job) {
+  for (auto& [name, host] : hosts_) {
+    if (host.jobs.contains(job)) NewOrders(host);
+  }
+}
+
+void Coordinator::RunWakes(std::unique_lock<std::mutex>& lock) {
+  std::vector<std::function<void()>> wakes;
+  wakes.swap(wakes_);
+  lock.unlock();
+  for (const auto& wake : wakes) wake();
 }
 
 void Coordinator::JudgeLiveness(const Log& log) {
@@ -387,7 +427,9 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
     return false;
   }
   *active = std::move(read).value();
+  std::map<std::string, size_t> left_before;
   for (auto& [name, host] : hosts_) {
+    left_before[name] = host.left.size();
     for (const auto& [id, job] : host.jobs) host.left.insert(id);
     host.jobs.clear();
   }
@@ -413,6 +455,9 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
   }
   for (auto& [name, host] : hosts_) {
     for (const auto& [id, job] : host.jobs) host.left.erase(id);
+    // A job that left (cancelled, or past its max_runtime) is killed on
+    // the agent's next report: that report should come now.
+    if (host.left.size() > left_before[name]) NewOrders(host);
   }
   return true;
 }
@@ -505,9 +550,11 @@ void Coordinator::Carry(const sched::Action& action, const Log& log) {
     Start(*start, log);
   } else if (const auto* preempt = std::get_if<sched::PreemptJob>(&action)) {
     preempting_[preempt->job] = preempt->reason;
+    NewOrdersForJob(preempt->job);
   } else if (const auto* resize = std::get_if<sched::ResizeJob>(&action)) {
     preempting_[resize->job] = resize->reason;
     resizing_[resize->job] = *resize;
+    NewOrdersForJob(resize->job);
   } else if (const auto* requeue = std::get_if<sched::RequeueJob>(&action)) {
     preempting_.erase(requeue->job);
     queue_.Requeued(requeue->job);
@@ -538,6 +585,7 @@ bool Coordinator::Start(const sched::StartJob& start, const Log& log) {
     return false;
   }
   host->second.jobs[start.job] = *claimed;
+  NewOrders(host->second);
   log(Job(start.job) + " assigned to host " + start.node.str());
   return true;
 }

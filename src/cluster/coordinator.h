@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -70,6 +71,15 @@ class Coordinator {
   // Liveness, the queue, one scheduler pass.
   void Tick(const Log& log);
 
+  // Calls `wake` with the host's order count (AgentReply::orders) once it
+  // is past `seen`: at once if it is already, else when this coordinator
+  // next decides something for the host (a start, a preemption, a cancel).
+  // A host has one wait: a new one ends the one before, whose `wake` then
+  // gets the count as it is. `wake` is never called under the
+  // coordinator's lock. An agent long-polls with it, so it hears of a
+  // start at once instead of at its next report.
+  void WaitForOrders(const std::string& agent, uint64_t seen, std::function<void(uint64_t)> wake);
+
   std::vector<HostView> Hosts() const;
   // Seconds from submit to the agent's report that the job started.
   metrics::Histogram::Snapshot StartLatency() const { return start_latency_.Read(); }
@@ -89,7 +99,15 @@ class Coordinator {
     // Jobs that were in `jobs` and are no longer, while its agent still
     // reports running them: the only ones whose end is looked up.
     std::set<sched::JobId> left;
+    uint64_t orders = 0;                     // AgentReply::orders
+    std::function<void(uint64_t)> waiter;    // its agent's long poll
   };
+
+  // The host has something new to hear: its count grows and its waiter
+  // is woken once the lock is released (wakes_).
+  void NewOrders(Host& host);
+  void NewOrdersForJob(sched::JobId job);
+  void RunWakes(std::unique_lock<std::mutex>& lock);
 
   core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log);
   core::Status ApplyExit(const std::string& agent, Host& host, const store::JobRecord& job,
@@ -133,6 +151,7 @@ class Coordinator {
   metrics::Histogram start_latency_;
   std::set<sched::JobId> unplaced_said_;  // jobs on GPUs of no known host, logged once
   std::set<sched::JobId> not_adopted_;    // running jobs the scheduler refused to count
+  std::vector<std::function<void()>> wakes_;  // waiters to call once mu_ is released
 };
 
 }  // namespace gleaner::cluster

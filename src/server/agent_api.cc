@@ -15,6 +15,7 @@ HttpResponse AgentApi::Handle(const HttpRequest& request) {
   if (request.method != "POST") return WrongMethod(request);
   if (request.path == "/v1/agents/join") return Join(request);
   if (request.path == "/v1/agents/report") return Report(request);
+  if (request.path == "/v1/agents/wait") return Wait(request);
   return NoSuchEndpoint(request);
 }
 
@@ -84,13 +85,41 @@ void AgentApi::Remember(const std::string& host, int64_t generation,
   generations_[host] = {generation, at};
 }
 
-HttpResponse AgentApi::Report(const HttpRequest& request) {
+core::Result<std::string> AgentApi::Caller(const HttpRequest& request) {
   const auto header = request.headers.find("authorization");
   if (header == request.headers.end() || header->second.rfind("Bearer ", 0) != 0) {
-    return ErrorResponse(core::Unauthenticated(
-        "an agent report needs \"Authorization: Bearer <credential>\" from /v1/agents/join"));
+    return core::Unauthenticated(
+        "an agent needs \"Authorization: Bearer <credential>\" from /v1/agents/join");
   }
-  auto agent = Authenticate(header->second.substr(7));
+  return Authenticate(header->second.substr(7));
+}
+
+HttpResponse AgentApi::Wait(const HttpRequest& request) {
+  auto agent = Caller(request);
+  if (!agent.ok()) return ErrorResponse(agent.status());
+  const json body = core::ParseUntrustedJson<json>(request.body);
+  if (!body.is_object() || !body.contains("orders") || !body["orders"].is_number_unsigned()) {
+    return ErrorResponse(core::InvalidArgument(
+        "a wait is {\"orders\": N}, N from the last reply to a report"));
+  }
+  const std::shared_ptr<cluster::Coordinator> leader = leader_();
+  if (leader == nullptr) {
+    return ErrorResponse(
+        core::Unavailable("this coordinator stands by and takes no reports; the leading one does"));
+  }
+  const uint64_t seen = body["orders"].get<uint64_t>();
+  HttpResponse timeout = Json(200, {{"orders", seen}});
+  timeout.later = std::make_shared<LaterResponse>(LaterResponse{
+      kWaitLimit, [leader, agent = *agent, seen](std::function<void(HttpResponse)> answer) {
+        leader->WaitForOrders(agent, seen, [answer = std::move(answer)](uint64_t orders) {
+          answer(Json(200, {{"orders", orders}}));
+        });
+      }});
+  return timeout;
+}
+
+HttpResponse AgentApi::Report(const HttpRequest& request) {
+  auto agent = Caller(request);
   if (!agent.ok()) return ErrorResponse(agent.status());
   const std::shared_ptr<cluster::Coordinator> leader = leader_();
   if (leader == nullptr) {

@@ -19,6 +19,11 @@ namespace gleaner::server {
 //                           one-time token an admin issued for that host
 //   POST /v1/agents/report  the agent protocol, with "Authorization: Bearer
 //                           <credential>"; the credential names the host.
+//   POST /v1/agents/wait    {"orders": N}, with the credential -> {"orders": M}: a
+//                           long poll, answered once the coordinator has orders
+//                           for the host past N (a start, a preemption, a
+//                           cancel), or after 25 s with M = N; the agent then
+//                           reports at once.
 // Only the leading coordinator takes reports; a standby answers 503 and
 // the agent tries the next server it knows. Thread-safe.
 class AgentApi {
@@ -42,6 +47,9 @@ class AgentApi {
  private:
   HttpResponse Join(const HttpRequest& request);
   HttpResponse Report(const HttpRequest& request);
+  HttpResponse Wait(const HttpRequest& request);
+  // The host whose credential the request carries.
+  core::Result<std::string> Caller(const HttpRequest& request);
   // The host a report's credential speaks for, while its generation is
   // the host's latest.
   core::Result<std::string> Authenticate(const std::string& credential);
@@ -57,6 +65,9 @@ class AgentApi {
   // Each host's generation as last read, and when: a join through another
   // coordinator is seen within kGenerationTtl.
   static constexpr std::chrono::seconds kGenerationTtl{5};
+  // How long a wait is held: under the agents' 35 s client timeout, and
+  // within what proxies and NATs keep open.
+  static constexpr core::Duration kWaitLimit = core::Seconds(25);
   // Two locks, so that a report whose host is cached never waits for a
   // join's transaction (joins come from anyone who can reach the port).
   std::mutex store_mu_;        // guards joins_

@@ -4,6 +4,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,9 +13,41 @@
 #include "server/socket_address.h"
 
 namespace gleaner::server {
+namespace {
+
+// No answer of gleaner's comes near this; a hostile server must not make a
+// client hold more.
+constexpr size_t kMaxAnswerBytes = 256 * 1024 * 1024;
+
+std::string LowerCase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+void SetTimeouts(int fd, core::Duration timeout) {
+  timeval tv{static_cast<time_t>(timeout.count() / 1'000'000),
+             static_cast<suseconds_t>(timeout.count() % 1'000'000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// A header's value in a response head ("name: value" lines), lower-cased.
+std::string HeaderValue(const std::string& head, const std::string& name) {
+  const std::string lower = LowerCase(head);
+  const size_t at = lower.find("\r\n" + name + ":");
+  if (at == std::string::npos) return "";
+  size_t from = at + 3 + name.size();
+  const size_t end = lower.find("\r\n", from);
+  while (from < end && (lower[from] == ' ' || lower[from] == '\t')) ++from;
+  return lower.substr(from, end - from);
+}
+
+}  // namespace
 
 std::string Endpoint::ToString() const {
-  return unix_path.empty() ? "http://" + FormatHostPort(host, port) : "unix:" + unix_path;
+  if (!unix_path.empty()) return "unix:" + unix_path;
+  return (tls ? "https://" : "http://") + FormatHostPort(host, port);
 }
 
 core::Result<Endpoint> ParseServerUrl(const std::string& url) {
@@ -23,16 +57,16 @@ core::Result<Endpoint> ParseServerUrl(const std::string& url) {
     if (e.unix_path.empty()) return core::InvalidArgument("unix: needs a socket path");
     return e;
   }
+  std::string rest;
   if (url.rfind("https://", 0) == 0) {
+    e.tls = true;
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
     return core::InvalidArgument(
-        "gleaner speaks plain HTTP; put TLS in a reverse proxy in front of it, or reach it "
-        "through an SSH tunnel (see docs/api.md)");
+        "\"" + url + "\" is not a server URL: use http://HOST:PORT, https://HOST:PORT or unix:PATH");
   }
-  if (url.rfind("http://", 0) != 0) {
-    return core::InvalidArgument("\"" + url +
-                                 "\" is not a server URL: use http://HOST:PORT or unix:PATH");
-  }
-  std::string rest = url.substr(7);
   if (!rest.empty() && rest.back() == '/') rest.pop_back();
   GLEANER_ASSIGN_OR_RETURN(auto host_port, ParseHostPort(rest));
   e.host = host_port.first;
@@ -40,70 +74,172 @@ core::Result<Endpoint> ParseServerUrl(const std::string& url) {
   return e;
 }
 
-core::Result<std::pair<int, std::string>> HttpCall(
-    const Endpoint& endpoint, const std::string& method, const std::string& target,
-    const std::string& body, const std::string& token, core::Duration timeout) {
+void HttpClient::Interrupt() {
+  std::lock_guard lock(live_mu_);
+  interrupted_ = true;
+  if (live_fd_ >= 0) shutdown(live_fd_, SHUT_RDWR);
+}
+
+void HttpClient::Drop() {
+  {
+    std::lock_guard lock(live_mu_);
+    live_fd_ = -1;
+  }
+  conn_.reset();
+}
+
+core::Status HttpClient::Connect(core::Duration timeout) {
+  Drop();
+  if (interrupted_) return core::Unavailable("stopping");
+  const std::string where = endpoint_.ToString();
+  int fd = -1;
   // Linux honours SO_SNDTIMEO in connect(): a host that does not answer
   // costs `timeout`, not the kernel's minutes of SYN retries.
-  timeval tv{static_cast<time_t>(timeout.count() / 1'000'000),
-             static_cast<suseconds_t>(timeout.count() % 1'000'000)};
-  const auto with_timeouts = [&tv](int s) {
-    if (s >= 0) {
-      setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    }
-    return s;
-  };
-  int fd = -1;
-  if (!endpoint.unix_path.empty()) {
-    GLEANER_ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(endpoint.unix_path));
-    fd = with_timeouts(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  if (!endpoint_.unix_path.empty()) {
+    GLEANER_ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(endpoint_.unix_path));
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
+    SetTimeouts(fd, timeout);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
       const int error = errno;
       close(fd);
       // A socket file nobody listens on: left by a daemon that was killed.
       if (error == ECONNREFUSED) {
-        return core::Unavailable("no gleaner is running at " + endpoint.unix_path +
+        return core::Unavailable("no gleaner is running at " + endpoint_.unix_path +
                                  " (the socket was left by one that stopped or was killed); "
                                  "start `gleaner up`, which replaces it");
       }
-      return core::Unavailable("cannot reach gleaner at " + endpoint.unix_path + ": " +
+      return core::Unavailable("cannot reach gleaner at " + endpoint_.unix_path + ": " +
                                std::strerror(error) + " (is `gleaner up` running?)");
     }
+    conn_ = std::make_unique<net::Connection>(fd);
   } else {
-    GLEANER_ASSIGN_OR_RETURN(TcpAddress addr, ResolveTcp(endpoint.host, endpoint.port));
-    fd = with_timeouts(socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr.storage), addr.length) != 0) {
+    GLEANER_ASSIGN_OR_RETURN(TcpAddress addr, ResolveTcp(endpoint_.host, endpoint_.port));
+    fd = socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
+    SetTimeouts(fd, timeout);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr.storage), addr.length) != 0) {
       const std::string why = std::strerror(errno);
       close(fd);
-      return core::Unavailable("cannot reach gleaner at " + endpoint.ToString() + ": " + why +
+      return core::Unavailable("cannot reach gleaner at " + where + ": " + why +
                                " (is `gleaner up --listen` serving there?)");
     }
+    if (endpoint_.tls) {
+      std::shared_ptr<const net::TlsContext> tls = endpoint_.tls_context;
+      if (tls == nullptr) {
+        GLEANER_ASSIGN_OR_RETURN(tls, net::DefaultClientTls());
+      }
+      GLEANER_ASSIGN_OR_RETURN(conn_, net::Connection::ConnectTls(fd, *tls, endpoint_.host, where));
+    } else {
+      conn_ = std::make_unique<net::Connection>(fd);
+    }
   }
-  if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
+  ++connections_;
+  std::lock_guard lock(live_mu_);
+  live_fd_ = conn_->fd();
+  if (interrupted_) shutdown(live_fd_, SHUT_RDWR);  // interrupted while connecting
+  return core::Status::Ok();
+}
+
+core::Result<std::pair<int, std::string>> HttpClient::Call(const std::string& method,
+                                                           const std::string& target,
+                                                           const std::string& body,
+                                                           const std::string& token,
+                                                           core::Duration timeout) {
   std::string request = method + " " + target + " HTTP/1.1\r\nHost: gleaner\r\n";
   if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
-  request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-             "\r\nConnection: close\r\n\r\n" + body;
-  size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    // The server may have answered early (a request too large) and closed:
-    // stop sending and read what it said.
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
+  if (!body.empty() || method != "GET") {
+    request += "Content-Type: application/json\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n";
   }
+  if (!keep_alive_) request += "Connection: close\r\n";
+  request += "\r\n" + body;
+  // A kept connection the server closed meanwhile (its idle limit) fails
+  // before any answer: the request is sent again on a new one. Only then:
+  // a request the server may have read is never sent twice.
+  const bool reused = conn_ != nullptr;
+  if (reused) SetTimeouts(conn_->fd(), timeout);
+  if (!reused) GLEANER_RETURN_IF_ERROR(Connect(timeout));
+  bool answered = false;
+  auto result = Exchange(request, &answered);
+  if (!result.ok() && reused && !answered) {
+    GLEANER_RETURN_IF_ERROR(Connect(timeout));
+    result = Exchange(request, &answered);
+  }
+  if (!result.ok()) Drop();
+  return result;
+}
+
+core::Result<std::pair<int, std::string>> HttpClient::Exchange(const std::string& request,
+                                                               bool* answered) {
+  const std::string where = endpoint_.ToString();
+  // The server may have answered early (a request too large) and closed:
+  // a failed send still reads what it said.
+  const core::Status sent = conn_->WriteAll(request);
+  if (sent.ok()) bytes_sent_ += request.size();
   std::string response;
-  char buf[4096];
-  ssize_t n;
-  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) response.append(buf, static_cast<size_t>(n));
-  close(fd);
-  int status = 0;
-  if (std::sscanf(response.c_str(), "HTTP/1.1 %d", &status) != 1) {
-    return core::Unavailable("no answer from gleaner at " + endpoint.ToString());
+  char buf[16384];
+  size_t head_end = std::string::npos;
+  while (head_end == std::string::npos) {
+    auto n = conn_->Read(buf, sizeof buf);
+    if (!n.ok()) {
+      if (!response.empty()) *answered = true;
+      return core::Unavailable(n.status().message().starts_with("no answer")
+                                   ? "no answer from gleaner at " + where
+                                   : n.status().message());
+    }
+    if (*n == 0) break;
+    *answered = true;
+    response.append(buf, *n);
+    head_end = response.find("\r\n\r\n");
+    if (head_end == std::string::npos && response.size() > 64 * 1024) {
+      return core::Unavailable(where + " answered with headers over 64 KiB");
+    }
   }
-  const size_t body_at = response.find("\r\n\r\n");
-  return std::pair{status, body_at == std::string::npos ? "" : response.substr(body_at + 4)};
+  int status = 0;
+  if (head_end == std::string::npos ||
+      std::sscanf(response.c_str(), "HTTP/1.%*d %d", &status) != 1) {
+    if (!sent.ok() && response.empty()) {
+      return core::Unavailable("cannot send to gleaner at " + where + ": " + sent.message());
+    }
+    return core::Unavailable("no answer from gleaner at " + where);
+  }
+  const std::string head = response.substr(0, head_end + 2);
+  const std::string length_text = HeaderValue(head, "content-length");
+  const bool closes = !keep_alive_ || HeaderValue(head, "connection").find("close") !=
+                                          std::string::npos || length_text.empty();
+  std::string body = response.substr(head_end + 4);
+  if (!length_text.empty()) {
+    const unsigned long long length = std::strtoull(length_text.c_str(), nullptr, 10);
+    if (length > kMaxAnswerBytes) return core::Unavailable(where + " answered over 256 MiB");
+    while (body.size() < length) {
+      GLEANER_ASSIGN_OR_RETURN(size_t n, conn_->Read(buf, sizeof buf));
+      if (n == 0) return core::Unavailable(where + " closed the connection mid-answer");
+      body.append(buf, n);
+    }
+    if (body.size() > length) body.resize(length);  // nothing else may come unasked
+  } else {
+    // No length: the answer ends with the connection.
+    while (body.size() <= kMaxAnswerBytes) {
+      GLEANER_ASSIGN_OR_RETURN(size_t n, conn_->Read(buf, sizeof buf));
+      if (n == 0) break;
+      body.append(buf, n);
+    }
+  }
+  bytes_received_ += head_end + 4 + body.size();
+  if (closes) Drop();
+  return std::pair{status, std::move(body)};
+}
+
+core::Result<std::pair<int, std::string>> HttpCall(const Endpoint& endpoint,
+                                                   const std::string& method,
+                                                   const std::string& target,
+                                                   const std::string& body,
+                                                   const std::string& token,
+                                                   core::Duration timeout) {
+  HttpClient client(endpoint);
+  client.set_keep_alive(false);
+  return client.Call(method, target, body, token, timeout);
 }
 
 }  // namespace gleaner::server

@@ -1,31 +1,85 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
 #include "core/result.h"
 #include "core/units.h"
+#include "net/connection.h"
+#include "net/tls.h"
 
 namespace gleaner::server {
 
 // Where a client finds gleaner's API: the Unix socket of a local `gleaner
-// up` (the kernel tells it who we are), or an HTTP address (a token does).
+// up` (the kernel tells it who we are), or an HTTP(S) address (a token does).
 struct Endpoint {
-  std::string unix_path;  // set for a Unix socket
-  std::string host;
+  std::string unix_path{};  // set for a Unix socket
+  std::string host{};
   uint16_t port = 0;
+  bool tls = false;  // https://
+  // For https://: whom to trust and what certificate to present (mTLS);
+  // null: the system's CAs, no client certificate.
+  std::shared_ptr<const net::TlsContext> tls_context{};
 
   std::string ToString() const;
 };
 
-// "http://127.0.0.1:7380" (a trailing "/" allowed) or "unix:/path/gleaner.sock".
+// "http://127.0.0.1:7380", "https://coordinator:7380" (a trailing "/"
+// allowed) or "unix:/path/gleaner.sock".
 core::Result<Endpoint> ParseServerUrl(const std::string& url);
 
-// One request; the answer's status and body. `token`, when set, goes as
-// "Authorization: Bearer". kUnavailable when the server cannot be reached
-// or does not answer within `timeout` (for connecting, and for each read
-// or write).
+// A client of one server that keeps its connection open between calls
+// (HTTP/1.1 keep-alive) and opens it again when the server has closed it.
+// One thread calls at a time; Interrupt may come from any.
+class HttpClient {
+ public:
+  explicit HttpClient(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // One request; the answer's status and body. `token`, when set, goes as
+  // "Authorization: Bearer". kUnavailable when the server cannot be
+  // reached or does not answer within `timeout` (for connecting, and for
+  // each read or write), with what was wrong in words (TLS included).
+  core::Result<std::pair<int, std::string>> Call(const std::string& method,
+                                                 const std::string& target,
+                                                 const std::string& body,
+                                                 const std::string& token = "",
+                                                 core::Duration timeout = core::Seconds(30));
+  // Ends a call under way (a long poll) at once, and fails every later
+  // one: for stopping the thread that calls.
+  void Interrupt();
+  // Closes the connection after each call when false ("Connection: close").
+  void set_keep_alive(bool keep) { keep_alive_ = keep; }
+  const Endpoint& endpoint() const { return endpoint_; }
+  // The HTTP bytes sent and received so far (TLS framing not counted), and
+  // the connections opened.
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  uint64_t bytes_received() const { return bytes_received_; }
+  uint64_t connections() const { return connections_; }
+
+ private:
+  core::Status Connect(core::Duration timeout);
+  void Drop();  // closes the connection
+  // One attempt; `fresh`: whether the connection was opened for it.
+  core::Result<std::pair<int, std::string>> Exchange(const std::string& request, bool* sent);
+
+  Endpoint endpoint_;
+  std::unique_ptr<net::Connection> conn_;
+  bool keep_alive_ = true;
+  uint64_t bytes_sent_ = 0;
+  uint64_t bytes_received_ = 0;
+  uint64_t connections_ = 0;
+  std::mutex live_mu_;  // guards live_fd_, which Interrupt shuts down
+  int live_fd_ = -1;
+  std::atomic<bool> interrupted_{false};
+};
+
+// One request on a connection of its own, closed after it.
 core::Result<std::pair<int, std::string>> HttpCall(const Endpoint& endpoint,
                                                    const std::string& method,
                                                    const std::string& target,

@@ -42,6 +42,10 @@ ParsedRequest Error(int status, std::string message) {
 }  // namespace
 
 ParsedRequest ParseRequest(std::string_view received) {
+  // 0x16 opens a TLS handshake record; no request line starts with it.
+  if (!received.empty() && received[0] == '\x16') {
+    return Error(400, "this port speaks plain HTTP, not TLS: use http:// for it");
+  }
   const size_t header_end = received.find("\r\n\r\n");
   if (header_end == std::string_view::npos) {
     if (received.size() > kMaxHeaderBytes) {
@@ -115,8 +119,13 @@ ParsedRequest ParseRequest(std::string_view received) {
   const std::string_view body = received.substr(header_end + 4);
   if (body.size() < length) return {};
   req.body = std::string(body.substr(0, length));
+  const auto connection = req.headers.find("connection");
+  const std::string wants = connection == req.headers.end() ? "" : Lower(connection->second);
+  req.keep_alive = version == "HTTP/1.1" ? wants.find("close") == std::string::npos
+                                         : wants.find("keep-alive") != std::string::npos;
   ParsedRequest done;
   done.kind = ParsedRequest::Kind::kComplete;
+  done.consumed = header_end + 4 + length;
   done.request = std::move(req);
   return done;
 }
@@ -158,24 +167,14 @@ const char* Reason(int status) {
 
 }  // namespace
 
-std::string FormatResponse(const HttpResponse& r) {
+std::string FormatResponse(const HttpResponse& r, bool keep_alive) {
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) +
                     "\r\nContent-Type: " + r.content_type +
                     "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
   for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
-  out += "Connection: close\r\n\r\n" + r.body;
+  out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+  out += r.body;
   return out;
-}
-
-void WriteResponse(int fd, const HttpResponse& r) {
-  const std::string out = FormatResponse(r);
-  size_t sent = 0;
-  while (sent < out.size()) {
-    const ssize_t n = send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    sent += static_cast<size_t>(n);
-  }
 }
 
 HttpResponse ErrorResponse(const core::Status& s) {

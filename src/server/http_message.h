@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/units.h"
 
 namespace gleaner::server {
 
@@ -17,6 +20,20 @@ struct HttpRequest {
   std::string path;                            // "/v1/jobs/7"
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
+  // HTTP/1.1 without "Connection: close", or HTTP/1.0 with
+  // "Connection: keep-alive": the client may send another request on the
+  // same connection.
+  bool keep_alive = true;
+};
+
+struct HttpResponse;
+// An answer that comes later (a long poll). The server holds the
+// connection, costing no worker thread, until `wait` answers through the
+// function it is given (from any thread, at most once counts) or `limit`
+// passes; then it answers `on_timeout`.
+struct LaterResponse {
+  core::Duration limit;
+  std::function<void(std::function<void(HttpResponse)> answer)> wait;
 };
 
 struct HttpResponse {
@@ -25,6 +42,9 @@ struct HttpResponse {
   std::string content_type = "application/json";
   // More header lines, {name, value}: the dashboard's security policy.
   std::vector<std::pair<std::string, std::string>> headers = {};
+  // Set for an answer that comes later: this response is then the one sent
+  // when `later->limit` passes first.
+  std::shared_ptr<LaterResponse> later = nullptr;
 };
 
 // Limits that keep a bad client from exhausting memory.
@@ -36,6 +56,7 @@ struct ParsedRequest {
   enum class Kind { kIncomplete, kComplete, kError };
   Kind kind = Kind::kIncomplete;
   HttpRequest request;   // kComplete
+  size_t consumed = 0;   // kComplete: the request's bytes; what follows is the next one
   int error_status = 0;  // kError: 400 malformed, 413 body or 431 headers too
                          // large, 501 Transfer-Encoding
   std::string error;     // kError: what was wrong, for the client
@@ -44,15 +65,14 @@ struct ParsedRequest {
 // Parses one HTTP/1.1 request from the start of `received` (pure; never
 // throws). Strict where leniency lets requests be read two ways: CRLF line
 // ends, a path target, token header names, one digits-only Content-Length,
-// no Transfer-Encoding. Bytes past the body are ignored (one request per
-// connection).
+// no Transfer-Encoding. Bytes past the body belong to the next request. A
+// TLS handshake sent to a plain port is an error at its first byte, so the
+// client hears at once that it should use http://.
 ParsedRequest ParseRequest(std::string_view received);
 
-// The bytes of `response` on the wire: status line, headers, body.
-std::string FormatResponse(const HttpResponse& response);
-
-// Writes `response` with its content type and closes nothing.
-void WriteResponse(int fd, const HttpResponse& response);
+// The bytes of `response` on the wire: status line, headers, body, and
+// "Connection: keep-alive" or "close".
+std::string FormatResponse(const HttpResponse& response, bool keep_alive = false);
 
 // {"error": {"code": ..., "message": ...}} with the status for `status`.
 HttpResponse ErrorResponse(const core::Status& status);

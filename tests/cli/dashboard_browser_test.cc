@@ -52,7 +52,7 @@ std::vector<std::string> All(const std::string& text, const std::string& pattern
 // Waits (up to 20 s) until gleaner has looked at the GPUs once: the page
 // shows them from then on.
 bool FirstPassDone(int port, const std::string& token) {
-  const server::Endpoint api{"", "127.0.0.1", static_cast<uint16_t>(port)};
+  const server::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
   for (int i = 0; i < 200; ++i) {
     auto r = server::HttpCall(api, "GET", "/v1/gpus", "", token);
     if (r.ok() && r->first == 200) return true;
@@ -218,7 +218,7 @@ TEST_F(DashboardBrowserTest, AnAnonymousReaderSeesAReadOnlyView) {
       testing::Gleaner("--data-dir " + data + " submit --gpus 8 -- sleep 60");
   ASSERT_EQ(submitted.rc, 0) << submitted.err;
   ASSERT_TRUE(FirstPassDone(port, "")) << testing::Slurp(dir_.path() / "up.log");
-  const server::Endpoint api{"", "127.0.0.1", static_cast<uint16_t>(port)};
+  const server::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
   auto cancel = server::HttpCall(api, "POST", "/v1/jobs/1/cancel", "", "");
   ASSERT_TRUE(cancel.ok());
   EXPECT_EQ(cancel->first, 401);
@@ -267,7 +267,7 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
   ASSERT_EQ(submitted.rc, 0) << submitted.err;  // nobody's: /tmp, not the build, is theirs to enter
 
   // Both hosts up, and each GPU with a verdict its agent reported.
-  const server::Endpoint api{"", "127.0.0.1", static_cast<uint16_t>(port)};
+  const server::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
   nlohmann::json cluster;
   const auto ready = [&cluster] {
     if (cluster["schema"] != "gleaner.cluster/v1" || cluster["hosts"].size() != 2) return false;

@@ -250,7 +250,10 @@ TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {
   EXPECT_EQ(e->port, 7380);
   EXPECT_EQ(ParseServerUrl("http://[::1]:80")->host, "::1");
   EXPECT_EQ(ParseServerUrl("unix:/run/g.sock")->unix_path, "/run/g.sock");
-  EXPECT_THAT(ParseServerUrl("https://x:1").status().message(), HasSubstr("reverse proxy"));
+  EXPECT_TRUE(ParseServerUrl("https://10.0.0.7:7380")->tls);
+  EXPECT_FALSE(ParseServerUrl("http://10.0.0.7:7380")->tls);
+  EXPECT_EQ(ParseServerUrl("https://10.0.0.7:7380")->ToString(), "https://10.0.0.7:7380");
+  EXPECT_THAT(ParseServerUrl("ftp://x:1").status().message(), HasSubstr("https://HOST:PORT"));
   EXPECT_THAT(ParseServerUrl("127.0.0.1:7380").status().message(), HasSubstr("http://HOST:PORT"));
   EXPECT_THAT(ParseServerUrl("http://host").status().message(), HasSubstr("not HOST:PORT"));
   EXPECT_THAT(ParseServerUrl("http://h:99999").status().message(), HasSubstr("not HOST:PORT"));

@@ -40,7 +40,7 @@ std::string RawGet(uint16_t port, const std::string& path) {
     close(fd);
     return "";
   }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   send(fd, request.data(), request.size(), MSG_NOSIGNAL);
   std::string answer;
   char buf[8192];
