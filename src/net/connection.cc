@@ -183,6 +183,8 @@ core::Result<size_t> Connection::Read(char* buf, size_t size) {
     if (n > 0) return static_cast<size_t>(n);
     const int error = SSL_get_error(ssl_, n);
     if (error == SSL_ERROR_ZERO_RETURN) return size_t{0};
+    // Only TLS's own messages came (a session ticket): read on.
+    if ((error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) && errno == 0) continue;
     failed_ = true;
     // TLS 1.3 clients hear that the server refused their certificate only
     // here, after their handshake finished.

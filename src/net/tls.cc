@@ -3,6 +3,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509err.h>
 #include <signal.h>
 
 #include <mutex>
@@ -43,9 +44,6 @@ core::Result<SSL_CTX*> NewContext(bool server) {
   SSL_CTX* ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
   if (ctx == nullptr) return core::Internal("cannot set up TLS: " + TakeOpenSslErrors());
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  // Our connections are sockets that may drop: never renegotiate or retry
-  // silently behind a caller that polls.
-  SSL_CTX_clear_mode(ctx, SSL_MODE_AUTO_RETRY);
   // A peer that closes without TLS's goodbye has simply ended.
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
   return ctx;
@@ -57,9 +55,11 @@ core::Status UseCertificate(SSL_CTX* ctx, const TlsFiles& files, const std::stri
     return Failed("cannot read a PEM certificate from " + files.cert + " (" + flag + ")");
   }
   if (SSL_CTX_use_PrivateKey_file(ctx, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
-    return Failed("cannot read a PEM private key from " + files.key + " (--tls-key)");
+    if (ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH) {
+      return Failed("cannot read a PEM private key from " + files.key + " (--tls-key)");
+    }
   }
-  if (SSL_CTX_check_private_key(ctx) != 1) {
+  if (ERR_peek_error() != 0 || SSL_CTX_check_private_key(ctx) != 1) {
     return Failed("the key in " + files.key + " does not belong to the certificate in " +
                   files.cert);
   }

@@ -11,11 +11,11 @@ namespace gleaner::net {
 
 // Where one side of a TLS connection finds its PEM files.
 struct TlsFiles {
-  std::string cert;  // this side's certificate (chain): a server's, or a client's for mTLS
-  std::string key;   // its private key
+  std::string cert{};  // this side's certificate (chain): a server's, or a client's for mTLS
+  std::string key{};   // its private key
   // Whom to trust. A client checks the server's certificate against it (empty:
   // the system's CAs); a server checks the certificates clients present.
-  std::string ca;
+  std::string ca{};
   // A server refuses clients that present no certificate signed by `ca`.
   bool require_client_cert = false;
 };

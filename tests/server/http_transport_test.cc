@@ -1,0 +1,286 @@
+// The HTTP transport as clients meet it: connections kept open between
+// requests, answers that come later (long polls), and TLS, with the
+// errors a user gets when the two sides disagree.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/http_client.h"
+#include "server/http_server.h"
+#include "testing/temp_dir.h"
+#include "testing/test_pki.h"
+
+namespace gleaner::server {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+HttpResponse Echo(const HttpRequest& r, const Peer&) {
+  return HttpResponse{200, "{\"path\": \"" + r.path + "\"}"};
+}
+
+Endpoint Url(const std::string& address) { return std::move(ParseServerUrl(address)).value(); }
+
+// Everything the server sends before it closes, waiting at most `limit`.
+std::string ReadAll(int fd, std::chrono::milliseconds limit) {
+  std::string out;
+  char buf[4096];
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 50) != 1) continue;
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+int ConnectTo(uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST(KeepAliveTest, AClientSendsItsRequestsOnOneConnection) {
+  auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  HttpClient client(Url((*server)->address()));
+  for (const std::string path : {"/a", "/b", "/c"}) {
+    auto r = client.Call("GET", path, "");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->second, "{\"path\": \"" + path + "\"}");
+  }
+  EXPECT_EQ(client.connections(), 1u);
+}
+
+TEST(KeepAliveTest, PipelinedRequestsAreAnsweredInTurn) {
+  auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
+  ASSERT_TRUE(server.ok());
+  const int fd = ConnectTo(Url((*server)->address()).port);
+  ASSERT_GE(fd, 0);
+  const std::string two =
+      "GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n"
+      "Connection: close\r\n\r\n";
+  ASSERT_EQ(send(fd, two.data(), two.size(), MSG_NOSIGNAL), static_cast<ssize_t>(two.size()));
+  const std::string answers = ReadAll(fd, 5000ms);  // ends: the second asked to close
+  close(fd);
+  const size_t first = answers.find("/first");
+  const size_t second = answers.find("/second");
+  ASSERT_NE(first, std::string::npos) << answers;
+  ASSERT_NE(second, std::string::npos) << answers;
+  EXPECT_LT(first, second);
+  EXPECT_THAT(answers, HasSubstr("Connection: keep-alive"));
+  EXPECT_THAT(answers, HasSubstr("Connection: close"));
+}
+
+TEST(KeepAliveTest, AClientWhoseConnectionTheServerClosedSendsAgainOnANewOne) {
+  auto first = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
+  ASSERT_TRUE(first.ok());
+  const Endpoint where = Url((*first)->address());
+  HttpClient client(where);
+  ASSERT_TRUE(client.Call("GET", "/one", "").ok());
+  first->reset();  // a restarted server: the kept connection is gone
+  auto second = HttpServer::ServeTcp("127.0.0.1", where.port, Echo);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  auto r = client.Call("GET", "/two", "");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->second, "{\"path\": \"/two\"}");
+  EXPECT_EQ(client.connections(), 2u);
+}
+
+// A long poll: /wait is answered when the test says so.
+class LaterAnswerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::move(HttpServer::ServeTcp("127.0.0.1", 0,
+                                             [this](const HttpRequest& r, const Peer&) {
+                                               if (r.path != "/wait") return Echo(r, {});
+                                               HttpResponse timeout{200, "\"timed out\""};
+                                               timeout.later = std::make_shared<LaterResponse>(
+                                                   LaterResponse{limit_, [this](auto answer) {
+                                                                   std::lock_guard lock(mu_);
+                                                                   waiting_.push_back(answer);
+                                                                 }});
+                                               return timeout;
+                                             }))
+                  .value();
+    endpoint_ = Url(server_->address());
+  }
+  size_t Waiting() {
+    std::lock_guard lock(mu_);
+    return waiting_.size();
+  }
+
+  core::Duration limit_ = core::Seconds(30);
+  std::unique_ptr<HttpServer> server_;
+  Endpoint endpoint_;
+  std::mutex mu_;
+  std::vector<std::function<void(HttpResponse)>> waiting_;
+};
+
+TEST_F(LaterAnswerTest, WaitsHoldNoWorkerAndAreAnsweredWhenReady) {
+  constexpr int kWaits = 40;  // more than the server's 16 workers
+  std::vector<std::thread> clients;
+  std::atomic<int> ready{0};
+  for (int i = 0; i < kWaits; ++i) {
+    clients.emplace_back([&] {
+      auto r = HttpCall(endpoint_, "POST", "/wait", "{}");
+      if (r.ok() && r->second == "\"ready\"") ++ready;
+    });
+  }
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (Waiting() < kWaits && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(Waiting(), static_cast<size_t>(kWaits));
+  // Every worker would be held if waits held them: this would wait too.
+  const auto asked = std::chrono::steady_clock::now();
+  auto ping = HttpCall(endpoint_, "GET", "/ping", "");
+  ASSERT_TRUE(ping.ok()) << ping.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 2s);
+  {
+    std::lock_guard lock(mu_);
+    for (auto& answer : waiting_) {
+      answer(HttpResponse{200, "\"ready\""});
+      answer(HttpResponse{200, "\"twice\""});  // only the first counts
+    }
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(ready.load(), kWaits);
+}
+
+TEST_F(LaterAnswerTest, AWaitNobodyAnswersGetsItsTimeoutAnswer) {
+  limit_ = std::chrono::milliseconds(300);
+  auto r = HttpCall(endpoint_, "POST", "/wait", "{}");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->second, "\"timed out\"");
+}
+
+TEST_F(LaterAnswerTest, AnAnswerAfterTheServerStoppedIsHarmless) {
+  std::thread client([&] { HttpCall(endpoint_, "POST", "/wait", "{}").status().IgnoreError(); });
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (Waiting() < 1 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(Waiting(), 1u);
+  server_.reset();
+  client.join();
+  waiting_.front()(HttpResponse{200, "\"late\""});  // nothing left to answer: no crash
+}
+
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { pki_ = gleaner::testing::MakeTestPki(dir_.path().string()); }
+
+  std::unique_ptr<HttpServer> Serve(const net::TlsFiles& files) {
+    auto tls = net::TlsContext::ForServer(files);
+    EXPECT_TRUE(tls.ok()) << tls.status().ToString();
+    return std::move(HttpServer::ServeTcp("127.0.0.1", 0, Echo, *tls)).value();
+  }
+  Endpoint Client(const std::string& address, const net::TlsFiles& files) {
+    Endpoint e = Url(address);
+    auto tls = net::TlsContext::ForClient(files);
+    EXPECT_TRUE(tls.ok()) << tls.status().ToString();
+    e.tls_context = *tls;
+    return e;
+  }
+
+  gleaner::testing::TempDir dir_;
+  gleaner::testing::TestPki pki_;
+};
+
+TEST_F(TlsTest, AClientThatTrustsTheCaIsServedOverOneConnection) {
+  auto server = Serve({pki_.server_cert, pki_.server_key});
+  EXPECT_EQ(server->address().rfind("https://127.0.0.1:", 0), 0u) << server->address();
+  HttpClient client(Client(server->address(), {.ca = pki_.ca}));
+  for (const std::string path : {"/a", "/b"}) {
+    auto r = client.Call("GET", path, "");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->second, "{\"path\": \"" + path + "\"}");
+  }
+  EXPECT_EQ(client.connections(), 1u);
+}
+
+TEST_F(TlsTest, AClientThatDoesNotKnowTheCaIsToldToPassIt) {
+  auto server = Serve({pki_.server_cert, pki_.server_key});
+  auto r = HttpCall(Url(server->address()), "GET", "/a", "");  // the system's CAs only
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("signed by a CA this client does not trust"));
+  EXPECT_THAT(r.status().message(), HasSubstr("--ca-file"));
+}
+
+TEST_F(TlsTest, PlainHttpToATlsPortIsAnsweredInPlainWords) {
+  auto server = Serve({pki_.server_cert, pki_.server_key});
+  Endpoint plain = Url(server->address());
+  plain.tls = false;
+  auto r = HttpCall(plain, "GET", "/a", "");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->first, 400);
+  EXPECT_THAT(r->second, HasSubstr("this port speaks TLS: use https://"));
+}
+
+TEST_F(TlsTest, TlsToAPlainPortSaysSo) {
+  auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
+  ASSERT_TRUE(server.ok());
+  Endpoint e = Client((*server)->address(), {.ca = pki_.ca});
+  e.tls = true;
+  const auto asked = std::chrono::steady_clock::now();
+  auto r = HttpCall(e, "GET", "/a", "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("speaks plain HTTP, not TLS: use http://"));
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 5s);  // not the read deadline
+}
+
+TEST_F(TlsTest, AnExpiredOrMismatchedCertificateIsRefusedAtStart) {
+  auto expired = net::TlsContext::ForServer({pki_.expired_cert, pki_.expired_key});
+  ASSERT_FALSE(expired.ok());
+  EXPECT_THAT(expired.status().message(), HasSubstr("expired on"));
+  EXPECT_THAT(expired.status().message(), HasSubstr("renew it"));
+  auto client = net::TlsContext::ForClient({pki_.expired_cert, pki_.expired_key, pki_.ca});
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(client.status().message(), HasSubstr("expired on"));
+  auto mismatched = net::TlsContext::ForServer({pki_.server_cert, pki_.client_key});
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_THAT(mismatched.status().message(), HasSubstr("does not belong to the certificate"));
+  auto missing = net::TlsContext::ForServer({dir_.path().string() + "/nope.pem", pki_.server_key});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("nope.pem"));
+}
+
+TEST_F(TlsTest, AServerThatRequiresClientCertificatesServesOnlyItsCasClients) {
+  auto server = Serve({pki_.server_cert, pki_.server_key, pki_.ca, true});
+  auto anonymous = HttpCall(Client(server->address(), {.ca = pki_.ca}), "GET", "/a", "");
+  ASSERT_FALSE(anonymous.ok());
+  EXPECT_THAT(anonymous.status().message(), HasSubstr("requires a client certificate"));
+  auto stranger = HttpCall(
+      Client(server->address(), {pki_.stranger_cert, pki_.stranger_key, pki_.ca}), "GET", "/a", "");
+  ASSERT_FALSE(stranger.ok());
+  EXPECT_THAT(stranger.status().message(), HasSubstr("does not trust this client's certificate"));
+  auto known = HttpCall(Client(server->address(), {pki_.client_cert, pki_.client_key, pki_.ca}),
+                        "GET", "/a", "");
+  ASSERT_TRUE(known.ok()) << known.status().ToString();
+  EXPECT_EQ(known->first, 200);
+}
+
+}  // namespace
+}  // namespace gleaner::server
