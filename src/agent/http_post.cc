@@ -9,26 +9,35 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <memory>
+
+#include "net/connection.h"
+#include "net/tls.h"
 
 namespace gleaner::agent {
 namespace {
 
 struct Url {
+  bool tls = false;
   std::string host;
   std::string port = "80";
   std::string path = "/";
 };
 
 core::Result<Url> ParseUrl(const std::string& url) {
-  const std::string scheme = "http://";
-  if (url.rfind(scheme, 0) != 0) {
-    return core::InvalidArgument(
-        "webhook URL \"" + url +
-        "\" must start with http:// (for https, put a TLS proxy in front)");
-  }
   Url out;
-  std::string rest = url.substr(scheme.size());
+  std::string rest;
+  if (url.rfind("https://", 0) == 0) {
+    out.tls = true;
+    out.port = "443";
+    rest = url.substr(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else {
+    return core::InvalidArgument("webhook URL \"" + url +
+                                 "\" must start with https:// or http://");
+  }
   const size_t slash = rest.find('/');
   if (slash != std::string::npos) {
     out.path = rest.substr(slash);
@@ -48,20 +57,6 @@ core::Result<Url> ParseUrl(const std::string& url) {
   out.host = rest;
   return out;
 }
-
-class Socket {
- public:
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  int fd() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 core::Status ConnectWithTimeout(int fd, const sockaddr* addr, socklen_t len, int timeout_ms) {
   const int flags = fcntl(fd, F_GETFL, 0);
@@ -99,33 +94,38 @@ core::Result<int> HttpPostJson(const std::string& url, const std::string& body,
   const int timeout_ms = static_cast<int>(timeout.count() / 1000);
   core::Status last = core::Unavailable("no address for " + u.host);
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    Socket s(socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
-    if (s.fd() < 0) continue;
-    last = ConnectWithTimeout(s.fd(), a->ai_addr, a->ai_addrlen, timeout_ms);
-    if (!last.ok()) continue;
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    last = ConnectWithTimeout(fd, a->ai_addr, a->ai_addrlen, timeout_ms);
+    if (!last.ok()) {
+      close(fd);
+      continue;
+    }
     timeval tv{static_cast<time_t>(timeout_ms / 1000),
                static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
-    setsockopt(s.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    std::unique_ptr<net::Connection> conn;
+    if (u.tls) {
+      GLEANER_ASSIGN_OR_RETURN(std::shared_ptr<net::TlsContext> tls, net::DefaultClientTls());
+      GLEANER_ASSIGN_OR_RETURN(conn, net::Connection::ConnectTls(fd, *tls, u.host, url));
+    } else {
+      conn = std::make_unique<net::Connection>(fd);
+    }
     const std::string host =
         u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;  // IPv6 literal
     const std::string request =
         "POST " + u.path + " HTTP/1.1\r\nHost: " + host + ":" + u.port +
         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
         "\r\nUser-Agent: gleaner\r\nConnection: close\r\n\r\n" + body;
-    size_t sent = 0;
-    while (sent < request.size()) {
-      const ssize_t n = send(s.fd(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0)
-        return core::Unavailable(std::string("send to ") + url + ": " + std::strerror(errno));
-      sent += static_cast<size_t>(n);
-    }
+    if (auto sent = conn->WriteAll(request); !sent.ok()) return sent.WithContext(url);
     std::string response;
     char buf[1024];
     while (response.find("\r\n") == std::string::npos) {
-      const ssize_t n = recv(s.fd(), buf, sizeof buf, 0);
-      if (n <= 0) break;
-      response.append(buf, static_cast<size_t>(n));
+      auto n = conn->Read(buf, sizeof buf);
+      if (!n.ok()) return n.status().WithContext(url);
+      if (*n == 0) break;
+      response.append(buf, *n);
     }
     int status = 0;
     if (std::sscanf(response.c_str(), "HTTP/%*d.%*d %d", &status) != 1) {

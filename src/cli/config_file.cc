@@ -152,9 +152,8 @@ Status ReadAlerts(const std::string& path, const toml::table& t, GleanerConfig* 
   GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "alerts.", {"webhook_url", "rule"}));
   if (const toml::node* url = t.get("webhook_url")) {
     std::optional<std::string> s = url->value<std::string>();
-    if (!s || s->rfind("http://", 0) != 0) {
-      return Error(path, *url, "alerts.webhook_url",
-                   "expected an http:// URL (for https, put a TLS proxy in front)");
+    if (!s || (s->rfind("https://", 0) != 0 && s->rfind("http://", 0) != 0)) {
+      return Error(path, *url, "alerts.webhook_url", "expected an https:// or http:// URL");
     }
     c->alert_webhook_url = *s;
   }

@@ -3,11 +3,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 
 #include "agent/alert_webhook.h"
 #include "agent/http_post.h"
+#include "net/tls.h"
+#include "server/http_server.h"
 #include "testing/http_receiver.h"
+#include "testing/temp_dir.h"
+#include "testing/test_pki.h"
 
 namespace gleaner::agent {
 namespace {
@@ -88,11 +93,33 @@ TEST(AlertWebhookTest, GivesUpAfterMaxAttempts) {
 }
 
 TEST(HttpPostTest, BadUrls) {
-  EXPECT_THAT(HttpPostJson("https://x/hook", "{}", core::Seconds(1)).status().message(),
-              HasSubstr("must start with http://"));
+  EXPECT_THAT(HttpPostJson("ftp://x/hook", "{}", core::Seconds(1)).status().message(),
+              HasSubstr("must start with https:// or http://"));
   EXPECT_THAT(HttpPostJson("http:///hook", "{}", core::Seconds(1)).status().message(),
               HasSubstr("has no host"));
   EXPECT_FALSE(HttpPostJson("http://no-such-host.invalid/hook", "{}", core::Seconds(1)).ok());
+}
+
+TEST(HttpPostTest, HttpsChecksTheReceiversCertificate) {
+  testing::TempDir dir;
+  const testing::TestPki pki = testing::MakeTestPki(dir.path().string());
+  auto tls = net::TlsContext::ForServer({pki.server_cert, pki.server_key});
+  ASSERT_TRUE(tls.ok()) << tls.status().ToString();
+  std::atomic<int> received{0};
+  auto receiver = server::HttpServer::ServeTcp(
+      "127.0.0.1", 0,
+      [&](const server::HttpRequest&, const server::Peer&) {
+        ++received;
+        return server::HttpResponse{204, ""};
+      },
+      *tls);
+  ASSERT_TRUE(receiver.ok());
+  // Signed by a CA the system does not know: refused before anything is sent.
+  const std::string url = "https://" + (*receiver)->address().substr(8) + "/hook";
+  auto posted = HttpPostJson(url, "{}", core::Seconds(5));
+  ASSERT_FALSE(posted.ok());
+  EXPECT_THAT(posted.status().message(), HasSubstr("signed by a CA this client does not trust"));
+  EXPECT_EQ(received.load(), 0);
 }
 
 }  // namespace

@@ -182,9 +182,11 @@ for_s = 60
               HasSubstr("r.toml:3: alerts.rule.when: expected one of"));
   const std::string bad_toml = dir.Write("t.toml", "[idle\n");
   EXPECT_THAT(cli::LoadConfig(bad_toml, true).status().message(), HasSubstr("t.toml:1:"));
-  const std::string https = dir.Write("h.toml", "[alerts]\nwebhook_url = \"https://x\"\n");
-  EXPECT_THAT(cli::LoadConfig(https, true).status().message(),
-              HasSubstr("expected an http:// URL"));
+  const std::string ftp = dir.Write("h.toml", "[alerts]\nwebhook_url = \"ftp://x\"\n");
+  EXPECT_THAT(cli::LoadConfig(ftp, true).status().message(),
+              HasSubstr("expected an https:// or http:// URL"));
+  const std::string https = dir.Write("s.toml", "[alerts]\nwebhook_url = \"https://x/h\"\n");
+  EXPECT_TRUE(cli::LoadConfig(https, true).ok());
   const std::string range = dir.Write("n.toml", "[idle]\nmin_confidence = 2\n");
   EXPECT_THAT(cli::LoadConfig(range, true).status().message(),
               HasSubstr("n.toml:2: idle.min_confidence"));
