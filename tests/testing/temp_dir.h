@@ -2,10 +2,13 @@
 
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <thread>
 
 namespace gleaner::testing {
 
@@ -16,7 +19,16 @@ class TempDir {
     std::string tmpl = (std::filesystem::temp_directory_path() / "gleaner-test-XXXXXX").string();
     path_ = mkdtemp(tmpl.data());
   }
-  ~TempDir() { std::filesystem::remove_all(path_); }
+  // A daemon the test stopped may still be renaming a file inside: try
+  // again rather than throw from a destructor.
+  ~TempDir() {
+    std::error_code error;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      std::filesystem::remove_all(path_, error);
+      if (!error) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
