@@ -4,15 +4,19 @@
 // and, when the leader is killed meanwhile (bench/cluster.sh), how long
 // agents went without an answer. Each emulated agent reports once a second
 // with GPUs that are idle and lendable, starts what it is told (no process:
-// the job "runs" for --job-seconds) and reports its start and end.
+// the job "runs" for --job-seconds) and reports its start and end. As
+// `gleaner agent` does, each keeps its connections open and long-polls
+// /v1/agents/wait, reporting at once when the coordinator has orders for it
+// (--keep-alive 0 and --long-poll 0 turn either off, for comparison).
 //
-//   agent_swarm --server http://127.0.0.1:7380[,URL] --join-tokens F
-//               --token glt_... --agents 2000 --seconds 60
+//   agent_swarm --server http(s)://127.0.0.1:7380[,URL] --join-tokens F
+//               --token glt_... --agents 2000 --seconds 60 [--ca-file CA]
 //
 // Prints one JSON object: the figures docs/benchmarks.md records.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -24,6 +28,7 @@
 
 #include "cluster/agent_protocol.h"
 #include "core/clock.h"
+#include "net/tls.h"
 #include "server/http_client.h"
 
 namespace {
@@ -45,6 +50,32 @@ struct Options {
   double seconds = 60;
   double jobs_per_second = 20;
   double job_seconds = 5;
+  bool keep_alive = true;
+  bool long_poll = true;
+};
+
+// One client per coordinator, for one thread.
+using Clients = std::vector<std::unique_ptr<gleaner::server::HttpClient>>;
+
+Clients ClientsOf(const Options& o) {
+  Clients out;
+  for (const gleaner::server::Endpoint& e : o.servers) {
+    out.push_back(std::make_unique<gleaner::server::HttpClient>(e));
+    out.back()->set_keep_alive(o.keep_alive);
+  }
+  return out;
+}
+
+// The HTTP bytes every client sent and received, and the connections it opened.
+struct Wire {
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> connections{0};
+  void Add(const Clients& clients) {
+    for (const auto& c : clients) {
+      bytes += c->bytes_sent() + c->bytes_received();
+      connections += c->connections();
+    }
+  }
 };
 
 double Since(Clock::time_point t) {
@@ -58,15 +89,15 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 // Posts to the servers in turn until one answers 200.
-std::optional<json> Post(const Options& o, size_t& current, const std::string& target,
-                         const std::string& body, const std::string& token) {
-  for (size_t tried = 0; tried < o.servers.size(); ++tried) {
-    auto answer = gleaner::server::HttpCall(o.servers[current], "POST", target, body, token,
-                                            gleaner::core::Seconds(5));
+std::optional<json> Post(Clients& clients, size_t& current, const std::string& target,
+                         const std::string& body, const std::string& token,
+                         gleaner::core::Duration timeout = gleaner::core::Seconds(5)) {
+  for (size_t tried = 0; tried < clients.size(); ++tried) {
+    auto answer = clients[current]->Call("POST", target, body, token, timeout);
     if (answer.ok() && (answer->first == 200 || answer->first == 201)) {
       return json::parse(answer->second, nullptr, false);
     }
-    current = (current + 1) % o.servers.size();
+    current = (current + 1) % clients.size();
   }
   return std::nullopt;
 }
@@ -81,6 +112,15 @@ struct Agent {
   int64_t seq = 0;
   std::vector<JobEvent> outbox;
   std::map<gleaner::sched::JobId, std::pair<JobAttempt, Clock::time_point>> running;  // until
+  std::atomic<uint64_t> orders{0};    // from the last reply; the long poll waits past it
+  std::atomic<bool> woken{false};     // the long poll says: report now
+};
+
+// Where a long poll wakes the thread that reports for its agent.
+struct Wakeup {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool any = false;
 };
 
 struct Shared {
@@ -115,12 +155,15 @@ AgentReport ReportOf(Agent& a, const Options& o) {
   return r;
 }
 
-void Obey(Agent& a, const AgentReply& reply, const Options& o, Shared& shared) {
+// True when it started a job.
+bool Obey(Agent& a, const AgentReply& reply, const Options& o, Shared& shared) {
+  bool started = false;
   a.inventory = reply.send_inventory;
   std::erase_if(a.outbox, [&](const JobEvent& e) { return e.seq <= reply.acked; });
   const auto now = Clock::now();
   for (const gleaner::cluster::JobToStart& s : reply.start) {
     if (a.running.contains(s.of.job)) continue;
+    started = true;
     a.running[s.of.job] = {s.of, now + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(o.job_seconds))};
     JobEvent e;
@@ -150,6 +193,7 @@ void Obey(Agent& a, const AgentReply& reply, const Options& o, Shared& shared) {
     a.outbox.push_back(e);
     it = a.running.erase(it);
   }
+  return started;
 }
 
 }  // namespace
@@ -158,6 +202,7 @@ int main(int argc, char** argv) {
   Options o;
   std::string servers;
   std::string tokens_file;
+  std::string ca_file;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const std::string v = argv[i + 1];
@@ -179,6 +224,12 @@ int main(int argc, char** argv) {
       o.jobs_per_second = std::stod(v);
     else if (k == "--job-seconds")
       o.job_seconds = std::stod(v);
+    else if (k == "--keep-alive")
+      o.keep_alive = v != "0";
+    else if (k == "--long-poll")
+      o.long_poll = v != "0";
+    else if (k == "--ca-file")
+      ca_file = v;
     else {
       std::cerr << "agent_swarm: unknown option " << k << "\n";
       return 2;
@@ -190,6 +241,14 @@ int main(int argc, char** argv) {
     if (!e.ok()) {
       std::cerr << "agent_swarm: " << e.status().message() << "\n";
       return 2;
+    }
+    if (!ca_file.empty()) {
+      auto tls = gleaner::net::TlsContext::ForClient({.ca = ca_file});
+      if (!tls.ok()) {
+        std::cerr << "agent_swarm: " << tls.status().message() << "\n";
+        return 2;
+      }
+      e->tls_context = *tls;
     }
     o.servers.push_back(*e);
   }
@@ -206,13 +265,14 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.agents; ++i)
     agents[static_cast<size_t>(i)].name = "emu-" + std::to_string(i);
   const int threads = std::min(o.threads, o.agents);
-  const auto each = [&](const std::function<void(Agent&, int)>& body) {
+  const auto each = [&](const std::function<void(Agent&, Clients&)>& body) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
+        Clients clients = ClientsOf(o);
         for (size_t i = static_cast<size_t>(t); i < agents.size();
              i += static_cast<size_t>(threads)) {
-          body(agents[i], t);
+          body(agents[i], clients);
         }
       });
     }
@@ -222,9 +282,9 @@ int main(int argc, char** argv) {
   // Joining.
   const auto join_start = Clock::now();
   std::atomic<int> joined{0};
-  each([&](Agent& a, int) {
+  each([&](Agent& a, Clients& clients) {
     const std::string& token = o.join_tokens[static_cast<size_t>(&a - agents.data())];
-    auto j = Post(o, a.server, "/v1/agents/join",
+    auto j = Post(clients, a.server, "/v1/agents/join",
                   json{{"name", a.name}, {"join_token", token}}.dump(), "");
     if (j && j->contains("credential")) {
       a.credential = (*j)["credential"];
@@ -243,14 +303,55 @@ int main(int argc, char** argv) {
   }
   const auto until =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  Wire wire;  // the agents' reports and waits
+  std::vector<Wakeup> wakeups(static_cast<size_t>(threads));
+  std::atomic<bool> done{false};
+  std::vector<std::thread> waiters;
+  std::vector<Clients> wait_clients(o.long_poll ? agents.size() : 0);
+  for (size_t i = 0; i < wait_clients.size(); ++i) {
+    wait_clients[i] = ClientsOf(o);
+    waiters.emplace_back([&, i] {
+      Agent& a = agents[i];
+      size_t server = 0;
+      uint64_t seen = 0;
+      while (!done) {
+        seen = std::max(seen, a.orders.load());
+        const auto asked = Clock::now();
+        auto answer = Post(wait_clients[i], server, "/v1/agents/wait", json{{"orders", seen}}.dump(),
+                           a.credential, gleaner::core::Seconds(35));
+        if (done) break;
+        if (!answer) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          continue;
+        }
+        const uint64_t orders = answer->value("orders", uint64_t{0});
+        if (orders <= seen) {
+          // As `gleaner agent`: nothing new yet answered at once, no busy loop.
+          if (Clock::now() - asked < std::chrono::seconds(1)) {
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+          }
+          continue;
+        }
+        seen = orders;
+        a.woken = true;
+        Wakeup& w = wakeups[i % static_cast<size_t>(threads)];
+        {
+          std::lock_guard lock(w.mu);
+          w.any = true;
+        }
+        w.cv.notify_one();
+      }
+    });
+  }
   std::thread submitter([&] {
+    Clients clients = ClientsOf(o);
     size_t server = 0;
     const auto gap = std::chrono::duration<double>(1.0 / o.jobs_per_second);
     auto next = start + std::chrono::seconds(5);  // after the inventories are in
     while (next < until - std::chrono::seconds(10)) {
       std::this_thread::sleep_until(next);
       next += std::chrono::duration_cast<Clock::duration>(gap);
-      auto job = Post(o, server, "/v1/jobs", R"({"command": ["true"], "gpus": 1})", o.token);
+      auto job = Post(clients, server, "/v1/jobs", R"({"command": ["true"], "gpus": 1})", o.token);
       const auto acked = Clock::now();
       if (job && job->contains("id")) {
         std::lock_guard lock(shared.mu);
@@ -261,6 +362,8 @@ int main(int argc, char** argv) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
+      Clients clients = ClientsOf(o);
+      Wakeup& wakeup = wakeups[static_cast<size_t>(t)];
       std::vector<double> latencies;
       std::vector<double> outages;
       int64_t ok = 0;
@@ -272,15 +375,16 @@ int main(int argc, char** argv) {
         for (size_t i = static_cast<size_t>(t); i < agents.size();
              i += static_cast<size_t>(threads)) {
           Agent& a = agents[i];
-          if (Clock::now() < a.next_report) {
+          const bool woken = a.woken.exchange(false);
+          if (!woken && Clock::now() < a.next_report) {
             soonest = std::min(soonest, a.next_report);
             continue;
           }
-          a.next_report += std::chrono::seconds(1);
+          if (!woken) a.next_report += std::chrono::seconds(1);
           const std::string body = gleaner::cluster::ReportToJson(ReportOf(a, o)).dump();
           bytes += static_cast<int64_t>(body.size());
           const auto sent = Clock::now();
-          auto reply = Post(o, a.server, "/v1/agents/report", body, a.credential);
+          auto reply = Post(clients, a.server, "/v1/agents/report", body, a.credential);
           const double took = Since(sent);
           auto decoded = reply ? gleaner::cluster::ReplyFromJson(*reply)
                                : gleaner::core::Result<AgentReply>(gleaner::core::Unavailable(""));
@@ -293,11 +397,16 @@ int main(int argc, char** argv) {
           longest[i] =
               std::max(longest[i], std::chrono::duration<double>(sent - a.last_ok).count());
           a.last_ok = Clock::now();
-          Obey(a, *decoded, o, shared);
-          soonest = std::min(soonest, a.next_report);
+          a.orders = decoded->orders;
+          // A start is reported at once, as `gleaner agent` does.
+          if (Obey(a, *decoded, o, shared)) a.woken = true;
+          soonest = std::min(soonest, a.woken ? Clock::now() : a.next_report);
         }
-        std::this_thread::sleep_until(std::min(soonest, until));
+        std::unique_lock lock(wakeup.mu);
+        wakeup.cv.wait_until(lock, std::min(soonest, until), [&] { return wakeup.any; });
+        wakeup.any = false;
       }
+      wire.Add(clients);
       std::lock_guard lock(shared.mu);
       shared.report_latency.insert(shared.report_latency.end(), latencies.begin(), latencies.end());
       for (size_t i = static_cast<size_t>(t); i < agents.size();
@@ -312,9 +421,21 @@ int main(int argc, char** argv) {
   for (std::thread& th : pool) th.join();
   submitter.join();
   const double ran = Since(start);
+  done = true;
+  for (Clients& c : wait_clients) {
+    for (auto& client : c) client->Interrupt();
+  }
+  for (std::thread& th : waiters) th.join();
+  for (const Clients& c : wait_clients) wire.Add(c);
   const json out = {
       {"agents", o.agents},
       {"gpus_per_agent", o.gpus},
+      {"tls", o.servers.front().tls},
+      {"keep_alive", o.keep_alive},
+      {"long_poll", o.long_poll},
+      {"http_bytes_per_agent_per_second",
+       static_cast<double>(wire.bytes.load()) / o.agents / ran},
+      {"connections_opened", wire.connections.load()},
       {"joined", joined.load()},
       {"joins_per_second", joined.load() / join_s},
       {"reports_per_second", static_cast<double>(shared.reports_ok) / ran},

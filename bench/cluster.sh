@@ -35,6 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 ulimit -n 65536 2>/dev/null || true
+# Root may hold no API token: the jobs are submitted as nobody (they run nowhere).
+as_user() { if [ "$(id -u)" -eq 0 ]; then echo --user nobody; fi; }
 openssl rand -hex 32 > "$work/secret" && chmod 600 "$work/secret"
 
 run() {  # run NAME keep|kill PORT_OFFSET
@@ -53,7 +55,7 @@ run() {  # run NAME keep|kill PORT_OFFSET
   pids+=("$standby")
   sleep 1
   local token
-  token=$("$build/gleaner" --data-dir "$work/s1-$1" token create | tail -1)
+  token=$("$build/gleaner" --data-dir "$work/s1-$1" token create $(as_user) | tail -1)
   for ((i = 0; i < agents; i++)); do
     "$build/gleaner" --data-dir "$work/s1-$1" agent-token create --host "emu-$i" --json |
       sed -n 's/.*"token": "\(gjt_[0-9a-f]*\)".*/\1/p'

@@ -146,11 +146,15 @@ class OrderWaiter {
         credential = credential_;
         seen = seen_;
       }
+      const auto asked = std::chrono::steady_clock::now();
       auto answer = coordinators_.Post("/v1/agents/wait", {{"orders", seen}}, credential,
                                        kWaitTimeout);
       if (stop_) return;
       if (answer.ok()) {
         const uint64_t orders = answer->value("orders", uint64_t{0});
+        if (orders <= seen && std::chrono::steady_clock::now() - asked < std::chrono::seconds(1)) {
+          Pause();  // nothing new, yet answered at once: never a busy loop
+        }
         if (orders > seen) {
           {
             // Not asked again for the same orders while the pass it wakes
@@ -169,9 +173,13 @@ class OrderWaiter {
       }
       // A standby, a coordinator away, a credential being renewed: the
       // reports carry on meanwhile; try again shortly.
-      for (int i = 0; i < 10 && !stop_; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
+      Pause();
+    }
+  }
+
+  void Pause() {
+    for (int i = 0; i < 10 && !stop_; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
 

@@ -344,27 +344,28 @@ void Coordinator::WaitForOrders(const std::string& agent, uint64_t seen,
   std::unique_lock lock(mu_);
   const auto host = hosts_.find(agent);
   const uint64_t now = host == hosts_.end() ? 0 : host->second.orders;
-  // A host not yet heard from reports first: nothing waits for it.
-  if (host == hosts_.end() || now > seen) {
+  if (now > seen) {
     lock.unlock();
     wake(now);
     return;
   }
-  if (host->second.waiter) wakes_.push_back([old = std::move(host->second.waiter), now] { old(now); });
-  host->second.waiter = std::move(wake);
+  std::function<void(uint64_t)>& waiter = waiters_[agent];
+  if (waiter) wakes_.push_back([old = std::move(waiter), now] { old(now); });
+  waiter = std::move(wake);
   RunWakes(lock);
 }
 
-void Coordinator::NewOrders(Host& host) {
+void Coordinator::NewOrders(const std::string& name, Host& host) {
   ++host.orders;
-  if (!host.waiter) return;
-  wakes_.push_back([waiter = std::move(host.waiter), orders = host.orders] { waiter(orders); });
-  host.waiter = nullptr;
+  const auto waiter = waiters_.find(name);
+  if (waiter == waiters_.end()) return;
+  wakes_.push_back([wake = std::move(waiter->second), orders = host.orders] { wake(orders); });
+  waiters_.erase(waiter);
 }
 
 void Coordinator::NewOrdersForJob(sched::JobId job) {
   for (auto& [name, host] : hosts_) {
-    if (host.jobs.contains(job)) NewOrders(host);
+    if (host.jobs.contains(job)) NewOrders(name, host);
   }
 }
 
@@ -457,7 +458,7 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
     for (const auto& [id, job] : host.jobs) host.left.erase(id);
     // A job that left (cancelled, or past its max_runtime) is killed on
     // the agent's next report: that report should come now.
-    if (host.left.size() > left_before[name]) NewOrders(host);
+    if (host.left.size() > left_before[name]) NewOrders(name, host);
   }
   return true;
 }
@@ -585,7 +586,7 @@ bool Coordinator::Start(const sched::StartJob& start, const Log& log) {
     return false;
   }
   host->second.jobs[start.job] = *claimed;
-  NewOrders(host->second);
+  NewOrders(host->first, host->second);
   log(Job(start.job) + " assigned to host " + start.node.str());
   return true;
 }

@@ -99,13 +99,12 @@ class Coordinator {
     // Jobs that were in `jobs` and are no longer, while its agent still
     // reports running them: the only ones whose end is looked up.
     std::set<sched::JobId> left;
-    uint64_t orders = 0;                     // AgentReply::orders
-    std::function<void(uint64_t)> waiter;    // its agent's long poll
+    uint64_t orders = 0;  // AgentReply::orders
   };
 
   // The host has something new to hear: its count grows and its waiter
   // is woken once the lock is released (wakes_).
-  void NewOrders(Host& host);
+  void NewOrders(const std::string& name, Host& host);
   void NewOrdersForJob(sched::JobId job);
   void RunWakes(std::unique_lock<std::mutex>& lock);
 
@@ -151,6 +150,9 @@ class Coordinator {
   metrics::Histogram start_latency_;
   std::set<sched::JobId> unplaced_said_;  // jobs on GPUs of no known host, logged once
   std::set<sched::JobId> not_adopted_;    // running jobs the scheduler refused to count
+  // Each host's agent's long poll, by host name: an agent may wait before
+  // its first report reaches this coordinator.
+  std::map<std::string, std::function<void(uint64_t)>> waiters_;
   std::vector<std::function<void()>> wakes_;  // waiters to call once mu_ is released
 };
 
