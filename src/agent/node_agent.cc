@@ -33,6 +33,9 @@ constexpr size_t kMaxMinutesPerReport = 1000;
 constexpr size_t kMaxMinutesKept = 100'000;
 // How stale the state file's record of the last reply may grow.
 constexpr core::Duration kHeardSavedEvery = core::Seconds(10);
+// A GPU's processes and evidence go to the coordinator when they change,
+// and this often besides: the evidence's durations grow meanwhile.
+constexpr core::Duration kDetailsEvery = core::Seconds(60);
 
 }  // namespace
 
@@ -335,6 +338,8 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   }
   // Reasons go with a state the coordinator has not acknowledged yet.
   sent_states_.assign(pass.verdicts.size(), observe::GpuState::kUnknown);
+  sent_details_ = acked_details_;
+  sent_details_.resize(pass.verdicts.size());
   int at = 0;
   for (size_t i = 0; i < pass.snapshots.size(); ++i) {
     if (pass.snapshots[i].uuid.empty()) continue;
@@ -353,6 +358,22 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
       r.reasons.emplace_back(at, v.evidence.reason);
     }
     sent_states_[i] = v.state;
+    // Details when what they show changed, and once a minute besides.
+    std::string shows = std::string(observe::GpuStateName(v.state)) +
+                        (s.processes_known ? ":" : "?");
+    for (const observe::ObservedProcess& p : s.processes) shows += std::to_string(p.pid) + ",";
+    DetailSent& sent = sent_details_[i];
+    if (send_inventory_ || sent.shows != shows || pass.at - sent.at >= kDetailsEvery) {
+      std::vector<observe::ObservedProcess> processes = s.processes;
+      if (processes.size() > cluster::kMaxProcessesPerGpu) {
+        std::partial_sort(processes.begin(),
+                          processes.begin() + cluster::kMaxProcessesPerGpu, processes.end(),
+                          [](const auto& a, const auto& b) { return a.used_memory > b.used_memory; });
+        processes.resize(cluster::kMaxProcessesPerGpu);
+      }
+      r.details.emplace_back(at, cluster::GpuDetail{s.processes_known, std::move(processes), v});
+      sent = {std::move(shows), pass.at};
+    }
     ++at;
   }
   for (const auto& [id, j] : jobs_) r.running.push_back(j.of);
@@ -368,6 +389,7 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
 bool NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) {
   send_inventory_ = reply.send_inventory;
   acked_states_ = sent_states_;
+  acked_details_ = sent_details_;
   bool changed = reply.lease != lease_ || heard_ - saved_heard_ >= kHeardSavedEvery;
   lease_ = reply.lease;
   minutes_.erase(minutes_.begin(), minutes_.begin() + static_cast<std::ptrdiff_t>(std::min(

@@ -121,6 +121,14 @@ class NodeAgent {
   bool connected_ = false;
   std::vector<observe::GpuState> sent_states_;   // in the report under way
   std::vector<observe::GpuState> acked_states_;  // in the last one answered
+  // A GPU's details as last sent: what they showed (state and processes)
+  // and when, in the report under way and in the last one answered.
+  struct DetailSent {
+    std::string shows;
+    core::TimePoint at;
+  };
+  std::vector<DetailSent> sent_details_;
+  std::vector<DetailSent> acked_details_;
   HostMetrics* metrics_ = nullptr;
 };
 

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "observe/verdict_json.h"
+
 namespace gleaner::cluster {
 
 using nlohmann::json;
@@ -180,6 +182,45 @@ observe::MinuteRollup MinuteFromJson(const json& j) {
   return m;
 }
 
+json DetailToJson(int at, const GpuDetail& d) {
+  json j = {{"at", at}, {"verdict", observe::VerdictToJson(d.verdict)}};
+  if (!d.processes_known) {
+    j["processes"] = nullptr;
+    return j;
+  }
+  json processes = json::array();
+  for (const observe::ObservedProcess& p : d.processes) {
+    processes.push_back({{"pid", p.pid},
+                         {"user", p.user},
+                         {"command", p.command},
+                         {"memory_bytes", p.used_memory.count()},
+                         {"gleaner_job", p.gleaner_job}});
+  }
+  j["processes"] = std::move(processes);
+  return j;
+}
+
+std::pair<int, GpuDetail> DetailFromJson(const json& j) {
+  GpuDetail d;
+  auto verdict = observe::VerdictFromJson(j.at("verdict"));
+  if (!verdict.ok()) throw std::invalid_argument("verdict: " + verdict.status().message());
+  d.verdict = std::move(verdict).value();
+  const json& processes = j.at("processes");
+  d.processes_known = !processes.is_null();
+  if (d.processes_known) {
+    if (!processes.is_array() || processes.size() > kMaxProcessesPerGpu) {
+      throw std::invalid_argument("processes: expected a list of at most 64");
+    }
+    for (const json& p : processes) {
+      d.processes.push_back({Whole<uint32_t>(p.at("pid")), p.at("user").get<std::string>(),
+                             p.at("command").get<std::string>(),
+                             core::Bytes(Whole<uint64_t>(p.at("memory_bytes"))),
+                             p.at("gleaner_job").get<bool>()});
+    }
+  }
+  return {Whole<int>(j.at("at")), std::move(d)};
+}
+
 // nlohmann throws on a wrong type or a missing key: one message for all.
 template <typename T, typename Parse>
 core::Result<T> Decode(std::string_view what, Parse parse) {
@@ -213,6 +254,11 @@ json ReportToJson(const AgentReport& r) {
     json reasons = json::array();
     for (const auto& [at, why] : r.reasons) reasons.push_back(json::array({at, why}));
     j["reasons"] = std::move(reasons);
+  }
+  if (!r.details.empty()) {
+    json details = json::array();
+    for (const auto& [at, d] : r.details) details.push_back(DetailToJson(at, d));
+    j["details"] = std::move(details);
   }
   json running = json::array();
   for (const JobAttempt& a : r.running) running.push_back(AttemptToJson(a));
@@ -248,6 +294,7 @@ core::Result<AgentReport> ReportFromJson(const json& j) {
     for (const json& why : j.value("reasons", json::array())) {
       r.reasons.emplace_back(Whole<int>(why.at(0)), why.at(1).get<std::string>());
     }
+    for (const json& d : j.value("details", json::array())) r.details.push_back(DetailFromJson(d));
     for (const json& a : j.at("running")) r.running.push_back(AttemptFromJson(a));
     for (const json& e : j.value("events", json::array())) r.events.push_back(EventFromJson(e));
     for (const json& m : j.value("minutes", json::array())) r.minutes.push_back(MinuteFromJson(m));

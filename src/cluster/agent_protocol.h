@@ -78,6 +78,20 @@ struct JobEvent {
   bool operator==(const JobEvent&) const = default;
 };
 
+// What a GPU's card shows beyond its status: the processes on it and the
+// verdict with its evidence. Sent when the GPU's state or its processes
+// change, and once a minute besides (the evidence's durations grow).
+// At most this many processes a GPU in a report (the most memory first):
+// a report stays small whatever runs on a host, and a coordinator refuses
+// more.
+inline constexpr size_t kMaxProcessesPerGpu = 64;
+struct GpuDetail {
+  bool processes_known = false;  // false: the driver could not list them
+  std::vector<observe::ObservedProcess> processes;
+  observe::Verdict verdict;
+  bool operator==(const GpuDetail&) const = default;
+};
+
 struct AgentReport {
   int protocol = kProtocolVersion;  // absent on the wire: 1
   std::optional<std::vector<InventoryGpu>> inventory;
@@ -85,6 +99,8 @@ struct AgentReport {
   // Verdict reasons, by inventory position, of GPUs whose state changed
   // since the last report (the coordinator keeps the rest).
   std::vector<std::pair<int, std::string>> reasons;
+  // Details, by inventory position, of GPUs whose details are due.
+  std::vector<std::pair<int, GpuDetail>> details;
   std::vector<JobAttempt> running;
   std::vector<JobEvent> events;
   std::vector<observe::MinuteRollup> minutes;

@@ -34,6 +34,24 @@ json ClusterToJson(const std::vector<HostView>& hosts, core::TimePoint now) {
                   {"reason",
                    known && i < h.reasons.size() ? h.reasons[i] : "host " + h.name + " is silent"},
                   {"lendable", known && s.lendable_free}};
+      if (known && i < h.details.size() && h.details[i]) {
+        // The card's processes and evidence, as on one host.
+        const GpuDetail& d = *h.details[i];
+        gpu["verdict"] = observe::VerdictToJson(d.verdict);
+        if (d.processes_known) {
+          json processes = json::array();
+          for (const observe::ObservedProcess& p : d.processes) {
+            processes.push_back({{"pid", p.pid},
+                                 {"user", p.user.empty() ? json(nullptr) : json(p.user)},
+                                 {"command", p.command.empty() ? json(nullptr) : json(p.command)},
+                                 {"used_memory_bytes", p.used_memory.count()},
+                                 {"gleaner_job", p.gleaner_job}});
+          }
+          gpu["processes"] = std::move(processes);
+        } else {
+          gpu["processes"] = nullptr;
+        }
+      }
       if (known) {
         gpu["utilization_gpu_pct"] = OrNull(s.utilization_pct);
         gpu["memory_used_bytes"] =

@@ -96,6 +96,11 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
       host.reasons[static_cast<size_t>(at)] = why;
     }
   }
+  for (const auto& [at, detail] : report.details) {
+    if (at >= 0 && static_cast<size_t>(at) < host.details.size()) {
+      host.details[static_cast<size_t>(at)] = detail;
+    }
+  }
   // A host's minutes are kept for its own GPUs only.
   std::vector<observe::MinuteRollup> minutes;
   for (const observe::MinuteRollup& m : report.minutes) {
@@ -176,6 +181,7 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
   log("host " + agent + " has " + std::to_string(gpus.size()) + " GPU(s)");
   host.status.assign(gpus.size(), GpuStatus{});
   host.reasons.assign(gpus.size(), "");
+  host.details.assign(gpus.size(), std::nullopt);
   host.gpus = std::move(gpus);
   return core::Status::Ok();
 }
@@ -604,6 +610,7 @@ std::vector<HostView> Coordinator::Hosts() const {
     v.gpus = host.gpus;
     v.status = host.status;
     v.reasons = host.reasons;
+    v.details = host.details;
     v.jobs = static_cast<int>(host.jobs.size());
     out.push_back(std::move(v));
   }

@@ -43,6 +43,7 @@ struct HostView {
   std::vector<InventoryGpu> gpus;
   std::vector<GpuStatus> status;     // as last reported, in `gpus` order
   std::vector<std::string> reasons;  // the verdicts' evidence, in `gpus` order
+  std::vector<std::optional<GpuDetail>> details;  // processes and verdicts, in `gpus` order
   int jobs = 0;                      // running or vacating there
 };
 std::string_view HealthName(HostView::Health h);
@@ -89,6 +90,7 @@ class Coordinator {
     std::vector<InventoryGpu> gpus;
     std::vector<GpuStatus> status;
     std::vector<std::string> reasons;
+    std::vector<std::optional<GpuDetail>> details;
     core::TimePoint heard;  // the last report, or when leadership began
     bool reported = false;  // since leadership began
     bool silent = false;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <stdexcept>
 
 namespace gleaner::observe {
 namespace {
@@ -9,8 +10,14 @@ namespace {
 using nlohmann::json;
 
 json Seconds(core::Duration d) { return core::ToSecondsDouble(d); }
+// A verdict may come from another host (an agent's report): a duration
+// beyond any plausible one is refused, not rounded into nonsense.
 core::Duration FromSeconds(const json& j) {
-  return core::Duration(static_cast<int64_t>(std::llround(j.get<double>() * 1e6)));
+  const double s = j.get<double>();
+  if (!std::isfinite(s) || std::abs(s) > 1e12) {
+    throw std::out_of_range(std::to_string(s) + " s is not a plausible duration");
+  }
+  return core::Duration(static_cast<int64_t>(std::llround(s * 1e6)));
 }
 template <typename T>
 json Optional(const std::optional<T>& v) {
@@ -95,7 +102,7 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
     if (!e.at("confidence").is_null()) ev.confidence = e.at("confidence").get<double>();
     ev.similar_pauses = e.at("similar_pauses").get<int64_t>();
     return v;
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const std::exception& e) {  // nlohmann's, or an implausible duration
     return core::InvalidArgument(std::string("malformed verdict: ") + e.what());
   }
 }

@@ -17,6 +17,19 @@ AgentReport FullReport() {
   r.gpus = {{observe::GpuState::kIdle, true, true, 0.0, 512, 71.5, 31.0},
             {observe::GpuState::kHarvested, false, true, 97.3, 40000, 650.2, 66.0}};
   r.reasons = {{0, "no processes; quiet for 12m"}};
+  GpuDetail held;
+  held.processes_known = true;
+  held.processes = {{4242, "alice", "python notebook.py", core::Bytes::GiB(40), false}};
+  held.verdict.uuid = core::GpuUuid("GPU-2");
+  held.verdict.state = observe::GpuState::kHeldIdle;
+  held.verdict.since = held.verdict.at = core::FromUnixMicros(1'800'000'000'000'000);
+  held.verdict.evidence.reason = "alice's process holds 40 GiB at 0%";
+  held.verdict.evidence.window = core::Seconds(600);
+  held.verdict.evidence.quiet_for = core::Seconds(600);
+  held.verdict.evidence.processes = 1;
+  GpuDetail unreadable;
+  unreadable.verdict = held.verdict;
+  r.details = {{1, held}, {0, unreadable}};
   r.running = {{7, 2}};
   JobEvent started;
   started.seq = 4;
@@ -93,6 +106,7 @@ TEST(AgentProtocolTest, RepliesSurviveTheirJson) {
   r.preempt = {{{7, 2}, "room for a critical job"}};
   r.cancel = {{{8, 1}, "cancelled by alice"}};
   r.lease = core::Seconds(300);
+  r.orders = 12;
   auto back = ReplyFromJson(nlohmann::json::parse(ReplyToJson(r).dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, r);
@@ -128,6 +142,14 @@ TEST(AgentProtocolTest, NumbersThatDoNotFitAreErrors) {
                               "island": -1e300}], "gpus": [], "running": []})",
            R"({"gpus": [], "running": [], "events": [{"seq": 1, "job": [1, 1], "kind": "exited",
                                                       "at_us": 0, "exit_code": 1e300}]})",
+           // A verdict's duration far beyond any: once rounded into nonsense.
+           R"({"gpus": [], "running": [], "details": [{"at": 0, "processes": [],
+               "verdict": {"uuid": "GPU-1", "state": "idle", "since_us": 0, "at_us": 0,
+                 "evidence": {"reason": "", "window_s": 1e300, "quiet_for_s": 0,
+                   "observed_for_s": 0, "utilization_pct": null,
+                   "max_utilization_pct_in_window": 0, "processes": 0,
+                   "process_memory_bytes": 0, "power_w": null, "idle_power_w": null,
+                   "confidence": null, "similar_pauses": 0}}}]})",
        }) {
     auto report = ReportFromJson(nlohmann::json::parse(text));
     ASSERT_FALSE(report.ok()) << text;
@@ -141,6 +163,19 @@ TEST(AgentProtocolTest, NumbersThatDoNotFitAreErrors) {
     ASSERT_FALSE(reply.ok()) << text;
     EXPECT_EQ(reply.status().code(), core::StatusCode::kInvalidArgument) << text;
   }
+}
+
+// An agent's details are bounded: a GPU lists at most 64 processes.
+TEST(AgentProtocolTest, AGpusProcessesAreBounded) {
+  AgentReport r;
+  GpuDetail crowded;
+  crowded.processes_known = true;
+  crowded.verdict.uuid = core::GpuUuid("GPU-1");
+  for (uint32_t pid = 1; pid <= 65; ++pid) crowded.processes.push_back({pid, "u", "c", {}, false});
+  r.details = {{0, crowded}};
+  auto back = ReportFromJson(nlohmann::json::parse(ReportToJson(r).dump()));
+  ASSERT_FALSE(back.ok());
+  EXPECT_THAT(back.status().message(), HasSubstr("at most 64"));
 }
 
 TEST(HmacTest, MatchesRfc4231) {

@@ -2,8 +2,9 @@
 // its readings, last-hour sparklines, processes and their users, and the
 // verdict's evidence on hover or keyboard focus. Served by a coordinator,
 // the wall has a host section per agent, headed by the host's health (up,
-// silent, lost) and the age of its last report; its cards show the state
-// and reason each agent last reported, without processes. Cards are kept
+// silent, lost) and the age of its last report; its cards show what each
+// agent last reported: the state and reason, and the processes and
+// evidence while the host is up. Cards are kept
 // between refreshes and updated in place, so the charts are not rebuilt
 // every few seconds and focus stays where the reader left it.
 import {el, setText} from './dom.js';
@@ -124,9 +125,6 @@ class GpuCard {
     this.mem = new Sparkline(this.memBox, '--spark-mem');
     this.key = key;
     this.reported = reported;
-    // A coordinator does not have the processes.
-    this.procsTitle.hidden = reported;
-    this.procs.hidden = reported;
     this.gpu = gpu;
     this.history = null;
   }
@@ -146,11 +144,16 @@ class GpuCard {
       setText(this.health, t(HEALTH_LABEL[gpu.health] ?? 'health.error') + detail);
     }
     this.fillReadings(gpu);
-    if (this.reported) {
-      this.fillReportedEvidence(gpu);
-    } else {
+    // A coordinator's card has the processes and the evidence once the
+    // host's agent has sent them (at once for a host that is up).
+    const detailed = !this.reported || gpu.verdict !== undefined;
+    this.procsTitle.hidden = !detailed;
+    this.procs.hidden = !detailed;
+    if (detailed) {
       this.fillProcesses(gpu.processes);
-      this.fillEvidence(gpu.verdict);
+      this.fillEvidence(gpu.verdict, this.reported ? gpu.lendable : undefined);
+    } else {
+      this.fillReportedEvidence(gpu);
     }
     setText(this.utilCaption, t('spark.utilization'));
     setText(this.memCaption, t('spark.memory'));
@@ -195,7 +198,8 @@ class GpuCard {
     );
   }
 
-  fillEvidence(verdict) {
+  // `lendable`: a coordinator's word on lending it now (undefined on one host).
+  fillEvidence(verdict, lendable) {
     if (!verdict) {
       this.evidence.replaceChildren(el('p', {text: t('evidence.none')}));
       return;
@@ -222,6 +226,7 @@ class GpuCard {
         e.confidence == null ? DASH : t('evidence.confidence_value', {p: percent(e.confidence * 100), n: e.similar_pauses ?? 0}),
       ],
     ];
+    if (lendable !== undefined) rows.push(['evidence.lendable', t(lendable ? 'evidence.yes' : 'evidence.no')]);
     this.evidence.replaceChildren(
       el('p', {class: 'evidence-title', text: t('evidence.title')}),
       el('p', {class: 'evidence-reason', text: e.reason ?? ''}),

@@ -3,7 +3,8 @@
 // GPU with its verdict, evidence and processes. A coordinator (`gleaner
 // server`, docs/cluster.md) answers gleaner.cluster/v1: every agent's host
 // with its health (up, silent, lost) and last report, each GPU with its
-// state and reason as its agent last reported them, and no processes.
+// state and reason as its agent last reported them and, while the host is
+// up, its processes and verdict with evidence.
 
 export const CLUSTER_SCHEMA = 'gleaner.cluster/v1';
 
