@@ -383,6 +383,8 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   const size_t n = std::min(minutes_.size(), kMaxMinutesPerReport);
   r.minutes.assign(minutes_.begin(), minutes_.begin() + static_cast<std::ptrdiff_t>(n));
   minutes_sent_ = n;
+  r.logs = log_chunks_;
+  log_chunks_sent_ = log_chunks_.size();
   return r;
 }
 
@@ -434,7 +436,32 @@ bool NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) 
     started = changed = true;
   }
   if (changed) Save(log);
-  return started;
+  log_chunks_.erase(log_chunks_.begin(),
+                    log_chunks_.begin() + static_cast<std::ptrdiff_t>(log_chunks_sent_));
+  log_chunks_sent_ = 0;
+  ReadLogs(reply.logs);
+  return started || !log_chunks_.empty();
+}
+
+void NodeAgent::ReadLogs(const std::vector<cluster::LogRequest>& requests) {
+  std::set<uint64_t> asked;
+  for (const cluster::LogRequest& l : requests) {
+    asked.insert(l.id);
+    if (logs_read_.contains(l.id)) continue;
+    const std::string path =
+        options_.log_dir + "/" + std::to_string(l.job) + (l.err ? ".err" : ".out");
+    auto data = core::ReadLogChunk(path, l.offset, cluster::kMaxLogChunkBytes);
+    cluster::LogChunk chunk{l.id, {}, l.offset, {}};
+    if (data.ok()) {
+      chunk.next = l.offset + data->size();
+      chunk.data = std::move(data).value();
+    } else {
+      chunk.error = data.status().message();
+    }
+    log_chunks_.push_back(std::move(chunk));
+  }
+  // Only what the coordinator still asks for is remembered.
+  logs_read_ = std::move(asked);
 }
 
 void NodeAgent::Launch(const cluster::JobToStart& job, const cluster::Log& log) {

@@ -66,10 +66,12 @@ class NodeAgent {
   void AddMinutes(const std::vector<observe::MinuteRollup>& minutes);
 
   // Records the jobs that ended, then Exchange()s; once more when the
-  // reply started a job, so the coordinator hears of the start at once.
+  // reply started a job or asked for a log, so the coordinator hears of
+  // either at once.
   void Act(const HostPass& pass, const cluster::Log& log);
   // Claims back what owners (and the coordinator) want back, reports the
-  // pass and does what the reply says; true when it started a job. Again
+  // pass and does what the reply says; true when it has news to report at
+  // once (a job it started, a piece of log asked for). Again
   // within a pass, it hears what the coordinator decided since (one
   // process: `gleaner up`).
   bool Exchange(const HostPass& pass, const cluster::Log& log);
@@ -94,8 +96,10 @@ class NodeAgent {
   void RecordExits(const cluster::Log& log);
   void Vacate(const HostPass& pass, const cluster::Log& log);
   cluster::AgentReport Report(const HostPass& pass);
-  // True when it started a job.
+  // True when it has news to report at once.
   bool Obey(const cluster::AgentReply& reply, const cluster::Log& log);
+  // Reads the pieces of logs the reply asks for, each once.
+  void ReadLogs(const std::vector<cluster::LogRequest>& requests);
   void Launch(const cluster::JobToStart& job, const cluster::Log& log);
   void Emit(cluster::JobEvent event);
   void Save(const cluster::Log& log);
@@ -129,6 +133,9 @@ class NodeAgent {
   };
   std::vector<DetailSent> sent_details_;
   std::vector<DetailSent> acked_details_;
+  std::vector<cluster::LogChunk> log_chunks_;  // asked for, not yet acknowledged
+  size_t log_chunks_sent_ = 0;                 // in the report under way
+  std::set<uint64_t> logs_read_;               // requests already answered
   HostMetrics* metrics_ = nullptr;
 };
 

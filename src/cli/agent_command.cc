@@ -76,7 +76,9 @@ class Coordinators {
                                     const std::string& token,
                                     core::Duration timeout = kReportTimeout) {
     core::Status last = core::Unavailable("no coordinator");
-    const std::string text = body.dump();
+    // What a host reports may hold bytes that are not UTF-8 (a process's
+    // command line): replaced, never a throw.
+    const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     for (size_t tried = 0; tried < clients_.size(); ++tried) {
       server::HttpClient& client = *clients_[current_];
       const std::string where = client.endpoint().ToString();

@@ -21,6 +21,7 @@
 #include "observe/verdict_json.h"
 #include "server/agent_api.h"
 #include "server/api.h"
+#include "server/routing.h"
 #include "server/socket_address.h"
 #include "store/leader_lease.h"
 #include "store/open_store.h"
@@ -166,6 +167,30 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   // at once.
   std::atomic<bool> queue_changed{false};
   api_options.queue_changed = [&queue_changed] { queue_changed = true; };
+  // A job's log is on the host that ran it: asked of its agent, answered
+  // when the piece comes (the request holds no worker meanwhile).
+  api_options.remote_logs = [&current_leader](const store::JobRecord& job, bool stderr_stream,
+                                              uint64_t offset) {
+    const std::shared_ptr<cluster::Coordinator> coordinator = current_leader();
+    if (coordinator == nullptr) {
+      return server::ErrorResponse(core::Unavailable(
+          "this coordinator stands by; ask the leading one for logs"));
+    }
+    server::HttpResponse late = server::ErrorResponse(
+        core::Unavailable("the host of job " + std::to_string(job.id) + " did not answer in time"));
+    const std::string state(store::JobStateName(job.state));
+    late.later = std::make_shared<server::LaterResponse>(server::LaterResponse{
+        core::Seconds(15), [coordinator, job, stderr_stream, offset, state](auto answer) {
+          coordinator->ReadLog(job, stderr_stream, offset,
+                               [answer, state](core::Result<cluster::LogChunk> chunk) {
+                                 answer(chunk.ok() ? server::Json(200, {{"data", chunk->data},
+                                                                        {"offset", chunk->next},
+                                                                        {"state", state}})
+                                                   : server::ErrorResponse(chunk.status()));
+                               });
+        }});
+    return late;
+  };
   server::Api api(**api_store, **api_store, clock, api_options);
   // Agents' joins and credentials have a connection of their own, so a
   // busy API never holds up a report.

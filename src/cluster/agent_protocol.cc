@@ -273,6 +273,15 @@ json ReportToJson(const AgentReport& r) {
     for (const observe::MinuteRollup& m : r.minutes) minutes.push_back(MinuteToJson(m));
     j["minutes"] = std::move(minutes);
   }
+  if (!r.logs.empty()) {
+    json logs = json::array();
+    for (const LogChunk& c : r.logs) {
+      json one = {{"id", c.id}, {"data", c.data}, {"next", c.next}};
+      if (!c.error.empty()) one["error"] = c.error;
+      logs.push_back(std::move(one));
+    }
+    j["logs"] = std::move(logs);
+  }
   return j;
 }
 
@@ -298,6 +307,14 @@ core::Result<AgentReport> ReportFromJson(const json& j) {
     for (const json& a : j.at("running")) r.running.push_back(AttemptFromJson(a));
     for (const json& e : j.value("events", json::array())) r.events.push_back(EventFromJson(e));
     for (const json& m : j.value("minutes", json::array())) r.minutes.push_back(MinuteFromJson(m));
+    for (const json& c : j.value("logs", json::array())) {
+      LogChunk chunk{Whole<uint64_t>(c.at("id")), c.at("data").get<std::string>(),
+                     Whole<uint64_t>(c.at("next")), c.value("error", std::string())};
+      if (chunk.data.size() > 2 * kMaxLogChunkBytes) {  // UTF-8 replacements may grow it
+        throw std::invalid_argument("logs: a chunk larger than 128 KiB");
+      }
+      r.logs.push_back(std::move(chunk));
+    }
     return r;
   });
 }
@@ -330,6 +347,13 @@ json ReplyToJson(const AgentReply& r) {
       out.push_back({{"job", AttemptToJson(p.of)}, {"reason", p.reason}});
     }
     j[key] = std::move(out);
+  }
+  if (!r.logs.empty()) {
+    json logs = json::array();
+    for (const LogRequest& l : r.logs) {
+      logs.push_back(json::array({l.id, l.job, l.err ? "err" : "out", l.offset}));
+    }
+    j["logs"] = std::move(logs);
   }
   return j;
 }
@@ -366,6 +390,12 @@ core::Result<AgentReply> ReplyFromJson(const json& j) {
     }
     for (const json& p : j.value("cancel", json::array())) {
       r.cancel.push_back({AttemptFromJson(p.at("job")), p.at("reason").get<std::string>()});
+    }
+    for (const json& l : j.value("logs", json::array())) {
+      const std::string stream = l.at(2).get<std::string>();
+      if (stream != "out" && stream != "err") throw std::invalid_argument("logs: stream " + stream);
+      r.logs.push_back({Whole<uint64_t>(l.at(0)), Whole<sched::JobId>(l.at(1)), stream == "err",
+                        Whole<uint64_t>(l.at(3))});
     }
     return r;
   });

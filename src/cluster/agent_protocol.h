@@ -92,6 +92,24 @@ struct GpuDetail {
   bool operator==(const GpuDetail&) const = default;
 };
 
+// A piece of a job's log the coordinator asks for (`gleaner logs` through
+// it), and the agent's answer in its next report.
+struct LogRequest {
+  uint64_t id = 0;
+  sched::JobId job = 0;
+  bool err = false;  // the job's stderr, else its stdout
+  uint64_t offset = 0;
+  bool operator==(const LogRequest&) const = default;
+};
+struct LogChunk {
+  uint64_t id = 0;      // the request's
+  std::string data;     // at most kMaxLogChunkBytes
+  uint64_t next = 0;    // the offset after `data`
+  std::string error;    // set when the log could not be read
+  bool operator==(const LogChunk&) const = default;
+};
+inline constexpr size_t kMaxLogChunkBytes = 64 * 1024;
+
 struct AgentReport {
   int protocol = kProtocolVersion;  // absent on the wire: 1
   std::optional<std::vector<InventoryGpu>> inventory;
@@ -104,6 +122,7 @@ struct AgentReport {
   std::vector<JobAttempt> running;
   std::vector<JobEvent> events;
   std::vector<observe::MinuteRollup> minutes;
+  std::vector<LogChunk> logs;  // answers to the last reply's log requests
 
   bool operator==(const AgentReport&) const = default;
 };
@@ -145,6 +164,7 @@ struct AgentReply {
   // agent long-polls /v1/agents/wait with it and reports at once when it
   // grows. Absent (0) from coordinators before long polls.
   uint64_t orders = 0;
+  std::vector<LogRequest> logs;  // pieces of logs to send at once
 
   bool operator==(const AgentReply&) const = default;
 };

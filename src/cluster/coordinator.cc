@@ -146,6 +146,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   // A coordinator that just took over knows the host's jobs (from the
   // store) but not its GPUs: the reply still says what the host runs.
   reply.send_inventory = host.gpus.empty() || host.blind;
+  ExchangeLogs(agent, report, &reply);
   RunWakes(lock);
   return reply;
 }
@@ -336,6 +337,7 @@ void Coordinator::ReportExit(sched::JobId id, bool succeeded, const std::string&
 void Coordinator::Tick(const Log& log) {
   std::unique_lock lock(mu_);
   JudgeLiveness(log);
+  ExpireLogRequests();
   std::vector<store::JobRecord> active;
   if (ReadActive(&active, log)) {
     TellGpus(log);
@@ -359,6 +361,91 @@ void Coordinator::WaitForOrders(const std::string& agent, uint64_t seen,
   if (waiter) wakes_.push_back([old = std::move(waiter), now] { old(now); });
   waiter = std::move(wake);
   RunWakes(lock);
+}
+
+namespace {
+
+// How long a log request waits for the host's answer; a host has at most
+// this many requests open, and a reply asks for at most this many.
+constexpr core::Duration kLogWait = core::Seconds(10);
+constexpr size_t kMaxLogRequestsPerHost = 16;
+constexpr size_t kMaxLogRequestsPerReply = 4;
+
+}  // namespace
+
+void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset,
+                          std::function<void(core::Result<LogChunk>)> answer) {
+  std::unique_lock lock(mu_);
+  std::string where;
+  for (const auto& [name, host] : hosts_) {
+    if (host.jobs.contains(job.id)) where = name;
+  }
+  if (where.empty() && !job.gpus.empty()) {
+    if (auto at = host_of_gpu_.find(job.gpus.front()); at != host_of_gpu_.end()) where = at->second;
+  }
+  const auto refuse = [&](core::Status why) {
+    lock.unlock();
+    answer(std::move(why));
+  };
+  if (where.empty()) {
+    if (job.gpus.empty()) {  // never started: nothing written yet
+      lock.unlock();
+      answer(LogChunk{0, "", offset, ""});
+      return;
+    }
+    return refuse(core::NotFound(Job(job.id) + " ran on GPUs no agent reports to this coordinator"));
+  }
+  Host& host = hosts_[where];
+  if (!host.reported || host.silent || host.lost) {
+    return refuse(core::Unavailable(
+        "host " + where + ", where " + Job(job.id) +
+        " ran, is not reporting; its log is in the agent's DATA_DIR/logs there"));
+  }
+  size_t open = 0;
+  for (const auto& [id, p] : pending_logs_) open += p.host == where ? 1u : 0u;
+  if (open >= kMaxLogRequestsPerHost) {
+    return refuse(core::ResourceExhausted("host " + where +
+                                          " has 16 log requests open already; try again shortly"));
+  }
+  const uint64_t id = next_log_id_++;
+  pending_logs_[id] = {where, {id, job.id, err, offset}, std::move(answer), clock_.Now()};
+  NewOrders(where, host);
+  RunWakes(lock);
+}
+
+void Coordinator::ExchangeLogs(const std::string& agent, const AgentReport& report,
+                               AgentReply* reply) {
+  for (const LogChunk& chunk : report.logs) {
+    const auto pending = pending_logs_.find(chunk.id);
+    if (pending == pending_logs_.end() || pending->second.host != agent) continue;
+    core::Result<LogChunk> got =
+        chunk.error.empty() ? core::Result<LogChunk>(chunk)
+                            : core::Result<LogChunk>(core::FailedPrecondition(
+                                  "host " + agent + ": " + chunk.error));
+    wakes_.push_back([answer = std::move(pending->second.answer), got = std::move(got)] {
+      answer(got);
+    });
+    pending_logs_.erase(pending);
+  }
+  for (const auto& [id, p] : pending_logs_) {
+    if (p.host == agent && reply->logs.size() < kMaxLogRequestsPerReply) {
+      reply->logs.push_back(p.request);
+    }
+  }
+}
+
+void Coordinator::ExpireLogRequests() {
+  const core::TimePoint now = clock_.Now();
+  for (auto it = pending_logs_.begin(); it != pending_logs_.end();) {
+    if (now - it->second.asked <= kLogWait) {
+      ++it;
+      continue;
+    }
+    wakes_.push_back([answer = std::move(it->second.answer), host = it->second.host] {
+      answer(core::Unavailable("host " + host + " did not send the log within 10 s"));
+    });
+    it = pending_logs_.erase(it);
+  }
 }
 
 void Coordinator::NewOrders(const std::string& name, Host& host) {

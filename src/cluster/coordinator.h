@@ -81,6 +81,14 @@ class Coordinator {
   // start at once instead of at its next report.
   void WaitForOrders(const std::string& agent, uint64_t seen, std::function<void(uint64_t)> wake);
 
+  // A piece of `job`'s log (at most kMaxLogChunkBytes from `offset`), from
+  // the agent of the host where it runs or ran: asked for in the host's
+  // next reply (its long poll wakes it), sent in the report after. `answer`
+  // is called once, never under the lock: with the piece, or why there is
+  // none (no host known, the host not reporting, 10 s without an answer).
+  void ReadLog(const store::JobRecord& job, bool err, uint64_t offset,
+               std::function<void(core::Result<LogChunk>)> answer);
+
   std::vector<HostView> Hosts() const;
   // Seconds from submit to the agent's report that the job started.
   metrics::Histogram::Snapshot StartLatency() const { return start_latency_.Read(); }
@@ -156,6 +164,18 @@ class Coordinator {
   // its first report reaches this coordinator.
   std::map<std::string, std::function<void(uint64_t)>> waiters_;
   std::vector<std::function<void()>> wakes_;  // waiters to call once mu_ is released
+  struct PendingLog {
+    std::string host;
+    LogRequest request;
+    std::function<void(core::Result<LogChunk>)> answer;
+    core::TimePoint asked;
+  };
+  std::map<uint64_t, PendingLog> pending_logs_;  // by request id
+  uint64_t next_log_id_ = 1;
+  // Hands the host's agent's log pieces to their askers, and asks it for
+  // the ones still wanted.
+  void ExchangeLogs(const std::string& agent, const AgentReport& report, AgentReply* reply);
+  void ExpireLogRequests();
 };
 
 }  // namespace gleaner::cluster

@@ -63,4 +63,22 @@ Result<std::string> ReadPrivateFile(const std::string& path) {
   return text;
 }
 
+Result<std::string> ReadLogChunk(const std::string& path, size_t offset, size_t max_bytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::string();
+    return FailedPrecondition("cannot read this job's log: " + std::string(std::strerror(errno)));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return FailedPrecondition("this job's log is not a plain file");
+  }
+  std::string data(max_bytes, '\0');
+  const ssize_t n = pread(fd, data.data(), max_bytes, static_cast<off_t>(offset));
+  close(fd);
+  data.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return data;
+}
+
 }  // namespace gleaner::core

@@ -17,4 +17,10 @@ Status WritePrivateFile(const std::string& path, const std::string& text, int mo
 // The whole file; NotFound when absent, an error on a link.
 Result<std::string> ReadPrivateFile(const std::string& path);
 
+// Up to `max_bytes` of a job's log from `offset` (a follower asks again
+// for the rest); empty when there is no log yet. Root reads it, so it is
+// read only through a descriptor that is a plain file reached without a
+// link.
+Result<std::string> ReadLogChunk(const std::string& path, size_t offset, size_t max_bytes);
+
 }  // namespace gleaner::core

@@ -40,6 +40,8 @@ struct ApiOptions {
   // Called once a submit, cancel, hold or release is durable, so that a
   // daemon that schedules acts on it now rather than at its next pass.
   std::function<void()> queue_changed;
+  // A coordinator's: jobs' logs are on the hosts that ran them.
+  RemoteLogs remote_logs;
 };
 
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
@@ -57,7 +59,7 @@ class Api {
       : options_(std::move(options)),
         jobs_store_(jobs),
         jobs_(jobs, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir,
-              options_.queue_changed),
+              options_.queue_changed, options_.remote_logs),
         tokens_(tokens, store_mu_, clock, options_.uid_of, options_.tokens) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "core/json_depth.h"
+#include "core/private_file.h"
 #include "server/job_list_query.h"
 #include "server/routing.h"
 #include "store/job_json.h"
@@ -27,29 +28,6 @@ json Visible(const store::JobRecord& r, const Caller& caller) {
   json doc = store::JobRecordToJson(r);
   if (r.uid != caller.uid && !caller.admin()) doc["spec"].erase("env");
   return doc;
-}
-
-// Up to 256 KiB of a job's log from `offset` (a follower asks again for
-// the rest); empty when there is no log yet. Root reads it, so it is read
-// only through a descriptor that is a plain file reached without a link.
-core::Result<std::string> ReadLogChunk(const std::string& path, size_t offset) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::string();
-    return core::FailedPrecondition("cannot read this job's log: " +
-                                    std::string(std::strerror(errno)));
-  }
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return core::FailedPrecondition("this job's log is not a plain file");
-  }
-  constexpr size_t kChunk = 256 * 1024;
-  std::string data(kChunk, '\0');
-  const ssize_t n = pread(fd, data.data(), kChunk, static_cast<off_t>(offset));
-  close(fd);
-  data.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  return data;
 }
 
 }  // namespace
@@ -127,8 +105,9 @@ HttpResponse JobApi::Logs(const store::JobRecord& job, const std::string& query)
     if (!parsed.ok()) return ErrorResponse(parsed.status());
     offset = static_cast<size_t>(*parsed);
   }
+  if (remote_logs_) return remote_logs_(job, stream == "err", offset);
   const std::string path = log_dir_ + "/" + std::to_string(job.id) + "." + stream;
-  auto data = ReadLogChunk(path, offset);
+  auto data = core::ReadLogChunk(path, offset, 256 * 1024);
   if (!data.ok()) return ErrorResponse(data.status());
   return Json(200, {{"data", *data},
                     {"offset", offset + data->size()},

@@ -31,20 +31,28 @@ namespace gleaner::server {
 // store, held for one store call at a time (a listing reads one bounded
 // page), and concurrent submits share commits (SubmitBatcher), each
 // within `submit_limits`.
+// Where a coordinator finds a job's log: on the host that ran it. Given
+// the job, the stream (err: stderr) and the offset, the answer to
+// GET /v1/jobs/ID/logs (usually one that comes later).
+using RemoteLogs =
+    std::function<HttpResponse(const store::JobRecord& job, bool err, uint64_t offset)>;
+
 class JobApi {
  public:
-  // `log_dir` holds the jobs' <id>.out and <id>.err; `queue_changed`
-  // (may be empty) hears of each submit and move once it is durable.
+  // `log_dir` holds the jobs' <id>.out and <id>.err, unless `remote_logs`
+  // (a coordinator's) is given; `queue_changed` (may be empty) hears of
+  // each submit and move once it is durable.
   JobApi(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
          sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir,
-         std::function<void()> queue_changed = {})
+         std::function<void()> queue_changed = {}, RemoteLogs remote_logs = {})
       : jobs_(jobs),
         store_mu_(store_mu),
         batcher_(jobs, store_mu, clock, submit_limits),
         clock_(clock),
         limits_(limits),
         log_dir_(std::move(log_dir)),
-        queue_changed_(std::move(queue_changed)) {}
+        queue_changed_(std::move(queue_changed)),
+        remote_logs_(std::move(remote_logs)) {}
 
   // `request.path` starts with /v1/jobs.
   HttpResponse Handle(const HttpRequest& request, const Caller& caller);
@@ -64,6 +72,7 @@ class JobApi {
   sched::JobLimits limits_;
   std::string log_dir_;
   std::function<void()> queue_changed_;
+  RemoteLogs remote_logs_;
 };
 
 }  // namespace gleaner::server

@@ -61,6 +61,7 @@ AgentReport FullReport() {
   m.state = observe::GpuState::kIdle;
   m.observed = m.idle = core::Seconds(60);
   r.minutes = {m};
+  r.logs = {{3, "epoch 1 loss 0.42\n", 4096, ""}, {4, "", 0, "this job's log is not a plain file"}};
   return r;
 }
 
@@ -107,6 +108,7 @@ TEST(AgentProtocolTest, RepliesSurviveTheirJson) {
   r.cancel = {{{8, 1}, "cancelled by alice"}};
   r.lease = core::Seconds(300);
   r.orders = 12;
+  r.logs = {{3, 7, false, 4078}, {4, 8, true, 0}};
   auto back = ReplyFromJson(nlohmann::json::parse(ReplyToJson(r).dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, r);

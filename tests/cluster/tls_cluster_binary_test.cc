@@ -91,14 +91,23 @@ TEST_F(TlsClusterBinaryTest, OnlyClientsWithTheCasCertificatesReachTheCoordinato
   EXPECT_THAT(plain.err, HasSubstr("this port speaks TLS: use https://"));
 
   const auto before = std::chrono::steady_clock::now();
-  const testing::Outcome submitted =
-      testing::Gleaner(remote + ClientTls() + " submit --gpus 1 -- sleep 30");
+  const testing::Outcome submitted = testing::Gleaner(
+      remote + ClientTls() + " submit --gpus 1 --workdir /tmp -- sh -c 'echo hello from gpu-a; sleep 30'");
   ASSERT_EQ(submitted.rc, 0) << submitted.err;
   ASSERT_TRUE(testing::WaitForLog(agent, "job 1 started", 20)) << Slurp(agent.log);
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
   const testing::Outcome queue = testing::Gleaner(remote + ClientTls() + " queue");
   EXPECT_EQ(queue.rc, 0) << queue.err;
   EXPECT_THAT(queue.out, HasSubstr("running"));
+  // The job's output is on the agent's host; the coordinator fetches it.
+  testing::Outcome logs;
+  for (int i = 0; i < 50; ++i) {
+    logs = testing::Gleaner(remote + ClientTls() + " logs 1");
+    if (logs.out.find("hello") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(logs.rc, 0) << logs.err;
+  EXPECT_EQ(logs.out, "hello from gpu-a\n") << logs.err;
 }
 
 }  // namespace
