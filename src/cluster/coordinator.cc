@@ -395,8 +395,9 @@ void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset
     }
     return refuse(core::NotFound(Job(job.id) + " ran on GPUs no agent reports to this coordinator"));
   }
-  Host& host = hosts_[where];
-  if (!host.reported || host.silent || host.lost) {
+  const auto known = hosts_.find(where);
+  if (known == hosts_.end() || !known->second.reported || known->second.silent ||
+      known->second.lost) {
     return refuse(core::Unavailable(
         "host " + where + ", where " + Job(job.id) +
         " ran, is not reporting; its log is in the agent's DATA_DIR/logs there"));
@@ -409,7 +410,7 @@ void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset
   }
   const uint64_t id = next_log_id_++;
   pending_logs_[id] = {where, {id, job.id, err, offset}, std::move(answer), clock_.Now()};
-  NewOrders(where, host);
+  NewOrders(where, known->second);
   RunWakes(lock);
 }
 

@@ -142,7 +142,6 @@ Connection::Got Connection::ReadAvailable(std::string* into, size_t limit) {
       }
       if (n == 0) return Got::kEnded;
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
-      error_ = std::strerror(errno);
       return Got::kFailed;
     }
     const int n = SSL_read(ssl_, buf, sizeof buf);
@@ -161,7 +160,7 @@ Connection::Got Connection::ReadAvailable(std::string* into, size_t limit) {
       default:
         failed_ = true;
         plain_http_ = ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_HTTP_REQUEST;
-        error_ = TakeOpenSslErrors();
+        ERR_clear_error();
         return Got::kFailed;
     }
   }

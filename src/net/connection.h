@@ -43,8 +43,6 @@ class Connection {
   bool wants_write() const { return wants_write_; }
   // After kFailed on a TLS port: the peer spoke plain HTTP to it.
   bool got_plain_http() const { return plain_http_; }
-  // After kFailed, or a failed client call: what went wrong.
-  const std::string& error() const { return error_; }
 
   // On a blocking socket (SO_RCVTIMEO bounds a wait): bytes read, 0 once
   // the peer ended.
@@ -59,7 +57,6 @@ class Connection {
   bool wants_write_ = false;
   bool plain_http_ = false;
   bool failed_ = false;  // a fatal TLS error: no close_notify after it
-  std::string error_;
   std::string where_;  // the server, on a client's connection
 };
 

@@ -82,7 +82,7 @@ core::Result<std::shared_ptr<TlsContext>> TlsContext::ForServer(const TlsFiles& 
         "requiring client certificates needs --ca-file: the CA that signs them");
   }
   GLEANER_ASSIGN_OR_RETURN(SSL_CTX * ctx, NewContext(true));
-  std::shared_ptr<TlsContext> out(new TlsContext(ctx, true));
+  std::shared_ptr<TlsContext> out(new TlsContext(ctx));
   GLEANER_RETURN_IF_ERROR(UseCertificate(ctx, files, "--tls-cert"));
   if (!files.ca.empty()) {
     if (SSL_CTX_load_verify_locations(ctx, files.ca.c_str(), nullptr) != 1) {
@@ -103,7 +103,7 @@ core::Result<std::shared_ptr<TlsContext>> TlsContext::ForClient(const TlsFiles& 
     return core::InvalidArgument("a client certificate needs both --tls-cert and --tls-key");
   }
   GLEANER_ASSIGN_OR_RETURN(SSL_CTX * ctx, NewContext(false));
-  std::shared_ptr<TlsContext> out(new TlsContext(ctx, false));
+  std::shared_ptr<TlsContext> out(new TlsContext(ctx));
   if (files.ca.empty()) {
     if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
       return Failed("cannot load the system's CA certificates; pass --ca-file");

@@ -36,12 +36,10 @@ class TlsContext {
   TlsContext& operator=(const TlsContext&) = delete;
 
   ssl_ctx_st* get() const { return ctx_; }
-  bool server() const { return server_; }
 
  private:
-  TlsContext(ssl_ctx_st* ctx, bool server) : ctx_(ctx), server_(server) {}
+  explicit TlsContext(ssl_ctx_st* ctx) : ctx_(ctx) {}
   ssl_ctx_st* ctx_;
-  bool server_;
 };
 
 // The client context for https:// URLs given no --ca-file: the system's CAs.

@@ -35,7 +35,9 @@ struct Peer {
 // client says otherwise. A request must arrive within 10 s of its first
 // byte (of the connection, for a new one); a connection with no request
 // under way closes after 60 s; one peer (IP address, or local uid) may
-// hold at most 256 connections waiting to be read (more are answered 429).
+// have at most 256 requests under way (more are answered 429), while
+// connections kept open with none count only toward a total, where the
+// one idle longest makes room.
 // An answer that comes later (HttpResponse::later, a long poll) holds only
 // its connection, no worker. On stop, requests not yet answered are closed
 // unanswered. The handler is called from several threads at once.
