@@ -192,14 +192,17 @@ core::Result<JobRecord> PgStore::CompareAndSet(sched::JobId id, JobState from, J
           gpus = COALESCE($3, gpus), started_us = COALESCE($4::BIGINT, started_us),
           finished_us = COALESCE($5::BIGINT, finished_us),
           exit_code = COALESCE($6::INTEGER, exit_code), reason = $7,
-          pid = COALESCE($8::INTEGER, pid),
-          process_start_us = COALESCE($9::BIGINT, process_start_us)
+          pid = COALESCE($8::INTEGER, CASE WHEN $12::INTEGER = 1 THEN NULL ELSE pid END),
+          process_start_us =
+            COALESCE($9::BIGINT, CASE WHEN $12::INTEGER = 1 THEN NULL ELSE process_start_us END)
         WHERE id = $10 AND state = $11 RETURNING )sql") +
                   kJobColumns)
                      .c_str(),
                  {std::string(JobStateName(to)), int64_t{to == JobState::kRunning ? 1 : 0}, gpus,
                   Micros(u.started_at), Micros(u.finished_at), Wide(u.exit_code), u.reason,
-                  Wide(u.pid), Micros(u.process_started_at), id, std::string(JobStateName(from))},
+                  Wide(u.pid), Micros(u.process_started_at), id, std::string(JobStateName(from)),
+                  // A new attempt does not keep the last one's process.
+                  int64_t{to == JobState::kQueued || to == JobState::kRunning ? 1 : 0}},
                  "updating job " + std::to_string(id)));
   if (updated.empty()) {
     GLEANER_ASSIGN_OR_RETURN(JobRecord now, Get(id));  // NotFound for an unknown id

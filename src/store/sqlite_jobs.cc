@@ -171,12 +171,15 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
 }
 
 Status SqliteStore::CompareAndSet(sched::JobId id, JobState from, JobState to, const JobUpdate& u) {
+  // A new attempt (queued again, or started) does not keep the last one's
+  // process: a pid of an attempt that ended would name a stranger's.
   Statement update(db_, R"sql(
-    UPDATE jobs SET state = ?, attempts = attempts + ?,
-      gpus = COALESCE(?, gpus), started_us = COALESCE(?, started_us),
-      finished_us = COALESCE(?, finished_us), exit_code = COALESCE(?, exit_code), reason = ?,
-      pid = COALESCE(?, pid), process_start_us = COALESCE(?, process_start_us)
-    WHERE id = ? AND state = ?)sql");
+    UPDATE jobs SET state = ?1, attempts = attempts + ?2,
+      gpus = COALESCE(?3, gpus), started_us = COALESCE(?4, started_us),
+      finished_us = COALESCE(?5, finished_us), exit_code = COALESCE(?6, exit_code), reason = ?7,
+      pid = COALESCE(?8, CASE WHEN ?12 = 1 THEN NULL ELSE pid END),
+      process_start_us = COALESCE(?9, CASE WHEN ?12 = 1 THEN NULL ELSE process_start_us END)
+    WHERE id = ?10 AND state = ?11)sql");
   GLEANER_RETURN_IF_ERROR(update.status());
   update.Bind(1, std::string(JobStateName(to)));
   update.Bind(2, static_cast<int64_t>(to == JobState::kRunning ? 1 : 0));
@@ -201,6 +204,7 @@ Status SqliteStore::CompareAndSet(sched::JobId id, JobState from, JobState to, c
   update.BindOptional(9, micros(u.process_started_at));
   update.Bind(10, static_cast<int64_t>(id));
   update.Bind(11, std::string(JobStateName(from)));
+  update.Bind(12, static_cast<int64_t>(to == JobState::kQueued || to == JobState::kRunning ? 1 : 0));
   if (update.Step() != SQLITE_DONE) return SqlError(db_, "updating job " + std::to_string(id));
   if (sqlite3_changes(db_) != 1) {
     GLEANER_ASSIGN_OR_RETURN(JobRecord now, Get(id));  // NotFound for an unknown id

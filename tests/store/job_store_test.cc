@@ -202,6 +202,20 @@ TEST_P(JobStoreTest, RecordsTheProcessOfARunningJob) {
   EXPECT_EQ(job->pid, 4242);
   EXPECT_EQ(job->process_started_at, kNow + core::Seconds(1));
   EXPECT_EQ(store_->RecordProcess(99, 1, kNow).code(), core::StatusCode::kFailedPrecondition);
+  // Vacating keeps the process; a requeue does not: the next attempt's
+  // pid is its own, never the last one's.
+  auto vacating = store_->Transition(id, JobState::kRunning, JobState::kVacating, {});
+  ASSERT_TRUE(vacating.ok()) << vacating.status().ToString();
+  EXPECT_EQ(vacating->pid, 4242);
+  auto requeued = store_->Transition(id, JobState::kVacating, JobState::kQueued, {});
+  ASSERT_TRUE(requeued.ok()) << requeued.status().ToString();
+  EXPECT_EQ(requeued->pid, std::nullopt);
+  EXPECT_EQ(requeued->process_started_at, std::nullopt);
+  JobUpdate started;
+  started.pid = 5151;
+  auto again = store_->Transition(id, JobState::kQueued, JobState::kRunning, started);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->pid, 5151);
 }
 
 // One call queues plain jobs and arrays, in order; an array becomes one
