@@ -35,8 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 ulimit -n 65536 2>/dev/null || true
-# Root may hold no API token: the jobs are submitted as nobody (they run nowhere).
-as_user() { if [ "$(id -u)" -eq 0 ]; then echo --user nobody; fi; }
+# shellcheck source=bench/swarm_tokens.sh
+source "$here/bench/swarm_tokens.sh"
 openssl rand -hex 32 > "$work/secret" && chmod 600 "$work/secret"
 
 run() {  # run NAME keep|kill PORT_OFFSET
@@ -55,11 +55,8 @@ run() {  # run NAME keep|kill PORT_OFFSET
   pids+=("$standby")
   sleep 1
   local token
-  token=$("$build/gleaner" --data-dir "$work/s1-$1" token create $(as_user) | tail -1)
-  for ((i = 0; i < agents; i++)); do
-    "$build/gleaner" --data-dir "$work/s1-$1" agent-token create --host "emu-$i" --json |
-      sed -n 's/.*"token": "\(gjt_[0-9a-f]*\)".*/\1/p'
-  done > "$work/join-tokens-$1"
+  token=$(api_token "$build/gleaner" "$work/s1-$1")
+  join_tokens "$build/gleaner" "$work/s1-$1" "$agents" > "$work/join-tokens-$1"
   if [ "$2" = kill ]; then
     ( sleep $((seconds / 3 + 5)); date +%s.%N > "$work/killed-at"; kill -9 "$leader" ) &
   fi

@@ -23,8 +23,8 @@ cleanup() {
 }
 trap cleanup EXIT
 ulimit -n 65536 2>/dev/null || true
-# Root may hold no API token: the jobs are submitted as nobody (they run nowhere).
-as_user() { if [ "$(id -u)" -eq 0 ]; then echo --user nobody; fi; }
+# shellcheck source=bench/swarm_tokens.sh
+source "$here/bench/swarm_tokens.sh"
 openssl rand -hex 32 > "$work/secret" && chmod 600 "$work/secret"
 # A throwaway CA and a certificate for 127.0.0.1.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench-ca \
@@ -44,11 +44,8 @@ run() {  # run NAME http|https KEEP_ALIVE LONG_POLL
   pids+=("$server")
   sleep 1
   local token
-  token=$("$build/gleaner" --data-dir "$data" token create $(as_user) | tail -1)
-  for ((i = 0; i < agents; i++)); do
-    "$build/gleaner" --data-dir "$data" agent-token create --host "emu-$i" --json |
-      sed -n 's/.*"token": "\(gjt_[0-9a-f]*\)".*/\1/p'
-  done > "$work/$1.join-tokens"
+  token=$(api_token "$build/gleaner" "$data")
+  join_tokens "$build/gleaner" "$data" "$agents" > "$work/$1.join-tokens"
   echo "== $1: $2, keep-alive $3, long poll $4"
   "$build/bench/agent_swarm" --server "$2://127.0.0.1:$port" --ca-file "$work/ca.pem" \
     --join-tokens "$work/$1.join-tokens" --token "$token" --agents "$agents" \

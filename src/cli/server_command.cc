@@ -1,12 +1,13 @@
 // `gleaner server`: a coordinator. Every server on one store serves the API;
 // the one holding the store's leader lease also schedules and takes the
 // agents' reports.
-#include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <ostream>
 #include <thread>
+#include <utility>
 
 #include "cli/cluster_commands.h"
 #include "cli/config_file.h"
@@ -152,7 +153,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   api_options.gpus = [&current_leader, &clock]() -> nlohmann::json {
     auto coordinator = current_leader();
     if (coordinator == nullptr) return nullptr;
-    return cluster::ClusterToJson(coordinator->Hosts(), clock.Now());
+    return cluster::ClusterToJson(coordinator->Hosts(/*with_details=*/true), clock.Now());
   };
   api_options.metrics = [&current_leader, &clock](const std::map<std::string, int64_t>& jobs,
                                                   bool /*dcgm*/) {
@@ -165,8 +166,16 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   // A submit (or cancel, hold, release) is placed at the next turn of the
   // loop, not the next tick: with agents' long polls, a free GPU starts it
   // at once.
-  std::atomic<bool> queue_changed{false};
-  api_options.queue_changed = [&queue_changed] { queue_changed = true; };
+  std::mutex queue_mu;
+  std::condition_variable queue_cv;
+  bool queue_changed = false;  // guarded by queue_mu
+  api_options.queue_changed = [&] {
+    {
+      std::lock_guard lock(queue_mu);
+      queue_changed = true;
+    }
+    queue_cv.notify_one();
+  };
   // A job's log is on the host that ran it: asked of its agent, answered
   // when the piece comes (the request holds no worker meanwhile).
   api_options.remote_logs = [&current_leader](const store::JobRecord& job, bool stderr_stream,
@@ -258,12 +267,21 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
         said_standby = true;
       }
     }
+    bool changed;
+    {
+      std::lock_guard lock(queue_mu);
+      changed = std::exchange(queue_changed, false);
+    }
     if (auto coordinator = current_leader();
-        coordinator != nullptr && (now >= next_tick || queue_changed.exchange(false))) {
+        coordinator != nullptr && (now >= next_tick || changed)) {
       coordinator->Tick(log);
       next_tick = std::chrono::steady_clock::now() + kTickEvery;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    // Until the next tick or lease check, or a change to the queue; the
+    // stop flag is looked at as often (signals cannot notify).
+    std::unique_lock lock(queue_mu);
+    const auto until = current_leader() != nullptr ? std::min(next_hold, next_tick) : next_hold;
+    queue_cv.wait_until(lock, until, [&] { return queue_changed; });
   }
   servers.clear();
   log("stopped");

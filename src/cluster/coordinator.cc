@@ -685,7 +685,7 @@ bool Coordinator::Start(const sched::StartJob& start, const Log& log) {
   return true;
 }
 
-std::vector<HostView> Coordinator::Hosts() const {
+std::vector<HostView> Coordinator::Hosts(bool with_details) const {
   std::lock_guard lock(mu_);
   std::vector<HostView> out;
   for (const auto& [name, host] : hosts_) {
@@ -698,7 +698,7 @@ std::vector<HostView> Coordinator::Hosts() const {
     v.gpus = host.gpus;
     v.status = host.status;
     v.reasons = host.reasons;
-    v.details = host.details;
+    if (with_details) v.details = host.details;
     v.jobs = static_cast<int>(host.jobs.size());
     out.push_back(std::move(v));
   }

@@ -89,7 +89,9 @@ class Coordinator {
   void ReadLog(const store::JobRecord& job, bool err, uint64_t offset,
                std::function<void(core::Result<LogChunk>)> answer);
 
-  std::vector<HostView> Hosts() const;
+  // `with_details`: each GPU's processes and verdict too, which only the
+  // gleaner.cluster/v1 document shows (not /metrics).
+  std::vector<HostView> Hosts(bool with_details = false) const;
   // Seconds from submit to the agent's report that the job started.
   metrics::Histogram::Snapshot StartLatency() const { return start_latency_.Read(); }
 

@@ -2,11 +2,8 @@
 // clients that connect and send nothing (or trickle) hold no worker.
 #include "server/http_server.h"
 
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +13,7 @@
 
 #include "server/http_client.h"
 #include "server/socket_address.h"
+#include "testing/raw_socket.h"
 
 namespace gleaner::server {
 namespace {
@@ -63,34 +61,7 @@ TEST(ParseRequestTest, RefusesFramingThatCouldBeReadTwoWays) {
   }
 }
 
-// Connects to a TCP server on loopback; -1 on failure.
-int Connect(const Endpoint& e) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(e.port);
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
-// Everything the server sends before it closes, waiting at most `limit`.
-std::string ReadAll(int fd, std::chrono::milliseconds limit) {
-  std::string out;
-  char buf[4096];
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) != 1) continue;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
 
 class HttpHardeningTest : public ::testing::Test {
  protected:
@@ -110,7 +81,7 @@ TEST_F(HttpHardeningTest, IdleConnectionsDoNotHoldUpOthers) {
   // worker for its whole read deadline and the next request waited.
   std::vector<int> idle;
   for (int i = 0; i < 100; ++i) {
-    const int fd = Connect(endpoint_);
+    const int fd = gleaner::testing::ConnectLoopback(endpoint_.port);
     ASSERT_GE(fd, 0);
     idle.push_back(fd);
   }
@@ -125,7 +96,7 @@ TEST_F(HttpHardeningTest, IdleConnectionsDoNotHoldUpOthers) {
 }
 
 TEST_F(HttpHardeningTest, MalformedRequestsGetTheirStatusNotAReset) {
-  const int fd = Connect(endpoint_);
+  const int fd = gleaner::testing::ConnectLoopback(endpoint_.port);
   ASSERT_GE(fd, 0);
   // A megabyte of header: answered 431, not a connection reset.
   const std::string huge = "GET / HTTP/1.1\r\nX: " + std::string(1 << 20, 'a');
@@ -136,15 +107,17 @@ TEST_F(HttpHardeningTest, MalformedRequestsGetTheirStatusNotAReset) {
     sent += static_cast<size_t>(n);
   }
   shutdown(fd, SHUT_WR);
-  EXPECT_THAT(ReadAll(fd, std::chrono::seconds(5)), HasSubstr("HTTP/1.1 431"));
+  EXPECT_THAT(gleaner::testing::ReadAll(fd, std::chrono::seconds(5)),
+              HasSubstr("HTTP/1.1 431"));
   close(fd);
 
-  const int chunked = Connect(endpoint_);
+  const int chunked = gleaner::testing::ConnectLoopback(endpoint_.port);
   const std::string text =
       "POST /v1/jobs HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
   ASSERT_EQ(send(chunked, text.data(), text.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(text.size()));
-  EXPECT_THAT(ReadAll(chunked, std::chrono::seconds(5)), HasSubstr("HTTP/1.1 501"));
+  EXPECT_THAT(gleaner::testing::ReadAll(chunked, std::chrono::seconds(5)),
+              HasSubstr("HTTP/1.1 501"));
   close(chunked);
 }
 

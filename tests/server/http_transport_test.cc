@@ -1,11 +1,8 @@
 // The HTTP transport as clients meet it: connections kept open between
 // requests, answers that come later (long polls), and TLS, with the
 // errors a user gets when the two sides disagree.
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,6 +15,7 @@
 
 #include "server/http_client.h"
 #include "server/http_server.h"
+#include "testing/raw_socket.h"
 #include "testing/temp_dir.h"
 #include "testing/test_pki.h"
 
@@ -33,33 +31,7 @@ HttpResponse Echo(const HttpRequest& r, const Peer&) {
 
 Endpoint Url(const std::string& address) { return std::move(ParseServerUrl(address)).value(); }
 
-// Everything the server sends before it closes, waiting at most `limit`.
-std::string ReadAll(int fd, std::chrono::milliseconds limit) {
-  std::string out;
-  char buf[4096];
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) != 1) continue;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
 
-int ConnectTo(uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 TEST(KeepAliveTest, AClientSendsItsRequestsOnOneConnection) {
   auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
@@ -76,13 +48,14 @@ TEST(KeepAliveTest, AClientSendsItsRequestsOnOneConnection) {
 TEST(KeepAliveTest, PipelinedRequestsAreAnsweredInTurn) {
   auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
   ASSERT_TRUE(server.ok());
-  const int fd = ConnectTo(Url((*server)->address()).port);
+  const int fd = gleaner::testing::ConnectLoopback(Url((*server)->address()).port);
   ASSERT_GE(fd, 0);
   const std::string two =
       "GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n"
       "Connection: close\r\n\r\n";
   ASSERT_EQ(send(fd, two.data(), two.size(), MSG_NOSIGNAL), static_cast<ssize_t>(two.size()));
-  const std::string answers = ReadAll(fd, 5000ms);  // ends: the second asked to close
+  // It ends: the second request asked to close.
+  const std::string answers = gleaner::testing::ReadAll(fd, 5000ms);
   close(fd);
   const size_t first = answers.find("/first");
   const size_t second = answers.find("/second");
