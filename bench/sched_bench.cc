@@ -69,7 +69,7 @@ void BM_SingleGpuPlacementPerVerdict(benchmark::State& state) {
       for (int i = 0; i < kGpusPerNode; ++i) {
         core::Result<std::vector<Action>> r = std::vector<Action>{};
         us.push_back(TimeUs([&] {
-          r = s.Handle(GpuVerdictChanged{Gpu(n, i), true, "idle"}, kT0 + core::Seconds(1));
+          r = s.Handle(GpuVerdictChanged{Gpu(n, i), true, "idle", {}}, kT0 + core::Seconds(1));
         }));
         Check(r);
         placed += static_cast<int64_t>(r->size());

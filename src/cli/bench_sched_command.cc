@@ -65,7 +65,7 @@ Measured Placements(const BenchSchedOptions& o) {
     for (int i = 0; i < o.gpus_per_node; ++i) {
       core::Result<std::vector<Action>> r = std::vector<Action>{};
       m.event_us.push_back(TimeUs([&] {
-        r = s.Handle(sched::GpuVerdictChanged{sched::SyntheticGpuUuid(n, i), true, "idle"},
+        r = s.Handle(sched::GpuVerdictChanged{sched::SyntheticGpuUuid(n, i), true, "idle", {}},
                      kT0 + core::Seconds(1));
       }));
       if (!r.ok()) {

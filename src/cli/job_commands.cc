@@ -107,6 +107,9 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
                      "Elastic: may restart on fewer GPUs (not below --gpus) when some are "
                      "taken back");
   c.submit->add_option("--min-memory-gib", o.min_memory_gib, "Only GPUs with at least this memory");
+  c.submit->add_option("--gpu-memory", o.gpu_memory,
+                       "The most GPU memory it uses per GPU (20GiB): it may then run beside a "
+                       "quiet holder with that much free, and is stopped if it uses more");
   c.submit->add_option("--gpu-model", o.gpu_models, "Allowed model (repeatable), e.g. A100");
   c.submit->add_option("--priority-class", o.priority_class, "critical, normal or opportunistic")
       ->check(CLI::IsMember({"critical", "normal", "opportunistic"}))
@@ -158,6 +161,11 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   spec.max_gpus = o.max_gpus;
   spec.can_shrink = o.can_shrink;
   spec.min_gpu_memory = core::Bytes(static_cast<uint64_t>(o.min_memory_gib * (1ULL << 30)));
+  if (!o.gpu_memory.empty()) {
+    auto memory = core::ParseBytes(o.gpu_memory);
+    if (!memory.ok()) return Fail(err, core::InvalidArgument("--gpu-memory: " + memory.status().message()));
+    spec.gpu_memory = *memory;
+  }
   spec.gpu_models = o.gpu_models;
   spec.priority_class = o.priority_class == "critical"        ? sched::PriorityClass::kCritical
                         : o.priority_class == "opportunistic" ? sched::PriorityClass::kOpportunistic

@@ -25,6 +25,7 @@ struct JobOptions {
   int max_gpus = 0;         // elastic: up to this many
   bool can_shrink = false;  // elastic: may restart on fewer
   double min_memory_gib = 0;
+  std::string gpu_memory;  // "20GiB": the most it uses per GPU
   std::vector<std::string> gpu_models;
   std::string priority_class = "normal";
   int priority = 0;

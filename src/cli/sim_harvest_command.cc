@@ -101,7 +101,7 @@ struct Queue {
 };
 
 core::Result<Queue> LoadQueue(const SimHarvestOptions& o, const sim::OwnerTimeline& owner,
-                              double idle_gpu_s, std::ostream& err) {
+                              double idle_gpu_s, core::Bytes gpu_memory, std::ostream& err) {
   Queue q;
   int largest_node = 1;
   for (int n : owner.node_gpus) largest_node = std::max(largest_node, n);
@@ -123,6 +123,7 @@ core::Result<Queue> LoadQueue(const SimHarvestOptions& o, const sim::OwnerTimeli
     s.end_s = owner.end_s;
     s.offered_gpu_s = o.load * idle_gpu_s;
     s.max_gpus = largest_node;
+    s.max_gpu_memory = gpu_memory;
     q.jobs = sim::SyntheticQueue(s);
     q.source = "synthetic";
   }
@@ -181,6 +182,30 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
                 "Price the GPU-hours as this model (on-prem defaults and the price catalog; "
                 "docs/cost.md)")
       ->capture_default_str();
+  h->add_option("--gpu-memory-gib", o.gpu_memory_gib,
+                "Memory of each of the trace's GPUs, for co-location beside holders")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 4096.0));
+  h->add_option("--colocate-margin", o.colocate_margin,
+                "Kept free above a holder's learned peak, as a share of the GPU's memory")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  h->add_option("--colocate-min-history-s", o.colocate_min_history_s,
+                "Seconds of a holder's history needed before anything is lent beside it")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{86400 * 365}));
+  h->add_option("--park-idle-s", o.park_idle_s,
+                "Park runs: a holder held idle this long is told it will be parked")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{86400 * 365}));
+  h->add_option("--park-notice-s", o.park_notice_s,
+                "Park runs: seconds between the notice and the park")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{86400 * 365}));
+  h->add_option("--restore-gb-per-s", o.restore_gb_per_s,
+                "Park runs: how fast a parked holder's memory is copied back (GB/s)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 10000.0));
   h->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")->required();
   h->add_flag("--skip-bad-rows", o.skip_bad_rows,
               "Skip and count malformed rows instead of stopping at the first");
@@ -209,14 +234,23 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   sim::HarvestConfig config;
   config.checkpoint_s = o.checkpoint_s;
   config.vacate_s = o.vacate_s;
+  config.gpu_memory = core::Bytes(static_cast<uint64_t>(o.gpu_memory_gib * 0x1p30));
+  config.colocation.margin_share = o.colocate_margin;
+  config.colocation.min_history = core::Seconds(o.colocate_min_history_s);
+  config.park_idle_s = o.park_idle_s;
+  config.park_notice_s = o.park_notice_s;
+  config.restore_bytes_per_s = o.restore_gb_per_s * 1e9;
   const int64_t idle_gpu_s =
       sim::QuietGpuSeconds(owner->timeline, config.idle.busy_utilization_pct);
-  auto queue = LoadQueue(o, owner->timeline, static_cast<double>(idle_gpu_s), err);
+  auto queue = LoadQueue(o, owner->timeline, static_cast<double>(idle_gpu_s), config.gpu_memory, err);
   if (!queue.ok()) {
     err << "gleaner: " << queue.status().message() << "\n";
     return kExitBadInput;
   }
-  auto runs = sim::RunHarvestBaselines(owner->timeline, queue->jobs, config);
+  // Co-location and parking need the owners' memory: only GenAI with its
+  // memory file shows it.
+  const bool held_runs = !o.genai.empty() && !o.genai_memory.empty();
+  auto runs = sim::RunHarvestBaselines(owner->timeline, queue->jobs, config, held_runs);
   if (!runs.ok()) {
     err << "gleaner: " << runs.status().message() << "\n";
     return kExitFailure;
@@ -243,7 +277,14 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
                    {"busy_utilization_pct", config.idle.busy_utilization_pct},
                    {"idle_after_s", core::ToSecondsDouble(config.idle.idle_after)},
                    {"heartbeat_s", config.heartbeat_s},
-                   {"watch_s", config.watch_s}};
+                   {"watch_s", config.watch_s},
+                   {"gpu_memory_gib", config.gpu_memory.ToGiB()},
+                   {"colocate_margin", config.colocation.margin_share},
+                   {"colocate_min_history_s", core::ToSecondsDouble(config.colocation.min_history)},
+                   {"colocate_peak_window_s", core::ToSecondsDouble(config.colocation.peak_window)},
+                   {"park_idle_s", config.park_idle_s},
+                   {"park_notice_s", config.park_notice_s},
+                   {"restore_bytes_per_s", config.restore_bytes_per_s}};
   const sim::HarvestLimit limit = sim::LimitOf(runs->front().result);
   m["physical_limit"] = {{"idle_gpu_hours", limit.idle_gpu_hours},
                          {"held_idle_gpu_hours", limit.held_idle_gpu_hours},
@@ -305,6 +346,16 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
                   r.metrics.lost_gpu_hours, static_cast<long long>(r.metrics.owner_returns),
                   static_cast<long long>(r.metrics.jobs_finished));
     out << line;
+    if (r.policy == sim::HarvestPolicy::kColocate || r.policy == sim::HarvestPolicy::kPark) {
+      std::snprintf(line, sizeof line,
+                    "  %-25s beside holders %7.1f GPU-h, parked %7.1f GPU-h, holder-OOM risk "
+                    "%lld min, parks %lld, restores %lld (mean wait %.0f s)\n",
+                    "", r.metrics.shared_gpu_hours, r.metrics.parked_gpu_hours,
+                    static_cast<long long>(r.metrics.holder_oom_risk_minutes),
+                    static_cast<long long>(r.metrics.parks),
+                    static_cast<long long>(r.metrics.restores), r.metrics.restore_wait_mean_s);
+      out << line;
+    }
   }
   std::snprintf(line, sizeof line, "%.2f s wall; wrote %s, timing.json, report.html\n", wall_s,
                 (fs::path(o.out_dir) / "metrics.json").string().c_str());

@@ -26,6 +26,13 @@ struct SimHarvestOptions {
   // The traces do not say which GPUs they ran on: money prices them as this.
   std::string price_gpu = "A100-80GB";
   uint64_t seed = 0;
+  // Co-location and parking (runs only where the trace shows owners' memory).
+  double gpu_memory_gib = 80;
+  double colocate_margin = 0.10;
+  int64_t colocate_min_history_s = 3600;
+  int64_t park_idle_s = 1800;
+  int64_t park_notice_s = 300;
+  double restore_gb_per_s = 5;
   std::string out_dir;
   bool skip_bad_rows = false;
 };

@@ -584,7 +584,7 @@ void Coordinator::TellGpus(const Log& log) {
       for (size_t i = 0; i < host.gpus.size(); ++i) {
         const InventoryGpu& g = host.gpus[i];
         const bool lend = Lendable(host, i);
-        node.gpus.push_back({g.uuid, g.index, g.model, g.memory, g.nvlink_island, lend});
+        node.gpus.push_back({g.uuid, g.index, g.model, g.memory, g.nvlink_island, lend, {}});
         told_lendable_[g.uuid] = lend;
       }
       Tell(sched::NodeAdded{std::move(node)}, log);
@@ -601,7 +601,8 @@ void Coordinator::TellGpus(const Log& log) {
       changed.changes.push_back({host.gpus[i].uuid, lend,
                                  host.silent  ? "host " + name + " is silent"
                                  : host.blind ? "host " + name + "'s agent read no GPU in its last pass"
-                                              : host.reasons[i]});
+                                              : host.reasons[i],
+                                 {}});
     }
   }
   if (!changed.changes.empty()) Tell(changed, log);

@@ -1,6 +1,10 @@
 #include "core/format.h"
 
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace gleaner::core {
 
@@ -33,6 +37,43 @@ std::string FormatBytes(Bytes b) {
     std::snprintf(buf, sizeof buf, "%.0f MiB", b.ToMiB());
   }
   return buf;
+}
+
+Result<Bytes> ParseBytes(std::string_view text) {
+  const auto bad = [&] {
+    return InvalidArgument("\"" + std::string(text.substr(0, 64)) +
+                           "\" is not a size: give a number and a unit, like 20GiB, 512MiB or "
+                           "20G");
+  };
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
+  if (i == 0 || i > 32) return bad();
+  const std::string number(text.substr(0, i));
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size() || !std::isfinite(value)) return bad();
+  std::string unit;
+  for (char c : text.substr(i)) {
+    if (c != ' ') unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  double scale = 0;
+  if (unit.empty() || unit == "b") {
+    scale = 1;
+  } else if (unit == "k" || unit == "kib") {
+    scale = 0x1p10;
+  } else if (unit == "m" || unit == "mib") {
+    scale = 0x1p20;
+  } else if (unit == "g" || unit == "gib") {
+    scale = 0x1p30;
+  } else if (unit == "t" || unit == "tib") {
+    scale = 0x1p40;
+  } else {
+    return bad();
+  }
+  const double bytes = value * scale;
+  if (bytes >= 0x1p63) return InvalidArgument("\"" + number + "\" is too large a size");
+  return Bytes(static_cast<uint64_t>(bytes));
 }
 
 }  // namespace gleaner::core

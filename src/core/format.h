@@ -1,6 +1,9 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+
+#include "core/result.h"
 
 #include "core/units.h"
 
@@ -11,5 +14,10 @@ std::string FormatDuration(Duration d);
 
 // "37.5 GiB", "512 MiB".
 std::string FormatBytes(Bytes b);
+
+// "20GiB", "20G", "512 MiB", "1.5TiB" or a plain number of bytes; units
+// are binary (G = GiB, as nvidia-smi and Slurm's --mem mean them). The
+// error says what is accepted.
+Result<Bytes> ParseBytes(std::string_view text);
 
 }  // namespace gleaner::core

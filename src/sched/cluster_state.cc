@@ -21,11 +21,11 @@ const std::set<NodeIndex>& EmptyNodeSet() {
 }  // namespace
 
 ClassId ClusterState::ClassOf(const GpuSpec& spec) {
-  const auto key = std::make_pair(spec.model, spec.memory.count());
+  const auto key = std::make_tuple(spec.model, spec.memory.count(), spec.lend_memory.count());
   auto it = class_ids_.find(key);
   if (it != class_ids_.end()) return it->second;
   const auto id = static_cast<ClassId>(classes_.size());
-  classes_.push_back({spec.model, spec.memory});
+  classes_.push_back({spec.model, spec.memory, spec.lend_memory});
   class_ids_.emplace(key, id);
   buckets_.emplace_back();
   partial_.emplace_back();
@@ -60,7 +60,7 @@ core::Status ClusterState::AddNode(const NodeSpec& spec) {
   for (const GpuSpec& g : spec.gpus) {
     const auto gi = static_cast<GpuIndex>(gpus_.size());
     const ClassId c = ClassOf(g);
-    gpus_.push_back({g, n, c, kMilliPerGpu});
+    gpus_.push_back({g, n, c, c, kMilliPerGpu});
     gpu_ids_.emplace(g.uuid, gi);
     nodes_[n].gpus.push_back(gi);
     ++sizes[c];
@@ -83,7 +83,7 @@ core::Result<NodeIndex> ClusterState::RemoveNode(const core::NodeId& id) {
   std::map<ClassId, int> sizes;
   for (GpuIndex g : nodes_[n].gpus) {
     Unindex(g);
-    ++sizes[gpus_[g].gpu_class];
+    ++sizes[gpus_[g].whole_class];
   }
   for (const auto& [c, count] : sizes) {
     auto s = node_sizes_[c].find(count);
@@ -109,11 +109,27 @@ std::optional<GpuIndex> ClusterState::FindGpu(const core::GpuUuid& uuid) const {
   return it->second;
 }
 
-void ClusterState::SetLendable(GpuIndex g, bool lendable) {
-  if (gpus_[g].spec.lendable == lendable) return;
+void ClusterState::SetLendable(GpuIndex g, bool lendable, core::Bytes lend_memory) {
+  GpuSpec& spec = gpus_[g].spec;
+  // A GPU no longer lendable keeps its class: nothing is placed there.
+  const bool reclass = lendable && spec.lend_memory != lend_memory;
+  if (spec.lendable == lendable && !reclass) return;
   Unindex(g);
-  gpus_[g].spec.lendable = lendable;
+  spec.lendable = lendable;
+  if (reclass) {
+    spec.lend_memory = lend_memory;
+    Reclass(g, ClassOf(spec));
+  }
   Index(g);
+}
+
+// Moves an unindexed GPU to class `to`. What a node can ever run
+// (node_sizes_) stays counted under the GPU's whole class.
+void ClusterState::Reclass(GpuIndex g, ClassId to) {
+  gpus_[g].gpu_class = to;
+  bool known = false;
+  for (auto& [cls, count] : free_whole_[gpus_[g].node]) known = known || cls == to;
+  if (!known) free_whole_[gpus_[g].node].emplace_back(to, 0);
 }
 
 void ClusterState::Take(GpuIndex g, int milli) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -34,6 +35,10 @@ struct GpuSpec {
   // -1: no NVLink, PCIe only.
   int nvlink_island = -1;
   bool lendable = true;  // the idle verdict says it may be lent now
+  // Zero: lent whole. Otherwise the GPU is shared with a holder that keeps
+  // the rest, and only a job declaring at most this much GPU memory may go
+  // there (co-location, docs/held-idle.md).
+  core::Bytes lend_memory;
 };
 
 struct NodeSpec {
@@ -44,12 +49,14 @@ struct NodeSpec {
 struct GpuClass {
   std::string model;
   core::Bytes memory;
+  core::Bytes lend_memory;  // zero: whole GPUs; else shared ones with this much to lend
 };
 
 struct GpuState {
   GpuSpec spec;
   NodeIndex node = 0;
-  ClassId gpu_class = 0;
+  ClassId gpu_class = 0;    // now: shared GPUs move to the class of what they lend
+  ClassId whole_class = 0;  // lent whole: what its node can ever run is counted here
   int free_milli = 1000;  // not yet given to jobs, whether lendable or not
 };
 
@@ -75,7 +82,10 @@ class ClusterState {
   std::optional<NodeIndex> FindNode(const core::NodeId& id) const;
   std::optional<GpuIndex> FindGpu(const core::GpuUuid& uuid) const;
 
-  void SetLendable(GpuIndex gpu, bool lendable);
+  // Whether the GPU may be lent now, and how: whole (lend_memory zero) or
+  // beside its holder with `lend_memory` to lend, which moves it to the
+  // class of that size.
+  void SetLendable(GpuIndex gpu, bool lendable, core::Bytes lend_memory = {});
   // Gives `milli` of the GPU to a job (Take) or back (Give). Taking more
   // than is free is a broken invariant.
   void Take(GpuIndex gpu, int milli);
@@ -96,7 +106,8 @@ class ClusterState {
   const std::set<NodeIndex>& NodesWithFree(ClassId c, int count) const;
   // The largest whole free count of class `c` on any node (0: none).
   int LargestFree(ClassId c) const;
-  // The most GPUs of class `c` any live node has, free or not.
+  // The most GPUs of class `c` any live node has, free or not, counting
+  // each GPU in its whole class (0 for the classes of shared GPUs).
   int LargestNode(ClassId c) const;
   // Partly used lendable GPUs of class `c`, as (free milli, gpu), fewest
   // free first.
@@ -111,9 +122,10 @@ class ClusterState {
   void Index(GpuIndex g);
   void MoveBucket(NodeIndex n, ClassId c, int delta);
   ClassId ClassOf(const GpuSpec& spec);
+  void Reclass(GpuIndex g, ClassId to);
 
   std::vector<GpuClass> classes_;
-  std::map<std::pair<std::string, uint64_t>, ClassId> class_ids_;
+  std::map<std::tuple<std::string, uint64_t, uint64_t>, ClassId> class_ids_;
   std::vector<NodeState> nodes_;
   std::vector<GpuState> gpus_;
   std::unordered_map<core::NodeId, NodeIndex> node_ids_;

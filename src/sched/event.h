@@ -58,6 +58,10 @@ struct GpuVerdictChanged {
   core::GpuUuid gpu;
   bool lendable = false;
   std::string reason;  // "owner returned: process 4242 of bob"
+  // Lendable beside a quiet holder, with this much memory to lend; zero:
+  // lendable whole. A job running there that declared more (or nothing)
+  // is taken back.
+  core::Bytes lend_memory;
 };
 struct NodeAdded {
   NodeSpec node;

@@ -13,6 +13,7 @@ JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user) {
   r.max_gpus = spec.max_gpus;
   r.can_shrink = spec.can_shrink;
   r.min_gpu_memory = spec.min_gpu_memory;
+  r.gpu_memory = spec.gpu_memory;
   r.gpu_models = spec.gpu_models;
   r.priority_class = spec.priority_class;
   r.priority = spec.priority;

@@ -32,6 +32,10 @@ struct JobRequest {
   // which others may share) only with gpus == 1.
   int gpu_milli = kMilliPerGpu;
   core::Bytes min_gpu_memory;           // each GPU's total memory at least this
+  // The most GPU memory the job uses on each GPU, as it declared. Zero:
+  // undeclared, so it needs whole GPUs; otherwise it may also share a GPU
+  // with a quiet holder that leaves this much free.
+  core::Bytes gpu_memory;
   std::vector<std::string> gpu_models;  // allowed models (substrings of the name); empty: any
   PriorityClass priority_class = PriorityClass::kNormal;
   int priority = 0;         // within the class, -1000..1000, higher first

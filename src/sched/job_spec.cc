@@ -161,6 +161,9 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
   if (s.min_gpu_memory > limits.max_gpu_memory) {
     return Bad("min_gpu_memory_bytes", "more than any GPU here has");
   }
+  if (s.gpu_memory > limits.max_gpu_memory) {
+    return Bad("gpu_memory_bytes", "more than any GPU here has");
+  }
   if (s.priority < -1000 || s.priority > 1000) {
     return Bad("priority", "from -1000 to 1000, got " + std::to_string(s.priority));
   }
@@ -221,6 +224,7 @@ json JobSpecToJson(const JobSpec& s) {
       {"max_gpus", s.max_gpus},
       {"can_shrink", s.can_shrink},
       {"min_gpu_memory_bytes", s.min_gpu_memory.count()},
+      {"gpu_memory_bytes", s.gpu_memory.count()},
       {"gpu_models", s.gpu_models},
       {"priority_class", PriorityClassName(s.priority_class)},
       {"priority", s.priority},
@@ -248,6 +252,7 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
                                                 "max_gpus",
                                                 "can_shrink",
                                                 "min_gpu_memory_bytes",
+                                                "gpu_memory_bytes",
                                                 "gpu_models",
                                                 "priority_class",
                                                 "priority",
@@ -284,11 +289,13 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
     GLEANER_RETURN_IF_ERROR(GetInt(j, "gpus", -1'000'000, 1'000'000, &s.gpus));
     GLEANER_RETURN_IF_ERROR(GetInt(j, "max_gpus", 0, 1'000'000, &s.max_gpus));
     get("can_shrink", &s.can_shrink);
-    if (j.contains("min_gpu_memory_bytes")) {
-      if (!j.at("min_gpu_memory_bytes").is_number_unsigned()) {
-        return Bad("min_gpu_memory_bytes", "a whole, non-negative number of bytes");
+    for (const auto& [key, out] : {std::pair{"min_gpu_memory_bytes", &s.min_gpu_memory},
+                                   std::pair{"gpu_memory_bytes", &s.gpu_memory}}) {
+      if (!j.contains(key)) continue;
+      if (!j.at(key).is_number_unsigned()) {
+        return Bad(key, "a whole, non-negative number of bytes");
       }
-      s.min_gpu_memory = core::Bytes(j.at("min_gpu_memory_bytes").get<uint64_t>());
+      *out = core::Bytes(j.at(key).get<uint64_t>());
     }
     get("gpu_models", &s.gpu_models);
     if (j.contains("priority_class")) {

@@ -49,6 +49,10 @@ struct JobSpec {
   int max_gpus = 0;
   bool can_shrink = false;
   core::Bytes min_gpu_memory;
+  // The most GPU memory the job uses per GPU (zero: not said). A job that
+  // says may run beside a quiet holder that leaves this much free; it is
+  // stopped if it uses more (docs/held-idle.md).
+  core::Bytes gpu_memory;
   std::vector<std::string> gpu_models;  // allowed models (substrings of NVML's name); empty: any
   PriorityClass priority_class = PriorityClass::kNormal;
   int priority = 0;  // within the class, -1000..1000, higher first

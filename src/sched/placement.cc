@@ -43,6 +43,11 @@ int LargestFreeAmong(const ClusterState& cluster, const std::vector<ClassId>& al
 
 bool ClassAllowed(const GpuClass& c, const JobRequest& job) {
   if (c.memory < job.min_gpu_memory) return false;
+  // Beside a holder only a job that said how much memory it uses, and fits.
+  if (c.lend_memory.count() > 0 &&
+      (job.gpu_memory.count() == 0 || job.gpu_memory > c.lend_memory)) {
+    return false;
+  }
   if (job.gpu_models.empty()) return true;
   return std::any_of(job.gpu_models.begin(), job.gpu_models.end(), [&](const std::string& m) {
     return !m.empty() && c.model.find(m) != std::string::npos;

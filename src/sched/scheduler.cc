@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/format.h"
 #include "sched/placement.h"
 #include "sched/preemption.h"
 
@@ -153,8 +154,8 @@ std::string Scheduler::RejectionFor(const JobRequest& req) {
   if (allowed.empty()) {
     std::set<std::string> here;
     for (ClassId c = 0; c < cluster_.class_count(); ++c) {
-      if (cluster_.LargestNode(c) == 0) continue;
       const GpuClass& g = cluster_.gpu_class(c);
+      if (cluster_.LargestNode(c) == 0 || g.lend_memory.count() > 0) continue;
       here.insert(g.model + " (" + MilliAsGpus(static_cast<int64_t>(g.memory.ToGiB() * 1000)) +
                   " GiB)");
     }
@@ -279,15 +280,21 @@ core::Status Scheduler::Resized(JobId id) {
 core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<Action>* out) {
   const auto g = cluster_.FindGpu(e.gpu);
   if (!g) return core::NotFound("no GPU " + e.gpu.str() + " in the cluster; add its node first");
-  cluster_.SetLendable(*g, e.lendable);
-  if (e.lendable) {
-    dirty_ = true;
-    return core::Status::Ok();
-  }
+  cluster_.SetLendable(*g, e.lendable, e.lend_memory);
+  dirty_ = dirty_ || e.lendable;
   const GpuState& gpu = cluster_.gpu(*g);
-  const std::string reason = gpu.spec.uuid.str() + " (" + cluster_.node(gpu.node).id.str() +
-                             " gpu " + std::to_string(gpu.spec.index) + ") is no longer lendable" +
-                             (e.reason.empty() ? "" : ": " + e.reason);
+  // Still lendable, it is taken back only from a job that no longer fits
+  // beside its holder.
+  const auto fits = [&](const Job& job) {
+    return e.lend_memory.count() == 0 ||
+           (job.req.gpu_memory.count() > 0 && job.req.gpu_memory <= e.lend_memory);
+  };
+  const std::string reason =
+      gpu.spec.uuid.str() + " (" + cluster_.node(gpu.node).id.str() + " gpu " +
+      std::to_string(gpu.spec.index) + ")" +
+      (e.lendable ? " lends only " + core::FormatBytes(e.lend_memory) + " beside its holder"
+                  : " is no longer lendable") +
+      (e.reason.empty() ? "" : ": " + e.reason);
   // The owner never waits: whatever runs there leaves, protected or not.
   const std::vector<JobId> here = on_node_[gpu.node];
   for (JobId id : here) {
@@ -295,11 +302,12 @@ core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<A
     if (job.phase != JobPhase::kRunning) continue;
     if (std::find(job.gpus.begin(), job.gpus.end(), *g) == job.gpus.end()) continue;
     if (std::find(job.leaving.begin(), job.leaving.end(), *g) != job.leaving.end()) continue;
+    if (e.lendable && fits(job)) continue;
     // An elastic job that can restart smaller keeps its other GPUs, if
     // they are enough for it.
     std::vector<GpuIndex> give_up;
     for (GpuIndex h : job.gpus) {
-      if (!cluster_.gpu(h).spec.lendable) give_up.push_back(h);
+      if (!cluster_.gpu(h).spec.lendable || h == *g) give_up.push_back(h);
     }
     const int keep = static_cast<int>(job.gpus.size() - give_up.size());
     if (job.req.can_shrink && job.leaving.empty() && keep >= job.req.gpus) {
@@ -423,8 +431,10 @@ bool Scheduler::AnyWaitingShapeFits() const {
       continue;
     }
     JobRequest req;
-    std::tie(req.gpus, req.max_gpus, req.gpu_milli, std::ignore, req.gpu_models) = shape;
+    std::tie(req.gpus, req.max_gpus, req.gpu_milli, std::ignore, req.gpu_models, std::ignore) =
+        shape;
     req.min_gpu_memory = core::Bytes(std::get<3>(shape));
+    req.gpu_memory = core::Bytes(std::get<5>(shape));
     int reserved_by = ReservationBook::kNone;
     if (Place(req, AllowedClasses(cluster_, req), &reserved_by, nullptr)) return true;
   }
@@ -1051,7 +1061,7 @@ const std::vector<ClassId>& Scheduler::Allowed(Job& job) {
 
 int Scheduler::ShapeOf(const JobRequest& req) {
   auto key = std::make_tuple(req.gpus, req.max_gpus, req.gpu_milli, req.min_gpu_memory.count(),
-                             req.gpu_models);
+                             req.gpu_models, req.gpu_memory.count());
   auto [it, added] = shapes_.try_emplace(std::move(key), static_cast<int>(shapes_.size()));
   return it->second;
 }

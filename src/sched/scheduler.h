@@ -253,7 +253,7 @@ class Scheduler {
   int evictable_by_rank_[3] = {0, 0, 0};
   size_t running_count_ = 0;
 
-  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>>, int> shapes_;
+  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>, uint64_t>, int> shapes_;
   uint64_t pass_ = 0;
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim

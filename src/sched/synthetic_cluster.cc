@@ -11,7 +11,7 @@ NodeSpec SyntheticNode(int node, int gpus, bool lendable) {
   spec.gpus.reserve(static_cast<size_t>(gpus));
   for (int i = 0; i < gpus; ++i) {
     spec.gpus.push_back(
-        {SyntheticGpuUuid(node, i), i, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0, lendable});
+        {SyntheticGpuUuid(node, i), i, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0, lendable, {}});
   }
   return spec;
 }

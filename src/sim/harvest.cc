@@ -1,6 +1,7 @@
 #include "sim/harvest.h"
 
 #include <algorithm>
+#include <cmath>
 #include <queue>
 #include <unordered_map>
 
@@ -49,6 +50,27 @@ struct Gpu {
   // After its last verdict, the quiet seconds the GPU still needs before the
   // classifier could call it idle: when to look again while watching.
   int64_t judge_again_in = 0;
+  // Co-location: what the scheduler was told it may lend beside the holder
+  // (zero: whole), the holder's peak that was sized on, whether the job on
+  // it runs beside the holder, and the holder's history.
+  core::Bytes told_lend_memory;
+  core::Bytes lent_beside_peak;
+  bool beside_holder = false;
+  observe::HolderPeakWindow holder_peaks{core::Seconds(0)};
+  int64_t holder_seen_at = -1;
+  // Parking: when its holder was told, whether it is parked (holding this
+  // much), and until when it is being restored.
+  int64_t notice_at = -1;
+  bool parked = false;
+  int64_t parked_memory = 0;
+  int64_t restored_at = -1;
+};
+
+// What may be lent on a GPU now: nothing, the whole GPU, or `memory`
+// beside its holder.
+struct Lend {
+  bool lendable = false;
+  core::Bytes memory;
 };
 
 struct Job {
@@ -87,7 +109,13 @@ class HarvestRun {
   void Account(int gpu, int64_t t);
   void AccountQueue(int64_t t);
   void AddToSlices(int64_t from, int64_t to, double HarvestSlice::*field, double weight);
-  bool JudgeLendable(int gpu, int64_t t);
+  bool Colocates() const {
+    return config_.policy == HarvestPolicy::kColocate || config_.policy == HarvestPolicy::kPark;
+  }
+  bool Classifies() const { return config_.policy != HarvestPolicy::kNone && config_.policy != HarvestPolicy::kNaive; }
+  Lend Judge(int gpu, int64_t t);
+  Lend JudgeParked(int gpu, int64_t t);
+  Lend JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& holder);
   observe::Verdict Observe(int gpu, int64_t t, const OwnerSegment& s);
   void ScheduleSample(int gpu, int64_t t);
   core::Status Tell(const sched::Event& event, int64_t t);
@@ -137,6 +165,14 @@ void HarvestRun::Account(int gpu, int64_t t) {
   if (held) {
     r_.harvested_gpu_s += d;
     AddToSlices(g.since, t, &HarvestSlice::harvested, 1);
+    if (g.parked) r_.parked_gpu_s += d;
+    if (g.beside_holder && !g.parked) {
+      r_.shared_gpu_s += d;
+      const core::Bytes job = queue_[static_cast<size_t>(g.holder)].gpu_memory;
+      if (static_cast<uint64_t>(Now(gpu).memory_bytes) + job.count() > config_.gpu_memory.count()) {
+        r_.holder_oom_risk_minutes += (d + 59) / 60;
+      }
+    }
   }
   switch (use) {
     case Use::kNoData:
@@ -168,14 +204,86 @@ void HarvestRun::AccountQueue(int64_t t) {
   pending_since_ = t;
 }
 
-// Whether the GPU may be lent (or stay lent) now, under the policy.
-bool HarvestRun::JudgeLendable(int gpu, int64_t t) {
+// What may be lent on the GPU now (or stay lent), under the policy.
+Lend HarvestRun::Judge(int gpu, int64_t t) {
   const OwnerSegment& s = Now(gpu);
-  if (!s.has_data) return false;
-  if (config_.policy == HarvestPolicy::kNaive) {
-    return s.utilization_pct < config_.idle.busy_utilization_pct;
+  Gpu& g = gpus_[static_cast<size_t>(gpu)];
+  if (!s.has_data) {
+    g.parked = false;  // the GPU is gone: nothing to restore it to
+    return {};
   }
-  return observe::MayLend(Observe(gpu, t, s), gpus_[static_cast<size_t>(gpu)].holder >= 0);
+  if (config_.policy == HarvestPolicy::kNaive) {
+    return {s.utilization_pct < config_.idle.busy_utilization_pct, {}};
+  }
+  if (g.parked) return JudgeParked(gpu, t);
+  if (t < g.restored_at) return {};  // the holder's state is still being copied back
+  if (!s.owner_process) g.beside_holder = false;  // the holder left: the job has it whole
+  const observe::Verdict v = Observe(gpu, t, s);
+  if (!Colocates() || !s.owner_process || (g.holder >= 0 && !g.beside_holder)) {
+    return {observe::MayLend(v, g.holder >= 0), {}};
+  }
+  return JudgeBesideHolder(gpu, t, v);
+}
+
+// A GPU whose holder is on it: lent beside it while it stays held idle
+// and the job fits, parked once it has been idle long enough.
+Lend HarvestRun::JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& holder) {
+  Gpu& g = gpus_[static_cast<size_t>(gpu)];
+  const OwnerSegment& s = Now(gpu);
+  const core::Bytes held(static_cast<uint64_t>(s.memory_bytes));
+  if (holder.state != observe::GpuState::kHeldIdle) {
+    g.notice_at = -1;  // awake: any notice is void
+    return {};
+  }
+  if (config_.policy == HarvestPolicy::kPark) {
+    const int64_t idle_s = (holder.at - holder.since).count() / 1'000'000;
+    if (g.notice_at < 0 && idle_s >= config_.park_idle_s) g.notice_at = t;
+    if (g.notice_at >= 0 && t - g.notice_at >= config_.park_notice_s) {
+      g.notice_at = -1;
+      g.parked = true;
+      g.parked_memory = s.memory_bytes;
+      g.beside_holder = false;
+      ++r_.parks;
+      return {true, {}};
+    }
+  }
+  if (g.holder >= 0) {
+    if (observe::SharedClaim(holder, held, g.lent_beside_peak)) return {};
+    return {true, g.told_lend_memory};
+  }
+  const observe::Headroom room = observe::HeadroomBeside(
+      config_.gpu_memory, held, g.holder_peaks.At(At(t)), config_.colocation);
+  if (room.lendable.count() == 0) return {};
+  g.lent_beside_peak = room.holder_peak;
+  // Whole GiB, so that a holder's small changes do not move the GPU between
+  // the scheduler's classes at every sample.
+  return {true, core::Bytes::GiB(room.lendable.count() >> 30)};
+}
+
+// A parked holder comes back when its process does anything on the GPU:
+// computes, or its memory changes (a CUDA call). It then waits for the job
+// on its GPU to leave and for its memory to be copied back.
+Lend HarvestRun::JudgeParked(int gpu, int64_t t) {
+  Gpu& g = gpus_[static_cast<size_t>(gpu)];
+  const OwnerSegment& s = Now(gpu);
+  const bool woke = s.utilization_pct >= config_.idle.busy_utilization_pct ||
+                    s.memory_bytes != g.parked_memory;
+  if (!woke) return {true, {}};
+  g.parked = false;
+  if (!s.owner_process) return {true, {}};  // it exited while parked: nothing to restore
+  const int64_t copy_s = static_cast<int64_t>(
+      std::ceil(static_cast<double>(g.parked_memory) / config_.restore_bytes_per_s));
+  const int64_t wait_s = (g.holder >= 0 ? config_.vacate_s : 0) + copy_s;
+  g.restored_at = t + wait_s;
+  ++r_.restores;
+  r_.restore_wait_s += wait_s;
+  r_.owner_delay_gpu_s += copy_s;  // the job's part is counted while it leaves
+  if (!is_touched_[static_cast<size_t>(gpu)]) {
+    // Sampled again once restored, to be judged afresh.
+    events_.push({g.restored_at, Kind::kSample, gpu, g.restored_at});
+    g.next_sample = g.restored_at;
+  }
+  return {};
 }
 
 // The classifier's verdict on a sample of the GPU at `t` showing `s` and
@@ -192,7 +300,23 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
     sample.processes.push_back({kOwnerPid + static_cast<uint32_t>(gpu), "owner", "",
                                 core::Bytes(static_cast<uint64_t>(memory)), false});
   }
-  if (g.holder >= 0) {
+  // The holder's history: minutes it was seen alone.
+  if (Colocates()) {
+    Gpu& mg = gpus_[static_cast<size_t>(gpu)];
+    if (!s.owner_process) {
+      mg.holder_peaks.Reset();
+      mg.holder_seen_at = -1;
+    } else if (g.holder < 0) {
+      const int64_t seen = mg.holder_seen_at < 0 ? 0 : std::min(t - mg.holder_seen_at, 3 * owner_.step_s);
+      mg.holder_peaks.Add(At(t), core::Bytes(static_cast<uint64_t>(memory)), core::Seconds(seen));
+      mg.holder_seen_at = t;
+    } else {
+      mg.holder_seen_at = -1;
+    }
+  }
+  // Beside its holder a job is judged apart (per-process readings): the
+  // verdict is the holder's.
+  if (g.holder >= 0 && !g.beside_holder) {
     // A training job keeps its GPU busy.
     util = 100;
     memory += int64_t{1} << 30;
@@ -215,7 +339,7 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
 // The GPU's next sample, when nothing else will sample it sooner.
 void HarvestRun::ScheduleSample(int gpu, int64_t t) {
   Gpu& g = gpus_[static_cast<size_t>(gpu)];
-  if (config_.policy != HarvestPolicy::kGleaner || !Now(gpu).has_data) {
+  if (!Classifies() || !Now(gpu).has_data) {
     g.next_sample = -1;
     return;
   }
@@ -254,7 +378,9 @@ core::Status HarvestRun::Carry(const sched::Action& action, int64_t t) {
     for (const core::GpuUuid& uuid : start->gpus) {
       const int gpu = gpu_by_uuid_.at(uuid.str());
       Account(gpu, t);
-      gpus_[static_cast<size_t>(gpu)].holder = j;
+      Gpu& g = gpus_[static_cast<size_t>(gpu)];
+      g.holder = j;
+      g.beside_holder = g.told_lend_memory.count() > 0;
       job.gpus.push_back(gpu);
     }
     HarvestJobOutcome& out = r_.jobs[static_cast<size_t>(j)];
@@ -306,6 +432,7 @@ void HarvestRun::Leave(int j, int64_t t) {
   for (int gpu : job.gpus) {
     Account(gpu, t);
     gpus_[static_cast<size_t>(gpu)].holder = -1;
+    gpus_[static_cast<size_t>(gpu)].beside_holder = false;
     if (!is_touched_[static_cast<size_t>(gpu)]) {
       is_touched_[static_cast<size_t>(gpu)] = true;
       touched_.push_back(gpu);
@@ -329,6 +456,7 @@ core::Result<HarvestResult> HarvestRun::Run() {
     const int count = owner_.node_gpus[n];
     for (int i = 0; i < count; ++i) {
       Gpu g;
+      g.holder_peaks = observe::HolderPeakWindow(config_.colocation.peak_window);
       g.uuid = sched::SyntheticGpuUuid(static_cast<int>(n), i);
       g.since = owner_.start_s;
       gpu_by_uuid_[g.uuid.str()] = static_cast<int>(gpus_.size());
@@ -374,7 +502,7 @@ core::Result<HarvestResult> HarvestRun::Run() {
           Account(e.id, t);
           // Sampled densely, the classifier would have seen the old state
           // up to the change: show it the last moment of it.
-          if (config_.policy == HarvestPolicy::kGleaner && Now(e.id).has_data) {
+          if (Classifies() && Now(e.id).has_data && !g.parked) {
             Observe(e.id, t - 1, Now(e.id));
           }
           g.segment = static_cast<size_t>(e.stamp);
@@ -434,11 +562,14 @@ core::Result<HarvestResult> HarvestRun::Run() {
       sched::GpuVerdictsChanged batch;
       for (int gpu : touched_) {
         Gpu& g = gpus_[static_cast<size_t>(gpu)];
-        const bool lendable = JudgeLendable(gpu, t);
-        if (lendable != g.told_lendable) {
-          if (!lendable && g.holder >= 0 && UseOf(gpu) != Use::kQuiet) ++r_.owner_returns;
-          g.told_lendable = lendable;
-          batch.changes.push_back({g.uuid, lendable, ""});
+        Account(gpu, t);  // what changes now (parked, beside) counts from now
+        const Lend lend = Judge(gpu, t);
+        if (lend.lendable != g.told_lendable ||
+            (lend.lendable && lend.memory != g.told_lend_memory)) {
+          if (!lend.lendable && g.holder >= 0 && UseOf(gpu) != Use::kQuiet) ++r_.owner_returns;
+          g.told_lendable = lend.lendable;
+          if (lend.lendable) g.told_lend_memory = lend.memory;
+          batch.changes.push_back({g.uuid, lend.lendable, "", lend.memory});
         }
         ScheduleSample(gpu, t);
       }
@@ -464,6 +595,7 @@ core::Result<HarvestResult> HarvestRun::Run() {
       req.gpus = h.gpus;
       req.priority_class = sched::PriorityClass::kOpportunistic;
       req.checkpoints = config_.checkpoint_s > 0;
+      req.gpu_memory = h.gpu_memory;
       GLEANER_RETURN_IF_ERROR(Tell(sched::JobSubmitted{std::move(req)}, t));
     }
     if (tick && config_.policy != HarvestPolicy::kNone)
@@ -496,6 +628,10 @@ const char* HarvestPolicyName(HarvestPolicy policy) {
       return "naive";
     case HarvestPolicy::kGleaner:
       return "gleaner";
+    case HarvestPolicy::kColocate:
+      return "colocate";
+    case HarvestPolicy::kPark:
+      return "park";
   }
   return "?";
 }
@@ -505,9 +641,11 @@ core::Result<HarvestResult> RunHarvest(const OwnerTimeline& owner,
                                        const HarvestConfig& config) {
   if (owner.end_s <= owner.start_s) return core::InvalidArgument("the owner timeline is empty");
   if (config.vacate_s < 0 || config.checkpoint_s < 0 || config.heartbeat_s < 1 ||
-      config.watch_s < 1 || config.tick_s < 1) {
+      config.watch_s < 1 || config.tick_s < 1 || config.park_idle_s < 0 ||
+      config.park_notice_s < 0 || !(config.restore_bytes_per_s > 0)) {
     return core::InvalidArgument(
-        "vacate and checkpoint times must be at least 0; heartbeat, watch and tick at least 1 s");
+        "vacate, checkpoint, park and notice times must be at least 0; heartbeat, watch and tick "
+        "at least 1 s; the restore rate above 0");
   }
   HarvestRun run(owner, queue, config);
   return run.Run();

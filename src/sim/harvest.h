@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "observe/colocation.h"
 #include "observe/idle_config.h"
 #include "sim/harvest_queue.h"
 #include "sim/owner_timeline.h"
@@ -16,6 +17,12 @@ enum class HarvestPolicy {
   kNone,     // nothing is lent: the queue waits (today, without a harvester)
   kNaive,    // utilization under the threshold right now, no history
   kGleaner,  // gleaner's IdleClassifier and lending rule, as the daemon runs them
+  // gleaner, and held-idle GPUs lent beside their holders to jobs that
+  // declared memory which fits (observe::HeadroomBeside).
+  kColocate,
+  // kColocate, and holders held idle past `park_idle_s` parked (their GPU
+  // state moved to host memory after a notice) so the GPU lends whole.
+  kPark,
 };
 const char* HarvestPolicyName(HarvestPolicy policy);
 
@@ -40,6 +47,15 @@ struct HarvestConfig {
   bool record_decisions = false;  // fill HarvestResult::decisions
   // The classifier's settings; max_sample_gap is set from the timeline.
   observe::IdleConfig idle;
+  // Co-location and parking (kColocate, kPark). The trace's GPUs have this
+  // much memory each; a job's declaration is what it uses.
+  core::Bytes gpu_memory = core::Bytes::GiB(80);
+  observe::ColocationConfig colocation;
+  int64_t park_idle_s = 1800;  // held idle this long, its holder is told it will be parked
+  int64_t park_notice_s = 300;  // then parked, unless it woke meanwhile
+  // Restoring a parked holder copies its memory back at this rate (about
+  // 5 GB/s was published for cuda-checkpoint on an H100).
+  double restore_bytes_per_s = 5e9;
 };
 
 struct HarvestJobOutcome {
@@ -73,6 +89,16 @@ struct HarvestResult {
   int64_t preemptions = 0;           // jobs taken back
   int64_t owner_delay_gpu_s = 0;     // owners' GPU-seconds spent waiting for a job to leave
   int64_t owner_returns = 0;         // lent GPUs their owners claimed back
+  // Co-location and parking. A holder-OOM risk minute is one in which the
+  // holder's memory and a job's declared memory beside it add up to more
+  // than the GPU has: the holder could fail to allocate.
+  int64_t shared_gpu_s = 0;  // GPU-seconds jobs ran beside a holder
+  int64_t parked_gpu_s = 0;  // GPU-seconds jobs ran on a parked holder's GPU
+  int64_t holder_oom_risk_minutes = 0;
+  int64_t parks = 0;
+  int64_t restores = 0;  // parked holders that came back
+  // Seconds restored holders waited in all: a job's vacate, then the copy.
+  int64_t restore_wait_s = 0;
   int64_t samples = 0;               // samples the classifier judged
   int64_t instants = 0;
   std::vector<HarvestSlice> slices;

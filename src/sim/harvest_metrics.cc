@@ -26,6 +26,13 @@ HarvestMetrics ComputeHarvestMetrics(const std::string& policy, bool checkpoints
   m.owner_delay_per_return_s = r.owner_returns > 0 ? static_cast<double>(r.owner_delay_gpu_s) /
                                                          static_cast<double>(r.owner_returns)
                                                    : 0;
+  m.shared_gpu_hours = Hours(r.shared_gpu_s);
+  m.parked_gpu_hours = Hours(r.parked_gpu_s);
+  m.holder_oom_risk_minutes = r.holder_oom_risk_minutes;
+  m.parks = r.parks;
+  m.restores = r.restores;
+  m.restore_wait_mean_s =
+      r.restores > 0 ? static_cast<double>(r.restore_wait_s) / static_cast<double>(r.restores) : 0;
   m.samples = r.samples;
   std::vector<int64_t> jct, wait;
   // Integer GPU-seconds per user: sums that do not depend on order.
@@ -87,6 +94,12 @@ nlohmann::ordered_json HarvestMetricsJson(const HarvestMetrics& m) {
   AddSummaryJson(j, "jct", m.jct);
   AddSummaryJson(j, "queue", m.queue);
   j["jain_fairness"] = m.jain_fairness ? nlohmann::ordered_json(*m.jain_fairness) : nullptr;
+  j["shared_gpu_hours"] = m.shared_gpu_hours;
+  j["parked_gpu_hours"] = m.parked_gpu_hours;
+  j["holder_oom_risk_minutes"] = m.holder_oom_risk_minutes;
+  j["parks"] = m.parks;
+  j["restores"] = m.restores;
+  j["restore_wait_mean_s"] = m.restore_wait_mean_s;
   j["classifier_samples"] = m.samples;
   return j;
 }

@@ -33,6 +33,13 @@ struct HarvestMetrics {
   // asked): 1 when every user got the same share of what they asked for;
   // absent with fewer than two users or when nobody's work finished.
   std::optional<double> jain_fairness;
+  // Co-location and parking (docs/held-idle.md).
+  double shared_gpu_hours = 0;  // of harvested: beside a holder
+  double parked_gpu_hours = 0;  // of harvested: on a parked holder's GPU
+  int64_t holder_oom_risk_minutes = 0;
+  int64_t parks = 0;
+  int64_t restores = 0;
+  double restore_wait_mean_s = 0;  // per restore: the job's vacate, then the copy
   int64_t samples = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "sched/seeded_random.h"
 
@@ -38,22 +39,36 @@ std::vector<HarvestJob> SyntheticQueue(const SyntheticQueueOptions& o) {
   sched::SeededRandom r(o.seed);
   std::vector<HarvestJob> jobs;
   std::vector<size_t> batch_starts;  // each submission's first job
+  std::set<size_t> sweep_batches;
   double asked = 0;
   while (asked < o.offered_gpu_s) {
     batch_starts.push_back(jobs.size());
     const std::string user = DrawUser(r);
     if (Uniform(r) < 0.3) {
+      sweep_batches.insert(batch_starts.size() - 1);
       const int trials = 8 + static_cast<int>(r.Below(57));
       for (int i = 0; i < trials; ++i) {
-        jobs.push_back({0, LogUniform(r, 600, 7200), 1, user});
+        jobs.push_back({0, LogUniform(r, 600, 7200), 1, user, {}});
         asked += static_cast<double>(jobs.back().work_s);
       }
     } else {
       const double pick = Uniform(r);
       int gpus = pick < 0.6 ? 1 : pick < 0.8 ? 2 : pick < 0.95 ? 4 : 8;
       gpus = std::min(gpus, std::max(1, o.max_gpus));
-      jobs.push_back({0, LogUniform(r, 300, 14400), gpus, user});
+      jobs.push_back({0, LogUniform(r, 300, 14400), gpus, user, {}});
       asked += static_cast<double>(gpus) * static_cast<double>(jobs.back().work_s);
+    }
+  }
+  // Declared memory, one draw per submission (a sweep's trials alike), from
+  // a stream of its own.
+  sched::SeededRandom m(o.seed ^ 0x6d656d6f7279ULL);
+  const double most = std::max(4.0, o.max_gpu_memory.ToGiB());
+  for (size_t b = 0; b < batch_starts.size(); ++b) {
+    const size_t end = b + 1 < batch_starts.size() ? batch_starts[b + 1] : jobs.size();
+    const bool sweep = sweep_batches.contains(b);
+    const int64_t gib = sweep ? LogUniform(m, 2, std::min(24.0, most)) : LogUniform(m, 4, most);
+    for (size_t j = batch_starts[b]; j < end; ++j) {
+      jobs[j].gpu_memory = core::Bytes::GiB(static_cast<uint64_t>(gib));
     }
   }
   // Arrival times drawn apart from the shapes, then given out in order.
@@ -79,7 +94,7 @@ QueueFromTrace QueueFromTraceJobs(const std::vector<TraceJob>& trace, int64_t st
     } else if (start_s + t.submit_s >= end_s) {
       ++q.too_late;
     } else {
-      q.jobs.push_back({start_s + t.submit_s, t.duration_s, t.gpus, "itp"});
+      q.jobs.push_back({start_s + t.submit_s, t.duration_s, t.gpus, "itp", {}});
     }
   }
   std::stable_sort(q.jobs.begin(), q.jobs.end(), [](const HarvestJob& a, const HarvestJob& b) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/units.h"
 #include "sim/trace_job.h"
 
 namespace gleaner::sim {
@@ -16,6 +17,9 @@ struct HarvestJob {
   int64_t work_s = 1;
   int gpus = 1;
   std::string user;
+  // The GPU memory it declared it uses on each GPU; zero: not said (it
+  // needs whole GPUs).
+  core::Bytes gpu_memory;
 };
 
 // A seeded stream of the work people queue for spare GPUs: hyperparameter
@@ -31,6 +35,10 @@ struct SyntheticQueueOptions {
   int64_t end_s = 0;
   double offered_gpu_s = 0;
   int max_gpus = 8;  // no job asks for more (the largest node)
+  // Each job declares the GPU memory it uses (drawn apart from the rest, so
+  // the other draws stay as they were): a sweep's trials 2-24 GiB, others
+  // 4 GiB up to this, log-uniform in whole GiB.
+  core::Bytes max_gpu_memory = core::Bytes::GiB(80);
 };
 std::vector<HarvestJob> SyntheticQueue(const SyntheticQueueOptions& options);
 

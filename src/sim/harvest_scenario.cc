@@ -3,9 +3,12 @@
 namespace gleaner::sim {
 
 core::Result<std::vector<HarvestBaselineRun>> RunHarvestBaselines(
-    const OwnerTimeline& owner, const std::vector<HarvestJob>& queue, const HarvestConfig& config) {
+    const OwnerTimeline& owner, const std::vector<HarvestJob>& queue, const HarvestConfig& config,
+    bool held_runs) {
   std::vector<std::pair<HarvestPolicy, bool>> plan = {{HarvestPolicy::kNone, false}};
-  for (HarvestPolicy p : {HarvestPolicy::kNaive, HarvestPolicy::kGleaner}) {
+  std::vector<HarvestPolicy> policies = {HarvestPolicy::kNaive, HarvestPolicy::kGleaner};
+  if (held_runs) policies.insert(policies.end(), {HarvestPolicy::kColocate, HarvestPolicy::kPark});
+  for (HarvestPolicy p : policies) {
     if (config.checkpoint_s > 0) plan.emplace_back(p, true);
     plan.emplace_back(p, false);
   }

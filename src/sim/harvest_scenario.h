@@ -18,8 +18,11 @@ struct HarvestBaselineRun {
 
 // The same owner timeline and queue under every baseline, in this order:
 // no harvesting; naive and gleaner, each with jobs that save their state
-// every `config.checkpoint_s` (when above 0) and with jobs that never do.
+// every `config.checkpoint_s` (when above 0) and with jobs that never do;
+// with `held_runs` (a trace that shows the owners' memory), colocate and
+// park after them, the same way.
 core::Result<std::vector<HarvestBaselineRun>> RunHarvestBaselines(
-    const OwnerTimeline& owner, const std::vector<HarvestJob>& queue, const HarvestConfig& config);
+    const OwnerTimeline& owner, const std::vector<HarvestJob>& queue, const HarvestConfig& config,
+    bool held_runs = false);
 
 }  // namespace gleaner::sim

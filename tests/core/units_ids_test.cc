@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <unordered_set>
 
+#include "core/format.h"
 #include "core/ids.h"
 #include "core/units.h"
 
@@ -23,6 +24,21 @@ TEST(BytesTest, UnitsAndArithmetic) {
 TEST(BytesTest, SubtractionSaturatesAtZero) {
   EXPECT_EQ(Bytes(5) - Bytes(7), Bytes(0));
   EXPECT_EQ(Bytes(7) - Bytes(5), Bytes(2));
+}
+
+TEST(BytesTest, ParsesSizesPeopleWrite) {
+  EXPECT_EQ(*ParseBytes("20GiB"), Bytes::GiB(20));
+  EXPECT_EQ(*ParseBytes("20G"), Bytes::GiB(20));
+  EXPECT_EQ(*ParseBytes("20 gib"), Bytes::GiB(20));
+  EXPECT_EQ(*ParseBytes("512MiB"), Bytes::MiB(512));
+  EXPECT_EQ(*ParseBytes("1.5T"), Bytes::GiB(1536));
+  EXPECT_EQ(*ParseBytes("4096"), Bytes(4096));
+  for (const char* bad : {"", "GiB", "20GB!", "-1G", "1e3G", "20 parsecs", "1.2.3G",
+                          "99999999999999999999T"}) {
+    auto r = ParseBytes(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("size"), std::string::npos) << r.status().message();
+  }
 }
 
 TEST(StrongIdTest, ComparesHashesAndPrints) {

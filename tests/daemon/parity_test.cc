@@ -140,7 +140,7 @@ std::vector<std::string> SimulatorDecisions(const gpu::Scenario& scenario) {
   config.policy = sim::HarvestPolicy::kGleaner;
   config.vacate_s = 1;  // the daemon sees the exit at its next pass
   config.record_decisions = true;
-  std::vector<sim::HarvestJob> queue(kJobs, sim::HarvestJob{0, 1'000'000, 1, "tester"});
+  std::vector<sim::HarvestJob> queue(kJobs, sim::HarvestJob{0, 1'000'000, 1, "tester", {}});
   auto r = sim::RunHarvest(TimelineOf(scenario), queue, config);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? r->decisions : std::vector<std::string>{};

@@ -40,12 +40,12 @@ TEST(ElasticTest, VerdictsOfOnePassArriveTogether) {
     for (GpuSpec& g : n.gpus) g.lendable = false;
     return n;
   };
-  const GpuVerdictChanged idle0{core::GpuUuid("GPU-a-0"), true, ""};
-  const GpuVerdictChanged idle1{core::GpuUuid("GPU-a-1"), true, ""};
+  const GpuVerdictChanged idle0{core::GpuUuid("GPU-a-0"), true, "", {}};
+  const GpuVerdictChanged idle1{core::GpuUuid("GPU-a-1"), true, "", {}};
   Scheduler together;
   ASSERT_TRUE(together.Handle(NodeAdded{cluster()}, At(0)).ok());
   ASSERT_TRUE(together.Handle(JobSubmitted{Elastic(1, 1, 2, true)}, At(0)).ok());
-  const GpuVerdictChanged unknown{core::GpuUuid("GPU-z-9"), true, ""};
+  const GpuVerdictChanged unknown{core::GpuUuid("GPU-z-9"), true, "", {}};
   EXPECT_FALSE(together.Handle(GpuVerdictsChanged{{idle0, unknown}}, At(1)).ok());
   EXPECT_EQ(together.Phase(1), JobPhase::kPending);
   EXPECT_THAT(Lines(together.Handle(GpuVerdictsChanged{{idle0, idle1}}, At(1))),
@@ -111,7 +111,7 @@ TEST(ElasticTest, AnOwnerTakingAGpuBackShrinksItWhileItCan) {
   ASSERT_EQ(Lines(s.Handle(JobSubmitted{Elastic(1, 2, 4, true)}, At(0))).size(), 1u);
   const auto claim = [&](int gpu, int at) {
     return Lines(s.Handle(
-        GpuVerdictChanged{core::GpuUuid("GPU-a-" + std::to_string(gpu)), false, "owner returned"},
+        GpuVerdictChanged{core::GpuUuid("GPU-a-" + std::to_string(gpu)), false, "owner returned", {}},
         At(at)));
   };
   EXPECT_THAT(claim(3, 10), ElementsAre("resize job 1 to a gpus 0,1,2: GPU-a-3 (a gpu 3) is no "

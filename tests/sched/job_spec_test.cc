@@ -86,6 +86,7 @@ TEST(JobSpecTest, JsonRoundTrip) {
   s.working_dir = "/home/alice/proj";
   s.gpus = 2;
   s.min_gpu_memory = core::Bytes::GiB(40);
+  s.gpu_memory = core::Bytes::GiB(20);
   s.gpu_models = {"A100", "H100"};
   s.priority_class = PriorityClass::kOpportunistic;
   s.priority = -5;
@@ -122,6 +123,7 @@ TEST(JobSpecTest, JsonDefaultsAndErrors) {
       {json{{"command", {"x"}}, {"gpus", 1.5}}, "gpus: a whole number"},
       {json{{"command", {"x"}}, {"gpus", 1e15}}, "gpus: a whole number"},
       {json{{"command", {"x"}}, {"min_gpu_memory_bytes", -1}}, "non-negative number of bytes"},
+      {json{{"command", {"x"}}, {"gpu_memory_bytes", 2.5}}, "gpu_memory_bytes: a whole"},
       {json{{"command", {"x"}}, {"priority_class", "urgent"}}, "one of critical, normal"},
       {json{{"command", {"x"}}, {"grace_s", "soon"}}, "grace_s: a number of seconds"},
       {json{{"command", {"x"}}, {"max_runtime_s", 1e300}}, "not a plausible duration"},

@@ -104,7 +104,7 @@ TEST(SchedulerTest, AnOwnerTakesBackEvenACriticalJobsGpu) {
   ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("a", 1)}, At(0)).ok());
   ASSERT_EQ(Lines(s.Handle(JobSubmitted{Critical(1, 1)}, At(0))).size(), 1u);
   EXPECT_THAT(
-      Lines(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner returned"}, At(1))),
+      Lines(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner returned", {}}, At(1))),
       ElementsAre("preempt job 1: GPU-a-0 (a gpu 0) is no longer lendable: owner returned"));
 }
 
@@ -118,7 +118,7 @@ TEST(SchedulerTest, CancelledJobsLeaveWithoutARequeue) {
   EXPECT_EQ(s.pending_count(), 0u);
   ASSERT_TRUE(s.Handle(JobCancelled{1}, At(2)).ok());
   EXPECT_EQ(s.Phase(1), JobPhase::kRunning);  // until its process is gone
-  ASSERT_TRUE(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner"}, At(3)).ok());
+  ASSERT_TRUE(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner", {}}, At(3)).ok());
   EXPECT_TRUE(Lines(s.Handle(JobFailed{1, "killed"}, At(4))).empty());  // no requeue
   EXPECT_EQ(s.Phase(1), JobPhase::kUnknown);
   EXPECT_EQ(s.cluster().free_milli(), 0);  // the GPU is back, but not lendable
@@ -150,7 +150,7 @@ TEST(SchedulerTest, EventPassesStopAfterTheirDepthTicksGoAllTheWay) {
     ASSERT_TRUE(s.Handle(JobSubmitted{gang}, At(1)).ok());
   }
   ASSERT_TRUE(s.Handle(JobSubmitted{MakeJob(5, 1)}, At(1)).ok());
-  ASSERT_TRUE(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-1"), false, "owner"}, At(2)).ok());
+  ASSERT_TRUE(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-1"), false, "owner", {}}, At(2)).ok());
   // Job 1 leaves: one GPU lendable. Jobs 2 and 3 miss, the pass stops.
   const auto after_exit = Lines(s.Handle(JobFailed{1, ""}, At(3)));
   EXPECT_THAT(after_exit, ElementsAre(HasSubstr("requeue job 1")));
@@ -187,7 +187,7 @@ TEST(SchedulerTest, TheSameEventsGiveTheSameDecisions) {
       case 3:
         events.push_back({GpuVerdictChanged{core::GpuUuid("GPU-n" + std::to_string(rng() % 20) +
                                                           "-" + std::to_string(rng() % 4)),
-                                            rng() % 2 == 0, "verdict"},
+                                            rng() % 2 == 0, "verdict", {}},
                           At(t * 60)});
         break;
       default:

@@ -93,7 +93,7 @@ TEST(OwnerTimelineTest, BadCountsAreErrors) {
 
 TEST(HarvestTest, NoHarvestingLeavesTheQueueWaiting) {
   const OwnerTimeline t = TwoGpus(3600);
-  const HarvestResult r = Harvest(t, {{0, 600, 1, "ann"}}, HarvestPolicy::kNone);
+  const HarvestResult r = Harvest(t, {{0, 600, 1, "ann", {}}}, HarvestPolicy::kNone);
   EXPECT_EQ(r.idle_gpu_s, 3600);  // GPU 1 for its first hour
   EXPECT_EQ(r.harvested_gpu_s, 0);
   EXPECT_EQ(r.jobs[0].first_start_s, -1);
@@ -103,14 +103,14 @@ TEST(HarvestTest, NoHarvestingLeavesTheQueueWaiting) {
 TEST(HarvestTest, NaiveLendsAtOnceGleanerWatchesFirst) {
   const OwnerTimeline t = TwoGpus(3600);
   // Naive: GPU 1 is quiet at 0, lent at once: 0..600.
-  HarvestResult naive = Harvest(t, {{0, 600, 1, "ann"}}, HarvestPolicy::kNaive);
+  HarvestResult naive = Harvest(t, {{0, 600, 1, "ann", {}}}, HarvestPolicy::kNaive);
   EXPECT_EQ(naive.jobs[0].first_start_s, 0);
   EXPECT_EQ(naive.jobs[0].end_s, 600);
   EXPECT_EQ(naive.harvested_gpu_s, 600);
   ExpectAccountsAddUp(t, naive);
   // gleaner: no history at the start, so the classifier watches for its
   // idle window (300 s) first: 300..900.
-  HarvestResult gleaner = Harvest(t, {{0, 600, 1, "ann"}}, HarvestPolicy::kGleaner);
+  HarvestResult gleaner = Harvest(t, {{0, 600, 1, "ann", {}}}, HarvestPolicy::kGleaner);
   EXPECT_EQ(gleaner.jobs[0].first_start_s, 300);
   EXPECT_EQ(gleaner.jobs[0].end_s, 900);
   EXPECT_EQ(gleaner.harvested_gpu_s, 600);
@@ -123,7 +123,7 @@ TEST(HarvestTest, AnOwnerReturningPreemptsAndCheckpointsLimitTheLoss) {
   // The owner is back at 1000; the job needs 2000 s; it leaves 30 s after
   // the signal (1030) and is requeued; nothing is free again.
   const OwnerTimeline t = TwoGpus(1000);
-  const std::vector<HarvestJob> q = {{0, 2000, 1, "ann"}};
+  const std::vector<HarvestJob> q = {{0, 2000, 1, "ann", {}}};
   // Naive, no checkpoints: ran 0..1030, all lost.
   HarvestResult r = Harvest(t, q, HarvestPolicy::kNaive);
   EXPECT_EQ(r.preemptions, 1);
@@ -155,28 +155,28 @@ TEST(HarvestTest, ARequeuedJobResumesFromItsCheckpoint) {
   ASSERT_TRUE(t.ok());
   // Naive, checkpoints every 600 s: the first attempt (0..1030) saves 600;
   // the rest (1400 s) runs 2000..3400.
-  HarvestResult r = Harvest(*t, {{0, 2000, 1, "ann"}}, HarvestPolicy::kNaive, 600);
+  HarvestResult r = Harvest(*t, {{0, 2000, 1, "ann", {}}}, HarvestPolicy::kNaive, 600);
   EXPECT_EQ(r.jobs[0].preemptions, 1);
   EXPECT_EQ(r.jobs[0].end_s, 3400);
   EXPECT_EQ(r.harvested_gpu_s, 1030 + 1400);
   // gleaner: the owner's last busy moment is 1999 (what a sampler sees just
   // before the change); idle 300 s later, as the daemon would say: the rest
   // runs 2299..3699.
-  r = Harvest(*t, {{0, 2000, 1, "ann"}}, HarvestPolicy::kGleaner, 600);
+  r = Harvest(*t, {{0, 2000, 1, "ann", {}}}, HarvestPolicy::kGleaner, 600);
   EXPECT_EQ(r.jobs[0].end_s, 2299 + (2000 - 600));
   ExpectAccountsAddUp(*t, r);
 }
 
 TEST(HarvestTest, JobsLargerThanANodeAreRejected) {
   const OwnerTimeline t = TwoGpus(3600);
-  const HarvestResult r = Harvest(t, {{0, 60, 4, "ann"}}, HarvestPolicy::kGleaner);
+  const HarvestResult r = Harvest(t, {{0, 60, 4, "ann", {}}}, HarvestPolicy::kGleaner);
   EXPECT_TRUE(r.jobs[0].rejected);
 }
 
 TEST(HarvestTest, UnsortedQueuesAndBadConfigsAreErrors) {
   const OwnerTimeline t = TwoGpus(3600);
   HarvestConfig c;
-  EXPECT_FALSE(RunHarvest(t, {{100, 60, 1, "a"}, {0, 60, 1, "b"}}, c).ok());
+  EXPECT_FALSE(RunHarvest(t, {{100, 60, 1, "a", {}}, {0, 60, 1, "b", {}}}, c).ok());
   c.heartbeat_s = 0;
   EXPECT_FALSE(RunHarvest(t, {}, c).ok());
 }
@@ -278,7 +278,7 @@ TEST(HarvestMoneyTest, PricesTheIdleHoursAndEachRunsWork) {
   ASSERT_TRUE(t.ok());
   HarvestConfig c;
   c.policy = HarvestPolicy::kNaive;
-  auto runs = RunHarvestBaselines(*t, {{0, 1800, 1, "ann"}}, c);
+  auto runs = RunHarvestBaselines(*t, {{0, 1800, 1, "ann", {}}}, c);
   ASSERT_TRUE(runs.ok());
   const HarvestMoney m = MoneyOf(*prices, *runs);
   // Idle: 2 GPU-hours x owned cost. Naive: 0.5 useful GPU-hours x 1.50 =

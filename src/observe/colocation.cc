@@ -1,0 +1,71 @@
+#include "observe/colocation.h"
+
+#include <algorithm>
+
+#include "core/format.h"
+
+namespace gleaner::observe {
+
+void HolderPeakWindow::Add(core::TimePoint at, core::Bytes memory, core::Duration observed) {
+  while (!peaks_.empty() && peaks_.back().second <= memory) peaks_.pop_back();
+  peaks_.emplace_back(at, memory);
+  seen_.emplace_back(at, observed);
+  observed_ += observed;
+}
+
+HolderHistory HolderPeakWindow::At(core::TimePoint now) {
+  const core::TimePoint from = now - window_;
+  while (!peaks_.empty() && peaks_.front().first < from) peaks_.pop_front();
+  while (!seen_.empty() && seen_.front().first < from) {
+    observed_ -= seen_.front().second;
+    seen_.pop_front();
+  }
+  return {peaks_.empty() ? core::Bytes{} : peaks_.front().second, observed_};
+}
+
+void HolderPeakWindow::Reset() {
+  peaks_.clear();
+  seen_.clear();
+  observed_ = {};
+}
+
+Headroom HeadroomBeside(core::Bytes total, core::Bytes held_now, const HolderHistory& history,
+                        const ColocationConfig& config) {
+  Headroom h;
+  h.history = history.observed;
+  h.holder_peak = std::max(history.peak, held_now);
+  h.margin = core::Bytes(static_cast<uint64_t>(static_cast<double>(total.count()) *
+                                               std::clamp(config.margin_share, 0.0, 1.0)));
+  if (history.observed < config.min_history) {
+    h.reason = "holder seen for " + core::FormatDuration(history.observed) + " of the " +
+               core::FormatDuration(config.min_history) + " needed to learn its peak";
+    return h;
+  }
+  const core::Bytes left = total - h.holder_peak - h.margin;
+  const std::string sum = core::FormatBytes(total) + " less its peak " +
+                          core::FormatBytes(h.holder_peak) + " in " +
+                          core::FormatDuration(history.observed) + " and a margin of " +
+                          core::FormatBytes(h.margin);
+  // Under 1 GiB no job would fit: a CUDA context alone takes hundreds of MiB.
+  if (left < core::Bytes::GiB(1)) {
+    h.reason = "no room beside the holder: " + sum + " leaves " + core::FormatBytes(left);
+    return h;
+  }
+  h.lendable = left;
+  h.reason = core::FormatBytes(left) + " to lend beside the holder: " + sum;
+  return h;
+}
+
+std::optional<std::string> SharedClaim(const Verdict& holder, core::Bytes holder_memory,
+                                       core::Bytes lent_beside_peak) {
+  if (holder.state != GpuState::kHeldIdle) {
+    return "the holder is no longer idle: " + holder.evidence.reason;
+  }
+  if (holder_memory > lent_beside_peak) {
+    return "the holder grew to " + core::FormatBytes(holder_memory) + ", past the peak of " +
+           core::FormatBytes(lent_beside_peak) + " the loan was sized on";
+  }
+  return std::nullopt;
+}
+
+}  // namespace gleaner::observe

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "core/units.h"
+#include "observe/verdict.h"
+
+// Co-location: lending the memory a quiet holder leaves free on its GPU to
+// a job that declared how much it uses (docs/held-idle.md). Pure; the
+// daemon and the simulator decide by these same functions.
+namespace gleaner::observe {
+
+struct ColocationConfig {
+  // The holder's peak is learned over this look-back (minute by minute).
+  core::Duration peak_window = core::Seconds(int64_t{7} * 24 * 3600);
+  // Less of the holder seen than this, nothing is lent beside it.
+  core::Duration min_history = core::Seconds(3600);
+  // Kept free above the holder's peak, as a share of the GPU's memory.
+  double margin_share = 0.10;
+};
+
+// What one holder used: its peak over the window, and for how long it was
+// seen alone (minutes with a gleaner job beside it teach nothing about it).
+struct HolderHistory {
+  core::Bytes peak;
+  core::Duration observed{};
+};
+
+// The holder's memory, minute by minute, over a sliding window: the peak
+// in O(1) amortised per minute. Start afresh (Reset) when the holder
+// changes: another process's history says nothing of this one.
+class HolderPeakWindow {
+ public:
+  explicit HolderPeakWindow(core::Duration window) : window_(window) {}
+  // A minute (or part of one) the holder was seen alone, holding `memory`.
+  void Add(core::TimePoint at, core::Bytes memory, core::Duration observed);
+  HolderHistory At(core::TimePoint now);
+  void Reset();
+
+ private:
+  core::Duration window_;
+  std::deque<std::pair<core::TimePoint, core::Bytes>> peaks_;  // decreasing memory
+  std::deque<std::pair<core::TimePoint, core::Duration>> seen_;
+  core::Duration observed_{};
+};
+
+// How much memory a job may use beside the holder: the GPU's memory less
+// the holder's learned peak (or what it holds now, if more) less the
+// margin. Zero, with the reason, where the history is too short or
+// nothing is left.
+struct Headroom {
+  core::Bytes lendable;
+  core::Bytes holder_peak;
+  core::Bytes margin;
+  core::Duration history{};
+  std::string reason;
+};
+Headroom HeadroomBeside(core::Bytes total, core::Bytes held_now, const HolderHistory& history,
+                        const ColocationConfig& config);
+
+// Why a job lent beside a holder must leave now, or nullopt. `holder` is
+// the verdict on the holder alone (its own processes and utilization):
+// anything but HeldIdle means it computes again or someone else came;
+// memory past the peak the loan was sized on may soon need the lent part.
+std::optional<std::string> SharedClaim(const Verdict& holder, core::Bytes holder_memory,
+                                       core::Bytes lent_beside_peak);
+
+}  // namespace gleaner::observe
