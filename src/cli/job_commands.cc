@@ -163,7 +163,8 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   spec.min_gpu_memory = core::Bytes(static_cast<uint64_t>(o.min_memory_gib * (1ULL << 30)));
   if (!o.gpu_memory.empty()) {
     auto memory = core::ParseBytes(o.gpu_memory);
-    if (!memory.ok()) return Fail(err, core::InvalidArgument("--gpu-memory: " + memory.status().message()));
+    if (!memory.ok())
+      return Fail(err, core::InvalidArgument("--gpu-memory: " + memory.status().message()));
     spec.gpu_memory = *memory;
   }
   spec.gpu_models = o.gpu_models;

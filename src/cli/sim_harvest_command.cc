@@ -242,7 +242,8 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   config.restore_bytes_per_s = o.restore_gb_per_s * 1e9;
   const int64_t idle_gpu_s =
       sim::QuietGpuSeconds(owner->timeline, config.idle.busy_utilization_pct);
-  auto queue = LoadQueue(o, owner->timeline, static_cast<double>(idle_gpu_s), config.gpu_memory, err);
+  auto queue =
+      LoadQueue(o, owner->timeline, static_cast<double>(idle_gpu_s), config.gpu_memory, err);
   if (!queue.ok()) {
     err << "gleaner: " << queue.status().message() << "\n";
     return kExitBadInput;

@@ -393,14 +393,15 @@ void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset
       answer(LogChunk{0, "", offset, ""});
       return;
     }
-    return refuse(core::NotFound(Job(job.id) + " ran on GPUs no agent reports to this coordinator"));
+    return refuse(
+        core::NotFound(Job(job.id) + " ran on GPUs no agent reports to this coordinator"));
   }
   const auto known = hosts_.find(where);
   if (known == hosts_.end() || !known->second.reported || known->second.silent ||
       known->second.lost) {
-    return refuse(core::Unavailable(
-        "host " + where + ", where " + Job(job.id) +
-        " ran, is not reporting; its log is in the agent's DATA_DIR/logs there"));
+    return refuse(
+        core::Unavailable("host " + where + ", where " + Job(job.id) +
+                          " ran, is not reporting; its log is in the agent's DATA_DIR/logs there"));
   }
   size_t open = 0;
   for (const auto& [id, p] : pending_logs_) open += p.host == where ? 1u : 0u;
@@ -421,11 +422,10 @@ void Coordinator::ExchangeLogs(const std::string& agent, const AgentReport& repo
     if (pending == pending_logs_.end() || pending->second.host != agent) continue;
     core::Result<LogChunk> got =
         chunk.error.empty() ? core::Result<LogChunk>(chunk)
-                            : core::Result<LogChunk>(core::FailedPrecondition(
-                                  "host " + agent + ": " + chunk.error));
-    wakes_.push_back([answer = std::move(pending->second.answer), got = std::move(got)] {
-      answer(got);
-    });
+                            : core::Result<LogChunk>(
+                                  core::FailedPrecondition("host " + agent + ": " + chunk.error));
+    wakes_.push_back(
+        [answer = std::move(pending->second.answer), got = std::move(got)] { answer(got); });
     pending_logs_.erase(pending);
   }
   for (const auto& [id, p] : pending_logs_) {
@@ -598,10 +598,12 @@ void Coordinator::TellGpus(const Log& log) {
       bool& told = told_lendable_[host.gpus[i].uuid];
       if (told == lend) continue;
       told = lend;
-      changed.changes.push_back({host.gpus[i].uuid, lend,
-                                 host.silent  ? "host " + name + " is silent"
-                                 : host.blind ? "host " + name + "'s agent read no GPU in its last pass"
-                                              : host.reasons[i],
+      changed.changes.push_back({host.gpus[i].uuid,
+                                 lend,
+                                 host.silent ? "host " + name + " is silent"
+                                 : host.blind
+                                     ? "host " + name + "'s agent read no GPU in its last pass"
+                                     : host.reasons[i],
                                  {}});
     }
   }
@@ -617,8 +619,8 @@ void Coordinator::AdoptRunning(const std::string& name, const Host& host, const 
     if (!actions.ok()) {
       // It keeps its GPUs outside the scheduler's view until it ends.
       not_adopted_.insert(id);
-      log(Job(id) + " runs on host " + name + " but the scheduler cannot count it: " +
-          actions.status().message());
+      log(Job(id) + " runs on host " + name +
+          " but the scheduler cannot count it: " + actions.status().message());
       continue;
     }
     decided_.insert(decided_.end(), actions->begin(), actions->end());

@@ -4,7 +4,6 @@
 #include <string_view>
 
 #include "core/result.h"
-
 #include "core/units.h"
 
 namespace gleaner::core {

@@ -42,10 +42,9 @@ Headroom HeadroomBeside(core::Bytes total, core::Bytes held_now, const HolderHis
     return h;
   }
   const core::Bytes left = total - h.holder_peak - h.margin;
-  const std::string sum = core::FormatBytes(total) + " less its peak " +
-                          core::FormatBytes(h.holder_peak) + " in " +
-                          core::FormatDuration(history.observed) + " and a margin of " +
-                          core::FormatBytes(h.margin);
+  const std::string sum =
+      core::FormatBytes(total) + " less its peak " + core::FormatBytes(h.holder_peak) + " in " +
+      core::FormatDuration(history.observed) + " and a margin of " + core::FormatBytes(h.margin);
   // Under 1 GiB no job would fit: a CUDA context alone takes hundreds of MiB.
   if (left < core::Bytes::GiB(1)) {
     h.reason = "no room beside the holder: " + sum + " leaves " + core::FormatBytes(left);

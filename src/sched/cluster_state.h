@@ -57,7 +57,7 @@ struct GpuState {
   NodeIndex node = 0;
   ClassId gpu_class = 0;    // now: shared GPUs move to the class of what they lend
   ClassId whole_class = 0;  // lent whole: what its node can ever run is counted here
-  int free_milli = 1000;  // not yet given to jobs, whether lendable or not
+  int free_milli = 1000;    // not yet given to jobs, whether lendable or not
 };
 
 struct NodeState {

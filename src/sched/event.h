@@ -94,7 +94,7 @@ struct GpuVerdictsChanged {
 };
 
 using Event = std::variant<JobSubmitted, JobCancelled, JobFinished, JobFailed, JobResized,
-                           JobRunning, JobCheckpointed, GpuVerdictChanged, GpuVerdictsChanged, NodeAdded,
-                           NodeLost, ReservationStarted, ReservationEnded, Tick>;
+                           JobRunning, JobCheckpointed, GpuVerdictChanged, GpuVerdictsChanged,
+                           NodeAdded, NodeLost, ReservationStarted, ReservationEnded, Tick>;
 
 }  // namespace gleaner::sched

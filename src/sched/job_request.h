@@ -31,7 +31,7 @@ struct JobRequest {
   // The share of each GPU, 1..1000. Below 1000 (a fraction of one GPU,
   // which others may share) only with gpus == 1.
   int gpu_milli = kMilliPerGpu;
-  core::Bytes min_gpu_memory;           // each GPU's total memory at least this
+  core::Bytes min_gpu_memory;  // each GPU's total memory at least this
   // The most GPU memory the job uses on each GPU, as it declared. Zero:
   // undeclared, so it needs whole GPUs; otherwise it may also share a GPU
   // with a quiet holder that leaves this much free.

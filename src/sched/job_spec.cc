@@ -44,8 +44,7 @@ core::Status GetInt(const json& j, const char* key, int64_t min, int64_t max, in
 core::Status CheckText(const std::string& field, const std::string& text, size_t max_bytes) {
   if (text.find('\0') != std::string::npos) return Bad(field, "contains a NUL byte");
   if (text.size() > max_bytes) {
-    return Bad(field, std::to_string(text.size()) + " bytes; at most " +
-                          std::to_string(max_bytes));
+    return Bad(field, std::to_string(text.size()) + " bytes; at most " + std::to_string(max_bytes));
   }
   return core::Status::Ok();
 }

@@ -156,7 +156,9 @@ core::Result<Event> EventFromStep(const json& step, const std::string& where) {
       const std::string node = v.at("node").get<std::string>();
       const int gpu = v.at("gpu").get<int>();
       return Event(GpuVerdictChanged{core::GpuUuid("GPU-" + node + "-" + std::to_string(gpu)),
-                                     v.at("lendable").get<bool>(), v.value("reason", ""), {}});
+                                     v.at("lendable").get<bool>(),
+                                     v.value("reason", ""),
+                                     {}});
     }
     if (k == "add_node") {
       auto node = NodeSpecFromJson(v);
@@ -231,8 +233,13 @@ core::Result<NodeSpec> NodeSpecFromJson(const json& j) {
     const std::string model = j.value("model", "NVIDIA A100-SXM4-80GB");
     const core::Bytes memory = core::Bytes::GiB(j.value("memory_gib", uint64_t{80}));
     for (int i = 0; i < count; ++i) {
-      n.gpus.push_back({core::GpuUuid("GPU-" + n.id.str() + "-" + std::to_string(i)), i, model,
-                        memory, -1, true, {}});
+      n.gpus.push_back({core::GpuUuid("GPU-" + n.id.str() + "-" + std::to_string(i)),
+                        i,
+                        model,
+                        memory,
+                        -1,
+                        true,
+                        {}});
     }
     if (j.contains("nvlink_islands")) {
       int island = 0;

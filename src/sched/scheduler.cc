@@ -219,8 +219,8 @@ core::Status Scheduler::Adopt(const JobRunning& e) {
     }
     if (std::find(gpus.begin(), gpus.end(), *g) != gpus.end() ||
         cluster_.gpu(*g).free_milli < req.gpu_milli) {
-      return core::FailedPrecondition("GPU " + uuid.str() + " has no room for " +
-                                      JobWord(req.id) + ": other jobs hold it");
+      return core::FailedPrecondition("GPU " + uuid.str() + " has no room for " + JobWord(req.id) +
+                                      ": other jobs hold it");
     }
     gpus.push_back(*g);
   }

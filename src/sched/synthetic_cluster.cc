@@ -10,8 +10,13 @@ NodeSpec SyntheticNode(int node, int gpus, bool lendable) {
   NodeSpec spec{core::NodeId("node-" + std::to_string(node)), {}};
   spec.gpus.reserve(static_cast<size_t>(gpus));
   for (int i = 0; i < gpus; ++i) {
-    spec.gpus.push_back(
-        {SyntheticGpuUuid(node, i), i, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0, lendable, {}});
+    spec.gpus.push_back({SyntheticGpuUuid(node, i),
+                         i,
+                         "NVIDIA H100 80GB HBM3",
+                         core::Bytes::GiB(80),
+                         0,
+                         lendable,
+                         {}});
   }
   return spec;
 }

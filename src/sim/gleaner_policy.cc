@@ -51,9 +51,10 @@ core::Status GleanerPolicy::Handle(const sched::Event& event, int64_t now_s) {
 core::Status GleanerPolicy::SetNodeLendable(int node, bool lendable, int64_t now_s) {
   claimed_[static_cast<size_t>(node)] = !lendable;
   for (int i = 0; i < gpus_per_node_; ++i) {
-    GLEANER_RETURN_IF_ERROR(Handle(sched::GpuVerdictChanged{sched::SyntheticGpuUuid(node, i),
-                                                            lendable, "held for a multi-node job", {}},
-                                   now_s));
+    GLEANER_RETURN_IF_ERROR(Handle(
+        sched::GpuVerdictChanged{
+            sched::SyntheticGpuUuid(node, i), lendable, "held for a multi-node job", {}},
+        now_s));
   }
   return core::Status::Ok();
 }

@@ -112,7 +112,9 @@ class HarvestRun {
   bool Colocates() const {
     return config_.policy == HarvestPolicy::kColocate || config_.policy == HarvestPolicy::kPark;
   }
-  bool Classifies() const { return config_.policy != HarvestPolicy::kNone && config_.policy != HarvestPolicy::kNaive; }
+  bool Classifies() const {
+    return config_.policy != HarvestPolicy::kNone && config_.policy != HarvestPolicy::kNaive;
+  }
   Lend Judge(int gpu, int64_t t);
   Lend JudgeParked(int gpu, int64_t t);
   Lend JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& holder);
@@ -182,8 +184,11 @@ void HarvestRun::Account(int gpu, int64_t t) {
       if (held) {
         r_.owner_delay_gpu_s += d;  // the owner is back and waits for the job to leave
       } else {
-        r_.owner_busy_gpu_s += d;
-        AddToSlices(g.since, t, &HarvestSlice::owner_busy, 1);
+        // A parked holder waits for its memory to come back.
+        const int64_t restoring = std::clamp<int64_t>(g.restored_at - g.since, 0, d);
+        r_.owner_delay_gpu_s += restoring;
+        r_.owner_busy_gpu_s += d - restoring;
+        AddToSlices(g.since + restoring, t, &HarvestSlice::owner_busy, 1);
       }
       break;
     case Use::kQuiet:
@@ -216,7 +221,7 @@ Lend HarvestRun::Judge(int gpu, int64_t t) {
     return {s.utilization_pct < config_.idle.busy_utilization_pct, {}};
   }
   if (g.parked) return JudgeParked(gpu, t);
-  if (t < g.restored_at) return {};  // the holder's state is still being copied back
+  if (t < g.restored_at) return {};               // the holder's state is still being copied back
   if (!s.owner_process) g.beside_holder = false;  // the holder left: the job has it whole
   const observe::Verdict v = Observe(gpu, t, s);
   if (!Colocates() || !s.owner_process || (g.holder >= 0 && !g.beside_holder)) {
@@ -266,8 +271,8 @@ Lend HarvestRun::JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& h
 Lend HarvestRun::JudgeParked(int gpu, int64_t t) {
   Gpu& g = gpus_[static_cast<size_t>(gpu)];
   const OwnerSegment& s = Now(gpu);
-  const bool woke = s.utilization_pct >= config_.idle.busy_utilization_pct ||
-                    s.memory_bytes != g.parked_memory;
+  const bool woke =
+      s.utilization_pct >= config_.idle.busy_utilization_pct || s.memory_bytes != g.parked_memory;
   if (!woke) return {true, {}};
   g.parked = false;
   if (!s.owner_process) return {true, {}};  // it exited while parked: nothing to restore
@@ -277,7 +282,6 @@ Lend HarvestRun::JudgeParked(int gpu, int64_t t) {
   g.restored_at = t + wait_s;
   ++r_.restores;
   r_.restore_wait_s += wait_s;
-  r_.owner_delay_gpu_s += copy_s;  // the job's part is counted while it leaves
   if (!is_touched_[static_cast<size_t>(gpu)]) {
     // Sampled again once restored, to be judged afresh.
     events_.push({g.restored_at, Kind::kSample, gpu, g.restored_at});
@@ -307,7 +311,8 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
       mg.holder_peaks.Reset();
       mg.holder_seen_at = -1;
     } else if (g.holder < 0) {
-      const int64_t seen = mg.holder_seen_at < 0 ? 0 : std::min(t - mg.holder_seen_at, 3 * owner_.step_s);
+      const int64_t seen =
+          mg.holder_seen_at < 0 ? 0 : std::min(t - mg.holder_seen_at, 3 * owner_.step_s);
       mg.holder_peaks.Add(At(t), core::Bytes(static_cast<uint64_t>(memory)), core::Seconds(seen));
       mg.holder_seen_at = t;
     } else {

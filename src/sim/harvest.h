@@ -51,7 +51,7 @@ struct HarvestConfig {
   // much memory each; a job's declaration is what it uses.
   core::Bytes gpu_memory = core::Bytes::GiB(80);
   observe::ColocationConfig colocation;
-  int64_t park_idle_s = 1800;  // held idle this long, its holder is told it will be parked
+  int64_t park_idle_s = 1800;   // held idle this long, its holder is told it will be parked
   int64_t park_notice_s = 300;  // then parked, unless it woke meanwhile
   // Restoring a parked holder copies its memory back at this rate (about
   // 5 GB/s was published for cuda-checkpoint on an H100).
@@ -99,7 +99,7 @@ struct HarvestResult {
   int64_t restores = 0;  // parked holders that came back
   // Seconds restored holders waited in all: a job's vacate, then the copy.
   int64_t restore_wait_s = 0;
-  int64_t samples = 0;               // samples the classifier judged
+  int64_t samples = 0;  // samples the classifier judged
   int64_t instants = 0;
   std::vector<HarvestSlice> slices;
   // With record_decisions, one line per start and preemption, in order:

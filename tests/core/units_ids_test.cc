@@ -33,8 +33,8 @@ TEST(BytesTest, ParsesSizesPeopleWrite) {
   EXPECT_EQ(*ParseBytes("512MiB"), Bytes::MiB(512));
   EXPECT_EQ(*ParseBytes("1.5T"), Bytes::GiB(1536));
   EXPECT_EQ(*ParseBytes("4096"), Bytes(4096));
-  for (const char* bad : {"", "GiB", "20GB!", "-1G", "1e3G", "20 parsecs", "1.2.3G",
-                          "99999999999999999999T"}) {
+  for (const char* bad :
+       {"", "GiB", "20GB!", "-1G", "1e3G", "20 parsecs", "1.2.3G", "99999999999999999999T"}) {
     auto r = ParseBytes(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find("size"), std::string::npos) << r.status().message();

@@ -9,10 +9,10 @@
 namespace gleaner::sched {
 namespace {
 
+using testing::At;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using testing::At;
 using testing::Lines;
 using testing::MakeJob;
 using testing::MakeNode;
@@ -24,24 +24,23 @@ JobRequest Declaring(JobId id, uint64_t gib) {
 }
 
 GpuVerdictChanged Beside(int gpu, uint64_t gib) {
-  return {core::GpuUuid("GPU-a-" + std::to_string(gpu)), true, "held idle",
-          core::Bytes::GiB(gib)};
+  return {core::GpuUuid("GPU-a-" + std::to_string(gpu)), true, "held idle", core::Bytes::GiB(gib)};
 }
 
 // Node a: GPU 0 shared with 30 GiB to lend, GPU 1 not lendable.
 Scheduler OneSharedGpu() {
   Scheduler s;
   EXPECT_TRUE(s.Handle(NodeAdded{MakeNode("a", 2)}, At(0)).ok());
-  EXPECT_TRUE(s.Handle(GpuVerdictsChanged{{Beside(0, 30),
-                                           {core::GpuUuid("GPU-a-1"), false, "busy", {}}}},
-                       At(0))
-                  .ok());
+  EXPECT_TRUE(
+      s.Handle(GpuVerdictsChanged{{Beside(0, 30), {core::GpuUuid("GPU-a-1"), false, "busy", {}}}},
+               At(0))
+          .ok());
   return s;
 }
 
 TEST(ColocationSchedTest, OnlyAJobThatDeclaredWhatFitsGoesBesideAHolder) {
   Scheduler s = OneSharedGpu();
-  EXPECT_THAT(Lines(s.Handle(JobSubmitted{MakeJob(1, 1)}, At(1))), IsEmpty());  // undeclared
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{MakeJob(1, 1)}, At(1))), IsEmpty());     // undeclared
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Declaring(2, 40)}, At(1))), IsEmpty());  // too big
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Declaring(3, 20)}, At(1))),
               ElementsAre(HasSubstr("start job 3")));
@@ -76,7 +75,7 @@ TEST(ColocationSchedTest, SharedGpusDoNotChangeWhatANodeCanEverRun) {
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{pair}, At(1))), IsEmpty());
   EXPECT_EQ(s.Phase(1), JobPhase::kPending);
   EXPECT_THAT(Lines(s.Handle(GpuVerdictsChanged{{{core::GpuUuid("GPU-a-0"), true, "idle", {}},
-                                                {core::GpuUuid("GPU-a-1"), true, "idle", {}}}},
+                                                 {core::GpuUuid("GPU-a-1"), true, "idle", {}}}},
                              At(2))),
               ElementsAre(HasSubstr("start job 1")));
 }

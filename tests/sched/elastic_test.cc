@@ -111,7 +111,8 @@ TEST(ElasticTest, AnOwnerTakingAGpuBackShrinksItWhileItCan) {
   ASSERT_EQ(Lines(s.Handle(JobSubmitted{Elastic(1, 2, 4, true)}, At(0))).size(), 1u);
   const auto claim = [&](int gpu, int at) {
     return Lines(s.Handle(
-        GpuVerdictChanged{core::GpuUuid("GPU-a-" + std::to_string(gpu)), false, "owner returned", {}},
+        GpuVerdictChanged{
+            core::GpuUuid("GPU-a-" + std::to_string(gpu)), false, "owner returned", {}},
         At(at)));
   };
   EXPECT_THAT(claim(3, 10), ElementsAre("resize job 1 to a gpus 0,1,2: GPU-a-3 (a gpu 3) is no "

@@ -30,8 +30,13 @@ inline NodeSpec MakeNode(const std::string& id, int count,
                          const std::string& model = "NVIDIA A100-SXM4-80GB", uint64_t gib = 80) {
   NodeSpec n{core::NodeId(id), {}};
   for (int i = 0; i < count; ++i) {
-    n.gpus.push_back({core::GpuUuid("GPU-" + id + "-" + std::to_string(i)), i, model,
-                      core::Bytes::GiB(gib), -1, true, {}});
+    n.gpus.push_back({core::GpuUuid("GPU-" + id + "-" + std::to_string(i)),
+                      i,
+                      model,
+                      core::Bytes::GiB(gib),
+                      -1,
+                      true,
+                      {}});
   }
   for (size_t island = 0; island < islands.size(); ++island) {
     for (int i : islands[island])

@@ -55,22 +55,26 @@ TEST(SchedulerTest, AJobAlreadyRunningHoldsItsGpusAndCanBePreempted) {
   config.min_runtime = core::Seconds(60);
   Scheduler s(config);
   ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("a", 2)}, At(0)).ok());
-  const JobRunning running{Opportunistic(7, 1), core::NodeId("a"), {core::GpuUuid("GPU-a-1")},
-                           At(-500), At(-400)};
+  const JobRunning running{
+      Opportunistic(7, 1), core::NodeId("a"), {core::GpuUuid("GPU-a-1")}, At(-500), At(-400)};
   EXPECT_TRUE(Lines(s.Handle(running, At(0))).empty());
   EXPECT_EQ(s.Phase(7), JobPhase::kRunning);
   ASSERT_TRUE(s.Allocation(7).has_value());
   EXPECT_EQ(s.Allocation(7)->gpus, std::vector<core::GpuUuid>{core::GpuUuid("GPU-a-1")});
   // Told twice, or onto a GPU it cannot hold: refused, nothing changes.
   EXPECT_THAT(Lines(s.Handle(running, At(1))), ElementsAre(HasSubstr("known already")));
-  EXPECT_THAT(Lines(s.Handle(JobRunning{Opportunistic(8, 1), core::NodeId("a"),
-                                        {core::GpuUuid("GPU-a-1")}, At(0), At(0)},
-                             At(1))),
-              ElementsAre(HasSubstr("other jobs hold it")));
-  EXPECT_THAT(Lines(s.Handle(JobRunning{Opportunistic(8, 1), core::NodeId("a"),
-                                        {core::GpuUuid("GPU-b-0")}, At(0), At(0)},
-                             At(1))),
-              ElementsAre(HasSubstr("no GPU GPU-b-0 on node a")));
+  EXPECT_THAT(
+      Lines(s.Handle(
+          JobRunning{
+              Opportunistic(8, 1), core::NodeId("a"), {core::GpuUuid("GPU-a-1")}, At(0), At(0)},
+          At(1))),
+      ElementsAre(HasSubstr("other jobs hold it")));
+  EXPECT_THAT(
+      Lines(s.Handle(
+          JobRunning{
+              Opportunistic(8, 1), core::NodeId("a"), {core::GpuUuid("GPU-b-0")}, At(0), At(0)},
+          At(1))),
+      ElementsAre(HasSubstr("no GPU GPU-b-0 on node a")));
   // The other GPU is free; the running job's is not.
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Opportunistic(1, 1)}, At(2))),
               ElementsAre("start job 1 on a gpus 0"));
@@ -104,7 +108,8 @@ TEST(SchedulerTest, AnOwnerTakesBackEvenACriticalJobsGpu) {
   ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("a", 1)}, At(0)).ok());
   ASSERT_EQ(Lines(s.Handle(JobSubmitted{Critical(1, 1)}, At(0))).size(), 1u);
   EXPECT_THAT(
-      Lines(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner returned", {}}, At(1))),
+      Lines(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner returned", {}},
+                     At(1))),
       ElementsAre("preempt job 1: GPU-a-0 (a gpu 0) is no longer lendable: owner returned"));
 }
 
@@ -118,7 +123,8 @@ TEST(SchedulerTest, CancelledJobsLeaveWithoutARequeue) {
   EXPECT_EQ(s.pending_count(), 0u);
   ASSERT_TRUE(s.Handle(JobCancelled{1}, At(2)).ok());
   EXPECT_EQ(s.Phase(1), JobPhase::kRunning);  // until its process is gone
-  ASSERT_TRUE(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner", {}}, At(3)).ok());
+  ASSERT_TRUE(
+      s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-0"), false, "owner", {}}, At(3)).ok());
   EXPECT_TRUE(Lines(s.Handle(JobFailed{1, "killed"}, At(4))).empty());  // no requeue
   EXPECT_EQ(s.Phase(1), JobPhase::kUnknown);
   EXPECT_EQ(s.cluster().free_milli(), 0);  // the GPU is back, but not lendable
@@ -150,7 +156,8 @@ TEST(SchedulerTest, EventPassesStopAfterTheirDepthTicksGoAllTheWay) {
     ASSERT_TRUE(s.Handle(JobSubmitted{gang}, At(1)).ok());
   }
   ASSERT_TRUE(s.Handle(JobSubmitted{MakeJob(5, 1)}, At(1)).ok());
-  ASSERT_TRUE(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-1"), false, "owner", {}}, At(2)).ok());
+  ASSERT_TRUE(
+      s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-a-1"), false, "owner", {}}, At(2)).ok());
   // Job 1 leaves: one GPU lendable. Jobs 2 and 3 miss, the pass stops.
   const auto after_exit = Lines(s.Handle(JobFailed{1, ""}, At(3)));
   EXPECT_THAT(after_exit, ElementsAre(HasSubstr("requeue job 1")));
@@ -187,7 +194,9 @@ TEST(SchedulerTest, TheSameEventsGiveTheSameDecisions) {
       case 3:
         events.push_back({GpuVerdictChanged{core::GpuUuid("GPU-n" + std::to_string(rng() % 20) +
                                                           "-" + std::to_string(rng() % 4)),
-                                            rng() % 2 == 0, "verdict", {}},
+                                            rng() % 2 == 0,
+                                            "verdict",
+                                            {}},
                           At(t * 60)});
         break;
       default:

@@ -28,7 +28,7 @@ OwnerTimeline Holder(const std::vector<std::tuple<int64_t, double, int64_t>>& st
 }
 
 HarvestResult Replay(const OwnerTimeline& t, const std::vector<HarvestJob>& q, HarvestPolicy policy,
-                  int64_t vacate_s = 30) {
+                     int64_t vacate_s = 30) {
   HarvestConfig c;
   c.policy = policy;
   c.vacate_s = vacate_s;
@@ -78,7 +78,7 @@ TEST(HeldHarvestTest, OnlyADeclarationThatFitsIsLentBeside) {
 TEST(HeldHarvestTest, AHolderWithTooLittleHistoryLendsNothing) {
   // It appears at 1800 and computes at 4800: never an hour seen alone.
   const HarvestResult r = Replay(Holder({{0, 0, 0}, {1800, 0, 30}, {4800, 50, 30}}, 7200),
-                              {Job(20000, 20)}, HarvestPolicy::kColocate);
+                                 {Job(20000, 20)}, HarvestPolicy::kColocate);
   EXPECT_EQ(r.shared_gpu_s, 0);
 }
 
@@ -96,6 +96,9 @@ TEST(HeldHarvestTest, AForgottenHolderIsParkedLentWholeAndRestoredWhenItWakes) {
   EXPECT_EQ(r.parked_gpu_s, 7200 - r.jobs[0].first_start_s);  // then it is restoring
   EXPECT_EQ(r.jobs[0].preemptions, 1);
   EXPECT_EQ(r.holder_oom_risk_minutes, 0);
+  // The holder waited for the job to leave, then for its memory.
+  EXPECT_EQ(r.owner_delay_gpu_s, 30 + 7);
+  EXPECT_EQ(r.idle_gpu_s + r.owner_busy_gpu_s + r.no_data_gpu_s + r.owner_delay_gpu_s, 10800);
   // Without parking the undeclared job never runs.
   EXPECT_EQ(Replay(t, {Job(20000, 0)}, HarvestPolicy::kColocate).harvested_gpu_s, 0);
 }
