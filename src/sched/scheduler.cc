@@ -281,7 +281,10 @@ core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<A
   const auto g = cluster_.FindGpu(e.gpu);
   if (!g) return core::NotFound("no GPU " + e.gpu.str() + " in the cluster; add its node first");
   cluster_.SetLendable(*g, e.lendable, e.lend_memory);
-  dirty_ = dirty_ || e.lendable;
+  if (e.lendable) {
+    dirty_ = true;
+    if (e.lend_memory.count() == 0) return core::Status::Ok();  // lent whole: anything fits
+  }
   const GpuState& gpu = cluster_.gpu(*g);
   // Still lendable, it is taken back only from a job that no longer fits
   // beside its holder.
