@@ -119,6 +119,7 @@ class HarvestRun {
   Lend JudgeParked(int gpu, int64_t t);
   Lend JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& holder);
   observe::Verdict Observe(int gpu, int64_t t, const OwnerSegment& s);
+  void LearnHolder(Gpu& g, int64_t t, const OwnerSegment& s);
   void ScheduleSample(int gpu, int64_t t);
   core::Status Tell(const sched::Event& event, int64_t t);
   core::Status Carry(const sched::Action& action, int64_t t);
@@ -282,18 +283,13 @@ Lend HarvestRun::JudgeParked(int gpu, int64_t t) {
   g.restored_at = t + wait_s;
   ++r_.restores;
   r_.restore_wait_s += wait_s;
-  if (!is_touched_[static_cast<size_t>(gpu)]) {
-    // Sampled again once restored, to be judged afresh.
-    events_.push({g.restored_at, Kind::kSample, gpu, g.restored_at});
-    g.next_sample = g.restored_at;
-  }
-  return {};
+  return {};  // judged afresh at the samples after the restore
 }
 
 // The classifier's verdict on a sample of the GPU at `t` showing `s` and
 // the job on it, if any.
 observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) {
-  const Gpu& g = gpus_[static_cast<size_t>(gpu)];
+  Gpu& g = gpus_[static_cast<size_t>(gpu)];
   observe::GpuSample sample;
   sample.at = At(t);
   sample.uuid = g.uuid;
@@ -304,21 +300,7 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
     sample.processes.push_back({kOwnerPid + static_cast<uint32_t>(gpu), "owner", "",
                                 core::Bytes(static_cast<uint64_t>(memory)), false});
   }
-  // The holder's history: minutes it was seen alone.
-  if (Colocates()) {
-    Gpu& mg = gpus_[static_cast<size_t>(gpu)];
-    if (!s.owner_process) {
-      mg.holder_peaks.Reset();
-      mg.holder_seen_at = -1;
-    } else if (g.holder < 0) {
-      const int64_t seen =
-          mg.holder_seen_at < 0 ? 0 : std::min(t - mg.holder_seen_at, 3 * owner_.step_s);
-      mg.holder_peaks.Add(At(t), core::Bytes(static_cast<uint64_t>(memory)), core::Seconds(seen));
-      mg.holder_seen_at = t;
-    } else {
-      mg.holder_seen_at = -1;
-    }
-  }
+  if (Colocates()) LearnHolder(g, t, s);
   // Beside its holder a job is judged apart (per-process readings): the
   // verdict is the holder's.
   if (g.holder >= 0 && !g.beside_holder) {
@@ -337,8 +319,25 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
   const core::Duration need = std::min(config_.idle.idle_after_with_history, v.evidence.window);
   const core::Duration have = std::min(v.evidence.quiet_for, v.evidence.observed_for);
   const int64_t us = (need - have).count();
-  gpus_[static_cast<size_t>(gpu)].judge_again_in = us > 0 ? (us + 999'999) / 1'000'000 : 0;
+  g.judge_again_in = us > 0 ? (us + 999'999) / 1'000'000 : 0;
   return v;
+}
+
+// The holder's history is the samples it was seen alone; a new holder
+// starts one afresh.
+void HarvestRun::LearnHolder(Gpu& g, int64_t t, const OwnerSegment& s) {
+  if (!s.owner_process) {
+    g.holder_peaks.Reset();
+    g.holder_seen_at = -1;
+  } else if (g.holder < 0) {
+    const int64_t seen =
+        g.holder_seen_at < 0 ? 0 : std::min(t - g.holder_seen_at, 3 * owner_.step_s);
+    g.holder_peaks.Add(At(t), core::Bytes(static_cast<uint64_t>(s.memory_bytes)),
+                       core::Seconds(seen));
+    g.holder_seen_at = t;
+  } else {
+    g.holder_seen_at = -1;
+  }
 }
 
 // The GPU's next sample, when nothing else will sample it sooner.
