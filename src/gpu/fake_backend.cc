@@ -93,8 +93,14 @@ std::vector<GpuSnapshot> FakeBackend::SnapshotAt(double t) const {
         Read(state, ScenarioField::kPowerLimit, WholeMilliwatts(state.gpu().power_limit_w), &lost);
     s.sm_clock_mhz = Read(state, ScenarioField::kSmClock, f.sm_clock_mhz, &lost);
     std::vector<GpuProcess> processes;
-    for (const ScenarioProcess& p : f.processes) {
-      processes.push_back({p.pid, Reading<core::Bytes>::Of(p.used_memory), p.compute, p.graphics});
+    std::vector<ScenarioProcess> listed = f.processes;
+    if (auto j = joined_.find(static_cast<uint32_t>(i)); j != joined_.end()) {
+      listed.insert(listed.end(), j->second.begin(), j->second.end());
+    }
+    for (const ScenarioProcess& p : listed) {
+      processes.push_back({p.pid, Reading<core::Bytes>::Of(p.used_memory),
+                           Reading<uint32_t>::Of(ProcessUtilization(p, f)), p.compute,
+                           p.graphics});
     }
     std::sort(processes.begin(), processes.end(),
               [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
@@ -106,6 +112,14 @@ std::vector<GpuSnapshot> FakeBackend::SnapshotAt(double t) const {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+void FakeBackend::Join(uint32_t index, ScenarioProcess process) {
+  joined_[index].push_back(std::move(process));
+}
+
+void FakeBackend::Leave(uint32_t index, uint32_t pid) {
+  std::erase_if(joined_[index], [&](const ScenarioProcess& p) { return p.pid == pid; });
 }
 
 core::Result<std::vector<GpuLink>> FakeBackend::Topology() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -30,6 +31,12 @@ class FakeBackend final : public GpuBackend {
 
   const Scenario& scenario() const { return scenario_; }
 
+  // A process that opens a context on GPU `index` after the scenario was
+  // written (a test's real job process, whose pid nobody knew): listed from
+  // now on, as given, until it leaves.
+  void Join(uint32_t index, ScenarioProcess process);
+  void Leave(uint32_t index, uint32_t pid);
+
  private:
   FakeBackend(Scenario scenario, const core::Clock& clock);
   double ElapsedSeconds() const;
@@ -40,6 +47,7 @@ class FakeBackend final : public GpuBackend {
   core::TimePoint start_;
   DriverInfo driver_;
   std::vector<GpuSnapshot> attached_;  // identity as read when the backend started
+  std::map<uint32_t, std::vector<ScenarioProcess>> joined_;  // by GPU index
 };
 
 }  // namespace gleaner::gpu

@@ -30,6 +30,10 @@ void FailAllReadings(GpuSnapshot& s, Unreadable why, const std::string& detail);
 struct GpuProcess {
   uint32_t pid = 0;
   Reading<core::Bytes> used_memory;  // kNotSupported where the driver cannot say
+  // Its share of the GPU's time computing since the last snapshot (the
+  // driver's per-process samples): what tells a quiet holder from the job
+  // gleaner runs beside it. 0 when the driver saw it do nothing.
+  Reading<uint32_t> sm_utilization_pct;
   bool compute = false;              // listed among compute processes
   bool graphics = false;             // listed among graphics processes
 

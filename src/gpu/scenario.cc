@@ -223,16 +223,27 @@ class Reader {
   std::string source_;
 };
 
+}  // namespace
+
+uint32_t ProcessUtilization(const ScenarioProcess& process, const ScenarioFrame& frame) {
+  return process.sm_util_pct.value_or(frame.utilization_gpu_pct);
+}
+
+namespace {
+
 Result<ScenarioProcess> ReadProcess(const Reader& r, const json& v, const std::string& at,
                                     Bytes gpu_memory) {
   GLEANER_RETURN_IF_ERROR(
-      r.CheckKeys(v, at, {"pid", "used_memory_mib", "type", "user", "command"}));
+      r.CheckKeys(v, at, {"pid", "used_memory_mib", "sm_util_pct", "type", "user", "command"}));
   ScenarioProcess p;
   GLEANER_ASSIGN_OR_RETURN(p.pid, r.Unsigned(v, at, "pid", 4194304, std::nullopt));
   if (p.pid == 0) return r.Error(at + "/pid", "expected a process id from 1 to 4194304, got 0");
   GLEANER_ASSIGN_OR_RETURN(uint32_t mib,
                            r.Unsigned(v, at, "used_memory_mib", gpu_memory.ToMiB(), 0u));
   p.used_memory = Bytes::MiB(mib);
+  if (v.contains("sm_util_pct")) {
+    GLEANER_ASSIGN_OR_RETURN(p.sm_util_pct, r.Unsigned(v, at, "sm_util_pct", 100, std::nullopt));
+  }
   GLEANER_ASSIGN_OR_RETURN(std::string type, r.String(v, at, "type", "compute"));
   if (type != "compute" && type != "graphics" && type != "compute+graphics") {
     return r.Error(at + "/type", "expected \"compute\", \"graphics\" or \"compute+graphics\"");

@@ -45,6 +45,9 @@ enum class ScenarioField {
 struct ScenarioProcess {
   uint32_t pid = 0;
   core::Bytes used_memory;
+  // The process's own utilization; absent: the GPU's (one process computes
+  // all the GPU does).
+  std::optional<uint32_t> sm_util_pct;
   bool compute = true;
   bool graphics = false;
   // Not reported by NVML; stands in for /proc where the pid is not a real
@@ -52,6 +55,10 @@ struct ScenarioProcess {
   std::string user;
   std::string command;
 };
+
+struct ScenarioFrame;
+// What the driver reports as the process's own utilization in `frame`.
+uint32_t ProcessUtilization(const ScenarioProcess& process, const ScenarioFrame& frame);
 
 // The state of one GPU from `at_s` until the next frame. Fields a file omits
 // are carried over from the previous frame.

@@ -32,9 +32,10 @@ constexpr const char* kFields = R"({
                    "memory_used_mib": 40960, "temperature_c": 58, "power_draw_w": 311.257,
                    "sm_clock_mhz": 1410,
                    "processes": [
-                     {"pid": 300, "used_memory_mib": 30000, "type": "compute"},
-                     {"pid": 100, "used_memory_mib": 10000, "type": "compute+graphics"},
-                     {"pid": 200, "used_memory_mib": 900, "type": "graphics"}]}]},
+                     {"pid": 300, "used_memory_mib": 30000, "type": "compute", "sm_util_pct": 70},
+                     {"pid": 100, "used_memory_mib": 10000, "type": "compute+graphics",
+                      "sm_util_pct": 3},
+                     {"pid": 200, "used_memory_mib": 900, "type": "graphics", "sm_util_pct": 0}]}]},
     {"name": "NVIDIA L4", "memory_total_mib": 23034, "power_limit_w": 72,
      "unsupported": ["temperature", "power", "sm_clock", "processes"]}
   ]
@@ -71,10 +72,17 @@ TEST_P(NvmlVariantTest, ReadsEveryField) {
   EXPECT_EQ(g.sm_clock_mhz.value(), 1410u);
   const std::vector<GpuProcess>& p = g.processes.value();
   ASSERT_EQ(p.size(), 3u);  // merged by pid, sorted
-  EXPECT_EQ(p[0], (GpuProcess{100, Reading<core::Bytes>::Of(core::Bytes::MiB(10000)), true, true}));
-  EXPECT_EQ(p[1], (GpuProcess{200, Reading<core::Bytes>::Of(core::Bytes::MiB(900)), false, true}));
-  EXPECT_EQ(p[2],
-            (GpuProcess{300, Reading<core::Bytes>::Of(core::Bytes::MiB(30000)), true, false}));
+  EXPECT_EQ(p[0], (GpuProcess{100, Reading<core::Bytes>::Of(core::Bytes::MiB(10000)),
+                              Reading<uint32_t>::Of(3), true, true}));
+  EXPECT_EQ(p[1], (GpuProcess{200, Reading<core::Bytes>::Of(core::Bytes::MiB(900)),
+                              Reading<uint32_t>::Of(0), false, true}));
+  EXPECT_EQ(p[2], (GpuProcess{300, Reading<core::Bytes>::Of(core::Bytes::MiB(30000)),
+                              Reading<uint32_t>::Of(70), true, false}));
+  // Each pass asks only for samples newer than the last: the figures hold.
+  auto again = (*backend)->Snapshot();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].processes.value()[2].sm_utilization_pct.value(), 70u);
+  EXPECT_EQ((*again)[0].processes.value()[0].sm_utilization_pct.value(), 3u);
 
   const GpuSnapshot& l4 = (*snap)[1];
   EXPECT_EQ(l4.health, GpuHealth::kOk);

@@ -191,6 +191,38 @@ nvmlReturn_t Processes(nvmlDevice_t device, unsigned* count, void* out, bool gra
   });
 }
 
+// Per-process utilization as a driver keeps it: one sample per process that
+// computed, stamped with the (real) time of the call, so every pass finds
+// newer samples than the last even while scenario time stands still.
+nvmlReturn_t ProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* out,
+                                unsigned* count, unsigned long long last_seen_us) {
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return WithDevice(device, ScenarioField::kProcesses, [&](const ScenarioGpuState& st) {
+    const auto now_us = static_cast<unsigned long long>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                              S().start)
+            .count() +
+        1);
+    unsigned needed = 0;
+    for (const auto& p : st.frame().processes) {
+      needed += gleaner::gpu::ProcessUtilization(p, st.frame()) > 0 ? 1 : 0;
+    }
+    if (needed == 0 || now_us <= last_seen_us) return NVML_ERROR_NOT_FOUND;
+    if (out == nullptr || *count < needed) {
+      *count = needed;
+      return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    unsigned i = 0;
+    for (const auto& p : st.frame().processes) {
+      const uint32_t util = gleaner::gpu::ProcessUtilization(p, st.frame());
+      if (util == 0) continue;
+      out[i++] = {p.pid, now_us, util, 0, 0, 0};
+    }
+    *count = needed;
+    return NVML_SUCCESS;
+  });
+}
+
 nvmlReturn_t PciInfo(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   return WithDevice(device, ScenarioField::kPciBusId, [&](const ScenarioGpuState& st) {
@@ -391,6 +423,11 @@ EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsign
 
 // ---- processes --------------------------------------------------------------
 
+EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
+                                                    nvmlProcessUtilizationSample_t* out,
+                                                    unsigned* n, unsigned long long last_seen_us) {
+  return ProcessUtilization(d, out, n, last_seen_us);
+}
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned* n, void* out) {
   return Processes<nvmlProcessInfo_v1_t>(d, n, out, false);
 }

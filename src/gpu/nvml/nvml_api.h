@@ -118,6 +118,17 @@ struct nvmlProcessInfo_r535_t {
 };
 inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
 
+// One process's utilization over a stretch of the driver's sampling
+// (nvmlDeviceGetProcessUtilization). `timeStamp` is the CPU clock in µs.
+struct nvmlProcessUtilizationSample_t {
+  unsigned int pid;
+  unsigned long long timeStamp;
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+};
+
 }  // extern "C"
 
 static_assert(sizeof(nvmlPciInfo_t) == 68);
@@ -128,6 +139,8 @@ static_assert(nvmlTemperature_v1 == 0x0100000C);
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
 static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);
 static_assert(sizeof(nvmlProcessInfo_r535_t) == 32);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 
 namespace gleaner::gpu::nvml {
 
@@ -150,6 +163,8 @@ using ClockInfoFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
 // The process-info array is untyped: its element size depends on the symbol
 // and the driver version (see ProcessInfoLayout).
 using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
+using ProcessUtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessUtilizationSample_t*,
+                                             unsigned int*, unsigned long long);
 using CommonAncestorFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
 using P2PStatusFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*);
 

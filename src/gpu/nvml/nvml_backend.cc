@@ -258,6 +258,11 @@ GpuSnapshot NvmlBackend::Read(const Device& d) const {
   }
 
   s.processes = ReadProcesses(h, s.memory_total.value_or(Bytes(~0ULL)), &lost);
+  if (s.processes.has_value()) {
+    std::vector<GpuProcess> processes = s.processes.value();
+    ReadProcessUtilization(d, processes, &lost);
+    s.processes = Reading<std::vector<GpuProcess>>::Of(std::move(processes));
+  }
   if (lost) {
     s.health = GpuHealth::kLost;
     s.health_detail = "GPU_IS_LOST";
@@ -337,6 +342,51 @@ Reading<std::vector<GpuProcess>> NvmlBackend::ReadProcesses(nvmlDevice_t handle,
   std::vector<GpuProcess> out;
   for (auto& [pid, p] : by_pid) out.push_back(std::move(p));
   return Reading<std::vector<GpuProcess>>::Of(std::move(out));
+}
+
+// The driver keeps a sample per process that computed in each stretch of
+// its sampling: the highest since the last pass is the process's figure,
+// and a process without one did nothing. Drivers repeat stale samples and
+// report impossible ones, so only newer samples of listed processes, at
+// most 100 %, count.
+void NvmlBackend::ReadProcessUtilization(const Device& d, std::vector<GpuProcess>& processes,
+                                         bool* lost) const {
+  const auto fail_all = [&](const Reading<uint32_t>& why) {
+    for (GpuProcess& p : processes) p.sm_utilization_pct = why;
+  };
+  if (!lib_->process_utilization) {
+    fail_all(Missing<uint32_t>("nvmlDeviceGetProcessUtilization"));
+    return;
+  }
+  if (processes.empty()) return;
+  std::vector<nvmlProcessUtilizationSample_t> samples;
+  unsigned count = 0;
+  nvmlReturn_t rc = lib_->process_utilization(d.handle, nullptr, &count, d.utilization_seen_us);
+  // Processes can start between the two calls: room for a few more.
+  for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 3; ++attempt) {
+    samples.assign(count + 16, nvmlProcessUtilizationSample_t{});
+    count = static_cast<unsigned>(samples.size());
+    rc = lib_->process_utilization(d.handle, samples.data(), &count, d.utilization_seen_us);
+    samples.resize(std::min<size_t>(count, samples.size()));
+  }
+  if (rc == NVML_ERROR_NOT_FOUND) {
+    samples.clear();  // nothing computed since the last pass
+  } else if (rc != NVML_SUCCESS) {
+    fail_all(Field<uint32_t>(rc, 0, lost));
+    return;
+  }
+  std::map<uint32_t, uint32_t> highest;
+  unsigned long long newest = d.utilization_seen_us;
+  for (const nvmlProcessUtilizationSample_t& u : samples) {
+    if (u.timeStamp <= d.utilization_seen_us || u.smUtil > 100) continue;
+    highest[u.pid] = std::max(highest[u.pid], u.smUtil);
+    newest = std::max(newest, u.timeStamp);
+  }
+  d.utilization_seen_us = newest;
+  for (GpuProcess& p : processes) {
+    auto h = highest.find(p.pid);
+    p.sm_utilization_pct = Reading<uint32_t>::Of(h == highest.end() ? 0 : h->second);
+  }
 }
 
 core::Result<std::vector<GpuLink>> NvmlBackend::Topology() {

@@ -33,6 +33,9 @@ class NvmlBackend final : public GpuBackend {
   struct Device {
     nvmlDevice_t handle = nullptr;  // null when the GPU could not be attached
     GpuSnapshot identity;           // index, uuid, name, PCI bus id, health at attach
+    // The newest per-process utilization sample taken (the driver's µs):
+    // each pass asks only for what came after it.
+    mutable unsigned long long utilization_seen_us = 0;
   };
 
   explicit NvmlBackend(std::unique_ptr<nvml::NvmlLibrary> lib) : lib_(std::move(lib)) {}
@@ -43,6 +46,8 @@ class NvmlBackend final : public GpuBackend {
   Reading<int32_t> ReadTemperature(nvmlDevice_t handle, bool* lost) const;
   Reading<std::vector<GpuProcess>> ReadProcesses(nvmlDevice_t handle, core::Bytes total,
                                                  bool* lost) const;
+  void ReadProcessUtilization(const Device& device, std::vector<GpuProcess>& processes,
+                              bool* lost) const;
 
   std::unique_ptr<nvml::NvmlLibrary> lib_;
   DriverInfo driver_;

@@ -71,6 +71,8 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
   lib->common_ancestor =
       As<CommonAncestorFn>(lib->Resolve({"nvmlDeviceGetTopologyCommonAncestor"}));
   lib->p2p_status = As<P2PStatusFn>(lib->Resolve({"nvmlDeviceGetP2PStatus"}));
+  lib->process_utilization =
+      As<ProcessUtilizationFn>(lib->Resolve({"nvmlDeviceGetProcessUtilization"}));
 
   // Drivers 535.43-535.86 made `_v3` write 32-byte entries; 535.98 rolled it
   // back and 535.104 re-added `_v3` at 24 bytes together with

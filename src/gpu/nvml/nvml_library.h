@@ -62,6 +62,7 @@ class NvmlLibrary {
   ClockInfoFn clock_info = nullptr;
   ProcessListCall compute_processes;
   ProcessListCall graphics_processes;
+  ProcessUtilizationFn process_utilization = nullptr;
   CommonAncestorFn common_ancestor = nullptr;
   P2PStatusFn p2p_status = nullptr;
 
