@@ -272,6 +272,15 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   for (const auto& [k, v] : req.spec.env) env[k] = v;
   env["CUDA_VISIBLE_DEVICES"] = Join(req.gpus);
   env["GLEANER_JOB_ID"] = std::to_string(req.id);
+  if (req.gpu_memory_cap) {
+    // MPS numbers the devices as CUDA_VISIBLE_DEVICES lists them.
+    const std::string mib = std::to_string(req.gpu_memory_cap->count() >> 20) + "M";
+    std::string limits;
+    for (size_t i = 0; i < req.gpus.size(); ++i) {
+      limits += (i == 0 ? "" : ",") + std::to_string(i) + "=" + mib;
+    }
+    env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = limits;
+  }
   if (req.array_id) {
     env["GLEANER_ARRAY_ID"] = std::to_string(*req.array_id);
     env["GLEANER_ARRAY_TASK_ID"] = std::to_string(req.array_index);

@@ -27,6 +27,10 @@ struct LaunchRequest {
   // which one it is.
   std::optional<sched::JobId> array_id;
   int64_t array_index = 0;
+  // Lent beside a holder: the memory it may use per GPU. An MPS server
+  // (where the admin runs one) refuses it more; elsewhere the agent's
+  // watch is the cap (docs/held-idle.md).
+  std::optional<core::Bytes> gpu_memory_cap;
 };
 
 struct RunningJob {

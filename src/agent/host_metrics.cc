@@ -172,9 +172,9 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
   }
   e.Family("gleaner_preemptions_total", "counter",
            "Running jobs asked to leave, by why: owner_returned, protected, reserved, unhealthy, "
-           "scheduler or coordinator_lost.");
-  for (const char* reason :
-       {"owner_returned", "protected", "reserved", "unhealthy", "scheduler", "coordinator_lost"}) {
+           "scheduler, coordinator_lost, or beyond_declared_memory (killed beside a holder).");
+  for (const char* reason : {"owner_returned", "protected", "reserved", "unhealthy", "scheduler",
+                             "coordinator_lost", "beyond_declared_memory"}) {
     const auto n = preemptions_.find(reason);
     e.Sample("gleaner_preemptions_total", {{"reason", reason}},
              n == preemptions_.end() ? 0 : n->second);

@@ -40,7 +40,9 @@ class HostMetrics {
 
   // A running job asked to leave: "owner_returned", "protected", "reserved",
   // "unhealthy" (the GPU's claim), "scheduler" (room for another job) or
-  // "coordinator_lost" (the agent's lease ran out).
+  // "coordinator_lost" (the agent's lease ran out) or
+  // "beyond_declared_memory" (killed: it used more beside a holder than it
+  // declared).
   void Preempted(std::string_view reason);
   void GaveBack(core::Duration after_claim);  // from the claim to the GPUs free
 

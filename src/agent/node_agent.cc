@@ -85,10 +85,15 @@ NodeAgent::NodeAgent(Executor& executor, const core::Clock& clock, NodeAgentOpti
       send_(std::move(send)),
       heard_(clock.Now()) {}
 
-std::map<core::GpuUuid, int64_t> NodeAgent::LentGpus() const {
-  std::map<core::GpuUuid, int64_t> lent;
+std::map<core::GpuUuid, LentGpu> NodeAgent::LentGpus() const {
+  std::map<core::GpuUuid, LentGpu> lent;
   for (const auto& [id, j] : jobs_) {
-    for (const core::GpuUuid& g : j.gpus) lent[g] = id;
+    for (const core::GpuUuid& g : j.gpus) {
+      const auto loan = j.beside_holder.find(g);
+      lent[g] = {id, loan == j.beside_holder.end()
+                         ? std::nullopt
+                         : std::optional<observe::LoanBesideHolder>(loan->second)};
+    }
   }
   return lent;
 }
@@ -123,6 +128,14 @@ void NodeAgent::Save(const cluster::Log& log) {
       one["pid"] = run->second.pid;
       one["process_started_us"] = core::ToUnixMicros(*run->second.process_started_at);
     }
+    // A restarted agent still knows the job runs beside a holder, and does
+    // not take the holder for an owner come back.
+    for (const auto& [gpu, loan] : j.beside_holder) {
+      one["beside_holder"].push_back({{"gpu", gpu.str()},
+                                      {"holder_pids", loan.holder_pids},
+                                      {"holder_peak_bytes", loan.holder_peak.count()},
+                                      {"declared_bytes", loan.declared.count()}});
+    }
     jobs.push_back(std::move(one));
   }
   cluster::AgentReport unsent;
@@ -150,7 +163,8 @@ void NodeAgent::TakeBack(const HeldJob& held, const cluster::Log& log) {
   if (held.pid && held.process_started_at &&
       executor_.Adopt(held.of.job, *held.pid, *held.process_started_at, options_.log_dir).ok()) {
     log(Job(held.of.job) + " still running (pid " + std::to_string(*held.pid) + "): taken back");
-    jobs_[held.of.job] = {held.of, held.gpus, held.checkpoint_signal, held.grace};
+    jobs_[held.of.job] = {held.of, held.gpus, held.checkpoint_signal, held.grace,
+                          held.beside_holder};
     return;
   }
   JobEvent e;
@@ -206,6 +220,13 @@ void NodeAgent::TakeBackFromState(const std::string& text, const cluster::Log& l
         held.pid = j["pid"].get<int>();
         held.process_started_at = core::FromUnixMicros(j.at("process_started_us").get<int64_t>());
       }
+      for (const json& l : j.value("beside_holder", json::array())) {
+        observe::LoanBesideHolder loan{l.at("holder_pids").get<std::vector<uint32_t>>(),
+                                       core::Bytes(l.at("holder_peak_bytes").get<uint64_t>()),
+                                       core::Bytes(l.at("declared_bytes").get<uint64_t>())};
+        std::sort(loan.holder_pids.begin(), loan.holder_pids.end());
+        held.beside_holder[core::GpuUuid(l.at("gpu").get<std::string>())] = std::move(loan);
+      }
       TakeBack(held, log);
     }
   } catch (const std::exception& e) {
@@ -220,6 +241,7 @@ void NodeAgent::Act(const HostPass& pass, const cluster::Log& log) {
 }
 
 bool NodeAgent::Exchange(const HostPass& pass, const cluster::Log& log) {
+  StopBeyondDeclared(pass, log);
   Vacate(pass, log);
   auto reply = send_(Report(pass));
   if (!reply.ok()) {
@@ -230,7 +252,7 @@ bool NodeAgent::Exchange(const HostPass& pass, const cluster::Log& log) {
   if (!connected_) log("reporting to the coordinator");
   connected_ = true;
   heard_ = clock_.Now();
-  return Obey(*reply, log);
+  return Obey(*reply, pass, log);
 }
 
 void NodeAgent::RecordExits(const cluster::Log& log) {
@@ -247,6 +269,7 @@ void NodeAgent::RecordExits(const cluster::Log& log) {
     ev.status_unknown = e.status_unknown;
     ev.vacated = planner_.IsVacating(e.id);
     ev.reason = planner_.Reason(e.id);
+    if (auto killed = killed_for_.extract(e.id)) ev.reason = killed.mapped();
     log(Job(e.id) + " ended" +
         (e.exit_code ? " (exit " + std::to_string(*e.exit_code) + ")"
          : e.signal  ? " (signal " + std::to_string(*e.signal) + ")"
@@ -268,6 +291,33 @@ void NodeAgent::RecordExits(const cluster::Log& log) {
     changed = true;
   }
   if (changed) Save(log);
+}
+
+void NodeAgent::StopBeyondDeclared(const HostPass& pass, const cluster::Log& log) {
+  std::map<core::GpuUuid, const observe::GpuSample*> samples;
+  for (const observe::GpuSample& s : pass.samples) samples[s.uuid] = &s;
+  for (const auto& [id, j] : jobs_) {
+    if (killing_.contains(id)) continue;
+    for (const auto& [gpu, loan] : j.beside_holder) {
+      const auto s = samples.find(gpu);
+      if (s == samples.end()) continue;
+      core::Bytes used;
+      for (const observe::ObservedProcess& p : s->second->processes) {
+        if (p.gleaner_job) used = used + p.used_memory;
+      }
+      if (used <= loan.declared) continue;
+      const std::string why = "used " + core::FormatBytes(used) + " of " + gpu.str() +
+                              " beside its holder, more than the " +
+                              core::FormatBytes(loan.declared) +
+                              " it declared; declare what the job uses (--gpu-memory)";
+      log(Job(id) + " killed: " + why);
+      killing_.insert(id);
+      killed_for_[id] = why;
+      executor_.Signal(id, 9).IgnoreError();
+      if (metrics_ != nullptr) metrics_->Preempted("beyond_declared_memory");
+      break;
+    }
+  }
 }
 
 void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
@@ -349,6 +399,7 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
     g.state = v.state;
     g.lendable_free = observe::MayLend(v, false);
     g.lendable_placed = observe::MayLend(v, true);
+    g.lend_memory_mib = static_cast<int64_t>(observe::LendMemory(v).count() >> 20);
     g.utilization_pct = s.utilization_pct;
     if (s.memory_used) g.memory_used_mib = static_cast<int64_t>(s.memory_used->ToMiB());
     g.power_w = s.power_w;
@@ -388,7 +439,8 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   return r;
 }
 
-bool NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) {
+bool NodeAgent::Obey(const cluster::AgentReply& reply, const HostPass& pass,
+                     const cluster::Log& log) {
   send_inventory_ = reply.send_inventory;
   acked_states_ = sent_states_;
   acked_details_ = sent_details_;
@@ -432,7 +484,7 @@ bool NodeAgent::Obey(const cluster::AgentReply& reply, const cluster::Log& log) 
   for (const cluster::JobToStart& s : reply.start) {
     // An earlier attempt still leaving, or this very attempt started before.
     if (jobs_.contains(s.of.job) || launched_.contains(s.of)) continue;
-    Launch(s, log);
+    Launch(s, pass, log);
     started = changed = true;
   }
   if (changed) Save(log);
@@ -464,15 +516,35 @@ void NodeAgent::ReadLogs(const std::vector<cluster::LogRequest>& requests) {
   logs_read_ = std::move(asked);
 }
 
-void NodeAgent::Launch(const cluster::JobToStart& job, const cluster::Log& log) {
+void NodeAgent::Launch(const cluster::JobToStart& job, const HostPass& pass,
+                       const cluster::Log& log) {
   launched_.insert(job.of);
+  // A GPU that lends beside its holder, to a job whose declaration fits
+  // there: the loan, which the classifier then judges the holder by.
+  std::map<core::GpuUuid, observe::LoanBesideHolder> beside;
+  for (size_t i = 0; i < pass.verdicts.size() && i < pass.samples.size(); ++i) {
+    const observe::Verdict& v = pass.verdicts[i];
+    if (std::find(job.gpus.begin(), job.gpus.end(), v.uuid) == job.gpus.end() ||
+        !observe::LendableBeside(v) || job.spec.gpu_memory == core::Bytes() ||
+        job.spec.gpu_memory > v.evidence.beside_holder->lendable) {
+      continue;
+    }
+    observe::LoanBesideHolder loan{{}, v.evidence.beside_holder->holder_peak, job.spec.gpu_memory};
+    for (const observe::ObservedProcess& p : pass.samples[i].processes) {
+      if (!p.gleaner_job) loan.holder_pids.push_back(p.pid);
+    }
+    std::sort(loan.holder_pids.begin(), loan.holder_pids.end());
+    beside[v.uuid] = std::move(loan);
+  }
   JobEvent e;
   e.of = job.of;
   e.at = clock_.Now();
   const std::optional<uint32_t> uid = job.uid ? job.uid : UserId(job.user);
   core::Result<RunningJob> launched =
       uid ? executor_.Launch({job.of.job, *uid, job.spec, job.gpus, options_.log_dir, job.array_id,
-                              job.array_index})
+                              job.array_index,
+                              beside.empty() ? std::nullopt
+                                             : std::optional<core::Bytes>(job.spec.gpu_memory)})
           : core::Result<RunningJob>(core::NotFound(
                 "user " + job.user + " does not exist on this host; jobs run as their submitter"));
   if (!launched.ok()) {
@@ -483,14 +555,20 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const cluster::Log& log) 
     Emit(std::move(e));
     return;
   }
-  jobs_[job.of.job] = {job.of, job.gpus, job.spec.checkpoint_signal, job.spec.grace};
+  jobs_[job.of.job] = {job.of, job.gpus, job.spec.checkpoint_signal, job.spec.grace, beside};
   e.kind = JobEvent::Kind::kStarted;
   e.pid = launched->pid;
   e.process_started_at = launched->process_started_at;
   std::string gpus;
   for (const core::GpuUuid& g : job.gpus) gpus += (gpus.empty() ? "" : ",") + g.str();
+  std::string holders;
+  for (const auto& [gpu, loan] : beside) {
+    holders += "; beside the holder of " + gpu.str() + " (peak " +
+               core::FormatBytes(loan.holder_peak) + ", " + core::FormatBytes(loan.declared) +
+               " declared)";
+  }
   log(Job(job.of.job) + " started as " + job.user + " on " + gpus + " (pid " +
-      std::to_string(launched->pid) + ")");
+      std::to_string(launched->pid) + ")" + holders);
   Emit(std::move(e));
 }
 

@@ -30,6 +30,7 @@ struct HeldJob {
   core::Duration grace{};
   std::optional<int> pid;  // with its start time: the process to adopt
   std::optional<core::TimePoint> process_started_at;
+  std::map<core::GpuUuid, observe::LoanBesideHolder> beside_holder;  // lent beside a holder
 };
 
 struct NodeAgentOptions {
@@ -80,7 +81,7 @@ class NodeAgent {
   bool connected() const { return connected_; }
 
   // The GPUs its jobs hold, by job: what Sampler::WatchLending asks.
-  std::map<core::GpuUuid, int64_t> LentGpus() const;
+  std::map<core::GpuUuid, LentGpu> LentGpus() const;
 
  private:
   struct Launched {
@@ -88,6 +89,7 @@ class NodeAgent {
     std::vector<core::GpuUuid> gpus;
     int checkpoint_signal = 15;
     core::Duration grace{};
+    std::map<core::GpuUuid, observe::LoanBesideHolder> beside_holder;
   };
 
   void TakeBack(const HeldJob& held, const cluster::Log& log);
@@ -95,12 +97,15 @@ class NodeAgent {
   void TakeBackFromState(const std::string& text, const cluster::Log& log);
   void RecordExits(const cluster::Log& log);
   void Vacate(const HostPass& pass, const cluster::Log& log);
+  // Kills, at once, a job beside a holder that uses more than it declared:
+  // the holder's memory is at stake, not a grace period's worth of work.
+  void StopBeyondDeclared(const HostPass& pass, const cluster::Log& log);
   cluster::AgentReport Report(const HostPass& pass);
   // True when it has news to report at once.
-  bool Obey(const cluster::AgentReply& reply, const cluster::Log& log);
+  bool Obey(const cluster::AgentReply& reply, const HostPass& pass, const cluster::Log& log);
   // Reads the pieces of logs the reply asks for, each once.
   void ReadLogs(const std::vector<cluster::LogRequest>& requests);
-  void Launch(const cluster::JobToStart& job, const cluster::Log& log);
+  void Launch(const cluster::JobToStart& job, const HostPass& pass, const cluster::Log& log);
   void Emit(cluster::JobEvent event);
   void Save(const cluster::Log& log);
 
@@ -116,6 +121,7 @@ class NodeAgent {
   sched::VacatePlanner planner_;
   std::map<sched::JobId, std::string> preempt_;  // the coordinator's, as last said
   std::set<sched::JobId> killing_;               // no longer assigned here
+  std::map<sched::JobId, std::string> killed_for_;  // why the agent killed it
   std::map<sched::JobId, int> unassigned_;       // replies in a row that left it out
   std::set<cluster::JobAttempt> launched_;       // by this agent process: never twice
   core::TimePoint heard_;                        // the last reply, or the start

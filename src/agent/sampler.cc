@@ -13,7 +13,9 @@ Sampler::Sampler(gpu::GpuBackend& backend, const ProcessInspector& inspector,
       clock_(clock),
       options_(std::move(options)),
       classifier_(options_.idle),
-      rollups_(options_.idle.max_sample_gap) {}
+      rollups_(options_.idle.max_sample_gap) {
+  if (options_.colocation) holders_.emplace(*options_.colocation);
+}
 
 observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint at) const {
   observe::GpuSample out;
@@ -35,6 +37,7 @@ observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint 
       observe::ObservedProcess op;
       op.pid = p.pid;
       op.used_memory = p.used_memory.value_or(core::Bytes());
+      if (p.sm_utilization_pct.has_value()) op.utilization_pct = p.sm_utilization_pct.value();
       if (auto info = inspector_.Inspect(p.pid)) {
         op.user = info->user;
         op.command = info->command;
@@ -50,14 +53,25 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
   HostPass pass;
   pass.at = clock_.Now();
   GLEANER_ASSIGN_OR_RETURN(pass.snapshots, backend_.Snapshot());
+  core::Status learned;
+  if (holders_ && !stored_holders_learned_) learned = LearnStoredHolders(pass.at);
   std::vector<observe::MinuteRollup> done;
   std::vector<observe::Verdict> changed;
-  const std::map<core::GpuUuid, int64_t> lent = lent_ ? lent_() : std::map<core::GpuUuid, int64_t>{};
+  const std::map<core::GpuUuid, LentGpu> lent = lent_ ? lent_() : std::map<core::GpuUuid, LentGpu>{};
   for (const gpu::GpuSnapshot& snapshot : pass.snapshots) {
     observe::GpuSample sample = ToSample(snapshot, pass.at);
-    if (auto job = lent.find(sample.uuid); job != lent.end()) sample.lent_to_job = job->second;
+    if (auto l = lent.find(sample.uuid); l != lent.end()) {
+      sample.lent_to_job = l->second.job;
+      sample.beside_holder = l->second.beside_holder;
+    }
     observe::Verdict verdict = classifier_.Observe(sample);
-    for (observe::MinuteRollup& r : rollups_.Add(sample, verdict)) done.push_back(std::move(r));
+    if (holders_ && verdict.state == observe::GpuState::kHeldIdle) {
+      verdict.evidence.beside_holder = holders_->Beside(sample, verdict);
+    }
+    for (observe::MinuteRollup& r : rollups_.Add(sample, verdict)) {
+      if (holders_) holders_->Learn(r);
+      done.push_back(std::move(r));
+    }
     // The latest verdict is saved when it changes, and every 30 s so that
     // readers can tell a live verdict from a stale one.
     auto saved = saved_.find(verdict.uuid);
@@ -71,6 +85,7 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
   }
   core::Status s = Persist(done, changed, pass.at);
   if (s.ok()) s = RecordGpus(pass.snapshots, pass.at);
+  if (s.ok()) s = learned;
   if (store_status != nullptr) *store_status = s;
   return pass;
 }
@@ -85,6 +100,19 @@ core::Duration Sampler::Recall(core::Duration span) {
     reached = std::max(reached, ago);
   }
   return reached;
+}
+
+core::Status Sampler::LearnStoredHolders(core::TimePoint now) {
+  stored_holders_learned_ = true;
+  if (store_ == nullptr) return core::Status::Ok();
+  auto minutes = store_->RollupsBetween(now - holders_->config().peak_window, now);
+  if (!minutes.ok()) {
+    return core::Status(minutes.status().code(),
+                        "cannot read the holders' history (" + minutes.status().message() +
+                            "): nothing is lent beside them until it is learned again");
+  }
+  for (const observe::MinuteRollup& m : *minutes) holders_->Learn(m);
+  return core::Status::Ok();
 }
 
 core::Status Sampler::Persist(const std::vector<observe::MinuteRollup>& done,

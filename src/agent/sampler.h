@@ -11,6 +11,7 @@
 #include "agent/process_info.h"
 #include "core/clock.h"
 #include "gpu/gpu_backend.h"
+#include "observe/colocation.h"
 #include "observe/idle_classifier.h"
 #include "observe/minute_rollup.h"
 #include "observe/usage_profile.h"
@@ -24,6 +25,14 @@ struct SamplerOptions {
   observe::IdleConfig idle;
   std::map<std::string, std::string> project_of_user;
   std::string host;  // recorded with each GPU
+  // Lending memory beside quiet holders (docs/held-idle.md); nullopt: never.
+  std::optional<observe::ColocationConfig> colocation = observe::ColocationConfig{};
+};
+
+// A GPU lent to a job that runs now, as the agent knows it.
+struct LentGpu {
+  int64_t job = 0;
+  std::optional<observe::LoanBesideHolder> beside_holder;  // lent beside its holder
 };
 
 // One pass over the host: each GPU's sample and verdict.
@@ -72,13 +81,16 @@ class Sampler {
   // The GPUs lent to jobs that run now, by job (the agent's word), asked
   // at each pass: a lent GPU reads as harvested whether or not its job's
   // process shows on it.
-  using LentGpus = std::function<std::map<core::GpuUuid, int64_t>()>;
+  using LentGpus = std::function<std::map<core::GpuUuid, LentGpu>()>;
   void WatchLending(LentGpus lent) { lent_ = std::move(lent); }
 
   const observe::IdleClassifier& classifier() const { return classifier_; }
 
  private:
   observe::GpuSample ToSample(const gpu::GpuSnapshot& s, core::TimePoint at) const;
+  // The holders' history from the minutes the store kept, once, before
+  // the first pass: a restart does not forget a week of peaks.
+  core::Status LearnStoredHolders(core::TimePoint now);
   core::Status Persist(const std::vector<observe::MinuteRollup>& done,
                        const std::vector<observe::Verdict>& changed, core::TimePoint now);
   // Records the GPUs when they change, and hourly so last_seen stays true.
@@ -91,6 +103,8 @@ class Sampler {
   SamplerOptions options_;
   observe::IdleClassifier classifier_;
   observe::MinuteRollupBuilder rollups_;
+  std::optional<observe::HolderLearner> holders_;
+  bool stored_holders_learned_ = false;
   // Each GPU's last saved state, and when it was saved.
   std::map<core::GpuUuid, std::pair<observe::GpuState, core::TimePoint>> saved_;
   std::optional<core::TimePoint> last_prune_;

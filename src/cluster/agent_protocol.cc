@@ -56,16 +56,18 @@ JobAttempt AttemptFromJson(const json& j) {
 }
 
 json GpuStatusToJson(const GpuStatus& g) {
-  return json::array({static_cast<int>(g.state),
-                      (g.lendable_free ? 1 : 0) | (g.lendable_placed ? 2 : 0),
-                      Rounded(g.utilization_pct), OrNull(g.memory_used_mib), Rounded(g.power_w),
-                      Rounded(g.temperature_c)});
+  json out = json::array({static_cast<int>(g.state),
+                          (g.lendable_free ? 1 : 0) | (g.lendable_placed ? 2 : 0),
+                          Rounded(g.utilization_pct), OrNull(g.memory_used_mib),
+                          Rounded(g.power_w), Rounded(g.temperature_c)});
+  if (g.lend_memory_mib > 0) out.push_back(g.lend_memory_mib);
+  return out;
 }
 
 GpuStatus GpuStatusFromJson(const json& j) {
   GpuStatus g;
   const int state = Whole<int>(j.at(0));
-  if (state < 0 || state > static_cast<int>(observe::GpuState::kUnhealthy)) {
+  if (state < 0 || state > static_cast<int>(observe::GpuState::kShared)) {
     throw std::out_of_range("GPU state " + std::to_string(state) + " is not one gleaner knows");
   }
   g.state = static_cast<observe::GpuState>(state);
@@ -76,6 +78,13 @@ GpuStatus GpuStatusFromJson(const json& j) {
   g.memory_used_mib = OptWhole<int64_t>(j.at(3));
   g.power_w = Opt<double>(j.at(4));
   g.temperature_c = Opt<double>(j.at(5));
+  if (j.size() > 6) {
+    g.lend_memory_mib = Whole<int64_t>(j.at(6));
+    if (g.lend_memory_mib < 0 || g.lend_memory_mib > (int64_t{1} << 30)) {
+      throw std::out_of_range(std::to_string(g.lend_memory_mib) +
+                              " MiB to lend beside a holder is not a GPU's memory");
+    }
+  }
   return g;
 }
 
@@ -169,7 +178,7 @@ observe::MinuteRollup MinuteFromJson(const json& j) {
   m.users = j.at("users").get<std::set<std::string>>();
   m.job_users = j.at("job_users").get<std::set<std::string>>();
   const int state = Whole<int>(j.at("state"));
-  if (state < 0 || state > static_cast<int>(observe::GpuState::kUnhealthy)) {
+  if (state < 0 || state > static_cast<int>(observe::GpuState::kShared)) {
     throw std::out_of_range("minute state " + std::to_string(state) + " is not one gleaner knows");
   }
   m.state = static_cast<observe::GpuState>(state);
@@ -195,6 +204,7 @@ json DetailToJson(int at, const GpuDetail& d) {
                          {"command", p.command},
                          {"memory_bytes", p.used_memory.count()},
                          {"gleaner_job", p.gleaner_job}});
+    if (p.utilization_pct) processes.back()["utilization_pct"] = Rounded(p.utilization_pct);
   }
   j["processes"] = std::move(processes);
   return j;
@@ -215,7 +225,10 @@ std::pair<int, GpuDetail> DetailFromJson(const json& j) {
       d.processes.push_back({Whole<uint32_t>(p.at("pid")), p.at("user").get<std::string>(),
                              p.at("command").get<std::string>(),
                              core::Bytes(Whole<uint64_t>(p.at("memory_bytes"))),
-                             p.at("gleaner_job").get<bool>()});
+                             p.at("gleaner_job").get<bool>(), Opt<double>(p.value("utilization_pct", json()))});
+      if (const auto& u = d.processes.back().utilization_pct; u && (*u < 0 || *u > 100)) {
+        throw std::out_of_range("utilization_pct: expected 0 to 100");
+      }
     }
   }
   return {Whole<int>(j.at("at")), std::move(d)};

@@ -47,6 +47,7 @@ struct GpuStatus {
   std::optional<int64_t> memory_used_mib;
   std::optional<double> power_w;
   std::optional<double> temperature_c;
+  int64_t lend_memory_mib = 0;  // observe::LendMemory: lent beside its holder, up to this
 
   bool operator==(const GpuStatus&) const = default;
 };

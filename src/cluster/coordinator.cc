@@ -289,7 +289,7 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
   } else {
     const ExitMove move = MoveForExit(
         {e.exit_code, e.signal, e.status_unknown, e.vacated || job.state == JobState::kVacating,
-         e.reason.empty() ? preempt_reason : e.reason},
+         e.reason.empty() ? preempt_reason : e.reason, e.vacated ? "" : e.reason},
         "ended while gleaner's agent on host " + agent +
             " was restarting; exit status unknown, requeued");
     to = move.to;
@@ -575,6 +575,11 @@ bool Coordinator::Lendable(const Host& host, size_t at) const {
   return heard && s.lendable_free;
 }
 
+core::Bytes Coordinator::LendMemory(const Host& host, size_t at) const {
+  if (!host.reported || at >= host.status.size()) return core::Bytes();
+  return core::Bytes::MiB(static_cast<uint64_t>(std::max<int64_t>(host.status[at].lend_memory_mib, 0)));
+}
+
 void Coordinator::TellGpus(const Log& log) {
   sched::GpuVerdictsChanged changed;
   for (auto& [name, host] : hosts_) {
@@ -584,8 +589,9 @@ void Coordinator::TellGpus(const Log& log) {
       for (size_t i = 0; i < host.gpus.size(); ++i) {
         const InventoryGpu& g = host.gpus[i];
         const bool lend = Lendable(host, i);
-        node.gpus.push_back({g.uuid, g.index, g.model, g.memory, g.nvlink_island, lend, {}});
-        told_lendable_[g.uuid] = lend;
+        const core::Bytes beside = LendMemory(host, i);
+        node.gpus.push_back({g.uuid, g.index, g.model, g.memory, g.nvlink_island, lend, beside});
+        told_lendable_[g.uuid] = {lend, beside};
       }
       Tell(sched::NodeAdded{std::move(node)}, log);
       host.in_scheduler = true;
@@ -594,17 +600,17 @@ void Coordinator::TellGpus(const Log& log) {
     }
     AdoptRunning(name, host, log);
     for (size_t i = 0; i < host.gpus.size(); ++i) {
-      const bool lend = Lendable(host, i);
-      bool& told = told_lendable_[host.gpus[i].uuid];
-      if (told == lend) continue;
-      told = lend;
+      const std::pair<bool, core::Bytes> now{Lendable(host, i), LendMemory(host, i)};
+      std::pair<bool, core::Bytes>& told = told_lendable_[host.gpus[i].uuid];
+      if (told == now) continue;
+      told = now;
       changed.changes.push_back({host.gpus[i].uuid,
-                                 lend,
+                                 now.first,
                                  host.silent ? "host " + name + " is silent"
                                  : host.blind
                                      ? "host " + name + "'s agent read no GPU in its last pass"
                                      : host.reasons[i],
-                                 {}});
+                                 now.second});
     }
   }
   if (!changed.changes.empty()) Tell(changed, log);

@@ -141,6 +141,9 @@ class Coordinator {
   // and can be preempted.
   void AdoptRunning(const std::string& name, const Host& host, const Log& log);
   bool Lendable(const Host& host, size_t at) const;
+  // What the GPU lends beside its holder, as its host last said; zero:
+  // whole.
+  core::Bytes LendMemory(const Host& host, size_t at) const;
   void Tell(const sched::Event& event, const Log& log);
   void Carry(const sched::Action& action, const Log& log);
   bool Start(const sched::StartJob& start, const Log& log);
@@ -153,7 +156,9 @@ class Coordinator {
   CoordinatorOptions options_;
   std::map<std::string, Host> hosts_;
   std::map<core::GpuUuid, std::string> host_of_gpu_;
-  std::map<core::GpuUuid, bool> told_lendable_;
+  // What the scheduler was last told of each GPU: lendable, and how much
+  // beside its holder (zero: whole).
+  std::map<core::GpuUuid, std::pair<bool, core::Bytes>> told_lendable_;
   sched::Scheduler scheduler_;
   QueueFeed queue_;
   std::vector<sched::Action> decided_;

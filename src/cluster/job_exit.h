@@ -14,6 +14,7 @@ struct ExitFacts {
   bool status_unknown = false;  // killed with the process that would have recorded it
   bool asked_to_leave = false;  // vacated: an owner, a preemption, a lease
   std::string leave_reason;
+  std::string killed_for;  // the agent killed it, and why (not asked to leave)
 };
 
 // Where the job goes in the store, and why in words: a job asked to leave

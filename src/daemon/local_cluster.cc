@@ -52,7 +52,8 @@ void LocalCluster::Recover(const cluster::Log& log) {
                       j.spec.checkpoint_signal,
                       j.spec.grace,
                       j.pid,
-                      j.process_started_at});
+                      j.process_started_at,
+                      {}});  // (a loan beside a holder is not in the store: reclaimed)
     }
     return held;
   });

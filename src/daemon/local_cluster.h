@@ -49,7 +49,7 @@ class LocalCluster {
   void Act(const agent::HostPass& pass, const cluster::Log& log);
 
   // The GPUs this host's jobs hold, by job (Sampler::WatchLending).
-  std::map<core::GpuUuid, int64_t> LentGpus() const { return agent_.LentGpus(); }
+  std::map<core::GpuUuid, agent::LentGpu> LentGpus() const { return agent_.LentGpus(); }
 
   // Seconds from submit to start.
   metrics::Histogram::Snapshot StartLatency() const { return coordinator_.StartLatency(); }

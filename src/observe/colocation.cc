@@ -55,6 +55,50 @@ Headroom HeadroomBeside(core::Bytes total, core::Bytes held_now, const HolderHis
   return h;
 }
 
+void HolderLearner::Learn(const MinuteRollup& m) {
+  if (m.harvested > core::Duration{} || !m.memory_used_max) return;  // not the holder alone
+  auto [it, added] = holders_.try_emplace(m.uuid, Holder{{}, HolderPeakWindow(config_.peak_window)});
+  Holder& h = it->second;
+  if (h.pids != m.pids) {
+    h.pids = m.pids;
+    h.peaks.Reset();
+  }
+  if (!h.pids.empty()) h.peaks.Add(m.minute, *m.memory_used_max, m.observed);
+}
+
+BesideHolder HolderLearner::Beside(const GpuSample& s, const Verdict& v) {
+  BesideHolder b;
+  std::set<uint32_t> pids;
+  for (const ObservedProcess& p : s.processes) {
+    if (p.gleaner_job) continue;
+    pids.insert(p.pid);
+    b.holder_memory = b.holder_memory + p.used_memory;
+    if (!p.utilization_pct && b.reason.empty()) {
+      b.reason = "the driver does not report process " + std::to_string(p.pid) +
+                 "'s own utilization, so a job beside it could not tell it waking";
+    }
+  }
+  if (v.state != GpuState::kHeldIdle || !s.memory_total) {
+    b.reason = "not held idle";
+    return b;
+  }
+  if (!b.reason.empty()) return b;
+  // What the GPU says is used: the holder's processes and the driver's own
+  // share, which the minutes it learned from counted too.
+  b.holder_memory = std::max(b.holder_memory, s.memory_used.value_or(core::Bytes()));
+  HolderHistory history;
+  if (auto h = holders_.find(s.uuid); h != holders_.end() && h->second.pids == pids) {
+    history = h->second.peaks.At(s.at);
+  }
+  const Headroom room = HeadroomBeside(*s.memory_total, b.holder_memory, history, config_);
+  b.lendable = core::Bytes::GiB(room.lendable.count() / core::Bytes::GiB(1).count());
+  b.holder_peak = room.holder_peak;
+  b.history = room.history;
+  b.margin = room.margin;
+  b.reason = room.reason;
+  return b;
+}
+
 std::optional<std::string> SharedClaim(const Verdict& holder, core::Bytes holder_memory,
                                        core::Bytes lent_beside_peak) {
   if (holder.state != GpuState::kHeldIdle) {

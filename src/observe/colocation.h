@@ -1,10 +1,14 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/units.h"
+#include "observe/gpu_sample.h"
+#include "observe/minute_rollup.h"
 #include "observe/verdict.h"
 
 // Co-location: lending the memory a quiet holder leaves free on its GPU to
@@ -66,5 +70,32 @@ Headroom HeadroomBeside(core::Bytes total, core::Bytes held_now, const HolderHis
 // memory past the peak the loan was sized on may soon need the lent part.
 std::optional<std::string> SharedClaim(const Verdict& holder, core::Bytes holder_memory,
                                        core::Bytes lent_beside_peak);
+
+// Each GPU's holder, learned from completed minutes as the daemon records
+// them: which processes held the GPU and their peak. A minute teaches only
+// when the holder was alone (a gleaner job beside it would be counted as
+// the holder's); other processes start the history afresh.
+class HolderLearner {
+ public:
+  explicit HolderLearner(ColocationConfig config) : config_(config) {}
+
+  // A completed minute; each GPU's in time order (those read back from
+  // the store at start, then the new ones).
+  void Learn(const MinuteRollup& minute);
+  // What a job may use beside the holder of this held-idle GPU now, in
+  // whole GiB (a figure that moves by the byte would reclass the GPU in
+  // the scheduler at every pass), or zero and why.
+  BesideHolder Beside(const GpuSample& sample, const Verdict& verdict);
+
+  const ColocationConfig& config() const { return config_; }
+
+ private:
+  struct Holder {
+    std::set<uint32_t> pids;
+    HolderPeakWindow peaks;
+  };
+  ColocationConfig config_;
+  std::map<core::GpuUuid, Holder> holders_;
+};
 
 }  // namespace gleaner::observe

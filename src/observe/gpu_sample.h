@@ -17,8 +17,20 @@ struct ObservedProcess {
   std::string command;       // empty when unknown
   core::Bytes used_memory;   // zero when the driver cannot say
   bool gleaner_job = false;  // started by gleaner (a harvested job)
+  // Its own utilization (SM share), where the driver reports it per process.
+  std::optional<double> utilization_pct;
 
   bool operator==(const ObservedProcess&) const = default;
+};
+
+// A job lent a GPU beside the processes that held it (co-location): what
+// the loan was sized on, which the holder must stay within.
+struct LoanBesideHolder {
+  std::vector<uint32_t> holder_pids;  // sorted
+  core::Bytes holder_peak;            // the holder's learned peak when lent
+  core::Bytes declared;               // the job's declared memory
+
+  bool operator==(const LoanBesideHolder&) const = default;
 };
 
 // One reading of one GPU: what the classifier sees. Optional fields are
@@ -40,6 +52,8 @@ struct GpuSample {
   // whether or not the job's process shows on the GPU (one that opened no
   // CUDA context yet does not).
   std::optional<int64_t> lent_to_job;
+  // Set when that job was lent the GPU beside its holder.
+  std::optional<LoanBesideHolder> beside_holder;
 };
 
 }  // namespace gleaner::observe

@@ -41,6 +41,38 @@ bool Contains(const std::vector<core::GpuUuid>& list, const core::GpuUuid& uuid)
   return std::find(list.begin(), list.end(), uuid) != list.end();
 }
 
+// A job lent the GPU beside its holder runs with the holder, and with no one
+// else: every process gleaner did not start is one the loan was made beside.
+bool LentBesideHolder(const GpuSample& s) {
+  if (!s.beside_holder || !s.processes_known) return false;
+  const std::vector<uint32_t>& holders = s.beside_holder->holder_pids;
+  bool holder_seen = false;
+  for (const ObservedProcess& p : s.processes) {
+    if (p.gleaner_job) continue;
+    if (!std::binary_search(holders.begin(), holders.end(), p.pid)) return false;
+    holder_seen = true;
+  }
+  return holder_seen;
+}
+
+// The holder's own utilization: the sum of its processes', unknown where
+// the driver does not say for one of them.
+std::optional<double> HolderUtilization(const GpuSample& s) {
+  double sum = 0;
+  for (const ObservedProcess& p : s.processes) {
+    if (p.gleaner_job) continue;
+    if (!p.utilization_pct || !std::isfinite(*p.utilization_pct)) return std::nullopt;
+    sum += *p.utilization_pct;
+  }
+  return std::min(sum, 100.0);
+}
+
+std::string Pids(const std::vector<uint32_t>& pids) {
+  std::string out;
+  for (uint32_t pid : pids) out += (out.empty() ? "" : ",") + std::to_string(pid);
+  return out;
+}
+
 }  // namespace
 
 std::string_view GpuStateName(GpuState state) {
@@ -59,6 +91,8 @@ std::string_view GpuStateName(GpuState state) {
       return "reserved";
     case GpuState::kHarvested:
       return "harvested";
+    case GpuState::kShared:
+      return "shared";
     case GpuState::kUnhealthy:
       return "unhealthy";
   }
@@ -68,7 +102,7 @@ std::string_view GpuStateName(GpuState state) {
 std::optional<GpuState> ParseGpuState(std::string_view name) {
   for (GpuState s :
        {GpuState::kUnknown, GpuState::kBusy, GpuState::kIdle, GpuState::kHeldIdle,
-        GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested, GpuState::kUnhealthy}) {
+        GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested, GpuState::kShared, GpuState::kUnhealthy}) {
     if (GpuStateName(s) == name) return s;
   }
   return std::nullopt;
@@ -112,7 +146,10 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
 
   Evidence e;
   e.power_w = s.power_w;
-  std::optional<double> util = s.utilization_pct;
+  // Beside a holder, the owner's activity is the holder's own: the GPU's
+  // utilization and power are mostly the job's.
+  const bool beside = LentBesideHolder(s);
+  std::optional<double> util = beside ? HolderUtilization(s) : s.utilization_pct;
   if (util && !std::isfinite(*util)) util.reset();  // NaN: no reading
   e.utilization_pct = util;
   for (const ObservedProcess& p : s.processes) e.process_memory = e.process_memory + p.used_memory;
@@ -131,7 +168,8 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
   } else if (!util) {
     Restart(t, s.at);
     state = GpuState::kUnknown;
-    e.reason = "no utilization reading";
+    e.reason = beside ? "the holder's own utilization cannot be read beside gleaner's job"
+                      : "no utilization reading";
   } else {
     // A process list that could not be read says nothing: keep the last one,
     // or every process would look new when the list comes back.
@@ -140,8 +178,11 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
       std::vector<uint32_t> pids;
       for (const ObservedProcess& p : s.processes) pids.push_back(p.pid);
       std::sort(pids.begin(), pids.end());
-      for (uint32_t pid : pids) {
-        if (!std::binary_search(t.pids.begin(), t.pids.end(), pid)) new_process = !gap;
+      // gleaner's own job coming is not the owner's activity.
+      for (const ObservedProcess& p : s.processes) {
+        if (!p.gleaner_job && !std::binary_search(t.pids.begin(), t.pids.end(), p.pid)) {
+          new_process = !gap;
+        }
       }
       t.pids = std::move(pids);
     }
@@ -152,7 +193,7 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
         s.processes_known && !s.processes.empty() && e.foreign_processes == 0;
 
     const bool power_high =
-        s.power_w && s.power_limit_w && t.idle_power_w &&
+        !beside && s.power_w && s.power_limit_w && t.idle_power_w &&
         *s.power_w > *t.idle_power_w + config_.power_activity_share * *s.power_limit_w;
     const bool busy_now =
         !only_gleaner_jobs && (*util >= config_.busy_utilization_pct || power_high || new_process);
@@ -175,7 +216,7 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
       t.idle_power_w = t.idle_power_w ? std::min(*t.idle_power_w, *s.power_w) : *s.power_w;
     }
     e.idle_power_w = t.idle_power_w;
-    state = Decide(s, t, busy_now, new_process, e);
+    state = Decide(s, t, beside, busy_now, new_process, e);
   }
   e.quiet_for = s.at - t.last_busy;
   e.observed_for = s.at - t.observed_since;
@@ -191,9 +232,38 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
   return v;
 }
 
-GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool busy_now, bool new_process,
-                                Evidence& e) {
-  const double util = *s.utilization_pct;
+GpuState IdleClassifier::DecideBesideHolder(const GpuSample& s, bool busy_now,
+                                            const std::string& lent_to, Evidence& e) const {
+  const LoanBesideHolder& loan = *s.beside_holder;
+  BesideHolder b;
+  b.holder_peak = loan.holder_peak;
+  b.declared = b.lendable = loan.declared;
+  for (const ObservedProcess& p : s.processes) {
+    core::Bytes& sum = p.gleaner_job ? b.borrower_memory : b.holder_memory;
+    sum = sum + p.used_memory;
+  }
+  const std::string holder = "holder " + Pids(loan.holder_pids);
+  GpuState state = GpuState::kShared;
+  if (busy_now) {
+    // (Only its utilization: a new process is not the loan's holder.)
+    e.reason = holder + " computes again: " + Percent(*e.utilization_pct) + " beside " + lent_to;
+    state = GpuState::kBusy;
+  } else if (b.holder_memory > loan.holder_peak) {
+    e.reason = holder + " grew to " + core::FormatBytes(b.holder_memory) + ", past the peak of " +
+               core::FormatBytes(loan.holder_peak) + " the loan beside it was sized on";
+    state = GpuState::kBusy;
+  } else {
+    e.reason = lent_to + " uses " + core::FormatBytes(b.borrower_memory) + " of " +
+               core::FormatBytes(loan.declared) + " declared beside " + holder + ", quiet at " +
+               core::FormatBytes(b.holder_memory);
+  }
+  e.beside_holder = std::move(b);
+  return state;
+}
+
+GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, bool busy_now,
+                                bool new_process, Evidence& e) {
+  const double util = *e.utilization_pct;
   const Duration quiet = s.at - t.last_busy;
   const Duration observed = s.at - t.observed_since;
   const std::string threshold = Percent(config_.busy_utilization_pct);
@@ -221,6 +291,7 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool busy_now, b
     lent_to = (lent_to.empty() ? "gleaner job" : lent_to + "'s") + " process " +
               std::to_string(job->pid);
   }
+  if (!lent_to.empty() && beside) return DecideBesideHolder(s, busy_now, lent_to, e);
   if (!lent_to.empty() && owner != nullptr) {
     // The owner came back to a lent GPU: it is theirs again, at once.
     e.reason = "owner returned: process " + std::to_string(owner->pid) +

@@ -19,6 +19,9 @@ namespace gleaner::observe {
 // Rules, first match wins:
 //   Unhealthy  lost, not attachable, or above max_temperature_c
 //   Protected  a protected GPU, or a process of a protected user or command
+//   Shared     a gleaner job runs beside the quiet holder it was lent
+//              beside (the holder judged by its own utilization); Busy
+//              when the holder computes or outgrows the loan's peak
 //   Harvested  a gleaner job runs on it
 //   Reserved   a reserved GPU
 //   Unknown    no continuous data yet (the start, or after a gap)
@@ -64,7 +67,12 @@ class IdleClassifier {
 
   void Restart(Tracker& t, core::TimePoint at);
   void Resolve(Tracker& t, core::TimePoint at, bool busy_now);
-  GpuState Decide(const GpuSample& s, Tracker& t, bool busy_now, bool new_process, Evidence& e);
+  GpuState Decide(const GpuSample& s, Tracker& t, bool beside, bool busy_now, bool new_process,
+                  Evidence& e);
+  // A lent GPU whose job runs beside the holder it was lent beside: Shared
+  // while the holder stays quiet and within the peak the loan was sized on.
+  GpuState DecideBesideHolder(const GpuSample& s, bool busy_now, const std::string& lent_to,
+                              Evidence& e) const;
 
   IdleConfig config_;
   QuietSpellModel model_;

@@ -3,7 +3,9 @@
 namespace gleaner::observe {
 
 std::optional<std::string> ClaimOf(const Verdict& v) {
-  if (v.evidence.foreign_processes > 0 || v.state == GpuState::kProtected ||
+  // (A shared GPU's foreign processes are the holder it was lent beside.)
+  if ((v.evidence.foreign_processes > 0 && v.state != GpuState::kShared) ||
+      v.state == GpuState::kProtected ||
       v.state == GpuState::kUnhealthy || v.state == GpuState::kReserved) {
     return v.evidence.reason;
   }
@@ -11,7 +13,17 @@ std::optional<std::string> ClaimOf(const Verdict& v) {
 }
 
 bool MayLend(const Verdict& v, bool held_by_placed_job) {
-  return held_by_placed_job ? !ClaimOf(v) : v.state == GpuState::kIdle;
+  return held_by_placed_job ? !ClaimOf(v) : v.state == GpuState::kIdle || LendableBeside(v);
+}
+
+bool LendableBeside(const Verdict& v) {
+  return v.state == GpuState::kHeldIdle && v.evidence.beside_holder &&
+         v.evidence.beside_holder->lendable > core::Bytes();
+}
+
+core::Bytes LendMemory(const Verdict& v) {
+  const bool beside = LendableBeside(v) || v.state == GpuState::kShared;
+  return beside && v.evidence.beside_holder ? v.evidence.beside_holder->lendable : core::Bytes();
 }
 
 }  // namespace gleaner::observe

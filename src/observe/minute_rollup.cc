@@ -7,7 +7,7 @@ namespace {
 
 bool CountsAsBusy(GpuState s) {
   return s == GpuState::kBusy || s == GpuState::kHeldIdle || s == GpuState::kHarvested ||
-         s == GpuState::kProtected || s == GpuState::kReserved;
+         s == GpuState::kShared || s == GpuState::kProtected || s == GpuState::kReserved;
 }
 
 }  // namespace
@@ -32,7 +32,8 @@ static void Credit(MinuteRollup& r, GpuState state, core::Duration d) {
   if (CountsAsBusy(state)) r.busy += d;
   if (state == GpuState::kIdle) r.idle += d;
   if (state == GpuState::kHeldIdle) r.held_idle += d;
-  if (state == GpuState::kHarvested) r.harvested += d;
+  // A shared GPU's held memory was put to work: harvested, not held idle.
+  if (state == GpuState::kHarvested || state == GpuState::kShared) r.harvested += d;
 }
 
 std::vector<MinuteRollup> MinuteRollupBuilder::Add(const GpuSample& s, const Verdict& v) {

@@ -28,10 +28,10 @@ struct MinuteRollup {
   GpuState state = GpuState::kUnknown;  // the minute's last verdict
   // Time in the minute, excluding gaps, credited to the state the GPU was in.
   core::Duration observed{};  // all of it
-  core::Duration busy{};      // Busy, HeldIdle, Harvested, Protected or Reserved
+  core::Duration busy{};      // Busy, HeldIdle, Harvested, Shared, Protected or Reserved
   core::Duration idle{};      // Idle
   core::Duration held_idle{};  // HeldIdle (part of busy): memory held, nothing computed
-  core::Duration harvested{};  // Harvested (part of busy): gleaner's jobs ran
+  core::Duration harvested{};  // Harvested or Shared (part of busy): gleaner's jobs ran
 
   bool operator==(const MinuteRollup&) const = default;
 };

@@ -18,11 +18,30 @@ enum class GpuState {
   kReserved,   // held for its owner
   kHarvested,  // running a gleaner job
   kUnhealthy,  // lost, not attachable, or too hot
+  // A gleaner job runs beside a quiet holder, in the memory it leaves free.
+  // (Last: agents send states by number.)
+  kShared,
 };
 
 std::string_view GpuStateName(GpuState state);
 // The state named `name` ("held_idle"), or nullopt.
 std::optional<GpuState> ParseGpuState(std::string_view name);
+
+// Lending beside a quiet holder (docs/held-idle.md). On a held-idle GPU:
+// what a job may use beside the holder, or why nothing; on a shared GPU,
+// the loan as it stands.
+struct BesideHolder {
+  core::Bytes lendable;         // zero: nothing may be lent (`reason` says why)
+  core::Bytes holder_memory;    // what the holder holds now
+  core::Bytes holder_peak;      // its peak over the window, as learned
+  core::Duration history{};     // how much of the holder the peak rests on
+  core::Bytes margin;           // kept free above the peak
+  core::Bytes declared;         // shared: what the job beside it declared
+  core::Bytes borrower_memory;  // shared: what that job uses now
+  std::string reason;           // why nothing may be lent
+
+  bool operator==(const BesideHolder&) const = default;
+};
 
 // The numbers a verdict rests on. Every field is what the classifier saw;
 // `reason` says in one line why the state follows from them.
@@ -41,6 +60,7 @@ struct Evidence {
   std::optional<double> idle_power_w;  // the GPU's baseline at rest, as learned
   std::optional<double> confidence;    // chance to stay quiet for the horizon
   int64_t similar_pauses = 0;          // how many pauses the confidence rests on
+  std::optional<BesideHolder> beside_holder;  // held idle or shared
   std::string reason;
 
   bool operator==(const Evidence&) const = default;

@@ -46,9 +46,32 @@ std::string Rfc3339(core::TimePoint t) {
   return out;
 }
 
+json BesideHolderToJson(const BesideHolder& b) {
+  return {{"lendable_bytes", b.lendable.count()},
+          {"holder_memory_bytes", b.holder_memory.count()},
+          {"holder_peak_bytes", b.holder_peak.count()},
+          {"history_s", Seconds(b.history)},
+          {"margin_bytes", b.margin.count()},
+          {"declared_bytes", b.declared.count()},
+          {"borrower_memory_bytes", b.borrower_memory.count()},
+          {"reason", b.reason}};
+}
+
+BesideHolder BesideHolderFromJson(const json& j) {
+  const auto bytes = [&](const char* key) { return core::Bytes(j.at(key).get<uint64_t>()); };
+  return {bytes("lendable_bytes"),
+          bytes("holder_memory_bytes"),
+          bytes("holder_peak_bytes"),
+          FromSeconds(j.at("history_s")),
+          bytes("margin_bytes"),
+          bytes("declared_bytes"),
+          bytes("borrower_memory_bytes"),
+          j.at("reason").get<std::string>()};
+}
+
 json VerdictToJson(const Verdict& v) {
   const Evidence& e = v.evidence;
-  return {
+  json out = {
       {"uuid", v.uuid.str()},
       {"state", GpuStateName(v.state)},
       {"since", Rfc3339(v.since)},
@@ -70,6 +93,8 @@ json VerdictToJson(const Verdict& v) {
         {"confidence", Optional(e.confidence)},
         {"similar_pauses", e.similar_pauses}}},
   };
+  if (e.beside_holder) out["evidence"]["beside_holder"] = BesideHolderToJson(*e.beside_holder);
+  return out;
 }
 
 core::Result<Verdict> VerdictFromJson(const json& j) {
@@ -101,6 +126,7 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
     if (!e.at("idle_power_w").is_null()) ev.idle_power_w = e.at("idle_power_w").get<double>();
     if (!e.at("confidence").is_null()) ev.confidence = e.at("confidence").get<double>();
     ev.similar_pauses = e.at("similar_pauses").get<int64_t>();
+    if (e.contains("beside_holder")) ev.beside_holder = BesideHolderFromJson(e["beside_holder"]);
     return v;
   } catch (const std::exception& e) {  // nlohmann's, or an implausible duration
     return core::InvalidArgument(std::string("malformed verdict: ") + e.what());

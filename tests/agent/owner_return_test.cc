@@ -69,7 +69,7 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   core::RealClock real_clock;
   Executor executor(real_clock);
   auto job = executor.Launch(
-      {id, static_cast<uint32_t>(geteuid()), spec, {gpu}, (dir.path() / "logs").string(), {}, 0});
+      {id, static_cast<uint32_t>(geteuid()), spec, {gpu}, (dir.path() / "logs").string(), {}, 0, {}});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   for (int i = 0; i < 500 && testing::Slurp(job->stdout_path).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until its trap is set
