@@ -168,7 +168,7 @@ std::optional<JobExit> RecordedExit(const std::string& exit_path) {
 // Empties a log grown past `max_bytes`, leaving a note of what was
 // dropped. The job appends (O_APPEND), so it writes on at the new end.
 void TrimLog(const std::string& path, uint64_t max_bytes) {
-  struct stat st{};
+  struct stat st {};
   if (stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) <= max_bytes) return;
   const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return;
@@ -213,8 +213,8 @@ core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name
   // link, and never anything but a plain file with one name. Only a file
   // this call created is given to the job's user.
   bool created = true;
-  int fd = openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                  0640);
+  int fd = openat(dir, name.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
   if (fd < 0 && errno == EEXIST) {
     created = false;
     fd = openat(dir, name.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -225,7 +225,7 @@ core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name
     return core::Unavailable("cannot open job log " + log_dir + "/" + name + ": " +
                              std::strerror(open_errno));
   }
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
     close(fd);
     return core::FailedPrecondition("job log " + log_dir + "/" + name +
@@ -322,7 +322,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
 
   job.exit_path = req.log_dir + "/" + std::to_string(req.id) + ".exit";
   unlink(job.exit_path.c_str());  // an earlier attempt's
-  std::string cgroup;                          // empty: no cgroup for this launch
+  std::string cgroup;             // empty: no cgroup for this launch
   if (cgroups_) cgroup = cgroups_->Create(req.id).value_or("");
   const std::string cgroup_procs = cgroup.empty() ? "" : cgroup + "/cgroup.procs";
 

@@ -67,16 +67,14 @@ core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name
 // Starts jobs as their users and ends them. Each job runs in its own
 // session and process group with no controlling terminal, stdin from
 // /dev/null and no descriptor of gleaner's but its two log files, as the
-// submitting user (supplementary groups included), with CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs and GLEANER_JOB_ID set
-// (process attribution recognises gleaner's own processes by it), stdout
-// and stderr in files. The group's first process is gleaner's own: it waits
-// for the job and records how it ended beside its logs, so a gleaner
-// restarted meanwhile still learns the exit status (and does not run a
-// finished job again). A gleaner not running as root can start jobs only
-// as its own user: it never pretends. With cgroups (UseCgroups), each job
-// also gets a cgroup of its own: SIGKILL then reaches processes that left
-// the process group, and when a job's first process ends, whatever it left
-// running is killed too, so nothing of it keeps a GPU. Not thread-safe.
+// submitting user (supplementary groups included), with CUDA_VISIBLE_DEVICES set to its GPUs' UUIDs
+// and GLEANER_JOB_ID set (process attribution recognises gleaner's own processes by it), stdout and
+// stderr in files. The group's first process is gleaner's own: it waits for the job and records how
+// it ended beside its logs, so a gleaner restarted meanwhile still learns the exit status (and does
+// not run a finished job again). A gleaner not running as root can start jobs only as its own user:
+// it never pretends. With cgroups (UseCgroups), each job also gets a cgroup of its own: SIGKILL
+// then reaches processes that left the process group, and when a job's first process ends, whatever
+// it left running is killed too, so nothing of it keeps a GPU. Not thread-safe.
 class Executor {
  public:
   explicit Executor(const core::Clock& clock) : clock_(clock) {}

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "net/connection.h"
@@ -35,8 +35,7 @@ core::Result<Url> ParseUrl(const std::string& url) {
   } else if (url.rfind("http://", 0) == 0) {
     rest = url.substr(7);
   } else {
-    return core::InvalidArgument("webhook URL \"" + url +
-                                 "\" must start with https:// or http://");
+    return core::InvalidArgument("webhook URL \"" + url + "\" must start with https:// or http://");
   }
   const size_t slash = rest.find('/');
   if (slash != std::string::npos) {

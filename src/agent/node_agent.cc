@@ -410,16 +410,16 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
     }
     sent_states_[i] = v.state;
     // Details when what they show changed, and once a minute besides.
-    std::string shows = std::string(observe::GpuStateName(v.state)) +
-                        (s.processes_known ? ":" : "?");
+    std::string shows =
+        std::string(observe::GpuStateName(v.state)) + (s.processes_known ? ":" : "?");
     for (const observe::ObservedProcess& p : s.processes) shows += std::to_string(p.pid) + ",";
     DetailSent& sent = sent_details_[i];
     if (send_inventory_ || sent.shows != shows || pass.at - sent.at >= kDetailsEvery) {
       std::vector<observe::ObservedProcess> processes = s.processes;
       if (processes.size() > cluster::kMaxProcessesPerGpu) {
-        std::partial_sort(processes.begin(),
-                          processes.begin() + cluster::kMaxProcessesPerGpu, processes.end(),
-                          [](const auto& a, const auto& b) { return a.used_memory > b.used_memory; });
+        std::partial_sort(
+            processes.begin(), processes.begin() + cluster::kMaxProcessesPerGpu, processes.end(),
+            [](const auto& a, const auto& b) { return a.used_memory > b.used_memory; });
         processes.resize(cluster::kMaxProcessesPerGpu);
       }
       r.details.emplace_back(at, cluster::GpuDetail{s.processes_known, std::move(processes), v});
@@ -541,10 +541,10 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const HostPass& pass,
   e.at = clock_.Now();
   const std::optional<uint32_t> uid = job.uid ? job.uid : UserId(job.user);
   core::Result<RunningJob> launched =
-      uid ? executor_.Launch({job.of.job, *uid, job.spec, job.gpus, options_.log_dir, job.array_id,
-                              job.array_index,
-                              beside.empty() ? std::nullopt
-                                             : std::optional<core::Bytes>(job.spec.gpu_memory)})
+      uid ? executor_.Launch(
+                {job.of.job, *uid, job.spec, job.gpus, options_.log_dir, job.array_id,
+                 job.array_index,
+                 beside.empty() ? std::nullopt : std::optional<core::Bytes>(job.spec.gpu_memory)})
           : core::Result<RunningJob>(core::NotFound(
                 "user " + job.user + " does not exist on this host; jobs run as their submitter"));
   if (!launched.ok()) {

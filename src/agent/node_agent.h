@@ -119,14 +119,14 @@ class NodeAgent {
   std::vector<observe::MinuteRollup> minutes_;  // not yet taken by a coordinator
   size_t minutes_sent_ = 0;                     // in the report under way
   sched::VacatePlanner planner_;
-  std::map<sched::JobId, std::string> preempt_;  // the coordinator's, as last said
-  std::set<sched::JobId> killing_;               // no longer assigned here
+  std::map<sched::JobId, std::string> preempt_;     // the coordinator's, as last said
+  std::set<sched::JobId> killing_;                  // no longer assigned here
   std::map<sched::JobId, std::string> killed_for_;  // why the agent killed it
-  std::map<sched::JobId, int> unassigned_;       // replies in a row that left it out
-  std::set<cluster::JobAttempt> launched_;       // by this agent process: never twice
-  core::TimePoint heard_;                        // the last reply, or the start
-  core::Duration lease_{};                       // as the coordinator last said
-  core::TimePoint saved_heard_;                  // heard_ as the state file has it
+  std::map<sched::JobId, int> unassigned_;          // replies in a row that left it out
+  std::set<cluster::JobAttempt> launched_;          // by this agent process: never twice
+  core::TimePoint heard_;                           // the last reply, or the start
+  core::Duration lease_{};                          // as the coordinator last said
+  core::TimePoint saved_heard_;                     // heard_ as the state file has it
   bool send_inventory_ = true;
   bool connected_ = false;
   std::vector<observe::GpuState> sent_states_;   // in the report under way

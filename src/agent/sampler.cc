@@ -57,7 +57,8 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
   if (holders_ && !stored_holders_learned_) learned = LearnStoredHolders(pass.at);
   std::vector<observe::MinuteRollup> done;
   std::vector<observe::Verdict> changed;
-  const std::map<core::GpuUuid, LentGpu> lent = lent_ ? lent_() : std::map<core::GpuUuid, LentGpu>{};
+  const std::map<core::GpuUuid, LentGpu> lent =
+      lent_ ? lent_() : std::map<core::GpuUuid, LentGpu>{};
   for (const gpu::GpuSnapshot& snapshot : pass.snapshots) {
     observe::GpuSample sample = ToSample(snapshot, pass.at);
     if (auto l = lent.find(sample.uuid); l != lent.end()) {

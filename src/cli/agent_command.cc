@@ -383,6 +383,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   sampler_options.interval = config.sample_interval;
   sampler_options.retention = config.retention;
   sampler_options.idle = config.idle;
+  sampler_options.colocation = config.colocation;
   sampler_options.project_of_user = config.project_of_user;
   sampler_options.host = name;
   agent::Sampler sampler(*source.backend, *source.inspector, &history, clock, sampler_options);

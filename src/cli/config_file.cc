@@ -112,6 +112,26 @@ Status Strings(const std::string& path, const toml::table& t, const std::string&
   return Status::Ok();
 }
 
+Status ReadColocation(const std::string& path, const toml::table& t,
+                      std::optional<observe::ColocationConfig>* out) {
+  const std::string p = "colocation.";
+  GLEANER_RETURN_IF_ERROR(
+      CheckKeys(path, t, p, {"enabled", "peak_window_days", "min_history_s", "margin_share"}));
+  observe::ColocationConfig c;
+  double days = core::ToSecondsDouble(c.peak_window) / 86400;
+  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "peak_window_days", 1, 90, &days));
+  c.peak_window = core::Duration(static_cast<int64_t>(days * 86400e6));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "min_history_s", 60, 86400 * 30, &c.min_history));
+  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "margin_share", 0, 0.9, &c.margin_share));
+  bool enabled = true;
+  if (const toml::node* n = t.get("enabled")) {
+    if (!n->is_boolean()) return Error(path, *n, p + "enabled", "expected true or false");
+    enabled = *n->value<bool>();
+  }
+  *out = enabled ? std::optional(c) : std::nullopt;
+  return Status::Ok();
+}
+
 Status ReadIdle(const std::string& path, const toml::table& t, observe::IdleConfig* c) {
   const std::string p = "idle.";
   GLEANER_RETURN_IF_ERROR(
@@ -507,17 +527,20 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     return core::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
                                  std::string(e.description()));
   }
-  GLEANER_RETURN_IF_ERROR(CheckKeys(
-      path, doc, "",
-      {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits"}));
-  for (const char* section :
-       {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits"}) {
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, doc, "",
+                                    {"idle", "sampling", "projects", "alerts", "scheduler", "cost",
+                                     "ui", "api", "limits", "colocation"}));
+  for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui",
+                              "api", "limits", "colocation"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
   }
   if (const toml::table* idle = doc["idle"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadIdle(path, *idle, &config.idle));
+  }
+  if (const toml::table* c = doc["colocation"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadColocation(path, *c, &config.colocation));
   }
   if (const toml::table* s = doc["sampling"].as_table()) {
     GLEANER_RETURN_IF_ERROR(CheckKeys(path, *s, "sampling.", {"interval_s", "retention_days"}));

@@ -8,6 +8,7 @@
 #include "core/result.h"
 #include "cost/cost_settings.h"
 #include "observe/alerts.h"
+#include "observe/colocation.h"
 #include "observe/idle_config.h"
 #include "sched/scheduler_config.h"
 #include "server/submit_quota.h"
@@ -19,6 +20,8 @@ namespace gleaner::cli {
 // with their defaults.
 struct GleanerConfig {
   observe::IdleConfig idle;
+  // [colocation]: lending memory beside quiet holders; nullopt: never.
+  std::optional<observe::ColocationConfig> colocation = observe::ColocationConfig{};
   core::Duration sample_interval = core::Seconds(1);
   core::Duration retention = core::Seconds(int64_t{90} * 24 * 3600);
   std::map<std::string, std::string> project_of_user;

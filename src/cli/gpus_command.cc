@@ -171,6 +171,7 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
   }
   agent::SamplerOptions sampler_options;
   sampler_options.idle = config->idle;
+  sampler_options.colocation = config->colocation;
   if (options.watch_s) {
     sampler_options.interval = core::Duration(static_cast<int64_t>(*options.watch_s * 1e6));
     sampler_options.idle.max_sample_gap =

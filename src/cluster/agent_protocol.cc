@@ -58,8 +58,8 @@ JobAttempt AttemptFromJson(const json& j) {
 json GpuStatusToJson(const GpuStatus& g) {
   json out = json::array({static_cast<int>(g.state),
                           (g.lendable_free ? 1 : 0) | (g.lendable_placed ? 2 : 0),
-                          Rounded(g.utilization_pct), OrNull(g.memory_used_mib),
-                          Rounded(g.power_w), Rounded(g.temperature_c)});
+                          Rounded(g.utilization_pct), OrNull(g.memory_used_mib), Rounded(g.power_w),
+                          Rounded(g.temperature_c)});
   if (g.lend_memory_mib > 0) out.push_back(g.lend_memory_mib);
   return out;
 }
@@ -222,10 +222,10 @@ std::pair<int, GpuDetail> DetailFromJson(const json& j) {
       throw std::invalid_argument("processes: expected a list of at most 64");
     }
     for (const json& p : processes) {
-      d.processes.push_back({Whole<uint32_t>(p.at("pid")), p.at("user").get<std::string>(),
-                             p.at("command").get<std::string>(),
-                             core::Bytes(Whole<uint64_t>(p.at("memory_bytes"))),
-                             p.at("gleaner_job").get<bool>(), Opt<double>(p.value("utilization_pct", json()))});
+      d.processes.push_back(
+          {Whole<uint32_t>(p.at("pid")), p.at("user").get<std::string>(),
+           p.at("command").get<std::string>(), core::Bytes(Whole<uint64_t>(p.at("memory_bytes"))),
+           p.at("gleaner_job").get<bool>(), Opt<double>(p.value("utilization_pct", json()))});
       if (const auto& u = d.processes.back().utilization_pct; u && (*u < 0 || *u > 100)) {
         throw std::out_of_range("utilization_pct: expected 0 to 100");
       }

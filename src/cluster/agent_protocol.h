@@ -103,10 +103,10 @@ struct LogRequest {
   bool operator==(const LogRequest&) const = default;
 };
 struct LogChunk {
-  uint64_t id = 0;      // the request's
-  std::string data;     // at most kMaxLogChunkBytes
-  uint64_t next = 0;    // the offset after `data`
-  std::string error;    // set when the log could not be read
+  uint64_t id = 0;    // the request's
+  std::string data;   // at most kMaxLogChunkBytes
+  uint64_t next = 0;  // the offset after `data`
+  std::string error;  // set when the log could not be read
   bool operator==(const LogChunk&) const = default;
 };
 inline constexpr size_t kMaxLogChunkBytes = 64 * 1024;

@@ -577,7 +577,8 @@ bool Coordinator::Lendable(const Host& host, size_t at) const {
 
 core::Bytes Coordinator::LendMemory(const Host& host, size_t at) const {
   if (!host.reported || at >= host.status.size()) return core::Bytes();
-  return core::Bytes::MiB(static_cast<uint64_t>(std::max<int64_t>(host.status[at].lend_memory_mib, 0)));
+  return core::Bytes::MiB(
+      static_cast<uint64_t>(std::max<int64_t>(host.status[at].lend_memory_mib, 0)));
 }
 
 void Coordinator::TellGpus(const Log& log) {
@@ -604,8 +605,7 @@ void Coordinator::TellGpus(const Log& log) {
       std::pair<bool, core::Bytes>& told = told_lendable_[host.gpus[i].uuid];
       if (told == now) continue;
       told = now;
-      changed.changes.push_back({host.gpus[i].uuid,
-                                 now.first,
+      changed.changes.push_back({host.gpus[i].uuid, now.first,
                                  host.silent ? "host " + name + " is silent"
                                  : host.blind
                                      ? "host " + name + "'s agent read no GPU in its last pass"

@@ -41,10 +41,10 @@ struct HostView {
   Health health = Health::kUp;
   std::optional<core::TimePoint> last_report;  // since this coordinator leads
   std::vector<InventoryGpu> gpus;
-  std::vector<GpuStatus> status;     // as last reported, in `gpus` order
-  std::vector<std::string> reasons;  // the verdicts' evidence, in `gpus` order
+  std::vector<GpuStatus> status;                  // as last reported, in `gpus` order
+  std::vector<std::string> reasons;               // the verdicts' evidence, in `gpus` order
   std::vector<std::optional<GpuDetail>> details;  // processes and verdicts, in `gpus` order
-  int jobs = 0;                      // running or vacating there
+  int jobs = 0;                                   // running or vacating there
 };
 std::string_view HealthName(HostView::Health h);
 

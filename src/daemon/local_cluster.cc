@@ -27,16 +27,15 @@ agent::NodeAgentOptions AgentOptionsOf(const LocalClusterOptions& options) {
 
 }  // namespace
 
-LocalCluster::LocalCluster(store::Store& store, agent::Executor& executor,
-                           const core::Clock& clock, LocalClusterOptions options,
-                           const cluster::Log& log)
+LocalCluster::LocalCluster(store::Store& store, agent::Executor& executor, const core::Clock& clock,
+                           LocalClusterOptions options, const cluster::Log& log)
     : store_(store),
       node_(options.node),
       coordinator_(store, clock, CoordinatorOptionsOf(options), log),
       agent_(executor, clock, AgentOptionsOf(options),
              [this](const cluster::AgentReport& report) -> core::Result<cluster::AgentReply> {
-               return coordinator_.HandleReport(node_, report,
-                                                log_ ? *log_ : [](const std::string&) {});
+               return coordinator_.HandleReport(
+                   node_, report, log_ ? *log_ : [](const std::string&) {});
              }) {}
 
 void LocalCluster::Recover(const cluster::Log& log) {
@@ -77,7 +76,8 @@ void SayNothingStarts(store::JobStore& jobs, const cluster::Log& log) {
   for (const store::JobRecord& j : *queued) {
     if (j.reason != kReason) changed.emplace_back(j.id, kReason);
   }
-  if (auto s = jobs.Annotate(changed, store::JobState::kQueued); !s.ok()) log("jobs: " + s.message());
+  if (auto s = jobs.Annotate(changed, store::JobState::kQueued); !s.ok())
+    log("jobs: " + s.message());
 }
 
 }  // namespace gleaner::daemon

@@ -99,8 +99,7 @@ std::vector<GpuSnapshot> FakeBackend::SnapshotAt(double t) const {
     }
     for (const ScenarioProcess& p : listed) {
       processes.push_back({p.pid, Reading<core::Bytes>::Of(p.used_memory),
-                           Reading<uint32_t>::Of(ProcessUtilization(p, f)), p.compute,
-                           p.graphics});
+                           Reading<uint32_t>::Of(ProcessUtilization(p, f)), p.compute, p.graphics});
     }
     std::sort(processes.begin(), processes.end(),
               [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });

@@ -34,8 +34,8 @@ struct GpuProcess {
   // driver's per-process samples): what tells a quiet holder from the job
   // gleaner runs beside it. 0 when the driver saw it do nothing.
   Reading<uint32_t> sm_utilization_pct;
-  bool compute = false;              // listed among compute processes
-  bool graphics = false;             // listed among graphics processes
+  bool compute = false;   // listed among compute processes
+  bool graphics = false;  // listed among graphics processes
 
   bool operator==(const GpuProcess&) const = default;
 };

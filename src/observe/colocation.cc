@@ -57,7 +57,8 @@ Headroom HeadroomBeside(core::Bytes total, core::Bytes held_now, const HolderHis
 
 void HolderLearner::Learn(const MinuteRollup& m) {
   if (m.harvested > core::Duration{} || !m.memory_used_max) return;  // not the holder alone
-  auto [it, added] = holders_.try_emplace(m.uuid, Holder{{}, HolderPeakWindow(config_.peak_window)});
+  auto [it, added] =
+      holders_.try_emplace(m.uuid, Holder{{}, HolderPeakWindow(config_.peak_window)});
   Holder& h = it->second;
   if (h.pids != m.pids) {
     h.pids = m.pids;

@@ -100,9 +100,9 @@ std::string_view GpuStateName(GpuState state) {
 }
 
 std::optional<GpuState> ParseGpuState(std::string_view name) {
-  for (GpuState s :
-       {GpuState::kUnknown, GpuState::kBusy, GpuState::kIdle, GpuState::kHeldIdle,
-        GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested, GpuState::kShared, GpuState::kUnhealthy}) {
+  for (GpuState s : {GpuState::kUnknown, GpuState::kBusy, GpuState::kIdle, GpuState::kHeldIdle,
+                     GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested,
+                     GpuState::kShared, GpuState::kUnhealthy}) {
     if (GpuStateName(s) == name) return s;
   }
   return std::nullopt;
@@ -288,8 +288,8 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   std::string lent_to;
   if (s.lent_to_job) lent_to = "gleaner job " + std::to_string(*s.lent_to_job);
   if (job != nullptr) {
-    lent_to = (lent_to.empty() ? "gleaner job" : lent_to + "'s") + " process " +
-              std::to_string(job->pid);
+    lent_to =
+        (lent_to.empty() ? "gleaner job" : lent_to + "'s") + " process " + std::to_string(job->pid);
   }
   if (!lent_to.empty() && beside) return DecideBesideHolder(s, busy_now, lent_to, e);
   if (!lent_to.empty() && owner != nullptr) {

@@ -3,10 +3,12 @@
 namespace gleaner::observe {
 
 std::optional<std::string> ClaimOf(const Verdict& v) {
-  // (A shared GPU's foreign processes are the holder it was lent beside.)
-  if ((v.evidence.foreign_processes > 0 && v.state != GpuState::kShared) ||
-      v.state == GpuState::kProtected ||
-      v.state == GpuState::kUnhealthy || v.state == GpuState::kReserved) {
+  // A shared GPU's foreign processes are the holder it was lent beside; so
+  // are those of a GPU that lends beside its holder (the pass a job starts
+  // on saw no job yet).
+  if ((v.evidence.foreign_processes > 0 && v.state != GpuState::kShared && !LendableBeside(v)) ||
+      v.state == GpuState::kProtected || v.state == GpuState::kUnhealthy ||
+      v.state == GpuState::kReserved) {
     return v.evidence.reason;
   }
   return std::nullopt;

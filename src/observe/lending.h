@@ -12,9 +12,9 @@ namespace gleaner::observe {
 std::optional<std::string> ClaimOf(const Verdict& verdict);
 
 // Whether gleaner may lend a GPU on this verdict: a free GPU when it is
-// Idle, or held idle with memory to lend beside its holder; one that a placed gleaner job holds for as long as nobody claims it
-// back. The daemon (agent::NodeAgent) and the simulator (sim::RunHarvest)
-// both decide by this rule.
+// Idle, or held idle with memory to lend beside its holder; one that a placed gleaner job holds for
+// as long as nobody claims it back. The daemon (agent::NodeAgent) and the simulator
+// (sim::RunHarvest) both decide by this rule.
 bool MayLend(const Verdict& verdict, bool held_by_placed_job);
 
 // A held-idle GPU that may lend memory beside its holder.

@@ -23,13 +23,13 @@ struct MinuteRollup {
   std::optional<core::Bytes> memory_used_max;
   std::optional<double> power_mean_w;
   std::set<uint32_t> pids;
-  std::set<std::string> users;      // owners: users of processes gleaner did not start
-  std::set<std::string> job_users;  // users of gleaner's own jobs' processes
+  std::set<std::string> users;          // owners: users of processes gleaner did not start
+  std::set<std::string> job_users;      // users of gleaner's own jobs' processes
   GpuState state = GpuState::kUnknown;  // the minute's last verdict
   // Time in the minute, excluding gaps, credited to the state the GPU was in.
-  core::Duration observed{};  // all of it
-  core::Duration busy{};      // Busy, HeldIdle, Harvested, Shared, Protected or Reserved
-  core::Duration idle{};      // Idle
+  core::Duration observed{};   // all of it
+  core::Duration busy{};       // Busy, HeldIdle, Harvested, Shared, Protected or Reserved
+  core::Duration idle{};       // Idle
   core::Duration held_idle{};  // HeldIdle (part of busy): memory held, nothing computed
   core::Duration harvested{};  // Harvested or Shared (part of busy): gleaner's jobs ran
 

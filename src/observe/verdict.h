@@ -52,14 +52,14 @@ struct Evidence {
   std::optional<double> utilization_pct;  // now
   double max_utilization_pct_in_window = 0;
   int processes = 0;
-  int foreign_processes = 0;  // processes gleaner did not start
+  int foreign_processes = 0;           // processes gleaner did not start
   std::optional<int64_t> lent_to_job;  // the gleaner job the GPU is lent to
 
   core::Bytes process_memory;  // held by the GPU's processes
   std::optional<double> power_w;
-  std::optional<double> idle_power_w;  // the GPU's baseline at rest, as learned
-  std::optional<double> confidence;    // chance to stay quiet for the horizon
-  int64_t similar_pauses = 0;          // how many pauses the confidence rests on
+  std::optional<double> idle_power_w;         // the GPU's baseline at rest, as learned
+  std::optional<double> confidence;           // chance to stay quiet for the horizon
+  int64_t similar_pauses = 0;                 // how many pauses the confidence rests on
   std::optional<BesideHolder> beside_holder;  // held idle or shared
   std::string reason;
 

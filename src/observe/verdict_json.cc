@@ -59,14 +59,10 @@ json BesideHolderToJson(const BesideHolder& b) {
 
 BesideHolder BesideHolderFromJson(const json& j) {
   const auto bytes = [&](const char* key) { return core::Bytes(j.at(key).get<uint64_t>()); };
-  return {bytes("lendable_bytes"),
-          bytes("holder_memory_bytes"),
-          bytes("holder_peak_bytes"),
-          FromSeconds(j.at("history_s")),
-          bytes("margin_bytes"),
-          bytes("declared_bytes"),
-          bytes("borrower_memory_bytes"),
-          j.at("reason").get<std::string>()};
+  return {bytes("lendable_bytes"),        bytes("holder_memory_bytes"),
+          bytes("holder_peak_bytes"),     FromSeconds(j.at("history_s")),
+          bytes("margin_bytes"),          bytes("declared_bytes"),
+          bytes("borrower_memory_bytes"), j.at("reason").get<std::string>()};
 }
 
 json VerdictToJson(const Verdict& v) {

@@ -40,6 +40,26 @@ TEST(ParseConfigTest, LimitsAreWholeNumbersWithDocumentedDefaults) {
 // toml++ 3.3.0 reached __builtin_unreachable for these (found by
 // fuzz/config_fuzz.cc): non-ASCII characters where TOML has no place for
 // them, and after a backslash and blanks in a multi-line string.
+TEST(ParseConfigTest, ColocationIsOnByDefaultAndCanBeTunedOrSwitchedOff) {
+  auto defaults = ParseConfig("", "g.toml");
+  ASSERT_TRUE(defaults.ok());
+  ASSERT_TRUE(defaults->colocation.has_value());
+  EXPECT_EQ(defaults->colocation->min_history, core::Seconds(3600));
+  auto tuned = ParseConfig(
+      "[colocation]\npeak_window_days = 14\nmin_history_s = 7200\nmargin_share = 0.2\n", "g.toml");
+  ASSERT_TRUE(tuned.ok()) << tuned.status().ToString();
+  EXPECT_EQ(tuned->colocation->peak_window, core::Seconds(int64_t{14} * 86400));
+  EXPECT_EQ(tuned->colocation->min_history, core::Seconds(7200));
+  EXPECT_DOUBLE_EQ(tuned->colocation->margin_share, 0.2);
+  auto off = ParseConfig("[colocation]\nenabled = false\n", "g.toml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->colocation.has_value());
+  EXPECT_THAT(ParseConfig("[colocation]\nmargin_share = 2\n", "g.toml").status().message(),
+              HasSubstr("colocation.margin_share"));
+  EXPECT_THAT(ParseConfig("[colocation]\nenabled = \"yes\"\n", "g.toml").status().message(),
+              HasSubstr("expected true or false"));
+}
+
 TEST(ParseConfigTest, NonAsciiOutsideStringsIsAnError) {
   for (const auto& [text, expected] : std::initializer_list<std::pair<const char*, const char*>>{
            {"[\u00e9]\n", "g.toml:1: a non-ASCII character outside a quoted string or a comment"},

@@ -173,7 +173,8 @@ TEST(AgentProtocolTest, AGpusProcessesAreBounded) {
   GpuDetail crowded;
   crowded.processes_known = true;
   crowded.verdict.uuid = core::GpuUuid("GPU-1");
-  for (uint32_t pid = 1; pid <= 65; ++pid) crowded.processes.push_back({pid, "u", "c", {}, false, {}});
+  for (uint32_t pid = 1; pid <= 65; ++pid)
+    crowded.processes.push_back({pid, "u", "c", {}, false, {}});
   r.details = {{0, crowded}};
   auto back = ReportFromJson(nlohmann::json::parse(ReportToJson(r).dump()));
   ASSERT_FALSE(back.ok());

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "observe/idle_classifier.h"
+#include "observe/lending.h"
+
 namespace gleaner::observe {
 namespace {
 
@@ -62,6 +65,112 @@ TEST(ColocationTest, AJobBesideLeavesWhenTheHolderWakesOrGrows) {
   const auto woke = SharedClaim(busy, core::Bytes::GiB(30), core::Bytes::GiB(30));
   ASSERT_TRUE(woke);
   EXPECT_NE(woke->find("utilization 55%"), std::string::npos);
+}
+
+const core::GpuUuid kGpu("GPU-1");
+
+MinuteRollup HolderMinute(int m, std::set<uint32_t> pids, core::Bytes used,
+                          core::Duration harvested = {}) {
+  MinuteRollup r;
+  r.uuid = kGpu;
+  r.minute = Minute(m);
+  r.memory_used_max = used;
+  r.pids = std::move(pids);
+  r.observed = core::Seconds(60);
+  r.harvested = harvested;
+  return r;
+}
+
+GpuSample HeldSample(core::TimePoint at, double holder_util, core::Bytes holder_memory) {
+  GpuSample s;
+  s.at = at;
+  s.uuid = kGpu;
+  s.utilization_pct = holder_util;
+  s.memory_total = core::Bytes::GiB(80);
+  s.memory_used = holder_memory;
+  s.processes_known = true;
+  s.processes = {{7, "alice", "jupyter", holder_memory, false, holder_util}};
+  return s;
+}
+
+TEST(HolderLearnerTest, LearnsTheHolderAloneAndStartsAfreshForAnotherHolder) {
+  HolderLearner learner({});
+  Verdict held;
+  held.uuid = kGpu;
+  held.state = GpuState::kHeldIdle;
+  for (int m = 0; m < 90; ++m)
+    learner.Learn(HolderMinute(m, {7}, core::Bytes::GiB(m == 10 ? 35 : 30)));
+  // A minute with a gleaner job beside it says nothing of the holder.
+  learner.Learn(HolderMinute(90, {7, 9}, core::Bytes::GiB(70), core::Seconds(60)));
+  BesideHolder b = learner.Beside(HeldSample(Minute(91), 0, core::Bytes::GiB(30)), held);
+  EXPECT_EQ(b.holder_peak, core::Bytes::GiB(35));
+  EXPECT_EQ(b.lendable, core::Bytes::GiB(37));  // 80 - 35 - 8
+  EXPECT_EQ(b.history, core::Seconds(90 * 60));
+
+  // Another process holds the GPU: its history starts now.
+  learner.Learn(HolderMinute(92, {8}, core::Bytes::GiB(10)));
+  b = learner.Beside(HeldSample(Minute(93), 0, core::Bytes::GiB(30)), held);
+  EXPECT_EQ(b.lendable, core::Bytes());
+  EXPECT_NE(b.reason.find("needed to learn its peak"), std::string::npos) << b.reason;
+}
+
+TEST(HolderLearnerTest, NothingIsLentWhereTheDriverCannotTellTheHolderWaking) {
+  HolderLearner learner({});
+  for (int m = 0; m < 90; ++m) learner.Learn(HolderMinute(m, {7}, core::Bytes::GiB(30)));
+  Verdict held;
+  held.uuid = kGpu;
+  held.state = GpuState::kHeldIdle;
+  GpuSample s = HeldSample(Minute(91), 0, core::Bytes::GiB(30));
+  s.processes[0].utilization_pct.reset();
+  const BesideHolder b = learner.Beside(s, held);
+  EXPECT_EQ(b.lendable, core::Bytes());
+  EXPECT_NE(b.reason.find("own utilization"), std::string::npos) << b.reason;
+}
+
+// The classifier beside a holder: shared while the holder is quiet, and
+// the owner's again when it computes, outgrows the loan, or another
+// process comes.
+TEST(SharedVerdictTest, TheHolderIsJudgedByItsOwnUtilization) {
+  IdleClassifier c({});
+  const core::TimePoint t0 = kT0;
+  Verdict v;
+  for (int s = 0; s <= 300; ++s) {
+    v = c.Observe(HeldSample(t0 + core::Seconds(s), 0, core::Bytes::GiB(30)));
+  }
+  ASSERT_EQ(v.state, GpuState::kHeldIdle);
+  const auto beside = [&](int s, double holder_util, core::Bytes holder_memory,
+                          std::optional<ObservedProcess> stranger = std::nullopt) {
+    GpuSample x = HeldSample(t0 + core::Seconds(s), holder_util, holder_memory);
+    x.utilization_pct = 97;  // the job computes
+    x.processes.push_back({100, "bob", "python sweep.py", core::Bytes::GiB(5), true, 95.0});
+    if (stranger) x.processes.push_back(*stranger);
+    x.lent_to_job = 12;
+    x.beside_holder = LoanBesideHolder{{7}, core::Bytes::GiB(32), core::Bytes::GiB(20)};
+    return c.Observe(x);
+  };
+  v = beside(301, 0, core::Bytes::GiB(30));
+  EXPECT_EQ(v.state, GpuState::kShared) << v.evidence.reason;
+  EXPECT_FALSE(ClaimOf(v).has_value());
+  EXPECT_TRUE(MayLend(v, true));
+  ASSERT_TRUE(v.evidence.beside_holder.has_value());
+  EXPECT_EQ(v.evidence.beside_holder->borrower_memory, core::Bytes::GiB(5));
+  EXPECT_EQ(LendMemory(v), core::Bytes::GiB(20));
+
+  v = beside(302, 0, core::Bytes::GiB(33));
+  EXPECT_EQ(v.state, GpuState::kBusy);
+  EXPECT_NE(v.evidence.reason.find("past the peak of 32.0 GiB"), std::string::npos)
+      << v.evidence.reason;
+  EXPECT_TRUE(ClaimOf(v).has_value());
+
+  v = beside(303, 0, core::Bytes::GiB(30), ObservedProcess{55, "carol", "x", {}, false, 0.0});
+  EXPECT_NE(v.evidence.reason.find("owner returned: process 55"), std::string::npos)
+      << v.evidence.reason;
+
+  v = beside(304, 60, core::Bytes::GiB(30));
+  EXPECT_EQ(v.state, GpuState::kBusy);
+  EXPECT_NE(v.evidence.reason.find("holder 7 computes again: 60%"), std::string::npos)
+      << v.evidence.reason;
+  EXPECT_TRUE(ClaimOf(v).has_value());
 }
 
 }  // namespace

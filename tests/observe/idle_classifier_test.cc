@@ -236,7 +236,8 @@ TEST(IdleClassifierTest, AGpuLentToAJobWithoutAProcessReadsAsLent) {
   // The owner's process beside it is their return, whatever the job shows.
   v = d.Step(0, {Proc(8, "alice")});
   EXPECT_EQ(v.state, GpuState::kBusy);
-  EXPECT_THAT(v.evidence.reason, HasSubstr("owner returned: process 8 of alice beside gleaner job 1"));
+  EXPECT_THAT(v.evidence.reason,
+              HasSubstr("owner returned: process 8 of alice beside gleaner job 1"));
   EXPECT_EQ(v.evidence.foreign_processes, 1);
   d.Lend(std::nullopt);
   EXPECT_EQ(d.Step(0).evidence.lent_to_job, std::nullopt);

@@ -46,8 +46,9 @@ TEST(MinuteRollupTest, SummarisesEachMinuteAndCreditsStates) {
   MinuteRollupBuilder b(core::Seconds(5));
   std::vector<MinuteRollup> done;
   for (int s = 0; s < 60; ++s) {
-    auto out = b.Add(Sample(s, s < 30 ? 80 : 0, {{7, "alice", "x", core::Bytes::GiB(1), false, {}}}),
-                     V(s < 30 ? GpuState::kBusy : GpuState::kIdle));
+    auto out =
+        b.Add(Sample(s, s < 30 ? 80 : 0, {{7, "alice", "x", core::Bytes::GiB(1), false, {}}}),
+              V(s < 30 ? GpuState::kBusy : GpuState::kIdle));
     EXPECT_TRUE(out.empty());
   }
   done = b.Add(Sample(60, 0), V(GpuState::kIdle));

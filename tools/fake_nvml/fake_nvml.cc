@@ -198,11 +198,11 @@ nvmlReturn_t ProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSampl
                                 unsigned* count, unsigned long long last_seen_us) {
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   return WithDevice(device, ScenarioField::kProcesses, [&](const ScenarioGpuState& st) {
-    const auto now_us = static_cast<unsigned long long>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                              S().start)
-            .count() +
-        1);
+    const auto now_us =
+        static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                            std::chrono::steady_clock::now() - S().start)
+                                            .count() +
+                                        1);
     unsigned needed = 0;
     for (const auto& p : st.frame().processes) {
       needed += gleaner::gpu::ProcessUtilization(p, st.frame()) > 0 ? 1 : 0;

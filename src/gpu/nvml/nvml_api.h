@@ -164,7 +164,7 @@ using ClockInfoFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int*);
 // and the driver version (see ProcessInfoLayout).
 using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
 using ProcessUtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessUtilizationSample_t*,
-                                             unsigned int*, unsigned long long);
+                                              unsigned int*, unsigned long long);
 using CommonAncestorFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
 using P2PStatusFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*);
 
