@@ -13,13 +13,14 @@ import {hostsOf} from './gpus_doc.js';
 import {t} from './i18n.js';
 import {Sparkline} from './sparkline.js';
 
-export const VERDICTS = ['busy', 'idle', 'held_idle', 'harvested', 'protected', 'reserved', 'unknown', 'unhealthy'];
+export const VERDICTS = ['busy', 'idle', 'held_idle', 'harvested', 'shared', 'protected', 'reserved', 'unknown', 'unhealthy'];
 
 const VERDICT_LABEL = {
   busy: 'verdict.busy',
   idle: 'verdict.idle',
   held_idle: 'verdict.held_idle',
   harvested: 'verdict.harvested',
+  shared: 'verdict.shared',
   protected: 'verdict.protected',
   reserved: 'verdict.reserved',
   unknown: 'verdict.unknown',
@@ -31,6 +32,7 @@ const VERDICT_MEANING = {
   idle: 'verdict_help.idle',
   held_idle: 'verdict_help.held_idle',
   harvested: 'verdict_help.harvested',
+  shared: 'verdict_help.shared',
   protected: 'verdict_help.protected',
   reserved: 'verdict_help.reserved',
   unknown: 'verdict_help.unknown',
@@ -226,6 +228,13 @@ class GpuCard {
         e.confidence == null ? DASH : t('evidence.confidence_value', {p: percent(e.confidence * 100), n: e.similar_pauses ?? 0}),
       ],
     ];
+    // Beside a quiet holder: what it may lend, or the loan as it stands.
+    const b = e.beside_holder;
+    if (b) {
+      rows.push(['evidence.holder_peak', t('evidence.holder_peak_value', {peak: gib(b.holder_peak_bytes), now: gib(b.holder_memory_bytes), history: duration(b.history_s)})]);
+      rows.push(['evidence.lendable_beside', b.lendable_bytes > 0 ? gib(b.lendable_bytes) : b.reason]);
+      if (b.declared_bytes > 0) rows.push(['evidence.borrower', t('evidence.borrower_value', {used: gib(b.borrower_memory_bytes), declared: gib(b.declared_bytes)})]);
+    }
     if (lendable !== undefined) rows.push(['evidence.lendable', t(lendable ? 'evidence.yes' : 'evidence.no')]);
     this.evidence.replaceChildren(
       el('p', {class: 'evidence-title', text: t('evidence.title')}),
