@@ -88,11 +88,16 @@ NodeAgent::NodeAgent(Executor& executor, const core::Clock& clock, NodeAgentOpti
 std::map<core::GpuUuid, LentGpu> NodeAgent::LentGpus() const {
   std::map<core::GpuUuid, LentGpu> lent;
   for (const auto& [id, j] : jobs_) {
+    const auto run = executor_.running().find(id);
+    const std::optional<uint32_t> session =
+        run == executor_.running().end() ? std::nullopt
+                                         : std::optional(static_cast<uint32_t>(run->second.pid));
     for (const core::GpuUuid& g : j.gpus) {
       const auto loan = j.beside_holder.find(g);
-      lent[g] = {id, loan == j.beside_holder.end()
-                         ? std::nullopt
-                         : std::optional<observe::LoanBesideHolder>(loan->second)};
+      lent[g] = {id, session,
+                 loan == j.beside_holder.end()
+                     ? std::nullopt
+                     : std::optional<observe::LoanBesideHolder>(loan->second)};
     }
   }
   return lent;

@@ -33,6 +33,26 @@ std::optional<uint32_t> UserId(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Field 6 of /proc/<pid>/stat: the session, which a process can leave
+// (setsid) but never join from outside.
+std::optional<uint32_t> ProcessSession(const std::string& stat_path) {
+  std::ifstream stat_file(stat_path);
+  std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');  // the command name may contain spaces and ')'
+  if (close == std::string::npos || close + 2 > stat.size()) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string state;
+  long long ppid = 0, pgrp = 0, session = 0;
+  if (!(fields >> state >> ppid >> pgrp >> session) || session <= 0 || session > 4194304) {
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(session);
+}
+
+}  // namespace
+
 std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
   const std::string dir = proc_root_ + "/" + std::to_string(pid);
   std::ifstream status(dir + "/status");
@@ -77,8 +97,12 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
   std::ifstream environ(dir + "/environ", std::ios::binary);
   std::string entry;
   while (std::getline(environ, entry, '\0')) {
-    if (entry.rfind("GLEANER_JOB_ID=", 0) == 0) info.gleaner_job = true;
+    if (entry.rfind("GLEANER_JOB_ID=", 0) == 0) {
+      info.gleaner_job = true;
+      info.gleaner_job_id = entry.substr(15);
+    }
   }
+  info.session_id = ProcessSession(dir + "/stat");
   return info;
 }
 

@@ -21,7 +21,12 @@ struct ProcessInfo {
   std::string systemd_unit;  // "jupyter.service", "session-4.scope"
   std::string slurm_job_id;
   std::string kubernetes_pod_uid;
-  bool gleaner_job = false;  // GLEANER_JOB_ID is in its environment: gleaner started it
+  // GLEANER_JOB_ID in its environment: what the process claims, not proof
+  // (anyone can set it). The sampler believes it only of a process in the
+  // session gleaner started the job in.
+  bool gleaner_job = false;
+  std::string gleaner_job_id;          // the variable's value
+  std::optional<uint32_t> session_id;  // /proc/<pid>/stat's session
 };
 
 // What a process's /proc/<pid>/cgroup says about where it runs.

@@ -17,7 +17,8 @@ Sampler::Sampler(gpu::GpuBackend& backend, const ProcessInspector& inspector,
   if (options_.colocation) holders_.emplace(*options_.colocation);
 }
 
-observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint at) const {
+observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint at,
+                                     const LentGpu* lent) const {
   observe::GpuSample out;
   out.at = at;
   // A GPU that could not be attached has no UUID; it is still judged (as
@@ -41,7 +42,11 @@ observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint 
       if (auto info = inspector_.Inspect(p.pid)) {
         op.user = info->user;
         op.command = info->command;
-        op.gleaner_job = info->gleaner_job;
+        // GLEANER_JOB_ID alone is a claim anyone can make; the session is
+        // the job's own (a process can leave a session, never join one).
+        op.gleaner_job = lent != nullptr && info->gleaner_job &&
+                         info->gleaner_job_id == std::to_string(lent->job) && lent->session &&
+                         info->session_id == lent->session;
       }
       out.processes.push_back(std::move(op));
     }
@@ -60,8 +65,9 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
   const std::map<core::GpuUuid, LentGpu> lent =
       lent_ ? lent_() : std::map<core::GpuUuid, LentGpu>{};
   for (const gpu::GpuSnapshot& snapshot : pass.snapshots) {
-    observe::GpuSample sample = ToSample(snapshot, pass.at);
-    if (auto l = lent.find(sample.uuid); l != lent.end()) {
+    const auto l = lent.find(snapshot.uuid);
+    observe::GpuSample sample = ToSample(snapshot, pass.at, l == lent.end() ? nullptr : &l->second);
+    if (l != lent.end()) {
       sample.lent_to_job = l->second.job;
       sample.beside_holder = l->second.beside_holder;
     }

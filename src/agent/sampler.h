@@ -32,6 +32,9 @@ struct SamplerOptions {
 // A GPU lent to a job that runs now, as the agent knows it.
 struct LentGpu {
   int64_t job = 0;
+  // The session gleaner started the job in (its keeper's pid): a process
+  // is the job's only if it runs there and names the job.
+  std::optional<uint32_t> session;
   std::optional<observe::LoanBesideHolder> beside_holder;  // lent beside its holder
 };
 
@@ -87,7 +90,8 @@ class Sampler {
   const observe::IdleClassifier& classifier() const { return classifier_; }
 
  private:
-  observe::GpuSample ToSample(const gpu::GpuSnapshot& s, core::TimePoint at) const;
+  observe::GpuSample ToSample(const gpu::GpuSnapshot& s, core::TimePoint at,
+                              const LentGpu* lent = nullptr) const;
   // The holders' history from the minutes the store kept, once, before
   // the first pass: a restart does not forget a week of peaks.
   core::Status LearnStoredHolders(core::TimePoint now);

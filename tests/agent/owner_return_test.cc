@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -68,8 +69,14 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   const core::GpuUuid gpu("GPU-00000000-0000-4000-8000-000000000000");
   core::RealClock real_clock;
   Executor executor(real_clock);
-  auto job = executor.Launch(
-      {id, static_cast<uint32_t>(geteuid()), spec, {gpu}, (dir.path() / "logs").string(), {}, 0, {}});
+  auto job = executor.Launch({id,
+                              static_cast<uint32_t>(geteuid()),
+                              spec,
+                              {gpu},
+                              (dir.path() / "logs").string(),
+                              {},
+                              0,
+                              {}});
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   for (int i = 0; i < 500 && testing::Slurp(job->stdout_path).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until its trap is set
@@ -98,6 +105,8 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   auto backend = gpu::FakeBackend::Create(std::move(scenario).value(), clock);
   ASSERT_TRUE(backend.ok());
   Sampler sampler(**backend, inspector, nullptr, clock, {});
+  const auto session = static_cast<uint32_t>(job->pid);  // the keeper's session
+  sampler.WatchLending([&] { return std::map<core::GpuUuid, LentGpu>{{gpu, {id, session, {}}}}; });
   sched::VacatePlanner planner;
 
   std::optional<JobExit> exited;
@@ -144,6 +153,58 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   planner.Forget(id);
   EXPECT_EQ(queued->attempts, 1);
   EXPECT_THAT(queued->reason, HasSubstr("owner returned: process 4242 of bob"));
+}
+
+// GLEANER_JOB_ID is a claim anyone can put in their environment: a process
+// outside the job's session that names the job is someone else's, and
+// takes the GPU back like any owner.
+TEST(OwnerReturnTest, AProcessThatOnlyClaimsToBeTheJobIsAnOwner) {
+  const pid_t impostor = fork();
+  ASSERT_GE(impostor, 0);
+  if (impostor == 0) {
+    char name[] = "GLEANER_JOB_ID=7";
+    char* env[] = {name, nullptr};
+    char sh[] = "/bin/sh", c[] = "-c", body[] = "sleep 30";
+    char* argv[] = {sh, c, body, nullptr};
+    execve("/bin/sh", argv, env);
+    _exit(127);
+  }
+  const std::string pid = std::to_string(impostor);
+  // Until it has exec'd, its environment is still this test's.
+  for (int i = 0; i < 500 && testing::Slurp("/proc/" + pid + "/environ").find("GLEANER_JOB_ID=7") ==
+                                 std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  auto scenario = gpu::ParseScenario(
+      R"({"gpus": [{"name": "A", "memory_total_mib": 80000, "timeline": [
+          {"at_s": 0, "utilization_gpu_pct": 90, "processes": [{"pid": )" +
+          pid + R"(, "used_memory_mib": 5000}]}]}]})",
+      "impostor");
+  ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
+  core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
+  auto backend = gpu::FakeBackend::Create(std::move(scenario).value(), clock);
+  ASSERT_TRUE(backend.ok());
+  const core::GpuUuid gpu = (*backend)->Snapshot()->at(0).uuid;
+  ProcfsInspector procfs;
+  Sampler sampler(**backend, procfs, nullptr, clock, {});
+
+  // Lent to job 7, started in another session: the process is not its.
+  uint32_t job_session = 1;
+  sampler.WatchLending([&] {
+    return std::map<core::GpuUuid, LentGpu>{{gpu, {7, job_session, {}}}};
+  });
+  observe::Verdict v = sampler.SampleOnce()->verdicts[0];
+  EXPECT_EQ(v.state, observe::GpuState::kBusy) << v.evidence.reason;
+  EXPECT_THAT(v.evidence.reason, HasSubstr("owner returned: process " + pid));
+
+  // Had gleaner started job 7 in the process's own session, it would be.
+  job_session = static_cast<uint32_t>(getsid(impostor));
+  clock.Advance(core::Seconds(1));
+  v = sampler.SampleOnce()->verdicts[0];
+  EXPECT_EQ(v.state, observe::GpuState::kHarvested) << v.evidence.reason;
+  kill(impostor, SIGKILL);
+  waitpid(impostor, nullptr, 0);
 }
 
 }  // namespace
