@@ -15,8 +15,11 @@
 // Environment:
 //   GLEANER_FAKE_NVML_SCENARIO  built-in scenario name or file (default: demo)
 //   GLEANER_FAKE_NVML_TIME_S    freeze scenario time at this many seconds
+//   GLEANER_FAKE_CUDA_STATE     the fake libcuda.so.1's process states: a
+//                               checkpointed process is off the GPU
 // Tests may also call gleanerFakeNvmlSetTime(seconds) through dlsym.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +29,8 @@
 #include <optional>
 #include <string>
 
+#include "gpu/cuda/checkpoint_api.h"
+#include "gpu/cuda/fake_cuda_state.h"
 #include "gpu/nvml/nvml_api.h"
 #include "gpu/nvml/nvml_errors.h"
 #include "gpu/scenario.h"
@@ -65,6 +70,16 @@ struct State {
 State& S() {
   static State state;
   return state;
+}
+
+// The processes the fake libcuda.so.1 checkpointed: their memory is in
+// host memory, and the GPU no longer lists them.
+bool Parked(uint32_t pid) {
+  const char* path = std::getenv("GLEANER_FAKE_CUDA_STATE");
+  if (path == nullptr) return false;
+  const auto states = gleaner::gpu::FakeCudaStates(path);
+  const auto it = states.find(pid);
+  return it != states.end() && it->second == CU_PROCESS_STATE_CHECKPOINTED;
 }
 
 nvmlReturn_t ToReturn(ScenarioError e) { return gleaner::gpu::nvml::ToNvmlReturn(e); }
@@ -157,6 +172,9 @@ nvmlReturn_t Memory(nvmlDevice_t device, unsigned long long* total, unsigned lon
   return WithDevice(device, ScenarioField::kMemory, [&](const ScenarioGpuState& st) {
     *total = st.gpu().memory_total.count();
     *used = st.frame().memory_used.count();
+    for (const auto& p : st.frame().processes) {
+      if (Parked(p.pid)) *used -= std::min<unsigned long long>(*used, p.used_memory.count());
+    }
     return NVML_SUCCESS;
   });
 }
@@ -169,7 +187,7 @@ nvmlReturn_t Processes(nvmlDevice_t device, unsigned* count, void* out, bool gra
   return WithDevice(device, ScenarioField::kProcesses, [&](const ScenarioGpuState& st) {
     unsigned needed = 0;
     for (const auto& p : st.frame().processes)
-      needed += (graphics ? p.graphics : p.compute) ? 1 : 0;
+      needed += (graphics ? p.graphics : p.compute) && !Parked(p.pid) ? 1 : 0;
     if (*count < needed || (needed > 0 && out == nullptr)) {
       *count = needed;
       return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -177,7 +195,7 @@ nvmlReturn_t Processes(nvmlDevice_t device, unsigned* count, void* out, bool gra
     auto* entries = static_cast<Entry*>(out);
     unsigned i = 0;
     for (const auto& p : st.frame().processes) {
-      if (!(graphics ? p.graphics : p.compute)) continue;
+      if (!(graphics ? p.graphics : p.compute) || Parked(p.pid)) continue;
       Entry e{};
       e.pid = p.pid;
       e.usedGpuMemory = p.used_memory.count();
@@ -205,7 +223,7 @@ nvmlReturn_t ProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSampl
                                         1);
     unsigned needed = 0;
     for (const auto& p : st.frame().processes) {
-      needed += gleaner::gpu::ProcessUtilization(p, st.frame()) > 0 ? 1 : 0;
+      needed += gleaner::gpu::ProcessUtilization(p, st.frame()) > 0 && !Parked(p.pid) ? 1 : 0;
     }
     if (needed == 0 || now_us <= last_seen_us) return NVML_ERROR_NOT_FOUND;
     if (out == nullptr || *count < needed) {
@@ -215,7 +233,7 @@ nvmlReturn_t ProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSampl
     unsigned i = 0;
     for (const auto& p : st.frame().processes) {
       const uint32_t util = gleaner::gpu::ProcessUtilization(p, st.frame());
-      if (util == 0) continue;
+      if (util == 0 || Parked(p.pid)) continue;
       out[i++] = {p.pid, now_us, util, 0, 0, 0};
     }
     *count = needed;
