@@ -15,7 +15,7 @@ AgentReport FullReport() {
   r.inventory = {{core::GpuUuid("GPU-1"), 0, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0},
                  {core::GpuUuid("GPU-2"), 1, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0}};
   r.gpus = {{observe::GpuState::kIdle, true, true, 0.0, 512, 71.5, 31.0},
-            {observe::GpuState::kHarvested, false, true, 97.3, 40000, 650.2, 66.0}};
+            {observe::GpuState::kHeldIdle, true, false, 0.0, 41000, 80.5, 33.0, 29696}};
   r.reasons = {{0, "no processes; quiet for 12m"}};
   GpuDetail held;
   held.processes_known = true;
@@ -27,6 +27,14 @@ AgentReport FullReport() {
   held.verdict.evidence.window = core::Seconds(600);
   held.verdict.evidence.quiet_for = core::Seconds(600);
   held.verdict.evidence.processes = 1;
+  held.verdict.evidence.beside_holder = observe::BesideHolder{core::Bytes::GiB(29),
+                                                              core::Bytes::GiB(40),
+                                                              core::Bytes::GiB(43),
+                                                              core::Seconds(86400),
+                                                              core::Bytes::GiB(8),
+                                                              {},
+                                                              {},
+                                                              "29.0 GiB to lend beside the holder"};
   GpuDetail unreadable;
   unreadable.verdict = held.verdict;
   r.details = {{1, held}, {0, unreadable}};
@@ -168,6 +176,19 @@ TEST(AgentProtocolTest, NumbersThatDoNotFitAreErrors) {
 }
 
 // An agent's details are bounded: a GPU lists at most 64 processes.
+TEST(AgentProtocolTest, WhatAGpuLendsBesideItsHolderIsAGpusMemoryAtMost) {
+  nlohmann::json j = ReportToJson(FullReport());
+  ASSERT_EQ(j["gpus"][1][6], 29696);
+  j["gpus"][1][6] = -1;
+  auto negative = ReportFromJson(j);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_THAT(negative.status().message(), HasSubstr("not a GPU's memory"));
+  // A state this agent's coordinator does not know yet is refused, not guessed.
+  j = ReportToJson(FullReport());
+  j["gpus"][0][0] = static_cast<int>(observe::GpuState::kShared) + 1;
+  EXPECT_FALSE(ReportFromJson(j).ok());
+}
+
 TEST(AgentProtocolTest, AGpusProcessesAreBounded) {
   AgentReport r;
   GpuDetail crowded;
