@@ -336,6 +336,15 @@ void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
       claim_kind[v.uuid] = PreemptionKind(v);
     }
   }
+  // Beside a holder, a process list that cannot be read hides the holder:
+  // the job leaves rather than share the GPU blind.
+  for (const observe::GpuSample& s : pass.samples) {
+    if (s.processes_known || !s.beside_holder) continue;
+    claims.try_emplace(s.uuid, sched::GpuClaim{s.uuid, "the process list of " + s.uuid.str() +
+                                                           " cannot be read: the holder beside "
+                                                           "the job cannot be watched"});
+    claim_kind.try_emplace(s.uuid, "unhealthy");
+  }
   // Past the lease, the coordinator gives this host's jobs to others.
   const core::TimePoint now = clock_.Now();
   std::vector<sched::RunningOnGpus> running;

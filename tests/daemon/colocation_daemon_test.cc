@@ -34,10 +34,16 @@ constexpr const char* kHeldGpu = R"({"gpus": [
        {"pid": 4242, "used_memory_mib": 30000, "sm_util_pct": 80, "user": "alice",
         "command": "python -m ipykernel"}]}]}]})";
 
+// The same GPU, whose process list cannot be read from 450 s to 460 s.
+const std::string kBlindAt450 =
+    std::string(kHeldGpu).insert(std::string(kHeldGpu).find("\"timeline\""),
+                                 R"("faults": [{"fields": ["processes"], "error": "UNKNOWN",
+                                                "from_s": 450, "to_s": 460}], )");
+
 struct SharedRig {
-  SharedRig()
+  explicit SharedRig(const std::string& gpus = kHeldGpu)
       : store(std::move(store::SqliteStore::Open(":memory:")).value()),
-        scenario(std::move(gpu::ParseScenario(kHeldGpu, "held")).value()),
+        scenario(std::move(gpu::ParseScenario(gpus, "held")).value()),
         inspector(scenario, procfs),
         backend(std::move(gpu::FakeBackend::Create(scenario, clock)).value()),
         sampler(*backend, inspector, store.get(), clock, Options()),
@@ -174,6 +180,18 @@ TEST(ColocationDaemonTest, AJobBesideAHolderThatUsesMoreThanItDeclaredIsKilledAt
   EXPECT_EQ(job->state, store::JobState::kFailed) << rig.log;
   EXPECT_THAT(job->reason, HasSubstr("killed by signal 9: used 25.0 GiB of GPU-"));
   EXPECT_THAT(job->reason, HasSubstr("more than the 20.0 GiB it declared"));
+}
+
+TEST(ColocationDaemonTest, AJobBesideAHolderItCannotSeeLeaves) {
+  SharedRig rig(kBlindAt450);
+  const sched::JobId id = rig.Submit(core::Bytes::GiB(20));
+  RunUntilStartedAndJoin(rig, id, core::Bytes::GiB(5), 400);
+  while (rig.clock.Now() < core::FromUnixMicros(int64_t{1'800'000'450} * 1'000'000)) rig.Tick();
+  EXPECT_EQ(rig.State(id), store::JobState::kRunning) << rig.log;
+  rig.Tick();
+  EXPECT_EQ(rig.State(id), store::JobState::kVacating) << rig.log;
+  EXPECT_THAT(rig.log, HasSubstr("the holder beside the job cannot be watched"));
+  rig.executor.Signal(id, SIGKILL).IgnoreError();
 }
 
 }  // namespace
