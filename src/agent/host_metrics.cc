@@ -11,7 +11,7 @@ using observe::GpuState;
 
 constexpr GpuState kStates[] = {GpuState::kUnknown,   GpuState::kBusy,      GpuState::kIdle,
                                 GpuState::kHeldIdle,  GpuState::kProtected, GpuState::kReserved,
-                                GpuState::kHarvested, GpuState::kUnhealthy};
+                                GpuState::kHarvested, GpuState::kShared,    GpuState::kUnhealthy};
 
 // Claim to GPU free: the grace period dominates (30 s by default).
 std::vector<double> GiveBackBounds() { return {0.5, 1, 2, 5, 10, 20, 30, 45, 60, 120, 300}; }
@@ -108,6 +108,34 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
       e.Sample("gleaner_gpu_state", l, g.verdict->state == s ? 1 : 0);
     }
   }
+  // Lending beside a quiet holder (docs/held-idle.md): on held-idle and
+  // shared GPUs only.
+  const auto beside = [&](const char* name, const char* help, auto value_of) {
+    e.Family(name, "gauge", help);
+    for (const Gpu& g : gpus) {
+      if (const auto& b = g.verdict->evidence.beside_holder) {
+        if (const std::optional<core::Bytes> v = value_of(*g.verdict, *b)) {
+          e.Sample(name, g.labels, static_cast<double>(v->count()));
+        }
+      }
+    }
+  };
+  beside("gleaner_gpu_lendable_beside_holder_bytes",
+         "Memory a held-idle GPU lends beside its holder (0: nothing, the verdict says why); on a "
+         "shared GPU, what the job beside it declared.",
+         [](const observe::Verdict&, const observe::BesideHolder& b) {
+           return std::optional(b.lendable);
+         });
+  beside("gleaner_gpu_holder_peak_bytes",
+         "The holder's peak memory over the learned window: what is kept for it.",
+         [](const observe::Verdict&, const observe::BesideHolder& b) {
+           return std::optional(b.holder_peak);
+         });
+  beside("gleaner_gpu_borrower_memory_bytes",
+         "Memory the job beside a holder uses now (shared GPUs).",
+         [](const observe::Verdict& v, const observe::BesideHolder& b) {
+           return v.state == GpuState::kShared ? std::optional(b.borrower_memory) : std::nullopt;
+         });
   e.Family("gleaner_gpu_idle_seconds", "gauge",
            "How long the GPU has been idle or held idle; 0 in any other state.");
   for (const Gpu& g : gpus) {

@@ -148,6 +148,16 @@ TEST(ColocationDaemonTest, AHeldIdleGpuLendsBesideItsHolderAndTheJobLeavesWhenIt
   EXPECT_EQ(v.evidence.beside_holder->holder_memory, core::Bytes::MiB(30000));
   EXPECT_EQ(v.evidence.beside_holder->holder_peak, core::Bytes::MiB(30500));
   EXPECT_THAT(v.evidence.reason, HasSubstr("uses 5.0 GiB of 20.0 GiB declared beside holder 4242"));
+  // /metrics shows the loan.
+  agent::HostMetrics metrics("node1");
+  metrics.Observe(shared, core::Seconds(30));
+  const std::string exposition = metrics.Render({}, {}, false);
+  EXPECT_THAT(exposition, HasSubstr("state=\"shared\"} 1\n"));
+  EXPECT_THAT(exposition, HasSubstr("gleaner_gpu_lendable_beside_holder_bytes{gpu=\"0\""));
+  EXPECT_THAT(exposition,
+              HasSubstr("gleaner_gpu_borrower_memory_bytes{gpu=\"0\",uuid=\"" + v.uuid.str() +
+                        "\",model=\"NVIDIA A100-SXM4-80GB\","
+                        "hostname=\"node1\"} 5368709120\n"));
 
   // Quiet for as long as the holder is: still shared at 599 s.
   while (rig.clock.Now() < core::FromUnixMicros(int64_t{1'800'000'600} * 1'000'000)) rig.Tick();
@@ -169,6 +179,8 @@ TEST(ColocationDaemonTest, AHeldIdleGpuLendsBesideItsHolderAndTheJobLeavesWhenIt
 
 TEST(ColocationDaemonTest, AJobBesideAHolderThatUsesMoreThanItDeclaredIsKilledAtOnce) {
   SharedRig rig;
+  agent::HostMetrics metrics("node1");
+  rig.cluster.ReportTo(&metrics);
   const sched::JobId id = rig.Submit(core::Bytes::GiB(20));
   RunUntilStartedAndJoin(rig, id, core::Bytes::GiB(25), 400);
   rig.Tick();
@@ -180,6 +192,8 @@ TEST(ColocationDaemonTest, AJobBesideAHolderThatUsesMoreThanItDeclaredIsKilledAt
   EXPECT_EQ(job->state, store::JobState::kFailed) << rig.log;
   EXPECT_THAT(job->reason, HasSubstr("killed by signal 9: used 25.0 GiB of GPU-"));
   EXPECT_THAT(job->reason, HasSubstr("more than the 20.0 GiB it declared"));
+  EXPECT_THAT(metrics.Render({}, {}, false),
+              HasSubstr("gleaner_preemptions_total{reason=\"beyond_declared_memory\"} 1\n"));
 }
 
 TEST(ColocationDaemonTest, AJobBesideAHolderItCannotSeeLeaves) {
