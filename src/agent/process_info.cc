@@ -35,20 +35,36 @@ std::optional<uint32_t> UserId(const std::string& name) {
 
 namespace {
 
-// Field 6 of /proc/<pid>/stat: the session, which a process can leave
-// (setsid) but never join from outside.
-std::optional<uint32_t> ProcessSession(const std::string& stat_path) {
+// /proc/<pid>/stat's fields from the third (the state) on: field N is
+// at N - 3. Empty when the process is gone. The command name before them
+// may hold spaces and ')'.
+std::vector<std::string> StatFields(const std::string& stat_path) {
   std::ifstream stat_file(stat_path);
   std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');  // the command name may contain spaces and ')'
-  if (close == std::string::npos || close + 2 > stat.size()) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string state;
-  long long ppid = 0, pgrp = 0, session = 0;
-  if (!(fields >> state >> ppid >> pgrp >> session) || session <= 0 || session > 4194304) {
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 > stat.size()) return {};
+  std::istringstream in(stat.substr(close + 2));
+  std::vector<std::string> fields;
+  for (std::string f; in >> f;) fields.push_back(std::move(f));
+  return fields;
+}
+
+// Field `n` of /proc/<pid>/stat as a number, if it is one.
+std::optional<unsigned long long> StatNumber(const std::vector<std::string>& fields, size_t n) {
+  if (n < 3 || n - 3 >= fields.size()) return std::nullopt;
+  const std::string& f = fields[n - 3];
+  if (f.empty() || f.find_first_not_of("0123456789") != std::string::npos || f.size() > 19) {
     return std::nullopt;
   }
-  return static_cast<uint32_t>(session);
+  return std::stoull(f);
+}
+
+// Field 6: the session, which a process can leave (setsid) but never join
+// from outside.
+std::optional<uint32_t> ProcessSession(const std::string& stat_path) {
+  const std::optional<unsigned long long> session = StatNumber(StatFields(stat_path), 6);
+  if (!session || *session == 0 || *session > 4194304) return std::nullopt;
+  return static_cast<uint32_t>(*session);
 }
 
 }  // namespace
@@ -109,16 +125,9 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
 // Field 22 of /proc/<pid>/stat is the start time in clock ticks after boot;
 // /proc/stat's btime is the boot time.
 std::optional<core::TimePoint> ProcessStartTime(uint32_t pid, const std::string& proc_root) {
-  std::ifstream stat_file(proc_root + "/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');  // the command name may contain spaces and ')'
-  if (close == std::string::npos || close + 2 > stat.size()) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  for (int i = 3; i < 22 && fields >> field; ++i) {
-  }
-  unsigned long long ticks = 0;
-  if (!(fields >> ticks)) return std::nullopt;
+  const std::optional<unsigned long long> ticks =
+      StatNumber(StatFields(proc_root + "/" + std::to_string(pid) + "/stat"), 22);
+  if (!ticks) return std::nullopt;
   std::ifstream proc_stat(proc_root + "/stat");
   std::string line;
   long long boot_s = -1;
@@ -128,8 +137,19 @@ std::optional<core::TimePoint> ProcessStartTime(uint32_t pid, const std::string&
   const long hz = sysconf(_SC_CLK_TCK);
   if (boot_s <= 0 || hz <= 0) return std::nullopt;
   const auto us =
-      static_cast<int64_t>(boot_s) * 1'000'000 + static_cast<int64_t>(ticks) * 1'000'000 / hz;
+      static_cast<int64_t>(boot_s) * 1'000'000 + static_cast<int64_t>(*ticks) * 1'000'000 / hz;
   return core::FromUnixMicros(us);
+}
+
+std::optional<core::Duration> ProcessCpuTime(uint32_t pid, const std::string& proc_root) {
+  const std::vector<std::string> fields =
+      StatFields(proc_root + "/" + std::to_string(pid) + "/stat");
+  const std::optional<unsigned long long> user = StatNumber(fields, 14);
+  const std::optional<unsigned long long> system = StatNumber(fields, 15);
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (!user || !system || hz <= 0) return std::nullopt;
+  return core::Duration(
+      static_cast<int64_t>((*user + *system) * 1'000'000 / static_cast<unsigned long long>(hz)));
 }
 
 namespace {

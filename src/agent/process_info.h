@@ -76,6 +76,10 @@ class ScenarioProcessInspector final : public ProcessInspector {
 std::optional<core::TimePoint> ProcessStartTime(uint32_t pid,
                                                 const std::string& proc_root = "/proc");
 
+// The CPU time process `pid` has used (utime + stime), nullopt when it is
+// gone: a parked holder using the CPU again has woken (docs/held-idle.md).
+std::optional<core::Duration> ProcessCpuTime(uint32_t pid, const std::string& proc_root = "/proc");
+
 // The login name for `uid`, or the number as text.
 std::string UserName(uint32_t uid);
 // The uid of a local user; nullopt when there is none by that name.

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+
 #include "agent/process_info.h"
 #include "core/clock.h"
 #include "testing/temp_dir.h"
@@ -83,6 +85,28 @@ TEST(ProcfsInspectorTest, ThisProcessStartedRecently) {
   const auto age = core::RealClock().Now() - *self->started_at;
   EXPECT_GE(age, core::Seconds(-2));
   EXPECT_LT(age, core::Seconds(600));
+  // Its session, which its jobs' processes could never join.
+  EXPECT_EQ(self->session_id, static_cast<uint32_t>(getsid(0)));
+}
+
+TEST(ProcessCpuTimeTest, RisesAsTheProcessComputesAndIsGoneWithIt) {
+  const auto before = ProcessCpuTime(static_cast<uint32_t>(getpid()));
+  ASSERT_TRUE(before.has_value());
+  volatile double x = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(150);
+  while (std::chrono::steady_clock::now() < until) x = x + 1;
+  const auto after = ProcessCpuTime(static_cast<uint32_t>(getpid()));
+  ASSERT_TRUE(after.has_value());
+  EXPECT_GE(*after - *before, core::Duration(50'000));
+  EXPECT_FALSE(ProcessCpuTime(0).has_value());
+
+  testing::TempDir proc;
+  // utime 250 and stime 50 ticks; a command name with spaces and ')'.
+  proc.Write("7/stat", "7 (a) b) S 1 7 7 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 500 1000 10\n");
+  const long hz = sysconf(_SC_CLK_TCK);
+  EXPECT_EQ(ProcessCpuTime(7, proc.path().string()), core::Duration(300 * 1'000'000 / hz));
+  proc.Write("8/stat", "8 (x) S 1 8 8 0 -1 4194560 100 0 0 0 -5 50\n");
+  EXPECT_FALSE(ProcessCpuTime(8, proc.path().string()).has_value());
 }
 
 }  // namespace
