@@ -177,6 +177,32 @@ TEST(ColocationDaemonTest, AHeldIdleGpuLendsBesideItsHolderAndTheJobLeavesWhenIt
   rig.executor.Signal(undeclared, SIGKILL).IgnoreError();
 }
 
+TEST(ColocationDaemonTest, ARestartedDaemonStillKnowsTheJobRunsBesideTheHolder) {
+  SharedRig rig;
+  const sched::JobId id = rig.Submit(core::Bytes::GiB(20));
+  RunUntilStartedAndJoin(rig, id, core::Bytes::GiB(5), 400);
+  ASSERT_EQ(rig.Tick().verdicts[0].state, observe::GpuState::kShared) << rig.log;
+
+  // The daemon is killed and started again: its agent takes the job back
+  // from its state file, loan and all, so the holder is not taken for an
+  // owner come back.
+  agent::Executor executor(rig.real_clock);
+  std::string log;
+  LocalCluster again(*rig.store, executor, rig.clock, SharedRig::ClusterOptions(rig.dir.path()),
+                     [&](const std::string& line) { log += line + "\n"; });
+  again.Recover([&](const std::string& line) { log += line + "\n"; });
+  EXPECT_THAT(log, HasSubstr("still running"));
+  const auto lent = again.LentGpus();
+  ASSERT_EQ(lent.size(), 1u) << log;
+  const agent::LentGpu& gpu = lent.begin()->second;
+  EXPECT_EQ(gpu.job, id);
+  ASSERT_TRUE(gpu.beside_holder.has_value());
+  EXPECT_EQ(gpu.beside_holder->holder_pids, std::vector<uint32_t>{4242});
+  EXPECT_EQ(gpu.beside_holder->holder_peak, core::Bytes::MiB(30500));
+  EXPECT_EQ(gpu.beside_holder->declared, core::Bytes::GiB(20));
+  executor.Signal(id, SIGKILL).IgnoreError();
+}
+
 TEST(ColocationDaemonTest, AJobBesideAHolderThatUsesMoreThanItDeclaredIsKilledAtOnce) {
   SharedRig rig;
   agent::HostMetrics metrics("node1");
