@@ -42,6 +42,7 @@ observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint 
       if (auto info = inspector_.Inspect(p.pid)) {
         op.user = info->user;
         op.command = info->command;
+        op.started_at = info->started_at;
         // GLEANER_JOB_ID alone is a claim anyone can make; the session is
         // the job's own (a process can leave a session, never join one).
         op.gleaner_job = lent != nullptr && info->gleaner_job &&

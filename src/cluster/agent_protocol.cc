@@ -222,10 +222,13 @@ std::pair<int, GpuDetail> DetailFromJson(const json& j) {
       throw std::invalid_argument("processes: expected a list of at most 64");
     }
     for (const json& p : processes) {
-      d.processes.push_back(
-          {Whole<uint32_t>(p.at("pid")), p.at("user").get<std::string>(),
-           p.at("command").get<std::string>(), core::Bytes(Whole<uint64_t>(p.at("memory_bytes"))),
-           p.at("gleaner_job").get<bool>(), Opt<double>(p.value("utilization_pct", json()))});
+      d.processes.push_back({Whole<uint32_t>(p.at("pid")),
+                             p.at("user").get<std::string>(),
+                             p.at("command").get<std::string>(),
+                             core::Bytes(Whole<uint64_t>(p.at("memory_bytes"))),
+                             p.at("gleaner_job").get<bool>(),
+                             Opt<double>(p.value("utilization_pct", json())),
+                             {}});
       if (const auto& u = d.processes.back().utilization_pct; u && (*u < 0 || *u > 100)) {
         throw std::out_of_range("utilization_pct: expected 0 to 100");
       }

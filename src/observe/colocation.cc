@@ -58,13 +58,16 @@ Headroom HeadroomBeside(core::Bytes total, core::Bytes held_now, const HolderHis
 void HolderLearner::Learn(const MinuteRollup& m) {
   if (m.harvested > core::Duration{} || !m.memory_used_max) return;  // not the holder alone
   auto [it, added] =
-      holders_.try_emplace(m.uuid, Holder{{}, HolderPeakWindow(config_.peak_window)});
+      holders_.try_emplace(m.uuid, Holder{{}, HolderPeakWindow(config_.peak_window), {}});
   Holder& h = it->second;
   if (h.pids != m.pids) {
     h.pids = m.pids;
     h.peaks.Reset();
+    h.first.reset();
   }
-  if (!h.pids.empty()) h.peaks.Add(m.minute, *m.memory_used_max, m.observed);
+  if (h.pids.empty()) return;
+  h.peaks.Add(m.minute, *m.memory_used_max, m.observed);
+  if (!h.first) h.first = m.minute;
 }
 
 BesideHolder HolderLearner::Beside(const GpuSample& s, const Verdict& v) {
@@ -87,8 +90,19 @@ BesideHolder HolderLearner::Beside(const GpuSample& s, const Verdict& v) {
   // What the GPU says is used: the holder's processes and the driver's own
   // share, which the minutes it learned from counted too.
   b.holder_memory = std::max(b.holder_memory, s.memory_used.value_or(core::Bytes()));
+  // Pids are reused, start times are not: a history that began a minute
+  // or more before the holder's processes started is another process's.
+  std::optional<core::TimePoint> started;
+  for (const ObservedProcess& p : s.processes) {
+    if (!p.gleaner_job && p.started_at)
+      started = std::max(started.value_or(*p.started_at), *p.started_at);
+  }
   HolderHistory history;
   if (auto h = holders_.find(s.uuid); h != holders_.end() && h->second.pids == pids) {
+    if (started && h->second.first && *h->second.first + core::Seconds(60) <= *started) {
+      h->second.peaks.Reset();
+      h->second.first.reset();
+    }
     history = h->second.peaks.At(s.at);
   }
   const Headroom room = HeadroomBeside(*s.memory_total, b.holder_memory, history, config_);

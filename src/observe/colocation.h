@@ -74,7 +74,8 @@ std::optional<std::string> SharedClaim(const Verdict& holder, core::Bytes holder
 // Each GPU's holder, learned from completed minutes as the daemon records
 // them: which processes held the GPU and their peak. A minute teaches only
 // when the holder was alone (a gleaner job beside it would be counted as
-// the holder's); other processes start the history afresh.
+// the holder's); other processes start the history afresh, and so does a
+// process that started after the history did (its pid was another's).
 class HolderLearner {
  public:
   explicit HolderLearner(ColocationConfig config) : config_(config) {}
@@ -93,6 +94,7 @@ class HolderLearner {
   struct Holder {
     std::set<uint32_t> pids;
     HolderPeakWindow peaks;
+    std::optional<core::TimePoint> first;  // the first minute since the history began
   };
   ColocationConfig config_;
   std::map<core::GpuUuid, Holder> holders_;

@@ -19,6 +19,8 @@ struct ObservedProcess {
   bool gleaner_job = false;  // started by gleaner (a harvested job)
   // Its own utilization (SM share), where the driver reports it per process.
   std::optional<double> utilization_pct;
+  // When it started (from /proc): pids are reused, start times are not.
+  std::optional<core::TimePoint> started_at;
 
   bool operator==(const ObservedProcess&) const = default;
 };

@@ -297,8 +297,13 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
   double util = s.utilization_pct;
   int64_t memory = s.memory_bytes;
   if (s.owner_process) {
-    sample.processes.push_back({kOwnerPid + static_cast<uint32_t>(gpu), "owner", "",
-                                core::Bytes(static_cast<uint64_t>(memory)), false, util});
+    sample.processes.push_back({kOwnerPid + static_cast<uint32_t>(gpu),
+                                "owner",
+                                "",
+                                core::Bytes(static_cast<uint64_t>(memory)),
+                                false,
+                                util,
+                                {}});
   }
   if (Colocates()) LearnHolder(g, t, s);
   // Beside its holder a job is judged apart (per-process readings): the
@@ -308,7 +313,7 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
     util = 100;
     memory += int64_t{1} << 30;
     sample.processes.push_back(
-        {kJobPid + static_cast<uint32_t>(g.holder), "", "", core::Bytes::GiB(1), true, 100.0});
+        {kJobPid + static_cast<uint32_t>(g.holder), "", "", core::Bytes::GiB(1), true, 100.0, {}});
   }
   sample.utilization_pct = util;
   sample.memory_used = core::Bytes(static_cast<uint64_t>(memory));

@@ -19,7 +19,7 @@ AgentReport FullReport() {
   r.reasons = {{0, "no processes; quiet for 12m"}};
   GpuDetail held;
   held.processes_known = true;
-  held.processes = {{4242, "alice", "python notebook.py", core::Bytes::GiB(40), false, 0.0}};
+  held.processes = {{4242, "alice", "python notebook.py", core::Bytes::GiB(40), false, 0.0, {}}};
   held.verdict.uuid = core::GpuUuid("GPU-2");
   held.verdict.state = observe::GpuState::kHeldIdle;
   held.verdict.since = held.verdict.at = core::FromUnixMicros(1'800'000'000'000'000);
@@ -195,7 +195,7 @@ TEST(AgentProtocolTest, AGpusProcessesAreBounded) {
   crowded.processes_known = true;
   crowded.verdict.uuid = core::GpuUuid("GPU-1");
   for (uint32_t pid = 1; pid <= 65; ++pid)
-    crowded.processes.push_back({pid, "u", "c", {}, false, {}});
+    crowded.processes.push_back({pid, "u", "c", {}, false, {}, {}});
   r.details = {{0, crowded}};
   auto back = ReportFromJson(nlohmann::json::parse(ReportToJson(r).dump()));
   ASSERT_FALSE(back.ok());

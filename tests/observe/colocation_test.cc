@@ -89,7 +89,7 @@ GpuSample HeldSample(core::TimePoint at, double holder_util, core::Bytes holder_
   s.memory_total = core::Bytes::GiB(80);
   s.memory_used = holder_memory;
   s.processes_known = true;
-  s.processes = {{7, "alice", "jupyter", holder_memory, false, holder_util}};
+  s.processes = {{7, "alice", "jupyter", holder_memory, false, holder_util, {}}};
   return s;
 }
 
@@ -110,6 +110,21 @@ TEST(HolderLearnerTest, LearnsTheHolderAloneAndStartsAfreshForAnotherHolder) {
   // Another process holds the GPU: its history starts now.
   learner.Learn(HolderMinute(92, {8}, core::Bytes::GiB(10)));
   b = learner.Beside(HeldSample(Minute(93), 0, core::Bytes::GiB(30)), held);
+  EXPECT_EQ(b.lendable, core::Bytes());
+  EXPECT_NE(b.reason.find("needed to learn its peak"), std::string::npos) << b.reason;
+}
+
+TEST(HolderLearnerTest, AHolderThatStartedAfterItsHistoryHasAReusedPidAndNoHistory) {
+  HolderLearner learner({});
+  for (int m = 0; m < 90; ++m) learner.Learn(HolderMinute(m, {7}, core::Bytes::GiB(30)));
+  Verdict held;
+  held.uuid = kGpu;
+  held.state = GpuState::kHeldIdle;
+  GpuSample s = HeldSample(Minute(91), 0, core::Bytes::GiB(30));
+  s.processes[0].started_at = Minute(0) + core::Seconds(30);  // within the first minute: its own
+  EXPECT_EQ(learner.Beside(s, held).lendable, core::Bytes::GiB(42));
+  s.processes[0].started_at = Minute(85);  // pid 7 is another process now
+  const BesideHolder b = learner.Beside(s, held);
   EXPECT_EQ(b.lendable, core::Bytes());
   EXPECT_NE(b.reason.find("needed to learn its peak"), std::string::npos) << b.reason;
 }
@@ -142,7 +157,7 @@ TEST(SharedVerdictTest, TheHolderIsJudgedByItsOwnUtilization) {
                           std::optional<ObservedProcess> stranger = std::nullopt) {
     GpuSample x = HeldSample(t0 + core::Seconds(s), holder_util, holder_memory);
     x.utilization_pct = 97;  // the job computes
-    x.processes.push_back({100, "bob", "python sweep.py", core::Bytes::GiB(5), true, 95.0});
+    x.processes.push_back({100, "bob", "python sweep.py", core::Bytes::GiB(5), true, 95.0, {}});
     if (stranger) x.processes.push_back(*stranger);
     x.lent_to_job = 12;
     x.beside_holder = LoanBesideHolder{{7}, core::Bytes::GiB(32), core::Bytes::GiB(20)};
@@ -162,7 +177,7 @@ TEST(SharedVerdictTest, TheHolderIsJudgedByItsOwnUtilization) {
       << v.evidence.reason;
   EXPECT_TRUE(ClaimOf(v).has_value());
 
-  v = beside(303, 0, core::Bytes::GiB(30), ObservedProcess{55, "carol", "x", {}, false, 0.0});
+  v = beside(303, 0, core::Bytes::GiB(30), ObservedProcess{55, "carol", "x", {}, false, 0.0, {}});
   EXPECT_NE(v.evidence.reason.find("owner returned: process 55"), std::string::npos)
       << v.evidence.reason;
 

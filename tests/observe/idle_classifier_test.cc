@@ -50,7 +50,7 @@ class Driver {
 
 ObservedProcess Proc(uint32_t pid, const char* user = "alice", const char* command = "python x.py",
                      core::Bytes memory = core::Bytes::GiB(30)) {
-  return {pid, user, command, memory, false, {}};
+  return {pid, user, command, memory, false, {}, {}};
 }
 
 TEST(IdleClassifierTest, UnknownUntilEnoughDataThenIdle) {

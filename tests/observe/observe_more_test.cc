@@ -47,7 +47,7 @@ TEST(MinuteRollupTest, SummarisesEachMinuteAndCreditsStates) {
   std::vector<MinuteRollup> done;
   for (int s = 0; s < 60; ++s) {
     auto out =
-        b.Add(Sample(s, s < 30 ? 80 : 0, {{7, "alice", "x", core::Bytes::GiB(1), false, {}}}),
+        b.Add(Sample(s, s < 30 ? 80 : 0, {{7, "alice", "x", core::Bytes::GiB(1), false, {}, {}}}),
               V(s < 30 ? GpuState::kBusy : GpuState::kIdle));
     EXPECT_TRUE(out.empty());
   }
@@ -75,7 +75,7 @@ TEST(MinuteRollupTest, HeldIdleAndHarvestedTimeAndJobUsersAreKeptApart) {
   // 0..20 s alice holds memory without computing; 20..60 s bob's gleaner job runs.
   for (int s = 0; s < 60; ++s) {
     const bool job = s >= 20;
-    b.Add(Sample(s, job ? 90 : 0, {{job ? 9u : 7u, job ? "bob" : "alice", "x", {}, job, {}}}),
+    b.Add(Sample(s, job ? 90 : 0, {{job ? 9u : 7u, job ? "bob" : "alice", "x", {}, job, {}, {}}}),
           V(job ? GpuState::kHarvested : GpuState::kHeldIdle));
   }
   auto done = b.Add(Sample(60, 0), V(GpuState::kIdle));
@@ -137,7 +137,8 @@ TEST(UsageProfileTest, GpuUserAndProjectOccupancy) {
 TEST(AlertEvaluatorTest, FiresOnceAfterTheDurationAndResolves) {
   AlertEvaluator alerts(
       {{"GpuHeldIdle", AlertCondition::kHeldIdle, core::Seconds(10), 0, "warning"}});
-  const std::vector<ObservedProcess> procs{{7, "bob", "jupyter", core::Bytes::GiB(40), false, {}}};
+  const std::vector<ObservedProcess> procs{
+      {7, "bob", "jupyter", core::Bytes::GiB(40), false, {}, {}}};
   std::vector<AlertEvent> all;
   for (int s = 0; s < 30; ++s) {
     Verdict v = V(s < 20 ? GpuState::kHeldIdle : GpuState::kBusy);
@@ -224,7 +225,7 @@ TEST(IdleClassifierRobustnessTest, ZeroWindowsAndUnreadableProcessLists) {
   EXPECT_EQ(c.verdicts().at(core::GpuUuid("GPU-a")).state, GpuState::kIdle);
 
   IdleClassifier d({});
-  const std::vector<ObservedProcess> procs{{7, "bob", "x", core::Bytes::GiB(1), false, {}}};
+  const std::vector<ObservedProcess> procs{{7, "bob", "x", core::Bytes::GiB(1), false, {}, {}}};
   for (int i = 0; i < 400; ++i) d.Observe(Sample(i, 0, procs));
   GpuSample unreadable = Sample(400, 0);
   unreadable.processes_known = false;
@@ -241,8 +242,8 @@ namespace {
 
 TEST(IdleClassifierOwnerTest, AForeignProcessBesideAJobIsTheOwnerReturning) {
   IdleClassifier c({});
-  ObservedProcess job{100, "gleaner-user", "python sweep.py", core::Bytes::GiB(5), true, {}};
-  ObservedProcess owner{200, "bob", "python train.py", core::Bytes::GiB(20), false, {}};
+  ObservedProcess job{100, "gleaner-user", "python sweep.py", core::Bytes::GiB(5), true, {}, {}};
+  ObservedProcess owner{200, "bob", "python train.py", core::Bytes::GiB(20), false, {}, {}};
   Verdict v = c.Observe(Sample(0, 90, {job}));
   EXPECT_EQ(v.state, GpuState::kHarvested);
   EXPECT_EQ(v.evidence.foreign_processes, 0);

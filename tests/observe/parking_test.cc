@@ -24,7 +24,8 @@ ParkFacts HeldSince(int64_t since_s, std::vector<uint32_t> pids = {4242}) {
   f.verdict.state = GpuState::kHeldIdle;
   f.verdict.since = At(since_s);
   for (uint32_t pid : pids) {
-    f.holders.push_back({pid, "alice", "python -m ipykernel", core::Bytes::GiB(30), false, 0.0});
+    f.holders.push_back(
+        {pid, "alice", "python -m ipykernel", core::Bytes::GiB(30), false, 0.0, {}});
   }
   return f;
 }
