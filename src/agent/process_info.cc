@@ -61,10 +61,29 @@ std::optional<unsigned long long> StatNumber(const std::vector<std::string>& fie
 
 // Field 6: the session, which a process can leave (setsid) but never join
 // from outside.
-std::optional<uint32_t> ProcessSession(const std::string& stat_path) {
-  const std::optional<unsigned long long> session = StatNumber(StatFields(stat_path), 6);
+std::optional<uint32_t> SessionOf(const std::vector<std::string>& stat) {
+  const std::optional<unsigned long long> session = StatNumber(stat, 6);
   if (!session || *session == 0 || *session > 4194304) return std::nullopt;
   return static_cast<uint32_t>(*session);
+}
+
+// Field 22: the start time in clock ticks after boot; /proc/stat's btime
+// is the boot time.
+std::optional<core::TimePoint> StartTimeOf(const std::vector<std::string>& stat,
+                                           const std::string& proc_root) {
+  const std::optional<unsigned long long> ticks = StatNumber(stat, 22);
+  if (!ticks) return std::nullopt;
+  std::ifstream proc_stat(proc_root + "/stat");
+  std::string line;
+  long long boot_s = -1;
+  while (std::getline(proc_stat, line)) {
+    if (line.rfind("btime ", 0) == 0) boot_s = std::strtoll(line.c_str() + 6, nullptr, 10);
+  }
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (boot_s <= 0 || hz <= 0) return std::nullopt;
+  const auto us =
+      static_cast<int64_t>(boot_s) * 1'000'000 + static_cast<int64_t>(*ticks) * 1'000'000 / hz;
+  return core::FromUnixMicros(us);
 }
 
 }  // namespace
@@ -99,7 +118,10 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
   }
   // Kernel threads and zombies have no command line; show the name as ps does.
   info.command = raw.empty() ? "[" + name + "]" : raw;
-  info.started_at = ProcessStartTime(pid, proc_root_);
+  // One read of /proc/<pid>/stat for the start time and the session.
+  const std::vector<std::string> stat = StatFields(dir + "/stat");
+  info.started_at = StartTimeOf(stat, proc_root_);
+  info.session_id = SessionOf(stat);
 
   std::ifstream cgroup(dir + "/cgroup");
   const std::string cgroup_text((std::istreambuf_iterator<char>(cgroup)),
@@ -118,27 +140,11 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
       info.gleaner_job_id = entry.substr(15);
     }
   }
-  info.session_id = ProcessSession(dir + "/stat");
   return info;
 }
 
-// Field 22 of /proc/<pid>/stat is the start time in clock ticks after boot;
-// /proc/stat's btime is the boot time.
 std::optional<core::TimePoint> ProcessStartTime(uint32_t pid, const std::string& proc_root) {
-  const std::optional<unsigned long long> ticks =
-      StatNumber(StatFields(proc_root + "/" + std::to_string(pid) + "/stat"), 22);
-  if (!ticks) return std::nullopt;
-  std::ifstream proc_stat(proc_root + "/stat");
-  std::string line;
-  long long boot_s = -1;
-  while (std::getline(proc_stat, line)) {
-    if (line.rfind("btime ", 0) == 0) boot_s = std::strtoll(line.c_str() + 6, nullptr, 10);
-  }
-  const long hz = sysconf(_SC_CLK_TCK);
-  if (boot_s <= 0 || hz <= 0) return std::nullopt;
-  const auto us =
-      static_cast<int64_t>(boot_s) * 1'000'000 + static_cast<int64_t>(*ticks) * 1'000'000 / hz;
-  return core::FromUnixMicros(us);
+  return StartTimeOf(StatFields(proc_root + "/" + std::to_string(pid) + "/stat"), proc_root);
 }
 
 std::optional<core::Duration> ProcessCpuTime(uint32_t pid, const std::string& proc_root) {

@@ -90,59 +90,40 @@ EXPORT CUresult cuDriverGetVersion(int* version) {
   return CUDA_SUCCESS;
 }
 
+// What the driver calls each error, and says of it.
+struct ErrorText {
+  CUresult rc;
+  const char* name;
+  const char* text;
+};
+constexpr ErrorText kErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+     "the operation cannot be performed in the present state"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
+    {CUDA_ERROR_TIMEOUT, "CUDA_ERROR_TIMEOUT",
+     "the timeout specified for the wait operation has lapsed"},
+};
+const ErrorText& Describe(CUresult rc) {
+  static constexpr ErrorText kUnknown{CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"};
+  for (const ErrorText& e : kErrors) {
+    if (e.rc == rc) return e;
+  }
+  return kUnknown;
+}
+
 EXPORT CUresult cuGetErrorName(CUresult rc, const char** name) {
   if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  switch (rc) {
-    case CUDA_SUCCESS:
-      *name = "CUDA_SUCCESS";
-      break;
-    case CUDA_ERROR_INVALID_VALUE:
-      *name = "CUDA_ERROR_INVALID_VALUE";
-      break;
-    case CUDA_ERROR_NO_DEVICE:
-      *name = "CUDA_ERROR_NO_DEVICE";
-      break;
-    case CUDA_ERROR_ILLEGAL_STATE:
-      *name = "CUDA_ERROR_ILLEGAL_STATE";
-      break;
-    case CUDA_ERROR_NOT_FOUND:
-      *name = "CUDA_ERROR_NOT_FOUND";
-      break;
-    case CUDA_ERROR_NOT_PERMITTED:
-      *name = "CUDA_ERROR_NOT_PERMITTED";
-      break;
-    case CUDA_ERROR_TIMEOUT:
-      *name = "CUDA_ERROR_TIMEOUT";
-      break;
-    default:
-      *name = "CUDA_ERROR_UNKNOWN";
-      break;
-  }
+  *name = Describe(rc).name;
   return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuGetErrorString(CUresult rc, const char** text) {
   if (text == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  switch (rc) {
-    case CUDA_ERROR_NO_DEVICE:
-      *text = "no CUDA-capable device is detected";
-      break;
-    case CUDA_ERROR_ILLEGAL_STATE:
-      *text = "the operation cannot be performed in the present state";
-      break;
-    case CUDA_ERROR_NOT_FOUND:
-      *text = "named symbol not found";
-      break;
-    case CUDA_ERROR_NOT_PERMITTED:
-      *text = "operation not permitted";
-      break;
-    case CUDA_ERROR_TIMEOUT:
-      *text = "the timeout specified for the wait operation has lapsed";
-      break;
-    default:
-      *text = "unknown error";
-      break;
-  }
+  *text = Describe(rc).text;
   return CUDA_SUCCESS;
 }
 
