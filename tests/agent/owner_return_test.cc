@@ -162,6 +162,7 @@ TEST(OwnerReturnTest, AProcessThatOnlyClaimsToBeTheJobIsAnOwner) {
   const pid_t impostor = fork();
   ASSERT_GE(impostor, 0);
   if (impostor == 0) {
+    setsid();  // a session of its own, as a job's keeper makes
     char name[] = "GLEANER_JOB_ID=7";
     char* env[] = {name, nullptr};
     char sh[] = "/bin/sh", c[] = "-c", body[] = "sleep 30";
@@ -199,7 +200,7 @@ TEST(OwnerReturnTest, AProcessThatOnlyClaimsToBeTheJobIsAnOwner) {
   EXPECT_THAT(v.evidence.reason, HasSubstr("owner returned: process " + pid));
 
   // Had gleaner started job 7 in the process's own session, it would be.
-  job_session = static_cast<uint32_t>(getsid(impostor));
+  job_session = static_cast<uint32_t>(impostor);
   clock.Advance(core::Seconds(1));
   v = sampler.SampleOnce()->verdicts[0];
   EXPECT_EQ(v.state, observe::GpuState::kHarvested) << v.evidence.reason;
