@@ -19,7 +19,10 @@ std::vector<double> GiveBackBounds() { return {0.5, 1, 2, 5, 10, 20, 30, 45, 60,
 }  // namespace
 
 HostMetrics::HostMetrics(std::string hostname, std::string daemon)
-    : hostname_(std::move(hostname)), daemon_(std::move(daemon)), owner_return_(GiveBackBounds()) {}
+    : hostname_(std::move(hostname)),
+      daemon_(std::move(daemon)),
+      owner_return_(GiveBackBounds()),
+      holder_wait_(GiveBackBounds()) {}
 
 void HostMetrics::Observe(const HostPass& pass, core::Duration max_gap) {
   std::lock_guard lock(mu_);
@@ -42,6 +45,15 @@ void HostMetrics::Preempted(std::string_view reason) {
 
 void HostMetrics::GaveBack(core::Duration after_claim) {
   owner_return_.Observe(core::ToSecondsDouble(after_claim));
+}
+
+void HostMetrics::Parking(std::string_view event) {
+  std::lock_guard lock(mu_);
+  parking_[std::string(event)] += 1;
+}
+
+void HostMetrics::HolderRestored(core::Duration waited) {
+  holder_wait_.Observe(core::ToSecondsDouble(waited));
 }
 
 std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& prices,
@@ -210,6 +222,18 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
   e.Family("gleaner_owner_return_seconds", "histogram",
            "From a GPU's claim (the checkpoint signal) to the job's processes gone.");
   e.HistogramSamples("gleaner_owner_return_seconds", {}, owner_return_.Read());
+  e.Family("gleaner_holder_parking_total", "counter",
+           "Parking held-idle GPUs' holders, by event: notice, refused, parked, park_failed, "
+           "restored, restore_failed, exited.");
+  for (const char* event :
+       {"notice", "refused", "parked", "park_failed", "restored", "restore_failed", "exited"}) {
+    const auto n = parking_.find(event);
+    e.Sample("gleaner_holder_parking_total", {{"event", event}},
+             n == parking_.end() ? 0 : n->second);
+  }
+  e.Family("gleaner_holder_restore_wait_seconds", "histogram",
+           "From a parked holder's wake (or the ask) to its GPU memory restored.");
+  e.HistogramSamples("gleaner_holder_restore_wait_seconds", {}, holder_wait_.Read());
 
   metrics::BuildInfo(e, daemon_, cluster::kProtocolVersion);
 

@@ -46,6 +46,14 @@ class HostMetrics {
   void Preempted(std::string_view reason);
   void GaveBack(core::Duration after_claim);  // from the claim to the GPUs free
 
+  // Parking a held-idle GPU's holder (docs/held-idle.md): "notice",
+  // "refused" (it computed, was kept or opted out within the notice),
+  // "parked", "park_failed", "restored", "restore_failed" or "exited"
+  // (gone while parked).
+  void Parking(std::string_view event);
+  // From its wake (or the ask) to the holder restored: how long it waited.
+  void HolderRestored(core::Duration waited);
+
   // The text exposition. `dcgm`: also dcgm-exporter's names for the
   // readings, so dashboards built on them work unchanged.
   std::string Render(const JobCounts& jobs, const IdleCostPrices& prices, bool dcgm) const;
@@ -64,6 +72,8 @@ class HostMetrics {
   std::map<core::GpuUuid, GpuTime> state_time_;
   std::map<std::string, double> preemptions_;
   metrics::Histogram owner_return_;
+  std::map<std::string, double> parking_;
+  metrics::Histogram holder_wait_;
 };
 
 }  // namespace gleaner::agent

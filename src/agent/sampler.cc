@@ -65,6 +65,8 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
   std::vector<observe::Verdict> changed;
   const std::map<core::GpuUuid, LentGpu> lent =
       lent_ ? lent_() : std::map<core::GpuUuid, LentGpu>{};
+  const std::map<core::GpuUuid, observe::HolderParking> parkings =
+      parkings_ ? parkings_() : std::map<core::GpuUuid, observe::HolderParking>{};
   for (const gpu::GpuSnapshot& snapshot : pass.snapshots) {
     const auto l = lent.find(snapshot.uuid);
     observe::GpuSample sample = ToSample(snapshot, pass.at, l == lent.end() ? nullptr : &l->second);
@@ -72,6 +74,7 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
       sample.lent_to_job = l->second.job;
       sample.beside_holder = l->second.beside_holder;
     }
+    if (auto p = parkings.find(snapshot.uuid); p != parkings.end()) sample.parking = p->second;
     observe::Verdict verdict = classifier_.Observe(sample);
     if (holders_ && verdict.state == observe::GpuState::kHeldIdle) {
       verdict.evidence.beside_holder = holders_->Beside(sample, verdict);

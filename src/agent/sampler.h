@@ -86,6 +86,11 @@ class Sampler {
   // process shows on it.
   using LentGpus = std::function<std::map<core::GpuUuid, LentGpu>()>;
   void WatchLending(LentGpus lent) { lent_ = std::move(lent); }
+  // The holders told they will be parked, parked or being restored (the
+  // agent's word, HolderParker::Parkings), asked at each pass: a parked
+  // holder is not on its GPU to be seen.
+  using Parkings = std::function<std::map<core::GpuUuid, observe::HolderParking>()>;
+  void WatchParking(Parkings parkings) { parkings_ = std::move(parkings); }
 
   const observe::IdleClassifier& classifier() const { return classifier_; }
 
@@ -115,6 +120,7 @@ class Sampler {
   std::vector<store::GpuRecord> recorded_gpus_;  // as last saved, first_seen aside
   std::optional<core::TimePoint> gpus_recorded_at_;
   LentGpus lent_;
+  Parkings parkings_;
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
   bool woken_ = false;

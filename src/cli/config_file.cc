@@ -132,6 +132,35 @@ Status ReadColocation(const std::string& path, const toml::table& t,
   return Status::Ok();
 }
 
+Status ReadParking(const std::string& path, const toml::table& t, GleanerConfig* config) {
+  const std::string p = "parking.";
+  GLEANER_RETURN_IF_ERROR(CheckKeys(
+      path, t, p,
+      {"enabled", "park_idle_timeout_s", "notice_s", "max_park_s", "host_memory_margin_share",
+       "never_park_users", "lock_timeout_s", "cuda_library"}));
+  observe::ParkingConfig& c = config->parking;
+  if (const toml::node* n = t.get("enabled")) {
+    if (!n->is_boolean()) return Error(path, *n, p + "enabled", "expected true or false");
+    c.enabled = *n->value<bool>();
+  }
+  GLEANER_RETURN_IF_ERROR(
+      Seconds(path, t, p, "park_idle_timeout_s", 60, 86400 * 30, &c.park_idle_timeout));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "notice_s", 0, 86400, &c.notice));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "max_park_s", 0, 86400 * 30, &c.max_park));
+  GLEANER_RETURN_IF_ERROR(
+      Number(path, t, p, "host_memory_margin_share", 0, 0.9, &c.host_memory_margin_share));
+  GLEANER_RETURN_IF_ERROR(Strings(path, t, p, "never_park_users", &c.never_park_users));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "lock_timeout_s", 0.1, 600, &c.lock_timeout));
+  if (const toml::node* n = t.get("cuda_library")) {
+    const std::optional<std::string> lib = n->value<std::string>();
+    if (!lib || lib->empty()) {
+      return Error(path, *n, p + "cuda_library", "expected the path of libcuda.so.1");
+    }
+    config->cuda_library = *lib;
+  }
+  return Status::Ok();
+}
+
 Status ReadIdle(const std::string& path, const toml::table& t, observe::IdleConfig* c) {
   const std::string p = "idle.";
   GLEANER_RETURN_IF_ERROR(
@@ -529,9 +558,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   GLEANER_RETURN_IF_ERROR(CheckKeys(path, doc, "",
                                     {"idle", "sampling", "projects", "alerts", "scheduler", "cost",
-                                     "ui", "api", "limits", "colocation"}));
+                                     "ui", "api", "limits", "colocation", "parking"}));
   for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui",
-                              "api", "limits", "colocation"}) {
+                              "api", "limits", "colocation", "parking"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -541,6 +570,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   if (const toml::table* c = doc["colocation"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadColocation(path, *c, &config.colocation));
+  }
+  if (const toml::table* p = doc["parking"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadParking(path, *p, &config));
   }
   if (const toml::table* s = doc["sampling"].as_table()) {
     GLEANER_RETURN_IF_ERROR(CheckKeys(path, *s, "sampling.", {"interval_s", "retention_days"}));

@@ -10,6 +10,7 @@
 #include "observe/alerts.h"
 #include "observe/colocation.h"
 #include "observe/idle_config.h"
+#include "observe/parking.h"
 #include "sched/scheduler_config.h"
 #include "server/submit_quota.h"
 #include "server/token_api.h"
@@ -22,6 +23,10 @@ struct GleanerConfig {
   observe::IdleConfig idle;
   // [colocation]: lending memory beside quiet holders; nullopt: never.
   std::optional<observe::ColocationConfig> colocation = observe::ColocationConfig{};
+  // [parking]: parking forgotten holders' GPU memory in host memory; off
+  // unless enabled.
+  observe::ParkingConfig parking;
+  std::string cuda_library = "libcuda.so.1";  // [parking] cuda_library
   core::Duration sample_interval = core::Seconds(1);
   core::Duration retention = core::Seconds(int64_t{90} * 24 * 3600);
   std::map<std::string, std::string> project_of_user;

@@ -1,12 +1,11 @@
 #include "cli/daemon_support.h"
 
-#include <CLI/CLI.hpp>
-
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -22,6 +21,7 @@
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 #include "cluster/agent_credentials.h"
+#include "core/format.h"
 #include "core/sha256.h"
 #include "cost/gpu_hour_prices.h"
 #include "observe/verdict_json.h"
@@ -71,8 +71,8 @@ void AddServerTlsOptions(CLI::App& cmd, net::TlsFiles& tls) {
 void AddClientTlsOptions(CLI::App& cmd, net::TlsFiles& tls, bool env) {
   CLI::Option* ca = cmd.add_option(
       "--ca-file", tls.ca, "For https:// servers: trust these PEM CAs (default: the system's)");
-  CLI::Option* cert = cmd.add_option(
-      "--tls-cert", tls.cert, "For https:// servers: present this PEM client certificate");
+  CLI::Option* cert = cmd.add_option("--tls-cert", tls.cert,
+                                     "For https:// servers: present this PEM client certificate");
   CLI::Option* key = cmd.add_option("--tls-key", tls.key, "The PEM private key of --tls-cert");
   for (CLI::Option* o : {ca, cert, key}) o->group("TLS");
   if (env) {
@@ -330,6 +330,28 @@ core::Result<std::string> ReadJoinToken(const std::string& path) {
                                  "agent-token create` on a coordinator host makes one)");
   }
   return token;
+}
+
+std::unique_ptr<gpu::CudaCheckpoint> OpenCudaForParking(const GleanerConfig& config,
+                                                        const std::string& state_path,
+                                                        const cluster::Log& log) {
+  std::error_code ec;
+  const bool parked_before = std::filesystem::exists(state_path, ec);
+  if (!config.parking.enabled && !parked_before) return nullptr;
+  auto cuda = gpu::CudaCheckpoint::Open(config.cuda_library);
+  if (!cuda.ok()) {
+    log("warning: " + cuda.status().message() +
+        (config.parking.enabled ? "; no holder is parked ([parking] in gleaner.toml)"
+                                : "; holders parked before cannot be restored by gleaner"));
+    return nullptr;
+  }
+  if (config.parking.enabled) {
+    log("parking holders held idle for " + core::FormatDuration(config.parking.park_idle_timeout) +
+        ", after " + core::FormatDuration(config.parking.notice) + " of notice (CUDA driver " +
+        std::to_string((*cuda)->driver_version() / 1000) + "." +
+        std::to_string((*cuda)->driver_version() % 1000 / 10) + ")");
+  }
+  return std::move(cuda).value();
 }
 
 std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <iosfwd>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "cli/config_file.h"
 #include "cluster/log.h"
 #include "core/result.h"
+#include "gpu/cuda/cuda_checkpoint.h"
 #include "net/tls.h"
 #include "server/api.h"
 
@@ -110,6 +112,14 @@ core::Result<std::string> ReadJoinToken(const std::string& path);
 // jobs); says which it is. The returned cgroups' base is removed on exit.
 std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,
                                                agent::Executor& executor, const cluster::Log& log);
+
+// The CUDA driver's checkpoint API for parking holders, where [parking] is
+// enabled or `state_path` records holders parked before a restart (they
+// must come back whatever the config says now); null, saying why, where
+// it is not wanted or cannot be opened.
+std::unique_ptr<gpu::CudaCheckpoint> OpenCudaForParking(const GleanerConfig& config,
+                                                        const std::string& state_path,
+                                                        const cluster::Log& log);
 
 // Until SIGINT, SIGTERM or `for_s` seconds: the flag a daemon's loop
 // watches. One per process.

@@ -32,11 +32,15 @@ void HostWatch::Observe(const agent::HostPass& pass, const cluster::Log& log) {
       events.push_back(std::move(e));
     }
   }
+  Notify(events, log);
+  if (!pass.verdicts.empty()) metrics_.Observe(pass, options_.max_sample_gap);
+}
+
+void HostWatch::Notify(const std::vector<observe::AlertEvent>& events, const cluster::Log& log) {
   for (const observe::AlertEvent& e : events) {
     log(std::string("alert ") + (e.firing ? "firing " : "resolved ") + e.rule + ": " + e.summary);
   }
-  if (webhook_) webhook_->Send(events);
-  if (!pass.verdicts.empty()) metrics_.Observe(pass, options_.max_sample_gap);
+  if (webhook_ && !events.empty()) webhook_->Send(events);
 }
 
 }  // namespace gleaner::daemon

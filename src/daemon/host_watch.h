@@ -33,6 +33,9 @@ class HostWatch {
   ~HostWatch();
 
   void Observe(const agent::HostPass& pass, const cluster::Log& log);
+  // Events from elsewhere in the daemon (a holder told it will be parked):
+  // to the log and the webhook, like the rules' own.
+  void Notify(const std::vector<observe::AlertEvent>& events, const cluster::Log& log);
 
   agent::HostMetrics& metrics() { return metrics_; }
 

@@ -7,6 +7,7 @@
 
 #include "core/ids.h"
 #include "core/units.h"
+#include "observe/verdict.h"
 
 namespace gleaner::observe {
 
@@ -56,6 +57,9 @@ struct GpuSample {
   std::optional<int64_t> lent_to_job;
   // Set when that job was lent the GPU beside its holder.
   std::optional<LoanBesideHolder> beside_holder;
+  // Its holder told it will be parked, parked, or being restored (the
+  // agent's word: a parked process is not on the GPU to be seen).
+  std::optional<HolderParking> parking;
 };
 
 }  // namespace gleaner::observe

@@ -99,6 +99,26 @@ std::string_view GpuStateName(GpuState state) {
   return "unknown";
 }
 
+std::string_view ParkingPhaseName(HolderParking::Phase phase) {
+  switch (phase) {
+    case HolderParking::Phase::kNotice:
+      return "notice";
+    case HolderParking::Phase::kParked:
+      return "parked";
+    case HolderParking::Phase::kRestoring:
+      return "restoring";
+  }
+  return "notice";
+}
+
+std::optional<HolderParking::Phase> ParseParkingPhase(std::string_view name) {
+  for (auto p : {HolderParking::Phase::kNotice, HolderParking::Phase::kParked,
+                 HolderParking::Phase::kRestoring}) {
+    if (ParkingPhaseName(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
 std::optional<GpuState> ParseGpuState(std::string_view name) {
   for (GpuState s : {GpuState::kUnknown, GpuState::kBusy, GpuState::kIdle, GpuState::kHeldIdle,
                      GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested,
@@ -156,6 +176,7 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
   e.processes = static_cast<int>(s.processes.size());
   for (const ObservedProcess& p : s.processes) e.foreign_processes += p.gleaner_job ? 0 : 1;
   e.lent_to_job = s.lent_to_job;
+  e.parking = s.parking;
 
   GpuState state;
   if (gap) Restart(t, s.at);
@@ -217,6 +238,12 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
     }
     e.idle_power_w = t.idle_power_w;
     state = Decide(s, t, beside, busy_now, new_process, e);
+    if (state == GpuState::kHeldIdle && s.parking &&
+        s.parking->phase == HolderParking::Phase::kNotice) {
+      e.reason += "; to be parked in " +
+                  FormatDuration(std::max(s.parking->at - s.at, Duration{})) +
+                  " unless it computes or its user runs `gleaner keep " + s.uuid.str() + "`";
+    }
   }
   e.quiet_for = s.at - t.last_busy;
   e.observed_for = s.at - t.observed_since;
@@ -291,6 +318,12 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
     lent_to =
         (lent_to.empty() ? "gleaner job" : lent_to + "'s") + " process " + std::to_string(job->pid);
   }
+  if (s.parking && s.parking->phase == HolderParking::Phase::kRestoring) {
+    // Its holder is on its way back: the GPU is emptied for it.
+    e.reason = "process " + std::to_string(s.parking->pid) + " is being restored (" +
+               s.parking->reason + ")" + (lent_to.empty() ? "" : "; " + lent_to + " leaves first");
+    return GpuState::kBusy;
+  }
   if (!lent_to.empty() && beside) return DecideBesideHolder(s, busy_now, lent_to, e);
   if (!lent_to.empty() && owner != nullptr) {
     // The owner came back to a lent GPU: it is theirs again, at once.
@@ -301,6 +334,15 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   if (!lent_to.empty()) {
     e.reason = job != nullptr ? lent_to + " runs on it" : "lent to " + lent_to;
     return GpuState::kHarvested;
+  }
+  if (s.parking && s.parking->phase == HolderParking::Phase::kParked && owner == nullptr) {
+    // Its holder waits in host memory and wakes only through gleaner, which
+    // empties the GPU first: lendable whole, at once.
+    e.reason = "process " + std::to_string(s.parking->pid) +
+               (s.parking->user.empty() ? "" : " of " + s.parking->user) + " parked for " +
+               FormatDuration(s.at - s.parking->at) + " (" + core::FormatBytes(s.parking->memory) +
+               " in host memory); lent whole until it wakes";
+    return GpuState::kIdle;
   }
   if (Contains(config_.reserved_gpus, s.uuid)) {
     e.reason = "GPU is reserved";

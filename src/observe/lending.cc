@@ -8,7 +8,8 @@ std::optional<std::string> ClaimOf(const Verdict& v) {
   // on saw no job yet).
   if ((v.evidence.foreign_processes > 0 && v.state != GpuState::kShared && !LendableBeside(v)) ||
       v.state == GpuState::kProtected || v.state == GpuState::kUnhealthy ||
-      v.state == GpuState::kReserved) {
+      v.state == GpuState::kReserved ||
+      (v.evidence.parking && v.evidence.parking->phase == HolderParking::Phase::kRestoring)) {
     return v.evidence.reason;
   }
   return std::nullopt;

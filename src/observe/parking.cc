@@ -62,8 +62,9 @@ std::vector<ParkAction> ParkingPlanner::Plan(
     if (t == tracks_.end()) {
       if (!config_.enabled || WhyNot(f, host_available, host_total, now)) continue;
       const ObservedProcess& p = f.holders[0];
-      tracks_[gpu] = {Phase::kNoticed, p.pid, p.used_memory, now, {}, {}, {}};
-      out.push_back({ParkAction::Kind::kNotify, gpu, p.pid, p.used_memory, now + config_.notice,
+      tracks_[gpu] = {Phase::kNoticed, p.pid, p.user, p.used_memory, now, {}, {}, {}};
+      out.push_back({ParkAction::Kind::kNotify, gpu, p.pid, p.user, p.used_memory,
+                     now + config_.notice,
                      Pid(p.pid) + (p.user.empty() ? "" : " of " + p.user) + " has held " +
                          core::FormatBytes(p.used_memory) + " idle for " +
                          core::FormatDuration(now - f.verdict.since) + "; it will be parked in " +
@@ -77,13 +78,13 @@ std::vector<ParkAction> ParkingPlanner::Plan(
         std::optional<std::string> why = WhyNot(f, host_available, host_total, now);
         if (!why && f.holders[0].pid != tr.pid) why = "another process holds it now";
         if (why) {
-          out.push_back(
-              {ParkAction::Kind::kForget, gpu, tr.pid, tr.memory, now, "not parked: " + *why});
+          out.push_back({ParkAction::Kind::kForget, gpu, tr.pid, tr.user, tr.memory, now,
+                         "not parked: " + *why});
           tracks_.erase(t);
         } else if (now - tr.since >= config_.notice) {
           tr.phase = Phase::kParking;
           tr.memory = f.holders[0].used_memory;
-          out.push_back({ParkAction::Kind::kPark, gpu, tr.pid, tr.memory, now,
+          out.push_back({ParkAction::Kind::kPark, gpu, tr.pid, tr.user, tr.memory, now,
                          "held idle for " + core::FormatDuration(now - f.verdict.since) +
                              ", told " + core::FormatDuration(now - tr.since) + " ago"});
         }
@@ -93,13 +94,13 @@ std::vector<ParkAction> ParkingPlanner::Plan(
       case Phase::kRestoring: {
         const std::optional<core::Duration> cpu = cpu_time(tr.pid);
         if (!cpu) {
-          out.push_back({ParkAction::Kind::kForget, gpu, tr.pid, tr.memory, now,
+          out.push_back({ParkAction::Kind::kForget, gpu, tr.pid, tr.user, tr.memory, now,
                          Pid(tr.pid) + " exited while parked: nothing to restore"});
           tracks_.erase(t);
           break;
         }
         if (tr.phase == Phase::kRestoring) {
-          out.push_back({ParkAction::Kind::kRestore, gpu, tr.pid, tr.memory, now, tr.why});
+          out.push_back({ParkAction::Kind::kRestore, gpu, tr.pid, tr.user, tr.memory, now, tr.why});
           break;
         }
         std::string why;
@@ -117,7 +118,7 @@ std::vector<ParkAction> ParkingPlanner::Plan(
         if (!why.empty()) {
           tr.phase = Phase::kRestoring;
           tr.why = why;
-          out.push_back({ParkAction::Kind::kRestore, gpu, tr.pid, tr.memory, now, why});
+          out.push_back({ParkAction::Kind::kRestore, gpu, tr.pid, tr.user, tr.memory, now, why});
         }
         break;
       }
@@ -146,9 +147,31 @@ void ParkingPlanner::ParkFailed(const core::GpuUuid& gpu, core::TimePoint at) {
 
 void ParkingPlanner::Restored(const core::GpuUuid& gpu) { tracks_.erase(gpu); }
 
-void ParkingPlanner::Adopt(const core::GpuUuid& gpu, uint32_t pid, core::Bytes memory,
-                           core::Duration cpu_time, core::TimePoint parked_at) {
-  tracks_[gpu] = {Phase::kParked, pid, memory, parked_at, cpu_time, parked_at, {}};
+void ParkingPlanner::Adopt(const core::GpuUuid& gpu, uint32_t pid, std::string user,
+                           core::Bytes memory, core::Duration cpu_time, core::TimePoint parked_at) {
+  tracks_[gpu] = {Phase::kParked, pid, std::move(user), memory, parked_at, cpu_time, parked_at, {}};
+}
+
+std::map<core::GpuUuid, HolderParking> ParkingPlanner::Parkings() const {
+  std::map<core::GpuUuid, HolderParking> out;
+  for (const auto& [gpu, t] : tracks_) {
+    using P = HolderParking::Phase;
+    switch (t.phase) {
+      case Phase::kNoticed:
+      case Phase::kParking:
+        out[gpu] = {P::kNotice, t.pid, t.user, t.memory, t.since + config_.notice, {}};
+        break;
+      case Phase::kParked:
+        out[gpu] = {P::kParked, t.pid, t.user, t.memory, t.since, {}};
+        break;
+      case Phase::kRestoring:
+        out[gpu] = {P::kRestoring, t.pid, t.user, t.memory, t.since, t.why};
+        break;
+      case Phase::kFailed:
+        break;  // it runs on as before
+    }
+  }
+  return out;
 }
 
 }  // namespace gleaner::observe

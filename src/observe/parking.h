@@ -29,6 +29,9 @@ struct ParkingConfig {
   double host_memory_margin_share = 0.10;
   // Users whose processes are never parked (their own opt-out).
   std::vector<std::string> never_park_users;
+  // How long a park waits for the work the holder submitted: one inside a
+  // long kernel is not idle, and must not hold the daemon up.
+  core::Duration lock_timeout = core::Seconds(10);
 };
 
 // One GPU as the planner needs it, each pass.
@@ -49,6 +52,7 @@ struct ParkAction {
   Kind kind = Kind::kNotify;
   core::GpuUuid gpu;
   uint32_t pid = 0;
+  std::string user;    // the holder's, empty when unknown
   core::Bytes memory;  // what the holder holds (park), or held (restore)
   core::TimePoint at;  // kNotify: when it will be parked
   std::string reason;  // in words, for the log and the holder
@@ -79,8 +83,13 @@ class ParkingPlanner {
 
   // A holder the daemon finds parked when it starts (its state file, and
   // the driver's word): watched for waking like one it parked itself.
-  void Adopt(const core::GpuUuid& gpu, uint32_t pid, core::Bytes memory, core::Duration cpu_time,
-             core::TimePoint parked_at);
+  void Adopt(const core::GpuUuid& gpu, uint32_t pid, std::string user, core::Bytes memory,
+             core::Duration cpu_time, core::TimePoint parked_at);
+
+  // Each GPU whose holder is told, parked or being restored, as the
+  // sampler hands it to the classifier (a parked process is not on the GPU
+  // to be seen). A park under way still shows as the notice.
+  std::map<core::GpuUuid, HolderParking> Parkings() const;
 
   const ParkingConfig& config() const { return config_; }
 
@@ -89,6 +98,7 @@ class ParkingPlanner {
   struct Track {
     Phase phase = Phase::kNoticed;
     uint32_t pid = 0;
+    std::string user;
     core::Bytes memory;
     core::TimePoint since;  // the notice, the park, or the failed park
     core::Duration cpu{};   // parked: CPU time at the last pass

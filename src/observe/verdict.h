@@ -43,6 +43,26 @@ struct BesideHolder {
   bool operator==(const BesideHolder&) const = default;
 };
 
+// A holder gleaner parks, or is about to (docs/held-idle.md): its GPU
+// memory moved to host memory while the GPU is lent whole.
+struct HolderParking {
+  enum class Phase {
+    kNotice,     // told; parked at `at` unless it computes or is kept
+    kParked,     // since `at`; the GPU is free of it
+    kRestoring,  // it woke (or was asked back): the GPU is emptied for it
+  };
+  Phase phase = Phase::kNotice;
+  uint32_t pid = 0;
+  std::string user;    // empty when unknown
+  core::Bytes memory;  // what it holds on the GPU, or in host memory once parked
+  core::TimePoint at;
+  std::string reason;  // restoring: why
+
+  bool operator==(const HolderParking&) const = default;
+};
+std::string_view ParkingPhaseName(HolderParking::Phase phase);
+std::optional<HolderParking::Phase> ParseParkingPhase(std::string_view name);
+
 // The numbers a verdict rests on. Every field is what the classifier saw;
 // `reason` says in one line why the state follows from them.
 struct Evidence {
@@ -61,6 +81,7 @@ struct Evidence {
   std::optional<double> confidence;           // chance to stay quiet for the horizon
   int64_t similar_pauses = 0;                 // how many pauses the confidence rests on
   std::optional<BesideHolder> beside_holder;  // held idle or shared
+  std::optional<HolderParking> parking;       // its holder's, where parking applies
   std::string reason;
 
   bool operator==(const Evidence&) const = default;

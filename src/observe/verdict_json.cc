@@ -65,6 +65,28 @@ BesideHolder BesideHolderFromJson(const json& j) {
           bytes("borrower_memory_bytes"), j.at("reason").get<std::string>()};
 }
 
+json ParkingToJson(const HolderParking& p) {
+  return {{"phase", ParkingPhaseName(p.phase)},
+          {"pid", p.pid},
+          {"user", p.user},
+          {"memory_bytes", p.memory.count()},
+          {"at", Rfc3339(p.at)},
+          {"at_us", core::ToUnixMicros(p.at)},
+          {"reason", p.reason}};
+}
+
+HolderParking ParkingFromJson(const json& j) {
+  const std::string name = j.at("phase").get<std::string>();
+  const std::optional<HolderParking::Phase> phase = ParseParkingPhase(name);
+  if (!phase) throw std::out_of_range("unknown parking phase \"" + name + "\"");
+  return {*phase,
+          j.at("pid").get<uint32_t>(),
+          j.at("user").get<std::string>(),
+          core::Bytes(j.at("memory_bytes").get<uint64_t>()),
+          core::FromUnixMicros(j.at("at_us").get<int64_t>()),
+          j.at("reason").get<std::string>()};
+}
+
 json VerdictToJson(const Verdict& v) {
   const Evidence& e = v.evidence;
   json out = {
@@ -90,6 +112,7 @@ json VerdictToJson(const Verdict& v) {
         {"similar_pauses", e.similar_pauses}}},
   };
   if (e.beside_holder) out["evidence"]["beside_holder"] = BesideHolderToJson(*e.beside_holder);
+  if (e.parking) out["evidence"]["parking"] = ParkingToJson(*e.parking);
   return out;
 }
 
@@ -123,6 +146,7 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
     if (!e.at("confidence").is_null()) ev.confidence = e.at("confidence").get<double>();
     ev.similar_pauses = e.at("similar_pauses").get<int64_t>();
     if (e.contains("beside_holder")) ev.beside_holder = BesideHolderFromJson(e["beside_holder"]);
+    if (e.contains("parking")) ev.parking = ParkingFromJson(e["parking"]);
     return v;
   } catch (const std::exception& e) {  // nlohmann's, or an implausible duration
     return core::InvalidArgument(std::string("malformed verdict: ") + e.what());

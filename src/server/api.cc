@@ -58,6 +58,9 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     if (!history_) return ErrorResponse(core::Unavailable("this gleaner keeps no history"));
     return history_->Handle(request);
   }
+  if (seg.size() == 4 && seg[1] == "gpus" && (seg[3] == "keep" || seg[3] == "unpark")) {
+    return Parking(request, *caller, seg[2], seg[3] == "unpark");
+  }
   if (seg.size() != 2) return NoSuchEndpoint(request);
   if (seg[1] == "whoami") {
     if (request.method != "GET") return WrongMethod(request);
@@ -79,6 +82,22 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     return Json(200, doc);
   }
   return NoSuchEndpoint(request);
+}
+
+HttpResponse Api::Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,
+                          bool unpark) {
+  if (request.method != "POST") return WrongMethod(request);
+  if (caller.anonymous) {
+    return ErrorResponse(core::Unauthenticated("keeping or unparking a GPU needs a token"));
+  }
+  if (!options_.parking) {
+    return ErrorResponse(
+        core::Unavailable("this gleaner parks no holders: parking runs in `gleaner up`"));
+  }
+  if (core::Status s = options_.parking(gpu, unpark, caller); !s.ok()) return ErrorResponse(s);
+  return Json(200, {{"gpu", gpu},
+                    {"message", unpark ? "its parked holder is restored at the next pass"
+                                       : "its holder is not parked until it computes again"}});
 }
 
 }  // namespace gleaner::server

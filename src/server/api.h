@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "server/caller.h"
 #include "server/cost_api.h"
 #include "server/history_api.h"
 #include "server/http_server.h"
@@ -42,6 +43,9 @@ struct ApiOptions {
   std::function<void()> queue_changed;
   // A coordinator's: jobs' logs are on the hosts that ran them.
   RemoteLogs remote_logs;
+  // POST /v1/gpus/GPU/keep and /unpark (`gleaner keep`, `gleaner unpark`):
+  // asks this host's parker; null where this daemon parks nothing.
+  std::function<core::Status(const std::string& gpu, bool unpark, const Caller& caller)> parking;
 };
 
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
@@ -71,6 +75,8 @@ class Api {
 
  private:
   core::Result<Caller> Identify(const HttpRequest& request, const Peer& peer);
+  HttpResponse Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,
+                       bool unpark);
 
   std::mutex store_mu_;
   ApiOptions options_;

@@ -188,5 +188,63 @@ TEST(SharedVerdictTest, TheHolderIsJudgedByItsOwnUtilization) {
   EXPECT_TRUE(ClaimOf(v).has_value());
 }
 
+// A parked holder is off its GPU: the GPU is idle and lent whole at once;
+// while the holder is restored it is busy and claimed, so a job on it
+// leaves first; a notice shows in the held-idle reason.
+TEST(ParkedVerdictTest, IdleWhileParkedClaimedWhileRestoring) {
+  IdleClassifier c({});
+  Verdict v;
+  for (int s = 0; s <= 300; ++s) {
+    GpuSample x = HeldSample(kT0 + core::Seconds(s), 0, core::Bytes::GiB(30));
+    if (s == 300) {
+      x.parking = HolderParking{HolderParking::Phase::kNotice, 7, "alice", core::Bytes::GiB(30),
+                                kT0 + core::Seconds(900),      {}};
+    }
+    v = c.Observe(x);
+  }
+  ASSERT_EQ(v.state, GpuState::kHeldIdle);
+  EXPECT_NE(v.evidence.reason.find("to be parked in 10m"), std::string::npos) << v.evidence.reason;
+  ASSERT_TRUE(v.evidence.parking.has_value());
+
+  GpuSample parked;
+  parked.at = kT0 + core::Seconds(901);
+  parked.uuid = kGpu;
+  parked.utilization_pct = 0;
+  parked.processes_known = true;  // the holder is no longer listed
+  parked.parking = HolderParking{HolderParking::Phase::kParked, 7, "alice", core::Bytes::GiB(30),
+                                 kT0 + core::Seconds(900),      {}};
+  v = c.Observe(parked);
+  EXPECT_EQ(v.state, GpuState::kIdle) << v.evidence.reason;
+  EXPECT_NE(v.evidence.reason.find("process 7 of alice parked for 1s (30.0 GiB in host memory)"),
+            std::string::npos)
+      << v.evidence.reason;
+  EXPECT_TRUE(MayLend(v, false));
+
+  // Lent whole, then the holder wakes: the job is sent away.
+  parked.at += core::Seconds(1);
+  parked.lent_to_job = 12;
+  v = c.Observe(parked);
+  EXPECT_EQ(v.state, GpuState::kHarvested) << v.evidence.reason;
+  parked.at += core::Seconds(1);
+  parked.parking->phase = HolderParking::Phase::kRestoring;
+  parked.parking->reason = "process 7 uses the CPU again: it woke";
+  v = c.Observe(parked);
+  EXPECT_EQ(v.state, GpuState::kBusy);
+  EXPECT_NE(v.evidence.reason.find("process 7 is being restored (process 7 uses the CPU again: "
+                                   "it woke); gleaner job 12 leaves first"),
+            std::string::npos)
+      << v.evidence.reason;
+  EXPECT_TRUE(ClaimOf(v).has_value());
+  EXPECT_FALSE(MayLend(v, true));
+
+  // Someone else's process on a parked GPU is an owner, as anywhere.
+  parked.at += core::Seconds(1);
+  parked.lent_to_job.reset();
+  parked.parking->phase = HolderParking::Phase::kParked;
+  parked.processes = {{55, "carol", "x", core::Bytes::GiB(1), false, 0.0, {}}};
+  v = c.Observe(parked);
+  EXPECT_EQ(v.state, GpuState::kBusy) << v.evidence.reason;
+}
+
 }  // namespace
 }  // namespace gleaner::observe

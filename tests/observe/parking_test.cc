@@ -134,19 +134,19 @@ TEST(ParkingPlannerTest, AskedBackOrParkedTooLongOrGone) {
   c.max_park = core::Seconds(7200);
   ParkingPlanner p(c);
   Holder h;
-  p.Adopt(kGpu, 4242, core::Bytes::GiB(30), *h.cpu, At(0));  // found parked at start
+  p.Adopt(kGpu, 4242, "alice", core::Bytes::GiB(30), *h.cpu, At(0));  // found parked at start
   EXPECT_TRUE(PlanAt(p, HeldSince(0), 60, h).empty());
   ParkFacts asked = HeldSince(0);
   asked.unpark_asked = true;
   EXPECT_EQ(PlanAt(p, asked, 61, h).at(0).reason, "asked to unpark");
 
   ParkingPlanner q(c);
-  q.Adopt(kGpu, 4242, core::Bytes::GiB(30), *h.cpu, At(0));
+  q.Adopt(kGpu, 4242, "alice", core::Bytes::GiB(30), *h.cpu, At(0));
   EXPECT_THAT(PlanAt(q, HeldSince(0), 7200, h).at(0).reason,
               HasSubstr("parked for the most allowed, 2h"));
 
   ParkingPlanner r(c);
-  r.Adopt(kGpu, 4242, core::Bytes::GiB(30), *h.cpu, At(0));
+  r.Adopt(kGpu, 4242, "alice", core::Bytes::GiB(30), *h.cpu, At(0));
   h.cpu.reset();  // exited while parked
   auto gone = PlanAt(r, HeldSince(0), 60, h);
   ASSERT_EQ(gone.size(), 1u);

@@ -1,0 +1,393 @@
+#include "agent/holder_parker.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "agent/process_info.h"
+#include "core/format.h"
+#include "core/private_file.h"
+
+namespace gleaner::agent {
+
+using nlohmann::json;
+using Kind = observe::ParkAction::Kind;
+
+namespace {
+
+std::string Pid(uint32_t pid, const std::string& user = {}) {
+  return "process " + std::to_string(pid) + (user.empty() ? "" : " of " + user);
+}
+
+std::string Millis(std::chrono::steady_clock::duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+}  // namespace
+
+std::optional<std::pair<core::Bytes, core::Bytes>> HostMemory(const std::string& meminfo) {
+  std::ifstream in(meminfo);
+  std::string line;
+  std::optional<uint64_t> available_kib, total_kib;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    uint64_t kib = 0;
+    if (!(fields >> key >> kib)) continue;
+    if (key == "MemAvailable:") available_kib = kib;
+    if (key == "MemTotal:") total_kib = kib;
+  }
+  if (!available_kib || !total_kib) return std::nullopt;
+  return std::pair{core::Bytes(*available_kib << 10), core::Bytes(*total_kib << 10)};
+}
+
+HolderParker::HolderParker(const gpu::CudaCheckpoint* cuda, const core::Clock& clock,
+                           HolderParkerOptions options)
+    : cuda_(cuda), clock_(clock), options_(std::move(options)), planner_([&] {
+        observe::ParkingConfig c = options_.config;
+        c.enabled = c.enabled && cuda != nullptr;  // nothing to park with
+        return c;
+      }()) {}
+
+void HolderParker::Save(const cluster::Log& log) {
+  json holders = json::array();
+  for (const auto& [gpu, p] : parked_) {
+    json one = {{"gpu", gpu.str()},
+                {"pid", p.pid},
+                {"user", p.user},
+                {"memory_bytes", p.memory.count()},
+                {"at_us", core::ToUnixMicros(p.at)},
+                {"done", p.done}};
+    if (p.started_at) one["started_us"] = core::ToUnixMicros(*p.started_at);
+    holders.push_back(std::move(one));
+  }
+  // Written aside and renamed: a kill mid-write leaves the old record whole.
+  const std::string tmp = options_.state_path + ".tmp";
+  if (auto s = core::WritePrivateFile(tmp, json{{"parked", holders}}.dump()); !s.ok()) {
+    log(s.message() + ": after a restart gleaner would not know which holders it parked");
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, options_.state_path, ec);
+  if (ec) log("cannot replace " + options_.state_path + ": " + ec.message());
+}
+
+void HolderParker::Recover(const cluster::Log& log) {
+  const core::Result<std::string> text = core::ReadPrivateFile(options_.state_path);
+  if (!text.ok()) {
+    if (text.status().code() != core::StatusCode::kNotFound) log(text.status().message());
+    return;
+  }
+  json doc;
+  try {
+    doc = json::parse(*text).at("parked");
+    for (const json& j : doc) {
+      Parked p;
+      p.pid = j.at("pid").get<uint32_t>();
+      if (j.contains("started_us")) {
+        p.started_at = core::FromUnixMicros(j["started_us"].get<int64_t>());
+      }
+      p.user = j.at("user").get<std::string>();
+      p.memory = core::Bytes(j.at("memory_bytes").get<uint64_t>());
+      p.at = core::FromUnixMicros(j.at("at_us").get<int64_t>());
+      p.done = j.at("done").get<bool>();
+      parked_[core::GpuUuid(j.at("gpu").get<std::string>())] = std::move(p);
+    }
+  } catch (const std::exception& e) {
+    // Left as it is for a person to read: it may name a parked process.
+    log(options_.state_path + " is malformed (" + e.what() +
+        "); holders it names as parked are not watched: restore them with `cuda-checkpoint "
+        "--toggle --pid PID`");
+    parked_.clear();
+    return;
+  }
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    const auto& [gpu, p] = *it;
+    const std::string who = Pid(p.pid, p.user) + " on " + gpu.str();
+    const std::optional<core::TimePoint> started = ProcessStartTime(p.pid, options_.proc_root);
+    if (!started || (p.started_at && *started != *p.started_at)) {
+      log(who + " exited while gleaner was down: nothing to restore");
+      if (metrics_ != nullptr) metrics_->Parking("exited");
+      it = parked_.erase(it);
+      continue;
+    }
+    const core::Result<gpu::CudaProcessState> state =
+        cuda_ != nullptr ? cuda_->State(p.pid)
+                         : core::Result<gpu::CudaProcessState>(core::Unavailable(
+                               "the CUDA driver's checkpoint API cannot be opened"));
+    if (state.ok() && *state == gpu::CudaProcessState::kRunning) {
+      log(who + " runs again (restored outside gleaner)");
+      it = parked_.erase(it);
+      continue;
+    }
+    if (state.ok() && *state == gpu::CudaProcessState::kLocked) {
+      // Stopped between lock and checkpoint: let it run on as before.
+      const core::Status unlocked = cuda_->Restore(p.pid);
+      log(who + " was left locked mid-park: " +
+          (unlocked.ok() ? "unlocked, it runs on" : unlocked.message()));
+      if (unlocked.ok()) {
+        it = parked_.erase(it);
+        continue;
+      }
+    }
+    if (!state.ok()) {
+      log(who + " is recorded as parked, and the driver cannot say: " + state.status().message() +
+          "; kept on record and restored when it wakes");
+    } else {
+      log(who + " still parked (" + core::FormatBytes(p.memory) +
+          " in host memory): watched again, restored when it wakes");
+    }
+    it->second.done = true;
+    planner_.Adopt(gpu, p.pid, p.user, p.memory, CpuTime(p.pid).value_or(core::Duration{}), p.at);
+    ++it;
+  }
+  Save(log);
+  std::lock_guard lock(mu_);
+  parkings_ = planner_.Parkings();
+}
+
+std::optional<core::Duration> HolderParker::CpuTime(uint32_t pid) const {
+  // A parked holder's pid taken by another process is a holder gone.
+  for (const auto& [gpu, p] : parked_) {
+    if (p.pid != pid || !p.started_at) continue;
+    if (ProcessStartTime(pid, options_.proc_root) != p.started_at) return std::nullopt;
+  }
+  return ProcessCpuTime(pid, options_.proc_root);
+}
+
+void HolderParker::Tell(const std::string& rule, const core::GpuUuid& gpu, const std::string& user,
+                        bool firing, const std::string& summary) {
+  if (!notify_) return;
+  observe::AlertEvent e;
+  e.rule = rule;
+  e.uuid = gpu;
+  e.firing = firing;
+  e.starts_at = clock_.Now();
+  if (!firing) e.ends_at = e.starts_at;
+  e.severity = rule == "holder_restore_failed" ? "critical" : "info";
+  e.summary = summary;
+  if (!user.empty()) e.users = {user};
+  notify_({e});
+}
+
+void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, LentGpu>& lent,
+                        const cluster::Log& log) {
+  const core::TimePoint now = clock_.Now();
+  std::vector<observe::ParkFacts> facts;
+  std::map<core::GpuUuid, Seen> seen;
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < pass.verdicts.size() && i < pass.samples.size(); ++i) {
+      const observe::Verdict& v = pass.verdicts[i];
+      if (v.uuid.empty()) continue;
+      observe::ParkFacts f;
+      f.verdict = v;
+      Seen& one = seen[v.uuid];
+      one.index = pass.snapshots.size() > i ? pass.snapshots[i].index : static_cast<uint32_t>(i);
+      for (const observe::ObservedProcess& p : pass.samples[i].processes) {
+        if (p.gleaner_job) continue;
+        f.holders.push_back(p);
+        one.pids.push_back(p.pid);
+        if (!p.user.empty()) one.users.insert(p.user);
+      }
+      std::sort(one.pids.begin(), one.pids.end());
+      // Kept until its holder computes again, or another holds the GPU.
+      if (auto k = kept_.find(v.uuid); k != kept_.end()) {
+        const bool quiet =
+            v.state == observe::GpuState::kHeldIdle || v.state == observe::GpuState::kShared;
+        if (quiet && k->second == one.pids) {
+          f.kept = true;
+        } else {
+          kept_.erase(k);
+        }
+      }
+      f.unpark_asked = unpark_asked_.erase(v.uuid) > 0;
+      facts.push_back(std::move(f));
+    }
+  }
+  const auto host = HostMemory(options_.proc_root + "/meminfo");
+  const std::vector<observe::ParkAction> actions = planner_.Plan(
+      facts, host ? std::optional(host->first) : std::nullopt, host ? host->second : core::Bytes(),
+      [this](uint32_t pid) { return CpuTime(pid); }, now);
+  for (const observe::ParkAction& a : actions) {
+    const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
+    switch (a.kind) {
+      case Kind::kNotify:
+        log("parking notice: " + a.reason + " (GPU " + a.gpu.str() + ")");
+        if (metrics_ != nullptr) metrics_->Parking("notice");
+        Tell("holder_parking_notice", a.gpu, a.user, true, a.reason + " (GPU " + a.gpu.str() + ")");
+        break;
+      case Kind::kForget:
+        log(where + ": " + a.reason);
+        restoring_.erase(a.gpu);
+        if (parked_.erase(a.gpu) > 0) {
+          if (metrics_ != nullptr) metrics_->Parking("exited");
+          Save(log);
+          Tell("holder_parked", a.gpu, a.user, false, where + ": " + a.reason);
+        } else {
+          if (metrics_ != nullptr) metrics_->Parking("refused");
+          Tell("holder_parking_notice", a.gpu, a.user, false, where + ": " + a.reason);
+        }
+        break;
+      case Kind::kPark:
+        Park(a, lent, log);
+        break;
+      case Kind::kRestore:
+        if (restoring_.emplace(a.gpu, now).second) log("restoring " + where + ": " + a.reason);
+        // Its job leaves first: the verdict says restoring, which claims it.
+        if (!lent.contains(a.gpu)) Restore(a, log);
+        break;
+    }
+  }
+  std::lock_guard lock(mu_);
+  seen_ = std::move(seen);
+  parkings_ = planner_.Parkings();
+}
+
+void HolderParker::Park(const observe::ParkAction& a, const std::map<core::GpuUuid, LentGpu>& lent,
+                        const cluster::Log& log) {
+  const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
+  const auto refuse = [&](const std::string& why) {
+    planner_.ParkFailed(a.gpu, clock_.Now());
+    log("not parking " + where + ": " + why);
+    if (metrics_ != nullptr) metrics_->Parking("refused");
+    Tell("holder_parking_notice", a.gpu, a.user, false, "not parked: " + why);
+  };
+  if (lent.contains(a.gpu)) return refuse("a gleaner job was placed beside it");
+  const std::optional<core::TimePoint> started = ProcessStartTime(a.pid, options_.proc_root);
+  const std::optional<core::Duration> cpu = ProcessCpuTime(a.pid, options_.proc_root);
+  if (!started || !cpu) return refuse("it exited");
+  // On record before the driver is asked: a daemon killed mid-park finds
+  // the holder at its restart, parked or locked, and never loses it.
+  parked_[a.gpu] = {a.pid, started, a.user, a.memory, clock_.Now(), false};
+  Save(log);
+  const auto t0 = std::chrono::steady_clock::now();
+  const core::Status parked = cuda_->Park(
+      a.pid, std::chrono::duration_cast<std::chrono::milliseconds>(options_.config.lock_timeout));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  if (!parked.ok()) {
+    parked_.erase(a.gpu);
+    Save(log);
+    planner_.ParkFailed(a.gpu, clock_.Now());
+    log("could not park " + where + ": " + parked.message() + "; tried again in " +
+        core::FormatDuration(options_.config.park_idle_timeout));
+    if (metrics_ != nullptr) metrics_->Parking("park_failed");
+    Tell("holder_parking_notice", a.gpu, a.user, false, "not parked: " + parked.message());
+    return;
+  }
+  const core::TimePoint at = clock_.Now();
+  parked_[a.gpu].done = true;
+  parked_[a.gpu].at = at;
+  Save(log);
+  planner_.Parked(a.gpu, *cpu, at);
+  const std::string what = "parked " + where + ": " + core::FormatBytes(a.memory) +
+                           " moved to host memory in " + Millis(took) + " (" + a.reason +
+                           "); the GPU is lent whole until it wakes";
+  log(what);
+  if (metrics_ != nullptr) metrics_->Parking("parked");
+  Tell("holder_parking_notice", a.gpu, a.user, false, what);
+  Tell("holder_parked", a.gpu, a.user, true,
+       what + "; it comes back when it uses the CPU, or with `gleaner unpark " + a.gpu.str() + "`");
+}
+
+void HolderParker::Restore(const observe::ParkAction& a, const cluster::Log& log) {
+  const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
+  const auto t0 = std::chrono::steady_clock::now();
+  core::Status restored = core::Status::Ok();
+  std::string how = "restored";
+  if (cuda_ == nullptr) {
+    restored = core::Unavailable("the CUDA driver's checkpoint API cannot be opened");
+  } else if (const auto state = cuda_->State(a.pid);
+             state.ok() && *state == gpu::CudaProcessState::kRunning) {
+    how = "found running (restored outside gleaner)";
+  } else {
+    restored = cuda_->Restore(a.pid);
+  }
+  const auto took = std::chrono::steady_clock::now() - t0;
+  if (!restored.ok()) {
+    if (metrics_ != nullptr) metrics_->Parking("restore_failed");
+    // Logged and alerted once; tried again at every pass.
+    if (restore_failing_.insert(a.gpu).second) {
+      log("restoring " + where + " failed: " + restored.message() + "; tried again each pass");
+      Tell("holder_restore_failed", a.gpu, a.user, true,
+           "restoring " + where + " failed: " + restored.message());
+    }
+    return;
+  }
+  const core::TimePoint now = clock_.Now();
+  const auto since = restoring_.find(a.gpu);
+  const core::Duration waited = since == restoring_.end() ? core::Duration{} : now - since->second;
+  log(where + " " + how + ": " + core::FormatBytes(a.memory) + " back on the GPU in " +
+      Millis(took) + "; it waited " + core::FormatDuration(waited) + " (" + a.reason + ")");
+  if (metrics_ != nullptr) {
+    metrics_->Parking("restored");
+    metrics_->HolderRestored(waited);
+  }
+  planner_.Restored(a.gpu);
+  parked_.erase(a.gpu);
+  restoring_.erase(a.gpu);
+  Save(log);
+  Tell("holder_parked", a.gpu, a.user, false, where + " " + how);
+  if (restore_failing_.erase(a.gpu) > 0) {
+    Tell("holder_restore_failed", a.gpu, a.user, false, where + " " + how);
+  }
+}
+
+std::map<core::GpuUuid, observe::HolderParking> HolderParker::Parkings() const {
+  std::lock_guard lock(mu_);
+  return parkings_;
+}
+
+core::Result<core::GpuUuid> HolderParker::Authorize(const std::string& gpu, const std::string& user,
+                                                    bool admin) const {
+  const auto named = std::find_if(seen_.begin(), seen_.end(), [&](const auto& g) {
+    return g.first.str() == gpu || std::to_string(g.second.index) == gpu;
+  });
+  if (named == seen_.end()) {
+    return core::NotFound("no GPU " + gpu + " on this host; `gleaner gpus` lists them");
+  }
+  std::set<std::string> holders = named->second.users;
+  if (auto p = parkings_.find(named->first); p != parkings_.end() && !p->second.user.empty()) {
+    holders.insert(p->second.user);
+  }
+  if (!admin && !holders.contains(user)) {
+    std::string who;
+    for (const std::string& h : holders) who += (who.empty() ? "" : ", ") + h;
+    return core::PermissionDenied("GPU " + gpu + " is held by " +
+                                  (who.empty() ? std::string("no one") : who) +
+                                  ": only they (or root) may keep or unpark it");
+  }
+  return named->first;
+}
+
+core::Status HolderParker::Keep(const std::string& gpu, const std::string& user, bool admin) {
+  std::lock_guard lock(mu_);
+  GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Authorize(gpu, user, admin));
+  const auto parked = parkings_.find(uuid);
+  if (parked != parkings_.end() && parked->second.phase != observe::HolderParking::Phase::kNotice) {
+    unpark_asked_.insert(uuid);  // kept means on the GPU: back it comes
+    return core::Status::Ok();
+  }
+  const std::vector<uint32_t>& pids = seen_.at(uuid).pids;
+  if (pids.empty()) {
+    return core::Status(core::StatusCode::kFailedPrecondition,
+                        "no process holds GPU " + gpu + ": nothing to keep");
+  }
+  kept_[uuid] = pids;
+  return core::Status::Ok();
+}
+
+core::Status HolderParker::Unpark(const std::string& gpu, const std::string& user, bool admin) {
+  std::lock_guard lock(mu_);
+  GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Authorize(gpu, user, admin));
+  const auto parked = parkings_.find(uuid);
+  if (parked == parkings_.end() || parked->second.phase == observe::HolderParking::Phase::kNotice) {
+    return core::NotFound("no holder is parked on GPU " + gpu);
+  }
+  unpark_asked_.insert(uuid);
+  return core::Status::Ok();
+}
+
+}  // namespace gleaner::agent

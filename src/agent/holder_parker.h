@@ -1,0 +1,119 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/host_metrics.h"
+#include "agent/sampler.h"
+#include "cluster/log.h"
+#include "core/clock.h"
+#include "gpu/cuda/cuda_checkpoint.h"
+#include "observe/alerts.h"
+#include "observe/parking.h"
+
+namespace gleaner::agent {
+
+struct HolderParkerOptions {
+  observe::ParkingConfig config;
+  std::string state_path;           // the holders it parks, across restarts
+  std::string proc_root = "/proc";  // meminfo, and the holders' stat
+};
+
+// Parking held-idle GPUs' holders, carried out (docs/held-idle.md): the
+// rules (observe::ParkingPlanner) say when; this tells the holder, parks
+// and restores it through the CUDA driver, keeps what it parks in a state
+// file across restarts, and logs and counts every step. A holder is
+// restored only onto a GPU no job holds: its job is sent away first (the
+// verdict says `restoring`, which claims the GPU). A holder is never
+// killed, and never forgotten while the driver holds it parked.
+// Step, Recover: the sampling thread's; Parkings, Keep, Unpark: any thread.
+class HolderParker {
+ public:
+  // `cuda`: null where the driver has no checkpoint API; then nothing is
+  // parked, yet a state file's parked holders stay on record.
+  HolderParker(const gpu::CudaCheckpoint* cuda, const core::Clock& clock,
+               HolderParkerOptions options);
+
+  void ReportTo(HostMetrics* metrics) { metrics_ = metrics; }
+  // Where the holder is told, besides the log: the alert webhook.
+  using Notify = std::function<void(const std::vector<observe::AlertEvent>&)>;
+  void NotifyThrough(Notify notify) { notify_ = std::move(notify); }
+
+  // The holders its state file says it parked (or was parking when it
+  // stopped): those the driver still holds are watched again, one left
+  // locked mid-park is let go, and those gone are forgotten. Call once,
+  // first.
+  void Recover(const cluster::Log& log);
+
+  // After the pass's jobs heard their claims: tells, parks and restores.
+  // `lent`: the GPUs jobs hold now; a restore waits for them to leave.
+  void Step(const HostPass& pass, const std::map<core::GpuUuid, LentGpu>& lent,
+            const cluster::Log& log);
+
+  // What the sampler hands the classifier (Sampler::WatchParking).
+  std::map<core::GpuUuid, observe::HolderParking> Parkings() const;
+
+  // `gleaner keep GPU`: its holder is not parked until it computes again.
+  // `gleaner unpark GPU`: its parked holder comes back now. `gpu`: a UUID
+  // or an index; allowed to the holder's user and to admins.
+  core::Status Keep(const std::string& gpu, const std::string& user, bool admin);
+  core::Status Unpark(const std::string& gpu, const std::string& user, bool admin);
+
+ private:
+  // A holder it parks, as the state file keeps it.
+  struct Parked {
+    uint32_t pid = 0;
+    std::optional<core::TimePoint> started_at;  // pids are reused, start times are not
+    std::string user;
+    core::Bytes memory;
+    core::TimePoint at;
+    bool done = false;  // false: the park was under way
+  };
+  // A GPU's holders as last seen, for who may keep or unpark it.
+  struct Seen {
+    uint32_t index = 0;
+    std::vector<uint32_t> pids;  // sorted
+    std::set<std::string> users;
+  };
+
+  void Save(const cluster::Log& log);
+  void Park(const observe::ParkAction& a, const std::map<core::GpuUuid, LentGpu>& lent,
+            const cluster::Log& log);
+  // Restores it; a failure is tried again at the next pass.
+  void Restore(const observe::ParkAction& a, const cluster::Log& log);
+  std::optional<core::Duration> CpuTime(uint32_t pid) const;
+  void Tell(const std::string& rule, const core::GpuUuid& gpu, const std::string& user, bool firing,
+            const std::string& summary);
+  // The GPU `gpu` names, and whether `user` (or an admin) may speak for
+  // its holder; mu_ held.
+  core::Result<core::GpuUuid> Authorize(const std::string& gpu, const std::string& user,
+                                        bool admin) const;
+
+  const gpu::CudaCheckpoint* cuda_;
+  const core::Clock& clock_;
+  HolderParkerOptions options_;
+  observe::ParkingPlanner planner_;
+  std::map<core::GpuUuid, Parked> parked_;              // in the state file
+  std::map<core::GpuUuid, core::TimePoint> restoring_;  // since its wake, or the ask
+  std::set<core::GpuUuid> restore_failing_;             // alerted, until restored
+  HostMetrics* metrics_ = nullptr;
+  Notify notify_;
+
+  mutable std::mutex mu_;  // what the API threads read and ask
+  std::map<core::GpuUuid, Seen> seen_;
+  std::map<core::GpuUuid, observe::HolderParking> parkings_;
+  std::map<core::GpuUuid, std::vector<uint32_t>> kept_;  // the holder pids that asked
+  std::set<core::GpuUuid> unpark_asked_;
+};
+
+// MemAvailable and MemTotal from `meminfo` (/proc/meminfo); nullopt when
+// it cannot be read.
+std::optional<std::pair<core::Bytes, core::Bytes>> HostMemory(const std::string& meminfo);
+
+}  // namespace gleaner::agent
