@@ -340,31 +340,34 @@ std::map<core::GpuUuid, observe::HolderParking> HolderParker::Parkings() const {
   return parkings_;
 }
 
-core::Result<core::GpuUuid> HolderParker::Authorize(const std::string& gpu, const std::string& user,
-                                                    bool admin) const {
+core::Result<core::GpuUuid> HolderParker::Resolve(const std::string& gpu) const {
   const auto named = std::find_if(seen_.begin(), seen_.end(), [&](const auto& g) {
     return g.first.str() == gpu || std::to_string(g.second.index) == gpu;
   });
   if (named == seen_.end()) {
     return core::NotFound("no GPU " + gpu + " on this host; `gleaner gpus` lists them");
   }
-  std::set<std::string> holders = named->second.users;
-  if (auto p = parkings_.find(named->first); p != parkings_.end() && !p->second.user.empty()) {
+  return named->first;
+}
+
+core::Status HolderParker::MaySpeakFor(const core::GpuUuid& gpu, const std::string& user,
+                                       bool admin) const {
+  std::set<std::string> holders = seen_.at(gpu).users;
+  if (auto p = parkings_.find(gpu); p != parkings_.end() && !p->second.user.empty()) {
     holders.insert(p->second.user);
   }
-  if (!admin && !holders.contains(user)) {
-    std::string who;
-    for (const std::string& h : holders) who += (who.empty() ? "" : ", ") + h;
-    return core::PermissionDenied("GPU " + gpu + " is held by " +
-                                  (who.empty() ? std::string("no one") : who) +
-                                  ": only they (or root) may keep or unpark it");
-  }
-  return named->first;
+  if (admin || holders.contains(user)) return core::Status::Ok();
+  std::string who;
+  for (const std::string& h : holders) who += (who.empty() ? "" : ", ") + h;
+  return core::PermissionDenied("GPU " + gpu.str() + " is held by " +
+                                (who.empty() ? std::string("no one") : who) +
+                                ": only they (or root) may keep or unpark it");
 }
 
 core::Status HolderParker::Keep(const std::string& gpu, const std::string& user, bool admin) {
   std::lock_guard lock(mu_);
-  GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Authorize(gpu, user, admin));
+  GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Resolve(gpu));
+  GLEANER_RETURN_IF_ERROR(MaySpeakFor(uuid, user, admin));
   const auto parked = parkings_.find(uuid);
   if (parked != parkings_.end() && parked->second.phase != observe::HolderParking::Phase::kNotice) {
     unpark_asked_.insert(uuid);  // kept means on the GPU: back it comes
@@ -381,11 +384,12 @@ core::Status HolderParker::Keep(const std::string& gpu, const std::string& user,
 
 core::Status HolderParker::Unpark(const std::string& gpu, const std::string& user, bool admin) {
   std::lock_guard lock(mu_);
-  GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Authorize(gpu, user, admin));
+  GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Resolve(gpu));
   const auto parked = parkings_.find(uuid);
   if (parked == parkings_.end() || parked->second.phase == observe::HolderParking::Phase::kNotice) {
     return core::NotFound("no holder is parked on GPU " + gpu);
   }
+  GLEANER_RETURN_IF_ERROR(MaySpeakFor(uuid, user, admin));
   unpark_asked_.insert(uuid);
   return core::Status::Ok();
 }

@@ -90,10 +90,10 @@ class HolderParker {
   std::optional<core::Duration> CpuTime(uint32_t pid) const;
   void Tell(const std::string& rule, const core::GpuUuid& gpu, const std::string& user, bool firing,
             const std::string& summary);
-  // The GPU `gpu` names, and whether `user` (or an admin) may speak for
-  // its holder; mu_ held.
-  core::Result<core::GpuUuid> Authorize(const std::string& gpu, const std::string& user,
-                                        bool admin) const;
+  // The GPU `gpu` (a UUID or an index) names; mu_ held.
+  core::Result<core::GpuUuid> Resolve(const std::string& gpu) const;
+  // Whether `user` (or an admin) may speak for the GPU's holder; mu_ held.
+  core::Status MaySpeakFor(const core::GpuUuid& gpu, const std::string& user, bool admin) const;
 
   const gpu::CudaCheckpoint* cuda_;
   const core::Clock& clock_;

@@ -1,0 +1,329 @@
+// Parking end to end in `gleaner up`'s loop: a forgotten holder is told,
+// parked (its GPU memory moved to host memory by the CUDA driver), its GPU
+// lent whole, and restored when its process uses the CPU again, the job on
+// its GPU gone first. Real pieces throughout: a real holder process, the
+// real NVML and CUDA loaders (over the fake libnvidia-ml.so.1 and
+// libcuda.so.1, which share the processes' CUDA states), the store, the
+// sampler, the executor's real job process and the coordinator's
+// scheduler.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "agent/holder_parker.h"
+#include "agent/process_info.h"
+#include "daemon/local_cluster.h"
+#include "gpu/cuda/checkpoint_api.h"
+#include "gpu/cuda/fake_cuda_state.h"
+#include "store/sqlite_store.h"
+#include "testing/fake_nvml.h"
+#include "testing/temp_dir.h"
+
+namespace gleaner::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A notebook kernel: asleep until `wake` exists, then computing on the CPU
+// (as a kernel running a cell does before its first CUDA call blocks).
+pid_t StartHolder(const std::string& wake) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string body =
+        "while :; do if [ -e '" + wake + "' ]; then :; else sleep 0.05; fi; done";
+    execl("/bin/sh", "sh", "-c", body.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// The holder on an 80 GB GPU, computing nothing; the fake NVML lists it
+// while its CUDA state is running.
+std::string HeldGpu(pid_t holder) {
+  return R"({"gpus": [{"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81920,
+     "timeline": [{"at_s": 0, "utilization_gpu_pct": 0, "memory_used_mib": 1500,
+       "processes": [{"pid": )" +
+         std::to_string(holder) + R"(, "used_memory_mib": 1024, "sm_util_pct": 0}]}]}]})";
+}
+
+std::string FakeCuda() { return std::string(GLEANER_FAKE_CUDA_DIR) + "/checkpoint/libcuda.so.1"; }
+
+struct ParkingRig {
+  ParkingRig()
+      : wake((dir.path() / "wake").string()),
+        holder(StartHolder(wake)),
+        store(std::move(store::SqliteStore::Open(":memory:")).value()),
+        nvml("modern", HeldGpu(holder)),
+        executor(real_clock),
+        cluster(*store, executor, clock, ClusterOptions(dir.path()), [](const std::string&) {}) {
+    setenv("GLEANER_FAKE_CUDA_PIDS", std::to_string(holder).c_str(), 1);
+    setenv("GLEANER_FAKE_CUDA_STATE", (dir.path() / "cuda-states").c_str(), 1);
+    unsetenv("GLEANER_FAKE_CUDA_FAIL");
+    auto opened = nvml.Open();
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    backend = std::move(opened).value();
+    auto driver = gpu::CudaCheckpoint::Open(FakeCuda());
+    EXPECT_TRUE(driver.ok()) << driver.status().ToString();
+    cuda = std::move(driver).value();
+    sampler.emplace(*backend, procfs, store.get(), clock, SamplerOptions());
+    sampler->WatchLending([this] { return cluster.LentGpus(); });
+    cluster.Recover([](const std::string&) {});
+    cluster.ReportTo(&metrics);
+    parker = NewParker();
+  }
+  ~ParkingRig() {
+    if (waitpid(holder, nullptr, WNOHANG) == 0) {  // not reaped yet: its pid is still its own
+      kill(holder, SIGKILL);
+      waitpid(holder, nullptr, 0);
+    }
+    for (const char* v :
+         {"GLEANER_FAKE_CUDA_PIDS", "GLEANER_FAKE_CUDA_STATE", "GLEANER_FAKE_CUDA_FAIL"}) {
+      unsetenv(v);
+    }
+  }
+
+  // A parker as a (re)started daemon makes it, watched by the sampler.
+  std::unique_ptr<agent::HolderParker> NewParker() {
+    observe::ParkingConfig c;
+    c.enabled = true;
+    c.park_idle_timeout = core::Seconds(120);
+    c.notice = core::Seconds(60);
+    c.host_memory_margin_share = 0.01;
+    auto p = std::make_unique<agent::HolderParker>(
+        cuda.get(), clock,
+        agent::HolderParkerOptions{c, (dir.path() / "parked-holders.json").string()});
+    p->ReportTo(&metrics);
+    p->NotifyThrough([this](const std::vector<observe::AlertEvent>& e) {
+      told.insert(told.end(), e.begin(), e.end());
+    });
+    sampler->WatchParking([raw = p.get()] { return raw->Parkings(); });
+    return p;
+  }
+
+  static agent::SamplerOptions SamplerOptions() {
+    agent::SamplerOptions o;
+    o.idle.held_idle_after = core::Seconds(60);
+    o.idle.idle_after = core::Seconds(60);
+    o.colocation.reset();  // parking alone
+    return o;
+  }
+  static LocalClusterOptions ClusterOptions(const std::filesystem::path& dir) {
+    LocalClusterOptions o;
+    o.log_dir = (dir / "logs").string();
+    o.state_path = (dir / "agent-jobs.json").string();
+    return o;
+  }
+
+  sched::JobId Submit() {
+    sched::JobSpec spec;
+    spec.command = {"sh", "-c",
+                    "trap 'echo checkpoint; exit 0' USR1; echo ready; "
+                    "while true; do sleep 0.02; done"};
+    spec.working_dir = "/tmp";
+    spec.checkpoint_signal = SIGUSR1;
+    spec.grace = core::Seconds(20);
+    return store->Submit("tester", static_cast<uint32_t>(geteuid()), spec, clock.Now())->id;
+  }
+
+  // `step` later, one pass: the daemon's loop (agent and coordinator, then
+  // the parker), with what it logged kept.
+  observe::Verdict Tick(core::Duration step = core::Seconds(10)) {
+    clock.Advance(step);
+    auto pass = sampler->SampleOnce();
+    EXPECT_TRUE(pass.ok()) << pass.status().ToString();
+    const cluster::Log to_log = [this](const std::string& line) { log += line + "\n"; };
+    cluster.Act(*pass, to_log);
+    parker->Step(*pass, cluster.LentGpus(), to_log);
+    metrics.Observe(*pass, core::Seconds(30));
+    return pass->verdicts.at(0);
+  }
+
+  int CudaState() const {
+    return gpu::FakeCudaStates(
+        (dir.path() / "cuda-states").string())[static_cast<uint32_t>(holder)];
+  }
+  std::string HolderUser() const { return agent::UserName(static_cast<uint32_t>(geteuid())); }
+  std::string Pid() const { return std::to_string(holder); }
+
+  testing::TempDir dir;
+  std::string wake;
+  pid_t holder;
+  core::ManualClock clock{core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000)};
+  core::RealClock real_clock;
+  std::unique_ptr<store::SqliteStore> store;
+  testing::FakeNvml nvml;
+  std::unique_ptr<gpu::NvmlBackend> backend;
+  std::unique_ptr<gpu::CudaCheckpoint> cuda;
+  agent::ProcfsInspector procfs;
+  std::optional<agent::Sampler> sampler;
+  agent::Executor executor;
+  LocalCluster cluster;
+  agent::HostMetrics metrics{"node1"};
+  std::unique_ptr<agent::HolderParker> parker;
+  std::vector<observe::AlertEvent> told;
+  std::string log;
+};
+
+// Passes until the log says `text` (at most `limit`).
+void TickUntil(ParkingRig& rig, const std::string& text, int limit,
+               core::Duration step = core::Seconds(10)) {
+  for (int i = 0; i < limit && rig.log.find(text) == std::string::npos; ++i) rig.Tick(step);
+}
+
+TEST(ParkingDaemonTest, AForgottenHolderIsToldParkedLentWholeAndRestoredWhenItWakes) {
+  ParkingRig rig;
+  const sched::JobId job = rig.Submit();
+  // Held idle after 60 s, told after 120 s more, parked 60 s later.
+  TickUntil(rig, "parking notice", 40);
+  EXPECT_THAT(rig.log, HasSubstr("parking notice: process " + rig.Pid() + " of " +
+                                 rig.HolderUser() + " has held 1.0 GiB idle for 2m"));
+  ASSERT_FALSE(rig.told.empty());
+  EXPECT_EQ(rig.told[0].rule, "holder_parking_notice");
+  EXPECT_TRUE(rig.told[0].firing);
+  EXPECT_EQ(rig.told[0].users, std::vector<std::string>{rig.HolderUser()});
+  observe::Verdict v = rig.Tick();
+  EXPECT_EQ(v.state, observe::GpuState::kHeldIdle);
+  EXPECT_THAT(v.evidence.reason, HasSubstr("to be parked in 50s"));
+  EXPECT_EQ(rig.store->Get(job)->state, store::JobState::kQueued);  // held: not lendable
+
+  TickUntil(rig, "parked process", 10);
+  EXPECT_THAT(rig.log, HasSubstr("parked process " + rig.Pid() + " of " + rig.HolderUser() +
+                                 " on " + v.uuid.str() + ": 1.0 GiB moved to host memory"));
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED);
+  EXPECT_THAT(testing::Slurp(rig.dir.path() / "parked-holders.json"),
+              HasSubstr("\"pid\":" + rig.Pid()));
+
+  // Off the GPU: idle at once, and the queued job gets it whole.
+  v = rig.Tick();
+  EXPECT_EQ(rig.store->Get(job)->state, store::JobState::kRunning) << rig.log;
+  ASSERT_TRUE(v.evidence.parking.has_value());
+  EXPECT_EQ(v.evidence.parking->phase, observe::HolderParking::Phase::kParked);
+  v = rig.Tick();
+  EXPECT_EQ(v.state, observe::GpuState::kHarvested) << v.evidence.reason;
+
+  // The notebook runs a cell: its process computes on the CPU.
+  { std::ofstream(rig.wake) << "x"; }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  rig.Tick(core::Seconds(1));
+  EXPECT_THAT(rig.log, HasSubstr("restoring process " + rig.Pid()));
+  EXPECT_THAT(rig.log, HasSubstr("uses the CPU again: it woke"));
+  std::filesystem::remove(rig.wake);
+  // The job leaves on its checkpoint signal, then the holder comes back.
+  for (int i = 0; i < 100 && rig.log.find(" restored: ") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    rig.Tick(core::Seconds(1));
+  }
+  const size_t ended = rig.log.find("job " + std::to_string(job) + " ended");
+  const size_t restored = rig.log.find("process " + rig.Pid() + " of " + rig.HolderUser() + " on " +
+                                       v.uuid.str() + " restored: 1.0 GiB back");
+  ASSERT_NE(ended, std::string::npos) << rig.log;
+  ASSERT_NE(restored, std::string::npos) << rig.log;
+  EXPECT_LT(ended, restored) << "the holder was restored before the job left:\n" << rig.log;
+  EXPECT_THAT(testing::Slurp(rig.dir.path() / "logs" / (std::to_string(job) + ".out")),
+              HasSubstr("checkpoint"));
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_RUNNING);
+  EXPECT_EQ(kill(rig.holder, 0), 0) << "the holder was killed";
+  EXPECT_THAT(testing::Slurp(rig.dir.path() / "parked-holders.json"),
+              Not(HasSubstr("\"pid\":" + rig.Pid())));
+
+  // Back on the GPU, it is the GPU's owner again.
+  v = rig.Tick(core::Seconds(1));
+  EXPECT_EQ(v.state, observe::GpuState::kBusy) << v.evidence.reason;
+  const std::string exposition = rig.metrics.Render({}, {}, false);
+  for (const char* event : {"notice", "parked", "restored"}) {
+    EXPECT_THAT(exposition, HasSubstr(std::string("gleaner_holder_parking_total{event=\"") + event +
+                                      "\"} 1\n"));
+  }
+  EXPECT_THAT(exposition, HasSubstr("gleaner_holder_restore_wait_seconds_count 1"));
+}
+
+TEST(ParkingDaemonTest, ARestartedDaemonFindsItsParkedHolderAndOnlyItsUserMayUnparkIt) {
+  ParkingRig rig;
+  TickUntil(rig, "parked process", 40);
+  ASSERT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << rig.log;
+
+  // The daemon is killed and started again.
+  rig.log.clear();
+  rig.parker = rig.NewParker();
+  rig.parker->Recover([&](const std::string& line) { rig.log += line + "\n"; });
+  EXPECT_THAT(rig.log, HasSubstr("process " + rig.Pid() + " of " + rig.HolderUser() + " on "));
+  EXPECT_THAT(rig.log, HasSubstr("still parked (1.0 GiB in host memory)"));
+  observe::Verdict v = rig.Tick();
+  EXPECT_EQ(v.state, observe::GpuState::kIdle) << v.evidence.reason;
+
+  core::Status other = rig.parker->Unpark("0", "mallory", false);
+  EXPECT_EQ(other.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(other.message(), HasSubstr("only they (or root) may keep or unpark it"));
+  EXPECT_EQ(rig.parker->Unpark("7", rig.HolderUser(), false).code(), core::StatusCode::kNotFound);
+  ASSERT_TRUE(rig.parker->Unpark("0", rig.HolderUser(), false).ok());
+  rig.Tick();
+  EXPECT_THAT(rig.log, HasSubstr("restoring process " + rig.Pid()));
+  EXPECT_THAT(rig.log, HasSubstr("asked to unpark"));
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_RUNNING) << rig.log;
+  EXPECT_EQ(rig.parker->Unpark("0", rig.HolderUser(), false).code(), core::StatusCode::kNotFound);
+}
+
+TEST(ParkingDaemonTest, AHolderThatAsksToKeepItsGpuIsNotParked) {
+  ParkingRig rig;
+  TickUntil(rig, "parking notice", 40);
+  EXPECT_EQ(rig.parker->Keep("0", "mallory", false).code(), core::StatusCode::kPermissionDenied);
+  ASSERT_TRUE(rig.parker->Keep("0", rig.HolderUser(), false).ok());
+  rig.Tick();
+  EXPECT_THAT(rig.log, HasSubstr("not parked: the holder asked to keep it"));
+  for (int i = 0; i < 30; ++i) rig.Tick();
+  EXPECT_EQ(rig.log.find("parked process"), std::string::npos) << rig.log;
+  EXPECT_THAT(rig.metrics.Render({}, {}, false),
+              HasSubstr("gleaner_holder_parking_total{event=\"refused\"} 1\n"));
+}
+
+TEST(ParkingDaemonTest, AHolderWhoseWorkDoesNotFinishIsLeftRunning) {
+  ParkingRig rig;
+  setenv("GLEANER_FAKE_CUDA_FAIL", "lock_timeout", 1);
+  TickUntil(rig, "could not park", 40);
+  EXPECT_THAT(rig.log, HasSubstr("did not finish within 10000 ms: it is not idle; left running"));
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_RUNNING);
+  EXPECT_EQ(rig.Tick().state, observe::GpuState::kHeldIdle);
+  EXPECT_THAT(rig.metrics.Render({}, {}, false),
+              HasSubstr("gleaner_holder_parking_total{event=\"park_failed\"} 1\n"));
+}
+
+TEST(ParkingDaemonTest, ADaemonKilledMidParkLetsItsHolderGoAndForgetsOneThatExited) {
+  ParkingRig rig;
+  TickUntil(rig, "parked process", 40);
+  ASSERT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << rig.log;
+  // Killed between the lock and the checkpoint: the driver holds the
+  // holder locked, and the state file says a park was under way.
+  std::ofstream(rig.dir.path() / "cuda-states") << rig.Pid() << " " << CU_PROCESS_STATE_LOCKED;
+  const std::string record = testing::Slurp(rig.dir.path() / "parked-holders.json");
+  ASSERT_NE(record.find("\"done\":true"), std::string::npos) << record;
+  std::ofstream(rig.dir.path() / "parked-holders.json")
+      << std::string(record).replace(record.find("\"done\":true"), 11, "\"done\":false");
+  rig.log.clear();
+  rig.parker = rig.NewParker();
+  rig.parker->Recover([&](const std::string& line) { rig.log += line + "\n"; });
+  EXPECT_THAT(rig.log, HasSubstr("was left locked mid-park: unlocked, it runs on"));
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_RUNNING);
+  EXPECT_THAT(testing::Slurp(rig.dir.path() / "parked-holders.json"),
+              Not(HasSubstr("\"pid\":" + rig.Pid())));
+
+  // Parked again, then the holder exits while the daemon is down.
+  TickUntil(rig, "parked process", 40);
+  ASSERT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << rig.log;
+  kill(rig.holder, SIGKILL);
+  waitpid(rig.holder, nullptr, 0);
+  rig.log.clear();
+  rig.parker = rig.NewParker();
+  rig.parker->Recover([&](const std::string& line) { rig.log += line + "\n"; });
+  EXPECT_THAT(rig.log, HasSubstr("exited while gleaner was down: nothing to restore"));
+  EXPECT_TRUE(rig.parker->Parkings().empty());
+}
+
+}  // namespace
+}  // namespace gleaner::daemon
