@@ -367,8 +367,13 @@ core::Status HolderParker::MaySpeakFor(const core::GpuUuid& gpu, const std::stri
 core::Status HolderParker::Keep(const std::string& gpu, const std::string& user, bool admin) {
   std::lock_guard lock(mu_);
   GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Resolve(gpu));
-  GLEANER_RETURN_IF_ERROR(MaySpeakFor(uuid, user, admin));
   const auto parked = parkings_.find(uuid);
+  if (!planner_.config().enabled && parked == parkings_.end()) {
+    return core::Status(core::StatusCode::kFailedPrecondition,
+                        "nothing is parked on this host ([parking] is off in gleaner.toml, or the "
+                        "CUDA driver has no checkpoint API): nothing to keep");
+  }
+  GLEANER_RETURN_IF_ERROR(MaySpeakFor(uuid, user, admin));
   if (parked != parkings_.end() && parked->second.phase != observe::HolderParking::Phase::kNotice) {
     unpark_asked_.insert(uuid);  // kept means on the GPU: back it comes
     return core::Status::Ok();

@@ -147,7 +147,13 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.logs->add_option("id", o.id, "Job id")->required();
   c.logs->add_flag("-f,--follow", o.follow, "Keep printing until the job ends");
   c.logs->add_flag("--err", o.stderr_stream, "Standard error instead of standard output");
-  for (CLI::App* cmd : {c.submit, c.queue, c.show, c.cancel, c.hold, c.release, c.logs}) {
+  c.keep = app.add_subcommand(
+      "keep", "Your process holds this GPU idle: do not park it until it computes again");
+  c.keep->add_option("gpu", o.gpu, "GPU index or UUID")->required();
+  c.unpark = app.add_subcommand("unpark", "Bring your parked process back onto its GPU now");
+  c.unpark->add_option("gpu", o.gpu, "GPU index or UUID")->required();
+  for (CLI::App* cmd :
+       {c.submit, c.queue, c.show, c.cancel, c.hold, c.release, c.logs, c.keep, c.unpark}) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.data_dir, "Where `gleaner up` keeps its state");
   }
@@ -369,6 +375,26 @@ int RunHoldRelease(const JobOptions& o, const std::string& action, std::ostream&
         return "job " + std::to_string(o.id) + " " + j["state"].get<std::string>();
       },
       out, err);
+}
+
+int RunParking(const JobOptions& o, bool unpark, std::ostream& out, std::ostream& err) {
+  if (o.gpu.empty() || o.gpu.size() > 96 ||
+      o.gpu.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
+          std::string::npos) {
+    return Fail(err, core::InvalidArgument("\"" + o.gpu +
+                                           "\" is not a GPU: give its index (0) or its UUID "
+                                           "(GPU-...), as `gleaner gpus` shows them"));
+  }
+  auto api = Api(o);
+  if (!api.ok()) return Fail(err, api.status());
+  if (!*api) {
+    return Fail(err, core::Unavailable("gleaner up is not running here (no " + DataDir(o.data_dir) +
+                                       "/gleaner.sock); pass --data-dir or --server"));
+  }
+  return CallApi(
+      **api, o.token, "POST", "/v1/gpus/" + o.gpu + (unpark ? "/unpark" : "/keep"), "", o.json,
+      [&](const json& j) { return "GPU " + o.gpu + ": " + j["message"].get<std::string>(); }, out,
+      err);
 }
 
 int RunLogs(const JobOptions& o, std::ostream& out, std::ostream& err) {

@@ -50,6 +50,8 @@ struct JobOptions {
   bool cancel_array = false;   // cancel --array: every task of the job's array
   bool follow = false;         // logs -f
   bool stderr_stream = false;  // logs --err
+  // keep, unpark
+  std::string gpu;  // an index or a UUID
 };
 
 struct JobCommands {
@@ -60,6 +62,8 @@ struct JobCommands {
   CLI::App* hold;
   CLI::App* release;
   CLI::App* logs;
+  CLI::App* keep;
+  CLI::App* unpark;
 };
 
 JobCommands AddJobCommands(CLI::App& app, JobOptions& options);
@@ -72,5 +76,7 @@ int RunCancel(const JobOptions& options, std::ostream& out, std::ostream& err);
 int RunHoldRelease(const JobOptions& options, const std::string& action, std::ostream& out,
                    std::ostream& err);
 int RunLogs(const JobOptions& options, std::ostream& out, std::ostream& err);
+// keep and unpark a held GPU's holder (docs/held-idle.md).
+int RunParking(const JobOptions& options, bool unpark, std::ostream& out, std::ostream& err);
 
 }  // namespace gleaner::cli

@@ -88,6 +88,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (job_cmds.queue->parsed()) return RunQueue(job, std::cout, std::cerr);
   if (job_cmds.show->parsed()) return RunShow(job, std::cout, std::cerr);
   if (job_cmds.cancel->parsed()) return RunCancel(job, std::cout, std::cerr);
+  if (job_cmds.keep->parsed()) return RunParking(job, false, std::cout, std::cerr);
+  if (job_cmds.unpark->parsed()) return RunParking(job, true, std::cout, std::cerr);
   if (job_cmds.hold->parsed()) return RunHoldRelease(job, "hold", std::cout, std::cerr);
   if (job_cmds.release->parsed()) return RunHoldRelease(job, "release", std::cout, std::cerr);
   if (job_cmds.logs->parsed()) return RunLogs(job, std::cout, std::cerr);

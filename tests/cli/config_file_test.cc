@@ -60,6 +60,33 @@ TEST(ParseConfigTest, ColocationIsOnByDefaultAndCanBeTunedOrSwitchedOff) {
               HasSubstr("expected true or false"));
 }
 
+TEST(ParseConfigTest, ParkingIsOffByDefaultAndSaysWhatIsWrong) {
+  auto defaults = ParseConfig("", "g.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->parking.enabled);
+  EXPECT_EQ(defaults->cuda_library, "libcuda.so.1");
+  auto on = ParseConfig(
+      "[parking]\nenabled = true\npark_idle_timeout_s = 7200\nnotice_s = 300\n"
+      "max_park_s = 0\nhost_memory_margin_share = 0.2\nnever_park_users = [\"alice\"]\n"
+      "lock_timeout_s = 30\ncuda_library = \"/opt/nvidia/libcuda.so.1\"\n",
+      "g.toml");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->parking.enabled);
+  EXPECT_EQ(on->parking.park_idle_timeout, core::Seconds(7200));
+  EXPECT_EQ(on->parking.notice, core::Seconds(300));
+  EXPECT_EQ(on->parking.max_park, core::Duration{});
+  EXPECT_DOUBLE_EQ(on->parking.host_memory_margin_share, 0.2);
+  EXPECT_EQ(on->parking.never_park_users, std::vector<std::string>{"alice"});
+  EXPECT_EQ(on->parking.lock_timeout, core::Seconds(30));
+  EXPECT_EQ(on->cuda_library, "/opt/nvidia/libcuda.so.1");
+  EXPECT_THAT(ParseConfig("[parking]\npark_idle_timeout_s = 5\n", "g.toml").status().message(),
+              HasSubstr("parking.park_idle_timeout_s"));
+  EXPECT_THAT(ParseConfig("[parking]\npark_after = 5\n", "g.toml").status().message(),
+              HasSubstr("parking.park_after"));
+  EXPECT_THAT(ParseConfig("[parking]\ncuda_library = \"\"\n", "g.toml").status().message(),
+              HasSubstr("expected the path of libcuda.so.1"));
+}
+
 TEST(ParseConfigTest, NonAsciiOutsideStringsIsAnError) {
   for (const auto& [text, expected] : std::initializer_list<std::pair<const char*, const char*>>{
            {"[\u00e9]\n", "g.toml:1: a non-ASCII character outside a quoted string or a comment"},

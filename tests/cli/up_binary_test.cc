@@ -21,8 +21,8 @@ namespace gleaner {
 namespace {
 
 using nlohmann::json;
-using testing::Gleaner;
 using ::testing::ContainsRegex;
+using testing::Gleaner;
 using ::testing::HasSubstr;
 using testing::Outcome;
 
@@ -78,6 +78,14 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   ASSERT_FALSE(lent.is_null()) << "job 1's GPU never read as lent";
   EXPECT_EQ(lent["evidence"]["reason"], "lent to gleaner job 1");
   EXPECT_EQ(lent["evidence"]["lent_to_job"], 1);
+  // Parking is off by default: nothing to keep, nothing to unpark.
+  const Outcome keep = Gleaner("--data-dir " + data + " keep 0");
+  EXPECT_NE(keep.rc, 0);
+  EXPECT_THAT(keep.err, HasSubstr("[parking] is off in gleaner.toml"));
+  EXPECT_THAT(Gleaner("--data-dir " + data + " unpark 0").err,
+              HasSubstr("no holder is parked on GPU 0"));
+  EXPECT_THAT(Gleaner("--data-dir " + data + " keep 'GPU 0'").err,
+              HasSubstr("is not a GPU: give its index (0) or its UUID"));
 
   // Its output, followed until it ends: a second job that prints and exits.
   Outcome printer =

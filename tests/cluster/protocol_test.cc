@@ -35,6 +35,9 @@ AgentReport FullReport() {
                                                               {},
                                                               {},
                                                               "29.0 GiB to lend beside the holder"};
+  held.verdict.evidence.parking = observe::HolderParking{
+      observe::HolderParking::Phase::kNotice,      4242, "alice", core::Bytes::GiB(40),
+      core::FromUnixMicros(1'800'000'600'000'000), {}};
   GpuDetail unreadable;
   unreadable.verdict = held.verdict;
   r.details = {{1, held}, {0, unreadable}};

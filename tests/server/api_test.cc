@@ -233,14 +233,44 @@ TEST_F(ApiTest, RootTokensAreRefusedUnlessAllowed) {
   // One made where root tokens were allowed stops working here.
   auto [created, token] = Call(socket_, "POST", "/v1/tokens", R"({"name": "old"})");
   if (geteuid() == 0) {
-    const HttpRequest whoami{
-        "GET", "/v1/whoami", {{"authorization", "Bearer " + token["token"].get<std::string>()}}, ""};
+    const HttpRequest whoami{"GET",
+                             "/v1/whoami",
+                             {{"authorization", "Bearer " + token["token"].get<std::string>()}},
+                             ""};
     EXPECT_EQ(strict.Handle(whoami, Peer{}).status, 401);
   }
   // And every token expires.
   const HttpResponse for_user = strict.Handle(mint, Peer{1000});
   EXPECT_EQ(for_user.status, 201);
   EXPECT_FALSE(json::parse(for_user.body)["expires_at"].is_null());
+}
+
+// `gleaner keep` and `gleaner unpark` reach the host's parker with who
+// asks; a daemon that parks nothing says so.
+TEST_F(ApiTest, KeepAndUnparkReachTheParkerAsTheCaller) {
+  const HttpRequest keep{"POST", "/v1/gpus/0/keep", {}, ""};
+  const HttpResponse none = api_->Handle(keep, Peer{1000});
+  EXPECT_EQ(none.status, 503);
+  EXPECT_THAT(none.body, HasSubstr("parks no holders"));
+
+  ApiOptions options;
+  options.user_name = [](uint32_t uid) { return uid == 0 ? "root" : "u" + std::to_string(uid); };
+  std::vector<std::string> asked;
+  options.parking = [&](const std::string& gpu, bool unpark, const Caller& caller) {
+    asked.push_back(gpu + (unpark ? " unpark by " : " keep by ") + caller.user +
+                    (caller.admin() ? " (admin)" : ""));
+    return gpu == "9" ? core::NotFound("no GPU 9 on this host") : core::Status::Ok();
+  };
+  Api parking(*store_, *store_, clock_, options);
+  const HttpResponse kept = parking.Handle(keep, Peer{1000});
+  EXPECT_EQ(kept.status, 200);
+  EXPECT_THAT(kept.body, HasSubstr("not parked until it computes again"));
+  EXPECT_EQ(parking.Handle({"POST", "/v1/gpus/GPU-abc/unpark", {}, ""}, Peer{0}).status, 200);
+  EXPECT_EQ(parking.Handle({"GET", "/v1/gpus/0/keep", {}, ""}, Peer{1000}).status, 405);
+  EXPECT_EQ(parking.Handle({"POST", "/v1/gpus/9/keep", {}, ""}, Peer{1000}).status, 404);
+  EXPECT_EQ(parking.Handle({"POST", "/v1/gpus/0/evict", {}, ""}, Peer{0}).status, 404);
+  EXPECT_EQ(asked, (std::vector<std::string>{"0 keep by u1000", "GPU-abc unpark by root (admin)",
+                                             "9 keep by u1000"}));
 }
 
 TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {
