@@ -232,7 +232,7 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
         }
         break;
       case Kind::kPark:
-        Park(a, lent, log);
+        Park(a, log);
         break;
       case Kind::kRestore:
         if (restoring_.emplace(a.gpu, now).second) log("restoring " + where + ": " + a.reason);
@@ -246,8 +246,7 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
   parkings_ = planner_.Parkings();
 }
 
-void HolderParker::Park(const observe::ParkAction& a, const std::map<core::GpuUuid, LentGpu>& lent,
-                        const cluster::Log& log) {
+void HolderParker::Park(const observe::ParkAction& a, const cluster::Log& log) {
   const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
   const auto refuse = [&](const std::string& why) {
     planner_.ParkFailed(a.gpu, clock_.Now());
@@ -255,7 +254,6 @@ void HolderParker::Park(const observe::ParkAction& a, const std::map<core::GpuUu
     if (metrics_ != nullptr) metrics_->Parking("refused");
     Tell("holder_parking_notice", a.gpu, a.user, false, "not parked: " + why);
   };
-  if (lent.contains(a.gpu)) return refuse("a gleaner job was placed beside it");
   const std::optional<core::TimePoint> started = ProcessStartTime(a.pid, options_.proc_root);
   const std::optional<core::Duration> cpu = ProcessCpuTime(a.pid, options_.proc_root);
   if (!started || !cpu) return refuse("it exited");

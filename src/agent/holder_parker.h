@@ -83,8 +83,7 @@ class HolderParker {
   };
 
   void Save(const cluster::Log& log);
-  void Park(const observe::ParkAction& a, const std::map<core::GpuUuid, LentGpu>& lent,
-            const cluster::Log& log);
+  void Park(const observe::ParkAction& a, const cluster::Log& log);
   // Restores it; a failure is tried again at the next pass.
   void Restore(const observe::ParkAction& a, const cluster::Log& log);
   std::optional<core::Duration> CpuTime(uint32_t pid) const;

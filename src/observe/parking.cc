@@ -20,7 +20,11 @@ std::optional<std::string> ParkingPlanner::WhyNot(const ParkFacts& f,
                                                   std::optional<core::Bytes> host_available,
                                                   core::Bytes host_total,
                                                   core::TimePoint now) const {
-  if (f.verdict.state != GpuState::kHeldIdle) return "it is no longer held idle";
+  // Shared: still held idle, with a job beside the holder, which runs on
+  // when the holder is parked (and leaves before it is restored).
+  if (f.verdict.state != GpuState::kHeldIdle && f.verdict.state != GpuState::kShared) {
+    return "it is no longer held idle";
+  }
   if (now - f.verdict.since < config_.park_idle_timeout) {
     return "held idle for " + core::FormatDuration(now - f.verdict.since) + " of the " +
            core::FormatDuration(config_.park_idle_timeout) + " before parking";

@@ -165,5 +165,16 @@ TEST(ParkingPlannerTest, AFailedParkIsNotTriedAgainAtOnce) {
   EXPECT_EQ(PlanAt(p, HeldSince(0), 7800, h).at(0).kind, Kind::kNotify);
 }
 
+// A job beside the holder (shared) does not keep the holder from being
+// parked: the job runs on, and leaves before the holder is restored.
+TEST(ParkingPlannerTest, AHolderWithAJobBesideItIsParkedToo) {
+  ParkingPlanner p(On());
+  Holder h;
+  ParkFacts shared = HeldSince(0);
+  shared.verdict.state = GpuState::kShared;
+  ASSERT_EQ(PlanAt(p, shared, 3600, h).at(0).kind, Kind::kNotify);
+  EXPECT_EQ(PlanAt(p, shared, 4200, h).at(0).kind, Kind::kPark);
+}
+
 }  // namespace
 }  // namespace gleaner::observe
