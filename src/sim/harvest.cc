@@ -7,6 +7,7 @@
 
 #include "observe/idle_classifier.h"
 #include "observe/lending.h"
+#include "observe/parking.h"
 #include "sched/scheduler.h"
 #include "sched/synthetic_cluster.h"
 
@@ -58,12 +59,15 @@ struct Gpu {
   bool beside_holder = false;
   observe::HolderPeakWindow holder_peaks{core::Seconds(0)};
   int64_t holder_seen_at = -1;
-  // Parking: when its holder was told, whether it is parked (holding this
-  // much), and until when it is being restored.
-  int64_t notice_at = -1;
+  // Parking: whether its holder is parked (holding this much), until when
+  // it is being restored, and the holder's CPU time as the parking rules
+  // read it (the trace has none: a parked holder computes on the CPU while
+  // its trace shows it active), as of when.
   bool parked = false;
   int64_t parked_memory = 0;
   int64_t restored_at = -1;
+  core::Duration cpu{};
+  int64_t cpu_seen_at = -1;
 };
 
 // What may be lent on a GPU now: nothing, the whole GPU, or `memory`
@@ -85,11 +89,23 @@ class HarvestRun {
  public:
   HarvestRun(const OwnerTimeline& owner, const std::vector<HarvestJob>& queue,
              const HarvestConfig& config)
-      : owner_(owner), queue_(queue), config_(config), classifier_(ClassifierConfig()) {}
+      : owner_(owner),
+        queue_(queue),
+        config_(config),
+        classifier_(ClassifierConfig()),
+        parking_(ParkingConfig()) {}
 
   core::Result<HarvestResult> Run();
 
  private:
+  observe::ParkingConfig ParkingConfig() const {
+    observe::ParkingConfig p;
+    p.enabled = config_.policy == HarvestPolicy::kPark;
+    p.park_idle_timeout = core::Seconds(config_.park_idle_s);
+    p.notice = core::Seconds(config_.park_notice_s);
+    p.max_park = {};  // the trace's holders come back on their own activity
+    return p;
+  }
   observe::IdleConfig ClassifierConfig() const {
     observe::IdleConfig c = config_.idle;
     c.max_sample_gap =
@@ -117,6 +133,10 @@ class HarvestRun {
   }
   Lend Judge(int gpu, int64_t t);
   Lend JudgeParked(int gpu, int64_t t);
+  // The parking rules, as the daemon runs them, on the GPU's verdict now;
+  // true when its holder was parked.
+  bool Park(int gpu, int64_t t, const observe::Verdict& v);
+  std::vector<observe::ParkAction> PlanParking(int gpu, int64_t t, const observe::Verdict& v);
   Lend JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& holder);
   observe::Verdict Observe(int gpu, int64_t t, const OwnerSegment& s);
   void LearnHolder(Gpu& g, int64_t t, const OwnerSegment& s);
@@ -129,6 +149,7 @@ class HarvestRun {
   const std::vector<HarvestJob>& queue_;
   const HarvestConfig& config_;
   observe::IdleClassifier classifier_;
+  observe::ParkingPlanner parking_;
   sched::Scheduler scheduler_;
   std::vector<Gpu> gpus_;
   std::unordered_map<std::string, int> gpu_by_uuid_;
@@ -216,6 +237,7 @@ Lend HarvestRun::Judge(int gpu, int64_t t) {
   Gpu& g = gpus_[static_cast<size_t>(gpu)];
   if (!s.has_data) {
     g.parked = false;  // the GPU is gone: nothing to restore it to
+    parking_.Restored(g.uuid);
     return {};
   }
   if (config_.policy == HarvestPolicy::kNaive) {
@@ -225,6 +247,7 @@ Lend HarvestRun::Judge(int gpu, int64_t t) {
   if (t < g.restored_at) return {};               // the holder's state is still being copied back
   if (!s.owner_process) g.beside_holder = false;  // the holder left: the job has it whole
   const observe::Verdict v = Observe(gpu, t, s);
+  if (Park(gpu, t, v)) return {true, {}};
   if (!Colocates() || !s.owner_process || (g.holder >= 0 && !g.beside_holder)) {
     return {observe::MayLend(v, g.holder >= 0), {}};
   }
@@ -237,22 +260,7 @@ Lend HarvestRun::JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& h
   Gpu& g = gpus_[static_cast<size_t>(gpu)];
   const OwnerSegment& s = Now(gpu);
   const core::Bytes held(static_cast<uint64_t>(s.memory_bytes));
-  if (holder.state != observe::GpuState::kHeldIdle) {
-    g.notice_at = -1;  // awake: any notice is void
-    return {};
-  }
-  if (config_.policy == HarvestPolicy::kPark) {
-    const int64_t idle_s = (holder.at - holder.since).count() / 1'000'000;
-    if (g.notice_at < 0 && idle_s >= config_.park_idle_s) g.notice_at = t;
-    if (g.notice_at >= 0 && t - g.notice_at >= config_.park_notice_s) {
-      g.notice_at = -1;
-      g.parked = true;
-      g.parked_memory = s.memory_bytes;
-      g.beside_holder = false;
-      ++r_.parks;
-      return {true, {}};
-    }
-  }
+  if (holder.state != observe::GpuState::kHeldIdle) return {};
   if (g.holder >= 0) {
     if (observe::SharedClaim(holder, held, g.lent_beside_peak)) return {};
     return {true, g.told_lend_memory};
@@ -266,24 +274,73 @@ Lend HarvestRun::JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& h
   return {true, core::Bytes::GiB(room.lendable.count() >> 30)};
 }
 
-// A parked holder comes back when its process does anything on the GPU:
-// computes, or its memory changes (a CUDA call). It then waits for the job
+std::vector<observe::ParkAction> HarvestRun::PlanParking(int gpu, int64_t t,
+                                                         const observe::Verdict& v) {
+  const Gpu& g = gpus_[static_cast<size_t>(gpu)];
+  const OwnerSegment& s = Now(gpu);
+  observe::ParkFacts f;
+  f.verdict = v;
+  f.verdict.uuid = g.uuid;
+  if (s.owner_process) {
+    f.holders.push_back({kOwnerPid + static_cast<uint32_t>(gpu),
+                         "owner",
+                         "",
+                         core::Bytes(static_cast<uint64_t>(s.memory_bytes)),
+                         false,
+                         s.utilization_pct,
+                         {}});
+  }
+  // Host memory is not modelled: it always holds what is parked.
+  const core::Bytes host = core::Bytes::GiB(int64_t{1} << 20);
+  return parking_.Plan(
+      {f}, host, host,
+      [&](uint32_t) { return s.owner_process ? std::optional(g.cpu) : std::nullopt; }, At(t));
+}
+
+bool HarvestRun::Park(int gpu, int64_t t, const observe::Verdict& v) {
+  if (config_.policy != HarvestPolicy::kPark) return false;
+  Gpu& g = gpus_[static_cast<size_t>(gpu)];
+  for (const observe::ParkAction& a : PlanParking(gpu, t, v)) {
+    if (a.kind != observe::ParkAction::Kind::kPark) continue;  // told, or a notice lapsed
+    g.parked = true;
+    g.parked_memory = Now(gpu).memory_bytes;
+    g.beside_holder = false;
+    g.cpu_seen_at = t;
+    parking_.Parked(g.uuid, g.cpu, At(t));
+    ++r_.parks;
+    return true;
+  }
+  return false;
+}
+
+// A parked holder comes back when its process wakes: in the trace, when it
+// computes or its memory changes (a CUDA call). It then waits for the job
 // on its GPU to leave and for its memory to be copied back.
 Lend HarvestRun::JudgeParked(int gpu, int64_t t) {
   Gpu& g = gpus_[static_cast<size_t>(gpu)];
   const OwnerSegment& s = Now(gpu);
-  const bool woke =
+  const bool active =
       s.utilization_pct >= config_.idle.busy_utilization_pct || s.memory_bytes != g.parked_memory;
-  if (!woke) return {true, {}};
-  g.parked = false;
-  if (!s.owner_process) return {true, {}};  // it exited while parked: nothing to restore
-  const int64_t copy_s = static_cast<int64_t>(
-      std::ceil(static_cast<double>(g.parked_memory) / config_.restore_bytes_per_s));
-  const int64_t wait_s = (g.holder >= 0 ? config_.vacate_s : 0) + copy_s;
-  g.restored_at = t + wait_s;
-  ++r_.restores;
-  r_.restore_wait_s += wait_s;
-  return {};  // judged afresh at the samples after the restore
+  if (active) g.cpu += core::Seconds(t - g.cpu_seen_at);  // a whole CPU since it was last seen
+  g.cpu_seen_at = t;
+  observe::Verdict none;
+  for (const observe::ParkAction& a : PlanParking(gpu, t, none)) {
+    if (a.kind == observe::ParkAction::Kind::kForget) {
+      g.parked = false;  // it exited while parked: nothing to restore
+      return {true, {}};
+    }
+    if (a.kind != observe::ParkAction::Kind::kRestore) continue;
+    g.parked = false;
+    parking_.Restored(g.uuid);
+    const int64_t copy_s = static_cast<int64_t>(
+        std::ceil(static_cast<double>(g.parked_memory) / config_.restore_bytes_per_s));
+    const int64_t wait_s = (g.holder >= 0 ? config_.vacate_s : 0) + copy_s;
+    g.restored_at = t + wait_s;
+    ++r_.restores;
+    r_.restore_wait_s += wait_s;
+    return {};  // judged afresh at the samples after the restore
+  }
+  return {true, {}};
 }
 
 // The classifier's verdict on a sample of the GPU at `t` showing `s` and
