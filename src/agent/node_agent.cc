@@ -494,6 +494,13 @@ bool NodeAgent::Obey(const cluster::AgentReply& reply, const HostPass& pass,
     killing_.insert(id);
     executor_.Signal(id, 9).IgnoreError();
   }
+  if (!reply.holders.empty()) {
+    if (on_holder_requests_) {
+      on_holder_requests_(reply.holders, log);
+    } else {
+      log("the coordinator asked to keep or unpark a holder; this host parks none");
+    }
+  }
   bool started = false;
   for (const cluster::JobToStart& s : reply.start) {
     // An earlier attempt still leaving, or this very attempt started before.

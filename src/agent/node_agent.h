@@ -63,6 +63,12 @@ class NodeAgent {
   // Where preemptions and give-backs are counted; null: nowhere.
   void ReportTo(HostMetrics* metrics) { metrics_ = metrics; }
 
+  // Who acts on the coordinator's `gleaner keep` and `unpark` requests
+  // (the host's HolderParker); without one they are logged and dropped.
+  using HolderRequests =
+      std::function<void(const std::vector<cluster::HolderRequest>&, const cluster::Log&)>;
+  void OnHolderRequests(HolderRequests act) { on_holder_requests_ = std::move(act); }
+
   // Minutes completed since the last report, to send with the next one.
   void AddMinutes(const std::vector<observe::MinuteRollup>& minutes);
 
@@ -143,6 +149,7 @@ class NodeAgent {
   size_t log_chunks_sent_ = 0;                 // in the report under way
   std::set<uint64_t> logs_read_;               // requests already answered
   HostMetrics* metrics_ = nullptr;
+  HolderRequests on_holder_requests_;
 };
 
 // NVLink islands: GPUs linked to one another directly or through others

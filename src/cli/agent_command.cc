@@ -12,13 +12,14 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/holder_parker.h"
 #include "agent/minute_tee.h"
 #include "agent/node_agent.h"
 #include "agent/sampler.h"
 #include "cli/api_client.h"
 #include "cli/cluster_commands.h"
-#include "cli/cost_command.h"
 #include "cli/config_file.h"
+#include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
@@ -149,8 +150,8 @@ class OrderWaiter {
         seen = seen_;
       }
       const auto asked = std::chrono::steady_clock::now();
-      auto answer = coordinators_.Post("/v1/agents/wait", {{"orders", seen}}, credential,
-                                       kWaitTimeout);
+      auto answer =
+          coordinators_.Post("/v1/agents/wait", {{"orders", seen}}, credential, kWaitTimeout);
       if (stop_) return;
       if (answer.ok()) {
         const uint64_t orders = answer->value("orders", uint64_t{0});
@@ -169,8 +170,9 @@ class OrderWaiter {
         continue;
       }
       if (answer.status().code() == core::StatusCode::kNotFound) {
-        log_("the coordinator takes no long polls (an older gleaner): this agent hears of "
-             "starts at its next report");
+        log_(
+            "the coordinator takes no long polls (an older gleaner): this agent hears of "
+            "starts at its next report");
         return;
       }
       // A standby, a coordinator away, a credential being renewed: the
@@ -284,8 +286,8 @@ server::HttpServer::Handler MetricsOnly(agent::HostMetrics& metrics, agent::Idle
     auto params = server::ParseQuery(query);
     if (!params.ok()) return server::ErrorResponse(params.status());
     const auto dcgm = params->find("dcgm");
-    server::HttpResponse out{200, metrics.Render({}, prices, dcgm != params->end() &&
-                                                                 dcgm->second == "1")};
+    server::HttpResponse out{
+        200, metrics.Render({}, prices, dcgm != params->end() && dcgm->second == "1")};
     out.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return out;
   };
@@ -393,6 +395,24 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       {name, "agent", config.alert_rules, config.alert_webhook_url, config.idle.max_sample_gap},
       log);
   node.ReportTo(&watch.metrics());
+  const std::string parked_path = data_dir + "/parked-holders.json";
+  const std::unique_ptr<gpu::CudaCheckpoint> cuda = OpenCudaForParking(config, parked_path, log);
+  agent::HolderParker parker(cuda.get(), clock, {config.parking, parked_path});
+  parker.ReportTo(&watch.metrics());
+  parker.NotifyThrough(
+      [&watch, &log](const std::vector<observe::AlertEvent>& e) { watch.Notify(e, log); });
+  sampler.WatchParking([&parker] { return parker.Parkings(); });
+  // `gleaner keep` and `unpark` come through the coordinator, which
+  // checked who asked.
+  node.OnHolderRequests(
+      [&parker](const std::vector<cluster::HolderRequest>& asked, const cluster::Log& to) {
+        for (const cluster::HolderRequest& r : asked) {
+          const core::Status s =
+              r.unpark ? parker.Unpark(r.gpu.str(), "", true) : parker.Keep(r.gpu.str(), "", true);
+          to(std::string(r.unpark ? "unpark " : "keep ") + r.gpu.str() + ": " +
+             (s.ok() ? "done" : s.message()));
+        }
+      });
   std::unique_ptr<server::HttpServer> metrics_server;
   if (options.metrics_listen != "none") {
     auto host_port = server::ParseHostPort(options.metrics_listen);
@@ -406,9 +426,9 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
           << base->config_path << ")\n";
       return kExitBadInput;
     }
-    const agent::IdleCostPrices prices = IdleCostPricesOf(
-        source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}), *catalog,
-        config.cost);
+    const agent::IdleCostPrices prices =
+        IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
+                         *catalog, config.cost);
     auto served = server::HttpServer::ServeTcp(host_port->first, host_port->second,
                                                MetricsOnly(watch.metrics(), prices));
     if (!served.ok()) {
@@ -419,6 +439,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     log("metrics on " + metrics_server->address() + "/metrics");
   }
   node.Recover(log);
+  parker.Recover(log);
   log("agent " + name + " on " + source.backend->Driver().source + ", reporting every " +
       core::FormatDuration(config.sample_interval) + " to " + options.servers);
   waiter = std::make_unique<OrderWaiter>(*endpoints, sampler, log);
@@ -431,6 +452,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       watch.Observe(pass, log);
       // Even a pass that read no GPU reaps, keeps the lease and reports.
       node.Act(pass, log);
+      parker.Step(pass, node.LentGpus(), log);
     });
   }
   waiter->Stop();

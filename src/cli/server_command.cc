@@ -182,8 +182,8 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
                                               uint64_t offset) {
     const std::shared_ptr<cluster::Coordinator> coordinator = current_leader();
     if (coordinator == nullptr) {
-      return server::ErrorResponse(core::Unavailable(
-          "this coordinator stands by; ask the leading one for logs"));
+      return server::ErrorResponse(
+          core::Unavailable("this coordinator stands by; ask the leading one for logs"));
     }
     server::HttpResponse late = server::ErrorResponse(
         core::Unavailable("the host of job " + std::to_string(job.id) + " did not answer in time"));
@@ -199,6 +199,15 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
                                });
         }});
     return late;
+  };
+  // `gleaner keep` and `unpark`: passed on to the GPU's host.
+  api_options.parking = [&current_leader](const std::string& gpu, bool unpark,
+                                          const server::Caller& caller) {
+    const std::shared_ptr<cluster::Coordinator> coordinator = current_leader();
+    if (coordinator == nullptr) {
+      return core::Unavailable("this coordinator stands by; ask the leading one");
+    }
+    return coordinator->AskHolder(gpu, unpark, caller.user, caller.admin());
   };
   server::Api api(**api_store, **api_store, clock, api_options);
   // Agents' joins and credentials have a connection of their own, so a

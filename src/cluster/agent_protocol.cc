@@ -371,6 +371,13 @@ json ReplyToJson(const AgentReply& r) {
     }
     j["logs"] = std::move(logs);
   }
+  if (!r.holders.empty()) {
+    json holders = json::array();
+    for (const HolderRequest& h : r.holders) {
+      holders.push_back(json::array({h.gpu.str(), h.unpark ? "unpark" : "keep"}));
+    }
+    j["holders"] = std::move(holders);
+  }
   return j;
 }
 
@@ -412,6 +419,13 @@ core::Result<AgentReply> ReplyFromJson(const json& j) {
       if (stream != "out" && stream != "err") throw std::invalid_argument("logs: stream " + stream);
       r.logs.push_back({Whole<uint64_t>(l.at(0)), Whole<sched::JobId>(l.at(1)), stream == "err",
                         Whole<uint64_t>(l.at(3))});
+    }
+    for (const json& h : j.value("holders", json::array())) {
+      const std::string action = h.at(1).get<std::string>();
+      if (action != "keep" && action != "unpark") {
+        throw std::invalid_argument("holders: action " + action);
+      }
+      r.holders.push_back({core::GpuUuid(h.at(0).get<std::string>()), action == "unpark"});
     }
     return r;
   });

@@ -102,6 +102,13 @@ struct LogRequest {
   uint64_t offset = 0;
   bool operator==(const LogRequest&) const = default;
 };
+// `gleaner keep` or `gleaner unpark` for a GPU's holder, asked of the host
+// by a user the coordinator found allowed (the holder's, or root).
+struct HolderRequest {
+  core::GpuUuid gpu;
+  bool unpark = false;  // else keep
+  bool operator==(const HolderRequest&) const = default;
+};
 struct LogChunk {
   uint64_t id = 0;    // the request's
   std::string data;   // at most kMaxLogChunkBytes
@@ -165,7 +172,8 @@ struct AgentReply {
   // agent long-polls /v1/agents/wait with it and reports at once when it
   // grows. Absent (0) from coordinators before long polls.
   uint64_t orders = 0;
-  std::vector<LogRequest> logs;  // pieces of logs to send at once
+  std::vector<LogRequest> logs;        // pieces of logs to send at once
+  std::vector<HolderRequest> holders;  // keep or unpark these GPUs' holders
 
   bool operator==(const AgentReply&) const = default;
 };

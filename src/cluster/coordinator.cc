@@ -147,6 +147,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   // store) but not its GPUs: the reply still says what the host runs.
   reply.send_inventory = host.gpus.empty() || host.blind;
   ExchangeLogs(agent, report, &reply);
+  if (auto asked = holder_requests_.extract(agent)) reply.holders = std::move(asked.mapped());
   RunWakes(lock);
   return reply;
 }
@@ -413,6 +414,48 @@ void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset
   pending_logs_[id] = {where, {id, job.id, err, offset}, std::move(answer), clock_.Now()};
   NewOrders(where, known->second);
   RunWakes(lock);
+}
+
+core::Status Coordinator::AskHolder(const std::string& gpu, bool unpark, const std::string& user,
+                                    bool admin) {
+  std::unique_lock lock(mu_);
+  const core::GpuUuid uuid(gpu);
+  const auto at = host_of_gpu_.find(uuid);
+  const auto known = at == host_of_gpu_.end() ? hosts_.end() : hosts_.find(at->second);
+  if (known == hosts_.end()) {
+    return core::NotFound("no host reports GPU " + gpu +
+                          "; give its UUID, as `gleaner gpus` shows it");
+  }
+  Host& host = known->second;
+  if (!host.reported || host.silent || host.lost) {
+    return core::Unavailable("host " + known->first + ", which has GPU " + gpu +
+                             ", is not reporting");
+  }
+  std::set<std::string> holders;
+  std::optional<observe::HolderParking> parking;
+  for (size_t i = 0; i < host.gpus.size() && i < host.details.size(); ++i) {
+    if (host.gpus[i].uuid != uuid || !host.details[i]) continue;
+    for (const observe::ObservedProcess& p : host.details[i]->processes) {
+      if (!p.gleaner_job && !p.user.empty()) holders.insert(p.user);
+    }
+    parking = host.details[i]->verdict.evidence.parking;
+    if (parking && !parking->user.empty()) holders.insert(parking->user);
+  }
+  if (unpark && (!parking || parking->phase == observe::HolderParking::Phase::kNotice)) {
+    return core::NotFound("no holder is parked on GPU " + gpu);
+  }
+  if (!admin && !holders.contains(user)) {
+    return core::PermissionDenied("GPU " + gpu + " is not held by " + user +
+                                  ": only its holder's user (or root) may keep or unpark it");
+  }
+  std::vector<HolderRequest>& asked = holder_requests_[known->first];
+  // One standing request per GPU: asking again changes nothing.
+  if (std::find(asked.begin(), asked.end(), HolderRequest{uuid, unpark}) == asked.end()) {
+    asked.push_back({uuid, unpark});
+  }
+  NewOrders(known->first, host);
+  RunWakes(lock);
+  return core::Status::Ok();
 }
 
 void Coordinator::ExchangeLogs(const std::string& agent, const AgentReport& report,

@@ -89,6 +89,12 @@ class Coordinator {
   void ReadLog(const store::JobRecord& job, bool err, uint64_t offset,
                std::function<void(core::Result<LogChunk>)> answer);
 
+  // `gleaner keep GPU` or `gleaner unpark GPU` (its UUID) on the GPU's
+  // host, by `user`: allowed to a user of a process holding it (or of its
+  // parked holder) and to admins, as the host last reported them. The host
+  // acts on it when it hears its next reply (its long poll wakes it).
+  core::Status AskHolder(const std::string& gpu, bool unpark, const std::string& user, bool admin);
+
   // `with_details`: each GPU's processes and verdict too, which only the
   // gleaner.cluster/v1 document shows (not /metrics).
   std::vector<HostView> Hosts(bool with_details = false) const;
@@ -178,6 +184,8 @@ class Coordinator {
     core::TimePoint asked;
   };
   std::map<uint64_t, PendingLog> pending_logs_;  // by request id
+  // `gleaner keep` and `unpark` to pass on in each host's next reply.
+  std::map<std::string, std::vector<HolderRequest>> holder_requests_;
   uint64_t next_log_id_ = 1;
   // Hands the host's agent's log pieces to their askers, and asks it for
   // the ones still wanted.

@@ -509,5 +509,71 @@ TEST(CoordinatorTest, AsksForTheInventoryAndRefusesAGpuTwoHostsClaim) {
   EXPECT_THAT(twice.status().message(), HasSubstr("GPU-1 is already reported by host a"));
 }
 
+// `gleaner keep` and `unpark` on a cluster: the coordinator checks who asks
+// against what the GPU's host last reported (its holders' users, its
+// parked holder), then passes the request on in the host's next reply.
+TEST(CoordinatorTest, KeepAndUnparkGoToTheHostForTheHoldersUserOnly) {
+  Cluster c;
+  const core::GpuUuid gpu("GPU-1");
+  AgentReport report;
+  report.inventory = {{gpu, 0, "A100", core::Bytes::GiB(80), -1}};
+  report.gpus = {GpuStatus{}};
+  GpuDetail held;
+  held.processes_known = true;
+  held.processes = {{4242, "alice", "python -m ipykernel", core::Bytes::GiB(30), false, 0.0, {}}};
+  held.verdict.uuid = gpu;
+  held.verdict.state = observe::GpuState::kHeldIdle;
+  report.details = {{0, held}};
+  ASSERT_TRUE(c.coordinator->HandleReport("a", report, c.Record()).ok());
+
+  EXPECT_EQ(c.coordinator->AskHolder("GPU-9", false, "alice", false).code(),
+            core::StatusCode::kNotFound);
+  const core::Status mallory = c.coordinator->AskHolder("GPU-1", false, "mallory", false);
+  EXPECT_EQ(mallory.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(mallory.message(), HasSubstr("only its holder's user (or root)"));
+  EXPECT_THAT(c.coordinator->AskHolder("GPU-1", true, "alice", false).message(),
+              HasSubstr("no holder is parked on GPU GPU-1"));
+  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", false, "alice", false).ok());
+  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", false, "alice", false).ok());  // asked twice
+
+  // Parked: the holder is off the GPU, and its user may bring it back.
+  held.processes.clear();
+  held.verdict.state = observe::GpuState::kIdle;
+  held.verdict.evidence.parking = observe::HolderParking{observe::HolderParking::Phase::kParked,
+                                                         4242,
+                                                         "alice",
+                                                         core::Bytes::GiB(30),
+                                                         c.clock.Now(),
+                                                         {}};
+  report.inventory.reset();
+  report.details = {{0, held}};
+  auto reply = c.coordinator->HandleReport("a", report, c.Record());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->holders, (std::vector<HolderRequest>{{gpu, false}}));  // once
+  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", true, "alice", false).ok());
+  EXPECT_TRUE(c.coordinator->AskHolder("GPU-1", true, "root", true).ok());
+  reply = c.coordinator->HandleReport("a", report, c.Record());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->holders, (std::vector<HolderRequest>{{gpu, true}}));
+  reply = c.coordinator->HandleReport("a", report, c.Record());
+  EXPECT_TRUE(reply->holders.empty());
+}
+
+// The agent hands what the coordinator passed on to its parker.
+TEST(CoordinatorTest, AnAgentHandsKeepRequestsToItsParker) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  std::vector<HolderRequest> heard;
+  a.node->OnHolderRequests(
+      [&](const std::vector<HolderRequest>& asked, const Log&) { heard = asked; });
+  c.Step();
+  ASSERT_TRUE(
+      c.coordinator->AskHolder("GPU-aaaaaaaa-0000-4000-8000-000000000000", false, "root", true)
+          .ok());
+  c.Step();
+  EXPECT_EQ(heard, (std::vector<HolderRequest>{
+                       {core::GpuUuid("GPU-aaaaaaaa-0000-4000-8000-000000000000"), false}}));
+}
+
 }  // namespace
 }  // namespace gleaner::cluster

@@ -120,6 +120,7 @@ TEST(AgentProtocolTest, RepliesSurviveTheirJson) {
   r.lease = core::Seconds(300);
   r.orders = 12;
   r.logs = {{3, 7, false, 4078}, {4, 8, true, 0}};
+  r.holders = {{core::GpuUuid("GPU-2"), false}, {core::GpuUuid("GPU-1"), true}};
   auto back = ReplyFromJson(nlohmann::json::parse(ReplyToJson(r).dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, r);
