@@ -96,9 +96,13 @@ void HolderParker::Recover(const cluster::Log& log) {
       parked_[core::GpuUuid(j.at("gpu").get<std::string>())] = std::move(p);
     }
   } catch (const std::exception& e) {
-    // Left as it is for a person to read: it may name a parked process.
-    log(options_.state_path + " is malformed (" + e.what() +
-        "); holders it names as parked are not watched: restore them with `cuda-checkpoint "
+    // Moved aside for a person to read (it may name a parked process), not
+    // overwritten by the next park.
+    const std::string aside = options_.state_path + ".malformed";
+    std::error_code ec;
+    std::filesystem::rename(options_.state_path, aside, ec);
+    log(options_.state_path + " is malformed (" + e.what() + "); kept as " + aside +
+        ": holders it names as parked are not watched; restore one with `cuda-checkpoint "
         "--toggle --pid PID`");
     parked_.clear();
     return;
@@ -122,19 +126,19 @@ void HolderParker::Recover(const cluster::Log& log) {
       it = parked_.erase(it);
       continue;
     }
-    if (state.ok() && *state == gpu::CudaProcessState::kLocked) {
-      // Stopped between lock and checkpoint: let it run on as before.
-      const core::Status unlocked = cuda_->Restore(p.pid);
-      log(who + " was left locked mid-park: " +
-          (unlocked.ok() ? "unlocked, it runs on" : unlocked.message()));
-      if (unlocked.ok()) {
-        it = parked_.erase(it);
-        continue;
-      }
-    }
     if (!state.ok()) {
       log(who + " is recorded as parked, and the driver cannot say: " + state.status().message() +
           "; kept on record and restored when it wakes");
+    } else if (*state == gpu::CudaProcessState::kLocked) {
+      // Stopped between lock and checkpoint: let it run on as before.
+      const core::Status unlocked = cuda_->Restore(p.pid);
+      if (unlocked.ok()) {
+        log(who + " was left locked mid-park: unlocked, it runs on");
+        it = parked_.erase(it);
+        continue;
+      }
+      log(who + " was left locked mid-park and cannot be unlocked yet (" + unlocked.message() +
+          "); tried again when it wakes");
     } else {
       log(who + " still parked (" + core::FormatBytes(p.memory) +
           " in host memory): watched again, restored when it wakes");

@@ -396,7 +396,8 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       log);
   node.ReportTo(&watch.metrics());
   const std::string parked_path = data_dir + "/parked-holders.json";
-  const std::unique_ptr<gpu::CudaCheckpoint> cuda = OpenCudaForParking(config, parked_path, log);
+  const std::unique_ptr<gpu::CudaCheckpoint> cuda =
+      OpenCudaForParking(config.parking, config.cuda_library, parked_path, log);
   agent::HolderParker parker(cuda.get(), clock, {config.parking, parked_path});
   parker.ReportTo(&watch.metrics());
   parker.NotifyThrough(

@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "core/json_depth.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
+#include "core/json_depth.h"
 
 namespace gleaner::cli {
 
@@ -13,8 +13,10 @@ using nlohmann::json;
 core::Status UseClientTls(const net::TlsFiles& tls, server::Endpoint* endpoint) {
   if (tls.ca.empty() && tls.cert.empty() && tls.key.empty()) return core::Status::Ok();
   if (!endpoint->tls) {
-    return core::InvalidArgument("--ca-file, --tls-cert and --tls-key are for https:// servers, "
-                                 "and " + endpoint->ToString() + " is not one");
+    return core::InvalidArgument(
+        "--ca-file, --tls-cert and --tls-key are for https:// servers, "
+        "and " +
+        endpoint->ToString() + " is not one");
   }
   GLEANER_ASSIGN_OR_RETURN(endpoint->tls_context, net::TlsContext::ForClient(tls));
   return core::Status::Ok();

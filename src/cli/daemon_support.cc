@@ -332,22 +332,23 @@ core::Result<std::string> ReadJoinToken(const std::string& path) {
   return token;
 }
 
-std::unique_ptr<gpu::CudaCheckpoint> OpenCudaForParking(const GleanerConfig& config,
+std::unique_ptr<gpu::CudaCheckpoint> OpenCudaForParking(const observe::ParkingConfig& parking,
+                                                        const std::string& cuda_library,
                                                         const std::string& state_path,
                                                         const cluster::Log& log) {
   std::error_code ec;
   const bool parked_before = std::filesystem::exists(state_path, ec);
-  if (!config.parking.enabled && !parked_before) return nullptr;
-  auto cuda = gpu::CudaCheckpoint::Open(config.cuda_library);
+  if (!parking.enabled && !parked_before) return nullptr;
+  auto cuda = gpu::CudaCheckpoint::Open(cuda_library);
   if (!cuda.ok()) {
     log("warning: " + cuda.status().message() +
-        (config.parking.enabled ? "; no holder is parked ([parking] in gleaner.toml)"
-                                : "; holders parked before cannot be restored by gleaner"));
+        (parking.enabled ? "; no holder is parked ([parking] in gleaner.toml)"
+                         : "; holders parked before cannot be restored by gleaner"));
     return nullptr;
   }
-  if (config.parking.enabled) {
-    log("parking holders held idle for " + core::FormatDuration(config.parking.park_idle_timeout) +
-        ", after " + core::FormatDuration(config.parking.notice) + " of notice (CUDA driver " +
+  if (parking.enabled) {
+    log("parking holders held idle for " + core::FormatDuration(parking.park_idle_timeout) +
+        ", after " + core::FormatDuration(parking.notice) + " of notice (CUDA driver " +
         std::to_string((*cuda)->driver_version() / 1000) + "." +
         std::to_string((*cuda)->driver_version() % 1000 / 10) + ")");
   }

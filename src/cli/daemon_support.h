@@ -117,7 +117,8 @@ std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,
 // enabled or `state_path` records holders parked before a restart (they
 // must come back whatever the config says now); null, saying why, where
 // it is not wanted or cannot be opened.
-std::unique_ptr<gpu::CudaCheckpoint> OpenCudaForParking(const GleanerConfig& config,
+std::unique_ptr<gpu::CudaCheckpoint> OpenCudaForParking(const observe::ParkingConfig& parking,
+                                                        const std::string& cuda_library,
                                                         const std::string& state_path,
                                                         const cluster::Log& log);
 

@@ -21,7 +21,7 @@ struct GpusOptions {
   std::string data_dir;  // where a running monitor keeps its verdicts
   std::string server;    // --server: a remote gleaner's GPUs, through its API
   std::string token;
-  net::TlsFiles tls;     // for an https:// --server
+  net::TlsFiles tls;  // for an https:// --server
 };
 
 // What the command needs from the outside world, injected so tests can

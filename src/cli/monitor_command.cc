@@ -159,17 +159,17 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     lender->ReportTo(&host_metrics);
     sampler.WatchLending([&lender] { return lender->LentGpus(); });
   }
-  std::unique_ptr<gpu::CudaCheckpoint> cuda;
-  std::optional<agent::HolderParker> parker;
-  if (lender) {
-    const std::string parked_path = data_dir + "/parked-holders.json";
-    cuda = OpenCudaForParking(config, parked_path, log);
-    parker.emplace(cuda.get(), clock, agent::HolderParkerOptions{config.parking, parked_path});
-    parker->ReportTo(&host_metrics);
-    parker->NotifyThrough(
-        [&watch, &log](const std::vector<observe::AlertEvent>& e) { watch.Notify(e, log); });
-    sampler.WatchParking([&parker] { return parker->Parkings(); });
-  }
+  // Only a lender parks; any daemon brings back holders parked before.
+  observe::ParkingConfig parking = config.parking;
+  parking.enabled = parking.enabled && options.harvest;
+  const std::string parked_path = data_dir + "/parked-holders.json";
+  const std::unique_ptr<gpu::CudaCheckpoint> cuda =
+      OpenCudaForParking(parking, config.cuda_library, parked_path, log);
+  agent::HolderParker parker(cuda.get(), clock, {parking, parked_path});
+  parker.ReportTo(&host_metrics);
+  parker.NotifyThrough(
+      [&watch, &log](const std::vector<observe::AlertEvent>& e) { watch.Notify(e, log); });
+  sampler.WatchParking([&parker] { return parker.Parkings(); });
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config.sample_interval) +
       "; state in " + data_dir + "/gleaner.db");
@@ -186,7 +186,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::unique_ptr<server::Api> api;
   std::vector<std::unique_ptr<server::HttpServer>> api_servers;
   if (lender) lender->Recover(log);
-  if (parker) parker->Recover(log);
+  parker.Recover(log);
   if (options.up) {
     auto opened = store::SqliteStore::Open(data_dir + "/gleaner.db");
     if (!opened.ok()) {
@@ -203,15 +203,13 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     api_options.limits.max_gpus = host_gpus;
     // A submit is placed at once, not at the next pass.
     if (lender) api_options.queue_changed = [&sampler] { sampler.Wake(); };
-    if (parker) {
-      api_options.parking = [&parker, &sampler](const std::string& gpu, bool unpark,
-                                                const server::Caller& caller) {
-        core::Status s = unpark ? parker->Unpark(gpu, caller.user, caller.admin())
-                                : parker->Keep(gpu, caller.user, caller.admin());
-        if (s.ok()) sampler.Wake();  // acted on at the next pass, now
-        return s;
-      };
-    }
+    api_options.parking = [&parker, &sampler](const std::string& gpu, bool unpark,
+                                              const server::Caller& caller) {
+      core::Status s = unpark ? parker.Unpark(gpu, caller.user, caller.admin())
+                              : parker.Keep(gpu, caller.user, caller.admin());
+      if (s.ok()) sampler.Wake();  // acted on at the next pass, now
+      return s;
+    };
     const agent::IdleCostPrices idle_prices =
         IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
                          api_options.cost.catalog, config.cost);
@@ -291,10 +289,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     watch.Observe(pass, log);
     if (lender) {
       lender->Act(pass, log);
-      parker->Step(pass, lender->LentGpus(), log);
     } else if (options.up) {
       daemon::SayNothingStarts(**store, log);
     }
+    parker.Step(pass, lender ? lender->LentGpus() : std::map<core::GpuUuid, agent::LentGpu>{}, log);
     if (api && !pass.verdicts.empty()) {
       std::lock_guard lock(latest_mu);
       latest = pass;

@@ -323,6 +323,17 @@ TEST(ParkingDaemonTest, ADaemonKilledMidParkLetsItsHolderGoAndForgetsOneThatExit
   rig.parker->Recover([&](const std::string& line) { rig.log += line + "\n"; });
   EXPECT_THAT(rig.log, HasSubstr("exited while gleaner was down: nothing to restore"));
   EXPECT_TRUE(rig.parker->Parkings().empty());
+
+  // A record that cannot be read is kept aside for a person, never
+  // overwritten by the next park.
+  std::ofstream(rig.dir.path() / "parked-holders.json") << "{\"parked\": [{\"pid\": \"x\"}]}";
+  rig.log.clear();
+  rig.parker = rig.NewParker();
+  rig.parker->Recover([&](const std::string& line) { rig.log += line + "\n"; });
+  EXPECT_THAT(rig.log, HasSubstr("parked-holders.json is malformed"));
+  EXPECT_THAT(rig.log, HasSubstr("cuda-checkpoint --toggle --pid PID"));
+  EXPECT_THAT(testing::Slurp(rig.dir.path() / "parked-holders.json.malformed"),
+              HasSubstr("\"pid\": \"x\""));
 }
 
 }  // namespace
