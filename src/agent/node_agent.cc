@@ -22,10 +22,13 @@ std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
 // Why a claimed GPU's job is asked to leave, as the preemption counter
 // names it.
 std::string_view PreemptionKind(const observe::Verdict& v) {
-  return v.evidence.foreign_processes > 0           ? "owner_returned"
-         : v.state == observe::GpuState::kProtected ? "protected"
-         : v.state == observe::GpuState::kReserved  ? "reserved"
-                                                    : "unhealthy";
+  // A parked holder on its way back is its owner returning.
+  const bool restoring =
+      v.evidence.parking && v.evidence.parking->phase == observe::HolderParking::Phase::kRestoring;
+  return v.evidence.foreign_processes > 0 || restoring ? "owner_returned"
+         : v.state == observe::GpuState::kProtected    ? "protected"
+         : v.state == observe::GpuState::kReserved     ? "reserved"
+                                                       : "unhealthy";
 }
 
 // About 250 bytes each as JSON.

@@ -242,6 +242,7 @@ TEST(ParkingDaemonTest, AForgottenHolderIsToldParkedLentWholeAndRestoredWhenItWa
                                       "\"} 1\n"));
   }
   EXPECT_THAT(exposition, HasSubstr("gleaner_holder_restore_wait_seconds_count 1"));
+  EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"owner_returned\"} 1\n"));
 }
 
 TEST(ParkingDaemonTest, ARestartedDaemonFindsItsParkedHolderAndOnlyItsUserMayUnparkIt) {
