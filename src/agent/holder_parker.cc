@@ -246,7 +246,7 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
     }
   }
   std::lock_guard lock(mu_);
-  seen_ = std::move(seen);
+  if (!pass.verdicts.empty()) seen_ = std::move(seen);  // a pass that read no GPU says nothing
   parkings_ = planner_.Parkings();
 }
 
