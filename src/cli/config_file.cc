@@ -132,6 +132,47 @@ Status ReadColocation(const std::string& path, const toml::table& t,
   return Status::Ok();
 }
 
+// [projects]: `alice = "vision"` gives a user's default project;
+// `[projects.vision]` with `users` and `groups` defines one, and once any
+// is defined every job is charged to one its user is in.
+Status ReadProjects(const std::string& path, const toml::table& t, GleanerConfig* config) {
+  for (const auto& [key, node] : t) {
+    const std::string name(key.str());
+    if (const toml::table* rule = node.as_table()) {
+      const std::string p = "projects." + name + ".";
+      GLEANER_RETURN_IF_ERROR(CheckKeys(path, *rule, p, {"users", "groups"}));
+      if (name.size() > 128)
+        return Error(path, node, "projects." + name, "a name of at most 128 bytes");
+      server::ProjectRule r{name, {}, {}};
+      GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "users", &r.users));
+      GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "groups", &r.groups));
+      config->projects.push_back(std::move(r));
+      continue;
+    }
+    std::optional<std::string> project = node.value<std::string>();
+    if (!project) {
+      return Error(path, node, "projects." + name,
+                   "expected a project name (alice = \"vision\") or a [projects." + name +
+                       "] table with users and groups");
+    }
+    config->project_of_user[name] = *project;
+  }
+  if (config->projects.empty()) return Status::Ok();
+  // Enforced: every project named elsewhere must be defined.
+  const auto defined = [&](const std::string& name) {
+    return std::any_of(config->projects.begin(), config->projects.end(),
+                       [&](const server::ProjectRule& r) { return r.name == name; });
+  };
+  for (const auto& [user, project] : config->project_of_user) {
+    if (!defined(project)) {
+      return Error(path, *t.get(user), "projects." + user,
+                   "the default project \"" + project + "\" is not defined: add a [projects." +
+                       project + "] table");
+    }
+  }
+  return Status::Ok();
+}
+
 Status ReadParking(const std::string& path, const toml::table& t, GleanerConfig* config) {
   const std::string p = "parking.";
   GLEANER_RETURN_IF_ERROR(CheckKeys(
@@ -583,13 +624,7 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     config.retention = core::Duration(static_cast<int64_t>(days * 86400e6));
   }
   if (const toml::table* projects = doc["projects"].as_table()) {
-    for (const auto& [user, node] : *projects) {
-      std::optional<std::string> project = node.value<std::string>();
-      if (!project) {
-        return Error(path, node, "projects." + std::string(user.str()), "expected a project name");
-      }
-      config.project_of_user[std::string(user.str())] = *project;
-    }
+    GLEANER_RETURN_IF_ERROR(ReadProjects(path, *projects, &config));
   }
   if (const toml::table* alerts = doc["alerts"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadAlerts(path, *alerts, &config));
@@ -624,6 +659,20 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);
+  // Enforced projects: a quota or reservation for one nobody can be in is
+  // a typo that would never apply.
+  if (!config.projects.empty()) {
+    std::vector<std::string> named;
+    for (const auto& [name, quota] : config.scheduler.projects) named.push_back(name);
+    for (const sched::Reservation& r : config.scheduler.reservations) named.push_back(r.project);
+    for (const std::string& name : named) {
+      if (std::none_of(config.projects.begin(), config.projects.end(),
+                       [&](const server::ProjectRule& r) { return r.name == name; })) {
+        return core::InvalidArgument(path + ": [scheduler] names project \"" + name +
+                                     "\", which no [projects." + name + "] table defines");
+      }
+    }
+  }
   return config;
 }
 

@@ -12,6 +12,7 @@
 #include "observe/idle_config.h"
 #include "observe/parking.h"
 #include "sched/scheduler_config.h"
+#include "server/project_membership.h"
 #include "server/submit_quota.h"
 #include "server/token_api.h"
 
@@ -29,7 +30,11 @@ struct GleanerConfig {
   std::string cuda_library = "libcuda.so.1";  // [parking] cuda_library
   core::Duration sample_interval = core::Seconds(1);
   core::Duration retention = core::Seconds(int64_t{90} * 24 * 3600);
+  // [projects] alice = "vision": each user's default project.
   std::map<std::string, std::string> project_of_user;
+  // [projects.NAME] users, groups: who may charge jobs to it; once any is
+  // defined, projects are enforced (docs/projects.md).
+  std::vector<server::ProjectRule> projects;
   std::string alert_webhook_url;  // empty: alerts only go to the log
   std::vector<observe::AlertRule> alert_rules;
   sched::SchedulerConfig scheduler;  // [scheduler]: how gleaner up places jobs

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -43,6 +44,8 @@ struct ApiOptions {
   std::function<void()> queue_changed;
   // A coordinator's: jobs' logs are on the hosts that ran them.
   RemoteLogs remote_logs;
+  // Which project each submit is charged to; null: the one it names.
+  std::shared_ptr<const ProjectMembership> projects;
   // POST /v1/gpus/GPU/keep and /unpark (`gleaner keep`, `gleaner unpark`):
   // asks this host's parker; null where this daemon parks nothing.
   std::function<core::Status(const std::string& gpu, bool unpark, const Caller& caller)> parking;
@@ -63,7 +66,7 @@ class Api {
       : options_(std::move(options)),
         jobs_store_(jobs),
         jobs_(jobs, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir,
-              options_.queue_changed, options_.remote_logs),
+              options_.queue_changed, options_.remote_logs, options_.projects.get()),
         tokens_(tokens, store_mu_, clock, options_.uid_of, options_.tokens) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));

@@ -37,6 +37,11 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   if (body.is_discarded()) return ErrorResponse(core::InvalidArgument("the body is not JSON"));
   auto spec = sched::JobSpecFromJson(body);
   if (!spec.ok()) return ErrorResponse(spec.status());
+  if (projects_ != nullptr) {
+    auto project = projects_->Resolve(caller.user, caller.admin(), spec->project);
+    if (!project.ok()) return ErrorResponse(project.status());
+    spec->project = std::move(project).value();
+  }
   if (core::Status s = sched::ValidateJobSpec(*spec, limits_); !s.ok()) return ErrorResponse(s);
   // Each task keeps its own copy of the spec: a huge spec times a huge
   // array would fill the disk.

@@ -60,6 +60,34 @@ TEST(ParseConfigTest, ColocationIsOnByDefaultAndCanBeTunedOrSwitchedOff) {
               HasSubstr("expected true or false"));
 }
 
+TEST(ParseConfigTest, ProjectsAreDefinedWithMembersAndEverythingNamedMustExist) {
+  auto c = ParseConfig(
+      "[projects]\nalice = \"vision\"\n[projects.vision]\nusers = [\"alice\"]\n"
+      "groups = [\"cv\"]\n[projects.nlp]\ngroups = [\"nlp\"]\n"
+      "[scheduler.project.nlp]\nguaranteed_gpus = 2\n",
+      "g.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->projects.size(), 2u);
+  EXPECT_EQ(c->projects[0], (server::ProjectRule{"nlp", {}, {"nlp"}}));
+  EXPECT_EQ(c->projects[1], (server::ProjectRule{"vision", {"alice"}, {"cv"}}));
+  EXPECT_EQ(c->project_of_user.at("alice"), "vision");
+  EXPECT_THAT(ParseConfig("[projects]\nbob = \"nlp\"\n[projects.vision]\nusers = []\n", "g.toml")
+                  .status()
+                  .message(),
+              HasSubstr("the default project \"nlp\" is not defined: add a [projects.nlp] table"));
+  EXPECT_THAT(
+      ParseConfig("[projects.vision]\nusers = []\n[scheduler.project.nlp]\n"
+                  "guaranteed_gpus = 1\n",
+                  "g.toml")
+          .status()
+          .message(),
+      HasSubstr("[scheduler] names project \"nlp\", which no [projects.nlp] table defines"));
+  EXPECT_THAT(ParseConfig("[projects.vision]\nmembers = []\n", "g.toml").status().message(),
+              HasSubstr("projects.vision.members"));
+  EXPECT_THAT(ParseConfig("[projects]\nalice = 3\n", "g.toml").status().message(),
+              HasSubstr("expected a project name"));
+}
+
 TEST(ParseConfigTest, ParkingIsOffByDefaultAndSaysWhatIsWrong) {
   auto defaults = ParseConfig("", "g.toml");
   ASSERT_TRUE(defaults.ok());

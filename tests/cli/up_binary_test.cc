@@ -15,6 +15,7 @@
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
+#include "testing/throwaway_group.h"
 #include "testing/throwaway_user.h"
 
 namespace gleaner {
@@ -325,6 +326,52 @@ TEST(UpBinaryTest, OtherUsersSubmitThroughTheSocketAndRunAsThemselves) {
 
 namespace gleaner {
 namespace {
+
+// Projects enforced (docs/projects.md): a user charges jobs only to the
+// projects they are in, by name or through a Unix group; root to any.
+TEST(UpBinaryTest, ProjectsAreEnforcedByMembershipAndGroups) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to create users and groups";
+  testing::ThrowawayGroup team("glcv");
+  testing::ThrowawayUser member("glmember");
+  testing::ThrowawayUser outsider("gloutside");
+  ASSERT_TRUE(team.ok() && member.ok() && outsider.ok());
+  ASSERT_TRUE(team.Add(member.name()));
+  testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all |
+                                               std::filesystem::perms::group_exec |
+                                               std::filesystem::perms::others_exec);
+  const std::string data = (dir.path() / "state").string();
+  const std::string config = dir.Write(
+      "g.toml", "[projects.vision]\ngroups = [\"" + team.name() +
+                    "\"]\n[projects.nlp]\nusers = [\"root\"]\n[sampling]\ninterval_s = 0.2\n");
+  const testing::SharedGleaner shared;
+  std::system((std::string(GLEANER_BINARY) + " up --mode monitor --fake demo --data-dir " + data +
+               " --config " + config + " --for 20 >" + (dir.path() / "up.log").string() + " 2>&1 &")
+                  .c_str());
+  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto submit = [&](const testing::ThrowawayUser& who, const std::string& project) {
+    return testing::RunBinary(shared.path(),
+                              "--data-dir " + data + " submit " +
+                                  (project.empty() ? "" : "--project " + project) + " -- true",
+                              "cd /tmp && runuser -u " + who.name() + " --");
+  };
+  const Outcome in = submit(member, "vision");
+  ASSERT_EQ(in.rc, 0) << in.err << testing::Slurp(dir.path() / "up.log");
+  const Outcome mine = submit(member, "");  // their only project
+  ASSERT_EQ(mine.rc, 0) << mine.err;
+  EXPECT_EQ(json::parse(Gleaner("--data-dir " + data + " show 2").out)["spec"]["project"],
+            "vision");
+  const Outcome dodge = submit(member, "nlp");
+  EXPECT_NE(dodge.rc, 0);
+  EXPECT_THAT(dodge.err, HasSubstr(member.name() + " is not in project nlp"));
+  const Outcome none = submit(outsider, "");
+  EXPECT_NE(none.rc, 0);
+  EXPECT_THAT(none.err, HasSubstr(outsider.name() + " is in no project"));
+  EXPECT_EQ(Gleaner("--data-dir " + data + " submit --project vision -- true").rc, 0);  // root
+  Gleaner("--data-dir " + data + " cancel 1");
+}
 
 // 8 clients submit through the API while the daemon is killed with -9:
 // after a restart, every acknowledged job is there, exactly once.
