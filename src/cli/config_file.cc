@@ -173,6 +173,45 @@ Status ReadProjects(const std::string& path, const toml::table& t, GleanerConfig
   return Status::Ok();
 }
 
+// [rules.class.NAME]: users, groups, max_gpus, max_runtime_s.
+Status ReadRules(const std::string& path, const toml::table& t, GleanerConfig* config) {
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "rules.", {"class"}));
+  const toml::table* classes = t["class"].as_table();
+  if (classes == nullptr) {
+    if (const toml::node* n = t.get("class")) {
+      return Error(path, *n, "rules.class", "expected [rules.class.NAME] tables");
+    }
+    return Status::Ok();
+  }
+  for (const auto& [key, node] : *classes) {
+    const std::string name(key.str());
+    const std::string p = "rules.class." + name + ".";
+    std::optional<sched::PriorityClass> cls;
+    for (auto c : {sched::PriorityClass::kCritical, sched::PriorityClass::kNormal,
+                   sched::PriorityClass::kOpportunistic}) {
+      if (sched::PriorityClassName(c) == name) cls = c;
+    }
+    const toml::table* rule = node.as_table();
+    if (!cls || rule == nullptr) {
+      return Error(path, node, "rules.class." + name,
+                   "expected [rules.class.critical], [rules.class.normal] or "
+                   "[rules.class.opportunistic]");
+    }
+    GLEANER_RETURN_IF_ERROR(
+        CheckKeys(path, *rule, p, {"users", "groups", "max_gpus", "max_runtime_s"}));
+    server::ClassRule r;
+    GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "users", &r.users));
+    GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "groups", &r.groups));
+    int64_t max_gpus = 0;
+    GLEANER_RETURN_IF_ERROR(WholeNumber(path, *rule, p, "max_gpus", 0, 1 << 20, &max_gpus));
+    r.max_gpus = static_cast<int>(max_gpus);
+    GLEANER_RETURN_IF_ERROR(
+        Seconds(path, *rule, p, "max_runtime_s", 0, 86400.0 * 3650, &r.max_runtime));
+    config->class_rules[*cls] = std::move(r);
+  }
+  return Status::Ok();
+}
+
 Status ReadParking(const std::string& path, const toml::table& t, GleanerConfig* config) {
   const std::string p = "parking.";
   GLEANER_RETURN_IF_ERROR(CheckKeys(
@@ -599,9 +638,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   GLEANER_RETURN_IF_ERROR(CheckKeys(path, doc, "",
                                     {"idle", "sampling", "projects", "alerts", "scheduler", "cost",
-                                     "ui", "api", "limits", "colocation", "parking"}));
+                                     "ui", "api", "limits", "colocation", "parking", "rules"}));
   for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui",
-                              "api", "limits", "colocation", "parking"}) {
+                              "api", "limits", "colocation", "parking", "rules"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -614,6 +653,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   if (const toml::table* p = doc["parking"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadParking(path, *p, &config));
+  }
+  if (const toml::table* r = doc["rules"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadRules(path, *r, &config));
   }
   if (const toml::table* s = doc["sampling"].as_table()) {
     GLEANER_RETURN_IF_ERROR(CheckKeys(path, *s, "sampling.", {"interval_s", "retention_days"}));

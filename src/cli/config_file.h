@@ -13,6 +13,7 @@
 #include "observe/parking.h"
 #include "sched/scheduler_config.h"
 #include "server/project_membership.h"
+#include "server/submit_policy.h"
 #include "server/submit_quota.h"
 #include "server/token_api.h"
 
@@ -35,6 +36,9 @@ struct GleanerConfig {
   // [projects.NAME] users, groups: who may charge jobs to it; once any is
   // defined, projects are enforced (docs/projects.md).
   std::vector<server::ProjectRule> projects;
+  // [rules.class.NAME]: who may submit each priority class, and its jobs'
+  // largest size and longest run.
+  std::map<sched::PriorityClass, server::ClassRule> class_rules;
   std::string alert_webhook_url;  // empty: alerts only go to the log
   std::vector<observe::AlertRule> alert_rules;
   sched::SchedulerConfig scheduler;  // [scheduler]: how gleaner up places jobs

@@ -283,8 +283,8 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   options.anonymous_read = config.ui_anonymous_read;
   options.tokens = config.tokens;
   options.submit_limits = config.submit_limits;
-  options.projects =
-      std::make_shared<const server::ProjectMembership>(config.projects, config.project_of_user);
+  options.submit_policy = std::make_shared<const server::SubmitPolicy>(
+      server::ProjectMembership(config.projects, config.project_of_user), config.class_rules);
   return options;
 }
 

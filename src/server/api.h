@@ -44,8 +44,9 @@ struct ApiOptions {
   std::function<void()> queue_changed;
   // A coordinator's: jobs' logs are on the hosts that ran them.
   RemoteLogs remote_logs;
-  // Which project each submit is charged to; null: the one it names.
-  std::shared_ptr<const ProjectMembership> projects;
+  // What each submit must satisfy (its project, its class's rules);
+  // null: a well-formed spec is enough.
+  std::shared_ptr<const SubmitPolicy> submit_policy;
   // POST /v1/gpus/GPU/keep and /unpark (`gleaner keep`, `gleaner unpark`):
   // asks this host's parker; null where this daemon parks nothing.
   std::function<core::Status(const std::string& gpu, bool unpark, const Caller& caller)> parking;
@@ -66,7 +67,7 @@ class Api {
       : options_(std::move(options)),
         jobs_store_(jobs),
         jobs_(jobs, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir,
-              options_.queue_changed, options_.remote_logs, options_.projects.get()),
+              options_.queue_changed, options_.remote_logs, options_.submit_policy.get()),
         tokens_(tokens, store_mu_, clock, options_.uid_of, options_.tokens) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));

@@ -37,10 +37,8 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   if (body.is_discarded()) return ErrorResponse(core::InvalidArgument("the body is not JSON"));
   auto spec = sched::JobSpecFromJson(body);
   if (!spec.ok()) return ErrorResponse(spec.status());
-  if (projects_ != nullptr) {
-    auto project = projects_->Resolve(caller.user, caller.admin(), spec->project);
-    if (!project.ok()) return ErrorResponse(project.status());
-    spec->project = std::move(project).value();
+  if (policy_ != nullptr) {
+    if (core::Status s = policy_->Admit(caller, &*spec); !s.ok()) return ErrorResponse(s);
   }
   if (core::Status s = sched::ValidateJobSpec(*spec, limits_); !s.ok()) return ErrorResponse(s);
   // Each task keeps its own copy of the spec: a huge spec times a huge

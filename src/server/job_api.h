@@ -8,8 +8,8 @@
 #include "sched/job_spec.h"
 #include "server/caller.h"
 #include "server/http_message.h"
-#include "server/project_membership.h"
 #include "server/submit_batcher.h"
+#include "server/submit_policy.h"
 #include "store/job_store.h"
 
 namespace gleaner::server {
@@ -42,12 +42,12 @@ class JobApi {
  public:
   // `log_dir` holds the jobs' <id>.out and <id>.err, unless `remote_logs`
   // (a coordinator's) is given; `queue_changed` (may be empty) hears of
-  // each submit and move once it is durable; `projects` (may be null; it
-  // must outlive the API) charges each submit to a project.
+  // each submit and move once it is durable; `policy` (may be null; it
+  // must outlive the API) admits each submit.
   JobApi(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
          sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir,
          std::function<void()> queue_changed = {}, RemoteLogs remote_logs = {},
-         const ProjectMembership* projects = nullptr)
+         const SubmitPolicy* policy = nullptr)
       : jobs_(jobs),
         store_mu_(store_mu),
         batcher_(jobs, store_mu, clock, submit_limits),
@@ -56,7 +56,7 @@ class JobApi {
         log_dir_(std::move(log_dir)),
         queue_changed_(std::move(queue_changed)),
         remote_logs_(std::move(remote_logs)),
-        projects_(projects) {}
+        policy_(policy) {}
 
   // `request.path` starts with /v1/jobs.
   HttpResponse Handle(const HttpRequest& request, const Caller& caller);
@@ -77,7 +77,7 @@ class JobApi {
   std::string log_dir_;
   std::function<void()> queue_changed_;
   RemoteLogs remote_logs_;
-  const ProjectMembership* projects_;  // null: a job's project is what it names
+  const SubmitPolicy* policy_;  // null: a well-formed spec is enough
 };
 
 }  // namespace gleaner::server

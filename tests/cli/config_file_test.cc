@@ -88,6 +88,25 @@ TEST(ParseConfigTest, ProjectsAreDefinedWithMembersAndEverythingNamedMustExist) 
               HasSubstr("expected a project name"));
 }
 
+TEST(ParseConfigTest, ClassRulesSayWhoAndHowLarge) {
+  auto c = ParseConfig(
+      "[rules.class.critical]\nusers = [\"dave\"]\ngroups = [\"oncall\"]\nmax_gpus = 4\n"
+      "max_runtime_s = 86400\n[rules.class.opportunistic]\nmax_runtime_s = 3600\n",
+      "g.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->class_rules.at(sched::PriorityClass::kCritical),
+            (server::ClassRule{{"dave"}, {"oncall"}, 4, core::Seconds(86400)}));
+  EXPECT_EQ(c->class_rules.at(sched::PriorityClass::kOpportunistic).max_runtime,
+            core::Seconds(3600));
+  EXPECT_FALSE(c->class_rules.contains(sched::PriorityClass::kNormal));
+  EXPECT_THAT(ParseConfig("[rules.class.urgent]\nmax_gpus = 1\n", "g.toml").status().message(),
+              HasSubstr("expected [rules.class.critical], [rules.class.normal] or"));
+  EXPECT_THAT(ParseConfig("[rules.class.normal]\nmax_gpus = -1\n", "g.toml").status().message(),
+              HasSubstr("rules.class.normal.max_gpus"));
+  EXPECT_THAT(ParseConfig("[rules]\nlend = 1\n", "g.toml").status().message(),
+              HasSubstr("rules.lend"));
+}
+
 TEST(ParseConfigTest, ParkingIsOffByDefaultAndSaysWhatIsWrong) {
   auto defaults = ParseConfig("", "g.toml");
   ASSERT_TRUE(defaults.ok());

@@ -328,8 +328,9 @@ namespace gleaner {
 namespace {
 
 // Projects enforced (docs/projects.md): a user charges jobs only to the
-// projects they are in, by name or through a Unix group; root to any.
-TEST(UpBinaryTest, ProjectsAreEnforcedByMembershipAndGroups) {
+// projects they are in, by name or through a Unix group; root to any. A
+// class's rules say who may submit it.
+TEST(UpBinaryTest, ProjectsAndClassRulesAreEnforcedByMembershipAndGroups) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to create users and groups";
   testing::ThrowawayGroup team("glcv");
   testing::ThrowawayUser member("glmember");
@@ -342,8 +343,10 @@ TEST(UpBinaryTest, ProjectsAreEnforcedByMembershipAndGroups) {
                                                std::filesystem::perms::others_exec);
   const std::string data = (dir.path() / "state").string();
   const std::string config = dir.Write(
-      "g.toml", "[projects.vision]\ngroups = [\"" + team.name() +
-                    "\"]\n[projects.nlp]\nusers = [\"root\"]\n[sampling]\ninterval_s = 0.2\n");
+      "g.toml",
+      "[projects.vision]\ngroups = [\"" + team.name() +
+          "\"]\n[projects.nlp]\nusers = [\"root\"]\n[rules.class.critical]\nusers = [\"root\"]\n"
+          "[sampling]\ninterval_s = 0.2\n");
   const testing::SharedGleaner shared;
   std::system((std::string(GLEANER_BINARY) + " up --mode monitor --fake demo --data-dir " + data +
                " --config " + config + " --for 20 >" + (dir.path() / "up.log").string() + " 2>&1 &")
@@ -369,6 +372,11 @@ TEST(UpBinaryTest, ProjectsAreEnforcedByMembershipAndGroups) {
   const Outcome none = submit(outsider, "");
   EXPECT_NE(none.rc, 0);
   EXPECT_THAT(none.err, HasSubstr(outsider.name() + " is in no project"));
+  const Outcome critical = testing::RunBinary(
+      shared.path(), "--data-dir " + data + " submit --priority-class critical -- true",
+      "cd /tmp && runuser -u " + member.name() + " --");
+  EXPECT_NE(critical.rc, 0);
+  EXPECT_THAT(critical.err, HasSubstr(member.name() + " may not submit critical jobs"));
   EXPECT_EQ(Gleaner("--data-dir " + data + " submit --project vision -- true").rc, 0);  // root
   Gleaner("--data-dir " + data + " cancel 1");
 }

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "sched/job_spec.h"
+#include "server/caller.h"
+#include "server/project_membership.h"
+
+namespace gleaner::server {
+
+// [rules.class.NAME] of gleaner.toml: who may submit a priority class, and
+// how large and long one of its jobs may be (docs/projects.md).
+struct ClassRule {
+  // Who may submit it; both empty: anyone.
+  std::vector<std::string> users;
+  std::vector<std::string> groups;
+  int max_gpus = 0;              // per job, elastic maximum included; 0: no limit
+  core::Duration max_runtime{};  // per job; zero: no limit
+  bool operator==(const ClassRule&) const = default;
+};
+
+// What a submit must satisfy beyond a well-formed spec: its project
+// (ProjectMembership) and its class's rules. Root is bound by the sizes
+// but may use any class and project.
+class SubmitPolicy {
+ public:
+  SubmitPolicy(ProjectMembership projects, std::map<sched::PriorityClass, ClassRule> classes,
+               ProjectMembership::GroupsOf groups_of = UnixGroupsOf)
+      : projects_(std::move(projects)),
+        classes_(std::move(classes)),
+        groups_of_(std::move(groups_of)) {}
+
+  // Charges `spec` to its project and bounds it by its class (a job of a
+  // class with a runtime limit that names none gets the limit), or says
+  // why it may not be submitted.
+  core::Status Admit(const Caller& caller, sched::JobSpec* spec) const;
+
+ private:
+  ProjectMembership projects_;
+  std::map<sched::PriorityClass, ClassRule> classes_;
+  ProjectMembership::GroupsOf groups_of_;
+};
+
+}  // namespace gleaner::server
