@@ -79,6 +79,11 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
     if (holders_ && verdict.state == observe::GpuState::kHeldIdle) {
       verdict.evidence.beside_holder = holders_->Beside(sample, verdict);
     }
+    if (!options_.lend_allow.Allows(options_.host, snapshot.index, snapshot.uuid)) {
+      const bool would_lend = observe::MayLend(verdict, false);
+      verdict.evidence.lend_blocked = "outside the lending allow-list ([rules.lend])";
+      if (would_lend) verdict.evidence.reason += "; not lent: " + verdict.evidence.lend_blocked;
+    }
     for (observe::MinuteRollup& r : rollups_.Add(sample, verdict)) {
       if (holders_) holders_->Learn(r);
       done.push_back(std::move(r));

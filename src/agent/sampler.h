@@ -13,6 +13,7 @@
 #include "gpu/gpu_backend.h"
 #include "observe/colocation.h"
 #include "observe/idle_classifier.h"
+#include "observe/lending.h"
 #include "observe/minute_rollup.h"
 #include "observe/usage_profile.h"
 #include "store/observation_store.h"
@@ -27,6 +28,8 @@ struct SamplerOptions {
   std::string host;  // recorded with each GPU
   // Lending memory beside quiet holders (docs/held-idle.md); nullopt: never.
   std::optional<observe::ColocationConfig> colocation = observe::ColocationConfig{};
+  // A pilot's GPUs ([rules.lend]): the others are judged, never lent.
+  observe::LendAllowList lend_allow;
 };
 
 // A GPU lent to a job that runs now, as the agent knows it.

@@ -386,6 +386,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   sampler_options.retention = config.retention;
   sampler_options.idle = config.idle;
   sampler_options.colocation = config.colocation;
+  sampler_options.lend_allow = config.lend_allow;
   sampler_options.project_of_user = config.project_of_user;
   sampler_options.host = name;
   agent::Sampler sampler(*source.backend, *source.inspector, &history, clock, sampler_options);

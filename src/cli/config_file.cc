@@ -173,9 +173,17 @@ Status ReadProjects(const std::string& path, const toml::table& t, GleanerConfig
   return Status::Ok();
 }
 
-// [rules.class.NAME]: users, groups, max_gpus, max_runtime_s.
+// [rules.class.NAME]: users, groups, max_gpus, max_runtime_s; [rules.lend]:
+// hosts, gpus.
 Status ReadRules(const std::string& path, const toml::table& t, GleanerConfig* config) {
-  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "rules.", {"class"}));
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "rules.", {"class", "lend"}));
+  if (const toml::node* lend = t.get("lend")) {
+    const toml::table* l = lend->as_table();
+    if (l == nullptr) return Error(path, *lend, "rules.lend", "expected a table: [rules.lend]");
+    GLEANER_RETURN_IF_ERROR(CheckKeys(path, *l, "rules.lend.", {"hosts", "gpus"}));
+    GLEANER_RETURN_IF_ERROR(Strings(path, *l, "rules.lend.", "hosts", &config->lend_allow.hosts));
+    GLEANER_RETURN_IF_ERROR(Strings(path, *l, "rules.lend.", "gpus", &config->lend_allow.gpus));
+  }
   const toml::table* classes = t["class"].as_table();
   if (classes == nullptr) {
     if (const toml::node* n = t.get("class")) {

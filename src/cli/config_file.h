@@ -10,6 +10,7 @@
 #include "observe/alerts.h"
 #include "observe/colocation.h"
 #include "observe/idle_config.h"
+#include "observe/lending.h"
 #include "observe/parking.h"
 #include "sched/scheduler_config.h"
 #include "server/project_membership.h"
@@ -39,6 +40,8 @@ struct GleanerConfig {
   // [rules.class.NAME]: who may submit each priority class, and its jobs'
   // largest size and longest run.
   std::map<sched::PriorityClass, server::ClassRule> class_rules;
+  // [rules.lend]: for a pilot, the only hosts and GPUs that may lend.
+  observe::LendAllowList lend_allow;
   std::string alert_webhook_url;  // empty: alerts only go to the log
   std::vector<observe::AlertRule> alert_rules;
   sched::SchedulerConfig scheduler;  // [scheduler]: how gleaner up places jobs

@@ -122,6 +122,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   sampler_options.retention = config.retention;
   sampler_options.idle = config.idle;
   sampler_options.colocation = config.colocation;
+  sampler_options.lend_allow = config.lend_allow;
   sampler_options.project_of_user = config.project_of_user;
   sampler_options.host = Hostname();
   agent::Sampler sampler(*source.backend, *source.inspector, store->get(), clock, sampler_options);

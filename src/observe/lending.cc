@@ -16,17 +16,33 @@ std::optional<std::string> ClaimOf(const Verdict& v) {
 }
 
 bool MayLend(const Verdict& v, bool held_by_placed_job) {
-  return held_by_placed_job ? !ClaimOf(v) : v.state == GpuState::kIdle || LendableBeside(v);
+  // Outside a pilot's allow-list nothing new is lent; a job placed before
+  // runs on.
+  if (held_by_placed_job) return !ClaimOf(v);
+  return v.evidence.lend_blocked.empty() && (v.state == GpuState::kIdle || LendableBeside(v));
 }
 
 bool LendableBeside(const Verdict& v) {
-  return v.state == GpuState::kHeldIdle && v.evidence.beside_holder &&
-         v.evidence.beside_holder->lendable > core::Bytes();
+  return v.state == GpuState::kHeldIdle && v.evidence.lend_blocked.empty() &&
+         v.evidence.beside_holder && v.evidence.beside_holder->lendable > core::Bytes();
 }
 
 core::Bytes LendMemory(const Verdict& v) {
   const bool beside = LendableBeside(v) || v.state == GpuState::kShared;
   return beside && v.evidence.beside_holder ? v.evidence.beside_holder->lendable : core::Bytes();
+}
+
+bool LendAllowList::Allows(const std::string& host, uint32_t index,
+                           const core::GpuUuid& uuid) const {
+  if (hosts.empty() && gpus.empty()) return true;
+  for (const std::string& h : hosts) {
+    if (h == host) return true;
+  }
+  const std::string at = host + ":" + std::to_string(index);
+  for (const std::string& g : gpus) {
+    if (g == at || g == uuid.str()) return true;
+  }
+  return false;
 }
 
 }  // namespace gleaner::observe

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "observe/verdict.h"
 
@@ -22,5 +24,14 @@ bool LendableBeside(const Verdict& verdict);
 // What a GPU lends beside its holder (held idle, or shared), or zero: the
 // GPU is lent whole or not at all.
 core::Bytes LendMemory(const Verdict& verdict);
+
+// [rules.lend] of gleaner.toml, for a pilot: only these hosts' GPUs, and
+// these GPUs ("HOST:INDEX", or a UUID), may be lent; both empty: all.
+struct LendAllowList {
+  std::vector<std::string> hosts;
+  std::vector<std::string> gpus;
+  bool Allows(const std::string& host, uint32_t index, const core::GpuUuid& uuid) const;
+  bool operator==(const LendAllowList&) const = default;
+};
 
 }  // namespace gleaner::observe

@@ -82,6 +82,8 @@ struct Evidence {
   int64_t similar_pauses = 0;                 // how many pauses the confidence rests on
   std::optional<BesideHolder> beside_holder;  // held idle or shared
   std::optional<HolderParking> parking;       // its holder's, where parking applies
+  // Why it is not lent whatever its state: outside a pilot's allow-list.
+  std::string lend_blocked;
   std::string reason;
 
   bool operator==(const Evidence&) const = default;

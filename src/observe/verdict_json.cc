@@ -113,6 +113,7 @@ json VerdictToJson(const Verdict& v) {
   };
   if (e.beside_holder) out["evidence"]["beside_holder"] = BesideHolderToJson(*e.beside_holder);
   if (e.parking) out["evidence"]["parking"] = ParkingToJson(*e.parking);
+  if (!e.lend_blocked.empty()) out["evidence"]["lend_blocked"] = e.lend_blocked;
   return out;
 }
 
@@ -147,6 +148,7 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
     ev.similar_pauses = e.at("similar_pauses").get<int64_t>();
     if (e.contains("beside_holder")) ev.beside_holder = BesideHolderFromJson(e["beside_holder"]);
     if (e.contains("parking")) ev.parking = ParkingFromJson(e["parking"]);
+    ev.lend_blocked = e.value("lend_blocked", "");
     return v;
   } catch (const std::exception& e) {  // nlohmann's, or an implausible duration
     return core::InvalidArgument(std::string("malformed verdict: ") + e.what());

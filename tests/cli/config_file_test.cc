@@ -104,7 +104,15 @@ TEST(ParseConfigTest, ClassRulesSayWhoAndHowLarge) {
   EXPECT_THAT(ParseConfig("[rules.class.normal]\nmax_gpus = -1\n", "g.toml").status().message(),
               HasSubstr("rules.class.normal.max_gpus"));
   EXPECT_THAT(ParseConfig("[rules]\nlend = 1\n", "g.toml").status().message(),
-              HasSubstr("rules.lend"));
+              HasSubstr("expected a table: [rules.lend]"));
+  auto pilot = ParseConfig("[rules.lend]\nhosts = [\"b\"]\ngpus = [\"a:4\", \"a:5\"]\n", "g.toml");
+  ASSERT_TRUE(pilot.ok()) << pilot.status().ToString();
+  EXPECT_TRUE(pilot->lend_allow.Allows("a", 4, core::GpuUuid("GPU-x")));
+  EXPECT_TRUE(pilot->lend_allow.Allows("b", 0, core::GpuUuid("GPU-y")));
+  EXPECT_FALSE(pilot->lend_allow.Allows("a", 3, core::GpuUuid("GPU-z")));
+  EXPECT_TRUE(observe::LendAllowList{}.Allows("a", 3, core::GpuUuid("GPU-z")));  // no pilot
+  EXPECT_THAT(ParseConfig("[rules.lend]\nnodes = []\n", "g.toml").status().message(),
+              HasSubstr("rules.lend.nodes"));
 }
 
 TEST(ParseConfigTest, ParkingIsOffByDefaultAndSaysWhatIsWrong) {

@@ -19,13 +19,13 @@
 namespace gleaner::daemon {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using agent::Executor;
 using agent::HostMetrics;
 using agent::ProcfsInspector;
 using agent::Sampler;
 using agent::ScenarioProcessInspector;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const cluster::Log kQuiet = [](const std::string&) {};
 
@@ -171,8 +171,8 @@ TEST(LocalClusterTest, MonitorModeSaysNothingStarts) {
   ASSERT_TRUE(store.ok());
   sched::JobSpec spec;
   spec.command = {"true"};
-  auto job = (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), spec,
-                              core::FromUnixMicros(0));
+  auto job =
+      (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), spec, core::FromUnixMicros(0));
   SayNothingStarts(**store, kQuiet);
   EXPECT_EQ((*store)->Get(job->id)->state, store::JobState::kQueued);
   EXPECT_THAT((*store)->Get(job->id)->reason, HasSubstr("monitor mode"));
@@ -380,6 +380,66 @@ TEST(LocalClusterRecoverTest, TakesBackJobsTheStoreRecordsWithoutAStateFile) {
   EXPECT_EQ(rig.store->Get(id)->attempts, 1);
   EXPECT_TRUE(std::filesystem::exists(rig.dir.path() / "agent-jobs.json"));
   restarted.Signal(id, SIGKILL).IgnoreError();
+}
+
+}  // namespace
+}  // namespace gleaner::daemon
+
+namespace gleaner::daemon {
+namespace {
+
+// A pilot ([rules.lend]): of two idle GPUs only node1:1 lends; GPU 0 is
+// judged as ever, says why it is not lent, and its job waits.
+TEST(LocalClusterTest, OnlyThePilotsGpusLend) {
+  constexpr const char* kTwoIdle = R"({"gpus": [
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920, "timeline": [{"at_s": 0}]},
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920, "timeline": [{"at_s": 0}]}]})";
+  testing::TempDir dir;
+  auto store = store::SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
+  auto backend = gpu::FakeBackend::Create(*gpu::ParseScenario(kTwoIdle, "pilot"), clock);
+  ASSERT_TRUE(backend.ok());
+  ProcfsInspector procfs;
+  agent::SamplerOptions options;
+  options.host = "node1";
+  options.lend_allow.gpus = {"node1:1"};
+  Sampler sampler(**backend, procfs, nullptr, clock, options);
+  core::RealClock real_clock;
+  Executor executor(real_clock);
+  LocalCluster cluster(**store, executor, clock, OptionsIn(dir.path()), kQuiet);
+  cluster.Recover(kQuiet);
+  sampler.WatchLending([&] { return cluster.LentGpus(); });
+  sched::JobSpec spec;
+  spec.command = {"sleep", "30"};
+  spec.working_dir = "/tmp";
+  const sched::JobId first =
+      (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), spec, clock.Now())->id;
+  const sched::JobId second =
+      (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), spec, clock.Now())->id;
+  const core::GpuUuid pilot = (*backend)->Snapshot()->at(1).uuid;
+  observe::Verdict outside;
+  for (int t = 0; t < 400 && (*store)->Get(first)->state != store::JobState::kRunning; ++t) {
+    auto pass = sampler.SampleOnce();
+    ASSERT_TRUE(pass.ok());
+    cluster.Act(*pass, kQuiet);
+    outside = pass->verdicts.at(0);
+    clock.Advance(core::Seconds(1));
+  }
+  ASSERT_EQ((*store)->Get(first)->state, store::JobState::kRunning);
+  EXPECT_EQ((*store)->Get(first)->gpus, std::vector<core::GpuUuid>{pilot});
+  for (int t = 0; t < 30; ++t) {
+    auto pass = sampler.SampleOnce();
+    cluster.Act(*pass, kQuiet);
+    outside = pass->verdicts.at(0);
+    clock.Advance(core::Seconds(1));
+  }
+  EXPECT_EQ((*store)->Get(second)->state, store::JobState::kQueued);
+  EXPECT_EQ(outside.state, observe::GpuState::kIdle);
+  EXPECT_THAT(outside.evidence.reason,
+              HasSubstr("; not lent: outside the lending allow-list ([rules.lend])"));
+  EXPECT_FALSE(observe::MayLend(outside, false));
+  executor.Signal(first, SIGKILL).IgnoreError();
 }
 
 }  // namespace
