@@ -142,7 +142,7 @@ Status ReadProjects(const std::string& path, const toml::table& t, GleanerConfig
       const std::string p = "projects." + name + ".";
       GLEANER_RETURN_IF_ERROR(CheckKeys(path, *rule, p, {"users", "groups"}));
       if (name.size() > 128)
-        return Error(path, node, "projects." + name, "a name of at most 128 bytes");
+        return Error(path, node, "projects." + name, "expected a name of at most 128 bytes");
       server::ProjectRule r{name, {}, {}};
       GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "users", &r.users));
       GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "groups", &r.groups));
