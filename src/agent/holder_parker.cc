@@ -211,7 +211,10 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
       facts.push_back(std::move(f));
     }
   }
-  const auto host = HostMemory(options_.proc_root + "/meminfo");
+  // Host memory decides only whether to tell a holder: not read when
+  // nothing new is parked.
+  const auto host =
+      planner_.config().enabled ? HostMemory(options_.proc_root + "/meminfo") : std::nullopt;
   const std::vector<observe::ParkAction> actions = planner_.Plan(
       facts, host ? std::optional(host->first) : std::nullopt, host ? host->second : core::Bytes(),
       [this](uint32_t pid) { return CpuTime(pid); }, now);

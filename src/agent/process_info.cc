@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -67,18 +69,30 @@ std::optional<uint32_t> SessionOf(const std::vector<std::string>& stat) {
   return static_cast<uint32_t>(*session);
 }
 
-// Field 22: the start time in clock ticks after boot; /proc/stat's btime
-// is the boot time.
-std::optional<core::TimePoint> StartTimeOf(const std::vector<std::string>& stat,
-                                           const std::string& proc_root) {
-  const std::optional<unsigned long long> ticks = StatNumber(stat, 22);
-  if (!ticks) return std::nullopt;
+// /proc/stat's btime, the boot time in seconds; -1 when unreadable. Read
+// once per proc root: it changes only with a reboot, and /proc/stat is
+// long on a many-core host while every process of every pass needs it.
+long long BootSeconds(const std::string& proc_root) {
+  static std::mutex mu;
+  static std::map<std::string, long long> known;
+  std::lock_guard lock(mu);
+  if (auto it = known.find(proc_root); it != known.end()) return it->second;
   std::ifstream proc_stat(proc_root + "/stat");
   std::string line;
   long long boot_s = -1;
   while (std::getline(proc_stat, line)) {
     if (line.rfind("btime ", 0) == 0) boot_s = std::strtoll(line.c_str() + 6, nullptr, 10);
   }
+  if (boot_s > 0) known[proc_root] = boot_s;
+  return boot_s;
+}
+
+// Field 22: the start time in clock ticks after boot.
+std::optional<core::TimePoint> StartTimeOf(const std::vector<std::string>& stat,
+                                           const std::string& proc_root) {
+  const std::optional<unsigned long long> ticks = StatNumber(stat, 22);
+  if (!ticks) return std::nullopt;
+  const long long boot_s = BootSeconds(proc_root);
   const long hz = sysconf(_SC_CLK_TCK);
   if (boot_s <= 0 || hz <= 0) return std::nullopt;
   const auto us =

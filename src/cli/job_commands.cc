@@ -56,6 +56,16 @@ core::Result<std::optional<server::Endpoint>> Api(const JobOptions& o) {
   return FindApi({o.server, o.token, o.data_dir, o.tls});
 }
 
+// The API, for commands that need a running daemon.
+core::Result<server::Endpoint> RunningApi(const JobOptions& o) {
+  GLEANER_ASSIGN_OR_RETURN(std::optional<server::Endpoint> api, Api(o));
+  if (!api) {
+    return core::Unavailable("gleaner up is not running here (no " + DataDir(o.data_dir) +
+                             "/gleaner.sock); pass --data-dir or --server");
+  }
+  return *std::move(api);
+}
+
 // "submitted job 7", or for an array "submitted array 7: 100 tasks, jobs 7-106".
 std::string Submitted(const json& j) {
   const int64_t id = j["id"].get<int64_t>();
@@ -363,14 +373,10 @@ int RunCancel(const JobOptions& o, std::ostream& out, std::ostream& err) {
 
 int RunHoldRelease(const JobOptions& o, const std::string& action, std::ostream& out,
                    std::ostream& err) {
-  auto api = Api(o);
+  auto api = RunningApi(o);
   if (!api.ok()) return Fail(err, api.status());
-  if (!*api) {
-    return Fail(err, core::Unavailable("gleaner up is not running here (no " + DataDir(o.data_dir) +
-                                       "/gleaner.sock); pass --data-dir or --server"));
-  }
   return CallApi(
-      **api, o.token, "POST", "/v1/jobs/" + std::to_string(o.id) + "/" + action, "", o.json,
+      *api, o.token, "POST", "/v1/jobs/" + std::to_string(o.id) + "/" + action, "", o.json,
       [&](const json& j) {
         return "job " + std::to_string(o.id) + " " + j["state"].get<std::string>();
       },
@@ -385,31 +391,23 @@ int RunParking(const JobOptions& o, bool unpark, std::ostream& out, std::ostream
                                            "\" is not a GPU: give its index (0) or its UUID "
                                            "(GPU-...), as `gleaner gpus` shows them"));
   }
-  auto api = Api(o);
+  auto api = RunningApi(o);
   if (!api.ok()) return Fail(err, api.status());
-  if (!*api) {
-    return Fail(err, core::Unavailable("gleaner up is not running here (no " + DataDir(o.data_dir) +
-                                       "/gleaner.sock); pass --data-dir or --server"));
-  }
   return CallApi(
-      **api, o.token, "POST", "/v1/gpus/" + o.gpu + (unpark ? "/unpark" : "/keep"), "", o.json,
+      *api, o.token, "POST", "/v1/gpus/" + o.gpu + (unpark ? "/unpark" : "/keep"), "", o.json,
       [&](const json& j) { return "GPU " + o.gpu + ": " + j["message"].get<std::string>(); }, out,
       err);
 }
 
 int RunLogs(const JobOptions& o, std::ostream& out, std::ostream& err) {
-  auto api = Api(o);
+  auto api = RunningApi(o);
   if (!api.ok()) return Fail(err, api.status());
-  if (!*api) {
-    return Fail(err, core::Unavailable("gleaner up is not running here (no " + DataDir(o.data_dir) +
-                                       "/gleaner.sock); pass --data-dir or --server"));
-  }
   uint64_t offset = 0;
   for (;;) {
     const std::string target = "/v1/jobs/" + std::to_string(o.id) +
                                "/logs?stream=" + (o.stderr_stream ? "err" : "out") +
                                "&offset=" + std::to_string(offset);
-    auto answer = server::HttpCall(**api, "GET", target, "", o.token);
+    auto answer = server::HttpCall(*api, "GET", target, "", o.token);
     if (!answer.ok()) return Fail(err, answer.status());
     const json doc = core::ParseUntrustedJson<json>(answer->second);
     if (answer->first >= 400 || doc.is_discarded()) {

@@ -40,7 +40,7 @@ void HostWatch::Notify(const std::vector<observe::AlertEvent>& events, const clu
   for (const observe::AlertEvent& e : events) {
     log(std::string("alert ") + (e.firing ? "firing " : "resolved ") + e.rule + ": " + e.summary);
   }
-  if (webhook_ && !events.empty()) webhook_->Send(events);
+  if (webhook_) webhook_->Send(events);
 }
 
 }  // namespace gleaner::daemon

@@ -57,18 +57,19 @@ ProjectMembership::ProjectMembership(std::vector<ProjectRule> projects,
             [](const ProjectRule& a, const ProjectRule& b) { return a.name < b.name; });
 }
 
+bool ListedUser::In(const std::vector<std::string>& users, const std::vector<std::string>& groups) {
+  if (Contains(users, user_)) return true;
+  if (groups.empty()) return false;
+  if (!groups_) groups_ = groups_of_(user_);
+  return std::any_of(groups.begin(), groups.end(),
+                     [&](const std::string& g) { return Contains(*groups_, g); });
+}
+
 std::vector<std::string> ProjectMembership::ProjectsOf(const std::string& user) const {
-  std::vector<std::string> groups;
-  bool groups_read = false;
+  ListedUser listed(user, groups_of_);
   std::vector<std::string> in;
   for (const ProjectRule& p : projects_) {
-    bool member = Contains(p.users, user);
-    if (!member && !p.groups.empty()) {
-      if (!groups_read) groups = groups_of_(user), groups_read = true;
-      member = std::any_of(p.groups.begin(), p.groups.end(),
-                           [&](const std::string& g) { return Contains(groups, g); });
-    }
-    if (member) in.push_back(p.name);
+    if (listed.In(p.users, p.groups)) in.push_back(p.name);
   }
   return in;
 }

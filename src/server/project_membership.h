@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,21 @@ struct ProjectRule {
 // The Unix groups `user` belongs to (primary and supplementary), by name;
 // empty for a user this host does not know.
 std::vector<std::string> UnixGroupsOf(const std::string& user);
+using GroupsOf = std::function<std::vector<std::string>(const std::string& user)>;
+
+// A user as gleaner.toml's rules list people: by name, or through a Unix
+// group. The groups are read once, and only when no name settles it.
+class ListedUser {
+ public:
+  ListedUser(std::string user, const GroupsOf& groups_of)
+      : user_(std::move(user)), groups_of_(groups_of) {}
+  bool In(const std::vector<std::string>& users, const std::vector<std::string>& groups);
+
+ private:
+  std::string user_;
+  const GroupsOf& groups_of_;
+  std::optional<std::vector<std::string>> groups_;
+};
 
 // Which project a submitted job is charged to (docs/projects.md). With no
 // [projects.NAME] defined, projects are labels: a job gets the one it
@@ -29,7 +45,6 @@ std::vector<std::string> UnixGroupsOf(const std::string& user);
 // projects they are in (by name or by group), root any.
 class ProjectMembership {
  public:
-  using GroupsOf = std::function<std::vector<std::string>(const std::string& user)>;
   ProjectMembership(std::vector<ProjectRule> projects,
                     std::map<std::string, std::string> default_of_user,
                     GroupsOf groups_of = UnixGroupsOf);

@@ -14,16 +14,10 @@ core::Status SubmitPolicy::Admit(const Caller& caller, sched::JobSpec* spec) con
   const ClassRule& r = rule->second;
   const std::string cls(sched::PriorityClassName(spec->priority_class));
   if (!caller.admin() && (!r.users.empty() || !r.groups.empty()) &&
-      std::find(r.users.begin(), r.users.end(), caller.user) == r.users.end()) {
-    const std::vector<std::string> groups = groups_of_(caller.user);
-    const bool in_group = std::any_of(r.groups.begin(), r.groups.end(), [&](const std::string& g) {
-      return std::find(groups.begin(), groups.end(), g) != groups.end();
-    });
-    if (!in_group) {
-      return core::PermissionDenied("priority_class: " + caller.user + " may not submit " + cls +
-                                    " jobs ([rules.class." + cls +
-                                    "] in gleaner.toml says who may); submit it as normal");
-    }
+      !ListedUser(caller.user, groups_of_).In(r.users, r.groups)) {
+    return core::PermissionDenied("priority_class: " + caller.user + " may not submit " + cls +
+                                  " jobs ([rules.class." + cls +
+                                  "] in gleaner.toml says who may); submit it as normal");
   }
   const int most = std::max(spec->gpus, spec->max_gpus);
   if (r.max_gpus > 0 && most > r.max_gpus) {

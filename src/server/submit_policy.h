@@ -28,7 +28,7 @@ struct ClassRule {
 class SubmitPolicy {
  public:
   SubmitPolicy(ProjectMembership projects, std::map<sched::PriorityClass, ClassRule> classes,
-               ProjectMembership::GroupsOf groups_of = UnixGroupsOf)
+               GroupsOf groups_of = UnixGroupsOf)
       : projects_(std::move(projects)),
         classes_(std::move(classes)),
         groups_of_(std::move(groups_of)) {}
@@ -41,7 +41,7 @@ class SubmitPolicy {
  private:
   ProjectMembership projects_;
   std::map<sched::PriorityClass, ClassRule> classes_;
-  ProjectMembership::GroupsOf groups_of_;
+  GroupsOf groups_of_;
 };
 
 }  // namespace gleaner::server

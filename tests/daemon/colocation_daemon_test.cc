@@ -13,6 +13,7 @@
 #include <chrono>
 #include <thread>
 
+#include "daemon/daemon_rig.h"
 #include "daemon/local_cluster.h"
 #include "gpu/fake_backend.h"
 #include "store/sqlite_store.h"
@@ -48,7 +49,7 @@ struct SharedRig {
         backend(std::move(gpu::FakeBackend::Create(scenario, clock)).value()),
         sampler(*backend, inspector, store.get(), clock, Options()),
         executor(real_clock),
-        cluster(*store, executor, clock, ClusterOptions(dir.path()), [](const std::string&) {}) {
+        cluster(*store, executor, clock, ClusterOptionsIn(dir.path()), [](const std::string&) {}) {
     sampler.WatchLending([this] { return cluster.LentGpus(); });
     cluster.Recover([](const std::string&) {});
   }
@@ -59,21 +60,8 @@ struct SharedRig {
     o.colocation->min_history = core::Seconds(120);  // the test's hour
     return o;
   }
-  static LocalClusterOptions ClusterOptions(const std::filesystem::path& dir) {
-    LocalClusterOptions o;
-    o.log_dir = (dir / "logs").string();
-    o.state_path = (dir / "agent-jobs.json").string();
-    return o;
-  }
-
   sched::JobId Submit(core::Bytes gpu_memory) {
-    sched::JobSpec spec;
-    spec.command = {"sh", "-c",
-                    "trap 'echo checkpoint; exit 0' USR1; echo ready; "
-                    "while true; do sleep 0.02; done"};
-    spec.working_dir = "/tmp";
-    spec.checkpoint_signal = SIGUSR1;
-    spec.grace = core::Seconds(20);
+    sched::JobSpec spec = CheckpointingJob();
     spec.gpu_memory = gpu_memory;
     return store->Submit("tester", static_cast<uint32_t>(geteuid()), spec, clock.Now())->id;
   }
@@ -188,7 +176,7 @@ TEST(ColocationDaemonTest, ARestartedDaemonStillKnowsTheJobRunsBesideTheHolder) 
   // owner come back.
   agent::Executor executor(rig.real_clock);
   std::string log;
-  LocalCluster again(*rig.store, executor, rig.clock, SharedRig::ClusterOptions(rig.dir.path()),
+  LocalCluster again(*rig.store, executor, rig.clock, ClusterOptionsIn(rig.dir.path()),
                      [&](const std::string& line) { log += line + "\n"; });
   again.Recover([&](const std::string& line) { log += line + "\n"; });
   EXPECT_THAT(log, HasSubstr("still running"));

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <thread>
 
+#include "daemon/daemon_rig.h"
 #include "gpu/fake_backend.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
@@ -31,9 +32,7 @@ const cluster::Log kQuiet = [](const std::string&) {};
 
 LocalClusterOptions OptionsIn(const std::filesystem::path& dir,
                               sched::SchedulerConfig scheduler = {}) {
-  LocalClusterOptions o;
-  o.log_dir = dir.string();
-  o.state_path = (dir / "agent-jobs.json").string();
+  LocalClusterOptions o = ClusterOptionsIn(dir);
   o.scheduler = std::move(scheduler);
   return o;
 }
@@ -95,21 +94,13 @@ TEST(LocalClusterTest, RunsVacatesRequeuesAndRunsAgain) {
   Sampler sampler(**backend, inspector, store->get(), clock, {});
   core::RealClock real_clock;
   Executor executor(real_clock);
-  LocalClusterOptions options = OptionsIn(dir.path());
-  options.log_dir = (dir.path() / "logs").string();
-  LocalCluster cluster(**store, executor, clock, options, kQuiet);
+  LocalCluster cluster(**store, executor, clock, OptionsIn(dir.path()), kQuiet);
   cluster.Recover(kQuiet);
   HostMetrics metrics("node1");
   cluster.ReportTo(&metrics);
 
-  sched::JobSpec spec;
-  spec.command = {"sh", "-c",
-                  "trap 'echo checkpoint; exit 0' USR1; echo ready; "
-                  "while true; do sleep 0.02; done"};
-  spec.working_dir = "/tmp";
-  spec.checkpoint_signal = SIGUSR1;
-  spec.grace = core::Seconds(20);
-  auto job = (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), spec, clock.Now());
+  auto job =
+      (*store)->Submit("tester", static_cast<uint32_t>(geteuid()), CheckpointingJob(), clock.Now());
   ASSERT_TRUE(job.ok());
   const auto out = dir.path() / "logs" / (std::to_string(job->id) + ".out");
 
@@ -313,7 +304,7 @@ TEST(LocalClusterElasticTest, ShrinksOntoTheGpuItKeepsWhenAnOwnerReturns) {
   auto running = rig.store->Get(id);
   ASSERT_EQ(running->state, store::JobState::kRunning);
   EXPECT_EQ(running->gpus.size(), 2u);
-  const auto out = rig.dir.path() / (std::to_string(id) + ".out");
+  const auto out = rig.dir.path() / "logs" / (std::to_string(id) + ".out");
   for (int i = 0; i < 500 && testing::Slurp(out).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));  // let it start for real
   }

@@ -18,6 +18,7 @@
 
 #include "agent/holder_parker.h"
 #include "agent/process_info.h"
+#include "daemon/daemon_rig.h"
 #include "daemon/local_cluster.h"
 #include "gpu/cuda/checkpoint_api.h"
 #include "gpu/cuda/fake_cuda_state.h"
@@ -62,7 +63,7 @@ struct ParkingRig {
         store(std::move(store::SqliteStore::Open(":memory:")).value()),
         nvml("modern", HeldGpu(holder)),
         executor(real_clock),
-        cluster(*store, executor, clock, ClusterOptions(dir.path()), [](const std::string&) {}) {
+        cluster(*store, executor, clock, ClusterOptionsIn(dir.path()), [](const std::string&) {}) {
     setenv("GLEANER_FAKE_CUDA_PIDS", std::to_string(holder).c_str(), 1);
     setenv("GLEANER_FAKE_CUDA_STATE", (dir.path() / "cuda-states").c_str(), 1);
     unsetenv("GLEANER_FAKE_CUDA_FAIL");
@@ -114,22 +115,10 @@ struct ParkingRig {
     o.colocation.reset();  // parking alone
     return o;
   }
-  static LocalClusterOptions ClusterOptions(const std::filesystem::path& dir) {
-    LocalClusterOptions o;
-    o.log_dir = (dir / "logs").string();
-    o.state_path = (dir / "agent-jobs.json").string();
-    return o;
-  }
-
   sched::JobId Submit() {
-    sched::JobSpec spec;
-    spec.command = {"sh", "-c",
-                    "trap 'echo checkpoint; exit 0' USR1; echo ready; "
-                    "while true; do sleep 0.02; done"};
-    spec.working_dir = "/tmp";
-    spec.checkpoint_signal = SIGUSR1;
-    spec.grace = core::Seconds(20);
-    return store->Submit("tester", static_cast<uint32_t>(geteuid()), spec, clock.Now())->id;
+    return store
+        ->Submit("tester", static_cast<uint32_t>(geteuid()), CheckpointingJob(), clock.Now())
+        ->id;
   }
 
   // `step` later, one pass: the daemon's loop (agent and coordinator, then

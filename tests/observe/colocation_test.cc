@@ -93,11 +93,23 @@ GpuSample HeldSample(core::TimePoint at, double holder_util, core::Bytes holder_
   return s;
 }
 
+Verdict HeldVerdict() {
+  Verdict v;
+  v.uuid = kGpu;
+  v.state = GpuState::kHeldIdle;
+  return v;
+}
+
+// Holder 7 seen alone at 30 GiB for the last 90 minutes.
+HolderLearner LearnedHolder() {
+  HolderLearner learner({});
+  for (int m = 0; m < 90; ++m) learner.Learn(HolderMinute(m, {7}, core::Bytes::GiB(30)));
+  return learner;
+}
+
 TEST(HolderLearnerTest, LearnsTheHolderAloneAndStartsAfreshForAnotherHolder) {
   HolderLearner learner({});
-  Verdict held;
-  held.uuid = kGpu;
-  held.state = GpuState::kHeldIdle;
+  const Verdict held = HeldVerdict();
   for (int m = 0; m < 90; ++m)
     learner.Learn(HolderMinute(m, {7}, core::Bytes::GiB(m == 10 ? 35 : 30)));
   // A minute with a gleaner job beside it says nothing of the holder.
@@ -115,11 +127,8 @@ TEST(HolderLearnerTest, LearnsTheHolderAloneAndStartsAfreshForAnotherHolder) {
 }
 
 TEST(HolderLearnerTest, AHolderThatStartedAfterItsHistoryHasAReusedPidAndNoHistory) {
-  HolderLearner learner({});
-  for (int m = 0; m < 90; ++m) learner.Learn(HolderMinute(m, {7}, core::Bytes::GiB(30)));
-  Verdict held;
-  held.uuid = kGpu;
-  held.state = GpuState::kHeldIdle;
+  HolderLearner learner = LearnedHolder();
+  const Verdict held = HeldVerdict();
   GpuSample s = HeldSample(Minute(91), 0, core::Bytes::GiB(30));
   s.processes[0].started_at = Minute(0) + core::Seconds(30);  // within the first minute: its own
   EXPECT_EQ(learner.Beside(s, held).lendable, core::Bytes::GiB(42));
@@ -130,11 +139,8 @@ TEST(HolderLearnerTest, AHolderThatStartedAfterItsHistoryHasAReusedPidAndNoHisto
 }
 
 TEST(HolderLearnerTest, NothingIsLentWhereTheDriverCannotTellTheHolderWaking) {
-  HolderLearner learner({});
-  for (int m = 0; m < 90; ++m) learner.Learn(HolderMinute(m, {7}, core::Bytes::GiB(30)));
-  Verdict held;
-  held.uuid = kGpu;
-  held.state = GpuState::kHeldIdle;
+  HolderLearner learner = LearnedHolder();
+  const Verdict held = HeldVerdict();
   GpuSample s = HeldSample(Minute(91), 0, core::Bytes::GiB(30));
   s.processes[0].utilization_pct.reset();
   const BesideHolder b = learner.Beside(s, held);
