@@ -140,12 +140,15 @@ Status ReadProjects(const std::string& path, const toml::table& t, GleanerConfig
     const std::string name(key.str());
     if (const toml::table* rule = node.as_table()) {
       const std::string p = "projects." + name + ".";
-      GLEANER_RETURN_IF_ERROR(CheckKeys(path, *rule, p, {"users", "groups"}));
+      GLEANER_RETURN_IF_ERROR(
+          CheckKeys(path, *rule, p, {"users", "groups", "approvers", "approver_groups"}));
       if (name.size() > 128)
         return Error(path, node, "projects." + name, "expected a name of at most 128 bytes");
-      server::ProjectRule r{name, {}, {}};
+      server::ProjectRule r{name, {}, {}, {}, {}};
       GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "users", &r.users));
       GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "groups", &r.groups));
+      GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "approvers", &r.approvers));
+      GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "approver_groups", &r.approver_groups));
       config->projects.push_back(std::move(r));
       continue;
     }
@@ -173,10 +176,12 @@ Status ReadProjects(const std::string& path, const toml::table& t, GleanerConfig
   return Status::Ok();
 }
 
-// [rules.class.NAME]: users, groups, max_gpus, max_runtime_s; [rules.lend]:
-// hosts, gpus.
+// [rules]: approval_timeout_s; [rules.class.NAME]: users, groups, max_gpus,
+// max_runtime_s, approval; [rules.lend]: hosts, gpus.
 Status ReadRules(const std::string& path, const toml::table& t, GleanerConfig* config) {
-  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "rules.", {"class", "lend"}));
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "rules.", {"class", "lend", "approval_timeout_s"}));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, "rules.", "approval_timeout_s", 60, 86400.0 * 365,
+                                  &config->approval_timeout));
   if (const toml::node* lend = t.get("lend")) {
     const toml::table* l = lend->as_table();
     if (l == nullptr) return Error(path, *lend, "rules.lend", "expected a table: [rules.lend]");
@@ -206,8 +211,18 @@ Status ReadRules(const std::string& path, const toml::table& t, GleanerConfig* c
                    "[rules.class.opportunistic]");
     }
     GLEANER_RETURN_IF_ERROR(
-        CheckKeys(path, *rule, p, {"users", "groups", "max_gpus", "max_runtime_s"}));
+        CheckKeys(path, *rule, p, {"users", "groups", "max_gpus", "max_runtime_s", "approval"}));
     server::ClassRule r;
+    if (const toml::node* approval = rule->get("approval")) {
+      const std::optional<std::string> text = approval->value<std::string>();
+      const auto parsed = text ? server::ParseApproval(*text) : std::nullopt;
+      if (!parsed) {
+        return Error(path, *approval, p + "approval",
+                     "expected \"never\", \"over_limit\" (what breaks this rule waits for an "
+                     "approver) or \"always\" (every job of the class waits)");
+      }
+      r.approval = *parsed;
+    }
     GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "users", &r.users));
     GLEANER_RETURN_IF_ERROR(Strings(path, *rule, p, "groups", &r.groups));
     int64_t max_gpus = 0;
@@ -646,9 +661,10 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   GLEANER_RETURN_IF_ERROR(CheckKeys(path, doc, "",
                                     {"idle", "sampling", "projects", "alerts", "scheduler", "cost",
-                                     "ui", "api", "limits", "colocation", "parking", "rules"}));
+                                     "ui", "api", "limits", "colocation", "parking", "rules",
+                                     "history"}));
   for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui",
-                              "api", "limits", "colocation", "parking", "rules"}) {
+                              "api", "limits", "colocation", "parking", "rules", "history"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -672,6 +688,12 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     double days = core::ToSecondsDouble(config.retention) / 86400;
     GLEANER_RETURN_IF_ERROR(Number(path, *s, "sampling.", "retention_days", 1, 36500, &days));
     config.retention = core::Duration(static_cast<int64_t>(days * 86400e6));
+  }
+  if (const toml::table* h = doc["history"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(CheckKeys(path, *h, "history.", {"retention_days"}));
+    double days = core::ToSecondsDouble(config.history_retention) / 86400;
+    GLEANER_RETURN_IF_ERROR(Number(path, *h, "history.", "retention_days", 1, 36500, &days));
+    config.history_retention = core::Duration(static_cast<int64_t>(days * 86400e6));
   }
   if (const toml::table* projects = doc["projects"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadProjects(path, *projects, &config));

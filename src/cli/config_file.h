@@ -32,6 +32,12 @@ struct GleanerConfig {
   std::string cuda_library = "libcuda.so.1";  // [parking] cuda_library
   core::Duration sample_interval = core::Seconds(1);
   core::Duration retention = core::Seconds(int64_t{90} * 24 * 3600);
+  // [history] retention_days: how long the events of jobs, tokens and
+  // policies are kept.
+  core::Duration history_retention = core::Seconds(int64_t{365} * 24 * 3600);
+  // [rules] approval_timeout_s: a job waiting for approval this long is
+  // cancelled as expired.
+  core::Duration approval_timeout = core::Seconds(int64_t{3} * 24 * 3600);
   // [projects] alice = "vision": each user's default project.
   std::map<std::string, std::string> project_of_user;
   // [projects.NAME] users, groups: who may charge jobs to it; once any is

@@ -228,7 +228,7 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (core::Status s = sched::ValidateJobSpec(spec, limits); !s.ok()) return Fail(err, s);
   const uint32_t uid = static_cast<uint32_t>(getuid());
-  auto saved = (*state)->SubmitAll({{agent::UserName(uid), uid, spec}}, core::RealClock().Now());
+  auto saved = (*state)->SubmitAll({{agent::UserName(uid), uid, spec, ""}}, core::RealClock().Now());
   if (!saved.ok()) return Fail(err, saved.status());
   json doc = RecordToJson(saved->front());
   if (spec.array) doc["array_tasks"] = saved->size();

@@ -153,6 +153,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     layout.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
     layout.scheduler = config.scheduler;
     layout.project_of_user = config.project_of_user;
+    layout.approval_timeout = config.approval_timeout;
+    layout.history_retention = config.history_retention;
     lender.emplace(**store, executor, clock, std::move(layout), log);
   }
   agent::HostMetrics& host_metrics = watch.metrics();
@@ -232,7 +234,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       return GpusToJson(BuildHostView(pass->at, source.backend->Driver(), pass->snapshots,
                                       *source.inspector, verdicts));
     };
-    api = std::make_unique<server::Api>(*api_store, *api_store, job_clock, api_options);
+    api = std::make_unique<server::Api>(*api_store, job_clock, api_options);
     const auto handler = [&api](const server::HttpRequest& r, const server::Peer& p) {
       return api->Handle(r, p);
     };

@@ -135,6 +135,8 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   coordinator_options.project_of_user = config.project_of_user;
   coordinator_options.silent_after = SecondsToDuration(options.silent_after_s);
   coordinator_options.requeue_after = SecondsToDuration(options.requeue_after_s);
+  coordinator_options.approval_timeout = config.approval_timeout;
+  coordinator_options.history_retention = config.history_retention;
 
   // The coordinator while this server leads; reports and the API read it.
   std::mutex leader_mu;
@@ -209,7 +211,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     }
     return coordinator->AskHolder(gpu, unpark, caller.user, caller.admin());
   };
-  server::Api api(**api_store, **api_store, clock, api_options);
+  server::Api api(**api_store, clock, api_options);
   // Agents' joins and credentials have a connection of their own, so a
   // busy API never holds up a report.
   auto agent_store = store::OpenStore(where);

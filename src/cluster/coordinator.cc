@@ -44,6 +44,7 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
     : store_(store),
       clock_(clock),
       options_(std::move(options)),
+      housekeeping_(options_.approval_timeout, options_.history_retention),
       scheduler_(options_.scheduler),
       queue_(store_, scheduler_, [this](const sched::Event& e, const Log& l) { Tell(e, l); }),
       start_latency_(LatencyBounds()) {
@@ -339,6 +340,7 @@ void Coordinator::Tick(const Log& log) {
   std::unique_lock lock(mu_);
   JudgeLiveness(log);
   ExpireLogRequests();
+  housekeeping_.Tick(store_, clock_.Now(), log);
   std::vector<store::JobRecord> active;
   if (ReadActive(&active, log)) {
     TellGpus(log);

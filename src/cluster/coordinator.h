@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cluster/agent_protocol.h"
+#include "cluster/housekeeping.h"
 #include "cluster/queue_feed.h"
 #include "core/clock.h"
 #include "metrics/histogram.h"
@@ -32,6 +33,10 @@ struct CoordinatorOptions {
   // submitter's uid (the store's uids are the host's), and what the agent
   // logs itself (a start, a vacating job) is not logged twice.
   bool agent_in_process = false;
+  // Jobs that wait for an approver this long are cancelled as expired;
+  // events older than the retention are dropped (Housekeeping).
+  core::Duration approval_timeout = core::Seconds(int64_t{3} * 24 * 3600);
+  core::Duration history_retention = core::Seconds(int64_t{365} * 24 * 3600);
 };
 
 // A host as the coordinator sees it, for /v1/gpus, /metrics and the logs.
@@ -160,6 +165,7 @@ class Coordinator {
   store::Store& store_;
   const core::Clock& clock_;
   CoordinatorOptions options_;
+  Housekeeping housekeeping_;
   std::map<std::string, Host> hosts_;
   std::map<core::GpuUuid, std::string> host_of_gpu_;
   // What the scheduler was last told of each GPU: lendable, and how much

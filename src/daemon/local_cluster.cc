@@ -14,6 +14,8 @@ cluster::CoordinatorOptions CoordinatorOptionsOf(const LocalClusterOptions& opti
   c.requeue_after = kNever;
   c.project_of_user = options.project_of_user;
   c.agent_in_process = true;
+  c.approval_timeout = options.approval_timeout;
+  c.history_retention = options.history_retention;
   return c;
 }
 

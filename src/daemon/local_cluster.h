@@ -21,6 +21,8 @@ struct LocalClusterOptions {
   std::vector<gpu::GpuLink> links;  // for NVLink islands
   sched::SchedulerConfig scheduler;
   std::map<std::string, std::string> project_of_user;
+  core::Duration approval_timeout = core::Seconds(int64_t{3} * 24 * 3600);
+  core::Duration history_retention = core::Seconds(int64_t{365} * 24 * 3600);
 };
 
 // One host run as a cluster of one (`gleaner up`): the coordinator

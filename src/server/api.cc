@@ -48,6 +48,8 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
   }
   if (seg.size() < 2 || seg[0] != "v1") return NoSuchEndpoint(request);
   if (seg[1] == "jobs") return jobs_.Handle(request, *caller);
+  if (seg[1] == "events" && seg.size() == 2) return jobs_.Events(request, *caller);
+  if (seg[1] == "approvals" && seg.size() == 2) return jobs_.Approvals(request, *caller);
   if (seg[1] == "tokens") return tokens_.Handle(request, *caller);
   if (seg[1] == "agent-tokens" && seg.size() == 2) return tokens_.CreateJoinToken(request, *caller);
   if (seg[1] == "cost") {

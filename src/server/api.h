@@ -47,6 +47,9 @@ struct ApiOptions {
   // What each submit must satisfy (its project, its class's rules);
   // null: a well-formed spec is enough.
   std::shared_ptr<const SubmitPolicy> submit_policy;
+  // Hears of jobs that wait for an approver, and of the decisions (the
+  // alert webhook's); empty: the log and the API only.
+  NotifyApproval notify_approval;
   // POST /v1/gpus/GPU/keep and /unpark (`gleaner keep`, `gleaner unpark`):
   // asks this host's parker; null where this daemon parks nothing.
   std::function<core::Status(const std::string& gpu, bool unpark, const Caller& caller)> parking;
@@ -62,13 +65,13 @@ struct ApiOptions {
 // clock must outlive it; thread-safe (one store, guarded).
 class Api {
  public:
-  Api(store::JobStore& jobs, store::TokenStore& tokens, const core::Clock& clock,
-      ApiOptions options)
+  Api(store::Store& store, const core::Clock& clock, ApiOptions options)
       : options_(std::move(options)),
-        jobs_store_(jobs),
-        jobs_(jobs, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir,
-              options_.queue_changed, options_.remote_logs, options_.submit_policy.get()),
-        tokens_(tokens, store_mu_, clock, options_.uid_of, options_.tokens) {
+        jobs_store_(store),
+        jobs_(store, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir,
+              options_.queue_changed, options_.remote_logs, options_.submit_policy.get(),
+              options_.notify_approval),
+        tokens_(store, store_mu_, clock, options_.uid_of, options_.tokens) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));
       history_.emplace(*options_.observations, store_mu_, clock);

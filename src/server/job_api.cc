@@ -37,8 +37,11 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   if (body.is_discarded()) return ErrorResponse(core::InvalidArgument("the body is not JSON"));
   auto spec = sched::JobSpecFromJson(body);
   if (!spec.ok()) return ErrorResponse(spec.status());
+  std::string approval;
   if (policy_ != nullptr) {
-    if (core::Status s = policy_->Admit(caller, &*spec); !s.ok()) return ErrorResponse(s);
+    auto admitted = policy_->Admit(caller, &*spec);
+    if (!admitted.ok()) return ErrorResponse(admitted.status());
+    approval = std::move(admitted).value();
   }
   if (core::Status s = sched::ValidateJobSpec(*spec, limits_); !s.ok()) return ErrorResponse(s);
   // Each task keeps its own copy of the spec: a huge spec times a huge
@@ -53,9 +56,13 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
                               " MiB; at most 256 MiB: pass large data in files, or "
                               "split the array"));
   }
-  auto saved = batcher_.Submit({caller.user, caller.uid, *spec});
+  auto saved = batcher_.Submit({caller.user, caller.uid, *spec, approval});
   if (!saved.ok()) return ErrorResponse(saved.status());
-  if (queue_changed_) queue_changed_();
+  if (!approval.empty()) {
+    approvals_.Requested(saved->front(), saved->size());
+  } else if (queue_changed_) {
+    queue_changed_();
+  }
   json doc = store::JobRecordToJson(saved->front());
   // An array answers with its first task and how many there are, not a
   // record per task (a sweep may have 100,000).
@@ -68,7 +75,7 @@ HttpResponse JobApi::CancelArray(const store::JobRecord& task, const store::JobU
     return ErrorResponse(
         core::InvalidArgument("job " + std::to_string(task.id) + " is not a task of an array"));
   }
-  auto cancelled = jobs_.CancelArray(*task.array_id, update.reason);
+  auto cancelled = jobs_.CancelArray(*task.array_id, update.reason, update.actor);
   if (!cancelled.ok()) return ErrorResponse(cancelled.status());
   return Json(200, {{"array_id", *task.array_id}, {"cancelled", *cancelled}});
 }
@@ -144,6 +151,10 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     return NoSuchEndpoint(req);
   }
   const std::string& action = seg[3];
+  // The project's approvers decide, not the job's owner.
+  if (action == "approve" || action == "deny") {
+    return approvals_.Decide(req, caller, *job, action == "approve");
+  }
   if (job->uid != caller.uid && !caller.admin()) {
     return ErrorResponse(core::PermissionDenied("job " + seg[2] + " belongs to " + job->user +
                                                 "; only they (or root) may " + action + " it"));
@@ -151,6 +162,10 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
   if (action == "logs") {
     if (req.method != "GET") return WrongMethod(req);
     return Logs(*job, query);
+  }
+  if (action == "events") {
+    if (req.method != "GET") return WrongMethod(req);
+    return events_.JobEvents(job->id, query);
   }
   struct Move {
     store::JobState from;
@@ -165,6 +180,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
   if (auto move = kMoves.find(action); move != kMoves.end()) {
     if (req.method != "POST") return WrongMethod(req);
     store::JobUpdate u;
+    u.actor = caller.user;
     u.reason = std::string(move->second.done) + " by " + caller.user;
     HttpResponse answer = [&] {
       std::lock_guard lock(store_mu_);

@@ -6,11 +6,13 @@
 
 #include "core/clock.h"
 #include "sched/job_spec.h"
+#include "server/approval_api.h"
 #include "server/caller.h"
+#include "server/event_api.h"
 #include "server/http_message.h"
 #include "server/submit_batcher.h"
 #include "server/submit_policy.h"
-#include "store/job_store.h"
+#include "store/store.h"
 
 namespace gleaner::server {
 
@@ -25,6 +27,8 @@ namespace gleaner::server {
 //                               task of its array not yet ended; likewise:
 //   POST /v1/jobs/ID/hold       queued -> held (not started until released)
 //   POST /v1/jobs/ID/release    held -> queued
+//   POST /v1/jobs/ID/approve    pending_approval -> queued, and deny (ApprovalApi)
+//   GET  /v1/jobs/ID/events     its history, oldest first (EventApi)
 //   GET  /v1/jobs/ID/logs?stream=out|err&offset=N
 //                               {"data": ..., "offset": next}; owner or root only
 // Errors are {"error": {"code", "message"}} with a 4xx or 5xx status.
@@ -43,23 +47,32 @@ class JobApi {
   // `log_dir` holds the jobs' <id>.out and <id>.err, unless `remote_logs`
   // (a coordinator's) is given; `queue_changed` (may be empty) hears of
   // each submit and move once it is durable; `policy` (may be null; it
-  // must outlive the API) admits each submit.
-  JobApi(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
+  // must outlive the API) admits each submit; `notify` (may be empty)
+  // hears of approvals asked for and given.
+  JobApi(store::Store& store, std::mutex& store_mu, const core::Clock& clock,
          sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir,
          std::function<void()> queue_changed = {}, RemoteLogs remote_logs = {},
-         const SubmitPolicy* policy = nullptr)
-      : jobs_(jobs),
+         const SubmitPolicy* policy = nullptr, NotifyApproval notify = {})
+      : jobs_(store),
         store_mu_(store_mu),
-        batcher_(jobs, store_mu, clock, submit_limits),
-        clock_(clock),
+        batcher_(store, store_mu, clock, submit_limits),
         limits_(limits),
         log_dir_(std::move(log_dir)),
-        queue_changed_(std::move(queue_changed)),
+        queue_changed_(queue_changed),
         remote_logs_(std::move(remote_logs)),
-        policy_(policy) {}
+        policy_(policy),
+        events_(store, store_mu, clock),
+        approvals_(store, store_mu, policy, std::move(notify), std::move(queue_changed)) {}
 
   // `request.path` starts with /v1/jobs.
   HttpResponse Handle(const HttpRequest& request, const Caller& caller);
+  // /v1/events and /v1/approvals.
+  HttpResponse Events(const HttpRequest& request, const Caller& caller) {
+    return events_.List(request, caller);
+  }
+  HttpResponse Approvals(const HttpRequest& request, const Caller& caller) {
+    return approvals_.List(request, caller);
+  }
 
  private:
   HttpResponse Submit(const HttpRequest& request, const Caller& caller);
@@ -72,12 +85,13 @@ class JobApi {
   store::JobStore& jobs_;
   std::mutex& store_mu_;
   SubmitBatcher batcher_;
-  const core::Clock& clock_;
   sched::JobLimits limits_;
   std::string log_dir_;
   std::function<void()> queue_changed_;
   RemoteLogs remote_logs_;
   const SubmitPolicy* policy_;  // null: a well-formed spec is enough
+  EventApi events_;
+  ApprovalApi approvals_;
 };
 
 }  // namespace gleaner::server

@@ -21,8 +21,8 @@ core::Result<std::vector<store::JobState>> ParseStates(const std::string& text) 
     if (!state) {
       return core::InvalidArgument(
           "state: \"" + name.substr(0, 64) +
-          "\" is not a job state; expected a comma-separated list of queued, held, running, "
-          "vacating, succeeded, failed, cancelled");
+          "\" is not a job state; expected a comma-separated list of pending_approval, queued, "
+          "held, running, vacating, succeeded, failed, cancelled");
     }
     if (std::find(states.begin(), states.end(), *state) == states.end()) states.push_back(*state);
   }
@@ -40,8 +40,8 @@ core::Result<store::JobQuery> ParseJobListQuery(const std::map<std::string, std:
     if (!all.empty()) return core::InvalidArgument("give all=1 or state=..., not both");
     GLEANER_ASSIGN_OR_RETURN(q.states, ParseStates(QueryValue(query, "state")));
   } else if (all.empty()) {
-    q.states = {store::JobState::kQueued, store::JobState::kHeld, store::JobState::kRunning,
-                store::JobState::kVacating};
+    q.states = {store::JobState::kPendingApproval, store::JobState::kQueued,
+                store::JobState::kHeld, store::JobState::kRunning, store::JobState::kVacating};
   }
   q.user = QueryValue(query, "user");
   if (query.contains("user") && q.user.empty()) {

@@ -74,6 +74,31 @@ std::vector<std::string> ProjectMembership::ProjectsOf(const std::string& user) 
   return in;
 }
 
+const ProjectRule* ProjectMembership::Find(const std::string& project) const {
+  const auto it = std::lower_bound(
+      projects_.begin(), projects_.end(), project,
+      [](const ProjectRule& p, const std::string& name) { return p.name < name; });
+  return it != projects_.end() && it->name == project ? &*it : nullptr;
+}
+
+bool ProjectMembership::IsApprover(const std::string& user, const std::string& project) const {
+  const ProjectRule* p = Find(project);
+  return p != nullptr && ListedUser(user, groups_of_).In(p->approvers, p->approver_groups);
+}
+
+std::string ProjectMembership::ApproversOf(const std::string& project) const {
+  const ProjectRule* p = Find(project);
+  if (p == nullptr) return "";
+  std::vector<std::string> who = p->approvers;
+  for (const std::string& g : p->approver_groups) who.push_back("group " + g);
+  return who.empty() ? "" : Listed(who);
+}
+
+std::vector<std::string> ProjectMembership::ApproverNames(const std::string& project) const {
+  const ProjectRule* p = Find(project);
+  return p == nullptr ? std::vector<std::string>{} : p->approvers;
+}
+
 core::Result<std::string> ProjectMembership::Resolve(const std::string& user, bool admin,
                                                      const std::string& asked) const {
   const auto fallback = default_of_user_.find(user);

@@ -15,6 +15,9 @@ struct ProjectRule {
   std::string name;
   std::vector<std::string> users;
   std::vector<std::string> groups;  // Unix groups: their members are in
+  // Who decides its jobs that wait for approval (root always may).
+  std::vector<std::string> approvers;
+  std::vector<std::string> approver_groups;
   bool operator==(const ProjectRule&) const = default;
 };
 
@@ -60,7 +63,16 @@ class ProjectMembership {
   // The projects `user` is in, by name.
   std::vector<std::string> ProjectsOf(const std::string& user) const;
 
+  // Whether `user` may approve `project`'s jobs (root aside), and who may,
+  // by name and group, in words: "carol, group leads"; "" for none.
+  bool IsApprover(const std::string& user, const std::string& project) const;
+  std::string ApproversOf(const std::string& project) const;
+  // Those listed by name, for notices.
+  std::vector<std::string> ApproverNames(const std::string& project) const;
+
  private:
+  const ProjectRule* Find(const std::string& project) const;
+
   std::vector<ProjectRule> projects_;  // sorted by name
   std::map<std::string, std::string> default_of_user_;
   GroupsOf groups_of_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,15 @@ struct ClassRule {
   std::vector<std::string> groups;
   int max_gpus = 0;              // per job, elastic maximum included; 0: no limit
   core::Duration max_runtime{};  // per job; zero: no limit
+  // When a job of the class waits for an approver instead: never (what
+  // breaks the rule is refused), over_limit (what breaks it waits), or
+  // always (every job waits). Root's jobs and those of the project's
+  // approvers never wait.
+  enum class Approval { kNever, kOverLimit, kAlways };
+  Approval approval = Approval::kNever;
   bool operator==(const ClassRule&) const = default;
 };
+std::optional<ClassRule::Approval> ParseApproval(std::string_view name);
 
 // What a submit must satisfy beyond a well-formed spec: its project
 // (ProjectMembership) and its class's rules. Root is bound by the sizes
@@ -35,8 +43,16 @@ class SubmitPolicy {
 
   // Charges `spec` to its project and bounds it by its class (a job of a
   // class with a runtime limit that names none gets the limit), or says
-  // why it may not be submitted.
-  core::Status Admit(const Caller& caller, sched::JobSpec* spec) const;
+  // why it may not be submitted. Admitted, it is empty, or says which rule
+  // makes the job wait for an approver, in words.
+  core::Result<std::string> Admit(const Caller& caller, sched::JobSpec* spec) const;
+
+  // Whether `caller` may approve or deny the jobs of `project`: root, and
+  // the project's approvers.
+  bool MayApprove(const Caller& caller, const std::string& project) const;
+  // Who may, in words, for an error or a job's reason.
+  std::string ApproversOf(const std::string& project) const;
+  const ProjectMembership& projects() const { return projects_; }
 
  private:
   ProjectMembership projects_;

@@ -72,6 +72,16 @@ core::Result<Caller> TokenApi::Authenticate(const std::string& secret) {
   return Caller{found->uid, found->user, true, false};
 }
 
+namespace {
+
+// A token as its history names it: never its secret.
+std::string TokenDetail(const store::TokenRecord& t) {
+  return "token " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + t.name + "\"") +
+         (t.expires_at ? ", expiring " + observe::Rfc3339(*t.expires_at) : "");
+}
+
+}  // namespace
+
 HttpResponse TokenApi::Handle(const HttpRequest& req, const Caller& caller) {
   std::string query;
   const std::vector<std::string> seg = Segments(req.path, &query);
@@ -103,6 +113,9 @@ HttpResponse TokenApi::Handle(const HttpRequest& req, const Caller& caller) {
     if (core::Status s = tokens_.RevokeToken(*id, clock_.Now()); !s.ok()) return ErrorResponse(s);
     store::TokenRecord revoked = t;
     revoked.revoked_at = clock_.Now();
+    auto recorded = tokens_.AppendEvent({0, clock_.Now(), "token_revoked", std::nullopt, t.user,
+                                         caller.user, {}, TokenDetail(t)});
+    if (!recorded.ok()) return ErrorResponse(recorded.status());
     return Json(200, TokenToJson(revoked));
   }
   return ErrorResponse(core::NotFound("no token " + seg[2]));
@@ -153,6 +166,13 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
   std::lock_guard lock(store_mu_);
   auto saved = tokens_.AddToken(t, core::Sha256Hex(*secret));
   if (!saved.ok()) return ErrorResponse(saved.status());
+  // No token works without its creation in the history.
+  auto recorded = tokens_.AppendEvent({0, t.created_at, "token_created", std::nullopt, t.user,
+                                       caller.user, {}, TokenDetail(*saved)});
+  if (!recorded.ok()) {
+    tokens_.RevokeToken(saved->id, t.created_at).IgnoreError();
+    return ErrorResponse(recorded.status());
+  }
   json doc = TokenToJson(*saved);
   doc["token"] = *secret;
   return Json(201, doc);
@@ -204,6 +224,11 @@ HttpResponse TokenApi::CreateJoinToken(const HttpRequest& req, const Caller& cal
                                  "place (and cuts off the agent there now) needs --replace"));
   }
   if (auto s = tokens_.AddJoinToken(t, core::Sha256Hex(*secret)); !s.ok()) return ErrorResponse(s);
+  auto recorded = tokens_.AppendEvent({0, t.created_at, "join_token_created", std::nullopt, "",
+                                       caller.user, {},
+                                       "for host " + t.host + (t.replace ? ", to replace it" : "") +
+                                           ", until " + observe::Rfc3339(t.expires_at)});
+  if (!recorded.ok()) return ErrorResponse(recorded.status());
   return Json(201, {{"host", t.host},
                     {"token", *secret},
                     {"replace", t.replace},

@@ -9,7 +9,7 @@
 #include "core/clock.h"
 #include "server/caller.h"
 #include "server/http_message.h"
-#include "store/token_store.h"
+#include "store/store.h"
 
 namespace gleaner::server {
 
@@ -41,7 +41,7 @@ struct TokenPolicy {
 class TokenApi {
  public:
   // `uid_of` finds a local user's uid by name.
-  TokenApi(store::TokenStore& tokens, std::mutex& store_mu, const core::Clock& clock,
+  TokenApi(store::Store& tokens, std::mutex& store_mu, const core::Clock& clock,
            std::function<std::optional<uint32_t>(const std::string&)> uid_of, TokenPolicy policy)
       : tokens_(tokens),
         store_mu_(store_mu),
@@ -60,7 +60,7 @@ class TokenApi {
  private:
   HttpResponse Create(const HttpRequest& request, const Caller& caller);
 
-  store::TokenStore& tokens_;
+  store::Store& tokens_;  // and the history of their creation and revocation
   std::mutex& store_mu_;
   const core::Clock& clock_;
   std::function<std::optional<uint32_t>(const std::string&)> uid_of_;

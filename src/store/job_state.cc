@@ -4,6 +4,8 @@ namespace gleaner::store {
 
 std::string_view JobStateName(JobState s) {
   switch (s) {
+    case JobState::kPendingApproval:
+      return "pending_approval";
     case JobState::kQueued:
       return "queued";
     case JobState::kHeld:
@@ -23,7 +25,7 @@ std::string_view JobStateName(JobState s) {
 }
 
 std::optional<JobState> ParseJobState(std::string_view name) {
-  for (JobState s : {JobState::kQueued, JobState::kHeld, JobState::kRunning, JobState::kVacating,
+  for (JobState s : {JobState::kPendingApproval, JobState::kQueued, JobState::kHeld, JobState::kRunning, JobState::kVacating,
                      JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
     if (JobStateName(s) == name) return s;
   }
@@ -37,6 +39,8 @@ bool IsFinal(JobState s) {
 bool CanTransition(JobState from, JobState to) {
   using S = JobState;
   switch (from) {
+    case S::kPendingApproval:
+      return to == S::kQueued || to == S::kCancelled;
     case S::kQueued:
       return to == S::kRunning || to == S::kHeld || to == S::kCancelled;
     case S::kHeld:

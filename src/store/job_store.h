@@ -12,12 +12,22 @@
 namespace gleaner::store {
 
 // Where a job is in its life. Allowed moves (JobStore::Transition checks):
+//   pending_approval -> queued (approved), cancelled (denied, expired)
 //   queued   -> running, held, cancelled
 //   held     -> queued, cancelled
 //   running  -> vacating, succeeded, failed, cancelled, queued (re-adopt lost)
 //   vacating -> queued (requeued after the owner returned), failed, cancelled
 // succeeded, failed and cancelled are final.
-enum class JobState { kQueued, kHeld, kRunning, kVacating, kSucceeded, kFailed, kCancelled };
+enum class JobState {
+  kPendingApproval,
+  kQueued,
+  kHeld,
+  kRunning,
+  kVacating,
+  kSucceeded,
+  kFailed,
+  kCancelled
+};
 
 std::string_view JobStateName(JobState s);
 std::optional<JobState> ParseJobState(std::string_view name);
@@ -57,6 +67,10 @@ struct JobUpdate {
   std::string reason;
   std::optional<int> pid;
   std::optional<core::TimePoint> process_started_at;
+  // For the history (EventStore): who asked for the move (empty: gleaner
+  // itself), and the event it is, where not the move's own (EventOfMove).
+  std::string actor;
+  std::string event;
 };
 
 // A job to queue, and who submits it (it will run as them).
@@ -64,6 +78,9 @@ struct NewJob {
   std::string user;
   uint32_t uid = 0;
   sched::JobSpec spec;
+  // Non-empty: the rule that makes it wait for an approver, in words; it
+  // is queued in pending_approval with this as its reason.
+  std::string approval;
 };
 
 // How many jobs a spec queues: one, or one per index of its array.
@@ -79,8 +96,8 @@ struct JobQuery {
   int64_t limit = 0;             // every match when 0
 };
 
-// What the jobs of one user or project that have not ended (queued, held,
-// running, vacating) hold: how many, and their stored specs' bytes
+// What the jobs of one user or project that have not ended (waiting for
+// approval, queued, held, running, vacating) hold: how many, and their stored specs' bytes
 // (StoredSpecText, once per task).
 struct ActiveUsage {
   int64_t jobs = 0;
@@ -102,7 +119,7 @@ class JobStore {
                                                          core::TimePoint now) = 0;
   core::Result<JobRecord> Submit(const std::string& user, uint32_t uid, const sched::JobSpec& spec,
                                  core::TimePoint now) {
-    GLEANER_ASSIGN_OR_RETURN(std::vector<JobRecord> saved, SubmitAll({{user, uid, spec}}, now));
+    GLEANER_ASSIGN_OR_RETURN(std::vector<JobRecord> saved, SubmitAll({{user, uid, spec, ""}}, now));
     return std::move(saved.front());
   }
   virtual core::Result<JobRecord> Get(sched::JobId id) = 0;
@@ -136,9 +153,11 @@ class JobStore {
   virtual core::Status Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
                                 JobState state) = 0;
   // Cancels every task of array `array_id` that has not ended, in one
-  // transaction that also gives their GPUs back; their ids.
+  // transaction that also gives their GPUs back and records who did it
+  // (`actor`; empty: gleaner); their ids.
   virtual core::Result<std::vector<sched::JobId>> CancelArray(sched::JobId array_id,
-                                                              const std::string& reason) = 0;
+                                                              const std::string& reason,
+                                                              const std::string& actor) = 0;
   // Records the process a running job was started as.
   virtual core::Status RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) = 0;
 };

@@ -22,7 +22,8 @@ constexpr const char* kJobColumns =
     "exit_code, reason, pid, process_start_us, array_id, array_index";
 
 // The states of a job that has not ended, as SQL.
-constexpr const char* kActiveStates = "('queued', 'held', 'running', 'vacating')";
+constexpr const char* kActiveStates =
+    "('pending_approval', 'queued', 'held', 'running', 'vacating')";
 
 std::optional<int64_t> Micros(const std::optional<core::TimePoint>& t) {
   return t ? std::optional<int64_t>(core::ToUnixMicros(*t)) : std::nullopt;
@@ -40,24 +41,28 @@ core::Result<std::vector<JobRecord>> PgStore::SubmitAll(const std::vector<NewJob
   const Status s = db_->InTransaction([&]() -> Status {
     for (const NewJob& job : jobs) {
       const std::string spec = StoredSpecText(job.spec);
+      const std::string detail = SubmittedDetail(job);
       std::optional<sched::JobId> array_id;
       for (int64_t task = 0; task < TaskCount(job.spec); ++task) {
-        JobRecord r;
-        r.user = job.user;
-        r.uid = job.uid;
-        r.spec = job.spec;
-        r.submitted_at = now;
-        if (job.spec.array) r.array_index = job.spec.array->first + task * job.spec.array->step;
+        JobRecord r = NewRecord(job, task, now);
         r.array_id = array_id;
-        GLEANER_ASSIGN_OR_RETURN(Rows inserted,
-                                 db_->Query(R"sql(
-              INSERT INTO jobs (user_name, uid, spec, state, submitted_us, array_id, array_index,
-                                project, spec_bytes)
-              VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8) RETURNING id)sql",
-                                            {r.user, static_cast<int64_t>(r.uid), spec,
-                                             core::ToUnixMicros(now), r.array_id, r.array_index,
-                                             job.spec.project, static_cast<int64_t>(spec.size())},
-                                            "saving the job"));
+        // The job and its first event, in one statement.
+        GLEANER_ASSIGN_OR_RETURN(
+            Rows inserted,
+            db_->Query(R"sql(
+              WITH job AS (
+                INSERT INTO jobs (user_name, uid, spec, state, submitted_us, array_id, array_index,
+                                  project, spec_bytes, reason)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id),
+              submitted AS (
+                INSERT INTO events (at_us, kind, job_id, user_name, actor, gpus, detail)
+                SELECT $5::BIGINT, 'submitted', id, $1::TEXT, $1::TEXT, '', $11::TEXT FROM job)
+              SELECT id FROM job)sql",
+                       {r.user, static_cast<int64_t>(r.uid), spec,
+                        std::string(JobStateName(r.state)), core::ToUnixMicros(now), r.array_id,
+                        r.array_index, job.spec.project, static_cast<int64_t>(spec.size()),
+                        r.reason, detail},
+                       "saving the job"));
         r.id = inserted.Int(0, 0);
         if (job.spec.array && !array_id) {
           // The array is named by its first task, whose id is known only now.
@@ -168,7 +173,8 @@ core::Result<JobRecord> PgStore::Transition(sched::JobId id, JobState from, JobS
   const Status s = db_->InTransaction([&]() -> Status {
     GLEANER_ASSIGN_OR_RETURN(moved, CompareAndSet(id, from, to, u));
     const std::optional<std::vector<core::GpuUuid>> claims = ClaimsAfter(from, to, u);
-    return claims ? ClaimGpus(id, from, *claims) : Status::Ok();
+    if (claims) GLEANER_RETURN_IF_ERROR(ClaimGpus(id, from, *claims));
+    return RecordMove(id, from, to, u);
   });
   GLEANER_RETURN_IF_ERROR(s);
   return std::move(moved).value();
@@ -177,11 +183,7 @@ core::Result<JobRecord> PgStore::Transition(sched::JobId id, JobState from, JobS
 core::Result<JobRecord> PgStore::CompareAndSet(sched::JobId id, JobState from, JobState to,
                                                const JobUpdate& u) {
   std::optional<std::string> gpus;
-  if (u.gpus) {
-    std::vector<std::string> ids;
-    for (const core::GpuUuid& g : *u.gpus) ids.push_back(g.str());
-    gpus = JoinList(ids);
-  }
+  if (u.gpus) gpus = GpuListText(*u.gpus);
   // The state in the WHERE clause is the compare of compare-and-set: of two
   // connections moving the job at once, the second waits for the first's
   // row lock, finds the state changed, and updates nothing.
@@ -248,19 +250,29 @@ Status PgStore::Annotate(const std::vector<std::pair<sched::JobId, std::string>>
 }
 
 core::Result<std::vector<sched::JobId>> PgStore::CancelArray(sched::JobId array_id,
-                                                             const std::string& reason) {
+                                                             const std::string& reason,
+                                                             const std::string& actor) {
   // One statement, so one transaction: the tasks it reports are exactly
-  // those it cancelled, and those that held GPUs give them back.
+  // those it cancelled, those that held GPUs give them back, and each
+  // one's history says so.
   GLEANER_ASSIGN_OR_RETURN(
       Rows cancelled,
-      db_->Query(R"sql(
+      db_->Query((std::string(R"sql(
         WITH cancelled AS (
           UPDATE jobs SET state = 'cancelled', reason = $1
-          WHERE array_id = $2 AND state IN ('queued', 'held', 'running', 'vacating')
-          RETURNING id),
-        released AS (DELETE FROM gpu_claims WHERE job_id IN (SELECT id FROM cancelled))
-        SELECT id FROM cancelled)sql",
-                 {reason, array_id}, "cancelling array " + std::to_string(array_id)));
+          WHERE array_id = $2 AND state IN )sql") +
+                  kActiveStates + R"sql(
+          RETURNING id, user_name, gpus),
+        released AS (DELETE FROM gpu_claims WHERE job_id IN (SELECT id FROM cancelled)),
+        history AS (
+          INSERT INTO events (at_us, kind, job_id, user_name, actor, gpus, detail)
+          SELECT $3::BIGINT, 'cancelled', id, user_name, $4::TEXT, gpus, $1::TEXT FROM cancelled
+          ORDER BY id)
+        SELECT id FROM cancelled)sql")
+                     .c_str(),
+                 {reason, array_id, core::ToUnixMicros(core::RealClock().Now()),
+                  actor.empty() ? std::string("gleaner") : actor},
+                 "cancelling array " + std::to_string(array_id)));
   std::vector<sched::JobId> ids;
   ids.reserve(static_cast<size_t>(cancelled.size()));
   for (int i = 0; i < cancelled.size(); ++i) ids.push_back(cancelled.Int(i, 0));

@@ -145,6 +145,23 @@ constexpr const char* kMigrations[] = {
       joined_us BIGINT NOT NULL
     );
     )sql",
+    // The append-only history (event_store.h), read by job, by user and by
+    // time.
+    R"sql(
+    CREATE TABLE events (
+      id BIGSERIAL PRIMARY KEY,
+      at_us BIGINT NOT NULL,
+      kind TEXT NOT NULL,
+      job_id BIGINT,
+      user_name TEXT COLLATE "C" NOT NULL,
+      actor TEXT NOT NULL,
+      gpus TEXT NOT NULL,
+      detail TEXT NOT NULL
+    );
+    CREATE INDEX events_by_job ON events (job_id, id);
+    CREATE INDEX events_by_user ON events (user_name, id);
+    CREATE INDEX events_by_time ON events (at_us);
+    )sql",
 };
 
 // Serialises migrations within one database ("gleaner" in ASCII). Advisory

@@ -68,8 +68,13 @@ class PgStore final : public Store {
   core::Status Annotate(const std::vector<std::pair<sched::JobId, std::string>>& reasons,
                         JobState state) override;
   core::Result<std::vector<sched::JobId>> CancelArray(sched::JobId array_id,
-                                                      const std::string& reason) override;
+                                                      const std::string& reason,
+                                                      const std::string& actor) override;
   core::Status RecordProcess(sched::JobId id, int pid, core::TimePoint started_at) override;
+
+  core::Result<EventRecord> AppendEvent(const EventRecord& event) override;
+  core::Result<std::vector<EventRecord>> Events(const EventQuery& query) override;
+  core::Result<int64_t> PruneEvents(core::TimePoint before) override;
 
   core::Result<TokenRecord> AddToken(const TokenRecord& token, const std::string& sha256) override;
   core::Result<TokenRecord> FindToken(const std::string& sha256) override;
@@ -91,6 +96,8 @@ class PgStore final : public Store {
   // (kFailedPrecondition where another job holds one).
   core::Result<JobRecord> CompareAndSet(sched::JobId id, JobState from, JobState to,
                                         const JobUpdate& u);
+  // Appends the event of job `id`'s move, inside its transaction.
+  core::Status RecordMove(sched::JobId id, JobState from, JobState to, const JobUpdate& u);
   core::Status ClaimGpus(sched::JobId id, JobState from, const std::vector<core::GpuUuid>& gpus);
   core::Result<std::map<std::string, observe::HourOfWeekProfile>> ProfileRows(
       const std::string& kind);

@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/clock.h"
 #include "core/result.h"
 #include "observe/minute_rollup.h"
+#include "store/event_store.h"
 #include "store/job_store.h"
 #include "store/observation_store.h"
 #include "store/text_list.h"
@@ -116,5 +118,42 @@ TokenRecord TokenFromRow(const Row& q) {
   if (!q.Null(6)) t.expires_at = core::FromUnixMicros(q.Int(6));
   return t;
 }
+
+// GPUs as one column's text.
+inline std::string GpuListText(const std::vector<core::GpuUuid>& gpus) {
+  std::vector<std::string> ids;
+  for (const core::GpuUuid& g : gpus) ids.push_back(g.str());
+  return JoinList(ids);
+}
+
+// Columns: id, at_us, kind, job_id, user, actor, gpus, detail.
+template <typename Row>
+EventRecord EventFromRow(const Row& q) {
+  EventRecord e;
+  e.id = q.Int(0);
+  e.at = core::FromUnixMicros(q.Int(1));
+  e.kind = q.Text(2);
+  if (!q.Null(3)) e.job = q.Int(3);
+  e.user = q.Text(4);
+  e.actor = q.Text(5);
+  for (const std::string& g : SplitList(q.Text(6))) e.gpus.emplace_back(g);
+  e.detail = q.Text(7);
+  return e;
+}
+
+// The time a job's move happened: when it started or finished, where the
+// move says, else now.
+inline core::TimePoint MoveTime(const JobUpdate& u) {
+  if (u.finished_at) return *u.finished_at;
+  if (u.started_at) return *u.started_at;
+  return core::RealClock().Now();
+}
+
+// What a submitted job's first event says about it.
+std::string SubmittedDetail(const NewJob& job);
+
+// Task `task` of `job` as submitted at `now`, before the store gives it an
+// id: queued, or waiting for approval.
+JobRecord NewRecord(const NewJob& job, int64_t task, core::TimePoint now);
 
 }  // namespace gleaner::store

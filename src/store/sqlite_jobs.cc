@@ -19,7 +19,8 @@ constexpr const char* kJobColumns =
     "exit_code, reason, pid, process_start_us, array_id, array_index";
 
 // The states of a job that has not ended, as SQL.
-constexpr const char* kActiveStates = "('queued', 'held', 'running', 'vacating')";
+constexpr const char* kActiveStates =
+    "('pending_approval', 'queued', 'held', 'running', 'vacating')";
 
 }  // namespace
 
@@ -29,31 +30,40 @@ core::Result<std::vector<JobRecord>> SqliteStore::SubmitAll(const std::vector<Ne
   const Status s = InTransaction([&]() -> Status {
     Statement insert(db_, R"sql(
       INSERT INTO jobs (user, uid, spec, state, submitted_us, array_id, array_index, project,
-                        spec_bytes)
-      VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?))sql");
+                        spec_bytes, reason)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
     GLEANER_RETURN_IF_ERROR(insert.status());
+    Statement submitted(db_, R"sql(
+      INSERT INTO events (at_us, kind, job_id, user, actor, gpus, detail)
+      VALUES (?, 'submitted', ?, ?, ?, '', ?))sql");
+    GLEANER_RETURN_IF_ERROR(submitted.status());
     for (const NewJob& job : jobs) {
       const std::string spec = StoredSpecText(job.spec);
+      const std::string detail = SubmittedDetail(job);
       std::optional<sched::JobId> array_id;
       for (int64_t task = 0; task < TaskCount(job.spec); ++task) {
-        JobRecord r;
-        r.user = job.user;
-        r.uid = job.uid;
-        r.spec = job.spec;
-        r.submitted_at = now;
-        if (job.spec.array) r.array_index = job.spec.array->first + task * job.spec.array->step;
+        JobRecord r = NewRecord(job, task, now);
         r.array_id = array_id;
         insert.Bind(1, r.user);
         insert.Bind(2, static_cast<int64_t>(r.uid));
         insert.Bind(3, spec);
-        insert.Bind(4, core::ToUnixMicros(now));
-        insert.BindOptional(5, r.array_id);
-        insert.Bind(6, r.array_index);
-        insert.Bind(7, job.spec.project);
-        insert.Bind(8, static_cast<int64_t>(spec.size()));
+        insert.Bind(4, std::string(JobStateName(r.state)));
+        insert.Bind(5, core::ToUnixMicros(now));
+        insert.BindOptional(6, r.array_id);
+        insert.Bind(7, r.array_index);
+        insert.Bind(8, job.spec.project);
+        insert.Bind(9, static_cast<int64_t>(spec.size()));
+        insert.Bind(10, r.reason);
         if (insert.Step() != SQLITE_DONE) return SqlError(db_, "saving the job");
         insert.Reset();
         r.id = sqlite3_last_insert_rowid(db_);
+        submitted.Bind(1, core::ToUnixMicros(now));
+        submitted.Bind(2, r.id);
+        submitted.Bind(3, r.user);
+        submitted.Bind(4, r.user);
+        submitted.Bind(5, detail);
+        if (submitted.Step() != SQLITE_DONE) return SqlError(db_, "recording the submit");
+        submitted.Reset();
         if (job.spec.array && !array_id) {
           // The array is named by its first task, whose id is known only now.
           array_id = r.array_id = r.id;
@@ -164,7 +174,8 @@ core::Result<JobRecord> SqliteStore::Transition(sched::JobId id, JobState from, 
   const Status s = InTransaction([&]() -> Status {
     GLEANER_RETURN_IF_ERROR(CompareAndSet(id, from, to, u));
     const std::optional<std::vector<core::GpuUuid>> claims = ClaimsAfter(from, to, u);
-    return claims ? ClaimGpus(id, from, *claims) : Status::Ok();
+    if (claims) GLEANER_RETURN_IF_ERROR(ClaimGpus(id, from, *claims));
+    return RecordMove(id, from, to, u);
   });
   GLEANER_RETURN_IF_ERROR(s);
   return Get(id);
@@ -190,11 +201,7 @@ Status SqliteStore::CompareAndSet(sched::JobId id, JobState from, JobState to, c
     return v ? std::optional<int64_t>(*v) : std::nullopt;
   };
   std::optional<std::string> gpus;
-  if (u.gpus) {
-    std::vector<std::string> ids;
-    for (const core::GpuUuid& g : *u.gpus) ids.push_back(g.str());
-    gpus = JoinList(ids);
-  }
+  if (u.gpus) gpus = GpuListText(*u.gpus);
   update.BindOptional(3, gpus);
   update.BindOptional(4, micros(u.started_at));
   update.BindOptional(5, micros(u.finished_at));
@@ -260,12 +267,13 @@ core::Status SqliteStore::Annotate(const std::vector<std::pair<sched::JobId, std
 }
 
 core::Result<std::vector<sched::JobId>> SqliteStore::CancelArray(sched::JobId array_id,
-                                                                 const std::string& reason) {
+                                                                 const std::string& reason,
+                                                                 const std::string& actor) {
   std::vector<sched::JobId> cancelled;
   const Status s = InTransaction([&]() -> Status {
-    Statement live(db_,
-                   "SELECT id FROM jobs WHERE array_id = ? AND state IN "
-                   "('queued', 'held', 'running', 'vacating') ORDER BY id");
+    Statement live(db_, (std::string("SELECT id FROM jobs WHERE array_id = ? AND state IN ") +
+                         kActiveStates + " ORDER BY id")
+                            .c_str());
     GLEANER_RETURN_IF_ERROR(live.status());
     live.Bind(1, static_cast<int64_t>(array_id));
     int rc;
@@ -279,9 +287,23 @@ core::Result<std::vector<sched::JobId>> SqliteStore::CancelArray(sched::JobId ar
     if (release.Step() != SQLITE_DONE) {
       return SqlError(db_, "releasing the GPUs of array " + std::to_string(array_id));
     }
-    Statement update(db_,
-                     "UPDATE jobs SET state = 'cancelled', reason = ? WHERE array_id = ? AND "
-                     "state IN ('queued', 'held', 'running', 'vacating')");
+    const std::string history_sql = std::string(R"sql(
+      INSERT INTO events (at_us, kind, job_id, user, actor, gpus, detail)
+      SELECT ?, 'cancelled', id, user, ?, gpus, ? FROM jobs
+      WHERE array_id = ? AND state IN )sql") + kActiveStates + " ORDER BY id";
+    Statement history(db_, history_sql.c_str());
+    GLEANER_RETURN_IF_ERROR(history.status());
+    history.Bind(1, core::ToUnixMicros(core::RealClock().Now()));
+    history.Bind(2, actor.empty() ? std::string("gleaner") : actor);
+    history.Bind(3, reason);
+    history.Bind(4, static_cast<int64_t>(array_id));
+    if (history.Step() != SQLITE_DONE) {
+      return SqlError(db_, "recording the history of array " + std::to_string(array_id));
+    }
+    Statement update(db_, (std::string("UPDATE jobs SET state = 'cancelled', reason = ? WHERE "
+                                       "array_id = ? AND state IN ") +
+                           kActiveStates)
+                              .c_str());
     GLEANER_RETURN_IF_ERROR(update.status());
     update.Bind(1, reason);
     update.Bind(2, static_cast<int64_t>(array_id));

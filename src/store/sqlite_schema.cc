@@ -147,6 +147,23 @@ constexpr const char* kMigrations[] = {
       joined_us INTEGER NOT NULL
     );
     )sql",
+    // The append-only history (event_store.h), read by job, by user and by
+    // time.
+    R"sql(
+    CREATE TABLE events (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      at_us INTEGER NOT NULL,
+      kind TEXT NOT NULL,
+      job_id INTEGER,
+      user TEXT NOT NULL,
+      actor TEXT NOT NULL,
+      gpus TEXT NOT NULL,
+      detail TEXT NOT NULL
+    );
+    CREATE INDEX events_by_job ON events (job_id, id);
+    CREATE INDEX events_by_user ON events (user, id);
+    CREATE INDEX events_by_time ON events (at_us);
+    )sql",
 };
 
 // Reads the version inside the caller's transaction.

@@ -68,8 +68,8 @@ TEST(ParseConfigTest, ProjectsAreDefinedWithMembersAndEverythingNamedMustExist) 
       "g.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->projects.size(), 2u);
-  EXPECT_EQ(c->projects[0], (server::ProjectRule{"nlp", {}, {"nlp"}}));
-  EXPECT_EQ(c->projects[1], (server::ProjectRule{"vision", {"alice"}, {"cv"}}));
+  EXPECT_EQ(c->projects[0], (server::ProjectRule{"nlp", {}, {"nlp"}, {}, {}}));
+  EXPECT_EQ(c->projects[1], (server::ProjectRule{"vision", {"alice"}, {"cv"}, {}, {}}));
   EXPECT_EQ(c->project_of_user.at("alice"), "vision");
   EXPECT_THAT(ParseConfig("[projects]\nbob = \"nlp\"\n[projects.vision]\nusers = []\n", "g.toml")
                   .status()

@@ -35,7 +35,7 @@ class AnonymousReadTest : public ::testing::Test {
     options.metrics = [](const std::map<std::string, int64_t>&, bool) { return std::string(); };
     options.observations = store_.get();
     options.anonymous_read = anonymous_read;
-    api_ = std::make_unique<Api>(*store_, *store_, clock_, options);
+    api_ = std::make_unique<Api>(*store_, clock_, options);
     server_ =
         std::move(HttpServer::ServeTcp("127.0.0.1", 0, [this](const HttpRequest& r, const Peer& p) {
           return api_->Handle(r, p);

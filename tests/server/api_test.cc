@@ -41,7 +41,7 @@ class ApiTest : public ::testing::Test {
     // (RootTokensAreRefusedUnlessAllowed).
     options.tokens.allow_root = true;
     options.queue_changed = [this] { ++queue_changed_; };
-    api_ = std::make_unique<Api>(*store_, *store_, clock_, options);
+    api_ = std::make_unique<Api>(*store_, clock_, options);
     const auto handler = [this](const HttpRequest& r, const Peer& p) { return api_->Handle(r, p); };
     socket_.unix_path = (dir_.path() / "g.sock").string();
     unix_ = std::move(HttpServer::ServeUnix(socket_.unix_path, handler)).value();
@@ -225,7 +225,7 @@ TEST_F(ApiTest, RootTokensAreRefusedUnlessAllowed) {
   ApiOptions options;
   options.uid_of = [](const std::string&) -> std::optional<uint32_t> { return 0; };
   options.user_name = [](uint32_t uid) { return uid == 0 ? "root" : "u" + std::to_string(uid); };
-  Api strict(*store_, *store_, clock_, options);
+  Api strict(*store_, clock_, options);
   const HttpRequest mint{"POST", "/v1/tokens", {}, R"({"name": "laptop"})"};
   const HttpResponse refused = strict.Handle(mint, Peer{0});
   EXPECT_EQ(refused.status, 403);
@@ -261,7 +261,7 @@ TEST_F(ApiTest, KeepAndUnparkReachTheParkerAsTheCaller) {
                     (caller.admin() ? " (admin)" : ""));
     return gpu == "9" ? core::NotFound("no GPU 9 on this host") : core::Status::Ok();
   };
-  Api parking(*store_, *store_, clock_, options);
+  Api parking(*store_, clock_, options);
   const HttpResponse kept = parking.Handle(keep, Peer{1000});
   EXPECT_EQ(kept.status, 200);
   EXPECT_THAT(kept.body, HasSubstr("not parked until it computes again"));

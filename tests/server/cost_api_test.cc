@@ -159,7 +159,7 @@ TEST_F(CostApiTest, RoutesOverTheSocket) {
   api_options.uid_of = [](const std::string&) { return std::nullopt; };
   api_options.observations = store_.get();
   api_options.cost = options_;
-  Api api(*store_, *store_, clock, api_options);
+  Api api(*store_, clock, api_options);
   Endpoint socket;
   socket.unix_path = (dir_.path() / "g.sock").string();
   auto server = HttpServer::ServeUnix(

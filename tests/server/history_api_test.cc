@@ -63,7 +63,7 @@ class HistoryApiTest : public ::testing::Test {
     options.user_name = [](uint32_t uid) { return "u" + std::to_string(uid); };
     options.uid_of = [](const std::string&) { return std::nullopt; };
     options.observations = store_.get();
-    api_ = std::make_unique<Api>(*store_, *store_, clock_, options);
+    api_ = std::make_unique<Api>(*store_, clock_, options);
   }
 
   std::pair<int, json> Get(const std::string& path) {
@@ -177,7 +177,7 @@ TEST(HistoryApiWithoutAStoreTest, IsUnavailable) {
   core::ManualClock clock(kNow);
   ApiOptions options;
   options.user_name = [](uint32_t uid) { return "u" + std::to_string(uid); };
-  Api api(*store, *store, clock, options);
+  Api api(*store, clock, options);
   EXPECT_EQ(api.Handle({"GET", "/v1/history", {}, ""}, Peer{1000}).status, 503);
   EXPECT_EQ(api.Handle({"GET", "/v1/profiles?kind=gpu", {}, ""}, Peer{1000}).status, 503);
 }

@@ -14,7 +14,8 @@ using ::testing::HasSubstr;
 // alice is in vision by name; bob in vision and nlp through his groups;
 // carol in no project.
 ProjectMembership Enforced(std::map<std::string, std::string> defaults = {}) {
-  return ProjectMembership({{"vision", {"alice"}, {"cv-team"}}, {"nlp", {}, {"nlp-team"}}},
+  return ProjectMembership({{"vision", {"alice"}, {"cv-team"}, {"carol"}, {}},
+                            {"nlp", {}, {"nlp-team"}, {}, {"nlp-leads"}}},
                            std::move(defaults),
                            [](const std::string& user) -> std::vector<std::string> {
                              if (user == "bob") return {"bob", "cv-team", "nlp-team"};

@@ -14,8 +14,10 @@ using ::testing::HasSubstr;
 // most a day; opportunistic work runs at most an hour. Projects are labels.
 SubmitPolicy Policy() {
   std::map<sched::PriorityClass, ClassRule> classes;
-  classes[sched::PriorityClass::kCritical] = {{"dave"}, {"oncall"}, 4, core::Seconds(86400)};
-  classes[sched::PriorityClass::kOpportunistic] = {{}, {}, 0, core::Seconds(3600)};
+  classes[sched::PriorityClass::kCritical] = {
+      {"dave"}, {"oncall"}, 4, core::Seconds(86400), ClassRule::Approval::kNever};
+  classes[sched::PriorityClass::kOpportunistic] = {
+      {}, {}, 0, core::Seconds(3600), ClassRule::Approval::kNever};
   return SubmitPolicy(ProjectMembership({}, {}), classes, [](const std::string& user) {
     return user == "erin" ? std::vector<std::string>{"erin", "oncall"}
                           : std::vector<std::string>{user};
@@ -34,7 +36,7 @@ Caller As(const std::string& user) { return {user == "root" ? 0u : 1000u, user, 
 TEST(SubmitPolicyTest, OnlyThoseAllowedSubmitAClassByNameOrGroup) {
   const SubmitPolicy p = Policy();
   sched::JobSpec critical = Job(sched::PriorityClass::kCritical);
-  const core::Status refused = p.Admit(As("alice"), &critical);
+  const core::Status refused = p.Admit(As("alice"), &critical).status();
   EXPECT_EQ(refused.code(), core::StatusCode::kPermissionDenied);
   EXPECT_THAT(refused.message(),
               HasSubstr("alice may not submit critical jobs ([rules.class.critical] in "
@@ -50,7 +52,7 @@ TEST(SubmitPolicyTest, AClassBoundsItsJobsSizeAndRuntimeForEveryone) {
   const SubmitPolicy p = Policy();
   sched::JobSpec big = Job(sched::PriorityClass::kCritical, 2);
   big.max_gpus = 6;  // elastic up to 6
-  const core::Status too_big = p.Admit(As("root"), &big);
+  const core::Status too_big = p.Admit(As("root"), &big).status();
   EXPECT_EQ(too_big.code(), core::StatusCode::kInvalidArgument);
   EXPECT_THAT(too_big.message(),
               HasSubstr("critical jobs may use at most 4 GPUs; this one asks for 6"));
@@ -60,8 +62,55 @@ TEST(SubmitPolicyTest, AClassBoundsItsJobsSizeAndRuntimeForEveryone) {
   EXPECT_EQ(unbounded.max_runtime, core::Seconds(3600));  // given its class's limit
   sched::JobSpec long_one = Job(sched::PriorityClass::kOpportunistic);
   long_one.max_runtime = core::Seconds(7200);
-  EXPECT_THAT(p.Admit(As("alice"), &long_one).message(),
+  EXPECT_THAT(p.Admit(As("alice"), &long_one).status().message(),
               HasSubstr("opportunistic jobs may run at most 1h00m; this one asks for 2h00m"));
+}
+
+// Enforced projects: vision (alice, bob; carol approves) and nlp (bob;
+// the nlp-leads group approves). Critical jobs always wait for an
+// approver; normal jobs over 2 GPUs wait rather than being refused.
+SubmitPolicy Approving() {
+  std::map<sched::PriorityClass, ClassRule> classes;
+  classes[sched::PriorityClass::kCritical] = {{}, {}, 0, {}, ClassRule::Approval::kAlways};
+  classes[sched::PriorityClass::kNormal] = {{}, {}, 2, {}, ClassRule::Approval::kOverLimit};
+  const GroupsOf groups = [](const std::string& user) {
+    return user == "dan" ? std::vector<std::string>{"dan", "nlp-leads"}
+                         : std::vector<std::string>{user};
+  };
+  return SubmitPolicy(ProjectMembership({{"vision", {"alice", "bob", "carol"}, {}, {"carol"}, {}},
+                                         {"nlp", {"bob"}, {}, {}, {"nlp-leads"}}},
+                                        {}, groups),
+                      classes, groups);
+}
+
+TEST(SubmitPolicyTest, ARuleCanMakeAJobWaitForTheProjectsApproversInsteadOfRefusingIt) {
+  const SubmitPolicy p = Approving();
+  sched::JobSpec critical = Job(sched::PriorityClass::kCritical);
+  critical.project = "vision";
+  auto waits = p.Admit(As("alice"), &critical);
+  ASSERT_TRUE(waits.ok()) << waits.status().ToString();
+  EXPECT_EQ(*waits,
+            "waiting for approval by carol (or root): critical jobs need an approver's yes "
+            "([rules.class.critical] approval = \"always\")");
+  // An approver's own job, and root's, do not wait.
+  EXPECT_EQ(*p.Admit(As("carol"), &critical), "");
+  EXPECT_EQ(*p.Admit(As("root"), &critical), "");
+
+  sched::JobSpec big = Job(sched::PriorityClass::kNormal, 4);
+  big.project = "nlp";
+  auto over = p.Admit(As("bob"), &big);
+  ASSERT_TRUE(over.ok()) << over.status().ToString();
+  EXPECT_THAT(*over, HasSubstr("waiting for approval by group nlp-leads (or root): gpus: normal "
+                               "jobs may use at most 2 GPUs; this one asks for 4"));
+  sched::JobSpec small = Job(sched::PriorityClass::kNormal, 2);
+  small.project = "nlp";
+  EXPECT_EQ(*p.Admit(As("bob"), &small), "");  // within the rule: queued at once
+
+  EXPECT_TRUE(p.MayApprove(As("carol"), "vision"));
+  EXPECT_FALSE(p.MayApprove(As("carol"), "nlp"));
+  EXPECT_TRUE(p.MayApprove(As("dan"), "nlp"));  // through nlp-leads
+  EXPECT_FALSE(p.MayApprove(As("alice"), "vision"));
+  EXPECT_TRUE(p.MayApprove(As("root"), "anything"));
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ class UiFilesTest : public ::testing::Test {
     store_ = std::move(store::SqliteStore::Open((dir_.path() / "g.db").string())).value();
     ApiOptions options;
     options.user_name = [](uint32_t uid) { return "u" + std::to_string(uid); };
-    api_ = std::make_unique<Api>(*store_, *store_, clock_, options);
+    api_ = std::make_unique<Api>(*store_, clock_, options);
   }
 
   // As a caller over TCP without a token.

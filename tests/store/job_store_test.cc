@@ -222,7 +222,7 @@ TEST_P(JobStoreTest, RecordsTheProcessOfARunningJob) {
 // task per index, named by its first task's id.
 TEST_P(JobStoreTest, SubmitAllExpandsArraysInOrder) {
   auto saved = store_->SubmitAll(
-      {{"alice", 1000, Spec()}, {"bob", 1001, ArraySpec(10, 14, 2)}, {"carol", 1002, Spec(2)}},
+      {{"alice", 1000, Spec(), ""}, {"bob", 1001, ArraySpec(10, 14, 2), ""}, {"carol", 1002, Spec(2), ""}},
       kNow);
   ASSERT_TRUE(saved.ok()) << saved.status().ToString();
   ASSERT_EQ(saved->size(), 5u);
@@ -267,7 +267,7 @@ TEST_P(JobStoreTest, CancelArrayCancelsOnlyLiveTasks) {
   ASSERT_TRUE(store_->Transition(array, JobState::kQueued, JobState::kRunning, {}).ok());
   ASSERT_TRUE(store_->Transition(array, JobState::kRunning, JobState::kSucceeded, {}).ok());
   ASSERT_TRUE(store_->Transition(array + 1, JobState::kQueued, JobState::kRunning, {}).ok());
-  auto cancelled = store_->CancelArray(array, "cancelled by alice");
+  auto cancelled = store_->CancelArray(array, "cancelled by alice", "alice");
   ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
   EXPECT_THAT(*cancelled, ElementsAre(array + 1, array + 2, array + 3));
   EXPECT_EQ(store_->Get(array)->state, JobState::kSucceeded);
@@ -276,7 +276,7 @@ TEST_P(JobStoreTest, CancelArrayCancelsOnlyLiveTasks) {
     EXPECT_EQ(store_->Get(id)->reason, "cancelled by alice");
   }
   EXPECT_EQ(store_->Get(other)->state, JobState::kQueued);
-  EXPECT_TRUE(store_->CancelArray(array, "again")->empty());
+  EXPECT_TRUE(store_->CancelArray(array, "again", "alice")->empty());
 }
 
 // The database, not only the scheduler, keeps each GPU to one job: a start
@@ -371,7 +371,7 @@ TEST_P(JobStoreTest, CancellingAnArrayGivesItsGpusBack) {
   ASSERT_TRUE(Start(array + 1, {"GPU-b"}).ok());
   ASSERT_TRUE(store_->Transition(array + 1, JobState::kRunning, JobState::kVacating, {}).ok());
   EXPECT_FALSE(Start(other, {"GPU-a", "GPU-b"}).ok());
-  ASSERT_TRUE(store_->CancelArray(array, "cancelled by alice").ok());
+  ASSERT_TRUE(store_->CancelArray(array, "cancelled by alice", "alice").ok());
   auto started = Start(other, {"GPU-a", "GPU-b"});
   EXPECT_TRUE(started.ok()) << started.status().ToString();
 }
@@ -385,7 +385,7 @@ class JobStoreConnectionsTest : public StoreTest {};
 // exactly once; every loser is told kFailedPrecondition.
 TEST_P(JobStoreConnectionsTest, RacingConnectionsStartEachJobOnce) {
   constexpr int kJobs = 40;
-  std::vector<NewJob> jobs(kJobs, NewJob{"alice", 1000, Spec()});
+  std::vector<NewJob> jobs(kJobs, NewJob{"alice", 1000, Spec(), ""});
   auto saved = store_->SubmitAll(jobs, kNow);
   ASSERT_TRUE(saved.ok()) << saved.status().ToString();
   std::vector<std::unique_ptr<Store>> actors;
@@ -433,7 +433,7 @@ TEST_P(JobStoreConnectionsTest, RacingConnectionsStartEachJobOnce) {
 // loser is told kFailedPrecondition.
 TEST_P(JobStoreConnectionsTest, RacingConnectionsNeverShareAGpu) {
   constexpr int kGpus = 20;
-  std::vector<NewJob> jobs(2 * kGpus, NewJob{"alice", 1000, Spec()});
+  std::vector<NewJob> jobs(2 * kGpus, NewJob{"alice", 1000, Spec(), ""});
   auto saved = store_->SubmitAll(jobs, kNow);
   ASSERT_TRUE(saved.ok()) << saved.status().ToString();
   std::vector<std::unique_ptr<Store>> actors;
