@@ -24,6 +24,7 @@ std::string AlertmanagerPayload(const std::vector<observe::AlertEvent>& events,
         for (const std::string& u : e.users) joined += (joined.empty() ? "" : ",") + u;
         return joined;
       }();
+    if (!e.job.empty()) labels["job_id"] = e.job;
     alerts.push_back({
         {"status", e.firing ? "firing" : "resolved"},
         {"labels", labels},
@@ -31,7 +32,7 @@ std::string AlertmanagerPayload(const std::vector<observe::AlertEvent>& events,
         {"startsAt", observe::Rfc3339(e.starts_at)},
         {"endsAt", e.firing ? "0001-01-01T00:00:00Z" : observe::Rfc3339(e.ends_at)},
         {"generatorURL", ""},
-        {"fingerprint", e.rule + "/" + e.uuid.str()},
+        {"fingerprint", e.rule + "/" + (e.job.empty() ? e.uuid.str() : "job/" + e.job)},
     });
   }
   json payload = {

@@ -291,6 +291,7 @@ void HolderParker::Park(const observe::ParkAction& a, const cluster::Log& log) {
                            " moved to host memory in " + Millis(took) + " (" + a.reason +
                            "); the GPU is lent whole until it wakes";
   log(what);
+  if (record_) record_("parked", a.gpu, a.user, what);
   if (metrics_ != nullptr) metrics_->Parking("parked");
   Tell("holder_parking_notice", a.gpu, a.user, false, what);
   Tell("holder_parked", a.gpu, a.user, true,
@@ -324,8 +325,11 @@ void HolderParker::Restore(const observe::ParkAction& a, const cluster::Log& log
   const core::TimePoint now = clock_.Now();
   const auto since = restoring_.find(a.gpu);
   const core::Duration waited = since == restoring_.end() ? core::Duration{} : now - since->second;
-  log(where + " " + how + ": " + core::FormatBytes(a.memory) + " back on the GPU in " +
-      Millis(took) + "; it waited " + core::FormatDuration(waited) + " (" + a.reason + ")");
+  const std::string what = where + " " + how + ": " + core::FormatBytes(a.memory) +
+                           " back on the GPU in " + Millis(took) + "; it waited " +
+                           core::FormatDuration(waited) + " (" + a.reason + ")";
+  log(what);
+  if (record_) record_("restored", a.gpu, a.user, what);
   if (metrics_ != nullptr) {
     metrics_->Parking("restored");
     metrics_->HolderRestored(waited);

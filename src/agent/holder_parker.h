@@ -44,6 +44,12 @@ class HolderParker {
   // Where the holder is told, besides the log: the alert webhook.
   using Notify = std::function<void(const std::vector<observe::AlertEvent>&)>;
   void NotifyThrough(Notify notify) { notify_ = std::move(notify); }
+  // Where each park and restore is recorded for the history ("parked" or
+  // "restored", the GPU, the holder's user, what happened); called on the
+  // thread that calls Step.
+  using Record = std::function<void(const std::string& kind, const core::GpuUuid& gpu,
+                                    const std::string& user, const std::string& detail)>;
+  void RecordThrough(Record record) { record_ = std::move(record); }
 
   // The holders its state file says it parked (or was parking when it
   // stopped): those the driver still holds are watched again, one left
@@ -103,6 +109,7 @@ class HolderParker {
   std::set<core::GpuUuid> restore_failing_;             // alerted, until restored
   HostMetrics* metrics_ = nullptr;
   Notify notify_;
+  Record record_;
 
   mutable std::mutex mu_;  // what the API threads read and ask
   std::map<core::GpuUuid, Seen> seen_;

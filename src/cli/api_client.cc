@@ -1,5 +1,6 @@
 #include "cli/api_client.h"
 
+#include <cctype>
 #include <filesystem>
 
 #include "cli/exit_codes.h"
@@ -33,6 +34,31 @@ core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target) {
   server::Endpoint e;
   e.unix_path = socket;
   return std::optional(e);
+}
+
+std::string QueryEscape(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+core::Result<server::Endpoint> RunningApi(const ApiTarget& target) {
+  GLEANER_ASSIGN_OR_RETURN(std::optional<server::Endpoint> api, FindApi(target));
+  if (!api) {
+    return core::Unavailable("gleaner up is not running here (no " + DataDir(target.data_dir) +
+                             "/gleaner.sock); pass --data-dir or --server");
+  }
+  return *std::move(api);
 }
 
 int CallApi(const server::Endpoint& endpoint, const std::string& token, const std::string& method,

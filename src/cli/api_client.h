@@ -29,6 +29,13 @@ core::Status UseClientTls(const net::TlsFiles& tls, server::Endpoint* endpoint);
 // `gleaner up` is serving (its socket is absent).
 core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target);
 
+// The endpoint, for commands that need a running daemon: kUnavailable,
+// saying how to reach one, where there is none.
+core::Result<server::Endpoint> RunningApi(const ApiTarget& target);
+
+// `text` as a query value: bytes other than letters, digits and ._- escaped.
+std::string QueryEscape(const std::string& text);
+
 // Calls the API and prints the answer: `text` of the JSON, or the JSON
 // itself with `json_out`; errors go to `err` with the exit code they mean.
 int CallApi(const server::Endpoint& endpoint, const std::string& token, const std::string& method,

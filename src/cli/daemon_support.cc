@@ -16,6 +16,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "agent/alert_webhook.h"
 #include "agent/process_info.h"
 #include "cli/cost_command.h"
 #include "cli/exit_codes.h"
@@ -263,10 +264,39 @@ cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {
   };
 }
 
+namespace {
+
+// Where approvals asked for and given are told: the log, and the alert
+// webhook where there is one.
+server::NotifyApproval ApprovalNotifier(const std::string& webhook_url, const cluster::Log& log) {
+  std::shared_ptr<agent::AlertWebhook> webhook;
+  if (!webhook_url.empty()) {
+    webhook = std::make_shared<agent::AlertWebhook>(
+        agent::AlertWebhook::Options{webhook_url, Hostname()}, log);
+  }
+  return [webhook, log](const server::ApprovalNotice& n) {
+    log(n.summary);
+    if (!webhook) return;
+    // Asked for, an approval fires; decided, it is resolved, saying how.
+    observe::AlertEvent e;
+    e.rule = "approval_requested";
+    e.job = std::to_string(n.job);
+    e.firing = n.kind == "approval_requested";
+    e.starts_at = e.ends_at = core::RealClock().Now();
+    e.severity = "info";
+    e.summary = n.summary;
+    e.users = n.users;
+    webhook->Send({e});
+  };
+}
+
+}  // namespace
+
 core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
                                                   const std::string& config_path,
                                                   const GleanerConfig& config,
-                                                  store::ObservationStore* observations) {
+                                                  store::ObservationStore* observations,
+                                                  const cluster::Log& log) {
   server::ApiOptions options;
   options.log_dir = data_dir + "/logs";
   options.user_name = agent::UserName;
@@ -285,6 +315,7 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   options.submit_limits = config.submit_limits;
   options.submit_policy = std::make_shared<const server::SubmitPolicy>(
       server::ProjectMembership(config.projects, config.project_of_user), config.class_rules);
+  options.notify_approval = ApprovalNotifier(config.alert_webhook_url, log);
   return options;
 }
 

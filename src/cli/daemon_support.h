@@ -88,10 +88,13 @@ cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu);
 // What every API a daemon serves shares: jobs run as local users, their logs
 // in DATA_DIR/logs, history and prices from `observations` and the config's
 // [cost], [ui] anonymous_read. The catalog's error names the config file.
+// `log` hears of approvals asked for and given, which also go to the alert
+// webhook where one is configured.
 core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
                                                   const std::string& config_path,
                                                   const GleanerConfig& config,
-                                                  store::ObservationStore* observations);
+                                                  store::ObservationStore* observations,
+                                                  const cluster::Log& log);
 
 // What an owned GPU-hour of each of the host's GPU models costs, for the
 // idle-cost gauge; models that cannot be priced are left out.

@@ -14,10 +14,12 @@
 #include "agent/process_info.h"
 #include "cli/api_client.h"
 #include "cli/exit_codes.h"
+#include "cli/governance_commands.h"
 #include "cli/gpu_source.h"
 #include "core/format.h"
 #include "core/json_depth.h"
 #include "observe/verdict_json.h"
+#include "server/event_api.h"
 #include "server/job_list_query.h"
 #include "store/job_json.h"
 #include "store/sqlite_store.h"
@@ -58,12 +60,7 @@ core::Result<std::optional<server::Endpoint>> Api(const JobOptions& o) {
 
 // The API, for commands that need a running daemon.
 core::Result<server::Endpoint> RunningApi(const JobOptions& o) {
-  GLEANER_ASSIGN_OR_RETURN(std::optional<server::Endpoint> api, Api(o));
-  if (!api) {
-    return core::Unavailable("gleaner up is not running here (no " + DataDir(o.data_dir) +
-                             "/gleaner.sock); pass --data-dir or --server");
-  }
-  return *std::move(api);
+  return cli::RunningApi({o.server, o.token, o.data_dir, o.tls});
 }
 
 // "submitted job 7", or for an array "submitted array 7: 100 tasks, jobs 7-106".
@@ -146,6 +143,7 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
       ->capture_default_str();
   c.show = app.add_subcommand("show", "One job in full");
   c.show->add_option("id", o.id, "Job id")->required();
+  c.show->add_flag("--events", o.events, "Its history, oldest first, instead of the job");
   c.cancel = app.add_subcommand("cancel", "Cancel a job (yours; any, as root)");
   c.cancel->add_option("id", o.id, "Job id")->required();
   c.cancel->add_flag("--array", o.cancel_array, "Every task of the job's array not yet ended");
@@ -228,7 +226,8 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (core::Status s = sched::ValidateJobSpec(spec, limits); !s.ok()) return Fail(err, s);
   const uint32_t uid = static_cast<uint32_t>(getuid());
-  auto saved = (*state)->SubmitAll({{agent::UserName(uid), uid, spec, ""}}, core::RealClock().Now());
+  auto saved =
+      (*state)->SubmitAll({{agent::UserName(uid), uid, spec, ""}}, core::RealClock().Now());
   if (!saved.ok()) return Fail(err, saved.status());
   json doc = RecordToJson(saved->front());
   if (spec.array) doc["array_tasks"] = saved->size();
@@ -237,23 +236,6 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 namespace {
-
-// `text` as a query value: bytes other than letters, digits and ._- escaped.
-std::string QueryEscape(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
-      out += static_cast<char>(c);
-    } else {
-      constexpr char kHex[] = "0123456789ABCDEF";
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 // GET /v1/jobs page after page (the server answers one bounded page at a
 // time) until `limit` jobs (0: all) or the last page.
@@ -324,6 +306,27 @@ int RunQueue(const JobOptions& o, std::ostream& out, std::ostream& err) {
 int RunShow(const JobOptions& o, std::ostream& out, std::ostream& err) {
   auto api = Api(o);
   if (!api.ok()) return Fail(err, api.status());
+  if (o.events) {
+    const auto print = [&o](const json& events) {
+      return o.json ? json{{"events", events}}.dump(2) : EventTable(events);
+    };
+    if (*api) {
+      return CallApi(
+          **api, o.token, "GET", "/v1/jobs/" + std::to_string(o.id) + "/events", "", false,
+          [&](const json& j) { return print(j["events"]); }, out, err);
+    }
+    auto state = OpenState(o.data_dir);
+    if (!state.ok()) return Fail(err, state.status());
+    if (auto job = (*state)->Get(o.id); !job.ok()) return Fail(err, job.status());
+    store::EventQuery q;
+    q.job = o.id;
+    auto events = (*state)->Events(q);
+    if (!events.ok()) return Fail(err, events.status());
+    json list = json::array();
+    for (const store::EventRecord& e : *events) list.push_back(server::EventToJson(e));
+    out << print(list) << "\n";
+    return kExitOk;
+  }
   if (*api) {
     return CallApi(
         **api, o.token, "GET", "/v1/jobs/" + std::to_string(o.id), "", true,
@@ -364,7 +367,8 @@ int RunCancel(const JobOptions& o, std::ostream& out, std::ostream& err) {
                                             job->user + "; only they (or root) may cancel it"));
   }
   store::JobUpdate u;
-  u.reason = "cancelled by " + agent::UserName(static_cast<uint32_t>(getuid()));
+  u.actor = agent::UserName(static_cast<uint32_t>(getuid()));
+  u.reason = "cancelled by " + u.actor;
   auto moved = (*state)->Transition(o.id, job->state, store::JobState::kCancelled, u);
   if (!moved.ok()) return Fail(err, moved.status());
   out << (o.json ? RecordToJson(*moved).dump(2) : "cancelled job " + std::to_string(o.id)) << "\n";

@@ -47,6 +47,7 @@ struct JobOptions {
   int64_t limit = 0;
   // show, cancel, hold, release, logs
   int64_t id = 0;
+  bool events = false;         // show --events: its history
   bool cancel_array = false;   // cancel --array: every task of the job's array
   bool follow = false;         // logs -f
   bool stderr_stream = false;  // logs --err

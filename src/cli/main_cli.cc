@@ -8,6 +8,7 @@
 #include "cli/daemon_support.h"
 #include "cli/eval_command.h"
 #include "cli/exit_codes.h"
+#include "cli/governance_commands.h"
 #include "cli/job_commands.h"
 #include "cli/monitor_command.h"
 #include "cli/profile_command.h"
@@ -38,6 +39,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   CLI::App* agent_cmd = AddAgentCommand(app, agent_opts);
   JobOptions job;
   const JobCommands job_cmds = AddJobCommands(app, job);
+  GovernanceOptions governance;
+  const GovernanceCommands governance_cmds = AddGovernanceCommands(app, governance, job);
   // `gleaner --data-dir D <command>` as well as `gleaner <command> --data-dir D`.
   TokenOptions token;
   const TokenCommands token_cmds = AddTokenCommands(app, token);
@@ -90,6 +93,13 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (job_cmds.cancel->parsed()) return RunCancel(job, std::cout, std::cerr);
   if (job_cmds.keep->parsed()) return RunParking(job, false, std::cout, std::cerr);
   if (job_cmds.unpark->parsed()) return RunParking(job, true, std::cout, std::cerr);
+  if (governance_cmds.events->parsed()) return RunEvents(governance, job, std::cout, std::cerr);
+  if (governance_cmds.approvals->parsed()) return RunApprovals(job, std::cout, std::cerr);
+  if (governance_cmds.approve->parsed()) {
+    return RunDecide(governance, job, true, std::cout, std::cerr);
+  }
+  if (governance_cmds.deny->parsed())
+    return RunDecide(governance, job, false, std::cout, std::cerr);
   if (job_cmds.hold->parsed()) return RunHoldRelease(job, "hold", std::cout, std::cerr);
   if (job_cmds.release->parsed()) return RunHoldRelease(job, "release", std::cout, std::cerr);
   if (job_cmds.logs->parsed()) return RunLogs(job, std::cout, std::cerr);

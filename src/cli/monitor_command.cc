@@ -172,6 +172,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   parker.ReportTo(&host_metrics);
   parker.NotifyThrough(
       [&watch, &log](const std::vector<observe::AlertEvent>& e) { watch.Notify(e, log); });
+  parker.RecordThrough([&store, &clock, &log](const std::string& kind, const core::GpuUuid& gpu,
+                                              const std::string& user, const std::string& detail) {
+    auto saved =
+        (*store)->AppendEvent({0, clock.Now(), kind, std::nullopt, user, "gleaner", {gpu}, detail});
+    if (!saved.ok()) log("history: " + saved.status().message());
+  });
   sampler.WatchParking([&parker] { return parker.Parkings(); });
   log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
       source.backend->Driver().source + " every " + core::FormatDuration(config.sample_interval) +
@@ -197,7 +203,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       return kExitFailure;
     }
     api_store = std::move(opened).value();
-    auto common = DaemonApiOptions(data_dir, config_path, config, api_store.get());
+    auto common = DaemonApiOptions(data_dir, config_path, config, api_store.get(), log);
     if (!common.ok()) {
       err << "gleaner: " << common.status().message() << "\n";
       return kExitBadInput;

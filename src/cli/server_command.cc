@@ -145,7 +145,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     std::lock_guard lock(leader_mu);
     return leader;
   };
-  auto common = DaemonApiOptions(data_dir, config_path, config, api_store->get());
+  auto common = DaemonApiOptions(data_dir, config_path, config, api_store->get(), log);
   if (!common.ok()) {
     err << "gleaner: " << common.status().message() << "\n";
     return kExitBadInput;

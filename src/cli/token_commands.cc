@@ -12,14 +12,9 @@ using nlohmann::json;
 // Reaches the API or says why not.
 int WithApi(const TokenOptions& o, std::ostream& err,
             const std::function<int(const server::Endpoint&)>& call) {
-  auto api = FindApi(o.api);
+  auto api = RunningApi(o.api);
   if (!api.ok()) return Fail(err, api.status());
-  if (!*api) {
-    return Fail(err,
-                core::Unavailable("gleaner up is not running here (no " + DataDir(o.api.data_dir) +
-                                  "/gleaner.sock); pass --data-dir or --server"));
-  }
-  return call(**api);
+  return call(*api);
 }
 
 std::string TokenTable(const json& tokens) {

@@ -299,6 +299,7 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
   }
   auto resize = resizing_.extract(job.id);
   if (resize && to == JobState::kQueued) {
+    u.event = "resized";
     u.reason = "shrinking to " + std::to_string(resize.mapped().gpus.size()) +
                " GPU(s): " + (e.reason.empty() ? preempt_reason : e.reason);
   }

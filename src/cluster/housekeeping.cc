@@ -31,6 +31,7 @@ void Housekeeping::ExpireApprovals(store::Store& store, core::TimePoint now, con
       if (now - job.submitted_at < approval_timeout_) return;
       store::JobUpdate u;
       u.event = "expired";
+      u.at = now;
       u.reason = "no approver decided within " + core::FormatDuration(approval_timeout_) +
                  " ([rules] approval_timeout_s); submit it again if it is still wanted";
       // Decided meanwhile: the approver's word stands.

@@ -40,6 +40,7 @@ struct AlertEvent {
   std::string severity;
   std::string summary;             // one line, with the numbers
   std::vector<std::string> users;  // owners of the GPU's processes, for routing
+  std::string job;                 // the job it is about, if any (an approval's)
 
   bool operator==(const AlertEvent&) const = default;
 };

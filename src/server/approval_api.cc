@@ -31,9 +31,8 @@ void ApprovalApi::Requested(const store::JobRecord& job, size_t tasks) {
       tasks > 1 ? "array " + std::to_string(job.id) + " (" + std::to_string(tasks) + " tasks)"
                 : "job " + std::to_string(job.id);
   notify_({"approval_requested", job.id, job.spec.project, Concerned(job),
-           what + " of " + job.user + " is " + job.reason +
-               "; decide with `gleaner approve " + std::to_string(job.id) + "` or `gleaner deny " +
-               std::to_string(job.id) + "`"});
+           what + " of " + job.user + " is " + job.reason + "; decide with `gleaner approve " +
+               std::to_string(job.id) + "` or `gleaner deny " + std::to_string(job.id) + "`"});
 }
 
 HttpResponse ApprovalApi::List(const HttpRequest& request, const Caller& caller) {
@@ -86,8 +85,8 @@ HttpResponse ApprovalApi::Decide(const HttpRequest& request, const Caller& calle
     }
     for (const auto& [key, value] : body.items()) {
       if (key != "reason") {
-        return ErrorResponse(core::InvalidArgument("unknown field \"" + key.substr(0, 64) +
-                                                   "\"; expected reason"));
+        return ErrorResponse(
+            core::InvalidArgument("unknown field \"" + key.substr(0, 64) + "\"; expected reason"));
       }
       if (!value.is_string() || value.get<std::string>().size() > 1000) {
         return ErrorResponse(core::InvalidArgument("reason: expected text of at most 1000 bytes"));
@@ -97,6 +96,7 @@ HttpResponse ApprovalApi::Decide(const HttpRequest& request, const Caller& calle
   }
   store::JobUpdate u;
   u.actor = caller.user;
+  u.at = clock_.Now();
   u.reason = std::string(approve ? "approved" : "denied") + " by " + caller.user +
              (why.empty() ? "" : ": " + why);
   auto moved = [&] {
@@ -116,8 +116,8 @@ HttpResponse ApprovalApi::Decide(const HttpRequest& request, const Caller& calle
     const std::string state =
         now.ok() ? std::string(store::JobStateName(now->state)) + " (" + now->reason + ")"
                  : moved.status().message();
-    return ErrorResponse(core::FailedPrecondition(
-        "job " + std::to_string(job.id) + " is not waiting for approval: it is " + state));
+    return ErrorResponse(core::FailedPrecondition("job " + std::to_string(job.id) +
+                                                  " is not waiting for approval: it is " + state));
   }
   if (approve && queue_changed_) queue_changed_();
   if (notify_) {

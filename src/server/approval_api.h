@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "server/caller.h"
 #include "server/http_message.h"
 #include "server/submit_policy.h"
@@ -32,17 +33,19 @@ using NotifyApproval = std::function<void(const ApprovalNotice&)>;
 // store, as in JobApi.
 class ApprovalApi {
  public:
-  ApprovalApi(store::JobStore& jobs, std::mutex& store_mu, const SubmitPolicy* policy,
-              NotifyApproval notify, std::function<void()> queue_changed)
+  ApprovalApi(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
+              const SubmitPolicy* policy, NotifyApproval notify,
+              std::function<void()> queue_changed)
       : jobs_(jobs),
         store_mu_(store_mu),
+        clock_(clock),
         policy_(policy),
         notify_(std::move(notify)),
         queue_changed_(std::move(queue_changed)) {}
 
   HttpResponse List(const HttpRequest& request, const Caller& caller);
-  HttpResponse Decide(const HttpRequest& request, const Caller& caller,
-                      const store::JobRecord& job, bool approve);
+  HttpResponse Decide(const HttpRequest& request, const Caller& caller, const store::JobRecord& job,
+                      bool approve);
   // A submit that waits: its approvers hear of it.
   void Requested(const store::JobRecord& job, size_t tasks);
 
@@ -52,6 +55,7 @@ class ApprovalApi {
 
   store::JobStore& jobs_;
   std::mutex& store_mu_;
+  const core::Clock& clock_;
   const SubmitPolicy* policy_;  // null: only root decides
   NotifyApproval notify_;
   std::function<void()> queue_changed_;

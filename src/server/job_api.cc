@@ -181,6 +181,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     if (req.method != "POST") return WrongMethod(req);
     store::JobUpdate u;
     u.actor = caller.user;
+    u.at = clock_.Now();
     u.reason = std::string(move->second.done) + " by " + caller.user;
     HttpResponse answer = [&] {
       std::lock_guard lock(store_mu_);

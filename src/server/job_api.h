@@ -56,13 +56,14 @@ class JobApi {
       : jobs_(store),
         store_mu_(store_mu),
         batcher_(store, store_mu, clock, submit_limits),
+        clock_(clock),
         limits_(limits),
         log_dir_(std::move(log_dir)),
         queue_changed_(queue_changed),
         remote_logs_(std::move(remote_logs)),
         policy_(policy),
         events_(store, store_mu, clock),
-        approvals_(store, store_mu, policy, std::move(notify), std::move(queue_changed)) {}
+        approvals_(store, store_mu, clock, policy, std::move(notify), std::move(queue_changed)) {}
 
   // `request.path` starts with /v1/jobs.
   HttpResponse Handle(const HttpRequest& request, const Caller& caller);
@@ -85,6 +86,7 @@ class JobApi {
   store::JobStore& jobs_;
   std::mutex& store_mu_;
   SubmitBatcher batcher_;
+  const core::Clock& clock_;
   sched::JobLimits limits_;
   std::string log_dir_;
   std::function<void()> queue_changed_;

@@ -68,9 +68,11 @@ struct JobUpdate {
   std::optional<int> pid;
   std::optional<core::TimePoint> process_started_at;
   // For the history (EventStore): who asked for the move (empty: gleaner
-  // itself), and the event it is, where not the move's own (EventOfMove).
+  // itself), the event it is, where not the move's own (EventOfMove), and
+  // when (unset: when it started or finished, else now).
   std::string actor;
   std::string event;
+  std::optional<core::TimePoint> at;
 };
 
 // A job to queue, and who submits it (it will run as them).
@@ -137,8 +139,7 @@ class JobStore {
   // at most `at_most` of them (0: all): a check against a limit reads no
   // more than the limit's worth, however many a user has queued.
   virtual core::Result<ActiveUsage> UsageOfUser(uint32_t uid, int64_t at_most) = 0;
-  virtual core::Result<ActiveUsage> UsageOfProject(const std::string& project,
-                                                   int64_t at_most) = 0;
+  virtual core::Result<ActiveUsage> UsageOfProject(const std::string& project, int64_t at_most) = 0;
   // Moves `id` from `from` to `to`. kFailedPrecondition when the job is not
   // in `from` any more (someone else moved it) or the move is not allowed.
   // A running or vacating job holds its GPUs (update.gpus of its start),

@@ -141,9 +141,10 @@ EventRecord EventFromRow(const Row& q) {
   return e;
 }
 
-// The time a job's move happened: when it started or finished, where the
-// move says, else now.
+// The time a job's move happened: when the move says it did, or started
+// or finished, else now.
 inline core::TimePoint MoveTime(const JobUpdate& u) {
+  if (u.at) return *u.at;
   if (u.finished_at) return *u.finished_at;
   if (u.started_at) return *u.started_at;
   return core::RealClock().Now();

@@ -233,7 +233,11 @@ TEST(LocalClusterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
   scheduler.min_runtime = core::Seconds(30);
   Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})", scheduler);
   sched::JobSpec sweep;
-  sweep.command = {"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.02; done"};
+  // It checkpoints and leaves on its signal; its second attempt finishes.
+  const std::string marker = (rig.dir.path() / "resumed").string();
+  sweep.command = {"sh", "-c",
+                   "[ -e " + marker + " ] && exit 0; touch " + marker +
+                       "; trap 'exit 0' TERM; while true; do sleep 0.02; done"};
   sweep.working_dir = "/tmp";
   sweep.priority_class = sched::PriorityClass::kOpportunistic;
   sweep.grace = core::Seconds(20);
@@ -273,7 +277,27 @@ TEST(LocalClusterPriorityTest, ACriticalJobPreemptsAnOpportunisticOne) {
                              "opportunistic"));
   EXPECT_THAT(metrics.Render({}, {}, false),
               HasSubstr("gleaner_preemptions_total{reason=\"scheduler\"} 1\n"));
-  rig.executor.Signal(high, 9).IgnoreError();
+
+  // The critical job ends; the preempted one runs again and finishes.
+  ASSERT_TRUE(rig.executor.Signal(high, 9).ok());
+  for (int i = 0; i < 200 && rig.store->Get(low)->state != store::JobState::kSucceeded; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    tick();
+  }
+  ASSERT_EQ(rig.store->Get(low)->state, store::JobState::kSucceeded) << all;
+  // Its history says all of it, in order: why it left, for whom, and how
+  // it ended.
+  store::EventQuery q;
+  q.job = low;
+  auto events = rig.store->Events(q);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> kinds;
+  for (const store::EventRecord& e : *events) kinds.push_back(e.kind);
+  EXPECT_THAT(kinds, ::testing::ElementsAre("submitted", "started", "vacating", "requeued",
+                                            "started", "succeeded"));
+  EXPECT_THAT(events->at(2).detail, HasSubstr("for job 2 (critical, needs 1 GPU)"));
+  EXPECT_EQ(events->at(1).gpus.size(), 1u);
+  EXPECT_EQ(events->at(5).detail, "exited 0");
 }
 
 // An elastic job takes both idle GPUs; when the owner of one comes back it

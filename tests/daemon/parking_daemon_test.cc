@@ -29,6 +29,7 @@
 namespace gleaner::daemon {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -104,6 +105,9 @@ struct ParkingRig {
     p->NotifyThrough([this](const std::vector<observe::AlertEvent>& e) {
       told.insert(told.end(), e.begin(), e.end());
     });
+    p->RecordThrough(
+        [this](const std::string& kind, const core::GpuUuid& gpu, const std::string& user,
+               const std::string&) { recorded.push_back(kind + " " + gpu.str() + " " + user); });
     sampler->WatchParking([raw = p.get()] { return raw->Parkings(); });
     return p;
   }
@@ -156,6 +160,7 @@ struct ParkingRig {
   LocalCluster cluster;
   agent::HostMetrics metrics{"node1"};
   std::unique_ptr<agent::HolderParker> parker;
+  std::vector<std::string> recorded;  // the history's parks and restores
   std::vector<observe::AlertEvent> told;
   std::string log;
 };
@@ -236,6 +241,8 @@ TEST(ParkingDaemonTest, AForgottenHolderIsToldParkedLentWholeAndRestoredWhenItWa
   }
   EXPECT_THAT(exposition, HasSubstr("gleaner_holder_restore_wait_seconds_count 1"));
   EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"owner_returned\"} 1\n"));
+  EXPECT_THAT(rig.recorded, ElementsAre("parked " + v.uuid.str() + " " + rig.HolderUser(),
+                                        "restored " + v.uuid.str() + " " + rig.HolderUser()));
 }
 
 TEST(ParkingDaemonTest, ARestartedDaemonFindsItsParkedHolderAndOnlyItsUserMayUnparkIt) {

@@ -1,0 +1,136 @@
+// Approvals and the history as people use them: real users and a real
+// group, a real daemon on simulated GPUs, the CLI and the API.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "server/http_client.h"
+#include "testing/run_gleaner.h"
+#include "testing/temp_dir.h"
+#include "testing/throwaway_group.h"
+#include "testing/throwaway_user.h"
+
+namespace gleaner {
+namespace {
+
+using nlohmann::json;
+using testing::Gleaner;
+using ::testing::HasSubstr;
+using testing::Outcome;
+
+std::vector<std::string> Kinds(const json& events) {
+  std::vector<std::string> kinds;
+  for (const json& e : events) kinds.push_back(e["kind"]);
+  return kinds;
+}
+
+// A critical job waits for its project's approver; a non-approver cannot
+// decide it; approved, it runs; its history, read through the CLI and the
+// API, says who did what, in order.
+TEST(GovernanceBinaryTest, ACriticalJobWaitsForTheProjectsApproverAndItsHistorySaysWho) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to create users and groups";
+  testing::ThrowawayGroup team("glteam");
+  testing::ThrowawayUser submitter("glsubmit");
+  testing::ThrowawayUser approver("glapprove");
+  testing::ThrowawayUser outsider("glother");
+  ASSERT_TRUE(team.ok() && submitter.ok() && approver.ok() && outsider.ok());
+  ASSERT_TRUE(team.Add(submitter.name()));
+  testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all |
+                                               std::filesystem::perms::group_exec |
+                                               std::filesystem::perms::others_exec);
+  const std::string data = (dir.path() / "state").string();
+  const std::string config =
+      dir.Write("g.toml", "[projects.vision]\ngroups = [\"" + team.name() + "\"]\napprovers = [\"" +
+                              approver.name() +
+                              "\"]\n[rules.class.critical]\napproval = \"always\"\n"
+                              "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.2\n");
+  const testing::SharedGleaner shared;
+  const std::string up_log = (dir.path() / "up.log").string();
+  std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
+               config + " --for 40 >" + up_log + " 2>&1 &")
+                  .c_str());
+  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto as = [&](const testing::ThrowawayUser& who, const std::string& args) {
+    return testing::RunBinary(shared.path(), "--data-dir " + data + " " + args,
+                              "cd /tmp && runuser -u " + who.name() + " --");
+  };
+
+  const Outcome submitted = as(submitter, "submit --priority-class critical -- sleep 30");
+  ASSERT_EQ(submitted.rc, 0) << submitted.err << testing::Slurp(up_log);
+  EXPECT_EQ(submitted.out, "submitted job 1\n");
+  const json waiting = json::parse(as(submitter, "show 1").out);
+  EXPECT_EQ(waiting["state"], "pending_approval");
+  EXPECT_THAT(waiting["reason"].get<std::string>(),
+              HasSubstr("waiting for approval by " + approver.name() + " (or root)"));
+
+  for (const testing::ThrowawayUser* who : {&outsider, &submitter}) {
+    const Outcome refused = as(*who, "approve 1");
+    EXPECT_NE(refused.rc, 0);
+    EXPECT_THAT(refused.err, HasSubstr(who->name() + " may not approve job 1: only " +
+                                       approver.name() + " (or root) may (project vision)"));
+  }
+  const json pending = json::parse(as(approver, "approvals --json").out);
+  ASSERT_EQ(pending["jobs"].size(), 1u) << pending.dump();
+  EXPECT_EQ(pending["jobs"][0]["id"], 1);
+  EXPECT_TRUE(json::parse(as(outsider, "approvals --json").out)["jobs"].empty());
+
+  const Outcome approved = as(approver, "approve 1 --reason 'the demo is tomorrow'");
+  ASSERT_EQ(approved.rc, 0) << approved.err;
+  EXPECT_EQ(approved.out, "job 1 approved: it is queued\n");
+  const Outcome twice = as(approver, "approve 1");
+  EXPECT_NE(twice.rc, 0);
+  EXPECT_THAT(twice.err, HasSubstr("job 1 is not waiting for approval: it is "));
+
+  ASSERT_EQ(as(submitter, "submit --priority-class critical -- sleep 30").rc, 0);
+  const Outcome denied = as(approver, "deny 2 --reason 'use the normal class'");
+  ASSERT_EQ(denied.rc, 0) << denied.err;
+  EXPECT_EQ(denied.out, "job 2 denied: it is cancelled\n");
+
+  json job;
+  for (int i = 0; i < 400; ++i) {
+    job = json::parse(as(submitter, "show 1").out);
+    if (job["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(job["state"], "running") << job.dump() << testing::Slurp(up_log);
+  ASSERT_EQ(as(submitter, "cancel 1").rc, 0);
+
+  // The history through the CLI, as the job's owner...
+  const Outcome shown = as(submitter, "show 1 --events --json");
+  ASSERT_EQ(shown.rc, 0) << shown.err;
+  const json events = json::parse(shown.out)["events"];
+  EXPECT_THAT(Kinds(events),
+              ::testing::ElementsAre("submitted", "approved", "started", "cancelled"));
+  EXPECT_EQ(events[0]["actor"], submitter.name());
+  EXPECT_EQ(events[1]["actor"], approver.name());
+  EXPECT_EQ(events[1]["detail"], "approved by " + approver.name() + ": the demo is tomorrow");
+  EXPECT_EQ(events[2]["gpus"].size(), 1u);
+  EXPECT_EQ(events[3]["actor"], submitter.name());
+  // ... and through the API, the same.
+  server::Endpoint api;
+  api.unix_path = data + "/gleaner.sock";
+  auto answer = server::HttpCall(api, "GET", "/v1/jobs/1/events", "");
+  ASSERT_TRUE(answer.ok());
+  EXPECT_EQ(json::parse(answer->second)["events"], events);
+  EXPECT_THAT(as(outsider, "show 1 --events").err, HasSubstr("only they (or root)"));
+
+  // Root reads everyone's; a user only their own.
+  const json denials =
+      json::parse(Gleaner("--data-dir " + data + " events --kind denied --json").out);
+  ASSERT_EQ(denials["events"].size(), 1u);
+  EXPECT_EQ(denials["events"][0]["job"], 2);
+  EXPECT_EQ(denials["events"][0]["actor"], approver.name());
+  const Outcome nosy = as(submitter, "events --user " + approver.name());
+  EXPECT_NE(nosy.rc, 0);
+  EXPECT_THAT(nosy.err, HasSubstr("only root reads other users' events"));
+  EXPECT_THAT(testing::Slurp(up_log), HasSubstr("job 1 of " + submitter.name() + " is waiting"));
+}
+
+}  // namespace
+}  // namespace gleaner
