@@ -70,7 +70,8 @@ void BM_MetricsRender8Gpus(benchmark::State& state) {
   prices.owned_per_gpu_hour["NVIDIA H100 80GB HBM3"] = 1.49;
   size_t bytes = 0;
   for (auto _ : state) {
-    const std::string text = metrics.Render({{{"queued", 3}}, std::nullopt}, prices, state.range(0) == 1);
+    const std::string text =
+        metrics.Render({{{"queued", 3}}, std::nullopt, std::nullopt}, prices, state.range(0) == 1);
     bytes = text.size();
     benchmark::DoNotOptimize(text);
   }

@@ -196,7 +196,7 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
   }
 
   e.Family("gleaner_jobs", "gauge", "Jobs that have not ended, by state.");
-  for (const char* state : {"queued", "held", "running", "vacating"}) {
+  for (const char* state : {"pending_approval", "queued", "held", "running", "vacating"}) {
     const auto n = jobs.by_state.find(state);
     e.Sample("gleaner_jobs", {{"state", state}},
              static_cast<double>(n == jobs.by_state.end() ? 0 : n->second));
@@ -205,6 +205,17 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
   const auto queued = jobs.by_state.find("queued");
   e.Sample("gleaner_queue_length", {},
            static_cast<double>(queued == jobs.by_state.end() ? 0 : queued->second));
+  if (jobs.shadow) {
+    e.Family("gleaner_shadow_would_start_total", "counter",
+             "Shadow mode: jobs the scheduler would have started (nothing starts).");
+    e.Sample("gleaner_shadow_would_start_total", {}, static_cast<double>(jobs.shadow->starts));
+    e.Family("gleaner_shadow_would_run_gpus", "gauge",
+             "Shadow mode: GPUs the jobs it would have started would hold now.");
+    e.Sample("gleaner_shadow_would_run_gpus", {}, static_cast<double>(jobs.shadow->gpus_now));
+    e.Family("gleaner_shadow_would_harvest_gpu_seconds_total", "counter",
+             "Shadow mode: idle GPU time those jobs would have used.");
+    e.Sample("gleaner_shadow_would_harvest_gpu_seconds_total", {}, jobs.shadow->gpu_seconds);
+  }
   if (jobs.scheduling_latency) {
     e.Family("gleaner_scheduling_latency_seconds", "histogram",
              "From a job's submission to its start.");

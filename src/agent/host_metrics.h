@@ -13,9 +13,16 @@ namespace gleaner::agent {
 
 // Jobs by state, as the store counts them when /metrics is read.
 struct JobCounts {
-  std::map<std::string, int64_t> by_state;  // "queued", "held", "running", "vacating"
+  std::map<std::string, int64_t> by_state;  // "pending_approval", "queued", ... "vacating"
   // Submit to start, where this process schedules (the coordinator's).
   std::optional<metrics::Histogram::Snapshot> scheduling_latency;
+  // In shadow mode: what harvesting would have done.
+  struct Shadow {
+    int64_t starts = 0;
+    int64_t gpus_now = 0;
+    double gpu_seconds = 0;
+  };
+  std::optional<Shadow> shadow;
 };
 
 // What an owned GPU-hour of a model costs, for the idle-cost gauge; keyed

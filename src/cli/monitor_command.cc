@@ -67,9 +67,14 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
   AddDaemonOptions(cmd, options);
   cmd->preparse_callback([&options](size_t) { options.up = options.harvest = true; });
   cmd->add_option_function<std::string>(
-         "--mode", [&options](const std::string& m) { options.harvest = m == "harvest"; },
-         "harvest (default) or monitor (observe, judge and report; start no job)")
-      ->check(CLI::IsMember({"harvest", "monitor"}));
+         "--mode",
+         [&options](const std::string& m) {
+           options.harvest = m != "monitor";
+           options.shadow = m == "shadow";
+         },
+         "harvest (default); monitor (observe, judge and report; start no job); or shadow "
+         "(place jobs as harvest would, start none, report what would have run where)")
+      ->check(CLI::IsMember({"harvest", "monitor", "shadow"}));
   cmd->add_option_function<std::string>(
          "--listen",
          [&options](const std::string& a) {
@@ -139,7 +144,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
   std::optional<agent::JobCgroups> job_cgroups;
-  if (options.harvest) job_cgroups = UseJobCgroups(data_dir, executor, log);
+  if (options.harvest && !options.shadow) job_cgroups = UseJobCgroups(data_dir, executor, log);
   // The most GPUs one job can get: all of this host's.
   const int host_gpus = std::max<int>(
       1, static_cast<int>(
@@ -155,6 +160,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     layout.project_of_user = config.project_of_user;
     layout.approval_timeout = config.approval_timeout;
     layout.history_retention = config.history_retention;
+    layout.shadow = options.shadow;
     lender.emplace(**store, executor, clock, std::move(layout), log);
   }
   agent::HostMetrics& host_metrics = watch.metrics();
@@ -164,7 +170,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   }
   // Only a lender parks; any daemon brings back holders parked before.
   observe::ParkingConfig parking = config.parking;
-  parking.enabled = parking.enabled && options.harvest;
+  parking.enabled = parking.enabled && options.harvest && !options.shadow;
   const std::string parked_path = data_dir + "/parked-holders.json";
   const std::unique_ptr<gpu::CudaCheckpoint> cuda =
       OpenCudaForParking(parking, config.cuda_library, parked_path, log);
@@ -179,9 +185,11 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     if (!saved.ok()) log("history: " + saved.status().message());
   });
   sampler.WatchParking([&parker] { return parker.Parkings(); });
-  log(std::string(options.harvest ? "harvesting" : "monitoring") + " " +
-      source.backend->Driver().source + " every " + core::FormatDuration(config.sample_interval) +
-      "; state in " + data_dir + "/gleaner.db");
+  log(std::string(options.shadow    ? "shadowing (jobs are placed, none starts)"
+                  : options.harvest ? "harvesting"
+                                    : "monitoring") +
+      " " + source.backend->Driver().source + " every " +
+      core::FormatDuration(config.sample_interval) + "; state in " + data_dir + "/gleaner.db");
   if (recalled > core::Duration{}) {
     log("recalled the last " + core::FormatDuration(recalled) + " of " +
         source.backend->Driver().source + ", so verdicts start with that history");
@@ -224,8 +232,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
                          api_options.cost.catalog, config.cost);
     api_options.metrics = [&host_metrics, &lender, idle_prices](
                               const std::map<std::string, int64_t>& jobs, bool dcgm) {
-      agent::JobCounts counts{jobs, std::nullopt};
+      agent::JobCounts counts{jobs, std::nullopt, std::nullopt};
       if (lender) counts.scheduling_latency = lender->StartLatency();
+      if (auto shadow = lender ? lender->Shadow() : std::nullopt) {
+        counts.shadow =
+            agent::JobCounts::Shadow{shadow->starts, shadow->gpus_now, shadow->gpu_seconds};
+      }
       return host_metrics.Render(counts, idle_prices, dcgm);
     };
     api_options.gpus = [&latest_mu, &latest, &source]() -> nlohmann::json {

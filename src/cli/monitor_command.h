@@ -22,6 +22,7 @@ struct MonitorOptions {
   std::optional<double> for_s;       // stop after this long (tests, demos)
   bool up = false;                   // gleaner up: serve the API (and harvest, unless told not to)
   bool harvest = false;              // also run queued jobs on idle GPUs
+  bool shadow = false;               // place them as harvest would, start none
   // gleaner up: where the HTTP API listens for token holders; "none": only
   // the Unix socket. A default address that is taken is skipped with a
   // warning; one given explicitly must be served.

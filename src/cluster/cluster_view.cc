@@ -109,7 +109,7 @@ std::string RenderClusterMetrics(const std::vector<HostView>& hosts,
     }
   }
   e.Family("gleaner_jobs", "gauge", "Jobs that have not ended, by state");
-  for (const char* state : {"queued", "held", "running", "vacating"}) {
+  for (const char* state : {"pending_approval", "queued", "held", "running", "vacating"}) {
     const auto n = jobs.find(state);
     e.Sample("gleaner_jobs", {{"state", state}},
              n == jobs.end() ? 0.0 : static_cast<double>(n->second));

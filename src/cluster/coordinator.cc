@@ -345,6 +345,7 @@ void Coordinator::Tick(const Log& log) {
   std::vector<store::JobRecord> active;
   if (ReadActive(&active, log)) {
     TellGpus(log);
+    if (options_.shadow) shadow_.BeginPass(clock_.Now(), log);
     queue_.Pass(
         active, decided_, [&](const sched::Action& a) { Carry(a, log); }, log);
   }
@@ -718,7 +719,38 @@ void Coordinator::Carry(const sched::Action& action, const Log& log) {
   }
 }
 
+void Coordinator::ShadowStart(const sched::StartJob& start, const Log& log) {
+  // Back to the queue, for the scheduler to place again at the next pass.
+  Tell(sched::JobFailed{start.job, "shadow mode: nothing starts"}, log);
+  auto job = store_.Get(start.job);
+  if (!job.ok()) return;
+  std::optional<core::Duration> runtime = job->spec.expected_runtime;
+  if (!runtime) runtime = job->spec.max_runtime;
+  if (!shadow_.WouldStart({job->id, job->user, start.node.str(), start.gpus, runtime}, clock_.Now(),
+                          log)) {
+    return;
+  }
+  std::string gpus;
+  for (const core::GpuUuid& g : start.gpus) gpus += (gpus.empty() ? "" : ", ") + g.str();
+  const std::string reason = "shadow mode: would run on " + gpus + " of host " + start.node.str();
+  if (job->reason != reason) {
+    if (auto s = store_.Annotate({{job->id, reason}}, JobState::kQueued); !s.ok()) {
+      log("jobs: " + s.message());
+    }
+  }
+}
+
+std::optional<ShadowLedger::Totals> Coordinator::Shadow() const {
+  if (!options_.shadow) return std::nullopt;
+  std::lock_guard lock(mu_);
+  return shadow_.Read();
+}
+
 bool Coordinator::Start(const sched::StartJob& start, const Log& log) {
+  if (options_.shadow) {
+    ShadowStart(start, log);
+    return false;
+  }
   auto host = hosts_.find(start.node.str());
   store::JobUpdate u;
   u.gpus = start.gpus;

@@ -11,6 +11,7 @@
 #include "cluster/agent_protocol.h"
 #include "cluster/housekeeping.h"
 #include "cluster/queue_feed.h"
+#include "cluster/shadow_ledger.h"
 #include "core/clock.h"
 #include "metrics/histogram.h"
 #include "sched/scheduler.h"
@@ -37,6 +38,10 @@ struct CoordinatorOptions {
   // events older than the retention are dropped (Housekeeping).
   core::Duration approval_timeout = core::Seconds(int64_t{3} * 24 * 3600);
   core::Duration history_retention = core::Seconds(int64_t{365} * 24 * 3600);
+  // Shadow mode: jobs are placed as ever, but none starts; what would
+  // have run where is logged, counted (Shadow) and put in the jobs'
+  // reasons.
+  bool shadow = false;
 };
 
 // A host as the coordinator sees it, for /v1/gpus, /metrics and the logs.
@@ -105,6 +110,8 @@ class Coordinator {
   std::vector<HostView> Hosts(bool with_details = false) const;
   // Seconds from submit to the agent's report that the job started.
   metrics::Histogram::Snapshot StartLatency() const { return start_latency_.Read(); }
+  // What shadow mode would have harvested; nullopt unless in shadow mode.
+  std::optional<ShadowLedger::Totals> Shadow() const;
 
  private:
   struct Host {
@@ -158,6 +165,8 @@ class Coordinator {
   void Tell(const sched::Event& event, const Log& log);
   void Carry(const sched::Action& action, const Log& log);
   bool Start(const sched::StartJob& start, const Log& log);
+  // Shadow mode's start: on the books, not in the store.
+  void ShadowStart(const sched::StartJob& start, const Log& log);
   void ReportExit(sched::JobId id, bool succeeded, const std::string& reason, const Log& log);
   Host* HostOfGpu(const core::GpuUuid& gpu);
 
@@ -166,6 +175,7 @@ class Coordinator {
   const core::Clock& clock_;
   CoordinatorOptions options_;
   Housekeeping housekeeping_;
+  ShadowLedger shadow_;
   std::map<std::string, Host> hosts_;
   std::map<core::GpuUuid, std::string> host_of_gpu_;
   // What the scheduler was last told of each GPU: lendable, and how much

@@ -16,6 +16,7 @@ cluster::CoordinatorOptions CoordinatorOptionsOf(const LocalClusterOptions& opti
   c.agent_in_process = true;
   c.approval_timeout = options.approval_timeout;
   c.history_retention = options.history_retention;
+  c.shadow = options.shadow;
   return c;
 }
 

@@ -23,6 +23,7 @@ struct LocalClusterOptions {
   std::map<std::string, std::string> project_of_user;
   core::Duration approval_timeout = core::Seconds(int64_t{3} * 24 * 3600);
   core::Duration history_retention = core::Seconds(int64_t{365} * 24 * 3600);
+  bool shadow = false;  // --mode shadow: place jobs, start none
 };
 
 // One host run as a cluster of one (`gleaner up`): the coordinator
@@ -55,6 +56,7 @@ class LocalCluster {
 
   // Seconds from submit to start.
   metrics::Histogram::Snapshot StartLatency() const { return coordinator_.StartLatency(); }
+  std::optional<cluster::ShadowLedger::Totals> Shadow() const { return coordinator_.Shadow(); }
 
  private:
   store::Store& store_;

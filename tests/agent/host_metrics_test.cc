@@ -43,7 +43,8 @@ TEST(HostMetricsTest, ReadingsStatesAndTimePerState) {
   IdleCostPrices prices;
   prices.owned_per_gpu_hour["NVIDIA \"H100\""] = 1.5;
   const std::string text =
-      m.Render({{{"queued", 4}, {"running", 1}}, metrics::Histogram({1}).Read()}, prices, false);
+      m.Render({{{"queued", 4}, {"running", 1}}, metrics::Histogram({1}).Read(), std::nullopt},
+               prices, false);
   // Labels are escaped; the missing utilization of the last pass but one is
   // not carried on, the latest pass's is reported.
   const std::string labels = R"({gpu="3",uuid="GPU-a",model="NVIDIA \"H100\"",hostname="node\n1"})";
@@ -77,7 +78,7 @@ TEST(HostMetricsTest, EventsFillCountersAndHistograms) {
   m.Preempted("owner_returned");
   m.Preempted("owner_returned");
   m.GaveBack(core::Milliseconds(1500));
-  const std::string text = m.Render({{}, started.Read()}, {}, false);
+  const std::string text = m.Render({{}, started.Read(), std::nullopt}, {}, false);
   EXPECT_THAT(text, HasSubstr("gleaner_scheduling_latency_seconds_bucket{le=\"2\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("gleaner_scheduling_latency_seconds_bucket{le=\"5\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("gleaner_scheduling_latency_seconds_bucket{le=\"14400\"} 2\n"));

@@ -132,5 +132,44 @@ TEST(GovernanceBinaryTest, ACriticalJobWaitsForTheProjectsApproverAndItsHistoryS
   EXPECT_THAT(testing::Slurp(up_log), HasSubstr("job 1 of " + submitter.name() + " is waiting"));
 }
 
+// The pilot between monitor and harvest: jobs are placed as harvest mode
+// would place them, none starts, and the log, the job's reason and
+// /metrics say what would have run where.
+TEST(GovernanceBinaryTest, ShadowModeStartsNothingAndSaysWhatWouldHaveRun) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const std::string config = dir.Write("g.toml", "[sampling]\ninterval_s = 0.2\n");
+  const std::string up_log = (dir.path() / "up.log").string();
+  std::system((std::string(GLEANER_BINARY) + " up --mode shadow --fake demo --data-dir " + data +
+               " --config " + config + " --for 30 >" + up_log + " 2>&1 &")
+                  .c_str());
+  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::string marker = (dir.path() / "ran").string();
+  const Outcome submitted = Gleaner("--data-dir " + data + " submit -- touch " + marker);
+  ASSERT_EQ(submitted.rc, 0) << submitted.err << testing::Slurp(up_log);
+  json job;
+  for (int i = 0; i < 200; ++i) {
+    job = json::parse(Gleaner("--data-dir " + data + " show 1").out);
+    if (job["reason"].get<std::string>().find("shadow mode") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(job["state"], "queued");
+  EXPECT_EQ(job["attempts"], 0);
+  EXPECT_THAT(job["reason"].get<std::string>(), HasSubstr("shadow mode: would run on GPU-"));
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "shadow mode ran the job";
+  EXPECT_THAT(testing::Slurp(up_log), HasSubstr("shadowing (jobs are placed, none starts)"));
+  EXPECT_THAT(testing::Slurp(up_log), HasSubstr("shadow: job 1 of "));
+  server::Endpoint api;
+  api.unix_path = data + "/gleaner.sock";
+  auto metrics = server::HttpCall(api, "GET", "/metrics", "");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_THAT(metrics->second, HasSubstr("gleaner_shadow_would_start_total 1\n"));
+  EXPECT_THAT(metrics->second, HasSubstr("gleaner_shadow_would_run_gpus 1\n"));
+  EXPECT_THAT(metrics->second, HasSubstr("gleaner_shadow_would_harvest_gpu_seconds_total "));
+  Gleaner("--data-dir " + data + " cancel 1");
+}
+
 }  // namespace
 }  // namespace gleaner

@@ -31,9 +31,10 @@ using ::testing::Not;
 const cluster::Log kQuiet = [](const std::string&) {};
 
 LocalClusterOptions OptionsIn(const std::filesystem::path& dir,
-                              sched::SchedulerConfig scheduler = {}) {
+                              sched::SchedulerConfig scheduler = {}, bool shadow = false) {
   LocalClusterOptions o = ClusterOptionsIn(dir);
   o.scheduler = std::move(scheduler);
+  o.shadow = shadow;
   return o;
 }
 
@@ -59,13 +60,15 @@ constexpr const char* kScenario = R"({"gpus": [
 // Simulated GPUs with the real store (in memory), sampler, executor and
 // loop.
 struct Rig {
-  explicit Rig(const std::string& scenario, sched::SchedulerConfig scheduler = {})
+  explicit Rig(const std::string& scenario, sched::SchedulerConfig scheduler = {},
+               bool shadow = false)
       : store(std::move(store::SqliteStore::Open(":memory:")).value()),
         backend(std::move(gpu::FakeBackend::Create(*gpu::ParseScenario(scenario, "rig"), clock))
                     .value()),
         sampler(*backend, procfs, nullptr, clock, {}),
         executor(real_clock),
-        cluster(*store, executor, clock, OptionsIn(dir.path(), std::move(scheduler)), kQuiet) {}
+        cluster(*store, executor, clock, OptionsIn(dir.path(), std::move(scheduler), shadow),
+                kQuiet) {}
 
   void Tick(const cluster::Log& log) { daemon::Tick(sampler, cluster, log); }
 
@@ -147,7 +150,8 @@ TEST(LocalClusterTest, RunsVacatesRequeuesAndRunsAgain) {
   EXPECT_THAT(testing::Slurp(out), HasSubstr("ready\ncheckpoint\n"));
   // /metrics counts the owner's claim, its wait and both starts (the
   // first after 300 s in the queue).
-  const std::string exposition = metrics.Render({{}, cluster.StartLatency()}, {}, false);
+  const std::string exposition =
+      metrics.Render({{}, cluster.StartLatency(), std::nullopt}, {}, false);
   EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"owner_returned\"} 1\n"));
   EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"scheduler\"} 0\n"));
   EXPECT_THAT(exposition, HasSubstr("gleaner_owner_return_seconds_count 1\n"));
@@ -223,6 +227,45 @@ TEST(LocalClusterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(executor.running().empty()) << "the job was not killed";
+}
+
+// Shadow mode: the job is placed as harvest mode would place it, but
+// nothing starts; the log, the job's reason and the totals say what would
+// have run where, for how long, and when the owner would have taken the
+// GPU back.
+TEST(LocalClusterShadowTest, PlacesJobsStartsNoneAndCountsWhatWouldHaveBeenHarvested) {
+  Rig rig(kScenario, {}, /*shadow=*/true);
+  sched::JobSpec spec;
+  spec.command = {"sleep", "600"};
+  spec.working_dir = "/tmp";
+  const sched::JobId job = rig.store->Submit("t", geteuid(), spec, rig.clock.Now())->id;
+  std::string log;
+  for (int t = 0; t < 760; ++t) {
+    rig.Tick([&](const std::string& l) { log += l + "\n"; });
+    rig.clock.Advance(core::Seconds(1));
+  }
+  EXPECT_TRUE(rig.executor.running().empty()) << "shadow mode started a job";
+  const store::JobRecord after = *rig.store->Get(job);
+  EXPECT_EQ(after.state, store::JobState::kQueued);
+  EXPECT_EQ(after.attempts, 0);
+  EXPECT_THAT(log, HasSubstr("shadow: job 1 of t would start on GPU-"));
+  EXPECT_THAT(log, HasSubstr("(shadow mode: nothing starts)"));
+  // bob's process comes at 320 s: the run would have been vacated.
+  EXPECT_THAT(log, HasSubstr("would have left GPU-"));
+  EXPECT_THAT(log, HasSubstr(": they are no longer idle"));
+  const std::optional<cluster::ShadowLedger::Totals> totals = rig.cluster.Shadow();
+  ASSERT_TRUE(totals.has_value());
+  EXPECT_EQ(totals->starts, 2);  // again, once the GPU was idle after bob left
+  EXPECT_EQ(totals->vacated, 1);
+  EXPECT_EQ(totals->gpus_now, 1);
+  // Idle from about 300 s to 320 s and again from about 700 s: GPU time
+  // it would have used, never more than the idle time there was.
+  EXPECT_GT(totals->gpu_seconds, 40);
+  EXPECT_LT(totals->gpu_seconds, 100);
+  EXPECT_THAT(after.reason, HasSubstr("shadow mode: would run on GPU-"));
+  store::EventQuery q;
+  q.job = job;
+  EXPECT_EQ(rig.store->Events(q)->size(), 1u);  // submitted; nothing else happened to it
 }
 
 // The scheduler's preemption, carried out: a critical job arrives while an
