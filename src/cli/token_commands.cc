@@ -19,18 +19,29 @@ int WithApi(const TokenOptions& o, std::ostream& err,
 
 std::string TokenTable(const json& tokens) {
   char line[256];
-  std::snprintf(line, sizeof line, "%-5s %-12s %-20s %-25s %-25s %s", "ID", "USER", "NAME",
-                "CREATED", "EXPIRES", "REVOKED");
+  std::snprintf(line, sizeof line, "%-5s %-12s %-20s %-25s %-25s %-25s %s", "ID", "USER", "NAME",
+                "CREATED", "EXPIRES", "REVOKED", "SCOPES");
   std::string out = line;
   const auto text = [](const json& t, const char* key) {
     return t.contains(key) && t[key].is_string() ? t[key].get<std::string>() : std::string("-");
   };
+  const auto joined = [](const json& t, const char* key) {
+    std::string list;
+    if (t.contains(key) && t[key].is_array()) {
+      for (const json& s : t[key]) list += (list.empty() ? "" : ",") + s.get<std::string>();
+    }
+    return list;
+  };
   for (const json& t : tokens) {
-    std::snprintf(line, sizeof line, "\n%-5lld %-12.12s %-20.20s %-25s %-25s %s",
+    std::string scopes = joined(t, "scopes");
+    if (const std::string projects = joined(t, "projects"); !projects.empty()) {
+      scopes += " (projects " + projects + ")";
+    }
+    std::snprintf(line, sizeof line, "\n%-5lld %-12.12s %-20.20s %-25s %-25s %-25s %s",
                   static_cast<long long>(t["id"].get<int64_t>()),
                   t["user"].get<std::string>().c_str(), t["name"].get<std::string>().c_str(),
                   text(t, "created_at").c_str(), text(t, "expires_at").c_str(),
-                  text(t, "revoked_at").c_str());
+                  text(t, "revoked_at").c_str(), scopes.c_str());
     out += line;
   }
   return out;
@@ -45,6 +56,17 @@ TokenCommands AddTokenCommands(CLI::App& app, TokenOptions& o) {
   c.create = token->add_subcommand("create", "A new token for you (prints its secret once)");
   c.create->add_option("--name", o.name, "What it is for: laptop, ci, ...");
   c.create->add_option("--user", o.user, "As root: a token for this user");
+  c.create
+      ->add_option("--scope", o.scopes,
+                   "What it may do: read, submit, approve, admin (repeat or comma-separate; "
+                   "default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"read", "submit", "approve", "admin"}));
+  c.create
+      ->add_option("--project", o.projects,
+                   "The only projects it may submit to and approve for (repeat or "
+                   "comma-separate; default: any)")
+      ->delimiter(',');
   c.list = token->add_subcommand("list", "Your tokens (all, as root); never their secrets");
   c.revoke = token->add_subcommand("revoke", "Stop a token from working");
   c.revoke->add_option("id", o.id, "Token id (from token list)")->required();
@@ -71,6 +93,8 @@ int RunTokenCreate(const TokenOptions& o, std::ostream& out, std::ostream& err) 
   json body = json::object();
   if (!o.name.empty()) body["name"] = o.name;
   if (!o.user.empty()) body["user"] = o.user;
+  if (!o.scopes.empty()) body["scopes"] = o.scopes;
+  if (!o.projects.empty()) body["projects"] = o.projects;
   return WithApi(o, err, [&](const server::Endpoint& api) {
     return CallApi(
         api, o.api.token, "POST", "/v1/tokens", body.dump(), o.json,

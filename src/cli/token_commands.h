@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/api_client.h"
 
@@ -14,9 +15,11 @@ namespace gleaner::cli {
 struct TokenOptions {
   ApiTarget api;
   bool json = false;
-  std::string name;  // create
-  std::string user;  // create, as root: for this user
-  int64_t id = 0;    // revoke
+  std::string name;                   // create
+  std::string user;                   // create, as root: for this user
+  std::vector<std::string> scopes;    // create: what it may do (none given: all)
+  std::vector<std::string> projects;  // create: the only projects it acts for
+  int64_t id = 0;                     // revoke
   // agent-token create
   std::string host;
   bool replace = false;

@@ -7,12 +7,14 @@
 namespace gleaner::server {
 
 core::Result<Caller> Api::Identify(const HttpRequest& request, const Peer& peer) {
-  if (peer.uid) return Caller{*peer.uid, options_.user_name(*peer.uid), false, false};
+  if (peer.uid) {
+    return Caller{*peer.uid, options_.user_name(*peer.uid), false, false, kAllScopes, {}};
+  }
   const auto header = request.headers.find("authorization");
   // Only a request without any token reads anonymously: a wrong or revoked
   // token is still a 401, so that the dashboard asks for a new one.
   if (header == request.headers.end() && options_.anonymous_read && AnonymousMayRead(request)) {
-    return Caller{kAnonymousUid, "anonymous", false, true};
+    return Caller{kAnonymousUid, "anonymous", false, true, kScopeRead, {}};
   }
   if (header == request.headers.end() || header->second.rfind("Bearer ", 0) != 0) {
     return core::Unauthenticated(
@@ -22,12 +24,41 @@ core::Result<Caller> Api::Identify(const HttpRequest& request, const Peer& peer)
   return tokens_.Authenticate(header->second.substr(7));
 }
 
+namespace {
+
+// What a token must be allowed to do `request`: reading is "read",
+// deciding approvals "approve", managing tokens "admin", anything else
+// that changes something "submit".
+core::Status WithinScopes(const HttpRequest& request, const std::vector<std::string>& seg,
+                          const Caller& caller) {
+  std::pair<Scope, const char*> needed = {kScopeSubmit, "submit"};
+  if (request.method == "GET") {
+    needed = {kScopeRead, "read"};
+  } else if (seg.size() == 4 && seg[1] == "jobs" && (seg[3] == "approve" || seg[3] == "deny")) {
+    needed = {kScopeApprove, "approve"};
+  } else if (seg.size() >= 2 && (seg[1] == "tokens" || seg[1] == "agent-tokens")) {
+    needed = {kScopeAdmin, "admin"};
+  }
+  if (caller.May(needed.first)) return core::Status::Ok();
+  std::string has;
+  for (const std::string& s : ScopeNames(caller.scopes)) has += (has.empty() ? "" : ", ") + s;
+  return core::PermissionDenied("this token may not " + request.method + " " + request.path +
+                                ": that needs the \"" + needed.second +
+                                "\" scope, and its scopes are " + (has.empty() ? "none" : has) +
+                                " (gleaner token create --scope " + needed.second + ")");
+}
+
+}  // namespace
+
 HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
   if (IsUiPath(request.path)) return ServeUiFile(request);
   auto caller = Identify(request, peer);
   if (!caller.ok()) return ErrorResponse(caller.status());
   std::string query;
   const std::vector<std::string> seg = Segments(request.path, &query);
+  if (caller->by_token) {
+    if (core::Status s = WithinScopes(request, seg, *caller); !s.ok()) return ErrorResponse(s);
+  }
   if (seg.size() == 1 && seg[0] == "metrics" && options_.metrics) {
     if (request.method != "GET") return WrongMethod(request);
     auto params = ParseQuery(query);

@@ -11,6 +11,7 @@ namespace gleaner::server {
 using nlohmann::json;
 
 bool ApprovalApi::MayDecide(const Caller& caller, const store::JobRecord& job) const {
+  if (!caller.ActsFor(job.spec.project)) return false;
   if (caller.admin()) return true;
   return policy_ != nullptr && policy_->MayApprove(caller, job.spec.project);
 }

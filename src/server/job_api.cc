@@ -32,6 +32,14 @@ json Visible(const store::JobRecord& r, const Caller& caller) {
 
 }  // namespace
 
+core::Status NotForProject(const Caller& caller, const std::string& project) {
+  std::string mine;
+  for (const std::string& p : caller.projects) mine += (mine.empty() ? "" : ", ") + p;
+  return core::PermissionDenied(
+      "this token acts only for project(s) " + mine + ", not for " +
+      (project.empty() ? std::string("jobs of no project") : "project " + project));
+}
+
 HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   const json body = core::ParseUntrustedJson<json>(req.body);
   if (body.is_discarded()) return ErrorResponse(core::InvalidArgument("the body is not JSON"));
@@ -43,6 +51,7 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
     if (!admitted.ok()) return ErrorResponse(admitted.status());
     approval = std::move(admitted).value();
   }
+  if (!caller.ActsFor(spec->project)) return ErrorResponse(NotForProject(caller, spec->project));
   if (core::Status s = sched::ValidateJobSpec(*spec, limits_); !s.ok()) return ErrorResponse(s);
   // Each task keeps its own copy of the spec: a huge spec times a huge
   // array would fill the disk.
@@ -154,6 +163,9 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
   // The project's approvers decide, not the job's owner.
   if (action == "approve" || action == "deny") {
     return approvals_.Decide(req, caller, *job, action == "approve");
+  }
+  if (action != "logs" && action != "events" && !caller.ActsFor(job->spec.project)) {
+    return ErrorResponse(NotForProject(caller, job->spec.project));
   }
   if (job->uid != caller.uid && !caller.admin()) {
     return ErrorResponse(core::PermissionDenied("job " + seg[2] + " belongs to " + job->user +

@@ -42,6 +42,9 @@ namespace gleaner::server {
 using RemoteLogs =
     std::function<HttpResponse(const store::JobRecord& job, bool err, uint64_t offset)>;
 
+// Why a token limited to some projects may not act for `project`.
+core::Status NotForProject(const Caller& caller, const std::string& project);
+
 class JobApi {
  public:
   // `log_dir` holds the jobs' <id>.out and <id>.err, unless `remote_logs`

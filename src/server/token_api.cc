@@ -3,6 +3,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -17,8 +18,14 @@ namespace {
 
 using nlohmann::json;
 
+uint8_t ScopesOf(const store::TokenRecord& t) {
+  return t.scopes ? ParseScopes(*t.scopes).value_or(0) : kAllScopes;
+}
+
 json TokenToJson(const store::TokenRecord& t) {
   return {{"id", t.id},
+          {"scopes", ScopeNames(ScopesOf(t))},
+          {"projects", t.projects},
           {"user", t.user},
           {"uid", t.uid},
           {"name", t.name},
@@ -69,14 +76,47 @@ core::Result<Caller> TokenApi::Authenticate(const std::string& secret) {
         "tokens that act as root are refused ([api] allow_root_tokens is off); use a token of "
         "an ordinary user");
   }
-  return Caller{found->uid, found->user, true, false};
+  return Caller{found->uid, found->user, true, false, ScopesOf(*found), found->projects};
+}
+
+std::optional<uint8_t> ParseScopes(const std::vector<std::string>& names) {
+  uint8_t scopes = 0;
+  for (const std::string& n : names) {
+    if (n == "read") {
+      scopes |= kScopeRead;
+    } else if (n == "submit") {
+      scopes |= kScopeSubmit;
+    } else if (n == "approve") {
+      scopes |= kScopeApprove;
+    } else if (n == "admin") {
+      scopes |= kScopeAdmin;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return scopes;
+}
+
+std::vector<std::string> ScopeNames(uint8_t scopes) {
+  std::vector<std::string> names;
+  for (const auto& [bit, name] :
+       {std::pair{kScopeRead, "read"}, std::pair{kScopeSubmit, "submit"},
+        std::pair{kScopeApprove, "approve"}, std::pair{kScopeAdmin, "admin"}}) {
+    if ((scopes & bit) != 0) names.emplace_back(name);
+  }
+  return names;
 }
 
 namespace {
 
 // A token as its history names it: never its secret.
 std::string TokenDetail(const store::TokenRecord& t) {
-  return "token " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + t.name + "\"") +
+  std::string scopes;
+  for (const std::string& s : ScopeNames(ScopesOf(t))) scopes += (scopes.empty() ? "" : ",") + s;
+  std::string projects;
+  for (const std::string& p : t.projects) projects += (projects.empty() ? "" : ",") + p;
+  return "token " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + t.name + "\"") + " (" +
+         scopes + (projects.empty() ? "" : "; projects " + projects) + ")" +
          (t.expires_at ? ", expiring " + observe::Rfc3339(*t.expires_at) : "");
 }
 
@@ -113,8 +153,8 @@ HttpResponse TokenApi::Handle(const HttpRequest& req, const Caller& caller) {
     if (core::Status s = tokens_.RevokeToken(*id, clock_.Now()); !s.ok()) return ErrorResponse(s);
     store::TokenRecord revoked = t;
     revoked.revoked_at = clock_.Now();
-    auto recorded = tokens_.AppendEvent({0, clock_.Now(), "token_revoked", std::nullopt, t.user,
-                                         caller.user, {}, TokenDetail(t)});
+    auto recorded = tokens_.AppendEvent(
+        {0, clock_.Now(), "token_revoked", std::nullopt, t.user, caller.user, {}, TokenDetail(t)});
     if (!recorded.ok()) return ErrorResponse(recorded.status());
     return Json(200, TokenToJson(revoked));
   }
@@ -129,11 +169,20 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
   const json body = req.body.empty() ? json::object() : core::ParseUntrustedJson<json>(req.body);
   if (!body.is_object())
     return ErrorResponse(core::InvalidArgument("the body is not a JSON object"));
+  const auto strings = [](const json& v) {
+    return v.is_array() && v.size() <= 64 && std::all_of(v.begin(), v.end(), [](const json& x) {
+             return x.is_string() && !x.get<std::string>().empty() &&
+                    x.get<std::string>().size() <= kMaxTokenNameBytes;
+           });
+  };
   for (const auto& [key, value] : body.items()) {
-    if ((key != "name" && key != "user") || !value.is_string()) {
-      return ErrorResponse(
-          core::InvalidArgument("token requests take \"name\" and \"user\", both strings; \"" +
-                                key.substr(0, 64) + "\" is not one"));
+    const bool known = ((key == "name" || key == "user") && value.is_string()) ||
+                       ((key == "scopes" || key == "projects") && strings(value));
+    if (!known) {
+      return ErrorResponse(core::InvalidArgument(
+          "token requests take \"name\" and \"user\" (strings), \"scopes\" and \"projects\" "
+          "(lists of names); \"" +
+          key.substr(0, 64) + "\" is not one"));
     }
   }
   if (body.value("name", "").size() > kMaxTokenNameBytes ||
@@ -161,14 +210,30 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
         "gleaner.toml"));
   }
   t.expires_at = t.created_at + policy_.lifetime;
+  if (body.contains("scopes")) {
+    const std::vector<std::string> names = body["scopes"];
+    const std::optional<uint8_t> scopes = ParseScopes(names);
+    if (!scopes || *scopes == 0) {
+      return ErrorResponse(
+          core::InvalidArgument("scopes: expected one or more of read, submit, approve, admin"));
+    }
+    t.scopes = ScopeNames(*scopes);
+  }
+  if (body.contains("projects")) t.projects = body["projects"].get<std::vector<std::string>>();
   auto secret = NewTokenSecret();
   if (!secret.ok()) return ErrorResponse(secret.status());
   std::lock_guard lock(store_mu_);
   auto saved = tokens_.AddToken(t, core::Sha256Hex(*secret));
   if (!saved.ok()) return ErrorResponse(saved.status());
   // No token works without its creation in the history.
-  auto recorded = tokens_.AppendEvent({0, t.created_at, "token_created", std::nullopt, t.user,
-                                       caller.user, {}, TokenDetail(*saved)});
+  auto recorded = tokens_.AppendEvent({0,
+                                       t.created_at,
+                                       "token_created",
+                                       std::nullopt,
+                                       t.user,
+                                       caller.user,
+                                       {},
+                                       TokenDetail(*saved)});
   if (!recorded.ok()) {
     tokens_.RevokeToken(saved->id, t.created_at).IgnoreError();
     return ErrorResponse(recorded.status());
@@ -224,8 +289,13 @@ HttpResponse TokenApi::CreateJoinToken(const HttpRequest& req, const Caller& cal
                                  "place (and cuts off the agent there now) needs --replace"));
   }
   if (auto s = tokens_.AddJoinToken(t, core::Sha256Hex(*secret)); !s.ok()) return ErrorResponse(s);
-  auto recorded = tokens_.AppendEvent({0, t.created_at, "join_token_created", std::nullopt, "",
-                                       caller.user, {},
+  auto recorded = tokens_.AppendEvent({0,
+                                       t.created_at,
+                                       "join_token_created",
+                                       std::nullopt,
+                                       "",
+                                       caller.user,
+                                       {},
                                        "for host " + t.host + (t.replace ? ", to replace it" : "") +
                                            ", until " + observe::Rfc3339(t.expires_at)});
   if (!recorded.ok()) return ErrorResponse(recorded.status());

@@ -146,7 +146,8 @@ constexpr const char* kMigrations[] = {
     );
     )sql",
     // The append-only history (event_store.h), read by job, by user and by
-    // time.
+    // time; tokens' scopes (NULL: every scope, as before scopes) and the
+    // projects they are limited to.
     R"sql(
     CREATE TABLE events (
       id BIGSERIAL PRIMARY KEY,
@@ -161,6 +162,8 @@ constexpr const char* kMigrations[] = {
     CREATE INDEX events_by_job ON events (job_id, id);
     CREATE INDEX events_by_user ON events (user_name, id);
     CREATE INDEX events_by_time ON events (at_us);
+    ALTER TABLE api_tokens ADD COLUMN scopes TEXT;
+    ALTER TABLE api_tokens ADD COLUMN projects TEXT NOT NULL DEFAULT '';
     )sql",
 };
 

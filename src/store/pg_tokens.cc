@@ -13,20 +13,24 @@ namespace {
 
 // In TokenFromRow's order.
 constexpr const char* kTokenColumns =
-    "id, user_name, uid, name, created_us, revoked_us, expires_us";
+    "id, user_name, uid, name, created_us, revoked_us, expires_us, scopes, projects";
 
 }  // namespace
 
 core::Result<TokenRecord> PgStore::AddToken(const TokenRecord& token, const std::string& sha256) {
   GLEANER_ASSIGN_OR_RETURN(
-      Rows inserted, db_->Query(R"sql(
-    INSERT INTO api_tokens (user_name, uid, name, sha256, created_us, expires_us)
-    VALUES ($1, $2, $3, $4, $5, $6) RETURNING id)sql",
-                                {token.user, static_cast<int64_t>(token.uid), token.name, sha256,
-                                 core::ToUnixMicros(token.created_at),
-                                 token.expires_at ? pg::Param(core::ToUnixMicros(*token.expires_at))
-                                                  : pg::Param(std::nullopt)},
-                                "saving the token"));
+      Rows inserted,
+      db_->Query(R"sql(
+    INSERT INTO api_tokens (user_name, uid, name, sha256, created_us, expires_us, scopes,
+                            projects)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id)sql",
+                 {token.user, static_cast<int64_t>(token.uid), token.name, sha256,
+                  core::ToUnixMicros(token.created_at),
+                  token.expires_at ? pg::Param(core::ToUnixMicros(*token.expires_at))
+                                   : pg::Param(std::nullopt),
+                  token.scopes ? pg::Param(JoinList(*token.scopes)) : pg::Param(std::nullopt),
+                  JoinList(token.projects)},
+                 "saving the token"));
   TokenRecord saved = token;
   saved.id = inserted.Int(0, 0);
   saved.revoked_at.reset();

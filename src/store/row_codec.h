@@ -105,7 +105,8 @@ core::Result<JobRecord> JobFromRow(const Row& q) {
   return r;
 }
 
-// Columns: id, user, uid, name, created_us, revoked_us.
+// Columns: id, user, uid, name, created_us, revoked_us, expires_us,
+// scopes, projects.
 template <typename Row>
 TokenRecord TokenFromRow(const Row& q) {
   TokenRecord t;
@@ -116,6 +117,8 @@ TokenRecord TokenFromRow(const Row& q) {
   t.created_at = core::FromUnixMicros(q.Int(4));
   if (!q.Null(5)) t.revoked_at = core::FromUnixMicros(q.Int(5));
   if (!q.Null(6)) t.expires_at = core::FromUnixMicros(q.Int(6));
+  if (!q.Null(7)) t.scopes = SplitList(q.Text(7));
+  t.projects = SplitList(q.Text(8));
   return t;
 }
 

@@ -12,15 +12,16 @@ using sqlite::Statement;
 namespace {
 
 // In TokenFromRow's order.
-constexpr const char* kTokenColumns = "id, user, uid, name, created_us, revoked_us, expires_us";
+constexpr const char* kTokenColumns =
+    "id, user, uid, name, created_us, revoked_us, expires_us, scopes, projects";
 
 }  // namespace
 
 core::Result<TokenRecord> SqliteStore::AddToken(const TokenRecord& token,
                                                 const std::string& sha256) {
   Statement insert(db_,
-                   "INSERT INTO api_tokens (user, uid, name, sha256, created_us, expires_us) "
-                   "VALUES (?, ?, ?, ?, ?, ?)");
+                   "INSERT INTO api_tokens (user, uid, name, sha256, created_us, expires_us, "
+                   "scopes, projects) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   GLEANER_RETURN_IF_ERROR(insert.status());
   insert.Bind(1, token.user);
   insert.Bind(2, static_cast<int64_t>(token.uid));
@@ -28,6 +29,8 @@ core::Result<TokenRecord> SqliteStore::AddToken(const TokenRecord& token,
   insert.Bind(4, sha256);
   insert.Bind(5, core::ToUnixMicros(token.created_at));
   if (token.expires_at) insert.Bind(6, core::ToUnixMicros(*token.expires_at));
+  if (token.scopes) insert.Bind(7, JoinList(*token.scopes));
+  insert.Bind(8, JoinList(token.projects));
   if (insert.Step() != SQLITE_DONE) return SqlError(db_, "saving the token");
   TokenRecord saved = token;
   saved.id = sqlite3_last_insert_rowid(db_);

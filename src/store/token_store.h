@@ -21,6 +21,11 @@ struct TokenRecord {
   // After this the token no longer works; nullopt: tokens made before
   // tokens expired, which never do.
   std::optional<core::TimePoint> expires_at;
+  // What it may do: "read", "submit", "approve", "admin" (nullopt: all,
+  // as tokens made before scopes may), and the projects it may submit
+  // to and approve for (empty: any).
+  std::optional<std::vector<std::string>> scopes;
+  std::vector<std::string> projects;
 
   bool operator==(const TokenRecord&) const = default;
 };

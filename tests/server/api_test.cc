@@ -125,6 +125,58 @@ TEST_F(ApiTest, TcpNeedsATokenMintedOnTheSocket) {
   EXPECT_EQ(Call(tcp_, "GET", "/v1/jobs", "", secret).first, 401);
 }
 
+// A token does what its scopes allow, for the projects it names: a
+// dashboard's token reads, a CI's submits to one project, and even root's
+// token is no admin without the admin scope.
+TEST_F(ApiTest, ATokenDoesOnlyWhatItsScopesAndProjectsAllow) {
+  auto [made, reader] = Call(socket_, "POST", "/v1/tokens", R"({"scopes": ["read"]})");
+  ASSERT_EQ(made, 201) << reader.dump();
+  EXPECT_EQ(reader["scopes"], json::array({"read"}));
+  const std::string read_only = reader["token"];
+  EXPECT_EQ(Call(tcp_, "GET", "/v1/jobs", "", read_only).first, 200);
+  auto [submitted, refusal] = Call(tcp_, "POST", "/v1/jobs", R"({"command": ["true"]})", read_only);
+  EXPECT_EQ(submitted, 403);
+  EXPECT_THAT(refusal["error"]["message"].get<std::string>(),
+              HasSubstr("needs the \"submit\" scope, and its scopes are read "
+                        "(gleaner token create --scope submit)"));
+
+  auto [made_ci, ci] =
+      Call(socket_, "POST", "/v1/tokens",
+           R"({"name": "ci", "scopes": ["read", "submit"], "projects": ["vision"]})");
+  ASSERT_EQ(made_ci, 201) << ci.dump();
+  EXPECT_EQ(ci["projects"], json::array({"vision"}));
+  const std::string ci_token = ci["token"];
+  auto [elsewhere, why] =
+      Call(tcp_, "POST", "/v1/jobs", R"({"command": ["true"], "project": "nlp"})", ci_token);
+  EXPECT_EQ(elsewhere, 403);
+  EXPECT_THAT(why["error"]["message"].get<std::string>(),
+              HasSubstr("this token acts only for project(s) vision, not for project nlp"));
+  EXPECT_EQ(
+      Call(tcp_, "POST", "/v1/jobs", R"({"command": ["true"], "project": "vision"})", ci_token)
+          .first,
+      201);
+  EXPECT_EQ(Call(tcp_, "POST", "/v1/jobs/1/approve", "", ci_token).first, 403);
+  EXPECT_EQ(Call(tcp_, "POST", "/v1/tokens/1/revoke", "", ci_token).first, 403);
+
+  // Whoever owns it, a token without the admin scope acts for its owner only.
+  sched::JobSpec spec;
+  spec.command = {"true"};
+  spec.project = "vision";
+  const sched::JobId theirs = store_->Submit("u1000", 1000, spec, clock_.Now())->id;
+  EXPECT_EQ(
+      Call(tcp_, "POST", "/v1/jobs/" + std::to_string(theirs) + "/cancel", "", ci_token).first,
+      403);
+
+  EXPECT_EQ(Call(socket_, "POST", "/v1/tokens", R"({"scopes": ["everything"]})").first, 400);
+  EXPECT_EQ(Call(socket_, "POST", "/v1/tokens", R"({"scopes": []})").first, 400);
+  // Each token's creation, with what it may do, is in the history.
+  store::EventQuery q;
+  q.kind = "token_created";
+  auto events = store_->Events(q);
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_THAT(events->at(1).detail, HasSubstr("\"ci\" (read,submit; projects vision)"));
+}
+
 TEST_F(ApiTest, OnlyRootMintsTokensForOthersAndRevokesTheirs) {
   // Tokens for users other than the caller go through the store directly,
   // as the socket would let only root do.

@@ -31,7 +31,9 @@ sched::JobSpec Job(sched::PriorityClass c, int gpus = 1) {
   return s;
 }
 
-Caller As(const std::string& user) { return {user == "root" ? 0u : 1000u, user, false, false}; }
+Caller As(const std::string& user) {
+  return {user == "root" ? 0u : 1000u, user, false, false, kAllScopes, {}};
+}
 
 TEST(SubmitPolicyTest, OnlyThoseAllowedSubmitAClassByNameOrGroup) {
   const SubmitPolicy p = Policy();

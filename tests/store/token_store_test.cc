@@ -49,6 +49,20 @@ TEST_P(TokenStoreTest, FoundByDigestUntilRevoked) {
   EXPECT_EQ((*all)[1], *ci);
 }
 
+TEST_P(TokenStoreTest, ScopesAndProjectsRoundTripAndOldTokensHaveEveryScope) {
+  TokenRecord scoped = Token("alice", "ci");
+  scoped.scopes = std::vector<std::string>{"read", "submit"};
+  scoped.projects = {"vision", "nlp"};
+  ASSERT_TRUE(store_->AddToken(scoped, std::string(64, 'c')).ok());
+  auto found = store_->FindToken(std::string(64, 'c'));
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->scopes, scoped.scopes);
+  EXPECT_EQ(found->projects, scoped.projects);
+  ASSERT_TRUE(store_->AddToken(Token("bob", "laptop"), std::string(64, 'd')).ok());
+  EXPECT_FALSE(store_->FindToken(std::string(64, 'd'))->scopes.has_value());  // every scope
+  EXPECT_TRUE(store_->FindToken(std::string(64, 'd'))->projects.empty());
+}
+
 TEST_P(TokenStoreTest, ADigestIsStoredOnce) {
   ASSERT_TRUE(store_->AddToken(Token("alice", "laptop"), std::string(64, 'a')).ok());
   EXPECT_FALSE(store_->AddToken(Token("bob", "copy"), std::string(64, 'a')).ok());
