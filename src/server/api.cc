@@ -101,10 +101,18 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
       return Json(200,
                   {{"user", nullptr}, {"uid", nullptr}, {"by", "anonymous"}, {"admin", false}});
     }
+    // The projects whose waiting jobs the caller may decide.
+    nlohmann::json approves = nlohmann::json::array();
+    if (options_.submit_policy && caller->May(kScopeApprove)) {
+      for (const std::string& p : options_.submit_policy->projects().ApprovedBy(caller->user)) {
+        if (caller->ActsFor(p)) approves.push_back(p);
+      }
+    }
     return Json(200, {{"user", caller->user},
                       {"uid", caller->uid},
                       {"by", caller->by_token ? "token" : "socket"},
-                      {"admin", caller->admin()}});
+                      {"admin", caller->admin()},
+                      {"approves", approves}});
   }
   if (seg[1] == "gpus") {
     if (request.method != "GET") return WrongMethod(request);

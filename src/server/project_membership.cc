@@ -99,6 +99,15 @@ std::vector<std::string> ProjectMembership::ApproverNames(const std::string& pro
   return p == nullptr ? std::vector<std::string>{} : p->approvers;
 }
 
+std::vector<std::string> ProjectMembership::ApprovedBy(const std::string& user) const {
+  ListedUser listed(user, groups_of_);
+  std::vector<std::string> projects;
+  for (const ProjectRule& p : projects_) {
+    if (listed.In(p.approvers, p.approver_groups)) projects.push_back(p.name);
+  }
+  return projects;
+}
+
 core::Result<std::string> ProjectMembership::Resolve(const std::string& user, bool admin,
                                                      const std::string& asked) const {
   const auto fallback = default_of_user_.find(user);

@@ -69,6 +69,8 @@ class ProjectMembership {
   std::string ApproversOf(const std::string& project) const;
   // Those listed by name, for notices.
   std::vector<std::string> ApproverNames(const std::string& project) const;
+  // The projects whose jobs `user` may approve (root aside).
+  std::vector<std::string> ApprovedBy(const std::string& user) const;
 
  private:
   const ProjectRule* Find(const std::string& project) const;

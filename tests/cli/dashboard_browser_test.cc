@@ -24,6 +24,7 @@
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
+#include "testing/throwaway_user.h"
 
 namespace gleaner {
 namespace {
@@ -204,6 +205,56 @@ TEST_F(DashboardBrowserTest, ShowsTheGpusAndJobsInEnglishAndChinese) {
   EXPECT_EQ(testing::Slurp(png).substr(1, 3), "PNG");
   EXPECT_GT(std::filesystem::file_size(png), 3 * std::filesystem::file_size(blank_png))
       << "the dashboard's screenshot looks like an empty page";
+}
+
+// A job that waits for approval shows its state in words and, to those who
+// may decide it, approve and deny buttons; #job=ID opens its history, a
+// timeline under its row.
+TEST_F(DashboardBrowserTest, AWaitingJobOffersApprovalAndItsHistoryOpensUnderIt) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to create a user";
+  testing::ThrowawayUser submitter("glwaits");
+  ASSERT_TRUE(submitter.ok());
+  const std::string data = (dir_.path() / "data").string();
+  std::filesystem::create_directory(data);
+  std::filesystem::permissions(data, std::filesystem::perms::owner_all);
+  dir_.Write("data/gleaner.toml", "[api]\nallow_root_tokens = true\n[projects.vision]\nusers = [\"" +
+                                      submitter.name() +
+                                      "\"]\n[rules.class.critical]\napproval = \"always\"\n");
+  const int port = testing::FreePort();
+  const testing::KillOnExit gleaner = testing::StartGleanerUp(dir_, data, port, 120);
+  const auto secret_of = [&](const std::string& args) {
+    const testing::Outcome made = testing::Gleaner("--data-dir " + data + " token create " + args);
+    EXPECT_EQ(made.rc, 0) << made.err;
+    const size_t at = made.out.find("glt_");
+    return at == std::string::npos ? std::string() : made.out.substr(at, 68);
+  };
+  const std::string root = secret_of("--name dashboard");
+  const std::string theirs = secret_of("--user " + submitter.name());
+  server::Endpoint api = std::move(server::ParseServerUrl("http://127.0.0.1:" +
+                                                          std::to_string(port)))
+                             .value();
+  auto submitted = server::HttpCall(
+      api, "POST", "/v1/jobs",
+      R"({"command": ["sleep", "60"], "working_dir": "/tmp", "priority_class": "critical"})",
+      theirs);
+  ASSERT_TRUE(submitted.ok());
+  ASSERT_EQ(submitted->first, 201) << submitted->second;
+  ASSERT_TRUE(FirstPassDone(port, root)) << testing::Slurp(dir_.path() / "up.log");
+
+  const std::string page = "http://127.0.0.1:" + std::to_string(port) + "/";
+  const std::string en = Dom(page + "#token=" + root + "&lang=en&job=1");
+  EXPECT_THAT(en, HasSubstr("data-job-id=\"1\" data-state=\"pending_approval\""));
+  EXPECT_THAT(en, HasSubstr(">waiting for approval<"));
+  EXPECT_THAT(en, HasSubstr("data-action=\"approve\""));
+  EXPECT_THAT(en, HasSubstr("data-action=\"deny\""));
+  EXPECT_THAT(en, HasSubstr("What happened to job 1"));
+  EXPECT_THAT(en, HasSubstr("<li class=\"event event-submitted\" data-kind=\"submitted\">"));
+  EXPECT_THAT(en, HasSubstr("by " + submitter.name()));
+  // The submitter sees the state, but no button to decide it.
+  const std::string mine = Dom(page + "#token=" + theirs + "&lang=zh-CN");
+  EXPECT_THAT(mine, HasSubstr(">待审批<"));
+  EXPECT_THAT(mine, Not(HasSubstr("data-action=\"approve\"")));
+  EXPECT_THAT(mine, HasSubstr("data-action=\"history\""));
 }
 
 // [ui] anonymous_read = true in the data directory's gleaner.toml: the

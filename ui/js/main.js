@@ -3,9 +3,10 @@
 // sparklines' history, and every minute for the money and the heatmaps;
 // nothing while the tab is hidden.
 //
-// The URL fragment may carry #token=glt_...&lang=zh-CN&theme=dark: the
-// token moves into sessionStorage and the fragment leaves the address bar
-// (and the history entry) before anything else happens.
+// The URL fragment may carry #token=glt_...&lang=zh-CN&theme=dark&job=7:
+// the token moves into sessionStorage and the fragment leaves the address
+// bar (and the history entry) before anything else happens; job 7's
+// history opens under its row.
 import {ApiError, getJson} from './api.js';
 import {clearToken, hideLogin, initLoginForm, setToken, showLogin, token} from './auth.js';
 import {byId, setText} from './dom.js';
@@ -29,7 +30,7 @@ function takeFragment() {
   if (window.location.hash) {
     window.history.replaceState(null, '', window.location.pathname + window.location.search);
   }
-  return {lang: params.get('lang'), theme: params.get('theme')};
+  return {lang: params.get('lang'), theme: params.get('theme'), job: params.get('job')};
 }
 
 class Dashboard {
@@ -190,6 +191,7 @@ async function main() {
   const dashboard = new Dashboard();
   try {
     await dashboard.start();
+    if (/^[1-9][0-9]*$/.test(asked.job ?? '')) dashboard.jobs.openHistory(Number(asked.job));
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
       const hadToken = Boolean(token());
