@@ -147,7 +147,7 @@ constexpr const char* kMigrations[] = {
     )sql",
     // The append-only history (event_store.h), read by job, by user and by
     // time; tokens' scopes (NULL: every scope, as before scopes) and the
-    // projects they are limited to.
+    // projects they are limited to; the policy's versions.
     R"sql(
     CREATE TABLE events (
       id BIGSERIAL PRIMARY KEY,
@@ -164,6 +164,13 @@ constexpr const char* kMigrations[] = {
     CREATE INDEX events_by_time ON events (at_us);
     ALTER TABLE api_tokens ADD COLUMN scopes TEXT;
     ALTER TABLE api_tokens ADD COLUMN projects TEXT NOT NULL DEFAULT '';
+    CREATE TABLE policies (
+      version BIGSERIAL PRIMARY KEY,
+      at_us BIGINT NOT NULL,
+      author TEXT NOT NULL,
+      note TEXT NOT NULL,
+      text TEXT NOT NULL
+    );
     )sql",
 };
 

@@ -75,6 +75,10 @@ class PgStore final : public Store {
   core::Result<EventRecord> AppendEvent(const EventRecord& event) override;
   core::Result<std::vector<EventRecord>> Events(const EventQuery& query) override;
   core::Result<int64_t> PruneEvents(core::TimePoint before) override;
+  core::Result<PolicyVersion> AddPolicy(const PolicyVersion& policy,
+                                        const std::string& event) override;
+  core::Result<PolicyVersion> GetPolicy(int64_t version) override;
+  core::Result<std::vector<PolicyVersion>> ListPolicies(int64_t limit) override;
 
   core::Result<TokenRecord> AddToken(const TokenRecord& token, const std::string& sha256) override;
   core::Result<TokenRecord> FindToken(const std::string& sha256) override;

@@ -178,6 +178,40 @@ TEST_P(EventStoreTest, AppendedEventsPageByUserKindAndTimeAndArePruned) {
   EXPECT_EQ(store_->Events({})->front().detail, "event 2");
 }
 
+TEST_P(EventStoreTest, PolicyVersionsAreNumberedInOrderAndEachIsInTheHistory) {
+  EXPECT_EQ(store_->GetPolicy(0).status().code(), core::StatusCode::kNotFound);
+  auto first = store_->AddPolicy({0, kNow, "gleaner.toml", "read at start", "[idle]\n"},
+                                 "policy_applied");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->version, 1);
+  auto second = store_->AddPolicy(
+      {0, kNow + core::Seconds(60), "root", "", "[rules.class.critical]\napproval = \"always\"\n"},
+      "policy_applied");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->version, 2);
+  auto back = store_->AddPolicy(
+      {0, kNow + core::Seconds(120), "root", "rollback to version 1", first->text},
+      "policy_rolled_back");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*store_->GetPolicy(0), *back);
+  EXPECT_EQ(*store_->GetPolicy(2), *second);
+  EXPECT_EQ(store_->GetPolicy(9).status().code(), core::StatusCode::kNotFound);
+  auto listed = store_->ListPolicies(2);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ(listed->at(0).version, 3);
+  EXPECT_EQ(listed->at(0).note, "rollback to version 1");
+  EXPECT_TRUE(listed->at(0).text.empty());
+  EXPECT_EQ(listed->at(1).version, 2);
+  auto events = store_->Events({});
+  ASSERT_EQ(events->size(), 3u);
+  EXPECT_EQ(events->at(0).detail, "version 1: read at start");
+  EXPECT_EQ(events->at(1).detail, "version 2");
+  EXPECT_EQ(events->at(2).kind, "policy_rolled_back");
+  EXPECT_EQ(events->at(2).actor, "root");
+  EXPECT_FALSE(events->at(2).job.has_value());
+}
+
 GLEANER_STORE_CONFORMANCE(EventStoreTest);
 
 }  // namespace
