@@ -205,6 +205,11 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
   const auto queued = jobs.by_state.find("queued");
   e.Sample("gleaner_queue_length", {},
            static_cast<double>(queued == jobs.by_state.end() ? 0 : queued->second));
+  if (jobs.policy_version) {
+    e.Family("gleaner_policy_version", "gauge",
+             "The policy version running (gleaner policy list; docs/policy.md).");
+    e.Sample("gleaner_policy_version", {}, static_cast<double>(*jobs.policy_version));
+  }
   if (jobs.shadow) {
     e.Family("gleaner_shadow_would_start_total", "counter",
              "Shadow mode: jobs the scheduler would have started (nothing starts).");

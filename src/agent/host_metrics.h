@@ -23,6 +23,8 @@ struct JobCounts {
     double gpu_seconds = 0;
   };
   std::optional<Shadow> shadow;
+  // The policy version running (gleaner up keeps them).
+  std::optional<int64_t> policy_version{};
 };
 
 // What an owned GPU-hour of a model costs, for the idle-cost gauge; keyed

@@ -94,6 +94,9 @@ class Sampler {
   // holder is not on its GPU to be seen.
   using Parkings = std::function<std::map<core::GpuUuid, observe::HolderParking>()>;
   void WatchParking(Parkings parkings) { parkings_ = std::move(parkings); }
+  // A new policy's lending allow-list ([rules.lend]), from the next pass
+  // on; on the sampling thread (Run's callback) only.
+  void SetLendAllow(observe::LendAllowList allow) { options_.lend_allow = std::move(allow); }
 
   const observe::IdleClassifier& classifier() const { return classifier_; }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -659,10 +660,10 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     return core::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
                                  std::string(e.description()));
   }
-  GLEANER_RETURN_IF_ERROR(CheckKeys(path, doc, "",
-                                    {"idle", "sampling", "projects", "alerts", "scheduler", "cost",
-                                     "ui", "api", "limits", "colocation", "parking", "rules",
-                                     "history"}));
+  GLEANER_RETURN_IF_ERROR(
+      CheckKeys(path, doc, "",
+                {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api",
+                 "limits", "colocation", "parking", "rules", "history"}));
   for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui",
                               "api", "limits", "colocation", "parking", "rules", "history"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
@@ -746,6 +747,32 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     }
   }
   return config;
+}
+
+std::vector<std::string> ChangedSections(std::string_view before, std::string_view after,
+                                         const std::vector<std::string>& live) {
+  toml::table a;
+  toml::table b;
+  try {
+    a = toml::parse(before);
+    b = toml::parse(after);
+  } catch (const toml::parse_error&) {
+    return {};  // both were checked before; nothing to compare otherwise
+  }
+  std::set<std::string> names;
+  for (const auto& [key, node] : a) names.insert(std::string(key.str()));
+  for (const auto& [key, node] : b) names.insert(std::string(key.str()));
+  std::vector<std::string> changed;
+  for (const std::string& name : names) {
+    if (std::find(live.begin(), live.end(), name) != live.end()) continue;
+    const toml::node* x = a.get(name);
+    const toml::node* y = b.get(name);
+    const bool same =
+        (x == nullptr && y == nullptr) || (x != nullptr && y != nullptr && x->is_table() &&
+                                           y->is_table() && *x->as_table() == *y->as_table());
+    if (!same) changed.push_back(name);
+  }
+  return changed;
 }
 
 }  // namespace gleaner::cli

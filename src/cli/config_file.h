@@ -73,4 +73,9 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
 // LoadConfig's parse of the file's text; errors call the text `path`.
 core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string& path);
 
+// The top-level sections ([idle], [cost], ...) whose contents differ
+// between two config texts that parse, other than those in `live`, sorted.
+std::vector<std::string> ChangedSections(std::string_view before, std::string_view after,
+                                         const std::vector<std::string>& live);
+
 }  // namespace gleaner::cli

@@ -36,6 +36,9 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void RequestStop(int) { g_stop.store(true); }
 
+std::atomic<bool> g_hangup{false};
+extern "C" void RequestReload(int) { g_hangup.store(true); }
+
 }  // namespace
 
 std::string Hostname() {
@@ -411,8 +414,10 @@ std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,
 
 StopSignal::StopSignal(std::optional<double> for_s) {
   g_stop.store(false);
+  g_hangup.store(false);
   std::signal(SIGINT, RequestStop);
   std::signal(SIGTERM, RequestStop);
+  std::signal(SIGHUP, RequestReload);
   if (for_s) {
     deadline_ = std::thread([seconds = *for_s] {
       const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -429,7 +434,10 @@ StopSignal::~StopSignal() {
   if (deadline_.joinable()) deadline_.join();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGHUP, SIG_DFL);
 }
+
+bool StopSignal::TakeHangup() { return g_hangup.exchange(false); }
 
 const std::atomic<bool>& StopSignal::flag() const { return g_stop; }
 

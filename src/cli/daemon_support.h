@@ -126,7 +126,8 @@ std::unique_ptr<gpu::CudaCheckpoint> OpenCudaForParking(const observe::ParkingCo
                                                         const cluster::Log& log);
 
 // Until SIGINT, SIGTERM or `for_s` seconds: the flag a daemon's loop
-// watches. One per process.
+// watches; and SIGHUP, which asks it to read its config again. One per
+// process.
 class StopSignal {
  public:
   explicit StopSignal(std::optional<double> for_s);
@@ -136,6 +137,8 @@ class StopSignal {
 
   const std::atomic<bool>& flag() const;
   bool stopped() const { return flag().load(); }
+  // Whether SIGHUP came since the last call.
+  static bool TakeHangup();
 
  private:
   std::thread deadline_;

@@ -11,6 +11,7 @@
 #include "cli/governance_commands.h"
 #include "cli/job_commands.h"
 #include "cli/monitor_command.h"
+#include "cli/policy_commands.h"
 #include "cli/profile_command.h"
 #include "cli/sim_command.h"
 #include "cli/sim_cross_command.h"
@@ -41,6 +42,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   const JobCommands job_cmds = AddJobCommands(app, job);
   GovernanceOptions governance;
   const GovernanceCommands governance_cmds = AddGovernanceCommands(app, governance, job);
+  PolicyOptions policy;
+  const PolicyCommands policy_cmds = AddPolicyCommands(app, policy, job);
   // `gleaner --data-dir D <command>` as well as `gleaner <command> --data-dir D`.
   TokenOptions token;
   const TokenCommands token_cmds = AddTokenCommands(app, token);
@@ -93,6 +96,11 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (job_cmds.cancel->parsed()) return RunCancel(job, std::cout, std::cerr);
   if (job_cmds.keep->parsed()) return RunParking(job, false, std::cout, std::cerr);
   if (job_cmds.unpark->parsed()) return RunParking(job, true, std::cout, std::cerr);
+  if (policy_cmds.show->parsed()) return RunPolicyShow(policy, job, std::cout, std::cerr);
+  if (policy_cmds.list->parsed()) return RunPolicyList(job, std::cout, std::cerr);
+  if (policy_cmds.diff->parsed()) return RunPolicyDiff(policy, job, std::cout, std::cerr);
+  if (policy_cmds.apply->parsed()) return RunPolicyApply(policy, job, std::cout, std::cerr);
+  if (policy_cmds.rollback->parsed()) return RunPolicyRollback(policy, job, std::cout, std::cerr);
   if (governance_cmds.events->parsed()) return RunEvents(governance, job, std::cout, std::cerr);
   if (governance_cmds.approvals->parsed()) return RunApprovals(job, std::cout, std::cerr);
   if (governance_cmds.approve->parsed()) {

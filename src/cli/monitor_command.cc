@@ -18,6 +18,7 @@
 #include "agent/sampler.h"
 #include "cli/config_file.h"
 #include "cli/cost_command.h"
+#include "cli/daemon_policy.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
@@ -200,6 +201,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::mutex latest_mu;
   std::optional<agent::HostPass> latest;
   std::unique_ptr<store::SqliteStore> api_store;  // the API threads' own connection
+  std::unique_ptr<DaemonPolicy> policy;           // the policy's versions (gleaner up)
   std::unique_ptr<server::Api> api;
   std::vector<std::unique_ptr<server::HttpServer>> api_servers;
   if (lender) lender->Recover(log);
@@ -211,6 +213,18 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       return kExitFailure;
     }
     api_store = std::move(opened).value();
+    auto policy_store = store::SqliteStore::Open(data_dir + "/gleaner.db");
+    auto config_text = ReadConfigText(config_path);
+    if (!policy_store.ok() || !config_text.ok()) {
+      err << "gleaner: "
+          << (policy_store.ok() ? config_text.status() : policy_store.status()).message() << "\n";
+      return kExitFailure;
+    }
+    policy = std::make_unique<DaemonPolicy>(config_path, std::move(policy_store).value(), clock);
+    if (core::Status s = policy->Start(*config_text, log); !s.ok()) {
+      err << "gleaner: recording the policy: " << s.message() << "\n";
+      return kExitFailure;
+    }
     auto common = DaemonApiOptions(data_dir, config_path, config, api_store.get(), log);
     if (!common.ok()) {
       err << "gleaner: " << common.status().message() << "\n";
@@ -218,6 +232,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     }
     server::ApiOptions api_options = std::move(common).value();
     api_options.limits.max_gpus = host_gpus;
+    api_options.policy_control = policy.get();
     // A submit is placed at once, not at the next pass.
     if (lender) api_options.queue_changed = [&sampler] { sampler.Wake(); };
     api_options.parking = [&parker, &sampler](const std::string& gpu, bool unpark,
@@ -230,9 +245,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     const agent::IdleCostPrices idle_prices =
         IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
                          api_options.cost.catalog, config.cost);
-    api_options.metrics = [&host_metrics, &lender, idle_prices](
+    api_options.metrics = [&host_metrics, &lender, &policy, idle_prices](
                               const std::map<std::string, int64_t>& jobs, bool dcgm) {
       agent::JobCounts counts{jobs, std::nullopt, std::nullopt};
+      counts.policy_version = policy->ActiveVersion();
       if (lender) counts.scheduling_latency = lender->StartLatency();
       if (auto shadow = lender ? lender->Shadow() : std::nullopt) {
         counts.shadow =
@@ -303,6 +319,19 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::optional<StopSignal> stop(std::in_place, options.for_s);
   bool failed = false;
   sampler.Run(stop->flag(), [&](const agent::HostPass& pass, const core::Status& status) {
+    if (policy) {
+      if (StopSignal::TakeHangup()) policy->Reload(log);
+      if (auto next = policy->TakePending()) {
+        const GleanerConfig& c = next->config;
+        api->SetSubmitPolicy(std::make_shared<const server::SubmitPolicy>(
+            server::ProjectMembership(c.projects, c.project_of_user), c.class_rules));
+        sampler.SetLendAllow(c.lend_allow);
+        if (lender) lender->Reconfigure(c.scheduler, c.project_of_user, c.approval_timeout, log);
+        log("policy version " + std::to_string(next->version.version) + " by " +
+            next->version.author + " in effect" +
+            (next->version.note.empty() ? "" : ": " + next->version.note));
+      }
+    }
     if (!status.ok()) {
       log("error: " + status.message());
       failed = failed || pass.snapshots.empty();

@@ -33,13 +33,25 @@ agent::NodeAgentOptions AgentOptionsOf(const LocalClusterOptions& options) {
 LocalCluster::LocalCluster(store::Store& store, agent::Executor& executor, const core::Clock& clock,
                            LocalClusterOptions options, const cluster::Log& log)
     : store_(store),
-      node_(options.node),
-      coordinator_(store, clock, CoordinatorOptionsOf(options), log),
-      agent_(executor, clock, AgentOptionsOf(options),
+      clock_(clock),
+      options_(std::move(options)),
+      coordinator_(std::make_unique<cluster::Coordinator>(store, clock,
+                                                          CoordinatorOptionsOf(options_), log)),
+      agent_(executor, clock, AgentOptionsOf(options_),
              [this](const cluster::AgentReport& report) -> core::Result<cluster::AgentReply> {
-               return coordinator_.HandleReport(
-                   node_, report, log_ ? *log_ : [](const std::string&) {});
+               return coordinator_->HandleReport(
+                   options_.node, report, log_ ? *log_ : [](const std::string&) {});
              }) {}
+
+void LocalCluster::Reconfigure(const sched::SchedulerConfig& scheduler,
+                               const std::map<std::string, std::string>& project_of_user,
+                               core::Duration approval_timeout, const cluster::Log& log) {
+  options_.scheduler = scheduler;
+  options_.project_of_user = project_of_user;
+  options_.approval_timeout = approval_timeout;
+  coordinator_ =
+      std::make_unique<cluster::Coordinator>(store_, clock_, CoordinatorOptionsOf(options_), log);
+}
 
 void LocalCluster::Recover(const cluster::Log& log) {
   // A data directory from before `gleaner up` kept the agent's state file:
@@ -64,7 +76,7 @@ void LocalCluster::Recover(const cluster::Log& log) {
 void LocalCluster::Act(const agent::HostPass& pass, const cluster::Log& log) {
   log_ = &log;
   agent_.Act(pass, log);       // exits, owners' claims and verdicts reach the coordinator
-  coordinator_.Tick(log);      // it places and preempts
+  coordinator_->Tick(log);     // it places and preempts
   agent_.Exchange(pass, log);  // the agent starts what it placed and hears of preemptions
   agent_.Exchange(pass, log);  // signals those, and the store learns of both
   log_ = nullptr;

@@ -54,14 +54,21 @@ class LocalCluster {
   // The GPUs this host's jobs hold, by job (Sampler::WatchLending).
   std::map<core::GpuUuid, agent::LentGpu> LentGpus() const { return agent_.LentGpus(); }
 
+  // A new policy's scheduling rules: the coordinator is made anew with
+  // them and takes up the running jobs from the store, as after a restart.
+  void Reconfigure(const sched::SchedulerConfig& scheduler,
+                   const std::map<std::string, std::string>& project_of_user,
+                   core::Duration approval_timeout, const cluster::Log& log);
+
   // Seconds from submit to start.
-  metrics::Histogram::Snapshot StartLatency() const { return coordinator_.StartLatency(); }
-  std::optional<cluster::ShadowLedger::Totals> Shadow() const { return coordinator_.Shadow(); }
+  metrics::Histogram::Snapshot StartLatency() const { return coordinator_->StartLatency(); }
+  std::optional<cluster::ShadowLedger::Totals> Shadow() const { return coordinator_->Shadow(); }
 
  private:
   store::Store& store_;
-  const std::string node_;
-  cluster::Coordinator coordinator_;
+  const core::Clock& clock_;
+  LocalClusterOptions options_;
+  std::unique_ptr<cluster::Coordinator> coordinator_;
   agent::NodeAgent agent_;
   const cluster::Log* log_ = nullptr;  // the current Act's, for the agent's calls
 };

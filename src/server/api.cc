@@ -27,8 +27,8 @@ core::Result<Caller> Api::Identify(const HttpRequest& request, const Peer& peer)
 namespace {
 
 // What a token must be allowed to do `request`: reading is "read",
-// deciding approvals "approve", managing tokens "admin", anything else
-// that changes something "submit".
+// deciding approvals "approve", managing tokens and the policy "admin",
+// anything else that changes something "submit".
 core::Status WithinScopes(const HttpRequest& request, const std::vector<std::string>& seg,
                           const Caller& caller) {
   std::pair<Scope, const char*> needed = {kScopeSubmit, "submit"};
@@ -36,7 +36,8 @@ core::Status WithinScopes(const HttpRequest& request, const std::vector<std::str
     needed = {kScopeRead, "read"};
   } else if (seg.size() == 4 && seg[1] == "jobs" && (seg[3] == "approve" || seg[3] == "deny")) {
     needed = {kScopeApprove, "approve"};
-  } else if (seg.size() >= 2 && (seg[1] == "tokens" || seg[1] == "agent-tokens")) {
+  } else if (seg.size() >= 2 &&
+             (seg[1] == "tokens" || seg[1] == "agent-tokens" || seg[1] == "policy")) {
     needed = {kScopeAdmin, "admin"};
   }
   if (caller.May(needed.first)) return core::Status::Ok();
@@ -81,6 +82,7 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
   if (seg[1] == "jobs") return jobs_.Handle(request, *caller);
   if (seg[1] == "events" && seg.size() == 2) return jobs_.Events(request, *caller);
   if (seg[1] == "approvals" && seg.size() == 2) return jobs_.Approvals(request, *caller);
+  if (seg[1] == "policy") return policy_.Handle(request, *caller);
   if (seg[1] == "tokens") return tokens_.Handle(request, *caller);
   if (seg[1] == "agent-tokens" && seg.size() == 2) return tokens_.CreateJoinToken(request, *caller);
   if (seg[1] == "cost") {
@@ -103,8 +105,9 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     }
     // The projects whose waiting jobs the caller may decide.
     nlohmann::json approves = nlohmann::json::array();
-    if (options_.submit_policy && caller->May(kScopeApprove)) {
-      for (const std::string& p : options_.submit_policy->projects().ApprovedBy(caller->user)) {
+    const auto policy = submit_policy_.Get();
+    if (policy && caller->May(kScopeApprove)) {
+      for (const std::string& p : policy->projects().ApprovedBy(caller->user)) {
         if (caller->ActsFor(p)) approves.push_back(p);
       }
     }

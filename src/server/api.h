@@ -13,6 +13,7 @@
 #include "server/history_api.h"
 #include "server/http_server.h"
 #include "server/job_api.h"
+#include "server/policy_api.h"
 #include "server/token_api.h"
 
 namespace gleaner::server {
@@ -47,6 +48,9 @@ struct ApiOptions {
   // What each submit must satisfy (its project, its class's rules);
   // null: a well-formed spec is enough.
   std::shared_ptr<const SubmitPolicy> submit_policy;
+  // Applies policy versions (POST /v1/policy); null: none are kept here.
+  // It must outlive the API.
+  PolicyControl* policy_control = nullptr;
   // Hears of jobs that wait for an approver, and of the decisions (the
   // alert webhook's); empty: the log and the API only.
   NotifyApproval notify_approval;
@@ -68,10 +72,12 @@ class Api {
   Api(store::Store& store, const core::Clock& clock, ApiOptions options)
       : options_(std::move(options)),
         jobs_store_(store),
+        submit_policy_(options_.submit_policy),
         jobs_(store, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir,
-              options_.queue_changed, options_.remote_logs, options_.submit_policy.get(),
+              options_.queue_changed, options_.remote_logs, &submit_policy_,
               options_.notify_approval),
-        tokens_(store, store_mu_, clock, options_.uid_of, options_.tokens) {
+        tokens_(store, store_mu_, clock, options_.uid_of, options_.tokens),
+        policy_(store, store_mu_, options_.policy_control) {
     if (options_.observations != nullptr) {
       cost_.emplace(*options_.observations, store_mu_, clock, std::move(options_.cost));
       history_.emplace(*options_.observations, store_mu_, clock);
@@ -79,6 +85,12 @@ class Api {
   }
 
   HttpResponse Handle(const HttpRequest& request, const Peer& peer);
+
+  // A new policy version's rules for submits and approvals, from the next
+  // request on.
+  void SetSubmitPolicy(std::shared_ptr<const SubmitPolicy> policy) {
+    submit_policy_.Set(std::move(policy));
+  }
 
  private:
   core::Result<Caller> Identify(const HttpRequest& request, const Peer& peer);
@@ -88,8 +100,10 @@ class Api {
   std::mutex store_mu_;
   ApiOptions options_;
   store::JobStore& jobs_store_;
+  SubmitPolicySlot submit_policy_;
   JobApi jobs_;
   TokenApi tokens_;
+  PolicyApi policy_;
   std::optional<CostApi> cost_;
   std::optional<HistoryApi> history_;
 };

@@ -13,13 +13,14 @@ using nlohmann::json;
 bool ApprovalApi::MayDecide(const Caller& caller, const store::JobRecord& job) const {
   if (!caller.ActsFor(job.spec.project)) return false;
   if (caller.admin()) return true;
-  return policy_ != nullptr && policy_->MayApprove(caller, job.spec.project);
+  const auto policy = policy_ != nullptr ? policy_->Get() : nullptr;
+  return policy != nullptr && policy->MayApprove(caller, job.spec.project);
 }
 
 std::vector<std::string> ApprovalApi::Concerned(const store::JobRecord& job) const {
   std::vector<std::string> users = {job.user};
-  if (policy_ != nullptr) {
-    for (const std::string& a : policy_->projects().ApproverNames(job.spec.project)) {
+  if (const auto policy = policy_ != nullptr ? policy_->Get() : nullptr) {
+    for (const std::string& a : policy->projects().ApproverNames(job.spec.project)) {
       if (std::find(users.begin(), users.end(), a) == users.end()) users.push_back(a);
     }
   }
@@ -73,7 +74,8 @@ HttpResponse ApprovalApi::Decide(const HttpRequest& request, const Caller& calle
   const std::string verb = approve ? "approve" : "deny";
   if (caller.anonymous) return ErrorResponse(core::Unauthenticated(verb + " needs a token"));
   if (!MayDecide(caller, job)) {
-    const std::string who = policy_ != nullptr ? policy_->ApproversOf(job.spec.project) : "root";
+    const auto policy = policy_ != nullptr ? policy_->Get() : nullptr;
+    const std::string who = policy != nullptr ? policy->ApproversOf(job.spec.project) : "root";
     return ErrorResponse(core::PermissionDenied(
         caller.user + " may not " + verb + " job " + std::to_string(job.id) + ": only " + who +
         " may" + (job.spec.project.empty() ? "" : " (project " + job.spec.project + ")")));

@@ -34,7 +34,7 @@ using NotifyApproval = std::function<void(const ApprovalNotice&)>;
 class ApprovalApi {
  public:
   ApprovalApi(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
-              const SubmitPolicy* policy, NotifyApproval notify,
+              const SubmitPolicySlot* policy, NotifyApproval notify,
               std::function<void()> queue_changed)
       : jobs_(jobs),
         store_mu_(store_mu),
@@ -56,7 +56,7 @@ class ApprovalApi {
   store::JobStore& jobs_;
   std::mutex& store_mu_;
   const core::Clock& clock_;
-  const SubmitPolicy* policy_;  // null: only root decides
+  const SubmitPolicySlot* policy_;  // null: only root decides
   NotifyApproval notify_;
   std::function<void()> queue_changed_;
 };

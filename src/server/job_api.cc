@@ -46,8 +46,8 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   auto spec = sched::JobSpecFromJson(body);
   if (!spec.ok()) return ErrorResponse(spec.status());
   std::string approval;
-  if (policy_ != nullptr) {
-    auto admitted = policy_->Admit(caller, &*spec);
+  if (const auto policy = policy_ != nullptr ? policy_->Get() : nullptr) {
+    auto admitted = policy->Admit(caller, &*spec);
     if (!admitted.ok()) return ErrorResponse(admitted.status());
     approval = std::move(admitted).value();
   }

@@ -55,7 +55,7 @@ class JobApi {
   JobApi(store::Store& store, std::mutex& store_mu, const core::Clock& clock,
          sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir,
          std::function<void()> queue_changed = {}, RemoteLogs remote_logs = {},
-         const SubmitPolicy* policy = nullptr, NotifyApproval notify = {})
+         const SubmitPolicySlot* policy = nullptr, NotifyApproval notify = {})
       : jobs_(store),
         store_mu_(store_mu),
         batcher_(store, store_mu, clock, submit_limits),
@@ -94,7 +94,7 @@ class JobApi {
   std::string log_dir_;
   std::function<void()> queue_changed_;
   RemoteLogs remote_logs_;
-  const SubmitPolicy* policy_;  // null: a well-formed spec is enough
+  const SubmitPolicySlot* policy_;  // null: a well-formed spec is enough
   EventApi events_;
   ApprovalApi approvals_;
 };

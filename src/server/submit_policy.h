@@ -1,6 +1,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +60,26 @@ class SubmitPolicy {
   ProjectMembership projects_;
   std::map<sched::PriorityClass, ClassRule> classes_;
   GroupsOf groups_of_;
+};
+
+// The submit policy in force, swapped whole when a new policy version is
+// applied: a submit uses the one it read, from start to end. Thread-safe.
+class SubmitPolicySlot {
+ public:
+  explicit SubmitPolicySlot(std::shared_ptr<const SubmitPolicy> policy)
+      : policy_(std::move(policy)) {}
+  std::shared_ptr<const SubmitPolicy> Get() const {
+    std::lock_guard lock(mu_);
+    return policy_;
+  }
+  void Set(std::shared_ptr<const SubmitPolicy> policy) {
+    std::lock_guard lock(mu_);
+    policy_ = std::move(policy);
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const SubmitPolicy> policy_;  // null: a well-formed spec is enough
 };
 
 }  // namespace gleaner::server

@@ -2,6 +2,7 @@
 // group, a real daemon on simulated GPUs, the CLI and the API.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -169,6 +170,114 @@ TEST(GovernanceBinaryTest, ShadowModeStartsNothingAndSaysWhatWouldHaveRun) {
   EXPECT_THAT(metrics->second, HasSubstr("gleaner_shadow_would_run_gpus 1\n"));
   EXPECT_THAT(metrics->second, HasSubstr("gleaner_shadow_would_harvest_gpu_seconds_total "));
   Gleaner("--data-dir " + data + " cancel 1");
+}
+
+// The policy's versions: a bad policy changes nothing, a good one takes
+// effect without a restart (here: critical jobs start waiting for
+// approval), a rollback brings the previous one back, and SIGHUP reads a
+// changed gleaner.toml; each is a version, in the history and /metrics.
+TEST(GovernanceBinaryTest, PolicyVersionsApplyRollBackAndReloadWithoutARestart) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to create a user";
+  testing::ThrowawayUser user("glpolicy");
+  ASSERT_TRUE(user.ok());
+  testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all |
+                                               std::filesystem::perms::group_exec |
+                                               std::filesystem::perms::others_exec);
+  const std::string data = (dir.path() / "state").string();
+  const std::string first = "[sampling]\ninterval_s = 0.2\n";
+  const std::string config = dir.Write("g.toml", first);
+  const testing::SharedGleaner shared;
+  const std::string up_log = (dir.path() / "up.log").string();
+  const std::string pid_file = (dir.path() / "up.pid").string();
+  std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
+               config + " --for 60 >" + up_log + " 2>&1 & echo $! >" + pid_file)
+                  .c_str());
+  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto root = [&](const std::string& args) {
+    return Gleaner("--data-dir " + data + " " + args);
+  };
+  const auto waits = [&] {  // whether the user's next critical job waits for approval
+    const Outcome o = testing::RunBinary(
+        shared.path(), "--data-dir " + data + " submit --priority-class critical -- true",
+        "cd /tmp && runuser -u " + user.name() + " --");
+    EXPECT_EQ(o.rc, 0) << o.err;
+    const json jobs = json::parse(root("queue --all --json").out)["jobs"];
+    return !jobs.empty() && jobs.back()["state"] == "pending_approval";
+  };
+  const auto in_effect = [&](int version) {
+    const std::string line = "policy version " + std::to_string(version) + " by ";
+    for (int i = 0; i < 200; ++i) {
+      if (testing::Slurp(up_log).find(line) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+
+  const Outcome shown = root("policy show");
+  ASSERT_EQ(shown.rc, 0) << shown.err << testing::Slurp(up_log);
+  EXPECT_THAT(shown.out, HasSubstr("# policy version 1, applied "));
+  EXPECT_THAT(shown.out, HasSubstr("by gleaner.toml: " + config + " at the first start"));
+  EXPECT_THAT(shown.out, HasSubstr("interval_s = 0.2"));
+  EXPECT_FALSE(waits());
+
+  const std::string bad =
+      dir.Write("bad.toml", first + "[rules.class.critical]\napproval = \"sometimes\"\n");
+  const Outcome refused = root("policy apply " + bad);
+  EXPECT_NE(refused.rc, 0);
+  EXPECT_THAT(refused.err, HasSubstr(bad + ":4:"));
+  EXPECT_THAT(refused.err, HasSubstr("expected \"never\", \"over_limit\""));
+  EXPECT_THAT(root("policy show").out, HasSubstr("# policy version 1,"));
+  EXPECT_EQ(testing::Slurp(config), first);
+
+  const std::string strict = first + "[rules.class.critical]\napproval = \"always\"\n";
+  const std::string good = dir.Write("good.toml", strict + "[ui]\nanonymous_read = false\n");
+  const Outcome applied = root("policy apply " + good + " --note 'critical work needs a yes'");
+  ASSERT_EQ(applied.rc, 0) << applied.err;
+  EXPECT_EQ(applied.out,
+            "applied: policy version 2 is running; [ui] changed and take effect at the next "
+            "restart\n");
+  ASSERT_TRUE(in_effect(2)) << testing::Slurp(up_log);
+  EXPECT_TRUE(waits());                                     // without a restart
+  EXPECT_EQ(testing::Slurp(config), testing::Slurp(good));  // a restart runs it too
+  const Outcome diff = root("policy diff 1");
+  EXPECT_THAT(diff.out, HasSubstr("--- version 2 (running)\n+++ version 1\n"));
+  EXPECT_THAT(diff.out, HasSubstr("- approval = \"always\"\n"));
+
+  const Outcome back = root("policy rollback");
+  ASSERT_EQ(back.rc, 0) << back.err;
+  EXPECT_EQ(back.out,
+            "rolled back: policy version 3 is running; [ui] changed and take effect at the "
+            "next restart\n");
+  ASSERT_TRUE(in_effect(3));
+  EXPECT_FALSE(waits());
+  EXPECT_EQ(testing::Slurp(config), first);
+  EXPECT_THAT(root("policy rollback 9").err, HasSubstr("no policy version 9"));
+
+  dir.Write("g.toml", strict);
+  ASSERT_EQ(kill(std::stoi(testing::Slurp(pid_file)), SIGHUP), 0);
+  ASSERT_TRUE(in_effect(4)) << testing::Slurp(up_log);
+  EXPECT_TRUE(waits());
+
+  const Outcome listed = root("policy list");
+  EXPECT_THAT(listed.out, HasSubstr("4 *"));
+  EXPECT_THAT(listed.out, HasSubstr("rollback to version 1"));
+  EXPECT_THAT(listed.out, HasSubstr("critical work needs a yes"));
+  const json rolled = json::parse(root("events --kind policy_rolled_back --json").out);
+  ASSERT_EQ(rolled["events"].size(), 1u);
+  EXPECT_EQ(rolled["events"][0]["actor"], "root");
+  server::Endpoint api;
+  api.unix_path = data + "/gleaner.sock";
+  auto metrics = server::HttpCall(api, "GET", "/metrics", "");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_THAT(metrics->second, HasSubstr("gleaner_policy_version 4\n"));
+  const Outcome nosy = testing::RunBinary(shared.path(), "--data-dir " + data + " policy show",
+                                          "cd /tmp && runuser -u " + user.name() + " --");
+  EXPECT_NE(nosy.rc, 0);
+  EXPECT_THAT(nosy.err, HasSubstr("only root reads and changes the policy"));
+  kill(std::stoi(testing::Slurp(pid_file)), SIGTERM);
 }
 
 }  // namespace

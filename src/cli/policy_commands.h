@@ -1,0 +1,45 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "cli/job_commands.h"
+
+namespace gleaner::cli {
+
+// `gleaner policy show|list|diff|apply|rollback` (docs/policy.md): the
+// running gleaner's policy versions, through its API, as root.
+struct PolicyOptions {
+  int64_t version = 0;            // show, rollback: which (0: the running one / the one before)
+  std::vector<std::string> what;  // diff: FILE or VERSION, once or twice
+  std::string file;               // apply
+  std::string note;               // apply, rollback: why
+};
+
+struct PolicyCommands {
+  CLI::App* show;
+  CLI::App* list;
+  CLI::App* diff;
+  CLI::App* apply;
+  CLI::App* rollback;
+};
+
+PolicyCommands AddPolicyCommands(CLI::App& app, PolicyOptions& options, JobOptions& api);
+
+int RunPolicyShow(const PolicyOptions& options, const JobOptions& api, std::ostream& out,
+                  std::ostream& err);
+int RunPolicyList(const JobOptions& api, std::ostream& out, std::ostream& err);
+int RunPolicyDiff(const PolicyOptions& options, const JobOptions& api, std::ostream& out,
+                  std::ostream& err);
+int RunPolicyApply(const PolicyOptions& options, const JobOptions& api, std::ostream& out,
+                   std::ostream& err);
+int RunPolicyRollback(const PolicyOptions& options, const JobOptions& api, std::ostream& out,
+                      std::ostream& err);
+
+// The lines that differ between `before` and `after`, with two lines of
+// context: "- " removed, "+ " added, "  " kept; "" when they are the same.
+std::string LineDiff(const std::string& before, const std::string& after);
+
+}  // namespace gleaner::cli
