@@ -101,6 +101,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (policy_cmds.diff->parsed()) return RunPolicyDiff(policy, job, std::cout, std::cerr);
   if (policy_cmds.apply->parsed()) return RunPolicyApply(policy, job, std::cout, std::cerr);
   if (policy_cmds.rollback->parsed()) return RunPolicyRollback(policy, job, std::cout, std::cerr);
+  if (policy_cmds.dry_run->parsed()) return RunPolicyDryRun(policy, job, std::cout, std::cerr);
   if (governance_cmds.events->parsed()) return RunEvents(governance, job, std::cout, std::cerr);
   if (governance_cmds.approvals->parsed()) return RunApprovals(job, std::cout, std::cerr);
   if (governance_cmds.approve->parsed()) {

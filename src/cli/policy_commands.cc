@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -9,7 +10,11 @@
 
 #include "cli/api_client.h"
 #include "cli/exit_codes.h"
+#include "cli/gpu_source.h"
+#include "cli/policy_dry_run.h"
 #include "core/json_depth.h"
+#include "server/event_api.h"
+#include "store/sqlite_store.h"
 
 namespace gleaner::cli {
 
@@ -146,7 +151,14 @@ PolicyCommands AddPolicyCommands(CLI::App& app, PolicyOptions& p, JobOptions& o)
   for (CLI::App* cmd : {c.apply, c.rollback}) {
     cmd->add_option("--note", p.note, "Why, for the history");
   }
-  for (CLI::App* cmd : {c.show, c.list, c.diff, c.apply, c.rollback}) {
+  c.dry_run = policy->add_subcommand(
+      "dry-run", "Replay this site's recorded history under the running policy and under FILE");
+  c.dry_run->add_option("file", p.file, "The candidate gleaner.toml")->required();
+  c.dry_run->add_option("--since", p.since, "How much history: 24h, 7d, 30d")
+      ->capture_default_str();
+  c.dry_run->add_option("--config", p.config,
+                        "The running policy's file (default: DATA_DIR/gleaner.toml)");
+  for (CLI::App* cmd : {c.show, c.list, c.diff, c.apply, c.rollback, c.dry_run}) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.data_dir, "Where `gleaner up` keeps its state");
   }
@@ -234,6 +246,33 @@ int RunPolicyApply(const PolicyOptions& p, const JobOptions& o, std::ostream& ou
   return CallApi(
       *api, o.token, "POST", "/v1/policy", body.dump(), o.json,
       [](const json& j) { return AppliedText(j, "applied"); }, out, err);
+}
+
+int RunPolicyDryRun(const PolicyOptions& p, const JobOptions& o, std::ostream& out,
+                    std::ostream& err) {
+  auto age = server::ParseAge(p.since);
+  if (!age.ok()) return Fail(err, core::InvalidArgument("--" + age.status().message()));
+  const std::string running = ConfigPath(DataDir(o.data_dir), p.config);
+  auto current = LoadConfig(running, false);
+  if (!current.ok()) return Fail(err, current.status());
+  auto text = ReadFile(p.file);
+  if (!text.ok()) return Fail(err, text.status());
+  auto candidate = ParseConfig(*text, p.file);
+  if (!candidate.ok()) return Fail(err, candidate.status());
+  const std::string db = DataDir(o.data_dir) + "/gleaner.db";
+  if (!std::filesystem::exists(db)) {
+    return Fail(err, core::NotFound("no history in " + DataDir(o.data_dir) +
+                                    ": run gleaner up there first (or pass --data-dir)"));
+  }
+  auto store = store::SqliteStore::Open(db);
+  if (!store.ok()) return Fail(err, store.status());
+  const core::TimePoint now = core::RealClock().Now();
+  auto run = RunDryRun(**store, *current, *candidate, now - *age, now);
+  if (!run.ok()) return Fail(err, run.status());
+  run->current_name = "running (" + running + ")";
+  run->candidate_name = p.file;
+  out << (o.json ? DryRunJson(*run).dump(2) : DryRunText(*run)) << "\n";
+  return kExitOk;
 }
 
 int RunPolicyRollback(const PolicyOptions& p, const JobOptions& o, std::ostream& out,

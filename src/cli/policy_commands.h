@@ -16,6 +16,8 @@ struct PolicyOptions {
   std::vector<std::string> what;  // diff: FILE or VERSION, once or twice
   std::string file;               // apply
   std::string note;               // apply, rollback: why
+  std::string since = "30d";      // dry-run: how much history
+  std::string config;             // dry-run: the running policy's file (default DATA_DIR/gleaner.toml)
 };
 
 struct PolicyCommands {
@@ -24,6 +26,7 @@ struct PolicyCommands {
   CLI::App* diff;
   CLI::App* apply;
   CLI::App* rollback;
+  CLI::App* dry_run;
 };
 
 PolicyCommands AddPolicyCommands(CLI::App& app, PolicyOptions& options, JobOptions& api);
@@ -35,6 +38,10 @@ int RunPolicyDiff(const PolicyOptions& options, const JobOptions& api, std::ostr
                   std::ostream& err);
 int RunPolicyApply(const PolicyOptions& options, const JobOptions& api, std::ostream& out,
                    std::ostream& err);
+// Replays the site's recorded history under the running policy and under
+// FILE, side by side (docs/policy.md#dry-run); reads the store itself.
+int RunPolicyDryRun(const PolicyOptions& options, const JobOptions& api, std::ostream& out,
+                    std::ostream& err);
 int RunPolicyRollback(const PolicyOptions& options, const JobOptions& api, std::ostream& out,
                       std::ostream& err);
 

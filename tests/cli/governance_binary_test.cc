@@ -280,5 +280,54 @@ TEST(GovernanceBinaryTest, PolicyVersionsApplyRollBackAndReloadWithoutARestart) 
   kill(std::stoi(testing::Slurp(pid_file)), SIGTERM);
 }
 
+// The periodic evaluation: the store of a demo run replayed under the
+// running policy and a candidate that judges a GPU idle after 30 s rather
+// than 5 minutes. A history too short to say anything is refused with
+// what to do. The run lasts past a minute's end; stopping stores the
+// minute under way too.
+TEST(GovernanceBinaryTest, ADryRunComparesTwoPoliciesOnTheSitesOwnHistory) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const std::string config = dir.Write("g.toml", "[sampling]\ninterval_s = 0.5\n");
+  const std::string candidate = dir.Write(
+      "sooner.toml", "[sampling]\ninterval_s = 0.5\n[idle]\nidle_after_s = 30\n");
+  const std::string args = "--data-dir " + data + " policy dry-run " + candidate + " --config " +
+                           config + " --since 1h";
+  EXPECT_THAT(Gleaner(args).err, HasSubstr("no history in " + data));
+  const std::string pid_file = (dir.path() / "up.pid").string();
+  std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
+               config + " --listen none --for 62 >/dev/null 2>&1 & echo $! >" + pid_file)
+                  .c_str());
+  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Gleaner("--data-dir " + data + " submit --expected-runtime 120 -- sleep 1").rc, 0);
+  const Outcome early = Gleaner(args);
+  EXPECT_NE(early.rc, 0);
+  EXPECT_THAT(early.err, HasSubstr("a dry-run needs at least 2: let gleaner up watch longer"));
+  const int daemon = std::stoi(testing::Slurp(pid_file));
+  for (int i = 0; i < 900 && kill(daemon, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const Outcome run = Gleaner(args + " --json");
+  ASSERT_EQ(run.rc, 0) << run.err;
+  const json doc = json::parse(run.out);
+  EXPECT_EQ(doc["gpus"], 8);
+  EXPECT_GE(doc["gpu_minutes"].get<int>(), 16);
+  EXPECT_EQ(doc["jobs"], 1);
+  EXPECT_EQ(doc["candidate"]["policy"], candidate);
+  EXPECT_THAT(doc["current"]["policy"].get<std::string>(), HasSubstr(config));
+  // In a minute or two of history nothing is quiet for 5 minutes: the
+  // running policy lends nothing. The candidate lends the demo's quiet
+  // GPUs, and the job (a second, as it ran) finishes.
+  EXPECT_EQ(doc["current"]["jobs_finished"], 0);
+  EXPECT_EQ(doc["current"]["harvested_gpu_hours"].get<double>(), 0);
+  EXPECT_EQ(doc["candidate"]["jobs_finished"], 1);
+  EXPECT_GT(doc["candidate"]["harvested_gpu_hours"].get<double>(), 0);
+  const Outcome text = Gleaner(args);
+  EXPECT_THAT(text.out, HasSubstr("dry-run on this site's history: "));
+  EXPECT_THAT(text.out, HasSubstr("harvested GPU-hours"));
+}
+
 }  // namespace
 }  // namespace gleaner
