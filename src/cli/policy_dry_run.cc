@@ -24,9 +24,8 @@ sim::OwnerSegment OwnerOf(const observe::MinuteRollup& m) {
   s.owner_process = !m.users.empty();
   const bool only_jobs = !s.owner_process && m.harvested > core::Duration{};
   s.utilization_pct = only_jobs ? 0 : m.utilization_mean_pct;
-  s.memory_bytes = s.owner_process && m.memory_used_max
-                       ? static_cast<int64_t>(m.memory_used_max->count())
-                       : 0;
+  s.memory_bytes =
+      s.owner_process && m.memory_used_max ? static_cast<int64_t>(m.memory_used_max->count()) : 0;
   return s;
 }
 
@@ -71,7 +70,8 @@ core::Result<SiteScenario> SiteScenarioFromStore(store::Store& store, core::Time
   t.from_counts = false;
   t.start_s = Seconds(minutes.front().minute);
   t.end_s = t.start_s;
-  for (const observe::MinuteRollup& m : minutes) t.end_s = std::max(t.end_s, Seconds(m.minute) + 60);
+  for (const observe::MinuteRollup& m : minutes)
+    t.end_s = std::max(t.end_s, Seconds(m.minute) + 60);
   for (size_t i = 0; i < gpus.size(); ++i) {
     if (i == 0 || gpus[i].host != gpus[i - 1].host) t.node_gpus.push_back(0);
     ++t.node_gpus.back();
@@ -176,12 +176,10 @@ core::Result<DryRun> RunDryRun(store::Store& store, const GleanerConfig& current
                                core::TimePoint to) {
   DryRun run;
   GLEANER_ASSIGN_OR_RETURN(run.scenario, SiteScenarioFromStore(store, from, to));
-  GLEANER_ASSIGN_OR_RETURN(run.current,
-                           sim::RunHarvest(run.scenario.owner, run.scenario.queue,
-                                           HarvestConfigOf(current)));
-  GLEANER_ASSIGN_OR_RETURN(run.candidate,
-                           sim::RunHarvest(run.scenario.owner, run.scenario.queue,
-                                           HarvestConfigOf(candidate)));
+  GLEANER_ASSIGN_OR_RETURN(run.current, sim::RunHarvest(run.scenario.owner, run.scenario.queue,
+                                                        HarvestConfigOf(current)));
+  GLEANER_ASSIGN_OR_RETURN(run.candidate, sim::RunHarvest(run.scenario.owner, run.scenario.queue,
+                                                          HarvestConfigOf(candidate)));
   return run;
 }
 
@@ -194,7 +192,7 @@ struct Figures {
   int64_t preemptions = 0;
   double owner_delay_h = 0;
   int64_t finished = 0;
-  double mean_wait_s = 0;  // of the jobs that started
+  std::optional<double> mean_wait_s;  // of the jobs that started; none started: unset
   std::map<std::string, std::pair<int64_t, double>> projects;  // jobs started, GPU-hours run
 };
 
@@ -218,7 +216,7 @@ Figures FiguresOf(const sim::HarvestResult& r, const SiteScenario& s) {
     const int64_t end = o.end_s >= 0 ? o.end_s : s.owner.end_s;
     p.second += static_cast<double>((end - o.first_start_s) * s.queue[i].gpus) / 3600;
   }
-  f.mean_wait_s = started > 0 ? waited / static_cast<double>(started) : 0;
+  if (started > 0) f.mean_wait_s = waited / static_cast<double>(started);
   return f;
 }
 
@@ -237,19 +235,17 @@ std::string DryRunText(const DryRun& run) {
   const Figures b = FiguresOf(run.candidate, run.scenario);
   const sim::OwnerTimeline& t = run.scenario.owner;
   char line[256];
-  std::string out = "dry-run on this site's history: " +
-                    core::FormatDuration(core::Seconds(t.end_s - t.start_s)) + ", " +
-                    std::to_string(t.gpu_count()) + " GPU(s), " +
-                    std::to_string(run.scenario.minutes) + " GPU-minutes; " +
-                    std::to_string(run.scenario.queue.size()) +
-                    (run.scenario.synthetic_queue
-                         ? " synthetic jobs (none was submitted in the span)"
-                         : " jobs submitted") +
-                    (run.scenario.jobs_left_out > 0
-                         ? " (" + std::to_string(run.scenario.jobs_left_out) +
-                               " left out: length unknown, or larger than a host)"
-                         : "") +
-                    "\n\n";
+  std::string out =
+      "dry-run on this site's history: " +
+      core::FormatDuration(core::Seconds(t.end_s - t.start_s)) + ", " +
+      std::to_string(t.gpu_count()) + " GPU(s), " + std::to_string(run.scenario.minutes) +
+      " GPU-minutes; " + std::to_string(run.scenario.queue.size()) +
+      (run.scenario.synthetic_queue ? " synthetic jobs (none was submitted in the span)"
+                                    : " job(s) submitted") +
+      (run.scenario.jobs_left_out > 0 ? " (" + std::to_string(run.scenario.jobs_left_out) +
+                                            " left out: length unknown, or larger than a host)"
+                                      : "") +
+      "\n\n";
   std::snprintf(line, sizeof line, "%-26s %-22s %s\n", "", run.current_name.c_str(),
                 run.candidate_name.c_str());
   out += line;
@@ -269,7 +265,14 @@ std::string DryRunText(const DryRun& run) {
   row("lost GPU-hours", a.lost_h, b.lost_h, "%.3g");
   row("owners waited, GPU-hours", a.owner_delay_h, b.owner_delay_h, "%.3g");
   row("jobs finished", static_cast<double>(a.finished), static_cast<double>(b.finished), "%.0f");
-  row("mean wait, minutes", a.mean_wait_s / 60, b.mean_wait_s / 60, "%.1f");
+  const auto minutes = [](const std::optional<double>& s) {
+    char text[32] = "-";
+    if (s) std::snprintf(text, sizeof text, "%.1f", *s / 60);
+    return std::string(text);
+  };
+  std::snprintf(line, sizeof line, "%-26s %-22s %s\n", "mean wait, minutes",
+                minutes(a.mean_wait_s).c_str(), minutes(b.mean_wait_s).c_str());
+  out += line;
   out += "\nper project: jobs started, GPU-hours run\n";
   for (const auto& [project, x] : a.projects) {
     const auto y = b.projects.at(project);
@@ -290,15 +293,17 @@ nlohmann::ordered_json DryRunJson(const DryRun& run) {
     for (const auto& [p, v] : f.projects) {
       projects[p] = {{"jobs_started", v.first}, {"gpu_hours", v.second}};
     }
-    return nlohmann::ordered_json{{"policy", name},
-                                  {"harvested_gpu_hours", f.harvested_h},
-                                  {"owner_returns", f.owner_returns},
-                                  {"preemptions", f.preemptions},
-                                  {"lost_gpu_hours", f.lost_h},
-                                  {"owner_delay_gpu_hours", f.owner_delay_h},
-                                  {"jobs_finished", f.finished},
-                                  {"mean_wait_s", f.mean_wait_s},
-                                  {"projects", projects}};
+    return nlohmann::ordered_json{
+        {"policy", name},
+        {"harvested_gpu_hours", f.harvested_h},
+        {"owner_returns", f.owner_returns},
+        {"preemptions", f.preemptions},
+        {"lost_gpu_hours", f.lost_h},
+        {"owner_delay_gpu_hours", f.owner_delay_h},
+        {"jobs_finished", f.finished},
+        {"mean_wait_s",
+         f.mean_wait_s ? nlohmann::ordered_json(*f.mean_wait_s) : nlohmann::ordered_json(nullptr)},
+        {"projects", projects}};
   };
   const sim::OwnerTimeline& t = run.scenario.owner;
   return {{"span_s", t.end_s - t.start_s},

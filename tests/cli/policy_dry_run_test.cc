@@ -84,7 +84,7 @@ TEST(PolicyDryRunTest, ACandidateThatJudgesSoonerLendsMoreOfTheSameHistory) {
   run->candidate_name = "new.toml";
   const std::string text = DryRunText(*run);
   EXPECT_THAT(text, HasSubstr("dry-run on this site's history: 1h00m, 2 GPU(s), 120 GPU-minutes; "
-                              "3 jobs submitted"));
+                              "3 job(s) submitted"));
   EXPECT_THAT(text, HasSubstr("jobs finished"));
   EXPECT_THAT(text, HasSubstr("  vision "));
   EXPECT_EQ(DryRunJson(*run)["candidate"]["jobs_finished"], 3);
