@@ -17,7 +17,7 @@ struct PolicyOptions {
   std::string file;               // apply
   std::string note;               // apply, rollback: why
   std::string since = "30d";      // dry-run: how much history
-  std::string config;             // dry-run: the running policy's file (default DATA_DIR/gleaner.toml)
+  std::string config;  // dry-run: the running policy's file (default DATA_DIR/gleaner.toml)
 };
 
 struct PolicyCommands {

@@ -10,7 +10,10 @@ void Housekeeping::Tick(store::Store& store, core::TimePoint now, const Log& log
   if (last_ && now - *last_ < core::Seconds(60)) return;
   last_ = now;
   ExpireApprovals(store, now, log);
-  if (last_prune_ && now - *last_prune_ < core::Seconds(3600)) return;
+  // Hourly, the first an hour after start: a daemon's first passes are
+  // for its GPUs.
+  if (!last_prune_) last_prune_ = now;
+  if (now - *last_prune_ < core::Seconds(3600)) return;
   last_prune_ = now;
   auto pruned = store.PruneEvents(now - history_retention_);
   if (!pruned.ok()) log("history: " + pruned.status().message());

@@ -7,9 +7,10 @@
 namespace gleaner::cluster {
 
 // The store's chores that no request triggers: jobs that waited for an
-// approver longer than the approval timeout are cancelled as expired, and
-// events older than the history's retention are dropped. Done at most
-// once a minute, however often it is asked. Not thread-safe.
+// approver longer than the approval timeout are cancelled as expired
+// (looked for at most once a minute, however often it is asked), and
+// events older than the history's retention are dropped (hourly). Not
+// thread-safe.
 class Housekeeping {
  public:
   Housekeeping(core::Duration approval_timeout, core::Duration history_retention)

@@ -19,14 +19,10 @@ constexpr int64_t kMaxEventPage = 1000;
 nlohmann::json EventToJson(const store::EventRecord& e) {
   json gpus = json::array();
   for (const core::GpuUuid& g : e.gpus) gpus.push_back(g.str());
-  return {{"id", e.id},
-          {"at", observe::Rfc3339(e.at)},
-          {"kind", e.kind},
-          {"job", e.job ? json(*e.job) : json(nullptr)},
-          {"user", e.user},
-          {"actor", e.actor},
-          {"gpus", gpus},
-          {"detail", e.detail}};
+  return {{"id", e.id},     {"at", observe::Rfc3339(e.at)},
+          {"kind", e.kind}, {"job", e.job ? json(*e.job) : json(nullptr)},
+          {"user", e.user}, {"actor", e.actor},
+          {"gpus", gpus},   {"detail", e.detail}};
 }
 
 core::Result<core::Duration> ParseAge(const std::string& text) {

@@ -40,8 +40,8 @@ core::Result<store::JobQuery> ParseJobListQuery(const std::map<std::string, std:
     if (!all.empty()) return core::InvalidArgument("give all=1 or state=..., not both");
     GLEANER_ASSIGN_OR_RETURN(q.states, ParseStates(QueryValue(query, "state")));
   } else if (all.empty()) {
-    q.states = {store::JobState::kPendingApproval, store::JobState::kQueued,
-                store::JobState::kHeld, store::JobState::kRunning, store::JobState::kVacating};
+    q.states = {store::JobState::kPendingApproval, store::JobState::kQueued, store::JobState::kHeld,
+                store::JobState::kRunning, store::JobState::kVacating};
   }
   q.user = QueryValue(query, "user");
   if (query.contains("user") && q.user.empty()) {

@@ -75,9 +75,9 @@ std::vector<std::string> ProjectMembership::ProjectsOf(const std::string& user) 
 }
 
 const ProjectRule* ProjectMembership::Find(const std::string& project) const {
-  const auto it = std::lower_bound(
-      projects_.begin(), projects_.end(), project,
-      [](const ProjectRule& p, const std::string& name) { return p.name < name; });
+  const auto it =
+      std::lower_bound(projects_.begin(), projects_.end(), project,
+                       [](const ProjectRule& p, const std::string& name) { return p.name < name; });
   return it != projects_.end() && it->name == project ? &*it : nullptr;
 }
 

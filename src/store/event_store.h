@@ -40,8 +40,8 @@ struct EventQuery {
   std::string user;
   std::string kind;
   std::optional<core::TimePoint> since;
-  int64_t after = 0;   // only events with a greater id
-  int64_t limit = 0;   // every match when 0
+  int64_t after = 0;  // only events with a greater id
+  int64_t limit = 0;  // every match when 0
 };
 
 // The event a job's move from `from` to `to` is recorded as, unless the

@@ -25,8 +25,9 @@ std::string_view JobStateName(JobState s) {
 }
 
 std::optional<JobState> ParseJobState(std::string_view name) {
-  for (JobState s : {JobState::kPendingApproval, JobState::kQueued, JobState::kHeld, JobState::kRunning, JobState::kVacating,
-                     JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
+  for (JobState s :
+       {JobState::kPendingApproval, JobState::kQueued, JobState::kHeld, JobState::kRunning,
+        JobState::kVacating, JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
     if (JobStateName(s) == name) return s;
   }
   return std::nullopt;

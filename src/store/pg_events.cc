@@ -18,13 +18,12 @@ constexpr const char* kEventColumns = "id, at_us, kind, job_id, user_name, actor
 
 core::Result<EventRecord> PgStore::AppendEvent(const EventRecord& event) {
   GLEANER_ASSIGN_OR_RETURN(
-      Rows inserted,
-      db_->Query(R"sql(
+      Rows inserted, db_->Query(R"sql(
         INSERT INTO events (at_us, kind, job_id, user_name, actor, gpus, detail)
         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)sql",
-                 {core::ToUnixMicros(event.at), event.kind, event.job, event.user, event.actor,
-                  GpuListText(event.gpus), event.detail},
-                 "recording a " + event.kind + " event"));
+                                {core::ToUnixMicros(event.at), event.kind, event.job, event.user,
+                                 event.actor, GpuListText(event.gpus), event.detail},
+                                "recording a " + event.kind + " event"));
   EventRecord saved = event;
   saved.id = inserted.Int(0, 0);
   return saved;
@@ -68,9 +67,9 @@ core::Result<std::vector<EventRecord>> PgStore::Events(const EventQuery& query) 
 }
 
 core::Result<int64_t> PgStore::PruneEvents(core::TimePoint before) {
-  GLEANER_ASSIGN_OR_RETURN(Rows deleted,
-                           db_->Query("DELETE FROM events WHERE at_us < $1",
-                                      {core::ToUnixMicros(before)}, "pruning the history"));
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows deleted, db_->Query("DELETE FROM events WHERE at_us < $1", {core::ToUnixMicros(before)},
+                               "pruning the history"));
   return deleted.affected();
 }
 

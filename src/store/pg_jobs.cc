@@ -48,8 +48,7 @@ core::Result<std::vector<JobRecord>> PgStore::SubmitAll(const std::vector<NewJob
         r.array_id = array_id;
         // The job and its first event, in one statement.
         GLEANER_ASSIGN_OR_RETURN(
-            Rows inserted,
-            db_->Query(R"sql(
+            Rows inserted, db_->Query(R"sql(
               WITH job AS (
                 INSERT INTO jobs (user_name, uid, spec, state, submitted_us, array_id, array_index,
                                   project, spec_bytes, reason)
@@ -58,11 +57,11 @@ core::Result<std::vector<JobRecord>> PgStore::SubmitAll(const std::vector<NewJob
                 INSERT INTO events (at_us, kind, job_id, user_name, actor, gpus, detail)
                 SELECT $5::BIGINT, 'submitted', id, $1::TEXT, $1::TEXT, '', $11::TEXT FROM job)
               SELECT id FROM job)sql",
-                       {r.user, static_cast<int64_t>(r.uid), spec,
-                        std::string(JobStateName(r.state)), core::ToUnixMicros(now), r.array_id,
-                        r.array_index, job.spec.project, static_cast<int64_t>(spec.size()),
-                        r.reason, detail},
-                       "saving the job"));
+                                      {r.user, static_cast<int64_t>(r.uid), spec,
+                                       std::string(JobStateName(r.state)), core::ToUnixMicros(now),
+                                       r.array_id, r.array_index, job.spec.project,
+                                       static_cast<int64_t>(spec.size()), r.reason, detail},
+                                      "saving the job"));
         r.id = inserted.Int(0, 0);
         if (job.spec.array && !array_id) {
           // The array is named by its first task, whose id is known only now.
@@ -136,8 +135,9 @@ namespace {
 // What the active jobs whose `column` is $1 hold, at most $2's worth (NULL:
 // all, as PostgreSQL reads LIMIT).
 std::string UsageSql(const char* column) {
-  return std::string("SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM (SELECT spec_bytes "
-                     "FROM jobs WHERE ") +
+  return std::string(
+             "SELECT COUNT(*), COALESCE(SUM(spec_bytes), 0) FROM (SELECT spec_bytes "
+             "FROM jobs WHERE ") +
          column + " = $1 AND state IN " + kActiveStates + " LIMIT $2) AS active";
 }
 
@@ -146,17 +146,16 @@ Param Limit(int64_t at_most) { return at_most > 0 ? Param(at_most) : Param(std::
 }  // namespace
 
 core::Result<ActiveUsage> PgStore::UsageOfUser(uint32_t uid, int64_t at_most) {
-  GLEANER_ASSIGN_OR_RETURN(Rows rows,
-                           db_->Query(UsageSql("uid").c_str(),
-                                      {static_cast<int64_t>(uid), Limit(at_most)},
-                                      "adding up a user's jobs"));
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows, db_->Query(UsageSql("uid").c_str(), {static_cast<int64_t>(uid), Limit(at_most)},
+                            "adding up a user's jobs"));
   return ActiveUsage{rows.Int(0, 0), rows.Int(0, 1)};
 }
 
 core::Result<ActiveUsage> PgStore::UsageOfProject(const std::string& project, int64_t at_most) {
-  GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query(UsageSql("project").c_str(),
-                                                 {project, Limit(at_most)},
-                                                 "adding up a project's jobs"));
+  GLEANER_ASSIGN_OR_RETURN(Rows rows,
+                           db_->Query(UsageSql("project").c_str(), {project, Limit(at_most)},
+                                      "adding up a project's jobs"));
   return ActiveUsage{rows.Int(0, 0), rows.Int(0, 1)};
 }
 
@@ -256,12 +255,11 @@ core::Result<std::vector<sched::JobId>> PgStore::CancelArray(sched::JobId array_
   // those it cancelled, those that held GPUs give them back, and each
   // one's history says so.
   GLEANER_ASSIGN_OR_RETURN(
-      Rows cancelled,
-      db_->Query((std::string(R"sql(
+      Rows cancelled, db_->Query((std::string(R"sql(
         WITH cancelled AS (
           UPDATE jobs SET state = 'cancelled', reason = $1
           WHERE array_id = $2 AND state IN )sql") +
-                  kActiveStates + R"sql(
+                                  kActiveStates + R"sql(
           RETURNING id, user_name, gpus),
         released AS (DELETE FROM gpu_claims WHERE job_id IN (SELECT id FROM cancelled)),
         history AS (
@@ -269,10 +267,10 @@ core::Result<std::vector<sched::JobId>> PgStore::CancelArray(sched::JobId array_
           SELECT $3::BIGINT, 'cancelled', id, user_name, $4::TEXT, gpus, $1::TEXT FROM cancelled
           ORDER BY id)
         SELECT id FROM cancelled)sql")
-                     .c_str(),
-                 {reason, array_id, core::ToUnixMicros(core::RealClock().Now()),
-                  actor.empty() ? std::string("gleaner") : actor},
-                 "cancelling array " + std::to_string(array_id)));
+                                     .c_str(),
+                                 {reason, array_id, core::ToUnixMicros(core::RealClock().Now()),
+                                  actor.empty() ? std::string("gleaner") : actor},
+                                 "cancelling array " + std::to_string(array_id)));
   std::vector<sched::JobId> ids;
   ids.reserve(static_cast<size_t>(cancelled.size()));
   for (int i = 0; i < cancelled.size(); ++i) ids.push_back(cancelled.Int(i, 0));

@@ -9,9 +9,7 @@ using pg::Rows;
 core::Result<PolicyVersion> PgStore::AddPolicy(const PolicyVersion& policy,
                                                const std::string& event) {
   // The version and its event, in one statement.
-  GLEANER_ASSIGN_OR_RETURN(
-      Rows inserted,
-      db_->Query(R"sql(
+  GLEANER_ASSIGN_OR_RETURN(Rows inserted, db_->Query(R"sql(
         WITH saved AS (
           INSERT INTO policies (at_us, author, note, text) VALUES ($1, $2, $3, $4)
           RETURNING version),
@@ -21,8 +19,9 @@ core::Result<PolicyVersion> PgStore::AddPolicy(const PolicyVersion& policy,
                  'version ' || version || CASE WHEN $3::TEXT = '' THEN '' ELSE ': ' || $3::TEXT END
           FROM saved)
         SELECT version FROM saved)sql",
-                 {core::ToUnixMicros(policy.at), policy.author, policy.note, policy.text, event},
-                 "saving the policy"));
+                                                     {core::ToUnixMicros(policy.at), policy.author,
+                                                      policy.note, policy.text, event},
+                                                     "saving the policy"));
   PolicyVersion saved = policy;
   saved.version = inserted.Int(0, 0);
   return saved;
@@ -30,12 +29,11 @@ core::Result<PolicyVersion> PgStore::AddPolicy(const PolicyVersion& policy,
 
 core::Result<PolicyVersion> PgStore::GetPolicy(int64_t version) {
   GLEANER_ASSIGN_OR_RETURN(
-      Rows rows,
-      db_->Query(version > 0 ? "SELECT version, at_us, author, note, text FROM policies "
-                               "WHERE version = $1"
-                             : "SELECT version, at_us, author, note, text FROM policies "
-                               "WHERE $1::BIGINT = 0 ORDER BY version DESC LIMIT 1",
-                 {version}, "reading the policy"));
+      Rows rows, db_->Query(version > 0 ? "SELECT version, at_us, author, note, text FROM policies "
+                                          "WHERE version = $1"
+                                        : "SELECT version, at_us, author, note, text FROM policies "
+                                          "WHERE $1::BIGINT = 0 ORDER BY version DESC LIMIT 1",
+                            {version}, "reading the policy"));
   if (rows.empty()) {
     return core::NotFound(version > 0 ? "no policy version " + std::to_string(version)
                                       : std::string("no policy has been recorded"));

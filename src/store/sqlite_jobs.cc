@@ -211,7 +211,8 @@ Status SqliteStore::CompareAndSet(sched::JobId id, JobState from, JobState to, c
   update.BindOptional(9, micros(u.process_started_at));
   update.Bind(10, static_cast<int64_t>(id));
   update.Bind(11, std::string(JobStateName(from)));
-  update.Bind(12, static_cast<int64_t>(to == JobState::kQueued || to == JobState::kRunning ? 1 : 0));
+  update.Bind(12,
+              static_cast<int64_t>(to == JobState::kQueued || to == JobState::kRunning ? 1 : 0));
   if (update.Step() != SQLITE_DONE) return SqlError(db_, "updating job " + std::to_string(id));
   if (sqlite3_changes(db_) != 1) {
     GLEANER_ASSIGN_OR_RETURN(JobRecord now, Get(id));  // NotFound for an unknown id
@@ -290,7 +291,8 @@ core::Result<std::vector<sched::JobId>> SqliteStore::CancelArray(sched::JobId ar
     const std::string history_sql = std::string(R"sql(
       INSERT INTO events (at_us, kind, job_id, user, actor, gpus, detail)
       SELECT ?, 'cancelled', id, user, ?, gpus, ? FROM jobs
-      WHERE array_id = ? AND state IN )sql") + kActiveStates + " ORDER BY id";
+      WHERE array_id = ? AND state IN )sql") +
+                                    kActiveStates + " ORDER BY id";
     Statement history(db_, history_sql.c_str());
     GLEANER_RETURN_IF_ERROR(history.status());
     history.Bind(1, core::ToUnixMicros(core::RealClock().Now()));

@@ -217,9 +217,9 @@ TEST_F(DashboardBrowserTest, AWaitingJobOffersApprovalAndItsHistoryOpensUnderIt)
   const std::string data = (dir_.path() / "data").string();
   std::filesystem::create_directory(data);
   std::filesystem::permissions(data, std::filesystem::perms::owner_all);
-  dir_.Write("data/gleaner.toml", "[api]\nallow_root_tokens = true\n[projects.vision]\nusers = [\"" +
-                                      submitter.name() +
-                                      "\"]\n[rules.class.critical]\napproval = \"always\"\n");
+  dir_.Write("data/gleaner.toml",
+             "[api]\nallow_root_tokens = true\n[projects.vision]\nusers = [\"" + submitter.name() +
+                 "\"]\n[rules.class.critical]\napproval = \"always\"\n");
   const int port = testing::FreePort();
   const testing::KillOnExit gleaner = testing::StartGleanerUp(dir_, data, port, 120);
   const auto secret_of = [&](const std::string& args) {
@@ -230,9 +230,8 @@ TEST_F(DashboardBrowserTest, AWaitingJobOffersApprovalAndItsHistoryOpensUnderIt)
   };
   const std::string root = secret_of("--name dashboard");
   const std::string theirs = secret_of("--user " + submitter.name());
-  server::Endpoint api = std::move(server::ParseServerUrl("http://127.0.0.1:" +
-                                                          std::to_string(port)))
-                             .value();
+  server::Endpoint api =
+      std::move(server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port))).value();
   auto submitted = server::HttpCall(
       api, "POST", "/v1/jobs",
       R"({"command": ["sleep", "60"], "working_dir": "/tmp", "priority_class": "critical"})",

@@ -52,7 +52,7 @@ TEST(GovernanceBinaryTest, ACriticalJobWaitsForTheProjectsApproverAndItsHistoryS
   const testing::SharedGleaner shared;
   const std::string up_log = (dir.path() / "up.log").string();
   std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
-               config + " --for 40 >" + up_log + " 2>&1 &")
+               config + " --listen none --for 40 >" + up_log + " 2>&1 &")
                   .c_str());
   for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -142,7 +142,7 @@ TEST(GovernanceBinaryTest, ShadowModeStartsNothingAndSaysWhatWouldHaveRun) {
   const std::string config = dir.Write("g.toml", "[sampling]\ninterval_s = 0.2\n");
   const std::string up_log = (dir.path() / "up.log").string();
   std::system((std::string(GLEANER_BINARY) + " up --mode shadow --fake demo --data-dir " + data +
-               " --config " + config + " --for 30 >" + up_log + " 2>&1 &")
+               " --config " + config + " --listen none --for 30 >" + up_log + " 2>&1 &")
                   .c_str());
   for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -191,7 +191,7 @@ TEST(GovernanceBinaryTest, PolicyVersionsApplyRollBackAndReloadWithoutARestart) 
   const std::string up_log = (dir.path() / "up.log").string();
   const std::string pid_file = (dir.path() / "up.pid").string();
   std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
-               config + " --for 60 >" + up_log + " 2>&1 & echo $! >" + pid_file)
+               config + " --listen none --for 60 >" + up_log + " 2>&1 & echo $! >" + pid_file)
                   .c_str());
   for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -289,10 +289,10 @@ TEST(GovernanceBinaryTest, ADryRunComparesTwoPoliciesOnTheSitesOwnHistory) {
   testing::TempDir dir;
   const std::string data = (dir.path() / "state").string();
   const std::string config = dir.Write("g.toml", "[sampling]\ninterval_s = 0.5\n");
-  const std::string candidate = dir.Write(
-      "sooner.toml", "[sampling]\ninterval_s = 0.5\n[idle]\nidle_after_s = 30\n");
-  const std::string args = "--data-dir " + data + " policy dry-run " + candidate + " --config " +
-                           config + " --since 1h";
+  const std::string candidate =
+      dir.Write("sooner.toml", "[sampling]\ninterval_s = 0.5\n[idle]\nidle_after_s = 30\n");
+  const std::string args =
+      "--data-dir " + data + " policy dry-run " + candidate + " --config " + config + " --since 1h";
   EXPECT_THAT(Gleaner(args).err, HasSubstr("no history in " + data));
   const std::string pid_file = (dir.path() / "up.pid").string();
   std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +

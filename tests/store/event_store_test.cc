@@ -57,8 +57,8 @@ TEST_P(EventStoreTest, EveryMoveOfAJobIsInItsHistoryInOrderWithWhoMadeIt) {
   ASSERT_TRUE(store_->Transition(job->id, JobState::kQueued, JobState::kCancelled, cancel).ok());
 
   const std::vector<EventRecord> events = Of(job->id);
-  EXPECT_THAT(Kinds(events), ElementsAre("submitted", "started", "vacating", "requeued",
-                                         "cancelled"));
+  EXPECT_THAT(Kinds(events),
+              ElementsAre("submitted", "started", "vacating", "requeued", "cancelled"));
   ASSERT_EQ(events.size(), 5u);
   EXPECT_EQ(events[0].at, kNow);
   EXPECT_EQ(events[0].actor, "alice");
@@ -106,10 +106,10 @@ TEST_P(EventStoreTest, AJobThatNeedsApprovalWaitsAndItsDecisionIsRecorded) {
   ASSERT_TRUE(
       store_->Transition(a.id, JobState::kPendingApproval, JobState::kQueued, approve).ok());
   // Twice: the second finds it decided.
-  EXPECT_EQ(
-      store_->Transition(a.id, JobState::kPendingApproval, JobState::kQueued, approve).status()
-          .code(),
-      core::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->Transition(a.id, JobState::kPendingApproval, JobState::kQueued, approve)
+                .status()
+                .code(),
+            core::StatusCode::kFailedPrecondition);
   JobUpdate expire;
   expire.event = "expired";
   expire.reason = "no approver decided within 3d";
@@ -180,8 +180,8 @@ TEST_P(EventStoreTest, AppendedEventsPageByUserKindAndTimeAndArePruned) {
 
 TEST_P(EventStoreTest, PolicyVersionsAreNumberedInOrderAndEachIsInTheHistory) {
   EXPECT_EQ(store_->GetPolicy(0).status().code(), core::StatusCode::kNotFound);
-  auto first = store_->AddPolicy({0, kNow, "gleaner.toml", "read at start", "[idle]\n"},
-                                 "policy_applied");
+  auto first =
+      store_->AddPolicy({0, kNow, "gleaner.toml", "read at start", "[idle]\n"}, "policy_applied");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->version, 1);
   auto second = store_->AddPolicy(

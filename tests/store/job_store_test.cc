@@ -221,9 +221,10 @@ TEST_P(JobStoreTest, RecordsTheProcessOfARunningJob) {
 // One call queues plain jobs and arrays, in order; an array becomes one
 // task per index, named by its first task's id.
 TEST_P(JobStoreTest, SubmitAllExpandsArraysInOrder) {
-  auto saved = store_->SubmitAll(
-      {{"alice", 1000, Spec(), ""}, {"bob", 1001, ArraySpec(10, 14, 2), ""}, {"carol", 1002, Spec(2), ""}},
-      kNow);
+  auto saved = store_->SubmitAll({{"alice", 1000, Spec(), ""},
+                                  {"bob", 1001, ArraySpec(10, 14, 2), ""},
+                                  {"carol", 1002, Spec(2), ""}},
+                                 kNow);
   ASSERT_TRUE(saved.ok()) << saved.status().ToString();
   ASSERT_EQ(saved->size(), 5u);
   const JobRecord& first_task = (*saved)[1];

@@ -226,8 +226,8 @@ TEST_F(PgStoreTest, SubmitAllStoresAllOrNothing) {
                   .ok());
   sched::JobSpec spec;
   spec.command = {"true"};
-  auto saved =
-      store->SubmitAll({{"alice", 1000, spec, ""}, {"bob", 1001, spec, ""}, {"mallory", 1002, spec, ""}}, kT0);
+  auto saved = store->SubmitAll(
+      {{"alice", 1000, spec, ""}, {"bob", 1001, spec, ""}, {"mallory", 1002, spec, ""}}, kT0);
   ASSERT_FALSE(saved.ok());
   EXPECT_THAT(saved.status().message(), HasSubstr("mallory may not submit"));
   EXPECT_TRUE(store->List({})->empty());
