@@ -6,13 +6,6 @@
 
 namespace gleaner::server {
 
-std::optional<ClassRule::Approval> ParseApproval(std::string_view name) {
-  if (name == "never") return ClassRule::Approval::kNever;
-  if (name == "over_limit") return ClassRule::Approval::kOverLimit;
-  if (name == "always") return ClassRule::Approval::kAlways;
-  return std::nullopt;
-}
-
 namespace {
 
 // Why `spec` breaks class rule `r` (`cls`), or Ok.

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -30,7 +31,14 @@ struct ClassRule {
   Approval approval = Approval::kNever;
   bool operator==(const ClassRule&) const = default;
 };
-std::optional<ClassRule::Approval> ParseApproval(std::string_view name);
+// Header-only: the config reader (and its fuzzer) use it without the
+// server library.
+inline std::optional<ClassRule::Approval> ParseApproval(std::string_view name) {
+  if (name == "never") return ClassRule::Approval::kNever;
+  if (name == "over_limit") return ClassRule::Approval::kOverLimit;
+  if (name == "always") return ClassRule::Approval::kAlways;
+  return std::nullopt;
+}
 
 // What a submit must satisfy beyond a well-formed spec: its project
 // (ProjectMembership) and its class's rules. Root is bound by the sizes
