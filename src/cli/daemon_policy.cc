@@ -24,9 +24,9 @@ core::Result<std::string> ReadConfigText(const std::string& path) {
 
 namespace {
 
-// Replaces `path` with `text` whole, keeping its mode: written beside it,
-// flushed, renamed over it; a link is never followed. A file that holds
-// `text` already is left alone.
+// Replaces `path` with `text` whole, keeping its mode: written to a file
+// created beside it (never one found there), flushed, renamed over it. A
+// file that holds `text` already is left alone.
 core::Status ReplaceFile(const std::string& path, const std::string& text) {
   if (auto now = core::ReadPrivateFile(path); now.ok() && *now == text) return core::Status::Ok();
   struct stat st {};
@@ -37,7 +37,7 @@ core::Status ReplaceFile(const std::string& path, const std::string& text) {
   if (unlink(next.c_str()) != 0 && errno != ENOENT) {
     return core::Unavailable("cannot replace " + next + ": " + std::strerror(errno));
   }
-  GLEANER_RETURN_IF_ERROR(core::WritePrivateFile(next, text, mode));
+  GLEANER_RETURN_IF_ERROR(core::CreatePrivateFile(next, text, mode));
   if (std::rename(next.c_str(), path.c_str()) != 0) {
     return core::Unavailable("cannot replace " + path + ": " + std::strerror(errno));
   }

@@ -9,10 +9,13 @@
 
 namespace gleaner::core {
 
-Status WritePrivateFile(const std::string& path, const std::string& text, int mode) {
-  const int fd =
-      open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-           static_cast<mode_t>(mode));
+namespace {
+
+// Writes `text` through a file opened with `flags` besides O_WRONLY
+// O_NOFOLLOW O_NONBLOCK O_CLOEXEC, and flushes it to disk.
+Status WriteWith(const std::string& path, const std::string& text, int mode, int flags) {
+  const int fd = open(path.c_str(), flags | O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                      static_cast<mode_t>(mode));
   if (fd < 0) return Unavailable("cannot write " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -34,6 +37,16 @@ Status WritePrivateFile(const std::string& path, const std::string& text, int mo
   close(fd);
   if (!synced) return Unavailable("cannot flush " + path + " to disk");
   return Status::Ok();
+}
+
+}  // namespace
+
+Status WritePrivateFile(const std::string& path, const std::string& text, int mode) {
+  return WriteWith(path, text, mode, O_CREAT | O_TRUNC);
+}
+
+Status CreatePrivateFile(const std::string& path, const std::string& text, int mode) {
+  return WriteWith(path, text, mode, O_CREAT | O_EXCL);
 }
 
 Result<std::string> ReadPrivateFile(const std::string& path) {

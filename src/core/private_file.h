@@ -14,6 +14,9 @@ namespace gleaner::core {
 // Writes `text` to `path` (created with `mode`, or truncated) and flushes it
 // to disk; fails on a link.
 Status WritePrivateFile(const std::string& path, const std::string& text, int mode = 0600);
+// Likewise, but only a file it creates: anything already at `path` (a file
+// someone else planted there) is an error, never written through.
+Status CreatePrivateFile(const std::string& path, const std::string& text, int mode = 0600);
 // The whole file; NotFound when absent, an error on a link.
 Result<std::string> ReadPrivateFile(const std::string& path);
 
