@@ -6,8 +6,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -29,20 +29,48 @@ using sqlite::Statement;
 // read it. SQLite creates -wal and -shm with the database file's mode, so
 // creating that file private is enough; files an older gleaner left
 // readable are made private. Never through a link.
+//
+// An existing file is looked at only through an O_PATH descriptor. Closing
+// any other descriptor of a file drops every POSIX lock this process holds
+// on it, and SQLite's connections in this process (a daemon's sampler,
+// API and scheduler each have one) hold theirs for as long as they are
+// open: with them gone, another process (a report, or sqlite3) opening the
+// store believes it is alone, and on closing it deletes the write-ahead
+// log the daemon is still writing, whose later commits nobody else sees,
+// and which a second writer could turn into a corrupt database.
 Status MakePrivate(const std::string& path) {
   if (path.empty() || path == ":memory:" || path.starts_with("file:")) return Status::Ok();
+  // New: created private, before any connection can hold a lock on it.
+  const int created = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (created >= 0) {
+    close(created);
+    return Status::Ok();
+  }
+  if (errno != EEXIST) {
+    return core::Unavailable("cannot open the database " + path + ": " + std::strerror(errno) +
+                             " (check the data directory exists and is writable)");
+  }
   for (const char* suffix : {"", "-wal", "-shm"}) {
     const std::string file = path + suffix;
-    const int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (*suffix == '\0' ? O_CREAT : 0);
-    const int fd = open(file.c_str(), flags, 0600);
+    const int fd = open(file.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
       if (errno == ENOENT && *suffix != '\0') continue;
-      return core::Unavailable("cannot open the database " + file + ": " + std::strerror(errno) +
-                               (errno == ELOOP ? " (it is a symbolic link; remove it)" : ""));
+      return core::Unavailable("cannot open the database " + file + ": " + std::strerror(errno));
     }
-    struct stat st{};
-    if (fstat(fd, &st) == 0 && (st.st_mode & 077) != 0 && st.st_uid == geteuid()) {
-      fchmod(fd, 0600);
+    struct stat st {};
+    const bool stated = fstat(fd, &st) == 0;
+    if (stated && S_ISLNK(st.st_mode)) {
+      close(fd);
+      return core::Unavailable("cannot open the database " + file +
+                               ": it is a symbolic link; remove it");
+    }
+    if (stated && !S_ISREG(st.st_mode)) {
+      close(fd);
+      return core::Unavailable("cannot open the database " + file + ": not a regular file");
+    }
+    if (stated && (st.st_mode & 077) != 0 && st.st_uid == geteuid()) {
+      // The file this descriptor names, not whatever the path names now.
+      chmod(("/proc/self/fd/" + std::to_string(fd)).c_str(), 0600);
     }
     close(fd);
   }

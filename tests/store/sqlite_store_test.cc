@@ -6,6 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
 #include "store/job_json.h"
 #include "store/open_store.h"
 #include "store/sqlite_schema.h"
@@ -135,6 +139,61 @@ TEST(SqliteStoreUpgradeTest, JobsFromBeforeTheLimitsCountAgainstThem) {
   ASSERT_TRUE(project.ok()) << project.status().ToString();
   EXPECT_EQ(project->jobs, expected.jobs);
   EXPECT_EQ(project->spec_bytes, expected.spec_bytes);
+}
+
+// Another process (a report, sqlite3) reading the store of a daemon that
+// has opened several connections to it must still see what the daemon
+// writes afterwards. Closing a second descriptor of the database in the
+// daemon once dropped the locks of its open connections: the reader took
+// itself for the last one, deleted the write-ahead log on leaving, and the
+// daemon's later commits were seen by nobody until it stopped.
+int64_t MinutesReadByAnotherProcess(const std::string& path) {
+  // This test binary, run again to do nothing but read.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command = "GLEANER_TEST_READ_DB='" + path + "' '" + self +
+                              "' --gtest_also_run_disabled_tests "
+                              "--gtest_filter=SqliteStoreFileTest.DISABLED_"
+                              "CountMinutesForAnotherProcess 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  std::string out;
+  char buf[256];
+  while (fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
+  pclose(pipe);
+  const size_t at = out.find("minutes=");
+  return at == std::string::npos ? -1 : std::stoll(out.substr(at + 8));
+}
+
+TEST(SqliteStoreFileTest, DISABLED_CountMinutesForAnotherProcess) {
+  const char* path = std::getenv("GLEANER_TEST_READ_DB");
+  ASSERT_NE(path, nullptr);
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto minutes = (*store)->RollupsBetween(core::TimePoint{}, core::TimePoint::max());
+  ASSERT_TRUE(minutes.ok());
+  std::printf("minutes=%zu\n", minutes->size());
+}
+
+TEST(SqliteStoreFileTest, AnotherProcessReadingNeverHidesLaterWrites) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "gleaner.db").string();
+  auto sampler = SqliteStore::Open(path);
+  ASSERT_TRUE(sampler.ok());
+  const auto minute = [](int m) {
+    observe::MinuteRollup r;
+    r.uuid = core::GpuUuid("GPU-0");
+    r.minute = core::FromUnixMicros(int64_t{60'000'000} * m);
+    r.samples = 1;
+    r.observed = core::Seconds(60);
+    return r;
+  };
+  ASSERT_TRUE((*sampler)->AddRollups({minute(1)}).ok());
+  auto api = SqliteStore::Open(path);  // the daemon's next connection
+  ASSERT_TRUE(api.ok());
+  EXPECT_EQ(MinutesReadByAnotherProcess(path), 1);
+  ASSERT_TRUE((*sampler)->AddRollups({minute(2)}).ok());
+  EXPECT_EQ(MinutesReadByAnotherProcess(path), 2);
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));  // still the daemon's
 }
 
 TEST(OpenStoreTest, AnythingButAPostgresUriIsASqliteFile) {
