@@ -1,12 +1,6 @@
 #include "cli/daemon_policy.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
+#include "cli/daemon_support.h"
 #include "core/private_file.h"
 
 namespace gleaner::cli {
@@ -22,29 +16,9 @@ core::Result<std::string> ReadConfigText(const std::string& path) {
   return text;
 }
 
-namespace {
-
-// Replaces `path` with `text` whole, keeping its mode: written to a file
-// created beside it (never one found there), flushed, renamed over it. A
-// file that holds `text` already is left alone.
-core::Status ReplaceFile(const std::string& path, const std::string& text) {
-  if (auto now = core::ReadPrivateFile(path); now.ok() && *now == text) return core::Status::Ok();
-  struct stat st {};
-  const int mode = lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)
-                       ? static_cast<int>(st.st_mode & 0666)
-                       : 0600;
-  const std::string next = path + ".new";
-  if (unlink(next.c_str()) != 0 && errno != ENOENT) {
-    return core::Unavailable("cannot replace " + next + ": " + std::strerror(errno));
-  }
-  GLEANER_RETURN_IF_ERROR(core::CreatePrivateFile(next, text, mode));
-  if (std::rename(next.c_str(), path.c_str()) != 0) {
-    return core::Unavailable("cannot replace " + path + ": " + std::strerror(errno));
-  }
-  return core::Status::Ok();
+std::vector<std::string> LockOutsOf(const GleanerConfig& config) {
+  return server::LockOuts(config.projects, config.class_rules, server::ThisHostNames());
 }
-
-}  // namespace
 
 core::Status DaemonPolicy::Start(const std::string& text, const cluster::Log& log) {
   std::lock_guard lock(mu_);
@@ -68,20 +42,24 @@ core::Status DaemonPolicy::Start(const std::string& text, const cluster::Log& lo
   return core::Status::Ok();
 }
 
-core::Result<server::PolicyControl::Applied> DaemonPolicy::Apply(const std::string& text,
-                                                                 const std::string& name,
-                                                                 const std::string& author,
-                                                                 const std::string& note,
-                                                                 const std::string& event) {
+core::Result<server::PolicyControl::Applied> DaemonPolicy::Apply(
+    const std::string& text, const std::string& name, const std::string& author,
+    const std::string& note, const std::string& event, bool force) {
   // Checked whole first: a policy with errors changes nothing.
   GLEANER_ASSIGN_OR_RETURN(GleanerConfig config, ParseConfig(text, name));
+  if (const std::vector<std::string> out = LockOutsOf(config); !out.empty() && !force) {
+    std::string why;
+    for (const std::string& o : out) why += (why.empty() ? "" : "; ") + o;
+    return core::FailedPrecondition(name + " would lock users out: " + why +
+                                    ". Fix it, or apply it anyway with --force");
+  }
   std::lock_guard lock(mu_);
   Applied applied;
   applied.at_restart = ChangedSections(active_text_, text, LiveSections());
-  GLEANER_RETURN_IF_ERROR(ReplaceFile(path_, text));
+  GLEANER_RETURN_IF_ERROR(core::ReplaceFile(path_, text));
   auto saved = store_->AddPolicy({0, clock_.Now(), author, note, text}, event);
   if (!saved.ok()) {
-    ReplaceFile(path_, active_text_).IgnoreError();  // the file stays what runs
+    core::ReplaceFile(path_, active_text_).IgnoreError();  // the file stays what runs
     return saved.status();
   }
   applied.version = *saved;
@@ -104,6 +82,11 @@ std::optional<DaemonPolicy::Pending> DaemonPolicy::TakePending() {
 }
 
 void DaemonPolicy::Reload(const cluster::Log& log) {
+  if (auto trusted = TrustedConfigPath(path_); !trusted.ok()) {
+    log("SIGHUP: " + trusted.status().message() + "; policy version " +
+        std::to_string(ActiveVersion()) + " runs on");
+    return;
+  }
   auto text = ReadConfigText(path_);
   if (!text.ok()) {
     log("SIGHUP: " + text.status().message() + "; policy version " +
@@ -118,7 +101,7 @@ void DaemonPolicy::Reload(const cluster::Log& log) {
       return;
     }
   }
-  auto applied = Apply(*text, path_, "SIGHUP", path_ + " changed", "policy_applied");
+  auto applied = Apply(*text, path_, "SIGHUP", path_ + " changed", "policy_applied", false);
   if (!applied.ok()) {
     log("SIGHUP: " + applied.status().message() + "; policy version " +
         std::to_string(ActiveVersion()) + " runs on");

@@ -39,7 +39,7 @@ class DaemonPolicy final : public server::PolicyControl {
 
   core::Result<Applied> Apply(const std::string& text, const std::string& name,
                               const std::string& author, const std::string& note,
-                              const std::string& event) override;
+                              const std::string& event, bool force) override;
   int64_t ActiveVersion() const override;
 
   // The version applied since the last call, if any.
@@ -61,6 +61,10 @@ class DaemonPolicy final : public server::PolicyControl {
   std::string active_text_;
   std::optional<Pending> pending_;
 };
+
+// What in `config`'s usage rules would lock every user but root out, on
+// this host (server::LockOuts).
+std::vector<std::string> LockOutsOf(const GleanerConfig& config);
 
 // The config file's text; "" where there is none.
 core::Result<std::string> ReadConfigText(const std::string& path);

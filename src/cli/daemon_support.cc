@@ -107,34 +107,35 @@ std::string Octal(unsigned mode) {
   return text;
 }
 
-// Whether `dir` (a canonical path) and every directory above it can be
-// changed only by root or by us, as sshd's StrictModes asks of a home:
-// otherwise whoever can change one could swap what root opens inside for
-// a link to any file. A world-writable parent with the sticky bit (/tmp)
-// is safe: no one else can rename or remove what we own in it.
-core::Status CheckTrusted(const std::filesystem::path& dir) {
+// Whether `path` (canonical: the data directory, or the config file) and
+// every directory above it can be changed only by root or by us, as sshd's
+// StrictModes asks of a home: otherwise whoever can change one could swap
+// what root opens or reads for a link to any file, or for rules of their
+// own. A world-writable parent with the sticky bit (/tmp) is safe: no one
+// else can rename or remove what we own in it. `what` names `path` ("the
+// data directory"); `fix` says what to use instead.
+core::Status CheckTrusted(const std::filesystem::path& path, const std::string& what,
+                          const std::string& fix, bool sticky_itself = false) {
   const uid_t self = geteuid();
-  for (std::filesystem::path p = dir;; p = p.parent_path()) {
+  for (std::filesystem::path p = path;; p = p.parent_path()) {
     struct stat st {};
     if (lstat(p.c_str(), &st) != 0) {
       return core::Unavailable("cannot check " + p.string() + ": " + std::strerror(errno));
     }
-    const bool is_data_dir = p == dir;
+    const bool itself = p == path;
     std::string problem;
     if (st.st_uid != 0 && st.st_uid != self) {
       problem = "belongs to uid " + std::to_string(st.st_uid);
     } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
-               (is_data_dir || !(st.st_mode & S_ISVTX))) {
+               ((itself && !sticky_itself) || !(st.st_mode & S_ISVTX))) {
       problem = "can be written by others (mode " + Octal(st.st_mode & 07777) + ")";
     }
     if (!problem.empty()) {
       return core::PermissionDenied(
-          (is_data_dir ? "the data directory " : "a parent of the data directory, ") + p.string() +
-          ", " + problem +
-          ": whoever can change it could make gleaner open other files in their place. Use a "
-          "data directory that only root (or the user gleaner runs as) can change, like "
-          "/var/lib/gleaner (--data-dir)" +
-          (is_data_dir ? ", or chmod go-w " + p.string() : ""));
+          (itself ? what + " " : "a parent of " + what + ", ") + p.string() + ", " + problem +
+          ": whoever can change it could make gleaner open other files, or follow other rules, "
+          "in its place. Use " +
+          fix + (itself ? ", or chmod go-w " + p.string() : ""));
     }
     if (p == p.root_path()) return core::Status::Ok();
   }
@@ -213,7 +214,10 @@ core::Status PrepareDataDir(const std::string& data_dir) {
   const std::filesystem::path canonical = std::filesystem::canonical(data_dir, ec);
   if (ec)
     return core::Unavailable("cannot resolve the data directory " + data_dir + ": " + ec.message());
-  GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical));
+  const std::string fix =
+      "a data directory that only root (or the user gleaner runs as) can change, like "
+      "/var/lib/gleaner (--data-dir)";
+  GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical, "the data directory", fix));
   // Job logs live here; the same rule holds for it.
   const std::filesystem::path logs = canonical / "logs";
   if (mkdir(logs.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -223,7 +227,41 @@ core::Status PrepareDataDir(const std::string& data_dir) {
   if (lstat(logs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return core::PermissionDenied(logs.string() + " is not a directory (a link?); remove it");
   }
-  return CheckTrusted(logs);
+  return CheckTrusted(logs, "the data directory", fix);
+}
+
+core::Result<std::unique_ptr<store::SqliteStore>> OpenHistory(const std::string& data_dir) {
+  const std::string db = data_dir + "/gleaner.db";
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(db, ec);
+  if (ec) return core::PermissionDenied("cannot look at " + db + ": " + ec.message());
+  if (!exists) {
+    return core::NotFound("no history at " + db +
+                          ": run `gleaner up` (or `gleaner monitor`) first, or point --data-dir "
+                          "at its directory");
+  }
+  return store::SqliteStore::Open(db);
+}
+
+core::Status CheckOutputDirTrusted(const std::string& file) {
+  std::error_code ec;
+  const std::filesystem::path dir =
+      std::filesystem::canonical(std::filesystem::absolute(file, ec).parent_path(), ec);
+  if (ec) return core::Unavailable("cannot write " + file + ": " + ec.message());
+  return CheckTrusted(dir, "the directory of " + file, "a directory only root (or you) can change",
+                      /*sticky_itself=*/true);
+}
+
+core::Result<std::string> TrustedConfigPath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path canonical = std::filesystem::canonical(path, ec);
+  if (ec == std::errc::no_such_file_or_directory) return path;  // the defaults
+  if (ec) return core::Unavailable("cannot resolve the config file " + path + ": " + ec.message());
+  GLEANER_RETURN_IF_ERROR(
+      CheckTrusted(canonical, "the config file",
+                   "a config file that only root (or the user gleaner runs as) can change, like "
+                   "/etc/gleaner/gleaner.toml (--config)"));
+  return canonical.string();
 }
 
 core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
@@ -244,6 +282,16 @@ std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
   DaemonBase base;
   base.data_dir = DataDir(data_dir_flag);
   base.config_path = ConfigPath(base.data_dir, config_flag);
+  // Its rules say who may do what as root: only those who could be root
+  // anyway may write them. Read from where it was checked, never again
+  // through a link.
+  auto trusted = TrustedConfigPath(base.config_path);
+  if (!trusted.ok()) {
+    err << "gleaner: " << trusted.status().message() << "\n";
+    *exit_code = kExitFailure;
+    return std::nullopt;
+  }
+  base.config_path = std::move(trusted).value();
   auto config = LoadDaemonConfig(base.config_path, !config_flag.empty(), interval_s);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
@@ -262,7 +310,9 @@ std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
 cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {
   return [&out, &mu](const std::string& line) {
     std::lock_guard lock(mu);
-    out << observe::Rfc3339(core::RealClock().Now()) << " " << line << "\n";
+    // A line may quote what users wrote (a reason, a token's name): it
+    // stays one line, whatever they wrote.
+    out << observe::Rfc3339(core::RealClock().Now()) << " " << core::OneLine(line) << "\n";
     out.flush();
   };
 }

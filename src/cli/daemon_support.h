@@ -17,6 +17,7 @@
 #include "gpu/cuda/cuda_checkpoint.h"
 #include "net/tls.h"
 #include "server/api.h"
+#include "store/sqlite_store.h"
 
 namespace CLI {
 class App;
@@ -57,6 +58,24 @@ core::Result<std::string> StoreUri(const std::string& flag, const std::string& f
 // it) a data directory, or any directory above it, that anyone but root or
 // gleaner's own user could change, since root opens files inside.
 core::Status PrepareDataDir(const std::string& data_dir);
+
+// The store `gleaner up` (or `monitor`) keeps in `data_dir`, opened for a
+// command that reads its history; NotFound (saying what to run) where
+// there is none, and a clear error where it cannot be looked at.
+core::Result<std::unique_ptr<store::SqliteStore>> OpenHistory(const std::string& data_dir);
+
+// Refuses (PermissionDenied, saying how to fix it) to write `file` in a
+// directory that anyone but root or us could change (a sticky one, like
+// /tmp, is fine): a report written there as root could be sent over any
+// file by whoever swaps the directory.
+core::Status CheckOutputDirTrusted(const std::string& file);
+
+// The config file at `path` resolved (links followed once, here), to be
+// read from there on; `path` itself where there is none (the defaults).
+// Refuses (PermissionDenied, saying how to fix it) a file that anyone but
+// root or gleaner's own user could change, directly or through a directory
+// above it: its rules say who may do what as root.
+core::Result<std::string> TrustedConfigPath(const std::string& path);
 
 // The config at `path` (`must_exist`: named by --config), with
 // `--interval` laid over it (and the gap that still counts as one sample

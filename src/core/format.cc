@@ -76,4 +76,33 @@ Result<Bytes> ParseBytes(std::string_view text) {
   return Bytes(static_cast<uint64_t>(bytes));
 }
 
+std::string OneLine(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  const auto escape = [&](unsigned char byte) {
+    out += "\\x";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (byte == '\\') {
+      out += "\\\\";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      escape(byte);
+    } else if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      // U+0080..U+009F, the C1 controls (0x9b opens an escape sequence on
+      // some terminals), as UTF-8.
+      escape(byte);
+      escape(next);
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace gleaner::core

@@ -19,4 +19,11 @@ std::string FormatBytes(Bytes b);
 // error says what is accepted.
 Result<Bytes> ParseBytes(std::string_view text);
 
+// `text` as one printable line: control characters (newline, carriage
+// return, escape, DEL, and the C1 controls U+0080..U+009F in UTF-8)
+// written as \xNN and a backslash as \\, so that
+// words a user gave (a reason, a token's name) cannot forge a log line or
+// drive the terminal reading it. Other bytes, UTF-8 included, are kept.
+std::string OneLine(std::string_view text);
+
 }  // namespace gleaner::core

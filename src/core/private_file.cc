@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace gleaner::core {
@@ -47,6 +48,25 @@ Status WritePrivateFile(const std::string& path, const std::string& text, int mo
 
 Status CreatePrivateFile(const std::string& path, const std::string& text, int mode) {
   return WriteWith(path, text, mode, O_CREAT | O_EXCL);
+}
+
+Status ReplaceFile(const std::string& path, const std::string& text, int mode) {
+  if (auto now = ReadPrivateFile(path); now.ok() && *now == text) return Status::Ok();
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+    mode = static_cast<int>(st.st_mode & 0666);  // ours: as it was
+  }
+  const std::string next = path + ".new";
+  if (unlink(next.c_str()) != 0 && errno != ENOENT) {
+    return Unavailable("cannot replace " + next + ": " + std::strerror(errno));
+  }
+  GLEANER_RETURN_IF_ERROR(CreatePrivateFile(next, text, mode));
+  if (std::rename(next.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    unlink(next.c_str());
+    return Unavailable("cannot replace " + path + ": " + why);
+  }
+  return Status::Ok();
 }
 
 Result<std::string> ReadPrivateFile(const std::string& path) {

@@ -17,6 +17,12 @@ Status WritePrivateFile(const std::string& path, const std::string& text, int mo
 // Likewise, but only a file it creates: anything already at `path` (a file
 // someone else planted there) is an error, never written through.
 Status CreatePrivateFile(const std::string& path, const std::string& text, int mode = 0600);
+// Replaces `path` with `text` whole: written to PATH.new, created there
+// (never one found there), flushed, and renamed over `path`, so a reader
+// sees the old file or the new, never half of one. The file keeps its mode
+// where it was ours (`mode` otherwise, less the umask). A file that holds
+// `text` already is left alone.
+Status ReplaceFile(const std::string& path, const std::string& text, int mode = 0600);
 // The whole file; NotFound when absent, an error on a link.
 Result<std::string> ReadPrivateFile(const std::string& path);
 

@@ -53,6 +53,14 @@ core::Result<std::string> Text(const std::map<std::string, json>& fields, const 
   return it->second.get<std::string>();
 }
 
+// "force": true applies a policy that would lock users out.
+core::Result<bool> Force(const std::map<std::string, json>& fields) {
+  const auto it = fields.find("force");
+  if (it == fields.end()) return false;
+  if (!it->second.is_boolean()) return core::InvalidArgument("force: expected true or false");
+  return it->second.get<bool>();
+}
+
 }  // namespace
 
 core::Result<store::PolicyVersion> PolicyApi::Get(int64_t version) {
@@ -103,8 +111,10 @@ HttpResponse PolicyApi::Handle(const HttpRequest& request, const Caller& caller)
 }
 
 HttpResponse PolicyApi::Apply(const HttpRequest& request, const Caller& caller) {
-  auto fields = Fields(request.body, {"text", "name", "note"});
+  auto fields = Fields(request.body, {"text", "name", "note", "force"});
   if (!fields.ok()) return ErrorResponse(fields.status());
+  auto force = Force(*fields);
+  if (!force.ok()) return ErrorResponse(force.status());
   if (!fields->contains("text")) {
     return ErrorResponse(core::InvalidArgument("text: the policy (gleaner.toml's text) is needed"));
   }
@@ -115,7 +125,7 @@ HttpResponse PolicyApi::Apply(const HttpRequest& request, const Caller& caller) 
     if (!r->ok()) return ErrorResponse(r->status());
   }
   auto applied = control_->Apply(*text, name->empty() ? "the policy" : *name, caller.user, *note,
-                                 "policy_applied");
+                                 "policy_applied", *force);
   if (!applied.ok()) return ErrorResponse(applied.status());
   json doc = VersionToJson(applied->version, false);
   doc["at_restart"] = applied->at_restart;
@@ -123,8 +133,10 @@ HttpResponse PolicyApi::Apply(const HttpRequest& request, const Caller& caller) 
 }
 
 HttpResponse PolicyApi::Rollback(const HttpRequest& request, const Caller& caller) {
-  auto fields = Fields(request.body, {"version", "note"});
+  auto fields = Fields(request.body, {"version", "note", "force"});
   if (!fields.ok()) return ErrorResponse(fields.status());
+  auto force = Force(*fields);
+  if (!force.ok()) return ErrorResponse(force.status());
   auto note = Text(*fields, "note", 1000);
   if (!note.ok()) return ErrorResponse(note.status());
   const int64_t active = control_->ActiveVersion();
@@ -150,7 +162,7 @@ HttpResponse PolicyApi::Rollback(const HttpRequest& request, const Caller& calle
   const std::string why =
       "rollback to version " + std::to_string(target) + (note->empty() ? "" : ": " + *note);
   auto applied = control_->Apply(old->text, "version " + std::to_string(target), caller.user, why,
-                                 "policy_rolled_back");
+                                 "policy_rolled_back", *force);
   if (!applied.ok()) return ErrorResponse(applied.status());
   json doc = VersionToJson(applied->version, false);
   doc["at_restart"] = applied->at_restart;

@@ -24,10 +24,11 @@ class PolicyControl {
   virtual ~PolicyControl() = default;
   // `name` is what errors call the text ("new.toml:12: ..."); `event` is
   // its kind in the history (policy_applied, policy_rolled_back). A text
-  // with errors changes nothing.
+  // with errors changes nothing; nor, unless `force`, does one that would
+  // lock every user but root out (LockOuts).
   virtual core::Result<Applied> Apply(const std::string& text, const std::string& name,
                                       const std::string& author, const std::string& note,
-                                      const std::string& event) = 0;
+                                      const std::string& event, bool force) = 0;
   // The version running now (0: none recorded).
   virtual int64_t ActiveVersion() const = 0;
 };
@@ -37,8 +38,8 @@ class PolicyControl {
 //   GET  /v1/policy                 the running version, with its text
 //   GET  /v1/policy/versions        the latest 100, newest first (no text)
 //   GET  /v1/policy/versions/N      one, with its text
-//   POST /v1/policy                 {"text", "name", "note"}: applies it
-//   POST /v1/policy/rollback        {"version", "note"} (both optional; the
+//   POST /v1/policy                 {"text", "name", "note", "force"}: applies it
+//   POST /v1/policy/rollback        {"version", "note", "force"} (all optional; the
 //                                   version before the running one): applies
 //                                   that version's text as a new version
 // Thread-safe; `store_mu` guards the store.

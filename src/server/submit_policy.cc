@@ -1,6 +1,10 @@
 #include "server/submit_policy.h"
 
+#include <grp.h>
+#include <pwd.h>
+
 #include <algorithm>
+#include <cerrno>
 
 #include "core/format.h"
 
@@ -64,6 +68,58 @@ bool SubmitPolicy::MayApprove(const Caller& caller, const std::string& project) 
 std::string SubmitPolicy::ApproversOf(const std::string& project) const {
   const std::string listed = projects_.ApproversOf(project);
   return listed.empty() ? "root" : listed + " (or root)";
+}
+
+namespace {
+
+// Whether `lookup` (getpwnam_r, getgrnam_r) finds `name`, with a buffer as
+// large as the entry needs (a directory's group may list thousands).
+template <typename Entry, typename Lookup>
+bool Found(const std::string& name, Lookup lookup) {
+  for (size_t size = 16384; size <= (size_t{64} << 20); size *= 4) {
+    std::vector<char> buf(size);
+    Entry entry{};
+    Entry* found = nullptr;
+    const int rc = lookup(name.c_str(), &entry, buf.data(), buf.size(), &found);
+    if (rc != ERANGE) return rc == 0 && found != nullptr;
+  }
+  return false;
+}
+
+}  // namespace
+
+HostNames ThisHostNames() {
+  return {[](const std::string& user) { return Found<passwd>(user, getpwnam_r); },
+          [](const std::string& name) { return Found<group>(name, getgrnam_r); }};
+}
+
+std::vector<std::string> LockOuts(const std::vector<ProjectRule>& projects,
+                                  const std::map<sched::PriorityClass, ClassRule>& classes,
+                                  const HostNames& names) {
+  const auto any_known = [&](const std::vector<std::string>& users,
+                             const std::vector<std::string>& groups) {
+    return std::any_of(users.begin(), users.end(), names.user_exists) ||
+           std::any_of(groups.begin(), groups.end(), names.group_exists);
+  };
+  std::vector<std::string> out;
+  if (!projects.empty() && std::none_of(projects.begin(), projects.end(), [&](const auto& p) {
+        return any_known(p.users, p.groups);
+      })) {
+    out.push_back(
+        "projects are enforced, but no [projects.NAME] has a user or group this host knows: "
+        "every submit but root's would be refused");
+  }
+  for (const auto& [cls, rule] : classes) {
+    // Nobody named (anyone), or those not named wait for an approver.
+    if ((rule.users.empty() && rule.groups.empty()) ||
+        rule.approval != ClassRule::Approval::kNever || any_known(rule.users, rule.groups)) {
+      continue;
+    }
+    const std::string name(sched::PriorityClassName(cls));
+    out.push_back("[rules.class." + name + "] names no user or group this host knows: only root " +
+                  "could submit " + name + " jobs");
+  }
+  return out;
 }
 
 }  // namespace gleaner::server

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,22 @@ class SubmitPolicy {
   std::map<sched::PriorityClass, ClassRule> classes_;
   GroupsOf groups_of_;
 };
+
+// Which names this host knows, for LockOuts.
+struct HostNames {
+  std::function<bool(const std::string&)> user_exists;
+  std::function<bool(const std::string&)> group_exists;
+};
+HostNames ThisHostNames();  // the passwd and group databases
+
+// What in these rules would leave nobody but root able to submit at all
+// (projects enforced, and none has a member this host knows) or to use a
+// priority class (its rule names users or groups, none known here): one
+// line each, in words; empty when nothing would. Applying such a policy
+// takes --force (docs/policy.md).
+std::vector<std::string> LockOuts(const std::vector<ProjectRule>& projects,
+                                  const std::map<sched::PriorityClass, ClassRule>& classes,
+                                  const HostNames& names);
 
 // The submit policy in force, swapped whole when a new policy version is
 // applied: a submit uses the one it read, from start to end. Thread-safe.

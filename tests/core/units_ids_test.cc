@@ -26,6 +26,18 @@ TEST(BytesTest, SubtractionSaturatesAtZero) {
   EXPECT_EQ(Bytes(7) - Bytes(5), Bytes(2));
 }
 
+TEST(OneLineTest, ControlCharactersAreWrittenOutAndTextIsKept) {
+  EXPECT_EQ(OneLine("plain words, üñí 日本"), "plain words, üñí 日本");
+  EXPECT_EQ(OneLine("a\nb\r\tc"), "a\\x0ab\\x0d\\x09c");
+  EXPECT_EQ(OneLine("\x1b[31mred\x7f"), "\\x1b[31mred\\x7f");
+  // A backslash is doubled, so "\\x0a" typed by a user is told from a newline.
+  EXPECT_EQ(OneLine("\\x0a"), "\\\\x0a");
+  EXPECT_EQ(OneLine(std::string_view("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(OneLine("\xc2\x9b"
+                    "2J \xc2\xa9"),
+            "\\xc2\\x9b2J \xc2\xa9");  // a C1 control; (c) kept
+}
+
 TEST(BytesTest, ParsesSizesPeopleWrite) {
   EXPECT_EQ(*ParseBytes("20GiB"), Bytes::GiB(20));
   EXPECT_EQ(*ParseBytes("20G"), Bytes::GiB(20));

@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <mutex>
+#include <sstream>
 
 #include "agent/node_agent.h"
 #include "cli/daemon_support.h"
@@ -66,12 +69,68 @@ TEST(DataDirAsRootTest, ADirectoryAnotherUserOwnsIsRefused) {
   EXPECT_THAT(s.message(), HasSubstr("belongs to uid " + std::to_string(account.uid())));
 }
 
+// The config names who may do what as root: only those who could be root
+// anyway may change it, directly or through a directory above it.
+TEST(ConfigFileTest, AConfigOthersCanChangeIsRefusedWithTheFix) {
+  testing::TempDir dir;
+  const std::string none = (dir.path() / "none.toml").string();
+  EXPECT_EQ(*TrustedConfigPath(none), none);  // the defaults
+  const std::string config = dir.Write("gleaner.toml", "[rules]\n");
+  chmod(config.c_str(), 0644);
+  EXPECT_EQ(*TrustedConfigPath(config), config);
+  chmod(config.c_str(), 0666);
+  auto s = TrustedConfigPath(config).status();
+  EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("the config file " + config));
+  EXPECT_THAT(s.message(), HasSubstr("chmod go-w " + config));
+  chmod(config.c_str(), 0644);
+
+  const std::string shared = (dir.path() / "shared").string();
+  std::filesystem::create_directory(shared);
+  chmod(shared.c_str(), 0777);  // anyone could put their own file in its place
+  const std::string inside = dir.Write("shared/gleaner.toml", "[rules]\n");
+  chmod(inside.c_str(), 0644);
+  s = TrustedConfigPath(inside).status();
+  EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("a parent of the config file, " + shared));
+  // A link to a trusted file is judged, and read from then on, where it
+  // leads: whoever may swap the link cannot swap what is read.
+  const std::string link = shared + "/link.toml";
+  ASSERT_EQ(symlink(config.c_str(), link.c_str()), 0);
+  EXPECT_EQ(*TrustedConfigPath(link), config);
+}
+
+TEST(ConfigFileAsRootTest, AConfigAnotherUserOwnsIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to hand a file to another user";
+  testing::ThrowawayUser account("gleanercfg");
+  ASSERT_TRUE(account.ok());
+  testing::TempDir dir;
+  const std::string config = dir.Write("gleaner.toml", "[rules]\n");
+  ASSERT_EQ(chown(config.c_str(), account.uid(), 0), 0);
+  auto s = TrustedConfigPath(config).status();
+  EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("belongs to uid " + std::to_string(account.uid())));
+}
+
+// A reason or a token's name quoted in the log stays on its line, and
+// cannot send the terminal reading the log escape sequences.
+TEST(DaemonLogTest, WhatUsersWroteCannotForgeALine) {
+  std::ostringstream out;
+  std::mutex mu;
+  const cluster::Log log = TimestampedLog(out, mu);
+  log("job 3 denied by bob: ok\n2026-12-02T00:00:00Z job 4 approved by root\x1b[2J");
+  const std::string text = out.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_THAT(text, HasSubstr("ok\\x0a2026-12-02T00:00:00Z job 4 approved by root\\x1b[2J"));
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+}
+
 TEST(StoreUriTest, APasswordNeverTravelsOnTheCommandLine) {
   // Every local user reads /proc/PID/cmdline; write access to the store
   // means jobs as any user on every host.
-  for (const char* uri : {"postgresql://gleaner:hunter2@db:5432/gleaner",
-                          "postgresql://db/gleaner?password=hunter2",
-                          "host=db user=gleaner password=hunter2"}) {
+  for (const char* uri :
+       {"postgresql://gleaner:hunter2@db:5432/gleaner", "postgresql://db/gleaner?password=hunter2",
+        "host=db user=gleaner password=hunter2"}) {
     auto s = StoreUri(uri, "");
     EXPECT_EQ(s.status().code(), core::StatusCode::kInvalidArgument) << uri;
     EXPECT_THAT(s.status().message(), HasSubstr("--store-file")) << uri;
@@ -102,7 +161,7 @@ TEST(StoreFileTest, TheDatabaseAndItsJournalAreReadableByTheirOwnerOnly) {
   spec.env = {{"TOKEN", "secret"}};
   ASSERT_TRUE((*store)->Submit("alice", 1000, spec, core::TimePoint{}).ok());
   for (const char* suffix : {"", "-wal", "-shm"}) {
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(stat((db + suffix).c_str(), &st), 0) << suffix;
     EXPECT_EQ(st.st_mode & 077, 0u) << db << suffix;
   }

@@ -115,5 +115,32 @@ TEST(SubmitPolicyTest, ARuleCanMakeAJobWaitForTheProjectsApproversInsteadOfRefus
   EXPECT_TRUE(p.MayApprove(As("root"), "anything"));
 }
 
+// A policy that would leave nobody but root able to submit, or to use a
+// class, is named line by line (applying it then takes --force).
+TEST(LockOutsTest, RulesNamingNobodyThisHostKnowsAreLockOuts) {
+  const HostNames names{[](const std::string& u) { return u == "alice"; },
+                        [](const std::string& g) { return g == "cv-team"; }};
+  ProjectRule vision{"vision", {"alcie"}, {"cv-taem"}, {}, {}};  // both misspelt
+  ClassRule critical;
+  critical.users = {"bbo"};
+  std::map<sched::PriorityClass, ClassRule> classes = {{sched::PriorityClass::kCritical, critical}};
+  const auto out = LockOuts({vision}, classes, names);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0], HasSubstr("no [projects.NAME] has a user or group this host knows"));
+  EXPECT_THAT(out[1], HasSubstr("[rules.class.critical] names no user or group this host knows"));
+
+  vision.groups = {"cv-team"};                          // one known name opens it
+  classes[sched::PriorityClass::kCritical].users = {};  // nobody named: anyone
+  EXPECT_TRUE(LockOuts({vision}, classes, names).empty());
+  EXPECT_TRUE(LockOuts({}, classes, names).empty());  // no projects: not enforced
+  // Those a class rule does not name may still wait for an approver.
+  classes[sched::PriorityClass::kCritical].users = {"bbo"};
+  classes[sched::PriorityClass::kCritical].approval = ClassRule::Approval::kOverLimit;
+  EXPECT_TRUE(LockOuts({vision}, classes, names).empty());
+  EXPECT_TRUE(ThisHostNames().user_exists("root"));
+  EXPECT_TRUE(ThisHostNames().group_exists("root"));
+  EXPECT_FALSE(ThisHostNames().user_exists("no-such-user-here"));
+}
+
 }  // namespace
 }  // namespace gleaner::server
