@@ -1,17 +1,16 @@
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <ostream>
 
 #include "cli/config_file.h"
 #include "cli/cost_command.h"
+#include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 #include "cost/advisor.h"
 #include "cost/civil_date.h"
 #include "observe/verdict_json.h"
 #include "server/cost_ledger.h"
-#include "store/sqlite_store.h"
 
 namespace gleaner::cli {
 namespace {
@@ -72,14 +71,7 @@ int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream&
     err << "gleaner: --" << span.status().message() << "\n";
     return kExitUsage;
   }
-  const std::string db = DataDir(o.data_dir) + "/gleaner.db";
-  if (!std::filesystem::exists(db)) {
-    err << "gleaner: no history at " << db
-        << ": run `gleaner up` (or `gleaner monitor`) first, or point --data-dir at its "
-           "directory\n";
-    return kExitFailure;
-  }
-  auto store = store::SqliteStore::Open(db);
+  auto store = OpenHistory(DataDir(o.data_dir));
   if (!store.ok()) {
     err << "gleaner: " << store.status().message() << "\n";
     return kExitFailure;

@@ -13,6 +13,7 @@
 #include "cli/monitor_command.h"
 #include "cli/policy_commands.h"
 #include "cli/profile_command.h"
+#include "cli/report_command.h"
 #include "cli/sim_command.h"
 #include "cli/sim_cross_command.h"
 #include "cli/sim_harvest_command.h"
@@ -70,15 +71,18 @@ int Main(int argc, char** argv, const core::Clock& clock,
   CostAdviseOptions cost_advise;
   CostReportOptions cost_report;
   const CostCommands cost_cmds = AddCostCommands(app, cost_advise, cost_report);
+  ReportOptions report;
+  CLI::App* report_cmd = AddReportCommand(app, report);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  for (std::string* d : {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &server.data_dir,
-                         &agent_opts.data_dir, &profile.data_dir, &job.data_dir,
-                         &token.api.data_dir, &cost_advise.data_dir, &cost_report.data_dir}) {
+  for (std::string* d :
+       {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &server.data_dir, &agent_opts.data_dir,
+        &profile.data_dir, &job.data_dir, &token.api.data_dir, &cost_advise.data_dir,
+        &cost_report.data_dir, &report.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
   job.server = token.api.server = gpus.server = remote.server;
@@ -124,6 +128,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (sim_replay_cmd->parsed()) return RunSimReplay(sim_replay, std::cout, std::cerr);
   if (sim_harvest_cmd->parsed()) return RunSimHarvest(sim_harvest, std::cout, std::cerr);
   if (sim_cross_cmd->parsed()) return RunSimCross(sim_cross, std::cout, std::cerr);
+  if (report_cmd->parsed()) return RunReport(report, clock.Now(), std::cout, std::cerr);
   if (cost_cmds.advise->parsed()) {
     return RunCostAdvise(cost_advise, clock.Now(), std::cout, std::cerr);
   }

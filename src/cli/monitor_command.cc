@@ -225,6 +225,9 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       err << "gleaner: recording the policy: " << s.message() << "\n";
       return kExitFailure;
     }
+    for (const std::string& locked : LockOutsOf(config)) {
+      log("warning: " + locked + " (" + config_path + ")");
+    }
     auto common = DaemonApiOptions(data_dir, config_path, config, api_store.get(), log);
     if (!common.ok()) {
       err << "gleaner: " << common.status().message() << "\n";
@@ -256,7 +259,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       }
       return host_metrics.Render(counts, idle_prices, dcgm);
     };
-    api_options.gpus = [&latest_mu, &latest, &source]() -> nlohmann::json {
+    api_options.gpus = [&latest_mu, &latest, &source, &policy]() -> nlohmann::json {
       std::optional<agent::HostPass> pass;
       {
         std::lock_guard lock(latest_mu);
@@ -265,8 +268,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       if (!pass) return nullptr;
       std::map<core::GpuUuid, observe::Verdict> verdicts;
       for (const observe::Verdict& v : pass->verdicts) verdicts[v.uuid] = v;
-      return GpusToJson(BuildHostView(pass->at, source.backend->Driver(), pass->snapshots,
-                                      *source.inspector, verdicts));
+      nlohmann::json doc = GpusToJson(BuildHostView(pass->at, source.backend->Driver(),
+                                                    pass->snapshots, *source.inspector, verdicts));
+      if (policy) doc["policy_version"] = policy->ActiveVersion();  // the dashboard's top bar
+      return doc;
     };
     api = std::make_unique<server::Api>(*api_store, job_clock, api_options);
     const auto handler = [&api](const server::HttpRequest& r, const server::Peer& p) {

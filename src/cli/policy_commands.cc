@@ -9,12 +9,13 @@
 #include <sstream>
 
 #include "cli/api_client.h"
+#include "cli/cost_command.h"
+#include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 #include "cli/policy_dry_run.h"
 #include "core/json_depth.h"
 #include "server/event_api.h"
-#include "store/sqlite_store.h"
 
 namespace gleaner::cli {
 
@@ -150,6 +151,7 @@ PolicyCommands AddPolicyCommands(CLI::App& app, PolicyOptions& p, JobOptions& o)
   c.rollback->add_option("version", p.version, "The version to run again");
   for (CLI::App* cmd : {c.apply, c.rollback}) {
     cmd->add_option("--note", p.note, "Why, for the history");
+    cmd->add_flag("--force", p.force, "Apply it even if it would lock every user but root out");
   }
   c.dry_run = policy->add_subcommand(
       "dry-run", "Replay this site's recorded history under the running policy and under FILE");
@@ -243,6 +245,7 @@ int RunPolicyApply(const PolicyOptions& p, const JobOptions& o, std::ostream& ou
   if (!api.ok()) return Fail(err, api.status());
   json body = {{"text", *text}, {"name", p.file}};
   if (!p.note.empty()) body["note"] = p.note;
+  if (p.force) body["force"] = true;
   return CallApi(
       *api, o.token, "POST", "/v1/policy", body.dump(), o.json,
       [](const json& j) { return AppliedText(j, "applied"); }, out, err);
@@ -259,15 +262,16 @@ int RunPolicyDryRun(const PolicyOptions& p, const JobOptions& o, std::ostream& o
   if (!text.ok()) return Fail(err, text.status());
   auto candidate = ParseConfig(*text, p.file);
   if (!candidate.ok()) return Fail(err, candidate.status());
-  const std::string db = DataDir(o.data_dir) + "/gleaner.db";
-  if (!std::filesystem::exists(db)) {
-    return Fail(err, core::NotFound("no history in " + DataDir(o.data_dir) +
-                                    ": run gleaner up there first (or pass --data-dir)"));
-  }
-  auto store = store::SqliteStore::Open(db);
+  auto store = OpenHistory(DataDir(o.data_dir));
   if (!store.ok()) return Fail(err, store.status());
+  // Money is a part of the answer: without the site's catalog, none.
+  auto catalog = LoadCatalog(current->cost.catalog_files);
+  if (!catalog.ok()) {
+    err << "gleaner: no money in the dry-run: " << catalog.status().message() << "\n";
+    catalog = cost::Catalog();
+  }
   const core::TimePoint now = core::RealClock().Now();
-  auto run = RunDryRun(**store, *current, *candidate, now - *age, now);
+  auto run = RunDryRun(**store, *current, *candidate, *catalog, now - *age, now);
   if (!run.ok()) return Fail(err, run.status());
   run->current_name = "running (" + running + ")";
   run->candidate_name = p.file;
@@ -282,6 +286,7 @@ int RunPolicyRollback(const PolicyOptions& p, const JobOptions& o, std::ostream&
   json body = json::object();
   if (p.version > 0) body["version"] = p.version;
   if (!p.note.empty()) body["note"] = p.note;
+  if (p.force) body["force"] = true;
   return CallApi(
       *api, o.token, "POST", "/v1/policy/rollback", body.dump(), o.json,
       [](const json& j) { return AppliedText(j, "rolled back"); }, out, err);

@@ -16,6 +16,7 @@ struct PolicyOptions {
   std::vector<std::string> what;  // diff: FILE or VERSION, once or twice
   std::string file;               // apply
   std::string note;               // apply, rollback: why
+  bool force = false;             // apply, rollback: even if it locks users out
   std::string since = "30d";      // dry-run: how much history
   std::string config;  // dry-run: the running policy's file (default DATA_DIR/gleaner.toml)
 };

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/format.h"
+#include "sim/svg_chart.h"
 
 namespace gleaner::cli {
 namespace {
@@ -171,15 +172,38 @@ sim::HarvestConfig HarvestConfigOf(const GleanerConfig& policy) {
   return c;
 }
 
+std::optional<cost::GpuHourPrices> PriceSiteGpus(const std::vector<store::GpuRecord>& gpus,
+                                                 const GleanerConfig& policy,
+                                                 const cost::Catalog& catalog) {
+  std::map<std::string, int> models;
+  for (const store::GpuRecord& g : gpus) {
+    ++models[policy.cost.ModelOf(
+        g.name, g.memory_total ? std::optional<uint64_t>(g.memory_total->count()) : std::nullopt)];
+  }
+  const auto most =
+      std::max_element(models.begin(), models.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most == models.end()) return std::nullopt;
+  cost::GpuHourPrices p =
+      cost::PriceGpuHours(most->first, catalog, policy.cost.OnPremFor(most->first),
+                          policy.cost.currency, policy.cost.rates);
+  if (!p.owned_per_gpu_hour || !p.marginal_per_gpu_hour || !p.cloud_per_gpu_hour) {
+    return std::nullopt;
+  }
+  return p;
+}
+
 core::Result<DryRun> RunDryRun(store::Store& store, const GleanerConfig& current,
-                               const GleanerConfig& candidate, core::TimePoint from,
-                               core::TimePoint to) {
+                               const GleanerConfig& candidate, const cost::Catalog& catalog,
+                               core::TimePoint from, core::TimePoint to) {
   DryRun run;
   GLEANER_ASSIGN_OR_RETURN(run.scenario, SiteScenarioFromStore(store, from, to));
   GLEANER_ASSIGN_OR_RETURN(run.current, sim::RunHarvest(run.scenario.owner, run.scenario.queue,
                                                         HarvestConfigOf(current)));
   GLEANER_ASSIGN_OR_RETURN(run.candidate, sim::RunHarvest(run.scenario.owner, run.scenario.queue,
                                                           HarvestConfigOf(candidate)));
+  GLEANER_ASSIGN_OR_RETURN(std::vector<store::GpuRecord> gpus, store.Gpus());
+  run.prices = PriceSiteGpus(gpus, current, catalog);
   return run;
 }
 
@@ -194,9 +218,14 @@ struct Figures {
   int64_t finished = 0;
   std::optional<double> mean_wait_s;  // of the jobs that started; none started: unset
   std::map<std::string, std::pair<int64_t, double>> projects;  // jobs started, GPU-hours run
+  // Priced: the useful work at the on-demand price, less the energy of
+  // harvesting (sim::MoneyOf).
+  double cloud_value = 0;
+  double net_savings = 0;
 };
 
-Figures FiguresOf(const sim::HarvestResult& r, const SiteScenario& s) {
+Figures FiguresOf(const sim::HarvestResult& r, const SiteScenario& s,
+                  const std::optional<cost::GpuHourPrices>& prices) {
   Figures f;
   f.harvested_h = static_cast<double>(r.harvested_gpu_s) / 3600;
   f.lost_h = static_cast<double>(r.lost_gpu_s) / 3600;
@@ -217,6 +246,10 @@ Figures FiguresOf(const sim::HarvestResult& r, const SiteScenario& s) {
     p.second += static_cast<double>((end - o.first_start_s) * s.queue[i].gpus) / 3600;
   }
   if (started > 0) f.mean_wait_s = waited / static_cast<double>(started);
+  if (prices) {
+    f.cloud_value = (f.harvested_h - f.lost_h) * *prices->cloud_per_gpu_hour;
+    f.net_savings = f.cloud_value - f.harvested_h * *prices->marginal_per_gpu_hour;
+  }
   return f;
 }
 
@@ -231,8 +264,8 @@ std::string Change(double before, double after) {
 }  // namespace
 
 std::string DryRunText(const DryRun& run) {
-  const Figures a = FiguresOf(run.current, run.scenario);
-  const Figures b = FiguresOf(run.candidate, run.scenario);
+  const Figures a = FiguresOf(run.current, run.scenario, run.prices);
+  const Figures b = FiguresOf(run.candidate, run.scenario, run.prices);
   const sim::OwnerTimeline& t = run.scenario.owner;
   char line[256];
   std::string out =
@@ -245,7 +278,16 @@ std::string DryRunText(const DryRun& run) {
       (run.scenario.jobs_left_out > 0 ? " (" + std::to_string(run.scenario.jobs_left_out) +
                                             " left out: length unknown, or larger than a host)"
                                       : "") +
-      "\n\n";
+      "\n";
+  if (run.prices) {
+    const cost::GpuHourPrices& p = *run.prices;
+    const std::string currency(cost::CurrencyName(p.currency));
+    out += "money: GPUs priced as " + p.gpu_model + ", " +
+           sim::FormatFixed(*p.cloud_per_gpu_hour, 2) + " " + currency + "/GPU-h on demand (" +
+           p.cloud_offer + "; " + p.cloud_source + ", " + p.cloud_date + "), " +
+           sim::FormatFixed(*p.marginal_per_gpu_hour, 2) + " to fill an idle one\n";
+  }
+  out += "\n";
   std::snprintf(line, sizeof line, "%-26s %-22s %s\n", "", run.current_name.c_str(),
                 run.candidate_name.c_str());
   out += line;
@@ -273,6 +315,11 @@ std::string DryRunText(const DryRun& run) {
   std::snprintf(line, sizeof line, "%-26s %-22s %s\n", "mean wait, minutes",
                 minutes(a.mean_wait_s).c_str(), minutes(b.mean_wait_s).c_str());
   out += line;
+  if (run.prices) {
+    const std::string currency(cost::CurrencyName(run.prices->currency));
+    row(("work at on-demand, " + currency).c_str(), a.cloud_value, b.cloud_value, "%.2f");
+    row(("net saving, " + currency).c_str(), a.net_savings, b.net_savings, "%.2f");
+  }
   out += "\nper project: jobs started, GPU-hours run\n";
   for (const auto& [project, x] : a.projects) {
     const auto y = b.projects.at(project);
@@ -288,7 +335,7 @@ std::string DryRunText(const DryRun& run) {
 
 nlohmann::ordered_json DryRunJson(const DryRun& run) {
   const auto figures = [&](const sim::HarvestResult& r, const std::string& name) {
-    const Figures f = FiguresOf(r, run.scenario);
+    const Figures f = FiguresOf(r, run.scenario, run.prices);
     nlohmann::ordered_json projects = nlohmann::ordered_json::object();
     for (const auto& [p, v] : f.projects) {
       projects[p] = {{"jobs_started", v.first}, {"gpu_hours", v.second}};
@@ -303,17 +350,28 @@ nlohmann::ordered_json DryRunJson(const DryRun& run) {
         {"jobs_finished", f.finished},
         {"mean_wait_s",
          f.mean_wait_s ? nlohmann::ordered_json(*f.mean_wait_s) : nlohmann::ordered_json(nullptr)},
-        {"projects", projects}};
+        {"projects", projects},
+        {"money", run.prices ? nlohmann::ordered_json{{"cloud_value", f.cloud_value},
+                                                      {"net_savings", f.net_savings}}
+                             : nlohmann::ordered_json(nullptr)}};
   };
   const sim::OwnerTimeline& t = run.scenario.owner;
-  return {{"span_s", t.end_s - t.start_s},
-          {"gpus", t.gpu_count()},
-          {"gpu_minutes", run.scenario.minutes},
-          {"jobs", run.scenario.queue.size()},
-          {"synthetic_queue", run.scenario.synthetic_queue},
-          {"jobs_left_out", run.scenario.jobs_left_out},
-          {"current", figures(run.current, run.current_name)},
-          {"candidate", figures(run.candidate, run.candidate_name)}};
+  return {
+      {"span_s", t.end_s - t.start_s},
+      {"gpus", t.gpu_count()},
+      {"gpu_minutes", run.scenario.minutes},
+      {"jobs", run.scenario.queue.size()},
+      {"synthetic_queue", run.scenario.synthetic_queue},
+      {"jobs_left_out", run.scenario.jobs_left_out},
+      {"prices",
+       run.prices
+           ? nlohmann::ordered_json{{"gpu_model", run.prices->gpu_model},
+                                    {"currency", cost::CurrencyName(run.prices->currency)},
+                                    {"cloud_per_gpu_hour", *run.prices->cloud_per_gpu_hour},
+                                    {"marginal_per_gpu_hour", *run.prices->marginal_per_gpu_hour}}
+           : nlohmann::ordered_json(nullptr)},
+      {"current", figures(run.current, run.current_name)},
+      {"candidate", figures(run.candidate, run.candidate_name)}};
 }
 
 }  // namespace gleaner::cli

@@ -6,6 +6,8 @@
 
 #include "cli/config_file.h"
 #include "core/result.h"
+#include "cost/catalog.h"
+#include "cost/gpu_hour_prices.h"
 #include "sim/harvest.h"
 #include "store/store.h"
 
@@ -32,17 +34,26 @@ core::Result<SiteScenario> SiteScenarioFromStore(store::Store& store, core::Time
 // policy's idle rules and, where they are on, its co-location and parking.
 sim::HarvestConfig HarvestConfigOf(const GleanerConfig& policy);
 
-// Both policies replayed; the comparison as text, or as JSON.
+// The site's GPUs priced as their most common catalog model (as `policy`'s
+// [cost] names and prices them), where every part of the price is known;
+// nullopt otherwise.
+std::optional<cost::GpuHourPrices> PriceSiteGpus(const std::vector<store::GpuRecord>& gpus,
+                                                 const GleanerConfig& policy,
+                                                 const cost::Catalog& catalog);
+
+// Both policies replayed; the comparison as text, or as JSON. Money where
+// the GPUs could be priced.
 struct DryRun {
   std::string current_name;
   std::string candidate_name;
   SiteScenario scenario;
   sim::HarvestResult current;
   sim::HarvestResult candidate;
+  std::optional<cost::GpuHourPrices> prices;
 };
 core::Result<DryRun> RunDryRun(store::Store& store, const GleanerConfig& current,
-                               const GleanerConfig& candidate, core::TimePoint from,
-                               core::TimePoint to);
+                               const GleanerConfig& candidate, const cost::Catalog& catalog,
+                               core::TimePoint from, core::TimePoint to);
 std::string DryRunText(const DryRun& run);
 nlohmann::ordered_json DryRunJson(const DryRun& run);
 

@@ -53,12 +53,14 @@ std::string Hours(double h) { return FormatFixed(h, h < 100 ? 1 : 0); }
 std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTimeline& owner,
                                 const std::vector<HarvestJob>& queue,
                                 const std::vector<HarvestBaselineRun>& runs) {
-  const std::string title = "gleaner sim harvest: " + info.owner_trace;
+  const std::string title =
+      info.title.empty() ? "gleaner sim harvest: " + info.owner_trace : info.title;
   std::string h = ReportPageStart(
       title,
       ".line2{fill:none;stroke:#d9822b;stroke-width:1.5}.line3{fill:none;stroke:#2a9d4b;"
       "stroke-width:1.5}.line4{fill:none;stroke:#999;stroke-width:1.5}.bar1{fill:#2a9d4b}"
       ".bar2{fill:#c0392b}.bar3{fill:#d9822b}p.note{color:#555}td,th{font-size:13px}");
+  h += info.preface_html;
   const int64_t span_s = owner.end_s - owner.start_s;
   const HarvestLimit limit = runs.empty() ? HarvestLimit{} : LimitOf(runs.front().result);
   h += "<p>" + std::to_string(owner.gpu_count()) + " GPUs on " +
@@ -92,7 +94,8 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
   h += "</table>\n";
   if (info.prices) {
     const HarvestPrices& p = *info.prices;
-    const auto usd = [](double v) { return FormatFixed(v, v < 1000 ? 2 : 0) + " USD"; };
+    const std::string currency(cost::CurrencyName(p.currency));
+    const auto usd = [&](double v) { return FormatFixed(v, v < 1000 ? 2 : 0) + " " + currency; };
     h += "<h2>Money</h2>\n<p>GPUs priced as " + EscapeHtml(p.gpu_model) +
          ": an owned GPU-hour costs " + usd(*p.owned_per_gpu_hour) +
          " (capex, maintenance, power; " + EscapeHtml(p.onprem_source) + "), filling an idle one " +

@@ -11,6 +11,8 @@ namespace gleaner::sim {
 
 // What a harvest scenario was, for its report.
 struct HarvestScenarioInfo {
+  std::string title;         // default: "gleaner sim harvest: " and the owner trace
+  std::string preface_html;  // shown first, under the title (gleaner report's own part)
   std::string owner_trace;   // the owner workload's file or folder name
   std::string queue_source;  // "synthetic" or the queue file's name
   uint64_t seed = 0;

@@ -164,6 +164,7 @@ TEST_F(DashboardBrowserTest, ShowsTheGpusAndJobsInEnglishAndChinese) {
   EXPECT_THAT(en, HasSubstr("<code>sleep 60</code>"));
   EXPECT_THAT(en, HasSubstr("Queued and running jobs"));
   EXPECT_THAT(en, HasSubstr("What idleness costs"));
+  EXPECT_THAT(en, HasSubstr(" · policy v1</span>"));  // the policy version running
   EXPECT_THAT(en, HasSubstr("Usage by hour of the week"));
   // The tests run as root, who may act on every job.
   EXPECT_THAT(en, HasSubstr("data-action=\"cancel\""));
@@ -175,6 +176,7 @@ TEST_F(DashboardBrowserTest, ShowsTheGpusAndJobsInEnglishAndChinese) {
   EXPECT_THAT(zh, HasSubstr("排队与运行中的作业"));
   EXPECT_THAT(zh, HasSubstr("<span class=\"verdict-badge\">忙碌</span>"));
   EXPECT_THAT(zh, HasSubstr("闲置的成本"));
+  EXPECT_THAT(zh, HasSubstr(" · 策略 v1</span>"));
   EXPECT_THAT(zh, HasSubstr("判定依据"));
   EXPECT_THAT(zh, Not(HasSubstr("Queued and running jobs")));
   EXPECT_THAT(zh, Not(HasSubstr(">busy<")));

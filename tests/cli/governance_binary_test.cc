@@ -231,6 +231,14 @@ TEST(GovernanceBinaryTest, PolicyVersionsApplyRollBackAndReloadWithoutARestart) 
   EXPECT_THAT(refused.err, HasSubstr("expected \"never\", \"over_limit\""));
   EXPECT_THAT(root("policy show").out, HasSubstr("# policy version 1,"));
   EXPECT_EQ(testing::Slurp(config), first);
+  // A policy that would leave only root able to submit takes --force.
+  const std::string locked =
+      dir.Write("locked.toml", first + "[projects.vision]\nusers = [\"no-such-user-here\"]\n");
+  const Outcome locks = root("policy apply " + locked);
+  EXPECT_NE(locks.rc, 0);
+  EXPECT_THAT(locks.err, HasSubstr(locked + " would lock users out: projects are enforced"));
+  EXPECT_THAT(locks.err, HasSubstr("apply it anyway with --force"));
+  EXPECT_THAT(root("policy show").out, HasSubstr("# policy version 1,"));
 
   const std::string strict = first + "[rules.class.critical]\napproval = \"always\"\n";
   const std::string good = dir.Write("good.toml", strict + "[ui]\nanonymous_read = false\n");
@@ -277,6 +285,9 @@ TEST(GovernanceBinaryTest, PolicyVersionsApplyRollBackAndReloadWithoutARestart) 
                                           "cd /tmp && runuser -u " + user.name() + " --");
   EXPECT_NE(nosy.rc, 0);
   EXPECT_THAT(nosy.err, HasSubstr("only root reads and changes the policy"));
+  const Outcome forced = root("policy apply " + locked + " --force");
+  EXPECT_EQ(forced.rc, 0) << forced.err;
+  EXPECT_THAT(forced.out, HasSubstr("policy version 5 is running"));
   kill(std::stoi(testing::Slurp(pid_file)), SIGTERM);
 }
 
@@ -293,7 +304,7 @@ TEST(GovernanceBinaryTest, ADryRunComparesTwoPoliciesOnTheSitesOwnHistory) {
       dir.Write("sooner.toml", "[sampling]\ninterval_s = 0.5\n[idle]\nidle_after_s = 30\n");
   const std::string args =
       "--data-dir " + data + " policy dry-run " + candidate + " --config " + config + " --since 1h";
-  EXPECT_THAT(Gleaner(args).err, HasSubstr("no history in " + data));
+  EXPECT_THAT(Gleaner(args).err, HasSubstr("no history at " + data + "/gleaner.db"));
   const std::string pid_file = (dir.path() / "up.pid").string();
   std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data + " --config " +
                config + " --listen none --for 62 >/dev/null 2>&1 & echo $! >" + pid_file)

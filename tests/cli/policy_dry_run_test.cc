@@ -14,6 +14,12 @@ using ::testing::HasSubstr;
 
 const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
 
+const cost::Catalog& Builtin() {
+  static const cost::Catalog catalog =
+      std::move(cost::Catalog::Parse(cost::BuiltinCatalogCsv(), cost::kBuiltinCatalogName)).value();
+  return catalog;
+}
+
 // Two GPUs of host a for an hour: GPU 0 quiet throughout; GPU 1 computing
 // for alice for 30 minutes, then quiet. Three jobs of 10 minutes arrive at
 // minute 5.
@@ -67,7 +73,7 @@ TEST(PolicyDryRunTest, ACandidateThatJudgesSoonerLendsMoreOfTheSameHistory) {
   current.idle.idle_after = core::Seconds(3000);  // GPU 0 idle only for the last 10 minutes
   GleanerConfig candidate;
   candidate.idle.idle_after = core::Seconds(120);
-  auto run = RunDryRun(*store, current, candidate, kT0, kT0 + core::Seconds(3600));
+  auto run = RunDryRun(*store, current, candidate, Builtin(), kT0, kT0 + core::Seconds(3600));
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_EQ(run->scenario.owner.gpu_count(), 2);
   EXPECT_EQ(run->scenario.minutes, 120);
@@ -88,27 +94,38 @@ TEST(PolicyDryRunTest, ACandidateThatJudgesSoonerLendsMoreOfTheSameHistory) {
   EXPECT_THAT(text, HasSubstr("jobs finished"));
   EXPECT_THAT(text, HasSubstr("  vision "));
   EXPECT_EQ(DryRunJson(*run)["candidate"]["jobs_finished"], 3);
+  // Money: the GPUs priced as the catalog's A100-80GB; more harvested, more saved.
+  ASSERT_TRUE(run->prices.has_value());
+  EXPECT_EQ(run->prices->gpu_model, "A100-80GB");
+  EXPECT_THAT(text, HasSubstr("money: GPUs priced as A100-80GB, "));
+  EXPECT_THAT(text, HasSubstr("net saving, USD"));
+  const auto json = DryRunJson(*run);
+  EXPECT_GT(json["candidate"]["money"]["net_savings"].get<double>(),
+            json["current"]["money"]["net_savings"].get<double>());
+  EXPECT_EQ(json["prices"]["currency"], "USD");
 }
 
 TEST(PolicyDryRunTest, ATinyHistoryIsRefusedWithWhatToDo) {
   auto store = History();
-  auto run = RunDryRun(*store, GleanerConfig{}, GleanerConfig{}, kT0 + core::Seconds(3540),
-                       kT0 + core::Seconds(3600));
+  auto run = RunDryRun(*store, GleanerConfig{}, GleanerConfig{}, Builtin(),
+                       kT0 + core::Seconds(3540), kT0 + core::Seconds(3600));
   EXPECT_EQ(run.status().code(), core::StatusCode::kFailedPrecondition);
   EXPECT_THAT(run.status().message(),
               HasSubstr("the store holds 1 minute(s) of history in the span; a dry-run needs at "
                         "least 2: let gleaner up watch longer, or give a longer --since"));
   auto empty = std::move(store::SqliteStore::Open(":memory:")).value();
-  EXPECT_EQ(RunDryRun(*empty, GleanerConfig{}, GleanerConfig{}, kT0, kT0 + core::Seconds(3600))
-                .status()
-                .code(),
-            core::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      RunDryRun(*empty, GleanerConfig{}, GleanerConfig{}, Builtin(), kT0, kT0 + core::Seconds(3600))
+          .status()
+          .code(),
+      core::StatusCode::kFailedPrecondition);
 }
 
 TEST(PolicyDryRunTest, WithNoJobsInTheSpanASeededStandInIsPlacedUnderBoth) {
   auto store = History();
-  auto run = RunDryRun(*store, GleanerConfig{}, GleanerConfig{}, kT0 + core::Seconds(1200),
-                       kT0 + core::Seconds(3600));  // the jobs came at 5 minutes
+  auto run =
+      RunDryRun(*store, GleanerConfig{}, GleanerConfig{}, Builtin(), kT0 + core::Seconds(1200),
+                kT0 + core::Seconds(3600));  // the jobs came at 5 minutes
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_TRUE(run->scenario.synthetic_queue);
   EXPECT_FALSE(run->scenario.queue.empty());

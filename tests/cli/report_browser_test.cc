@@ -1,7 +1,8 @@
 // The simulator's reports in a real browser: headless Chromium opens
 // report.html from disk (no network), renders its charts, and leaves a
 // screenshot beside the test binaries (artifacts/report.png for a replay,
-// artifacts/cross_cluster_report.png for the cross-cluster study). Skipped
+// artifacts/cross_cluster_report.png for the cross-cluster study,
+// artifacts/site_report.png for `gleaner report`). Skipped
 // where Chromium is not installed (scripts/quickstart.sh test installs it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/clock.h"
+#include "store/sqlite_store.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 
@@ -136,6 +139,58 @@ TEST(ReportBrowserTest, ChromiumRendersTheHarvestReport) {
   // Idle against harvested, jobs waiting, where the GPU-hours went, and the
   // completion-time CDF.
   ExpectChartsRendered(chromium, dir, out + "/report.html", 4, "harvest_report.png");
+}
+
+// `gleaner report` on a store holding the last hour of one GPU (its owner
+// busy for the first half, then quiet) and a job that ran on it.
+TEST(ReportBrowserTest, ChromiumRendersTheSiteReport) {
+  const std::string chromium = Chromium();
+  if (chromium.empty()) GTEST_SKIP() << "Chromium is not installed";
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  std::filesystem::create_directory(data);
+  const core::TimePoint start = core::RealClock().Now() - core::Seconds(3600);
+  {
+    auto store = store::SqliteStore::Open(data + "/gleaner.db");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store::GpuRecord g;
+    g.uuid = core::GpuUuid("GPU-0");
+    g.host = "gpu-a";
+    g.name = "NVIDIA H100 80GB HBM3";
+    g.first_seen = g.last_seen = start;
+    ASSERT_TRUE((*store)->SaveGpus({g}).ok());
+    std::vector<observe::MinuteRollup> minutes;
+    for (int m = 0; m < 59; ++m) {
+      observe::MinuteRollup r;
+      r.uuid = g.uuid;
+      r.minute = start + core::Seconds(60 * m);
+      r.samples = 60;
+      r.observed = core::Seconds(60);
+      const bool busy = m < 30;
+      r.utilization_mean_pct = r.utilization_min_pct = r.utilization_max_pct = busy ? 90 : 0;
+      r.state = busy ? observe::GpuState::kBusy : observe::GpuState::kIdle;
+      if (busy) {
+        r.users = {"alice"};
+        r.busy = r.observed;
+      } else {
+        r.idle = r.observed;
+      }
+      minutes.push_back(r);
+    }
+    ASSERT_TRUE((*store)->AddRollups(minutes).ok());
+    sched::JobSpec spec;
+    spec.command = {"train"};
+    spec.expected_runtime = core::Seconds(900);
+    ASSERT_TRUE((*store)->Submit("bob", 1001, spec, start + core::Seconds(600)).ok());
+  }
+  const std::string page = (dir.path() / "report.html").string();
+  const auto wrote = testing::Gleaner("report --data-dir " + data + " --since 2h --out " + page);
+  ASSERT_EQ(wrote.rc, 0) << wrote.err;
+  EXPECT_THAT(wrote.out, HasSubstr("wrote " + page + ": 1.0 GPU-hours observed"));
+  const std::string html = testing::Slurp(page);
+  EXPECT_THAT(html, HasSubstr("<title>gleaner report: gpu-a</title>"));
+  EXPECT_THAT(html, HasSubstr("GPUs priced as H100-80GB"));
+  ExpectChartsRendered(chromium, dir, page, 4, "site_report.png");
 }
 
 }  // namespace

@@ -108,10 +108,12 @@ class Dashboard {
   }
 
   // The top bar names the host, or on a coordinator how many hosts report
-  // to it.
+  // to it, and the policy version running where there is one.
   renderHost() {
     const doc = this.gpus;
-    setText(byId('host-name'), isCluster(doc) ? t('hosts.summary', {n: (doc.hosts ?? []).length}) : doc?.host ?? '');
+    const host = isCluster(doc) ? t('hosts.summary', {n: (doc.hosts ?? []).length}) : doc?.host ?? '';
+    const policy = Number.isInteger(doc?.policy_version) ? t('hosts.policy', {n: doc.policy_version}) : '';
+    setText(byId('host-name'), policy ? `${host} · ${policy}` : host);
   }
 
   setLive(key, at = null) {
