@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "site_history.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -12,13 +13,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
+using testing::kT0;
 
-const cost::Catalog& Builtin() {
-  static const cost::Catalog catalog =
-      std::move(cost::Catalog::Parse(cost::BuiltinCatalogCsv(), cost::kBuiltinCatalogName)).value();
-  return catalog;
-}
+const cost::Catalog& Builtin() { return testing::BuiltinCatalog(); }
 
 // Two GPUs of host a for an hour: GPU 0 quiet throughout; GPU 1 computing
 // for alice for 30 minutes, then quiet. Three jobs of 10 minutes arrive at

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "site_history.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -14,14 +15,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
+using testing::kT0;
 core::TimePoint At(int64_t s) { return kT0 + core::Seconds(s); }
 
-const cost::Catalog& Builtin() {
-  static const cost::Catalog catalog =
-      std::move(cost::Catalog::Parse(cost::BuiltinCatalogCsv(), cost::kBuiltinCatalogName)).value();
-  return catalog;
-}
+const cost::Catalog& Builtin() { return testing::BuiltinCatalog(); }
 
 // One A100 of host a for an hour: alice computes for 20 minutes, then
 // leaves it quiet; bob's job runs on it, is sent away when alice comes
