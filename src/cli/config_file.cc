@@ -639,7 +639,10 @@ core::Result<std::string> WithoutNonAscii(std::string_view text, const std::stri
 }  // namespace
 
 core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist) {
-  if (!std::filesystem::exists(path)) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  if (ec) return core::InvalidArgument("cannot read the config file " + path + ": " + ec.message());
+  if (!exists) {
     if (must_exist) return core::NotFound("no config file " + path);
     return GleanerConfig{};
   }

@@ -17,6 +17,17 @@ TEST(ParseConfigTest, ReadsTheTextLoadConfigReads) {
               HasSubstr("g.toml:2: sampling.rate: unknown key"));
 }
 
+// A path that cannot be looked at (here: too long; for a user, a data
+// directory they may not enter) is an error that says so, never a crash.
+TEST(LoadConfigTest, APathThatCannotBeLookedAtIsAClearError) {
+  const std::string path = "/tmp/" + std::string(5000, 'a') + "/gleaner.toml";
+  auto c = LoadConfig(path, false);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("cannot read the config file /tmp/aaa"));
+  EXPECT_THAT(c.status().message(), HasSubstr("File name too long"));
+  EXPECT_TRUE(LoadConfig("/nonexistent/gleaner.toml", false).ok());  // the defaults
+}
+
 TEST(ParseConfigTest, LimitsAreWholeNumbersWithDocumentedDefaults) {
   auto defaults = ParseConfig("", "g.toml");
   ASSERT_TRUE(defaults.ok());
