@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -97,6 +98,13 @@ class Sampler {
   // A new policy's lending allow-list ([rules.lend]), from the next pass
   // on; on the sampling thread (Run's callback) only.
   void SetLendAllow(observe::LendAllowList allow) { options_.lend_allow = std::move(allow); }
+  // The idle rules of a policy applied while running ([idle]), from the
+  // next pass; a gap of three intervals still counts as one sample.
+  void SetIdleConfig(observe::IdleConfig idle) {
+    idle.max_sample_gap = std::max(idle.max_sample_gap, 3 * options_.interval);
+    options_.idle = idle;
+    classifier_.Reconfigure(std::move(idle));
+  }
 
   const observe::IdleClassifier& classifier() const { return classifier_; }
 

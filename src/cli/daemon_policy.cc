@@ -6,7 +6,7 @@
 namespace gleaner::cli {
 
 const std::vector<std::string>& DaemonPolicy::LiveSections() {
-  static const std::vector<std::string> kLive = {"projects", "rules", "scheduler"};
+  static const std::vector<std::string> kLive = {"idle", "projects", "rules", "scheduler"};
   return kLive;
 }
 

@@ -17,9 +17,10 @@ namespace gleaner::cli {
 // the store. An applied version is checked whole (errors name file:line
 // and the running one stays), written to the config file (so a restart
 // runs it too) and recorded; the daemon's loop takes it up at its next
-// pass (TakePending). The usage rules ([projects], [rules]) and the
-// scheduler's ([scheduler]) take effect then; other sections that changed
-// are named as taking effect at the next restart. Thread-safe.
+// pass (TakePending). The idle rules ([idle]), the usage rules
+// ([projects], [rules]) and the scheduler's ([scheduler]) take effect then;
+// other sections that changed are named as taking effect at the next
+// restart. Thread-safe.
 class DaemonPolicy final : public server::PolicyControl {
  public:
   // What the loop applies: the config, and which version it is.

@@ -331,6 +331,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         api->SetSubmitPolicy(std::make_shared<const server::SubmitPolicy>(
             server::ProjectMembership(c.projects, c.project_of_user), c.class_rules));
         sampler.SetLendAllow(c.lend_allow);
+        sampler.SetIdleConfig(c.idle);
         if (lender) lender->Reconfigure(c.scheduler, c.project_of_user, c.approval_timeout, log);
         log("policy version " + std::to_string(next->version.version) + " by " +
             next->version.author + " in effect" +

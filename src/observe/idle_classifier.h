@@ -43,6 +43,9 @@ class IdleClassifier {
   // The latest verdict of every GPU seen, by UUID.
   const std::map<core::GpuUuid, Verdict>& verdicts() const { return verdicts_; }
   const IdleConfig& config() const { return config_; }
+  // New rules from the next sample on; what was seen of each GPU (its
+  // quiet time, its pauses) is kept and judged by them.
+  void Reconfigure(IdleConfig config) { config_ = std::move(config); }
   const QuietSpellModel& model() const { return model_; }
   int64_t ignored_samples() const { return ignored_samples_; }
 

@@ -112,6 +112,36 @@ TEST(SamplerRunTest, RunStopsOnRequestAndFlushes) {
   EXPECT_EQ(sampler.classifier().verdicts().size(), 8u);
 }
 
+// A policy applied while running judges the GPUs by its idle rules from
+// the next pass: a GPU quiet for two minutes is idle at once under a
+// one-minute window, and what was seen of it is kept.
+TEST(SamplerReconfigureTest, NewIdleRulesTakeEffectAtTheNextPass) {
+  FakeNvml fake("modern", kScenario);
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
+  ProcfsInspector inspector;
+  Sampler sampler(**backend, inspector, nullptr, clock, {});
+  observe::Verdict gpu0;
+  for (int t = 0; t <= 120; ++t) {
+    fake.SetTime(t);
+    auto pass = sampler.SampleOnce();
+    ASSERT_TRUE(pass.ok());
+    gpu0 = pass->verdicts[0];
+    clock.Advance(core::Seconds(1));
+  }
+  EXPECT_NE(gpu0.state, observe::GpuState::kIdle) << gpu0.evidence.reason;  // 5 minutes needed
+  observe::IdleConfig sooner;
+  sooner.idle_after = sooner.held_idle_after = core::Seconds(60);
+  sampler.SetIdleConfig(sooner);
+  EXPECT_EQ(sampler.classifier().config().idle_after, core::Seconds(60));
+  EXPECT_GE(sampler.classifier().config().max_sample_gap, core::Seconds(3));  // 3 intervals
+  fake.SetTime(121);
+  auto pass = sampler.SampleOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->verdicts[0].state, observe::GpuState::kIdle) << pass->verdicts[0].evidence.reason;
+}
+
 // News (a submit) does not wait for the interval: Wake brings the next
 // pass now.
 TEST(SamplerRunTest, WakeBringsTheNextPassBeforeTheInterval) {
