@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "observe/verdict_json.h"
 #include "sim/harvest_report.h"
@@ -42,9 +43,16 @@ core::Result<JobActivity> JobActivityFromStore(store::Store& store, core::TimePo
   std::map<sched::JobId, core::TimePoint> submitted;  // jobs submitted in the span
   std::set<sched::JobId> started;
   std::vector<double> waits;
+  // The events that only count.
+  const std::map<std::string_view, int64_t*> counted = {
+      {"succeeded", &a.succeeded}, {"failed", &a.failed},     {"cancelled", &a.cancelled},
+      {"requeued", &a.requeued},   {"approved", &a.approved}, {"denied", &a.denied},
+      {"expired", &a.expired},     {"parked", &a.parked},     {"restored", &a.restored}};
   for (const store::EventRecord& e : events) {
     const std::string& k = e.kind;
-    if (k == "submitted") {
+    if (const auto c = counted.find(k); c != counted.end()) {
+      ++*c->second;
+    } else if (k == "submitted") {
       ++a.submitted;
       if (e.job) submitted[*e.job] = e.at;
     } else if (k == "started") {
@@ -53,12 +61,6 @@ core::Result<JobActivity> JobActivityFromStore(store::Store& store, core::TimePo
         ++a.started;
         waits.push_back(SecondsBetween(s->second, e.at));
       }
-    } else if (k == "succeeded") {
-      ++a.succeeded;
-    } else if (k == "failed") {
-      ++a.failed;
-    } else if (k == "cancelled") {
-      ++a.cancelled;
     } else if (k == "vacating") {
       // A preemption names the job it makes room for, an owner's return
       // the owner (docs/events.md); the rest is a GPU's state or a lost
@@ -66,18 +68,6 @@ core::Result<JobActivity> JobActivityFromStore(store::Store& store, core::TimePo
       ++(e.detail.rfind("for job ", 0) == 0         ? a.preempted
          : e.detail.rfind("owner returned", 0) == 0 ? a.owner_returns
                                                     : a.sent_away);
-    } else if (k == "requeued") {
-      ++a.requeued;
-    } else if (k == "approved") {
-      ++a.approved;
-    } else if (k == "denied") {
-      ++a.denied;
-    } else if (k == "expired") {
-      ++a.expired;
-    } else if (k == "parked") {
-      ++a.parked;
-    } else if (k == "restored") {
-      ++a.restored;
     } else if (k == "policy_applied" || k == "policy_rolled_back") {
       a.policy_changes.push_back(observe::Rfc3339(e.at) + " " +
                                  (k == "policy_applied" ? "applied" : "rolled back") + " by " +
@@ -182,7 +172,8 @@ std::string RenderSiteReport(const SiteReport& r) {
     h += "<p class=\"note\">" + sim::EscapeHtml(w) + "</p>\n";
   }
   if (!c.by_project.empty()) {
-    h += "<h3>By project</h3>\n<table>\n<tr><th>project</th><th>owners' work GPU-h</th><th>held idle GPU-h</th>"
+    h += "<h3>By project</h3>\n<table>\n<tr><th>project</th><th>owners' work GPU-h</th><th>held "
+         "idle GPU-h</th>"
          "<th>harvested GPU-h</th><th>harvest saved</th></tr>\n";
     for (const auto& [project, line] : c.by_project) {
       h += "<tr><th>" + sim::EscapeHtml(project) + "</th><td>" + Hours(line.used_h) + "</td><td>" +
