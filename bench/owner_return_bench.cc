@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/executor.h"
 #include "daemon/local_cluster.h"
 #include "store/sqlite_store.h"
 

@@ -14,8 +14,9 @@ source "$here/scripts/install_missing.sh"
 packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
 # For the tests only, and required, since they must run wherever CI runs:
 # the PostgreSQL store's tests start a throwaway server (initdb, pg_ctl),
-# and a real Prometheus (with promtool) scrapes and lints /metrics.
-test_packages=(postgresql prometheus)
+# and a real Prometheus (with promtool) scrapes and lints /metrics; the
+# Slurm tests start a whole Slurm cluster on this host (docs/slurm.md).
+test_packages=(postgresql prometheus slurmctld slurmd slurm-client slurmrestd munge)
 # For the tests only, and not required: the browser tests (the reports,
 # the dashboard) skip without Chromium.
 optional_test_packages=(chromium)

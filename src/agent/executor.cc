@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -14,42 +13,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "agent/account.h"
 #include "agent/process_info.h"
 
 namespace gleaner::agent {
 namespace {
-
-struct Account {
-  std::string name;
-  uid_t uid;
-  gid_t gid;
-  std::string home;
-  std::string shell;
-  std::vector<gid_t> groups;
-};
-
-core::Result<Account> LookUp(uint32_t uid) {
-  long size = sysconf(_SC_GETPW_R_SIZE_MAX);
-  std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
-  passwd entry{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &entry, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
-    return core::NotFound("no user with uid " + std::to_string(uid) + " on this host");
-  }
-  Account a{found->pw_name,
-            found->pw_uid,
-            found->pw_gid,
-            found->pw_dir,
-            found->pw_shell ? found->pw_shell : "",
-            {}};
-  int count = 64;
-  a.groups.resize(static_cast<size_t>(count));
-  while (getgrouplist(a.name.c_str(), a.gid, a.groups.data(), &count) < 0) {
-    a.groups.resize(static_cast<size_t>(count));
-  }
-  a.groups.resize(static_cast<size_t>(count));
-  return a;
-}
 
 // Where the child looks for the program: itself when it names a path,
 // else each PATH entry in order, as execvp would. Built before the fork
@@ -252,7 +220,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     return core::FailedPrecondition("job " + std::to_string(req.id) + " is already running");
   }
   if (req.spec.command.empty()) return core::InvalidArgument("job has no command");
-  GLEANER_ASSIGN_OR_RETURN(Account account, LookUp(req.uid));
+  GLEANER_ASSIGN_OR_RETURN(Account account, LookUpAccount(req.uid));
   const bool root = geteuid() == 0;
   if (!root && account.uid != geteuid()) {
     return core::PermissionDenied("gleaner runs as uid " + std::to_string(geteuid()) +
@@ -422,6 +390,13 @@ std::optional<JobExit> Executor::EndedWhileAway(sched::JobId id, const std::stri
   unlink(path.c_str());
   if (e) e->id = id;
   return e;
+}
+
+core::Status Executor::Adopt(const JobHandle& job) {
+  if (!job.pid || !job.process_started_at) {
+    return core::NotFound("job " + std::to_string(job.id) + " left no process to take back");
+  }
+  return Adopt(job.id, *job.pid, *job.process_started_at, job.log_dir);
 }
 
 core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at,

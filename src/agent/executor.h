@@ -9,51 +9,13 @@
 #include <vector>
 
 #include "agent/job_cgroups.h"
+#include "agent/job_runner.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
 #include "sched/job_spec.h"
 
 namespace gleaner::agent {
-
-// What to start: a job's spec, for a user, on GPUs.
-struct LaunchRequest {
-  sched::JobId id = 0;
-  uint32_t uid = 0;  // the submitter; the job runs as this user
-  sched::JobSpec spec;
-  std::vector<core::GpuUuid> gpus;
-  std::string log_dir;  // <log_dir>/<id>.out and .err
-  // A task of an array: GLEANER_ARRAY_ID and GLEANER_ARRAY_TASK_ID tell it
-  // which one it is.
-  std::optional<sched::JobId> array_id;
-  int64_t array_index = 0;
-  // Lent beside a holder: the memory it may use per GPU. An MPS server
-  // (where the admin runs one) refuses it more; elsewhere the agent's
-  // watch is the cap (docs/held-idle.md).
-  std::optional<core::Bytes> gpu_memory_cap;
-};
-
-struct RunningJob {
-  sched::JobId id = 0;
-  pid_t pid = 0;  // also the process group id
-  core::TimePoint started_at;
-  std::optional<core::TimePoint> process_started_at;  // from /proc: pid + this name it
-  bool adopted = false;                               // found again after a restart: not our child
-  std::string stdout_path;
-  std::string stderr_path;
-  std::string cgroup;     // the cgroup holding its processes (JobCgroups); empty: none
-  std::string exit_path;  // where its first process records how it ended
-};
-
-struct JobExit {
-  sched::JobId id = 0;
-  std::optional<int> exit_code;  // set when it exited
-  std::optional<int> signal;     // set when a signal ended it
-  core::TimePoint at;
-  // An adopted job (not our child) whose first process was killed before
-  // it could record how the job ended.
-  bool status_unknown = false;
-};
 
 // Opens `log_dir`/`name` for appending a job's output, as root may safely
 // do in a directory others could have written: never through a link, never
@@ -75,7 +37,7 @@ core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name
 // it never pretends. With cgroups (UseCgroups), each job also gets a cgroup of its own: SIGKILL
 // then reaches processes that left the process group, and when a job's first process ends, whatever
 // it left running is killed too, so nothing of it keeps a GPU. Not thread-safe.
-class Executor {
+class Executor final : public JobRunner {
  public:
   explicit Executor(const core::Clock& clock) : clock_(clock) {}
 
@@ -90,33 +52,38 @@ class Executor {
   // Fails with a message naming the cause (unknown user, command not
   // found or not executable, working directory missing, no permission to
   // switch user) without leaving a process behind.
-  core::Result<RunningJob> Launch(const LaunchRequest& request);
+  core::Result<RunningJob> Launch(const LaunchRequest& request) override;
 
   // Takes back a job started before a restart, if process `pid` is still
   // the one that started at `process_started_at`. NotFound otherwise.
   // `log_dir` is the one it was launched with: how it ends is read there.
   core::Status Adopt(sched::JobId id, pid_t pid, core::TimePoint process_started_at,
                      const std::string& log_dir);
+  // The same, for a job that left its process behind (NotFound otherwise).
+  core::Status Adopt(const JobHandle& job) override;
 
   // How a job that ended while no gleaner watched it ended, as its first
   // process recorded beside its logs in `log_dir` (the record is then
   // removed); nullopt when it could not record it (killed with it).
   static std::optional<JobExit> EndedWhileAway(sched::JobId id, const std::string& log_dir);
+  std::optional<JobExit> EndedWhileAway(const JobHandle& job) override {
+    return EndedWhileAway(job.id, job.log_dir);
+  }
 
   // After a restart, once running jobs are taken back: the job cgroups no
   // running job holds are leftovers of jobs that ended meanwhile; what is
   // in them is killed and they are removed (now, or on a later Reap).
-  void SweepLeftovers();
+  void SweepLeftovers() override;
 
   // Collects jobs that ended since the last call, and caps the logs of
   // those still running (CapLogs); never blocks.
-  std::vector<JobExit> Reap();
+  std::vector<JobExit> Reap() override;
 
   // Sends `signal` to the job's whole process group (checkpoint signal,
   // then SIGKILL after the grace: the caller keeps the time).
-  core::Status Signal(sched::JobId id, int signal);
+  core::Status Signal(sched::JobId id, int signal) override;
 
-  const std::map<sched::JobId, RunningJob>& running() const { return running_; }
+  const std::map<sched::JobId, RunningJob>& running() const override { return running_; }
 
  private:
   core::Result<RunningJob> Start(const LaunchRequest& request);

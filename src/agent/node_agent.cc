@@ -80,9 +80,9 @@ std::vector<cluster::InventoryGpu> InventoryOf(const std::vector<gpu::GpuSnapsho
   return out;
 }
 
-NodeAgent::NodeAgent(Executor& executor, const core::Clock& clock, NodeAgentOptions options,
+NodeAgent::NodeAgent(JobRunner& runner, const core::Clock& clock, NodeAgentOptions options,
                      SendReport send)
-    : executor_(executor),
+    : runner_(runner),
       clock_(clock),
       options_(std::move(options)),
       send_(std::move(send)),
@@ -91,16 +91,19 @@ NodeAgent::NodeAgent(Executor& executor, const core::Clock& clock, NodeAgentOpti
 std::map<core::GpuUuid, LentGpu> NodeAgent::LentGpus() const {
   std::map<core::GpuUuid, LentGpu> lent;
   for (const auto& [id, j] : jobs_) {
-    const auto run = executor_.running().find(id);
+    const auto run = runner_.running().find(id);
+    const bool known = run != runner_.running().end();
+    const std::string slurm_job = known ? run->second.slurm_job_id : "";
     const std::optional<uint32_t> session =
-        run == executor_.running().end() ? std::nullopt
-                                         : std::optional(static_cast<uint32_t>(run->second.pid));
+        known && slurm_job.empty() ? std::optional(static_cast<uint32_t>(run->second.pid))
+                                   : std::nullopt;
     for (const core::GpuUuid& g : j.gpus) {
       const auto loan = j.beside_holder.find(g);
       lent[g] = {id, session,
                  loan == j.beside_holder.end()
                      ? std::nullopt
-                     : std::optional<observe::LoanBesideHolder>(loan->second)};
+                     : std::optional<observe::LoanBesideHolder>(loan->second),
+                 slurm_job};
     }
   }
   return lent;
@@ -124,7 +127,7 @@ void NodeAgent::AddMinutes(const std::vector<observe::MinuteRollup>& minutes) {
 void NodeAgent::Save(const cluster::Log& log) {
   json jobs = json::array();
   for (const auto& [id, j] : jobs_) {
-    const auto run = executor_.running().find(id);
+    const auto run = runner_.running().find(id);
     json gpus = json::array();
     for (const core::GpuUuid& g : j.gpus) gpus.push_back(g.str());
     json one = {{"job", id},
@@ -132,9 +135,12 @@ void NodeAgent::Save(const cluster::Log& log) {
                 {"gpus", std::move(gpus)},
                 {"checkpoint_signal", j.checkpoint_signal},
                 {"grace_us", j.grace.count()}};
-    if (run != executor_.running().end() && run->second.process_started_at) {
+    if (run != runner_.running().end() && run->second.process_started_at) {
       one["pid"] = run->second.pid;
       one["process_started_us"] = core::ToUnixMicros(*run->second.process_started_at);
+    }
+    if (run != runner_.running().end() && !run->second.slurm_job_id.empty()) {
+      one["slurm_job"] = run->second.slurm_job_id;
     }
     // A restarted agent still knows the job runs beside a holder, and does
     // not take the holder for an owner come back.
@@ -168,22 +174,30 @@ void NodeAgent::Save(const cluster::Log& log) {
 }
 
 void NodeAgent::TakeBack(const HeldJob& held, const cluster::Log& log) {
-  if (held.pid && held.process_started_at &&
-      executor_.Adopt(held.of.job, *held.pid, *held.process_started_at, options_.log_dir).ok()) {
-    log(Job(held.of.job) + " still running (pid " + std::to_string(*held.pid) + "): taken back");
-    jobs_[held.of.job] = {held.of, held.gpus, held.checkpoint_signal, held.grace,
-                          held.beside_holder};
+  const JobHandle handle{held.of.job, held.pid, held.process_started_at, held.slurm_job_id,
+                         options_.log_dir};
+  if (runner_.Adopt(handle).ok()) {
+    log(Job(held.of.job) + " still running (" +
+        (held.slurm_job_id.empty() ? "pid " + std::to_string(held.pid.value_or(0))
+                                   : "Slurm job " + held.slurm_job_id) +
+        "): taken back");
+    jobs_[held.of.job] = {held.of,    held.gpus,          held.checkpoint_signal,
+                          held.grace, held.beside_holder, ""};
     return;
   }
   JobEvent e;
   e.of = held.of;
   e.kind = JobEvent::Kind::kExited;
   e.at = clock_.Now();
-  const std::optional<JobExit> ended = Executor::EndedWhileAway(held.of.job, options_.log_dir);
+  const std::optional<JobExit> ended = runner_.EndedWhileAway(handle);
   e.status_unknown = !ended;
   if (ended) {
     e.exit_code = ended->exit_code;
     e.signal = ended->signal;
+    if (!ended->requeued_for.empty()) {
+      e.vacated = true;
+      e.reason = ended->requeued_for;
+    }
   }
   Emit(std::move(e));
   log(Job(held.of.job) + " ended while gleaner was down" +
@@ -203,7 +217,7 @@ void NodeAgent::Recover(const cluster::Log& log,
   } else {
     log(text.status().message() + "; jobs started before the restart are not taken back");
   }
-  executor_.SweepLeftovers();
+  runner_.SweepLeftovers();
   Save(log);
 }
 
@@ -224,6 +238,7 @@ void NodeAgent::TakeBackFromState(const std::string& text, const cluster::Log& l
       for (const json& g : j.at("gpus")) held.gpus.emplace_back(g.get<std::string>());
       held.checkpoint_signal = j.at("checkpoint_signal").get<int>();
       held.grace = core::Duration(j.at("grace_us").get<int64_t>());
+      held.slurm_job_id = j.value("slurm_job", "");
       if (j.contains("pid")) {
         held.pid = j["pid"].get<int>();
         held.process_started_at = core::FromUnixMicros(j.at("process_started_us").get<int64_t>());
@@ -265,7 +280,7 @@ bool NodeAgent::Exchange(const HostPass& pass, const cluster::Log& log) {
 
 void NodeAgent::RecordExits(const cluster::Log& log) {
   bool changed = false;
-  for (const JobExit& e : executor_.Reap()) {
+  for (const JobExit& e : runner_.Reap()) {
     auto it = jobs_.find(e.id);
     if (it == jobs_.end()) continue;
     JobEvent ev;
@@ -275,8 +290,8 @@ void NodeAgent::RecordExits(const cluster::Log& log) {
     ev.exit_code = e.exit_code;
     ev.signal = e.signal;
     ev.status_unknown = e.status_unknown;
-    ev.vacated = planner_.IsVacating(e.id);
-    ev.reason = planner_.Reason(e.id);
+    ev.vacated = planner_.IsVacating(e.id) || !e.requeued_for.empty();
+    ev.reason = e.requeued_for.empty() ? planner_.Reason(e.id) : e.requeued_for;
     if (auto killed = killed_for_.extract(e.id)) ev.reason = killed.mapped();
     log(Job(e.id) + " ended" +
         (e.exit_code ? " (exit " + std::to_string(*e.exit_code) + ")"
@@ -295,6 +310,22 @@ void NodeAgent::RecordExits(const cluster::Log& log) {
     killing_.erase(e.id);
     unassigned_.erase(e.id);
     jobs_.erase(it);
+    Emit(std::move(ev));
+    changed = true;
+  }
+  // What the runner says of a job since it started (Slurm's state of a
+  // bridged job) goes to the coordinator as the start repeated with the
+  // new words, which `gleaner queue` shows.
+  for (auto& [id, j] : jobs_) {
+    const auto run = runner_.running().find(id);
+    if (run == runner_.running().end() || run->second.slurm_state == j.reported_state) continue;
+    j.reported_state = run->second.slurm_state;
+    JobEvent ev;
+    ev.of = j.of;
+    ev.kind = JobEvent::Kind::kStarted;
+    ev.at = clock_.Now();
+    ev.reason = j.reported_state;
+    log(Job(id) + ": " + j.reported_state);
     Emit(std::move(ev));
     changed = true;
   }
@@ -321,7 +352,7 @@ void NodeAgent::StopBeyondDeclared(const HostPass& pass, const cluster::Log& log
       log(Job(id) + " killed: " + why);
       killing_.insert(id);
       killed_for_[id] = why;
-      executor_.Signal(id, 9).IgnoreError();
+      runner_.Signal(id, 9).IgnoreError();
       if (metrics_ != nullptr) metrics_->Preempted("beyond_declared_memory");
       break;
     }
@@ -392,7 +423,7 @@ void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
     } else {
       log(Job(a.job) + " killed: " + a.reason);
     }
-    if (auto s = executor_.Signal(a.job, a.signal); !s.ok()) log(s.message());
+    if (auto s = runner_.Signal(a.job, a.signal); !s.ok()) log(s.message());
   }
   if (changed) Save(log);
 }
@@ -414,8 +445,9 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
     const observe::GpuSample& s = pass.samples[i];
     cluster::GpuStatus g;
     g.state = v.state;
-    g.lendable_free = observe::MayLend(v, false);
-    g.lendable_placed = observe::MayLend(v, true);
+    const bool forbidden = !runner_.WhyNotLendable(pass.snapshots[i]).empty();
+    g.lendable_free = !forbidden && observe::MayLend(v, false);
+    g.lendable_placed = !forbidden && observe::MayLend(v, true);
     g.lend_memory_mib = static_cast<int64_t>(observe::LendMemory(v).count() >> 20);
     g.utilization_pct = s.utilization_pct;
     if (s.memory_used) g.memory_used_mib = static_cast<int64_t>(s.memory_used->ToMiB());
@@ -478,7 +510,7 @@ bool NodeAgent::Obey(const cluster::AgentReply& reply, const HostPass& pass,
     if (j == jobs_.end() || j->second.of != c.of || killing_.contains(c.of.job)) continue;
     log(Job(c.of.job) + " " + c.reason + ": killing it");
     killing_.insert(c.of.job);
-    executor_.Signal(c.of.job, 9).IgnoreError();
+    runner_.Signal(c.of.job, 9).IgnoreError();
   }
   // What runs here but is no longer assigned here (cancelled, or requeued
   // while this host was away and perhaps running elsewhere) is killed: once
@@ -495,7 +527,7 @@ bool NodeAgent::Obey(const cluster::AgentReply& reply, const HostPass& pass,
         " is no longer assigned to this host (cancelled, or requeued while the agent "
         "was away): killing it");
     killing_.insert(id);
-    executor_.Signal(id, 9).IgnoreError();
+    runner_.Signal(id, 9).IgnoreError();
   }
   if (!reply.holders.empty()) {
     if (on_holder_requests_) {
@@ -565,7 +597,7 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const HostPass& pass,
   e.at = clock_.Now();
   const std::optional<uint32_t> uid = job.uid ? job.uid : UserId(job.user);
   core::Result<RunningJob> launched =
-      uid ? executor_.Launch(
+      uid ? runner_.Launch(
                 {job.of.job, *uid, job.spec, job.gpus, options_.log_dir, job.array_id,
                  job.array_index,
                  beside.empty() ? std::nullopt : std::optional<core::Bytes>(job.spec.gpu_memory)})
@@ -579,10 +611,14 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const HostPass& pass,
     Emit(std::move(e));
     return;
   }
-  jobs_[job.of.job] = {job.of, job.gpus, job.spec.checkpoint_signal, job.spec.grace, beside};
+  jobs_[job.of.job] = {job.of,         job.gpus, job.spec.checkpoint_signal,
+                       job.spec.grace, beside,   launched->slurm_state};
   e.kind = JobEvent::Kind::kStarted;
-  e.pid = launched->pid;
-  e.process_started_at = launched->process_started_at;
+  if (launched->slurm_job_id.empty()) {
+    e.pid = launched->pid;
+    e.process_started_at = launched->process_started_at;
+  }
+  e.reason = launched->slurm_state;
   std::string gpus;
   for (const core::GpuUuid& g : job.gpus) gpus += (gpus.empty() ? "" : ",") + g.str();
   std::string holders;
@@ -591,8 +627,10 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const HostPass& pass,
                core::FormatBytes(loan.holder_peak) + ", " + core::FormatBytes(loan.declared) +
                " declared)";
   }
-  log(Job(job.of.job) + " started as " + job.user + " on " + gpus + " (pid " +
-      std::to_string(launched->pid) + ")" + holders);
+  log(Job(job.of.job) + " started as " + job.user + " on " + gpus +
+      (launched->slurm_job_id.empty() ? " (pid " + std::to_string(launched->pid) + ")"
+                                      : ": " + launched->slurm_state) +
+      holders);
   Emit(std::move(e));
 }
 

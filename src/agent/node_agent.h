@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/executor.h"
 #include "agent/host_metrics.h"
+#include "agent/job_runner.h"
 #include "agent/sampler.h"
 #include "cluster/agent_protocol.h"
 #include "cluster/log.h"
@@ -30,6 +30,7 @@ struct HeldJob {
   core::Duration grace{};
   std::optional<int> pid;  // with its start time: the process to adopt
   std::optional<core::TimePoint> process_started_at;
+  std::string slurm_job_id;  // run through Slurm: the job to take back
   std::map<core::GpuUuid, observe::LoanBesideHolder> beside_holder;  // lent beside a holder
 };
 
@@ -49,8 +50,7 @@ struct NodeAgentOptions {
 // takes them back from its state file. Not thread-safe.
 class NodeAgent {
  public:
-  NodeAgent(Executor& executor, const core::Clock& clock, NodeAgentOptions options,
-            SendReport send);
+  NodeAgent(JobRunner& runner, const core::Clock& clock, NodeAgentOptions options, SendReport send);
 
   // Takes back the jobs of the state file whose processes still run; the
   // others are reported as ended (status unknown unless they left their
@@ -96,6 +96,7 @@ class NodeAgent {
     int checkpoint_signal = 15;
     core::Duration grace{};
     std::map<core::GpuUuid, observe::LoanBesideHolder> beside_holder;
+    std::string reported_state;  // the runner's word on it, as last reported
   };
 
   void TakeBack(const HeldJob& held, const cluster::Log& log);
@@ -115,7 +116,7 @@ class NodeAgent {
   void Emit(cluster::JobEvent event);
   void Save(const cluster::Log& log);
 
-  Executor& executor_;
+  JobRunner& runner_;
   const core::Clock& clock_;
   NodeAgentOptions options_;
   SendReport send_;

@@ -148,11 +148,22 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
 
   std::ifstream environ(dir + "/environ", std::ios::binary);
   std::string entry;
+  std::string slurm_job_from_env;
   while (std::getline(environ, entry, '\0')) {
     if (entry.rfind("GLEANER_JOB_ID=", 0) == 0) {
       info.gleaner_job = true;
       info.gleaner_job_id = entry.substr(15);
+    } else if (entry.rfind("SLURM_JOB_ID=", 0) == 0) {
+      slurm_job_from_env = entry.substr(13);
     }
+  }
+  // Sites with proctrack/linuxproc give a job no cgroup; its processes
+  // carry the id in their environment instead. The cgroup, where there is
+  // one, is the kernel's word and wins; a number is all we take.
+  if (info.slurm_job_id.empty() && !slurm_job_from_env.empty() && slurm_job_from_env.size() <= 20 &&
+      std::all_of(slurm_job_from_env.begin(), slurm_job_from_env.end(),
+                  [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    info.slurm_job_id = std::move(slurm_job_from_env);
   }
   return info;
 }

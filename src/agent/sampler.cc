@@ -45,9 +45,10 @@ observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint 
         op.started_at = info->started_at;
         // GLEANER_JOB_ID alone is a claim anyone can make; the session is
         // the job's own (a process can leave a session, never join one).
-        op.gleaner_job = lent != nullptr && info->gleaner_job &&
-                         info->gleaner_job_id == std::to_string(lent->job) && lent->session &&
-                         info->session_id == lent->session;
+        op.gleaner_job = lent != nullptr &&
+                         ((info->gleaner_job && info->gleaner_job_id == std::to_string(lent->job) &&
+                           lent->session && info->session_id == lent->session) ||
+                          (!lent->slurm_job.empty() && info->slurm_job_id == lent->slurm_job));
       }
       out.processes.push_back(std::move(op));
     }

@@ -40,6 +40,10 @@ struct LentGpu {
   // is the job's only if it runs there and names the job.
   std::optional<uint32_t> session;
   std::optional<observe::LoanBesideHolder> beside_holder;  // lent beside its holder
+  // Run through Slurm (bridge mode): a process is the job's when Slurm
+  // placed it in this job (its cgroup, or where Slurm gives none, its
+  // environment).
+  std::string slurm_job;
 };
 
 // One pass over the host: each GPU's sample and verdict.

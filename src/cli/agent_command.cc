@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/executor.h"
 #include "agent/holder_parker.h"
 #include "agent/minute_tee.h"
 #include "agent/node_agent.h"
@@ -23,6 +24,7 @@
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
+#include "cli/slurm_source.h"
 #include "cluster/agent_credentials.h"
 #include "core/format.h"
 #include "core/json_depth.h"
@@ -344,14 +346,18 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   }
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
-  std::optional<agent::JobCgroups> job_cgroups = UseJobCgroups(data_dir, executor, log);
+  // Bridge mode: Slurm runs the jobs (and confines them); else this host does.
+  const std::unique_ptr<agent::SlurmRunner> bridge = MakeBridgeRunner(config.slurm, job_clock);
+  agent::JobRunner& runner = bridge ? static_cast<agent::JobRunner&>(*bridge) : executor;
+  std::optional<agent::JobCgroups> job_cgroups;
+  if (!bridge) job_cgroups = UseJobCgroups(data_dir, executor, log);
   agent::NodeAgentOptions agent_options;
   agent_options.log_dir = data_dir + "/logs";
   agent_options.state_path = data_dir + "/agent-jobs.json";
   agent_options.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
   std::unique_ptr<OrderWaiter> waiter;  // set before the first pass
   agent::NodeAgent node(
-      executor, job_clock, agent_options,
+      runner, job_clock, agent_options,
       [&, token = *credential, last_join = core::TimePoint{}, spent = spent_token](
           const cluster::AgentReport& report) mutable -> core::Result<cluster::AgentReply> {
         const nlohmann::json body = cluster::ReportToJson(report);

@@ -113,6 +113,94 @@ Status Strings(const std::string& path, const toml::table& t, const std::string&
   return Status::Ok();
 }
 
+// A string value of `key`, left as it is when absent.
+Status Text(const std::string& path, const toml::table& t, const std::string& prefix,
+            const char* key, std::string* out) {
+  const toml::node* node = t.get(key);
+  if (node == nullptr) return Status::Ok();
+  std::optional<std::string> s = node->value<std::string>();
+  if (!s) return Error(path, *node, prefix + key, "expected a string");
+  *out = *s;
+  return Status::Ok();
+}
+
+Status Flag(const std::string& path, const toml::table& t, const std::string& prefix,
+            const char* key, bool* out) {
+  const toml::node* node = t.get(key);
+  if (node == nullptr) return Status::Ok();
+  if (!node->is_boolean()) return Error(path, *node, prefix + key, "expected true or false");
+  *out = *node->value<bool>();
+  return Status::Ok();
+}
+
+// [slurm]: where gleaner asks Slurm about its jobs, and when their unused
+// GPUs become alerts (docs/slurm.md).
+Status ReadSlurm(const std::string& path, const toml::table& t, slurm::SlurmSettings* s) {
+  const std::string p = "slurm.";
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, p,
+                                    {"enabled",
+                                     "node",
+                                     "squeue",
+                                     "conf",
+                                     "slurmrestd",
+                                     "token_file",
+                                     "user",
+                                     "api",
+                                     "poll_interval_s",
+                                     "timeout_s",
+                                     "idle_alerts",
+                                     "idle_alert_after_s",
+                                     "idle_alert_min_gpus",
+                                     "idle_alert_severity",
+                                     "bridge",
+                                     "bridge_partition",
+                                     "bridge_qos",
+                                     "bridge_account",
+                                     "sbatch",
+                                     "scancel"}));
+  GLEANER_RETURN_IF_ERROR(Flag(path, t, p, "enabled", &s->enabled));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "node", &s->node));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "squeue", &s->squeue));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "conf", &s->conf));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "slurmrestd", &s->slurmrestd_url));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "token_file", &s->token_file));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "user", &s->user));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "api", &s->api));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "poll_interval_s", 1, 3600, &s->poll_interval));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "timeout_s", 1, 300, &s->timeout));
+  GLEANER_RETURN_IF_ERROR(Flag(path, t, p, "idle_alerts", &s->idle_alerts));
+  GLEANER_RETURN_IF_ERROR(
+      Seconds(path, t, p, "idle_alert_after_s", 0, 30 * 86400, &s->idle_alert.after));
+  int64_t min_gpus = s->idle_alert.min_gpus;
+  GLEANER_RETURN_IF_ERROR(WholeNumber(path, t, p, "idle_alert_min_gpus", 1, 4096, &min_gpus));
+  s->idle_alert.min_gpus = static_cast<int>(min_gpus);
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "idle_alert_severity", &s->idle_alert.severity));
+  GLEANER_RETURN_IF_ERROR(Flag(path, t, p, "bridge", &s->bridge.enabled));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "bridge_partition", &s->bridge.partition));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "bridge_qos", &s->bridge.qos));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "bridge_account", &s->bridge.account));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "sbatch", &s->bridge.sbatch));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "scancel", &s->bridge.scancel));
+  if (s->bridge.enabled && (!s->enabled || s->bridge.partition.empty())) {
+    return Error(path, *t.get("bridge"), p + "bridge",
+                 "needs enabled = true and bridge_partition: the preemptible partition "
+                 "gleaner's jobs are submitted to (docs/slurm.md)");
+  }
+  if (!s->slurmrestd_url.empty() && s->token_file.empty()) {
+    return Error(path, *t.get("slurmrestd"), p + "slurmrestd",
+                 "needs token_file: a file holding a token from `scontrol token username=" +
+                     s->user + " lifespan=SECONDS`");
+  }
+  for (const std::string* name :
+       {&s->node, &s->user, &s->api, &s->bridge.partition, &s->bridge.qos, &s->bridge.account}) {
+    if (name->find_first_of(" \t\r\n/?#") != std::string::npos) {
+      return core::InvalidArgument(path + ": [slurm] \"" + *name +
+                                   "\" cannot be a Slurm name (no spaces, '/', '?' or '#')");
+    }
+  }
+  return Status::Ok();
+}
+
 Status ReadColocation(const std::string& path, const toml::table& t,
                       std::optional<observe::ColocationConfig>* out) {
   const std::string p = "colocation.";
@@ -666,9 +754,10 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   GLEANER_RETURN_IF_ERROR(
       CheckKeys(path, doc, "",
                 {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api",
-                 "limits", "colocation", "parking", "rules", "history"}));
-  for (const char* section : {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui",
-                              "api", "limits", "colocation", "parking", "rules", "history"}) {
+                 "limits", "colocation", "parking", "rules", "history", "slurm"}));
+  for (const char* section :
+       {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits",
+        "colocation", "parking", "rules", "history", "slurm"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -732,6 +821,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   if (const toml::table* limits = doc["limits"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadLimits(path, *limits, &config.submit_limits));
+  }
+  if (const toml::table* slurm = doc["slurm"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadSlurm(path, *slurm, &config.slurm));
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

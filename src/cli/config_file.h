@@ -17,6 +17,7 @@
 #include "server/submit_policy.h"
 #include "server/submit_quota.h"
 #include "server/token_api.h"
+#include "slurm/slurm_settings.h"
 
 namespace gleaner::cli {
 
@@ -59,6 +60,7 @@ struct GleanerConfig {
   server::TokenPolicy tokens;
   // [limits]: jobs and spec bytes one user, and one project, may hold.
   server::SubmitLimits submit_limits;
+  slurm::SlurmSettings slurm;  // [slurm]: Slurm's jobs beside gleaner's view (docs/slurm.md)
 };
 
 // The config file a command reads: `config_flag`, else DATA_DIR/gleaner.toml.

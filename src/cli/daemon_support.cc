@@ -17,6 +17,7 @@
 #include <ostream>
 
 #include "agent/alert_webhook.h"
+#include "agent/executor.h"
 #include "agent/process_info.h"
 #include "cli/cost_command.h"
 #include "cli/exit_codes.h"

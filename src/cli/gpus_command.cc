@@ -16,6 +16,7 @@
 #include "cli/gpus_json.h"
 #include "cli/gpus_table.h"
 #include "cli/host_view.h"
+#include "cli/slurm_source.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -106,6 +107,10 @@ std::string GpuRows(const json& gpus) {
                   util.c_str(), gib(g, "memory_used_bytes"), gib(g, "memory_total_bytes"),
                   state.empty() ? "-" : state.c_str(), reason.c_str());
     out += line;
+    if (const json slurm = g.value("slurm_job", json()); slurm.is_object()) {
+      out += "\n     slurm job " + text(slurm, "id") + " " + text(slurm, "user") + "/" +
+             text(slurm, "account") + " " + text(slurm, "partition");
+    }
   }
   return out;
 }
@@ -199,6 +204,13 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
     HostView view = BuildHostView(pass->at, source.backend->Driver(), std::move(pass->snapshots),
                                   *source.inspector, verdicts);
     view.topology = with_topology ? topology : std::vector<gpu::GpuLink>{};
+    if (config->slurm.enabled) {
+      auto jobs = FetchSlurmJobs(config->slurm);
+      AttachSlurmJobs(view, SlurmNodeName(config->slurm),
+                      jobs.ok() ? jobs->jobs : std::vector<slurm::SlurmJob>{},
+                      jobs.ok() ? std::optional(pass->at) : std::nullopt,
+                      jobs.ok() ? "" : jobs.status().message());
+    }
     if (!options.explain.empty()) {
       if (options.watch_s) env.out << "\033[H\033[2J";
       if (int rc = Explain(view, options.explain, sampler.classifier().config(), env.out, env.err);

@@ -33,10 +33,20 @@ json ProcessJson(const ProcessView& pv) {
   j["user"] = pv.owner ? json(pv.owner->user) : json(nullptr);
   j["uid"] = pv.owner && pv.owner->uid ? json(*pv.owner->uid) : json(nullptr);
   j["command"] = pv.owner ? json(pv.owner->command) : json(nullptr);
+  // Where it runs, as its cgroup (or, for Slurm, its environment) says.
+  const auto placed = [&](const std::string agent::ProcessInfo::*field) {
+    return pv.owner && !((*pv.owner).*field).empty() ? json((*pv.owner).*field) : json(nullptr);
+  };
+  j["container_id"] = placed(&agent::ProcessInfo::container_id);
+  j["systemd_unit"] = placed(&agent::ProcessInfo::systemd_unit);
+  j["slurm_job_id"] = placed(&agent::ProcessInfo::slurm_job_id);
+  j["kubernetes_pod_uid"] = placed(&agent::ProcessInfo::kubernetes_pod_uid);
   return j;
 }
 
-json GpuJson(const GpuView& gv) {
+json Text(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json GpuJson(const GpuView& gv, const HostView& view) {
   const gpu::GpuSnapshot& s = gv.snapshot;
   const auto bytes = [](core::Bytes b) { return b.count(); };
   json j;
@@ -63,6 +73,10 @@ json GpuJson(const GpuView& gv) {
     j["unavailable"]["processes"] = gpu::UnreadableName(s.processes.why());
   }
   j["verdict"] = gv.verdict ? observe::VerdictToJson(*gv.verdict) : json(nullptr);
+  if (view.slurm) {
+    const slurm::JobOnHost* holder = slurm::HolderOf(view.slurm_jobs, s.index);
+    j["slurm_job"] = holder ? SlurmJobJson(holder->job) : json(nullptr);
+  }
   return j;
 }
 
@@ -96,10 +110,53 @@ json GpusToJson(const HostView& view) {
                            : json(nullptr)},
   };
   doc["gpus"] = json::array();
-  for (const GpuView& gv : view.gpus) doc["gpus"].push_back(GpuJson(gv));
+  for (const GpuView& gv : view.gpus) doc["gpus"].push_back(GpuJson(gv, view));
   doc["topology"] = json::array();
   for (const gpu::GpuLink& link : view.topology) doc["topology"].push_back(LinkJson(link));
+  if (view.slurm) {
+    json slurm = {{"node", view.slurm_node},
+                  {"as_of", view.slurm_at ? json(observe::Rfc3339(*view.slurm_at)) : json(nullptr)},
+                  {"error", Text(view.slurm_error)},
+                  {"jobs", json::array()}};
+    for (const slurm::JobOnHost& j : view.slurm_jobs) {
+      slurm["jobs"].push_back(JobOnHostJson(j, view.taken_at));
+    }
+    doc["slurm"] = std::move(slurm);
+  }
   return doc;
+}
+
+json SlurmJobJson(const slurm::SlurmJob& job) {
+  return {{"id", job.id},
+          {"array_id", Text(job.array_id)},
+          {"name", Text(job.name)},
+          {"user", Text(job.user)},
+          {"uid", job.uid ? json(*job.uid) : json(nullptr)},
+          {"account", Text(job.account)},
+          {"partition", Text(job.partition)},
+          {"qos", Text(job.qos)},
+          {"state", Text(job.state)},
+          {"started_at", job.start_time ? json(observe::Rfc3339(*job.start_time)) : json(nullptr)},
+          {"restarts", job.restart_count},
+          {"gpu_count", job.gpu_count}};
+}
+
+json JobOnHostJson(const slurm::JobOnHost& job, core::TimePoint now) {
+  json j = SlurmJobJson(job.job);
+  j["gpus"] = json::array();
+  for (const slurm::AllocatedGpu& g : job.gpus) {
+    j["gpus"].push_back(
+        {{"index", g.index},
+         {"uuid", Text(g.uuid.str())},
+         {"state", g.verdict ? json(observe::GpuStateName(g.verdict->state)) : json(nullptr)},
+         {"since", g.verdict ? json(observe::Rfc3339(g.verdict->since)) : json(nullptr)},
+         {"reason", g.verdict ? Text(g.verdict->evidence.reason) : json(nullptr)},
+         {"processes", g.processes}});
+  }
+  j["unused_gpus"] = job.UnusedGpus(now);
+  const auto unused_for = job.UnusedFor(now);
+  j["unused_for_s"] = unused_for ? json(core::ToSecondsDouble(*unused_for)) : json(nullptr);
+  return j;
 }
 
 }  // namespace gleaner::cli

@@ -11,4 +11,9 @@ namespace gleaner::cli {
 // GPU's "unavailable" object, so zero is never confused with "not supported".
 nlohmann::json GpusToJson(const HostView& view);
 
+// A Slurm job as the documents show it: id, user, account, partition, ...
+nlohmann::json SlurmJobJson(const slurm::SlurmJob& job);
+// A Slurm job on this host with each of its GPUs' verdicts at `now`.
+nlohmann::json JobOnHostJson(const slurm::JobOnHost& job, core::TimePoint now);
+
 }  // namespace gleaner::cli

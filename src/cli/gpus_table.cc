@@ -74,6 +74,22 @@ std::string State(const GpuView& g, core::TimePoint now) {
   return out;
 }
 
+// "  [slurm job 1234]", "  [container 3f2a…]": where a process runs, when
+// its cgroup (or Slurm's environment) says.
+std::string Placement(const agent::ProcessInfo& p) {
+  std::string out;
+  const auto add = [&](const char* what, const std::string& id, size_t keep) {
+    if (!id.empty()) out += Printf("  [%s %s]", what, id.substr(0, keep).c_str());
+  };
+  add("slurm job", p.slurm_job_id, 20);
+  add("container", p.container_id, 12);
+  add("pod", p.kubernetes_pod_uid, 36);
+  if (p.slurm_job_id.empty() && p.container_id.empty() && p.kubernetes_pod_uid.empty()) {
+    add("unit", p.systemd_unit, 40);
+  }
+  return out;
+}
+
 std::string ProcessRow(const ProcessView& pv) {
   const gpu::GpuProcess& p = pv.process;
   const char* type = p.compute && p.graphics ? "C+G" : p.graphics ? "G" : "C";
@@ -82,8 +98,20 @@ std::string ProcessRow(const ProcessView& pv) {
   std::string user = pv.owner ? pv.owner->user : "?";
   std::string command = pv.owner ? pv.owner->command : "(not visible from this PID namespace)";
   if (command.size() > 70) command = command.substr(0, 67) + "...";
-  return Printf("      └ pid %-8u %-3s %-10s %10s  %s\n", p.pid, type, user.c_str(), mem.c_str(),
-                command.c_str());
+  return Printf("      └ pid %-8u %-3s %-10s %10s  %s%s\n", p.pid, type, user.c_str(), mem.c_str(),
+                command.c_str(), pv.owner ? Placement(*pv.owner).c_str() : "");
+}
+
+// "      ⚑ slurm job 1234 alice/physics gpu, 2 GPUs, started 3h ago".
+std::string SlurmRow(const slurm::JobOnHost& holder, core::TimePoint now) {
+  const slurm::SlurmJob& j = holder.job;
+  std::string out = "      ⚑ slurm job " + j.DisplayId() + " " + (j.user.empty() ? "?" : j.user);
+  if (!j.account.empty()) out += "/" + j.account;
+  if (!j.partition.empty()) out += " " + j.partition;
+  if (!j.qos.empty()) out += " qos " + j.qos;
+  out += Printf(", %zu GPU%s here", holder.gpus.size(), holder.gpus.size() == 1 ? "" : "s");
+  if (j.start_time) out += ", started " + core::FormatDuration(now - *j.start_time) + " ago";
+  return out + "\n";
 }
 
 std::string TopologyMatrix(const HostView& v) {
@@ -158,7 +186,14 @@ std::string GpusToTable(const HostView& v) {
     if (!s.processes.has_value()) {
       out += "      └ processes: " + Missing(s.processes) + "\n";
     }
+    if (const slurm::JobOnHost* holder = slurm::HolderOf(v.slurm_jobs, s.index)) {
+      out += SlurmRow(*holder, v.taken_at);
+    }
     for (const ProcessView& p : g.processes) out += ProcessRow(p);
+  }
+  if (v.slurm && !v.slurm_error.empty()) {
+    out += "slurm: " + v.slurm_error +
+           (v.slurm_at ? " (jobs as of " + Utc(*v.slurm_at) + ")" : "") + "\n";
   }
   if (!v.topology.empty()) out += TopologyMatrix(v);
   return out;

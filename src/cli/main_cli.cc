@@ -17,6 +17,7 @@
 #include "cli/sim_command.h"
 #include "cli/sim_cross_command.h"
 #include "cli/sim_harvest_command.h"
+#include "cli/slurm_command.h"
 #include "cli/token_commands.h"
 #include "core/version.h"
 
@@ -73,6 +74,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   const CostCommands cost_cmds = AddCostCommands(app, cost_advise, cost_report);
   ReportOptions report;
   CLI::App* report_cmd = AddReportCommand(app, report);
+  SlurmJobsOptions slurm_jobs;
+  CLI::App* slurm_cmd = AddSlurmCommand(app, slurm_jobs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -82,7 +85,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   for (std::string* d :
        {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &server.data_dir, &agent_opts.data_dir,
         &profile.data_dir, &job.data_dir, &token.api.data_dir, &cost_advise.data_dir,
-        &cost_report.data_dir, &report.data_dir}) {
+        &cost_report.data_dir, &report.data_dir, &slurm_jobs.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
   job.server = token.api.server = gpus.server = remote.server;
@@ -129,6 +132,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (sim_harvest_cmd->parsed()) return RunSimHarvest(sim_harvest, std::cout, std::cerr);
   if (sim_cross_cmd->parsed()) return RunSimCross(sim_cross, std::cout, std::cerr);
   if (report_cmd->parsed()) return RunReport(report, clock.Now(), std::cout, std::cerr);
+  if (slurm_cmd->parsed()) return RunSlurmJobs(slurm_jobs, clock.Now(), std::cout, std::cerr);
   if (cost_cmds.advise->parsed()) {
     return RunCostAdvise(cost_advise, clock.Now(), std::cout, std::cerr);
   }

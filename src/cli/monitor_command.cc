@@ -24,6 +24,7 @@
 #include "cli/gpu_source.h"
 #include "cli/gpus_json.h"
 #include "cli/host_view.h"
+#include "cli/slurm_source.h"
 #include "core/format.h"
 #include "core/sha256.h"
 #include "cost/gpu_hour_prices.h"
@@ -144,8 +145,18 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
 
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
+  // Bridge mode: Slurm runs the jobs (and confines them); else this host does.
+  const std::unique_ptr<agent::SlurmRunner> bridge =
+      options.harvest ? MakeBridgeRunner(config.slurm, job_clock) : nullptr;
+  agent::JobRunner& runner = bridge ? static_cast<agent::JobRunner&>(*bridge) : executor;
   std::optional<agent::JobCgroups> job_cgroups;
-  if (options.harvest && !options.shadow) job_cgroups = UseJobCgroups(data_dir, executor, log);
+  if (options.harvest && !options.shadow && !bridge) {
+    job_cgroups = UseJobCgroups(data_dir, executor, log);
+  }
+  if (bridge) {
+    log("bridge mode: jobs run as Slurm jobs in partition " + config.slurm.bridge.partition +
+        " on node " + SlurmNodeName(config.slurm) + ", submitted as their users");
+  }
   // The most GPUs one job can get: all of this host's.
   const int host_gpus = std::max<int>(
       1, static_cast<int>(
@@ -162,7 +173,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     layout.approval_timeout = config.approval_timeout;
     layout.history_retention = config.history_retention;
     layout.shadow = options.shadow;
-    lender.emplace(**store, executor, clock, std::move(layout), log);
+    lender.emplace(**store, runner, clock, std::move(layout), log);
   }
   agent::HostMetrics& host_metrics = watch.metrics();
   if (lender) {
@@ -194,6 +205,20 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   if (recalled > core::Duration{}) {
     log("recalled the last " + core::FormatDuration(recalled) + " of " +
         source.backend->Driver().source + ", so verdicts start with that history");
+  }
+  // [slurm]: Slurm's jobs on this node, asked on a thread of its own.
+  // Declared before the API, whose workers read it.
+  std::unique_ptr<SlurmPoller> slurm_poller;
+  std::optional<slurm::IdleAllocationAlerts> slurm_alerts;
+  std::string slurm_error;  // the failure last logged, so each is logged once
+  if (config.slurm.enabled) {
+    slurm_poller = std::make_unique<SlurmPoller>(config.slurm, clock);
+    if (config.slurm.idle_alerts) slurm_alerts.emplace(config.slurm.idle_alert);
+    log("asking Slurm (" +
+        (config.slurm.slurmrestd_url.empty() ? config.slurm.squeue + " --json"
+                                             : config.slurm.slurmrestd_url) +
+        ") every " + core::FormatDuration(config.slurm.poll_interval) + " for the jobs on node " +
+        slurm_poller->node());
   }
   // The latest pass, for GET /v1/gpus: kept by the sampling loop, turned
   // into the document only when asked. Declared before the API so that it
@@ -259,7 +284,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       }
       return host_metrics.Render(counts, idle_prices, dcgm);
     };
-    api_options.gpus = [&latest_mu, &latest, &source, &policy]() -> nlohmann::json {
+    api_options.gpus = [&latest_mu, &latest, &source, &policy, &slurm_poller]() -> nlohmann::json {
       std::optional<agent::HostPass> pass;
       {
         std::lock_guard lock(latest_mu);
@@ -268,8 +293,15 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       if (!pass) return nullptr;
       std::map<core::GpuUuid, observe::Verdict> verdicts;
       for (const observe::Verdict& v : pass->verdicts) verdicts[v.uuid] = v;
-      nlohmann::json doc = GpusToJson(BuildHostView(pass->at, source.backend->Driver(),
-                                                    pass->snapshots, *source.inspector, verdicts));
+      HostView view = BuildHostView(pass->at, source.backend->Driver(), pass->snapshots,
+                                    *source.inspector, verdicts);
+      if (slurm_poller) {
+        const SlurmPoller::Latest slurm = slurm_poller->latest();
+        AttachSlurmJobs(view, slurm_poller->node(),
+                        slurm.jobs ? slurm.jobs->jobs : std::vector<slurm::SlurmJob>{},
+                        slurm.jobs ? std::optional(slurm.at) : std::nullopt, slurm.error);
+      }
+      nlohmann::json doc = GpusToJson(view);
       if (policy) doc["policy_version"] = policy->ActiveVersion();  // the dashboard's top bar
       return doc;
     };
@@ -343,6 +375,20 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       failed = failed || pass.snapshots.empty();
     }
     watch.Observe(pass, log);
+    if (slurm_poller) {
+      const SlurmPoller::Latest slurm = slurm_poller->latest();
+      if (slurm.error != slurm_error) {
+        log(slurm.error.empty() ? "slurm: answering again" : "slurm: " + slurm.error);
+        slurm_error = slurm.error;
+      }
+      // Alerts only from a fresh answer: an old one may name jobs long gone.
+      const core::Duration fresh = 3 * config.slurm.poll_interval + config.slurm.timeout;
+      if (slurm_alerts && slurm.jobs && pass.at - slurm.at <= fresh) {
+        const auto jobs = slurm::JobsOnHost(slurm.jobs->jobs, slurm_poller->node(),
+                                            SlurmHostGpus(pass.snapshots, pass.verdicts));
+        watch.Notify(slurm_alerts->Observe(jobs, pass.at), log);
+      }
+    }
     if (lender) {
       lender->Act(pass, log);
     } else if (options.up) {

@@ -256,6 +256,11 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
         }
       }
       host.jobs[job->id].pid = e.pid;
+      // What the agent's runner says of the job (Slurm's state of a bridged
+      // job), shown as the running job's reason.
+      if (job->state == JobState::kRunning && !e.reason.empty() && e.reason != job->reason) {
+        GLEANER_RETURN_IF_ERROR(store_.Annotate({{job->id, e.reason}}, JobState::kRunning));
+      }
       return core::Status::Ok();
     case JobEvent::Kind::kVacating: {
       if (job->state != JobState::kRunning) return core::Status::Ok();

@@ -30,14 +30,14 @@ agent::NodeAgentOptions AgentOptionsOf(const LocalClusterOptions& options) {
 
 }  // namespace
 
-LocalCluster::LocalCluster(store::Store& store, agent::Executor& executor, const core::Clock& clock,
+LocalCluster::LocalCluster(store::Store& store, agent::JobRunner& runner, const core::Clock& clock,
                            LocalClusterOptions options, const cluster::Log& log)
     : store_(store),
       clock_(clock),
       options_(std::move(options)),
       coordinator_(std::make_unique<cluster::Coordinator>(store, clock,
                                                           CoordinatorOptionsOf(options_), log)),
-      agent_(executor, clock, AgentOptionsOf(options_),
+      agent_(runner, clock, AgentOptionsOf(options_),
              [this](const cluster::AgentReport& report) -> core::Result<cluster::AgentReply> {
                return coordinator_->HandleReport(
                    options_.node, report, log_ ? *log_ : [](const std::string&) {});
@@ -67,6 +67,7 @@ void LocalCluster::Recover(const cluster::Log& log) {
                       j.spec.grace,
                       j.pid,
                       j.process_started_at,
+                      "",    // (jobs run through Slurm are all in the state file)
                       {}});  // (a loan beside a holder is not in the store: reclaimed)
     }
     return held;

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/executor.h"
 #include "agent/host_metrics.h"
+#include "agent/job_runner.h"
 #include "agent/node_agent.h"
 #include "agent/sampler.h"
 #include "cluster/coordinator.h"
@@ -36,7 +36,7 @@ struct LocalClusterOptions {
 // truth about jobs; the pieces must outlive it. Not thread-safe.
 class LocalCluster {
  public:
-  LocalCluster(store::Store& store, agent::Executor& executor, const core::Clock& clock,
+  LocalCluster(store::Store& store, agent::JobRunner& runner, const core::Clock& clock,
                LocalClusterOptions options, const cluster::Log& log);
 
   // Where preemptions and give-backs are counted; null: nowhere.

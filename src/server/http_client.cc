@@ -65,7 +65,8 @@ core::Result<Endpoint> ParseServerUrl(const std::string& url) {
     rest = url.substr(7);
   } else {
     return core::InvalidArgument(
-        "\"" + url + "\" is not a server URL: use http://HOST:PORT, https://HOST:PORT or unix:PATH");
+        "\"" + url +
+        "\" is not a server URL: use http://HOST:PORT, https://HOST:PORT or unix:PATH");
   }
   if (!rest.empty() && rest.back() == '/') rest.pop_back();
   GLEANER_ASSIGN_OR_RETURN(auto host_port, ParseHostPort(rest));
@@ -148,9 +149,10 @@ core::Result<std::pair<int, std::string>> HttpClient::Call(const std::string& me
                                                            core::Duration timeout) {
   std::string request = method + " " + target + " HTTP/1.1\r\nHost: gleaner\r\n";
   if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+  request += headers_;
   if (!body.empty() || method != "GET") {
-    request += "Content-Type: application/json\r\nContent-Length: " +
-               std::to_string(body.size()) + "\r\n";
+    request +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   }
   if (!keep_alive_) request += "Connection: close\r\n";
   request += "\r\n" + body;
@@ -206,8 +208,9 @@ core::Result<std::pair<int, std::string>> HttpClient::Exchange(const std::string
   }
   const std::string head = response.substr(0, head_end + 2);
   const std::string length_text = HeaderValue(head, "content-length");
-  const bool closes = !keep_alive_ || HeaderValue(head, "connection").find("close") !=
-                                          std::string::npos || length_text.empty();
+  const bool closes = !keep_alive_ ||
+                      HeaderValue(head, "connection").find("close") != std::string::npos ||
+                      length_text.empty();
   std::string body = response.substr(head_end + 4);
   if (!length_text.empty()) {
     const unsigned long long length = std::strtoull(length_text.c_str(), nullptr, 10);
@@ -231,12 +234,9 @@ core::Result<std::pair<int, std::string>> HttpClient::Exchange(const std::string
   return std::pair{status, std::move(body)};
 }
 
-core::Result<std::pair<int, std::string>> HttpCall(const Endpoint& endpoint,
-                                                   const std::string& method,
-                                                   const std::string& target,
-                                                   const std::string& body,
-                                                   const std::string& token,
-                                                   core::Duration timeout) {
+core::Result<std::pair<int, std::string>> HttpCall(
+    const Endpoint& endpoint, const std::string& method, const std::string& target,
+    const std::string& body, const std::string& token, core::Duration timeout) {
   HttpClient client(endpoint);
   client.set_keep_alive(false);
   return client.Call(method, target, body, token, timeout);

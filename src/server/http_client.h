@@ -46,13 +46,16 @@ class HttpClient {
   // reached or does not answer within `timeout` (for connecting, and for
   // each read or write), with what was wrong in words (TLS included).
   core::Result<std::pair<int, std::string>> Call(const std::string& method,
-                                                 const std::string& target,
-                                                 const std::string& body,
+                                                 const std::string& target, const std::string& body,
                                                  const std::string& token = "",
                                                  core::Duration timeout = core::Seconds(30));
   // Ends a call under way (a long poll) at once, and fails every later
   // one: for stopping the thread that calls.
   void Interrupt();
+  // Header lines ("Name: value\r\n" each) sent with every request, for
+  // servers that authenticate otherwise (slurmrestd's X-SLURM-USER-TOKEN).
+  // The caller makes sure no value holds a line break.
+  void set_headers(std::string lines) { headers_ = std::move(lines); }
   // Closes the connection after each call when false ("Connection: close").
   void set_keep_alive(bool keep) { keep_alive_ = keep; }
   const Endpoint& endpoint() const { return endpoint_; }
@@ -71,6 +74,7 @@ class HttpClient {
   Endpoint endpoint_;
   std::unique_ptr<net::Connection> conn_;
   bool keep_alive_ = true;
+  std::string headers_;
   uint64_t bytes_sent_ = 0;
   uint64_t bytes_received_ = 0;
   uint64_t connections_ = 0;

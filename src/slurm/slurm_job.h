@@ -16,12 +16,17 @@ struct SlurmJob {
   std::string id;        // the job id ("1234"); an array task has its own
   std::string array_id;  // "1230_4" for an array task, else empty
   std::string name;
+  std::string comment;  // --comment: gleaner tags the jobs it submits
   std::string user;
   std::optional<uint32_t> uid;
   std::string account;
   std::string partition;
   std::string qos;
-  std::string state;  // "RUNNING", "PENDING", ...
+  std::string state;         // "RUNNING", "PENDING", ...
+  std::string state_reason;  // why it is pending or ended: "Resources", "None"...
+  // How a finished job ended: its exit code, or the signal that ended it.
+  std::optional<int> exit_code;
+  std::optional<int> exit_signal;
   std::optional<core::TimePoint> start_time;
   int restart_count = 0;
   int gpu_count = 0;  // GPUs allocated on all nodes together

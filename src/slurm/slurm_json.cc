@@ -93,6 +93,32 @@ int GpusInTres(const std::string& tres) {
   return count;
 }
 
+// 22.05 writes the job's wait status as a number; 23.02 on an object with
+// its return code and signal.
+void ReadExit(const json& j, SlurmJob* job) {
+  auto it = j.find("exit_code");
+  if (it == j.end()) return;
+  if (it->is_number_integer()) {
+    const int64_t status = it->get<int64_t>();
+    if (status < 0 || status > 0xffff) return;
+    if ((status & 0x7f) != 0) {
+      job->exit_signal = static_cast<int>(status & 0x7f);
+    } else {
+      job->exit_code = static_cast<int>((status >> 8) & 0xff);
+    }
+  } else if (it->is_object()) {
+    if (auto signal = it->find("signal"); signal != it->end() && signal->is_object()) {
+      if (auto id = Number(*signal, "id"); id && *id > 0 && *id < 128) {
+        job->exit_signal = static_cast<int>(*id);
+        return;
+      }
+    }
+    if (auto code = Number(*it, "return_code"); code && *code >= 0 && *code <= 255) {
+      job->exit_code = static_cast<int>(*code);
+    }
+  }
+}
+
 core::Result<SlurmJob> ReadJob(const json& j) {
   SlurmJob job;
   const auto id = Number(j, "job_id");
@@ -104,6 +130,7 @@ core::Result<SlurmJob> ReadJob(const json& j) {
     job.array_id = std::to_string(*array_job) + "_" + std::to_string(*array_task);
   }
   job.name = Text(j, "name");
+  job.comment = Text(j, "comment");
   job.user = Text(j, "user_name");
   if (auto uid = Number(j, "user_id"); uid && *uid >= 0 && *uid <= UINT32_MAX) {
     job.uid = static_cast<uint32_t>(*uid);
@@ -117,6 +144,8 @@ core::Result<SlurmJob> ReadJob(const json& j) {
     job.start_time = core::TimePoint(core::Seconds(*start));
   }
   job.restart_count = static_cast<int>(Number(j, "restart_cnt").value_or(0));
+  job.state_reason = Text(j, "state_reason");
+  ReadExit(j, &job);
   std::vector<std::string> details;
   if (auto g = j.find("gres_detail"); g != j.end() && g->is_array()) {
     for (const json& d : *g) {

@@ -45,6 +45,27 @@ TEST(ProcfsInspectorTest, ReadsAProcTreeOfItsOwn) {
   EXPECT_FALSE(inspector.Inspect(999999).has_value());
 }
 
+TEST(ProcfsInspectorTest, SlurmJobFromTheEnvironmentWhenTheCgroupNamesNone) {
+  testing::TempDir proc;
+  const std::string status = "Name:\tpython\nUid:\t1000\t1000\t1000\t1000\n";
+  // proctrack/linuxproc: no Slurm cgroup, the id in the environment.
+  proc.Write("10/status", status);
+  proc.Write("10/cgroup", "0::/user.slice/user-1000.slice/session-4.scope\n");
+  proc.Write("10/environ", std::string("HOME=/home/a\0SLURM_JOB_ID=5123\0", 31));
+  // proctrack/cgroup: the cgroup wins over what the environment claims.
+  proc.Write("11/status", status);
+  proc.Write("11/cgroup", "0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n");
+  proc.Write("11/environ", std::string("SLURM_JOB_ID=999\0", 17));
+  // Not a job id: ignored.
+  proc.Write("12/status", status);
+  proc.Write("12/environ", std::string("SLURM_JOB_ID=1;rm -rf\0", 22));
+  ProcfsInspector inspector(proc.path().string());
+
+  EXPECT_EQ(inspector.Inspect(10)->slurm_job_id, "5123");
+  EXPECT_EQ(inspector.Inspect(11)->slurm_job_id, "77");
+  EXPECT_EQ(inspector.Inspect(12)->slurm_job_id, "");
+}
+
 TEST(UserNameTest, KnownAndUnknownUids) {
   EXPECT_EQ(UserName(0), "root");
   EXPECT_EQ(UserName(3999999999u), "3999999999");

@@ -153,6 +153,39 @@ TEST(ParseConfigTest, ParkingIsOffByDefaultAndSaysWhatIsWrong) {
               HasSubstr("expected the path of libcuda.so.1"));
 }
 
+TEST(ParseConfigTest, SlurmIsOffByDefaultAndSaysWhatIsWrong) {
+  auto defaults = ParseConfig("", "g.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->slurm.enabled);
+  EXPECT_FALSE(defaults->slurm.bridge.enabled);
+  EXPECT_EQ(defaults->slurm.squeue, "squeue");
+  auto on = ParseConfig(
+      "[slurm]\nenabled = true\nnode = \"gpu07\"\nconf = \"/etc/slurm/slurm.conf\"\n"
+      "poll_interval_s = 5\nidle_alert_after_s = 3600\nidle_alert_min_gpus = 2\n"
+      "bridge = true\nbridge_partition = \"scavenger\"\nbridge_qos = \"lend\"\n",
+      "g.toml");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_EQ(on->slurm.node, "gpu07");
+  EXPECT_EQ(on->slurm.conf, "/etc/slurm/slurm.conf");
+  EXPECT_EQ(on->slurm.poll_interval, core::Seconds(5));
+  EXPECT_EQ(on->slurm.idle_alert.after, core::Seconds(3600));
+  EXPECT_EQ(on->slurm.idle_alert.min_gpus, 2);
+  EXPECT_TRUE(on->slurm.bridge.enabled);
+  EXPECT_EQ(on->slurm.bridge.partition, "scavenger");
+  EXPECT_EQ(on->slurm.bridge.qos, "lend");
+  EXPECT_THAT(ParseConfig("[slurm]\nenabled = true\nbridge = true\n", "g.toml").status().message(),
+              HasSubstr("bridge_partition"));
+  EXPECT_THAT(
+      ParseConfig("[slurm]\nslurmrestd = \"http://127.0.0.1:6820\"\n", "g.toml").status().message(),
+      HasSubstr("needs token_file"));
+  EXPECT_THAT(ParseConfig("[slurm]\nnode = \"a b\"\n", "g.toml").status().message(),
+              HasSubstr("cannot be a Slurm name"));
+  EXPECT_THAT(ParseConfig("[slurm]\npoll_interval_s = 0\n", "g.toml").status().message(),
+              HasSubstr("slurm.poll_interval_s"));
+  EXPECT_THAT(ParseConfig("[slurm]\npartition = \"x\"\n", "g.toml").status().message(),
+              HasSubstr("slurm.partition"));
+}
+
 TEST(ParseConfigTest, NonAsciiOutsideStringsIsAnError) {
   for (const auto& [text, expected] : std::initializer_list<std::pair<const char*, const char*>>{
            {"[\u00e9]\n", "g.toml:1: a non-ASCII character outside a quoted string or a comment"},

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <thread>
 
+#include "agent/executor.h"
 #include "agent/node_agent.h"
 #include "agent/process_info.h"
 #include "gpu/fake_backend.h"

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <thread>
 
+#include "agent/executor.h"
 #include "daemon/daemon_rig.h"
 #include "daemon/local_cluster.h"
 #include "gpu/fake_backend.h"

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <thread>
 
+#include "agent/executor.h"
 #include "daemon/daemon_rig.h"
 #include "gpu/fake_backend.h"
 #include "store/sqlite_store.h"

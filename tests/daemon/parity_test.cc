@@ -12,6 +12,7 @@
 #include <map>
 #include <thread>
 
+#include "agent/executor.h"
 #include "daemon/local_cluster.h"
 #include "gpu/fake_backend.h"
 #include "sim/harvest.h"

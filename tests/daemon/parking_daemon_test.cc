@@ -16,6 +16,7 @@
 #include <fstream>
 #include <thread>
 
+#include "agent/executor.h"
 #include "agent/holder_parker.h"
 #include "agent/process_info.h"
 #include "daemon/daemon_rig.h"

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "agent/executor.h"
 #include "agent/node_agent.h"
 #include "cli/daemon_support.h"
 #include "store/sqlite_store.h"

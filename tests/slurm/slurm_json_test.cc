@@ -93,6 +93,30 @@ TEST(SlurmJsonTest, FallsBackToTheHostListAndTheTresCount) {
   EXPECT_TRUE(doc->jobs[1].gpus_by_node.empty());
 }
 
+TEST(SlurmJsonTest, HowAFinishedJobEndedInEitherSchema) {
+  auto doc = ParseSlurmJobs(R"j({"jobs": [
+    {"job_id": 1, "job_state": "COMPLETED", "exit_code": 0, "state_reason": "None"},
+    {"job_id": 2, "job_state": "FAILED", "exit_code": 768},
+    {"job_id": 3, "job_state": "CANCELLED", "exit_code": 15},
+    {"job_id": 4, "job_state": ["FAILED"],
+     "exit_code": {"status": ["ERROR"], "return_code": {"set": true, "number": 2},
+                   "signal": {"id": {"set": false, "number": 0}, "name": ""}}},
+    {"job_id": 5, "job_state": ["CANCELLED"],
+     "exit_code": {"status": ["SIGNALED"], "return_code": {"set": true, "number": 0},
+                   "signal": {"id": {"set": true, "number": 9}, "name": "KILL"}}},
+    {"job_id": 6, "job_state": "PENDING", "state_reason": "BeginTime"}]})j");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  ASSERT_EQ(doc->jobs.size(), 6u);
+  EXPECT_EQ(doc->jobs[0].exit_code, 0);
+  EXPECT_EQ(doc->jobs[1].exit_code, 3);
+  EXPECT_EQ(doc->jobs[2].exit_signal, 15);
+  EXPECT_EQ(doc->jobs[2].exit_code, std::nullopt);
+  EXPECT_EQ(doc->jobs[3].exit_code, 2);
+  EXPECT_EQ(doc->jobs[4].exit_signal, 9);
+  EXPECT_EQ(doc->jobs[5].state_reason, "BeginTime");
+  EXPECT_EQ(doc->jobs[5].exit_code, std::nullopt);
+}
+
 TEST(SlurmJsonTest, SkipsAJobItCannotReadAndKeepsTheRest) {
   auto doc = ParseSlurmJobs(R"j({"jobs": [
     {"user_name": "nobody-knows"},

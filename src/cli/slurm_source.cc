@@ -1,0 +1,135 @@
+#include "cli/slurm_source.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "agent/run_program.h"
+#include "server/http_client.h"
+
+namespace gleaner::cli {
+namespace {
+
+core::Result<std::string> ReadToken(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) {
+    return core::Unavailable("cannot read the slurmrestd token file " + file +
+                             ": write one with `scontrol token username=USER lifespan=SECONDS`");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  // `scontrol token` prints "SLURM_JWT=..."; the file may hold that line.
+  if (token.rfind("SLURM_JWT=", 0) == 0) token = token.substr(10);
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.empty() || token.find_first_of("\r\n\t ") != std::string::npos) {
+    return core::InvalidArgument("the slurmrestd token file " + file +
+                                 " must hold one token on one line");
+  }
+  return token;
+}
+
+core::Result<slurm::SlurmJobsDocument> FromSlurmrestd(const slurm::SlurmSettings& s) {
+  auto endpoint = server::ParseServerUrl(s.slurmrestd_url);
+  if (!endpoint.ok()) return endpoint.status().WithContext("[slurm] slurmrestd");
+  auto token = ReadToken(s.token_file);
+  if (!token.ok()) return token.status();
+  server::HttpClient client(*endpoint);
+  client.set_keep_alive(false);
+  client.set_headers("X-SLURM-USER-NAME: " + s.user + "\r\nX-SLURM-USER-TOKEN: " + *token + "\r\n");
+  auto answer = client.Call("GET", "/slurm/" + s.api + "/jobs", "", "", s.timeout);
+  if (!answer.ok()) {
+    return core::Unavailable("slurmrestd at " + s.slurmrestd_url +
+                             " did not answer: " + answer.status().message());
+  }
+  const auto& [code, body] = *answer;
+  auto doc = slurm::ParseSlurmJobs(body);
+  if (code == 200 && doc.ok()) return doc;
+  std::string why = doc.ok() ? "" : ": " + doc.status().message();
+  if (code == 401 || code == 403 || code == 500) {
+    // 22.05 answers a token it refuses with 500 and a generic error.
+    why += " (if the token in " + s.token_file +
+           " has expired or names another user, renew it: scontrol token username=" + s.user +
+           " lifespan=SECONDS)";
+  }
+  if (code == 404) why += " (is [slurm] api \"" + s.api + "\" the plugin slurmrestd runs?)";
+  return core::Unavailable("slurmrestd answered " + std::to_string(code) + why);
+}
+
+core::Result<slurm::SlurmJobsDocument> FromSqueue(const slurm::SlurmSettings& s) {
+  agent::ProgramOptions options;
+  options.timeout = s.timeout;
+  if (!s.conf.empty()) options.env.push_back("SLURM_CONF=" + s.conf);
+  auto run = agent::RunProgram({s.squeue, "--json"}, options);
+  if (!run.ok()) return run.status().WithContext("asking Slurm for its jobs");
+  if (run->exit_code != 0) {
+    std::string said = run->err.substr(0, 300);
+    while (!said.empty() && said.back() == '\n') said.pop_back();
+    return core::Unavailable(s.squeue + " --json failed (exit " + std::to_string(run->exit_code) +
+                             ")" + (said.empty() ? "" : ": " + said));
+  }
+  return slurm::ParseSlurmJobs(run->out);
+}
+
+}  // namespace
+
+std::unique_ptr<agent::SlurmRunner> MakeBridgeRunner(const slurm::SlurmSettings& settings,
+                                                     const core::Clock& clock) {
+  if (!settings.enabled || !settings.bridge.enabled) return nullptr;
+  return std::make_unique<agent::SlurmRunner>(
+      settings, SlurmNodeName(settings), [settings] { return FetchSlurmJobs(settings); }, clock);
+}
+
+std::string SlurmNodeName(const slurm::SlurmSettings& settings) {
+  if (!settings.node.empty()) return settings.node;
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  std::string host = name;
+  return host.substr(0, host.find('.'));
+}
+
+core::Result<slurm::SlurmJobsDocument> FetchSlurmJobs(const slurm::SlurmSettings& settings) {
+  return settings.slurmrestd_url.empty() ? FromSqueue(settings) : FromSlurmrestd(settings);
+}
+
+SlurmPoller::SlurmPoller(slurm::SlurmSettings settings, const core::Clock& clock)
+    : settings_(std::move(settings)), node_(SlurmNodeName(settings_)), clock_(clock) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+SlurmPoller::~SlurmPoller() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  thread_.join();
+}
+
+SlurmPoller::Latest SlurmPoller::latest() const {
+  std::lock_guard lock(mu_);
+  return latest_;
+}
+
+void SlurmPoller::Run() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    lock.unlock();
+    auto jobs = FetchSlurmJobs(settings_);
+    const core::TimePoint now = clock_.Now();
+    lock.lock();
+    if (jobs.ok()) {
+      latest_.jobs = std::move(jobs).value();
+      latest_.at = now;
+      latest_.error.clear();
+    } else {
+      latest_.error = jobs.status().message();
+    }
+    stop_cv_.wait_for(lock, settings_.poll_interval, [this] { return stop_; });
+  }
+}
+
+}  // namespace gleaner::cli

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "agent/slurm_runner.h"
+#include "core/clock.h"
+#include "core/result.h"
+#include "slurm/slurm_json.h"
+#include "slurm/slurm_settings.h"
+
+namespace gleaner::cli {
+
+// This host's name in Slurm: `[slurm] node`, else the short hostname.
+std::string SlurmNodeName(const slurm::SlurmSettings& settings);
+
+// Slurm's jobs now: from slurmrestd when `[slurm] slurmrestd` is set
+// (with the token in `token_file`), else from `squeue --json`. Errors say
+// what failed and what to do (a refused token: how to renew it).
+core::Result<slurm::SlurmJobsDocument> FetchSlurmJobs(const slurm::SlurmSettings& settings);
+
+// Bridge mode's runner when `[slurm] enabled` and `bridge` are set: jobs
+// then run as Slurm jobs; null otherwise.
+std::unique_ptr<agent::SlurmRunner> MakeBridgeRunner(const slurm::SlurmSettings& settings,
+                                                     const core::Clock& clock);
+
+// Asks Slurm every poll interval on a thread of its own, so a slow
+// slurmctld never holds up sampling, and keeps the latest answer.
+class SlurmPoller {
+ public:
+  struct Latest {
+    std::optional<slurm::SlurmJobsDocument> jobs;  // the last good answer
+    core::TimePoint at{};                          // when it came
+    std::string error;                             // the last call's failure, if it failed
+  };
+
+  SlurmPoller(slurm::SlurmSettings settings, const core::Clock& clock);
+  ~SlurmPoller();  // stops the thread
+  SlurmPoller(const SlurmPoller&) = delete;
+  SlurmPoller& operator=(const SlurmPoller&) = delete;
+
+  Latest latest() const;
+  const slurm::SlurmSettings& settings() const { return settings_; }
+  const std::string& node() const { return node_; }
+
+ private:
+  void Run();
+
+  const slurm::SlurmSettings settings_;
+  const std::string node_;
+  const core::Clock& clock_;
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  Latest latest_;
+  std::thread thread_;
+};
+
+}  // namespace gleaner::cli
