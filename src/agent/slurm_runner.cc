@@ -86,7 +86,7 @@ const slurm::SlurmJob* SlurmRunner::Find(const std::string& slurm_id) const {
 }
 
 core::Status SlurmRunner::Cancel(const std::string& slurm_id, std::optional<int> signal) {
-  std::vector<std::string> argv = {settings_.bridge.scancel};
+  std::vector<std::string> argv = {settings_.scancel};
   // --full: the batch shell as well as the steps, so a job that is a plain
   // script hears the checkpoint signal too.
   if (signal) argv.insert(argv.end(), {"--signal=" + std::to_string(*signal), "--full"});
@@ -144,7 +144,7 @@ core::Result<RunningJob> SlurmRunner::Launch(const LaunchRequest& req) {
 
   const std::string workdir = req.spec.working_dir.empty() ? account.home : req.spec.working_dir;
   std::vector<std::string> argv = {
-      settings_.bridge.sbatch,
+      settings_.sbatch,
       "--parsable",
       "--job-name=" + std::string(kJobNamePrefix) + std::to_string(req.id),
       "--comment=" + Tag(),

@@ -157,7 +157,10 @@ Status ReadSlurm(const std::string& path, const toml::table& t, slurm::SlurmSett
                                      "bridge_qos",
                                      "bridge_account",
                                      "sbatch",
-                                     "scancel"}));
+                                     "scancel",
+                                     "scontrol",
+                                     "idle_action",
+                                     "idle_action_after_s"}));
   GLEANER_RETURN_IF_ERROR(Flag(path, t, p, "enabled", &s->enabled));
   GLEANER_RETURN_IF_ERROR(Text(path, t, p, "node", &s->node));
   GLEANER_RETURN_IF_ERROR(Text(path, t, p, "squeue", &s->squeue));
@@ -179,8 +182,28 @@ Status ReadSlurm(const std::string& path, const toml::table& t, slurm::SlurmSett
   GLEANER_RETURN_IF_ERROR(Text(path, t, p, "bridge_partition", &s->bridge.partition));
   GLEANER_RETURN_IF_ERROR(Text(path, t, p, "bridge_qos", &s->bridge.qos));
   GLEANER_RETURN_IF_ERROR(Text(path, t, p, "bridge_account", &s->bridge.account));
-  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "sbatch", &s->bridge.sbatch));
-  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "scancel", &s->bridge.scancel));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "sbatch", &s->sbatch));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "scancel", &s->scancel));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "scontrol", &s->scontrol));
+  std::string action(slurm::IdleActionName(s->idle_action.action));
+  GLEANER_RETURN_IF_ERROR(Text(path, t, p, "idle_action", &action));
+  if (action == "none" || action == "requeue" || action == "cancel") {
+    s->idle_action.action = action == "requeue"  ? slurm::IdleAction::kRequeue
+                            : action == "cancel" ? slurm::IdleAction::kCancel
+                                                 : slurm::IdleAction::kNone;
+  } else {
+    return Error(path, *t.get("idle_action"), p + "idle_action",
+                 "expected \"none\", \"requeue\" or \"cancel\"");
+  }
+  GLEANER_RETURN_IF_ERROR(
+      Seconds(path, t, p, "idle_action_after_s", 0, 30 * 86400, &s->idle_action.after));
+  // The owner hears first: the alert is the notice before the action.
+  if (s->idle_action.action != slurm::IdleAction::kNone &&
+      (!s->idle_alerts || s->idle_action.after < s->idle_alert.after)) {
+    return Error(path, *t.get("idle_action"), p + "idle_action",
+                 "needs idle_alerts = true and idle_action_after_s at least idle_alert_after_s: "
+                 "the owner is alerted before their job is acted on");
+  }
   if (s->bridge.enabled && (!s->enabled || s->bridge.partition.empty())) {
     return Error(path, *t.get("bridge"), p + "bridge",
                  "needs enabled = true and bridge_partition: the preemptible partition "

@@ -210,6 +210,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   // Declared before the API, whose workers read it.
   std::unique_ptr<SlurmPoller> slurm_poller;
   std::optional<slurm::IdleAllocationAlerts> slurm_alerts;
+  slurm::IdleAllocationActions slurm_actions(config.slurm.idle_action);
   std::string slurm_error;  // the failure last logged, so each is logged once
   if (config.slurm.enabled) {
     slurm_poller = std::make_unique<SlurmPoller>(config.slurm, clock);
@@ -387,6 +388,9 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         const auto jobs = slurm::JobsOnHost(slurm.jobs->jobs, slurm_poller->node(),
                                             SlurmHostGpus(pass.snapshots, pass.verdicts));
         watch.Notify(slurm_alerts->Observe(jobs, pass.at), log);
+        for (const slurm::PlannedIdleAction& a : slurm_actions.Decide(jobs, pass.at)) {
+          ActOnSlurmIdleJob(config.slurm, a, **store, pass.at, log);
+        }
       }
     }
     if (lender) {

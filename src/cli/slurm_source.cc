@@ -76,6 +76,45 @@ core::Result<slurm::SlurmJobsDocument> FromSqueue(const slurm::SlurmSettings& s)
 
 }  // namespace
 
+void ActOnSlurmIdleJob(const slurm::SlurmSettings& settings, const slurm::PlannedIdleAction& action,
+                       store::EventStore& history, core::TimePoint now,
+                       const std::function<void(const std::string&)>& log) {
+  const slurm::SlurmJob& job = action.job.job;
+  const bool requeue = action.action == slurm::IdleAction::kRequeue;
+  const std::vector<std::string> argv =
+      requeue ? std::vector<std::string>{settings.scontrol, "requeue", job.id}
+              : std::vector<std::string>{settings.scancel, job.id};
+  agent::ProgramOptions options;
+  options.timeout = settings.timeout;
+  if (!settings.conf.empty()) options.env.push_back("SLURM_CONF=" + settings.conf);
+  std::string failure;
+  if (auto run = agent::RunProgram(argv, options); !run.ok()) {
+    failure = run.status().message();
+  } else if (run->exit_code != 0) {
+    failure = argv[0] + " failed (exit " + std::to_string(run->exit_code) +
+              "): " + run->err.substr(0, 300);
+    while (failure.back() == '\n') failure.pop_back();
+  }
+  const std::string what = std::string("Slurm job ") + job.DisplayId() + " of " +
+                           (job.user.empty() ? "an unknown user" : job.user) +
+                           (job.account.empty() ? "" : ", account " + job.account) + ": " +
+                           action.reason;
+  const std::string detail =
+      failure.empty() ? what + (requeue ? "; requeued" : "; cancelled")
+                      : what + "; could not " + std::string(slurm::IdleActionName(action.action)) +
+                            " it: " + failure;
+  log("slurm: " + detail);
+  std::vector<core::GpuUuid> gpus;
+  for (const slurm::AllocatedGpu& g : action.job.gpus) {
+    if (!g.uuid.empty()) gpus.push_back(g.uuid);
+  }
+  const std::string kind = !failure.empty() ? "slurm_action_failed"
+                           : requeue        ? "slurm_requeued"
+                                            : "slurm_cancelled";
+  auto saved = history.AppendEvent({0, now, kind, std::nullopt, job.user, "gleaner", gpus, detail});
+  if (!saved.ok()) log("history: " + saved.status().message());
+}
+
 std::unique_ptr<agent::SlurmRunner> MakeBridgeRunner(const slurm::SlurmSettings& settings,
                                                      const core::Clock& clock) {
   if (!settings.enabled || !settings.bridge.enabled) return nullptr;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "core/result.h"
 #include "slurm/slurm_json.h"
 #include "slurm/slurm_settings.h"
+#include "store/event_store.h"
 
 namespace gleaner::cli {
 
@@ -22,6 +24,13 @@ std::string SlurmNodeName(const slurm::SlurmSettings& settings);
 // (with the token in `token_file`), else from `squeue --json`. Errors say
 // what failed and what to do (a refused token: how to renew it).
 core::Result<slurm::SlurmJobsDocument> FetchSlurmJobs(const slurm::SlurmSettings& settings);
+
+// Carries out `action` through Slurm (`scontrol requeue ID` or `scancel
+// ID`), logs it and records it in the history (`slurm_requeued`,
+// `slurm_cancelled`; a failure as `slurm_action_failed`).
+void ActOnSlurmIdleJob(const slurm::SlurmSettings& settings, const slurm::PlannedIdleAction& action,
+                       store::EventStore& history, core::TimePoint now,
+                       const std::function<void(const std::string&)>& log);
 
 // Bridge mode's runner when `[slurm] enabled` and `bridge` are set: jobs
 // then run as Slurm jobs; null otherwise.

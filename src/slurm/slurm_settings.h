@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/units.h"
+#include "slurm/idle_actions.h"
 #include "slurm/idle_alerts.h"
 
 namespace gleaner::slurm {
@@ -13,7 +14,10 @@ struct SlurmSettings {
   bool enabled = false;
   std::string node;               // this host's Slurm node name; empty: the short hostname
   std::string squeue = "squeue";  // the program asked when there is no slurmrestd
-  std::string conf;               // slurm.conf for squeue (SLURM_CONF); empty: Slurm's default
+  std::string sbatch = "sbatch";
+  std::string scancel = "scancel";
+  std::string scontrol = "scontrol";
+  std::string conf;  // slurm.conf for squeue (SLURM_CONF); empty: Slurm's default
   // "http://127.0.0.1:6820": ask slurmrestd (JWT) instead of squeue.
   std::string slurmrestd_url;
   std::string token_file;       // holds the JWT; read at every call, so it can be renewed
@@ -25,6 +29,8 @@ struct SlurmSettings {
   // `idle_alerts` is false.
   bool idle_alerts = true;
   IdleAllocationRule idle_alert;
+  // Opt-in: then requeue or cancel jobs that keep every GPU unused.
+  IdleActionRule idle_action;
 
   // Bridge mode: gleaner's jobs placed on this host run as Slurm jobs,
   // submitted with sbatch as their users into a preemptible partition, so
@@ -34,8 +40,6 @@ struct SlurmSettings {
     std::string partition;  // required: the scavenger partition
     std::string qos;        // optional
     std::string account;    // optional; empty: the user's default account
-    std::string sbatch = "sbatch";
-    std::string scancel = "scancel";
   } bridge;
 };
 

@@ -23,7 +23,7 @@ struct EventRecord {
   // submitted, approved, denied, expired, started, vacating, requeued,
   // resized, held, released, succeeded, failed, cancelled; parked,
   // restored; policy_applied, policy_rolled_back; token_created,
-  // token_revoked.
+  // token_revoked; slurm_requeued, slurm_cancelled, slurm_action_failed.
   std::string kind;
   std::optional<sched::JobId> job;
   std::string user;   // whose job or token, or whom the event concerns

@@ -184,6 +184,21 @@ TEST(ParseConfigTest, SlurmIsOffByDefaultAndSaysWhatIsWrong) {
               HasSubstr("slurm.poll_interval_s"));
   EXPECT_THAT(ParseConfig("[slurm]\npartition = \"x\"\n", "g.toml").status().message(),
               HasSubstr("slurm.partition"));
+  auto acting = ParseConfig(
+      "[slurm]\nidle_alert_after_s = 3600\nidle_action = \"requeue\"\nidle_action_after_s = 7200\n",
+      "g.toml");
+  ASSERT_TRUE(acting.ok()) << acting.status().ToString();
+  EXPECT_EQ(acting->slurm.idle_action.action, slurm::IdleAction::kRequeue);
+  EXPECT_EQ(acting->slurm.idle_action.after, core::Seconds(7200));
+  EXPECT_THAT(ParseConfig("[slurm]\nidle_action = \"kill\"\n", "g.toml").status().message(),
+              HasSubstr("expected \"none\", \"requeue\" or \"cancel\""));
+  // The owner is alerted before the job is acted on.
+  EXPECT_THAT(ParseConfig("[slurm]\nidle_alert_after_s = 3600\nidle_action = \"cancel\"\n"
+                          "idle_action_after_s = 60\n",
+                          "g.toml")
+                  .status()
+                  .message(),
+              HasSubstr("alerted before"));
 }
 
 TEST(ParseConfigTest, NonAsciiOutsideStringsIsAnError) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "agent/process_info.h"
+#include "store/sqlite_store.h"
 #include "testing/gleaner_up.h"
 #include "testing/http_receiver.h"
 #include "testing/local_slurm.h"
@@ -161,6 +162,32 @@ TEST_F(SlurmClusterTest, AJobHoldingIdleGpusIsNamedInGpusSlurmJobsAndAnAlert) {
   }
   EXPECT_TRUE(found) << pids;
   slurm_.Run("scancel " + id);
+}
+
+TEST_F(SlurmClusterTest, AnIdleActionCancelsTheJobAfterItsOwnerWasAlerted) {
+  const std::string id = SubmitIdleJob(2);
+  WriteConfig("idle_alert_after_s = 0\nidle_action = \"cancel\"\nidle_action_after_s = 0\n");
+  Outcome monitor = Gleaner("monitor --for 3" + Flags());
+  ASSERT_EQ(monitor.rc, 0) << monitor.err << monitor.out;
+  EXPECT_THAT(monitor.out, HasSubstr("alert firing SlurmJobGpusIdle"));
+  EXPECT_THAT(monitor.out, HasSubstr("slurm: Slurm job " + id + " of " + user_.name() +
+                                     ", account research: all 2 GPUs unused for"));
+  EXPECT_THAT(monitor.out, HasSubstr("; cancelled"));
+  EXPECT_TRUE(WaitUntil(10, [&] {
+    return slurm_.Run("squeue -h -j " + id + " -t RUNNING").find(id) == std::string::npos;
+  })) << slurm_.Run("squeue");
+  // The action is in the history, with the job's owner.
+  auto history = store::SqliteStore::Open(data_.path().string() + "/gleaner.db");
+  ASSERT_TRUE(history.ok()) << history.status().message();
+  store::EventQuery q;
+  q.kind = "slurm_cancelled";
+  auto events = (*history)->Events(q);
+  ASSERT_TRUE(events.ok()) << events.status().message();
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->at(0).user, user_.name());
+  EXPECT_EQ(events->at(0).actor, "gleaner");
+  EXPECT_EQ(events->at(0).gpus.size(), 2u);
+  EXPECT_THAT(events->at(0).detail, HasSubstr("Slurm job " + id));
 }
 
 TEST_F(SlurmClusterTest, ThroughSlurmrestdWithAToken) {

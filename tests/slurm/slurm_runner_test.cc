@@ -53,8 +53,8 @@ class SlurmRunnerTest : public ::testing::Test {
     settings_.poll_interval = core::Seconds(1);
     settings_.bridge.enabled = true;
     settings_.bridge.partition = "scavenger";
-    settings_.bridge.sbatch = (dir_.path() / "sbatch").string();
-    settings_.bridge.scancel = (dir_.path() / "scancel").string();
+    settings_.sbatch = (dir_.path() / "sbatch").string();
+    settings_.scancel = (dir_.path() / "scancel").string();
   }
 
   SlurmRunner Runner() {

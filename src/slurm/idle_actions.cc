@@ -1,0 +1,45 @@
+#include "slurm/idle_actions.h"
+
+#include "core/format.h"
+
+namespace gleaner::slurm {
+
+std::string_view IdleActionName(IdleAction action) {
+  switch (action) {
+    case IdleAction::kRequeue:
+      return "requeue";
+    case IdleAction::kCancel:
+      return "cancel";
+    case IdleAction::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::vector<PlannedIdleAction> IdleAllocationActions::Decide(const std::vector<JobOnHost>& jobs,
+                                                             core::TimePoint now) {
+  std::vector<PlannedIdleAction> out;
+  if (rule_.action == IdleAction::kNone) return out;
+  std::set<std::string> present;
+  for (const JobOnHost& job : jobs) {
+    const std::string key = job.job.id + "/" + std::to_string(job.job.restart_count);
+    present.insert(key);
+    const int here = static_cast<int>(job.gpus.size());
+    if (here == 0 || job.job.gpu_count > here || acted_.contains(key) ||
+        job.job.comment.rfind("gleaner-bridge", 0) == 0 ||
+        job.UnusedGpus(now, rule_.after) < here) {
+      continue;
+    }
+    acted_.insert(key);
+    const std::optional<core::Duration> unused = job.UnusedFor(now, rule_.after);
+    out.push_back({job, rule_.action,
+                   (here == 1 ? std::string("its GPU") : "all " + std::to_string(here) + " GPUs") +
+                       " unused for " + core::FormatDuration(unused.value_or(rule_.after)) +
+                       " (after " + core::FormatDuration(rule_.after) + ")"});
+  }
+  // Forget jobs gone from Slurm's list, so the set stays small.
+  std::erase_if(acted_, [&](const std::string& k) { return !present.contains(k); });
+  return out;
+}
+
+}  // namespace gleaner::slurm
