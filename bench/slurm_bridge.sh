@@ -55,17 +55,25 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 worst() { sort -n | tail -1; }
 
-: > "$dir/latency"
+: > "$dir/latency"; : > "$dir/submitted"; : > "$dir/in_slurm"
 for _ in $(seq "$runs"); do
   t0=$(now_ms)
   id=$("$build/gleaner" --data-dir "$dir/state" submit -- sleep 600 | awk '{print $3}')
+  until squeue -h -n "gleaner-$id" | grep -q .; do sleep 0.005; done
+  t1=$(now_ms)
   until squeue -h -t RUNNING -n "gleaner-$id" | grep -q .; do sleep 0.005; done
-  echo $(($(now_ms) - t0)) >> "$dir/latency"
+  t2=$(now_ms)
+  echo $((t2 - t0)) >> "$dir/latency"
+  echo $((t1 - t0)) >> "$dir/submitted"
+  echo $((t2 - t1)) >> "$dir/in_slurm"
   "$build/gleaner" --data-dir "$dir/state" cancel "$id" > /dev/null
   until ! squeue -h -n "gleaner-$id" -t RUNNING,COMPLETING | grep -q .; do sleep 0.05; done
 done
 echo "bridge: submit onto idle GPUs to Slurm RUNNING, $runs runs:" \
-  "median $(median < "$dir/latency") ms, worst $(worst < "$dir/latency") ms"
+  "median $(median < "$dir/latency") ms, worst $(worst < "$dir/latency") ms;" \
+  "of which gleaner placing and sbatch: median $(median < "$dir/submitted") ms," \
+  "worst $(worst < "$dir/submitted") ms; Slurm starting it: median" \
+  "$(median < "$dir/in_slurm") ms, worst $(worst < "$dir/in_slurm") ms"
 
 # A queue of held jobs, for squeue and slurmrestd to list.
 for _ in $(seq "$jobs"); do sbatch --hold -p high -o /dev/null --wrap true > /dev/null; done
