@@ -85,6 +85,14 @@ function layoutOf(hosts) {
 }
 
 const DASH = '–';
+// Where a process runs, when it says: its Slurm job, container, pod or unit.
+function processPlace(p) {
+  if (p.slurm_job_id) return t('procs.slurm_job', {id: p.slurm_job_id});
+  if (p.container_id) return t('procs.container', {id: p.container_id.slice(0, 12)});
+  if (p.kubernetes_pod_uid) return t('procs.pod', {id: p.kubernetes_pod_uid.slice(0, 8)});
+  return p.systemd_unit ?? '';
+}
+
 // Element ids, unique on the page: GPU indexes repeat across hosts.
 let lastId = 0;
 
@@ -99,6 +107,7 @@ class GpuCard {
     this.name = el('p', {class: 'gpu-name'});
     this.since = el('p', {class: 'gpu-since'});
     this.health = el('p', {class: 'gpu-health', hidden: true});
+    this.slurm = el('p', {class: 'gpu-slurm', hidden: true});
     this.readings = el('dl', {class: 'readings'});
     this.utilCaption = el('span', {class: 'spark-caption'});
     this.utilValue = el('span', {class: 'spark-value'});
@@ -116,6 +125,7 @@ class GpuCard {
       this.name,
       this.since,
       this.health,
+      this.slurm,
       this.readings,
       el('div', {class: 'spark-row'}, el('div', {class: 'spark-label'}, this.utilCaption, this.utilValue), this.utilBox),
       el('div', {class: 'spark-row'}, el('div', {class: 'spark-label'}, this.memCaption, this.memValue), this.memBox),
@@ -144,6 +154,16 @@ class GpuCard {
     if (!this.health.hidden) {
       const detail = gpu.health_detail ? ` (${gpu.health_detail})` : '';
       setText(this.health, t(HEALTH_LABEL[gpu.health] ?? 'health.error') + detail);
+    }
+    // On a Slurm node ([slurm] enabled): the Slurm job holding this GPU.
+    const job = gpu.slurm_job;
+    this.slurm.hidden = !job;
+    if (job) {
+      setText(this.slurm, t('gpus.slurm_job', {
+        id: job.array_id || job.id,
+        owner: [job.user, job.account].filter(Boolean).join('/'),
+        partition: job.partition ?? '',
+      }));
     }
     this.fillReadings(gpu);
     // A coordinator's card has the processes and the evidence once the
@@ -194,6 +214,7 @@ class GpuCard {
           {class: 'proc'},
           el('span', {class: 'proc-user', text: p.user ?? t('procs.unknown_user')}),
           el('span', {class: 'proc-command', title: p.command ?? '', text: p.command ?? t('procs.pid', {pid: p.pid})}),
+          el('span', {class: 'proc-where', text: processPlace(p)}),
           el('span', {class: 'proc-memory', text: p.used_memory_bytes == null ? DASH : gib(p.used_memory_bytes)}),
         ),
       ),
