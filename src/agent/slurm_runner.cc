@@ -216,7 +216,9 @@ std::optional<JobExit> SlurmRunner::Ended(sched::JobId id, const slurm::SlurmJob
 std::vector<JobExit> SlurmRunner::Reap() {
   std::vector<JobExit> ended;
   // Read even with no job running: which GPUs Slurm holds decides lending.
+  const std::optional<core::TimePoint> last = polled_at_;
   if (!Poll(false)) return ended;
+  if (polled_at_ != last) CancelUnclaimed();
   for (auto it = running_.begin(); it != running_.end();) {
     RunningJob& job = it->second;
     const slurm::SlurmJob* sj = Find(job.slurm_job_id);
@@ -310,12 +312,16 @@ std::optional<JobExit> SlurmRunner::EndedWhileAway(const JobHandle& handle) {
 }
 
 void SlurmRunner::SweepLeftovers() {
-  if (!Poll(true)) return;
+  if (Poll(true)) CancelUnclaimed();
+}
+
+void SlurmRunner::CancelUnclaimed() {
   std::set<std::string> ours;
   for (const auto& [id, job] : running_) ours.insert(job.slurm_job_id);
   for (const slurm::SlurmJob& sj : jobs_->jobs) {
     // Submitted by this node's gleaner, claimed by no job it runs: a killed
-    // gleaner's, whose job has been requeued in gleaner's queue meanwhile.
+    // gleaner's (its job requeued in gleaner's queue meanwhile), or one
+    // whose sbatch timed out after Slurm took it.
     if (sj.comment == Tag() && !ours.contains(sj.id) && StillSlurms(sj.state)) {
       Cancel(sj.id, std::nullopt).IgnoreError();
     }

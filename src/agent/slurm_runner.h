@@ -56,6 +56,8 @@ class SlurmRunner final : public JobRunner {
   // Slurm's to run.
   std::optional<JobExit> Ended(sched::JobId id, const slurm::SlurmJob& job) const;
   core::Status Cancel(const std::string& slurm_id, std::optional<int> signal);
+  // Cancels the Slurm jobs tagged for this node that no running job claims.
+  void CancelUnclaimed();
   // How long Slurm's own jobs are given to take GPUs it preempted a gleaner
   // job for, during which nothing here is lent; also how long a submitted
   // job may wait in Slurm before it is taken back.

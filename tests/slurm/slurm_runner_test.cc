@@ -241,6 +241,13 @@ TEST_F(SlurmRunnerTest, TakesBackItsOwnJobsAfterARestartAndCancelsLeftovers) {
   runner.SweepLeftovers();
   // Job 8's Slurm job, which no job claims, is cancelled; no one else's.
   EXPECT_EQ(testing::Slurp(dir_.path() / "scancel.log"), "51\n");
+  // One that appears later (an sbatch that timed out after Slurm took the
+  // job) is cancelled at the next read.
+  slurm_.jobs[1].state = "CANCELLED";
+  slurm_.jobs.push_back(Job("53", "PENDING", "gleaner-9", runner.Tag()));
+  Later();
+  runner.Reap();
+  EXPECT_EQ(testing::Slurp(dir_.path() / "scancel.log"), "51\n53\n");
 }
 
 }  // namespace
