@@ -133,8 +133,8 @@ std::optional<JobExit> RecordedExit(const std::string& exit_path) {
   return e;
 }
 
-// Empties a log grown past `max_bytes`, leaving a note of what was
-// dropped. The job appends (O_APPEND), so it writes on at the new end.
+}  // namespace
+
 void TrimLog(const std::string& path, uint64_t max_bytes) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) <= max_bytes) return;
@@ -148,6 +148,8 @@ void TrimLog(const std::string& path, uint64_t max_bytes) {
   }
   close(fd);
 }
+
+namespace {
 
 // The words for a child's failure: what it was doing, on what, and why.
 std::string DescribeFailure(const ChildFailure& f, const std::string& workdir,

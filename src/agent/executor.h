@@ -17,6 +17,10 @@
 
 namespace gleaner::agent {
 
+// Empties a job's log grown past `max_bytes`, leaving a note of what was
+// dropped. The job appends (O_APPEND), so it writes on at the new end.
+void TrimLog(const std::string& path, uint64_t max_bytes);
+
 // Opens `log_dir`/`name` for appending a job's output, as root may safely
 // do in a directory others could have written: never through a link, never
 // anything but a plain file with a single name. A file this call creates is

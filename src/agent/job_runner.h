@@ -46,6 +46,7 @@ struct RunningJob {
   // said of it ("PENDING (Resources)", "RUNNING on node n1").
   std::string slurm_job_id;
   std::string slurm_state;
+  std::optional<uint32_t> uid;  // its user's: only their processes can be the job's
 };
 
 struct JobExit {
@@ -56,8 +57,8 @@ struct JobExit {
   // An adopted job (not our child) whose first process was killed before
   // it could record how the job ended.
   bool status_unknown = false;
-  // Requeued by the system it runs under (Slurm preempted it for a
-  // higher-tier job): it goes back to gleaner's queue, for this reason.
+  // Taken back by the system it runs under (Slurm requeued it, or would not
+  // start it): it goes back to gleaner's queue, for this reason.
   std::string requeued_for;
 };
 

@@ -103,7 +103,7 @@ std::map<core::GpuUuid, LentGpu> NodeAgent::LentGpus() const {
                  loan == j.beside_holder.end()
                      ? std::nullopt
                      : std::optional<observe::LoanBesideHolder>(loan->second),
-                 slurm_job};
+                 slurm_job, known ? run->second.uid : std::nullopt};
     }
   }
   return lent;

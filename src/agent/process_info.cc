@@ -202,8 +202,15 @@ CgroupPlacement ParseCgroup(const std::string& text) {
     if (colon == std::string::npos) continue;
     std::istringstream parts(line.substr(colon + 1));
     std::string part;
+    // Only below Slurm's own cgroup (v1 "slurm" or "slurm_<node>", v2
+    // "slurmstepd.scope") is "job_N" Slurm's word: users may name cgroups
+    // they were delegated as they like.
+    bool under_slurm = false;
     while (std::getline(parts, part, '/')) {
       if (part.empty()) continue;
+      if (part == "slurm" || part.rfind("slurm_", 0) == 0 || part == "slurmstepd.scope") {
+        under_slurm = true;
+      }
       std::string name = part;
       for (const char* suffix : {".scope", ".service", ".slice"}) {
         const std::string s(suffix);
@@ -217,7 +224,7 @@ CgroupPlacement ParseCgroup(const std::string& text) {
       const size_t dash = name.rfind('-');
       const std::string tail = dash == std::string::npos ? name : name.substr(dash + 1);
       if (tail.size() == 64 && IsHex(tail)) out.container_id = tail;
-      if (name.rfind("job_", 0) == 0) out.slurm_job_id = name.substr(4);
+      if (under_slurm && name.rfind("job_", 0) == 0) out.slurm_job_id = name.substr(4);
       // "kubepods-burstable-pod<uid>" (systemd) or "pod<uid>" (cgroupfs),
       // the uid a UUID with '-' or '_'.
       const size_t pod = name.rfind("pod");

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <string_view>
+#include <thread>
 
 #include "core/format.h"
 
@@ -160,9 +161,21 @@ core::Result<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
       }
     }
   }
-  if (!failure.empty()) kill(pid, SIGKILL);
+  // A program may close its output and run on: it too has the deadline.
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (failure.empty()) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      failure = argv[0] + " did not finish within " + core::FormatDuration(options.timeout);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  if (!failure.empty()) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (!failure.empty()) return core::Unavailable(failure);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -31,8 +31,9 @@ struct ProgramOptions {
 // Runs `argv` (argv[0] searched on PATH) with no standard input and no
 // descriptor of ours but its output pipes, and collects what it prints.
 // kUnavailable when it cannot be started, runs past the timeout (then it is
-// killed) or prints more than `max_output` bytes; a non-zero exit is not an
-// error here: the caller reads `exit_code` and `err`.
+// killed) or prints more than `max_output` bytes (kPermissionDenied when
+// `as` needs root); a non-zero exit is not an error here: the caller reads
+// `exit_code` and `err`.
 core::Result<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
                                        const ProgramOptions& options = {});
 

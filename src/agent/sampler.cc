@@ -48,7 +48,8 @@ observe::GpuSample Sampler::ToSample(const gpu::GpuSnapshot& s, core::TimePoint 
         op.gleaner_job = lent != nullptr &&
                          ((info->gleaner_job && info->gleaner_job_id == std::to_string(lent->job) &&
                            lent->session && info->session_id == lent->session) ||
-                          (!lent->slurm_job.empty() && info->slurm_job_id == lent->slurm_job));
+                          (!lent->slurm_job.empty() && info->slurm_job_id == lent->slurm_job &&
+                           lent->slurm_job_uid && info->uid == lent->slurm_job_uid));
       }
       out.processes.push_back(std::move(op));
     }

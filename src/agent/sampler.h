@@ -42,8 +42,10 @@ struct LentGpu {
   std::optional<observe::LoanBesideHolder> beside_holder;  // lent beside its holder
   // Run through Slurm (bridge mode): a process is the job's when Slurm
   // placed it in this job (its cgroup, or where Slurm gives none, its
-  // environment).
+  // environment) and it runs as the job's user (the environment is the
+  // process's own claim).
   std::string slurm_job;
+  std::optional<uint32_t> slurm_job_uid;
 };
 
 // One pass over the host: each GPU's sample and verdict.

@@ -103,10 +103,43 @@ core::Status SlurmRunner::Cancel(const std::string& slurm_id, std::optional<int>
 }
 
 core::Result<RunningJob> SlurmRunner::Launch(const LaunchRequest& req) {
+  // Whatever goes wrong with one job's launch fails that job, never the
+  // daemon.
+  try {
+    return Submit(req);
+  } catch (const std::exception& e) {
+    return core::Internal("cannot submit job " + std::to_string(req.id) + ": " + e.what());
+  }
+}
+
+core::Result<RunningJob> SlurmRunner::Submit(const LaunchRequest& req) {
   if (running_.contains(req.id)) {
     return core::FailedPrecondition("job " + std::to_string(req.id) + " is already running");
   }
   if (req.spec.command.empty()) return core::InvalidArgument("job has no command");
+  // The batch script: the spec's environment, then gleaner's variables, the
+  // command, every word quoted. Slurm sets CUDA_VISIBLE_DEVICES to the GPUs
+  // it allocates, and it and gleaner's own are not the spec's to set.
+  std::string script;
+  for (const auto& [name, value] : req.spec.env) {
+    if (!IsShellName(name)) {
+      return core::InvalidArgument("environment variable name \"" + name +
+                                   "\" cannot be passed through Slurm; use letters, digits and _");
+    }
+    if (name == "CUDA_VISIBLE_DEVICES" || name.rfind("SLURM_", 0) == 0 ||
+        name.rfind("GLEANER_", 0) == 0) {
+      return core::InvalidArgument("environment variable " + name +
+                                   " is set by Slurm or gleaner, not by the job");
+    }
+    script += "export " + name + "=" + Quote(value) + "\n";
+  }
+  script += "export GLEANER_JOB_ID=" + std::to_string(req.id) + "\n";
+  if (req.array_id) {
+    script += "export GLEANER_ARRAY_ID=" + std::to_string(*req.array_id) +
+              " GLEANER_ARRAY_TASK_ID=" + std::to_string(req.array_index) + "\n";
+  }
+  script += "exec";
+  for (const std::string& word : req.spec.command) script += " " + Quote(word);
   GLEANER_ASSIGN_OR_RETURN(Account account, LookUpAccount(req.uid));
 
   // The logs are made by gleaner, given to the user, and appended to by
@@ -115,6 +148,7 @@ core::Result<RunningJob> SlurmRunner::Launch(const LaunchRequest& req) {
   std::filesystem::create_directories(req.log_dir, ec);
   RunningJob job;
   job.id = req.id;
+  job.uid = account.uid;
   job.started_at = clock_.Now();
   job.stdout_path = req.log_dir + "/" + std::to_string(req.id) + ".out";
   job.stderr_path = req.log_dir + "/" + std::to_string(req.id) + ".err";
@@ -124,40 +158,15 @@ core::Result<RunningJob> SlurmRunner::Launch(const LaunchRequest& req) {
     close(fd);
   }
 
-  // The batch script: the spec's environment, gleaner's variables, the
-  // command, every word quoted. Slurm sets CUDA_VISIBLE_DEVICES to the GPUs
-  // it allocates.
-  std::string script = "export GLEANER_JOB_ID=" + std::to_string(req.id) + "\n";
-  if (req.array_id) {
-    script += "export GLEANER_ARRAY_ID=" + std::to_string(*req.array_id) +
-              " GLEANER_ARRAY_TASK_ID=" + std::to_string(req.array_index) + "\n";
-  }
-  for (const auto& [name, value] : req.spec.env) {
-    if (!IsShellName(name)) {
-      return core::InvalidArgument("environment variable name \"" + name +
-                                   "\" cannot be passed through Slurm; use letters, digits and _");
-    }
-    script += "export " + name + "=" + Quote(value) + "\n";
-  }
-  script += "exec";
-  for (const std::string& word : req.spec.command) script += " " + Quote(word);
-
   const std::string workdir = req.spec.working_dir.empty() ? account.home : req.spec.working_dir;
   std::vector<std::string> argv = {
-      settings_.sbatch,
-      "--parsable",
-      "--job-name=" + std::string(kJobNamePrefix) + std::to_string(req.id),
-      "--comment=" + Tag(),
-      "--partition=" + settings_.bridge.partition,
-      "--nodelist=" + node_,
-      "--nodes=1",
-      "--ntasks=1",
-      "--gres=gpu:" + std::to_string(req.gpus.size()),
-      "--output=" + job.stdout_path,
-      "--error=" + job.stderr_path,
-      "--open-mode=append",
-      "--chdir=" + workdir,
-      "--requeue"};
+      settings_.sbatch, "--parsable",
+      "--job-name=" + std::string(kJobNamePrefix) + std::to_string(req.id), "--comment=" + Tag(),
+      "--partition=" + settings_.bridge.partition, "--nodelist=" + node_, "--nodes=1", "--ntasks=1",
+      "--gres=gpu:" + std::to_string(req.gpus.size()), "--output=" + job.stdout_path,
+      "--error=" + job.stderr_path, "--open-mode=append", "--chdir=" + workdir, "--requeue",
+      // Slurm would otherwise hand the job root's limits, from sbatch.
+      "--propagate=NONE"};
   if (!settings_.bridge.qos.empty()) argv.push_back("--qos=" + settings_.bridge.qos);
   if (!settings_.bridge.account.empty()) argv.push_back("--account=" + settings_.bridge.account);
   if (req.spec.max_runtime) {
@@ -185,6 +194,7 @@ core::Result<RunningJob> SlurmRunner::Launch(const LaunchRequest& req) {
                              "): " + Trimmed(run->err.empty() ? run->out : run->err));
   }
   job.slurm_job_id = id;
+  started_.erase(req.id);
   job.slurm_state =
       "Slurm job " + id + " submitted to partition " + settings_.bridge.partition + " on " + node_;
   polled_at_.reset();  // read its state at the next Reap
@@ -200,7 +210,7 @@ std::optional<JobExit> SlurmRunner::Ended(sched::JobId id, const slurm::SlurmJob
     e.requeued_for =
         "requeued by Slurm (job " + job.id + " " + job.state +
         (job.state_reason.empty() || job.state_reason == "None" ? "" : ", " + job.state_reason) +
-        "): a higher-tier job wanted its GPUs";
+        ")";
     return e;
   }
   if (StillSlurms(job.state)) return std::nullopt;
@@ -229,6 +239,7 @@ std::vector<JobExit> SlurmRunner::Reap() {
       e.at = clock_.Now();
       e.status_unknown = true;
       ended.push_back(e);
+      started_.erase(it->first);
       it = running_.erase(it);
       continue;
     }
@@ -258,6 +269,9 @@ std::vector<JobExit> SlurmRunner::Reap() {
       continue;
     }
     if (sj->HoldsResources()) started_.insert(it->first);
+    // A job printing forever must not fill the disk under the database.
+    TrimLog(job.stdout_path, Executor::kDefaultMaxLogBytes);
+    TrimLog(job.stderr_path, Executor::kDefaultMaxLogBytes);
     std::string state = "Slurm job " + sj->id + " " + sj->state;
     if (sj->state == "PENDING" && !sj->state_reason.empty() && sj->state_reason != "None") {
       state += " (" + sj->state_reason + ")";
@@ -298,6 +312,7 @@ core::Status SlurmRunner::Adopt(const JobHandle& handle) {
   job.stdout_path = handle.log_dir + "/" + std::to_string(handle.id) + ".out";
   job.stderr_path = handle.log_dir + "/" + std::to_string(handle.id) + ".err";
   job.slurm_job_id = sj->id;
+  job.uid = sj->uid;
   running_[handle.id] = job;
   return core::Status::Ok();
 }
@@ -332,10 +347,15 @@ std::string SlurmRunner::WhyNotLendable(const gpu::GpuSnapshot& gpu) const {
   if (settle_until_ && clock_.Now() < *settle_until_) {
     return "Slurm took back a gleaner job here: its own jobs take the GPUs first";
   }
-  // Nothing can be submitted while Slurm does not answer.
-  if (!jobs_) return poll_error_.empty() ? "" : "Slurm does not answer: " + poll_error_;
+  // Nothing is lent before Slurm has said what it holds, or while it does
+  // not answer, or when a job of its answer could not be read.
+  if (!jobs_)
+    return poll_error_.empty() ? "Slurm not asked yet" : "Slurm does not answer: " + poll_error_;
+  if (!jobs_->skipped.empty()) return "a Slurm job could not be read: " + jobs_->skipped.front();
+  std::set<std::string> ours;
+  for (const auto& [id, job] : running_) ours.insert(job.slurm_job_id);
   for (const slurm::SlurmJob& sj : jobs_->jobs) {
-    if (!sj.HoldsResources() || sj.comment == Tag()) continue;
+    if (!sj.HoldsResources() || ours.contains(sj.id)) continue;
     const auto here = sj.gpus_by_node.find(node_);
     if (here == sj.gpus_by_node.end()) continue;
     const auto& indices = here->second;

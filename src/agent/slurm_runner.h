@@ -48,6 +48,7 @@ class SlurmRunner final : public JobRunner {
   std::string Tag() const { return "gleaner-bridge node=" + node_; }
 
  private:
+  core::Result<RunningJob> Submit(const LaunchRequest& request);
   // Reads Slurm's jobs again when the last read is older than the poll
   // interval (or `now`); false when Slurm did not answer.
   bool Poll(bool now);

@@ -388,7 +388,11 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         const auto jobs = slurm::JobsOnHost(slurm.jobs->jobs, slurm_poller->node(),
                                             SlurmHostGpus(pass.snapshots, pass.verdicts));
         watch.Notify(slurm_alerts->Observe(jobs, pass.at), log);
-        for (const slurm::PlannedIdleAction& a : slurm_actions.Decide(jobs, pass.at)) {
+        std::set<std::string> bridged;
+        if (bridge) {
+          for (const auto& [id, job] : bridge->running()) bridged.insert(job.slurm_job_id);
+        }
+        for (const slurm::PlannedIdleAction& a : slurm_actions.Decide(jobs, pass.at, bridged)) {
           ActOnSlurmIdleJob(config.slurm, a, **store, pass.at, log);
         }
       }

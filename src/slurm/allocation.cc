@@ -99,7 +99,8 @@ JobUsage UsageOf(const JobOnHost& job,
       // A minute that began before the start was someone else's.
       if (m.minute < start || m.minute >= now) continue;
       observed += m.observed;
-      used += m.busy - m.held_idle;
+      // gleaner's own jobs' time (harvested, shared) is not the Slurm job's.
+      used += m.busy - m.held_idle - m.harvested;
       idle += m.idle;
       held_idle += m.held_idle;
     }

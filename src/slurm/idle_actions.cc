@@ -17,7 +17,8 @@ std::string_view IdleActionName(IdleAction action) {
 }
 
 std::vector<PlannedIdleAction> IdleAllocationActions::Decide(const std::vector<JobOnHost>& jobs,
-                                                             core::TimePoint now) {
+                                                             core::TimePoint now,
+                                                             const std::set<std::string>& exempt) {
   std::vector<PlannedIdleAction> out;
   if (rule_.action == IdleAction::kNone) return out;
   std::set<std::string> present;
@@ -26,8 +27,7 @@ std::vector<PlannedIdleAction> IdleAllocationActions::Decide(const std::vector<J
     present.insert(key);
     const int here = static_cast<int>(job.gpus.size());
     if (here == 0 || job.job.gpu_count > here || acted_.contains(key) ||
-        job.job.comment.rfind("gleaner-bridge", 0) == 0 ||
-        job.UnusedGpus(now, rule_.after) < here) {
+        exempt.contains(job.job.id) || job.UnusedGpus(now, rule_.after) < here) {
       continue;
     }
     acted_.insert(key);

@@ -30,12 +30,13 @@ struct PlannedIdleAction {
 
 // Chooses the jobs to act on, each once per run of the job (a requeued job
 // that idles again is acted on again). Only a job whose whole allocation is
-// on this host: another node's GPUs may be busy. Never gleaner's own
-// bridged jobs. Pure.
+// on this host: another node's GPUs may be busy. Pure.
 class IdleAllocationActions {
  public:
   explicit IdleAllocationActions(IdleActionRule rule) : rule_(rule) {}
-  std::vector<PlannedIdleAction> Decide(const std::vector<JobOnHost>& jobs, core::TimePoint now);
+  // `exempt`: Slurm job ids never acted on (gleaner's own bridged jobs).
+  std::vector<PlannedIdleAction> Decide(const std::vector<JobOnHost>& jobs, core::TimePoint now,
+                                        const std::set<std::string>& exempt = {});
 
  private:
   IdleActionRule rule_;

@@ -173,7 +173,9 @@ core::Result<SlurmJob> ReadJob(const json& j) {
 
 }  // namespace
 
-core::Result<SlurmJobsDocument> ParseSlurmJobs(std::string_view text) {
+namespace {
+
+core::Result<SlurmJobsDocument> Parse(std::string_view text) {
   json doc = core::ParseUntrustedJson<json>(text);
   if (doc.is_discarded() || !doc.is_object()) {
     return core::InvalidArgument("Slurm's answer is not a JSON object: \"" +
@@ -212,6 +214,19 @@ core::Result<SlurmJobsDocument> ParseSlurmJobs(std::string_view text) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+core::Result<SlurmJobsDocument> ParseSlurmJobs(std::string_view text) {
+  // A field of the wrong type (a hostile or broken answer) is an error here,
+  // never an exception on the poller's thread.
+  try {
+    return Parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return core::InvalidArgument(std::string("Slurm's answer has a field of the wrong type: ") +
+                                 e.what());
+  }
 }
 
 }  // namespace gleaner::slurm

@@ -17,7 +17,7 @@ struct SlurmSettings {
   std::string sbatch = "sbatch";
   std::string scancel = "scancel";
   std::string scontrol = "scontrol";
-  std::string conf;  // slurm.conf for squeue (SLURM_CONF); empty: Slurm's default
+  std::string conf;  // slurm.conf for Slurm's commands (SLURM_CONF); empty: Slurm's default
   // "http://127.0.0.1:6820": ask slurmrestd (JWT) instead of squeue.
   std::string slurmrestd_url;
   std::string token_file;       // holds the JWT; read at every call, so it can be renewed

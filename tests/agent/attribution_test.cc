@@ -42,6 +42,10 @@ TEST(CgroupTest, SlurmJobAndSystemdService) {
       ParseCgroup("0::/system.slice/slurmstepd.scope/job_81234/step_0/user/task_0\n").slurm_job_id,
       "81234");
   EXPECT_EQ(ParseCgroup("4:memory:/slurm/uid_1000/job_42/step_batch\n").slurm_job_id, "42");
+  // A cgroup a user named so, in the part of the tree delegated to them.
+  EXPECT_EQ(ParseCgroup("0::/user.slice/user-1000.slice/user@1000.service/app.slice/job_99\n")
+                .slurm_job_id,
+            "");
   CgroupPlacement service = ParseCgroup("0::/system.slice/jupyterhub.service\n");
   EXPECT_EQ(service.systemd_unit, "jupyterhub.service");
   EXPECT_EQ(service.container_id, "");

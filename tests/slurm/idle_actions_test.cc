@@ -54,9 +54,11 @@ TEST(IdleActionsTest, NeverOnPartOfAJobNorOnGleanersOwnNorWhenOff) {
   IdleAllocationActions actions({IdleAction::kRequeue, std::chrono::hours(2)});
   // 2 GPUs here of 4: the other node's may be busy.
   EXPECT_TRUE(actions.Decide({Holding("1", 2, std::chrono::hours(3), 4)}, kNow).empty());
+  // gleaner's own bridged job: exempt by id (a comment anyone could write).
   JobOnHost bridged = Holding("2", 1, std::chrono::hours(3));
   bridged.job.comment = "gleaner-bridge node=n1";
-  EXPECT_TRUE(actions.Decide({bridged}, kNow).empty());
+  EXPECT_TRUE(actions.Decide({bridged}, kNow, {"2"}).empty());
+  EXPECT_EQ(actions.Decide({Holding("5", 1, std::chrono::hours(3))}, kNow, {"2"}).size(), 1u);
   IdleAllocationActions off({IdleAction::kNone, {}});
   EXPECT_TRUE(off.Decide({Holding("3", 1, std::chrono::hours(30))}, kNow).empty());
 }

@@ -105,7 +105,9 @@ TEST_F(SlurmRunnerTest, SubmitsThePinnedQuotedJobAsItsUser) {
   EXPECT_THAT(args, Contains("--chdir=/tmp"));
   EXPECT_THAT(args, Contains("--requeue"));
   EXPECT_THAT(args, Contains("--output=" + Request().log_dir + "/7.out"));
-  EXPECT_THAT(args, Contains("--wrap=export GLEANER_JOB_ID=7\nexport LR='3e-4'\n"
+  EXPECT_THAT(args, Contains("--propagate=NONE"));
+  // The spec's variables first: gleaner's own come after and win.
+  EXPECT_THAT(args, Contains("--wrap=export LR='3e-4'\nexport GLEANER_JOB_ID=7\n"
                              "exec 'python' 'train.py' '--note' 'it'\\''s $HOME'"));
   // The logs exist before Slurm appends to them.
   EXPECT_TRUE(std::filesystem::exists(Request().log_dir + "/7.out"));
@@ -115,6 +117,12 @@ TEST_F(SlurmRunnerTest, SubmitsThePinnedQuotedJobAsItsUser) {
   bad.id = 8;
   bad.spec.env = {{"A-B", "1"}};
   EXPECT_THAT(runner.Launch(bad).status().message(), HasSubstr("A-B"));
+  // Nor may a job choose its GPUs or pose as another gleaner job.
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "GLEANER_JOB_ID", "SLURM_JOB_ID"}) {
+    bad.spec.env = {{name, "0"}};
+    EXPECT_THAT(runner.Launch(bad).status().message(), HasSubstr("set by Slurm or gleaner"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(Request().log_dir + "/8.out"));
 }
 
 TEST_F(SlurmRunnerTest, SlurmsStatesBecomeWhatTheAgentReports) {
@@ -209,21 +217,33 @@ TEST_F(SlurmRunnerTest, SignalsGoThroughScancel) {
 
 TEST_F(SlurmRunnerTest, GpusOtherSlurmJobsHoldAreNotLent) {
   SlurmRunner runner = Runner();
+  gpu::GpuSnapshot gpu;
+  EXPECT_EQ(runner.WhyNotLendable(gpu), "Slurm not asked yet");
+  ASSERT_TRUE(runner.Launch(Request()).ok());  // Slurm job 4242
   slurm::SlurmJob theirs = Job("10", "RUNNING", "train", "");
   theirs.gpus_by_node["node1"] = {1};
   slurm::SlurmJob elsewhere = Job("11", "RUNNING", "train", "");
   elsewhere.gpus_by_node["node2"] = {0};
-  slurm::SlurmJob ours = Job("12", "RUNNING", "gleaner-3", runner.Tag());
+  slurm::SlurmJob ours = Job("4242", "RUNNING", "gleaner-7", runner.Tag());
   ours.gpus_by_node["node1"] = {2};
-  slurm_.jobs = {theirs, elsewhere, ours};
+  // A comment is anyone's to write: it makes no job gleaner's.
+  slurm::SlurmJob posing = Job("13", "RUNNING", "gleaner-3", runner.Tag());
+  posing.gpus_by_node["node1"] = {3};
+  slurm_.jobs = {theirs, elsewhere, ours, posing};
   runner.Reap();
-  gpu::GpuSnapshot gpu;
+  gpu.index = 3;
+  EXPECT_EQ(runner.WhyNotLendable(gpu), "allocated to Slurm job 13 of alice");
   gpu.index = 1;
   EXPECT_EQ(runner.WhyNotLendable(gpu), "allocated to Slurm job 10 of alice");
   gpu.index = 0;
   EXPECT_EQ(runner.WhyNotLendable(gpu), "");
   gpu.index = 2;  // gleaner's own Slurm job: lent already, by gleaner
   EXPECT_EQ(runner.WhyNotLendable(gpu), "");
+  // A job Slurm's answer held but that could not be read: nothing is lent.
+  slurm_.skipped = {"job 14: it lists 2 GRES details for 1 nodes"};
+  Later();
+  runner.Reap();
+  EXPECT_THAT(runner.WhyNotLendable(gpu), HasSubstr("could not be read: job 14"));
   slurm_error_ = "slurmrestd answered 500";
   Later();
   runner.Reap();
