@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -180,6 +181,12 @@ core::Result<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
   if (!failure.empty()) return core::Unavailable(failure);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+std::string Excerpt(std::string text, size_t at_most) {
+  if (text.size() > at_most) text.resize(at_most);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  return text;
 }
 
 }  // namespace gleaner::agent

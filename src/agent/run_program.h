@@ -37,4 +37,8 @@ struct ProgramOptions {
 core::Result<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
                                        const ProgramOptions& options = {});
 
+// What a program printed, short enough for an error: at most `at_most`
+// bytes, without trailing white space.
+std::string Excerpt(std::string text, size_t at_most = 300);
+
 }  // namespace gleaner::agent

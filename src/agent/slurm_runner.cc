@@ -43,13 +43,14 @@ bool Requeued(const slurm::SlurmJob& job) {
          (job.state == "PENDING" && job.restart_count > 0);
 }
 
-std::string Trimmed(std::string text, size_t at_most = 300) {
-  if (text.size() > at_most) text.resize(at_most);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  return text;
-}
-
 }  // namespace
+
+ProgramOptions SlurmCommandOptions(const slurm::SlurmSettings& settings) {
+  ProgramOptions options;
+  options.timeout = settings.timeout;
+  if (!settings.conf.empty()) options.env.push_back("SLURM_CONF=" + settings.conf);
+  return options;
+}
 
 SlurmRunner::SlurmRunner(slurm::SlurmSettings settings, std::string node, FetchSlurmJobs fetch,
                          const core::Clock& clock)
@@ -91,13 +92,10 @@ core::Status SlurmRunner::Cancel(const std::string& slurm_id, std::optional<int>
   // script hears the checkpoint signal too.
   if (signal) argv.insert(argv.end(), {"--signal=" + std::to_string(*signal), "--full"});
   argv.push_back(slurm_id);
-  ProgramOptions options;
-  options.timeout = settings_.timeout;
-  if (!settings_.conf.empty()) options.env.push_back("SLURM_CONF=" + settings_.conf);
-  auto run = RunProgram(argv, options);
+  auto run = RunProgram(argv, SlurmCommandOptions(settings_));
   if (!run.ok()) return run.status();
   if (run->exit_code != 0) {
-    return core::Unavailable("scancel " + slurm_id + " failed: " + Trimmed(run->err));
+    return core::Unavailable("scancel " + slurm_id + " failed: " + Excerpt(run->err));
   }
   return core::Status::Ok();
 }
@@ -177,21 +175,20 @@ core::Result<RunningJob> SlurmRunner::Submit(const LaunchRequest& req) {
 
   // sbatch runs as the user, with a login-like environment (the job
   // inherits it): nothing of root's reaches the job.
-  ProgramOptions options;
-  options.timeout = settings_.timeout;
+  ProgramOptions options = SlurmCommandOptions(settings_);
   options.clean_env = true;
   options.as = account;
-  options.env = {"HOME=" + account.home, "USER=" + account.name, "LOGNAME=" + account.name,
-                 "SHELL=" + (account.shell.empty() ? std::string("/bin/sh") : account.shell),
-                 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
-  if (!settings_.conf.empty()) options.env.push_back("SLURM_CONF=" + settings_.conf);
+  options.env.insert(options.env.end(),
+                     {"HOME=" + account.home, "USER=" + account.name, "LOGNAME=" + account.name,
+                      "SHELL=" + (account.shell.empty() ? std::string("/bin/sh") : account.shell),
+                      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
   auto run = RunProgram(argv, options);
   if (!run.ok()) return run.status().WithContext("submitting to Slurm");
   std::string id = run->out.substr(0, run->out.find_first_of(";\n"));
   if (run->exit_code != 0 || id.empty() ||
       !std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); })) {
     return core::Unavailable("sbatch refused the job (exit " + std::to_string(run->exit_code) +
-                             "): " + Trimmed(run->err.empty() ? run->out : run->err));
+                             "): " + Excerpt(run->err.empty() ? run->out : run->err));
   }
   job.slurm_job_id = id;
   started_.erase(req.id);

@@ -7,11 +7,16 @@
 #include <string>
 
 #include "agent/job_runner.h"
+#include "agent/run_program.h"
 #include "core/clock.h"
 #include "slurm/slurm_json.h"
 #include "slurm/slurm_settings.h"
 
 namespace gleaner::agent {
+
+// How gleaner runs Slurm's commands: within `[slurm] timeout_s`, with its
+// `conf` as SLURM_CONF.
+ProgramOptions SlurmCommandOptions(const slurm::SlurmSettings& settings);
 
 // Asks Slurm for its jobs (squeue --json, or slurmrestd).
 using FetchSlurmJobs = std::function<core::Result<slurm::SlurmJobsDocument>()>;

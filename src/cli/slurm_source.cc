@@ -60,14 +60,10 @@ core::Result<slurm::SlurmJobsDocument> FromSlurmrestd(const slurm::SlurmSettings
 }
 
 core::Result<slurm::SlurmJobsDocument> FromSqueue(const slurm::SlurmSettings& s) {
-  agent::ProgramOptions options;
-  options.timeout = s.timeout;
-  if (!s.conf.empty()) options.env.push_back("SLURM_CONF=" + s.conf);
-  auto run = agent::RunProgram({s.squeue, "--json"}, options);
+  auto run = agent::RunProgram({s.squeue, "--json"}, agent::SlurmCommandOptions(s));
   if (!run.ok()) return run.status().WithContext("asking Slurm for its jobs");
   if (run->exit_code != 0) {
-    std::string said = run->err.substr(0, 300);
-    while (!said.empty() && said.back() == '\n') said.pop_back();
+    const std::string said = agent::Excerpt(run->err);
     return core::Unavailable(s.squeue + " --json failed (exit " + std::to_string(run->exit_code) +
                              ")" + (said.empty() ? "" : ": " + said));
   }
@@ -84,16 +80,12 @@ void ActOnSlurmIdleJob(const slurm::SlurmSettings& settings, const slurm::Planne
   const std::vector<std::string> argv =
       requeue ? std::vector<std::string>{settings.scontrol, "requeue", job.id}
               : std::vector<std::string>{settings.scancel, job.id};
-  agent::ProgramOptions options;
-  options.timeout = settings.timeout;
-  if (!settings.conf.empty()) options.env.push_back("SLURM_CONF=" + settings.conf);
   std::string failure;
-  if (auto run = agent::RunProgram(argv, options); !run.ok()) {
+  if (auto run = agent::RunProgram(argv, agent::SlurmCommandOptions(settings)); !run.ok()) {
     failure = run.status().message();
   } else if (run->exit_code != 0) {
     failure = argv[0] + " failed (exit " + std::to_string(run->exit_code) +
-              "): " + run->err.substr(0, 300);
-    while (failure.back() == '\n') failure.pop_back();
+              "): " + agent::Excerpt(run->err);
   }
   const std::string what = std::string("Slurm job ") + job.DisplayId() + " of " +
                            (job.user.empty() ? "an unknown user" : job.user) +
