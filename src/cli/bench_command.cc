@@ -48,12 +48,23 @@ BenchCommands AddBenchCommands(CLI::App& app, BenchFragOptions& frag, BenchSched
   cmds.sched->add_option("--pending", sched.pending, "Jobs waiting when GPUs start to free up")
       ->capture_default_str()
       ->check(CLI::Range(1, 100'000'000));
+  cmds.sched->add_option("--users", sched.users, "Users the jobs are spread over (7 projects)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000'000));
+  cmds.sched
+      ->add_option("--ticks", sched.ticks,
+                   "Ticks timed after the events, 30 s apart, in each of two states: the "
+                   "cluster full, and GPUs free while the backlog waits on project quotas")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000));
   cmds.sched->add_flag("--gang", sched.gang, "Jobs of 2, 4 and 8 GPUs on one node");
   cmds.sched->add_flag("--preempt", sched.preempt,
                        "Start from a full cluster of opportunistic jobs; every pending job is "
                        "critical and must preempt");
-  cmds.sched->add_flag("--json", sched.json,
-                       "Print placements_per_s, p50_us, p99_us and rss_bytes as JSON");
+  cmds.sched->add_flag(
+      "--json", sched.json,
+      "Print placements_per_s, p50_us, p99_us, the ticks' p50_ms and max_ms and rss_bytes as "
+      "JSON");
   return cmds;
 }
 

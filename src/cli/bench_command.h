@@ -23,6 +23,8 @@ struct BenchSchedOptions {
   int nodes = 5000;
   int gpus_per_node = 8;
   int pending = 100'000;
+  int users = 101;       // jobs spread over this many users (7 projects)
+  int ticks = 10;        // Ticks timed after the events, 30 s apart
   bool gang = false;     // jobs of 2, 4 and 8 GPUs instead of 1
   bool preempt = false;  // a full cluster of opportunistic jobs, critical jobs arriving
   bool json = false;

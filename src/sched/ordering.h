@@ -37,6 +37,13 @@ struct OrderKey {
 // Policy: the order in which pending jobs are offered GPUs. Keys are
 // recomputed on every Tick (ages and usage change with time) and for a job
 // when it is submitted. Implementations are pure and thread-compatible.
+//
+// A key may depend only on the job's class, numeric priority and id, its
+// submit time, the time and the two fair-share factors; and among jobs of
+// one class, priority, project and user at one time and with the same
+// factors, the earlier submit (then the lower id) must sort first. That
+// keeps each such group a FIFO (PendingQueue), so time passing re-sorts
+// groups, not jobs.
 class JobOrdering {
  public:
   virtual ~JobOrdering() = default;

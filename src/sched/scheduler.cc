@@ -33,6 +33,7 @@ Scheduler::Scheduler(SchedulerConfig config, SchedulerPolicies policies)
     policies_.ordering = std::make_unique<MultifactorOrdering>(config_.weights);
   if (!policies_.victims) policies_.victims = std::make_unique<LeastWorkLostSelector>();
   if (!policies_.scorer) policies_.scorer = std::make_unique<FragmentationAwareScorer>();
+  queue_ = PendingQueue(policies_.ordering.get());
   for (const auto& [name, q] : config_.projects) project_usage_.SetWeight(name, q.weight);
   for (const auto& [name, w] : config_.user_weights) user_usage_.SetWeight(name, w);
   has_guarantees_ = config_.default_quota.guaranteed_gpus > 0;
@@ -395,26 +396,15 @@ void Scheduler::Rekey() {
   keys_stale_ = false;
   // Fair-share factors are computed once per project and user.
   std::unordered_map<std::string, double> project_factor, user_factor;
-  const auto factor = [](std::unordered_map<std::string, double>& memo,
-                         const FairShareLedger& ledger, const std::string& account) {
-    auto [it, fresh] = memo.try_emplace(account, 0.0);
-    if (fresh) it->second = ledger.Factor(account);
-    return it->second;
+  const auto memo = [](std::unordered_map<std::string, double>& known,
+                       const FairShareLedger& ledger) {
+    return [&known, &ledger](const std::string& account) {
+      auto [it, fresh] = known.try_emplace(account, 0.0);
+      if (fresh) it->second = ledger.Factor(account);
+      return it->second;
+    };
   };
-  // The set's nodes are taken out, given their new keys and put back in
-  // order: no allocation, one sort.
-  std::vector<std::set<OrderKey>::node_type> nodes;
-  nodes.reserve(queue_.size());
-  while (!queue_.empty()) nodes.push_back(queue_.extract(queue_.begin()));
-  for (auto& node : nodes) {
-    Job& job = jobs_.at(node.value().id);
-    job.key = FreshKey(job, factor(project_factor, project_usage_, job.req.project),
-                       factor(user_factor, user_usage_, job.req.user));
-    node.value() = job.key;
-  }
-  std::sort(nodes.begin(), nodes.end(),
-            [](const auto& a, const auto& b) { return a.value() < b.value(); });
-  for (auto& node : nodes) queue_.insert(queue_.end(), std::move(node));
+  queue_.Rekey(now_, memo(project_factor, project_usage_), memo(user_factor, user_usage_));
 }
 
 bool Scheduler::NoneMayPreempt(const Job& job, int budget, bool by_reservation) const {
@@ -470,21 +460,20 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   // the first job's class, all the stops below look at, never changes, and
   // where no waiting shape fits, the pass ends once each has missed.
   if (keys_stale_ && !queue_.empty()) {
-    const Job& first_job = jobs_.at(queue_.begin()->id);
+    const Job& first_job = jobs_.at(queue_.Front()->id);
     if (!NoneMayPreempt(first_job, budget, by_reservation) ||
         (cluster_.free_milli() > 0 && (reservations_.any_active() || AnyWaitingShapeFits()))) {
       Rekey();
     }
   }
-  // Without reservations or a backfill shadow every job's fit is judged by
-  // its shape alone (shape_misses_[0]): once every shape waiting has found
-  // no place, nobody further back can start either.
-  const bool by_shape = !reservations_.any_active() && shadow_.job == 0;
+  // Without reservations every job's fit is judged by its shape and how
+  // the backfill shadow binds it (ShapeMissesForThisPass): once every shape
+  // waiting has found no place, nobody further back can start either.
+  const bool by_shape = !reservations_.any_active();
   size_t shapes_missed = 0;
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    const JobId id = it->id;
-    ++it;  // Consider may take the job out of the queue
-    Job& job = jobs_.at(id);
+  PendingQueue::Walk walk(queue_);
+  while (const std::optional<OrderKey> key = walk.Next()) {
+    Job& job = jobs_.at(key->id);                   // Consider may take it out of the queue
     if (job.considered_in_pass == pass_) continue;  // offered first, above
     if (NothingCanStart(job, budget, by_reservation)) {
       early_stop_pass_ = pass_;  // this job and those after it were not considered
@@ -494,11 +483,10 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
       misses = 0;
       continue;
     }
-    if (by_shape && shadow_.job == 0) {
+    if (by_shape && ShapeMissesForThisPass(job.shape_id)) {
       const auto shape = static_cast<size_t>(job.shape_id);
       if (shape_counted_.size() <= shape) shape_counted_.resize(shape + 1, 0);
-      const std::vector<ShapeMiss>& missed = shape_misses_[0];
-      if (shape < missed.size() && missed[shape].pass == pass_ && shape_counted_[shape] != pass_) {
+      if (shape_counted_[shape] != pass_) {
         shape_counted_[shape] = pass_;
         if (++shapes_missed == waiting_shapes_ && NoneMayPreempt(job, budget, by_reservation)) {
           early_stop_pass_ = pass_;
@@ -511,11 +499,41 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
       early_stop_pass_ = pass_;
       break;
     }
+    // A pass costs a visit per group of alike jobs that miss, not per job:
+    // the rest of the group would miss alike (and counts as no more misses).
+    if (RestOfGroupMisses(job, budget) && walk.SkipRestOfGroup()) {
+      const auto g = static_cast<size_t>(job.queue_group);
+      if (group_skips_.size() <= g) group_skips_.resize(g + 1);
+      group_skips_[g] = {pass_, job.req.id};
+    }
   }
+}
+
+bool Scheduler::ShapeMissesForThisPass(int shape_id) const {
+  const auto shape = static_cast<size_t>(shape_id);
+  const auto missed = [&](Backfill b) {
+    const std::vector<ShapeMiss>& row = shape_misses_[3 * static_cast<size_t>(b)];
+    return shape < row.size() && row[shape].pass == pass_;
+  };
+  // Unbound (kFree, kEndsBefore) is the least a job is held to, and a pass
+  // only takes GPUs: a miss there stays one for every later job of the
+  // shape. A miss while bound to spare the shadow's GPUs holds for every
+  // later job too when none has an expected runtime (all are bound so, the
+  // shadow's job sorting first).
+  return missed(Backfill::kFree) || missed(Backfill::kEndsBefore) ||
+         (pending_with_runtime_ == 0 && missed(Backfill::kMustSpare));
+}
+
+bool Scheduler::RestOfGroupMisses(const Job& job, int budget) const {
+  // The group shares the shape, class, project and what reservations and
+  // backfill look at, and a pass only ever takes GPUs: a miss stays a miss.
+  // Only a preemption could go differently for the next job.
+  return job.awaiting_victims == 0 && (budget == 0 || !MayPreemptSomeone(job));
 }
 
 bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* out) {
   job.considered_in_pass = pass_;
+  job.key = queue_.KeyOf(job.queue_group, job.req, job.submitted_at, job.key);
   if (cluster_.live_gpu_count() == 0) {
     job.wait = {WaitReason::Kind::kNoNodes, {}, 0, 0, 0};
     return false;
@@ -1034,15 +1052,18 @@ OrderKey Scheduler::FreshKey(const Job& job, double project_factor, double user_
 
 void Scheduler::Enqueue(Job& job) {
   job.key = FreshKey(job, project_usage_.Factor(job.req.project), user_usage_.Factor(job.req.user));
-  queue_.insert(job.key);
+  if (job.queue_group < 0) job.queue_group = queue_.GroupOf(job.req, LikenessOf(job.req));
+  queue_.Add(job.queue_group, job.req, job.submitted_at, job.key);
   const auto shape = static_cast<size_t>(job.shape_id);
   if (queued_of_shape_.size() <= shape) queued_of_shape_.resize(shape + 1, 0);
   if (queued_of_shape_[shape]++ == 0) ++waiting_shapes_;
+  if (job.req.expected_runtime) ++pending_with_runtime_;
 }
 
 void Scheduler::Dequeue(const Job& job) {
-  queue_.erase(job.key);
+  queue_.Remove(job.queue_group, job.req, job.submitted_at, job.key);
   if (--queued_of_shape_[static_cast<size_t>(job.shape_id)] == 0) --waiting_shapes_;
+  if (job.req.expected_runtime) --pending_with_runtime_;
 }
 
 void Scheduler::Charge(Job& job, core::TimePoint until) {
@@ -1069,6 +1090,13 @@ int Scheduler::ShapeOf(const JobRequest& req) {
   return it->second;
 }
 
+int Scheduler::LikenessOf(const JobRequest& req) {
+  auto key = std::make_tuple(ShapeOf(req), req.preemptible,
+                             req.expected_runtime ? req.expected_runtime->count() : int64_t{-1});
+  auto [it, added] = likenesses_.try_emplace(key, static_cast<int>(likenesses_.size()));
+  return it->second;
+}
+
 // ---- queries ------------------------------------------------------------
 
 JobPhase Scheduler::Phase(JobId job) const {
@@ -1091,8 +1119,9 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
     return DescribeWait({WaitReason::Kind::kAwaitingVictims, {}, 0, 0, job.awaiting_victims},
                         job.req, cluster_);
   }
-  if (job.considered_in_pass < early_stop_pass_ ||
-      job.wait.kind == WaitReason::Kind::kNotConsidered) {
+  const Job* judged = JudgedBy(job);
+  if (!judged || judged->considered_in_pass < early_stop_pass_ ||
+      judged->wait.kind == WaitReason::Kind::kNotConsidered) {
     // The last pass stopped before this job: judge it against the cluster
     // as it is now, which costs a few look-ups.
     const JobRequest& req = job.req;
@@ -1118,29 +1147,45 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
     }
     return DescribeWait({WaitReason::Kind::kNoFit, fit, 0, 0, 0}, req, cluster_);
   }
-  if (job.wait.kind == WaitReason::Kind::kNoFit && job.wait.reserved_by != ReservationBook::kNone) {
+  if (judged->wait.kind == WaitReason::Kind::kNoFit &&
+      judged->wait.reserved_by != ReservationBook::kNone) {
     return "needs " + DescribeNeed(job.req) + (job.req.gpus > 1 ? " on one node" : "") +
            "; the free GPUs that would fit it are " +
-           ReservationWords(reservations_.reservation(job.wait.reserved_by)) +
+           ReservationWords(reservations_.reservation(judged->wait.reserved_by)) +
            ", lent only to preemptible jobs of other projects";
   }
-  if (job.wait.kind == WaitReason::Kind::kNoFit && job.wait.kept_for != 0) {
+  if (judged->wait.kind == WaitReason::Kind::kNoFit && judged->wait.kept_for != 0) {
     std::string s = "needs " + DescribeNeed(job.req) + (job.req.gpus > 1 ? " on one node" : "") +
-                    "; the free GPUs that would fit it are kept for " + JobWord(job.wait.kept_for);
-    if (auto k = jobs_.find(job.wait.kept_for); k != jobs_.end()) {
+                    "; the free GPUs that would fit it are kept for " +
+                    JobWord(judged->wait.kept_for);
+    if (auto k = jobs_.find(judged->wait.kept_for); k != jobs_.end()) {
       s += " (needs " + DescribeNeed(k->second.req) + ")";
     }
-    if (!job.wait.kept_until) {
+    if (!judged->wait.kept_until) {
       return s +
              " until jobs without an expected runtime end; a job with an expected runtime may use "
              "them meanwhile";
     }
     const int64_t in_s = std::max<int64_t>(
-        0, std::chrono::duration_cast<core::Seconds>(*job.wait.kept_until - now_).count());
+        0, std::chrono::duration_cast<core::Seconds>(*judged->wait.kept_until - now_).count());
     return s + ", which should fit in " + std::to_string(in_s) +
            " s; only jobs expected to end by then may use them (backfill)";
   }
-  return DescribeWait(job.wait, job.req, cluster_);
+  return DescribeWait(judged->wait, job.req, cluster_);
+}
+
+const Scheduler::Job* Scheduler::JudgedBy(const Job& job) const {
+  const auto g = static_cast<size_t>(job.queue_group);
+  if (job.queue_group < 0 || g >= group_skips_.size() ||
+      group_skips_[g].pass <= job.considered_in_pass) {
+    return &job;
+  }
+  const auto by = jobs_.find(group_skips_[g].judged_by);
+  if (by == jobs_.end() || by->second.phase != JobPhase::kPending ||
+      by->second.considered_in_pass != group_skips_[g].pass) {
+    return nullptr;
+  }
+  return &by->second;
 }
 
 core::Result<std::vector<core::GpuUuid>> Scheduler::ReservedGpus(const std::string& name) const {

@@ -16,6 +16,7 @@
 #include "sched/event.h"
 #include "sched/fair_share.h"
 #include "sched/ordering.h"
+#include "sched/pending_queue.h"
 #include "sched/placement.h"
 #include "sched/placement_scorer.h"
 #include "sched/quota.h"
@@ -104,7 +105,8 @@ class Scheduler {
     JobRequest req;
     JobPhase phase = JobPhase::kPending;
     core::TimePoint submitted_at;
-    OrderKey key;  // while pending
+    OrderKey key;          // while pending: as of when it was last offered GPUs, or enqueued
+    int queue_group = -1;  // its group in the queue (PendingQueue::GroupOf)
     // Allowed classes, valid while the cluster has `allowed_for_classes` classes.
     std::vector<ClassId> allowed;
     size_t allowed_for_classes = 0;
@@ -229,6 +231,18 @@ class Scheduler {
   void Charge(Job& job, core::TimePoint until);
   const std::vector<ClassId>& Allowed(Job& job);
   int ShapeOf(const JobRequest& req);
+  // Jobs alike in all a pass judges them by but their place in the queue:
+  // shape, preemptibility and expected runtime (the queue's group kind).
+  int LikenessOf(const JobRequest& req);
+  // Whether every job behind `job` in its queue group would miss as it just
+  // did in this pass, so a full pass may pass them over.
+  bool RestOfGroupMisses(const Job& job, int budget) const;
+  // Whether no job of this shape still to come in this pass can fit, for
+  // the misses the pass has seen (shape_misses_, rows of access 0).
+  bool ShapeMissesForThisPass(int shape_id) const;
+  // The job whose wait stands for `job`'s: itself, or the one its group was
+  // passed over for in the last pass that reached it. Null: judge afresh.
+  const Job* JudgedBy(const Job& job) const;
   std::string RejectionFor(const JobRequest& req);
   bool Evictable(const Job& job) const;
   void CountEvictable(const Job& job, int delta);
@@ -244,7 +258,7 @@ class Scheduler {
   core::TimePoint now_{};
 
   std::unordered_map<JobId, Job> jobs_;
-  std::set<OrderKey> queue_;
+  PendingQueue queue_{nullptr};
   bool keys_stale_ = false;  // a Tick moved ages and usage since the keys were made
   // Running and vacating jobs by node index, in start order.
   std::vector<std::vector<JobId>> on_node_;
@@ -254,6 +268,14 @@ class Scheduler {
   size_t running_count_ = 0;
 
   std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>, uint64_t>, int> shapes_;
+  std::map<std::tuple<int, bool, int64_t>, int> likenesses_;
+  // Per queue group: the last full pass that passed the rest of the group
+  // over, and the job whose miss stood for them.
+  struct GroupSkip {
+    uint64_t pass = 0;
+    JobId judged_by = 0;
+  };
+  std::vector<GroupSkip> group_skips_;
   uint64_t pass_ = 0;
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
@@ -272,6 +294,7 @@ class Scheduler {
   // shape's miss was last counted: a pass stops once all have missed.
   std::vector<int64_t> queued_of_shape_;
   size_t waiting_shapes_ = 0;
+  size_t pending_with_runtime_ = 0;  // pending jobs that declare an expected runtime
   std::vector<uint64_t> shape_counted_;
 };
 

@@ -1,5 +1,7 @@
 #include "sched/synthetic_cluster.h"
 
+#include <algorithm>
+
 namespace gleaner::sched {
 
 core::GpuUuid SyntheticGpuUuid(int node, int index) {
@@ -21,13 +23,13 @@ NodeSpec SyntheticNode(int node, int gpus, bool lendable) {
   return spec;
 }
 
-JobRequest SyntheticJob(JobId id, int gpus, PriorityClass priority_class) {
+JobRequest SyntheticJob(JobId id, int gpus, PriorityClass priority_class, int users) {
   JobRequest j;
   j.id = id;
   j.gpus = gpus;
   j.priority_class = priority_class;
   j.project = "p" + std::to_string(id % 7);
-  j.user = "u" + std::to_string(id % 101);
+  j.user = "u" + std::to_string(id % std::max(users, 1));
   return j;
 }
 

@@ -1,5 +1,7 @@
 #include "sim/harvest_scenario.h"
 
+#include <chrono>
+
 namespace gleaner::sim {
 
 core::Result<std::vector<HarvestBaselineRun>> RunHarvestBaselines(
@@ -17,8 +19,10 @@ core::Result<std::vector<HarvestBaselineRun>> RunHarvestBaselines(
     HarvestConfig c = config;
     c.policy = policy;
     c.checkpoint_s = checkpoints ? config.checkpoint_s : 0;
+    const auto start = std::chrono::steady_clock::now();
     GLEANER_ASSIGN_OR_RETURN(HarvestResult r, RunHarvest(owner, queue, c));
     HarvestBaselineRun run;
+    run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     run.policy = policy;
     run.checkpoints = checkpoints;
     run.metrics = ComputeHarvestMetrics(HarvestPolicyName(policy), checkpoints, queue, r);

@@ -14,6 +14,7 @@ struct HarvestBaselineRun {
   bool checkpoints = false;
   HarvestResult result;
   HarvestMetrics metrics;
+  double wall_s = 0;  // how long the replay took (not part of the metrics: it varies)
 };
 
 // The same owner timeline and queue under every baseline, in this order:

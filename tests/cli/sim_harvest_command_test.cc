@@ -102,6 +102,12 @@ TEST(SimHarvestCommandTest, WritesEveryBaselineAndTheSameBytesTwice) {
             std::string::npos);
   const auto timing = nlohmann::json::parse(testing::Slurp(dir.path().string() + "/a/timing.json"));
   EXPECT_GT(timing["peak_rss_bytes"].get<int64_t>(), 0);
+  ASSERT_EQ(timing["runs"].size(), m["runs"].size());
+  for (size_t i = 0; i < timing["runs"].size(); ++i) {
+    EXPECT_EQ(timing["runs"][i]["policy"], m["runs"][i]["policy"]);
+    EXPECT_GT(timing["runs"][i]["wall_s"].get<double>(), 0.0);
+    EXPECT_GT(timing["runs"][i]["jobs_per_s"].get<double>(), 0.0);
+  }
 }
 
 TEST(SimHarvestCommandTest, TheSeedDrawsAnotherQueue) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
+#include <tuple>
 
 #include "sched/fair_share.h"
 #include "sched/ordering.h"
@@ -70,6 +72,36 @@ TYPED_TEST(OrderingConformanceTest, KeysCarryTheJobIdSoTheOrderIsTotal) {
   EXPECT_EQ(this->Key(a).id, 7);
   const Pending b = Job(8, PriorityClass::kNormal);
   EXPECT_TRUE(this->Key(a) < this->Key(b) || this->Key(b) < this->Key(a));
+}
+
+// PendingQueue keeps each group (one class, priority, project and user) as
+// a FIFO: at one time and with the same factors, keys follow submit times.
+TYPED_TEST(OrderingConformanceTest, OneGroupAtOneTimeIsInSubmitOrder) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 50; ++trial) {
+    const double project_fs = static_cast<double>(rng() % 101) / 100.0;
+    const double user_fs = static_cast<double>(rng() % 101) / 100.0;
+    const auto cls = static_cast<PriorityClass>(rng() % 3);
+    const int priority = static_cast<int>(rng() % 2001) - 1000;
+    std::vector<Pending> jobs;
+    for (JobId id = 1; id <= 40; ++id) {
+      // Waits from nothing to twice a day, some alike to the microsecond.
+      Pending p = Job(id, cls, priority, static_cast<int>(rng() % 172800 / (1 + rng() % 1000)));
+      p.project_fs = project_fs;
+      jobs.push_back(p);
+    }
+    const auto key = [&](const Pending& p) {
+      return this->ordering_.Key({&p.job, p.submitted_at, kNow, p.project_fs, user_fs});
+    };
+    std::sort(jobs.begin(), jobs.end(),
+              [&](const Pending& a, const Pending& b) { return key(a) < key(b); });
+    for (size_t i = 1; i < jobs.size(); ++i) {
+      const Pending& a = jobs[i - 1];
+      const Pending& b = jobs[i];
+      EXPECT_TRUE(std::tie(a.submitted_at, a.job.id) < std::tie(b.submitted_at, b.job.id))
+          << "job " << a.job.id << " sorts before job " << b.job.id << " though submitted later";
+    }
+  }
 }
 
 // ---- the multifactor ordering -------------------------------------------
