@@ -449,8 +449,10 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   first.swap(victims_gone_);
   for (JobId id : first) {
     auto j = jobs_.find(id);
-    if (j != jobs_.end() && j->second.phase == JobPhase::kPending)
-      Consider(j->second, &budget, out);
+    if (j == jobs_.end() || j->second.phase != JobPhase::kPending) continue;
+    Job& job = j->second;
+    job.key = queue_.KeyOf(job.queue_group, job.req, job.submitted_at, job.key);
+    Consider(job, &budget, out);
   }
   shadow_ = {};
   // Borrowers on reserved GPUs can be reclaimed whatever the class; the
@@ -475,6 +477,7 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   while (const std::optional<OrderKey> key = walk.Next()) {
     Job& job = jobs_.at(key->id);                   // Consider may take it out of the queue
     if (job.considered_in_pass == pass_) continue;  // offered first, above
+    job.key = *key;  // its key in the queue now, which Dequeue needs
     if (NothingCanStart(job, budget, by_reservation)) {
       early_stop_pass_ = pass_;  // this job and those after it were not considered
       break;
@@ -533,7 +536,6 @@ bool Scheduler::RestOfGroupMisses(const Job& job, int budget) const {
 
 bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* out) {
   job.considered_in_pass = pass_;
-  job.key = queue_.KeyOf(job.queue_group, job.req, job.submitted_at, job.key);
   if (cluster_.live_gpu_count() == 0) {
     job.wait = {WaitReason::Kind::kNoNodes, {}, 0, 0, 0};
     return false;

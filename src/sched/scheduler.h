@@ -169,6 +169,7 @@ class Scheduler {
   // job; otherwise the pass stops after `event_pass_depth` misses in a row.
   void RunPass(bool full, std::vector<Action>* out);
   // Tries to start one job, or to preempt for it. Returns true if it started.
+  // `job.key` must be its key in the queue now (PendingQueue::KeyOf).
   bool Consider(Job& job, int* preemption_budget, std::vector<Action>* out);
   void Start(Job& job, const Placement& p, std::vector<Action>* out);
   // Where the job can start now, reservations considered. When it fits
@@ -235,7 +236,7 @@ class Scheduler {
   // shape, preemptibility and expected runtime (the queue's group kind).
   int LikenessOf(const JobRequest& req);
   // Whether every job behind `job` in its queue group would miss as it just
-  // did in this pass, so a full pass may pass them over.
+  // did in this pass, so the pass may pass them over.
   bool RestOfGroupMisses(const Job& job, int budget) const;
   // Whether no job of this shape still to come in this pass can fit, for
   // the misses the pass has seen (shape_misses_, rows of access 0).
