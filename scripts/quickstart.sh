@@ -16,7 +16,7 @@ packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-
 # the PostgreSQL store's tests start a throwaway server (initdb, pg_ctl),
 # and a real Prometheus (with promtool) scrapes and lints /metrics; the
 # Slurm tests start a whole Slurm cluster on this host (docs/slurm.md).
-test_packages=(postgresql prometheus slurmctld slurmd slurm-client slurmrestd munge)
+test_packages=(postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge)
 # For the tests only, and not required: the browser tests (the reports,
 # the dashboard) skip without Chromium.
 optional_test_packages=(chromium)

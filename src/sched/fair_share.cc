@@ -35,6 +35,18 @@ void FairShareLedger::Charge(const std::string& account, double milli_gpu_second
   total_usage_ += milli_gpu_seconds;
 }
 
+FairShareLedger::Handle FairShareLedger::HandleOf(const std::string& account) {
+  Touch(account);
+  Handle h;
+  h.account_ = &accounts_.find(account)->second;
+  return h;
+}
+
+void FairShareLedger::Charge(Handle account, double milli_gpu_seconds) {
+  account.account_->usage += milli_gpu_seconds;
+  total_usage_ += milli_gpu_seconds;
+}
+
 double FairShareLedger::Usage(const std::string& account) const {
   auto it = accounts_.find(account);
   return it == accounts_.end() ? 0 : it->second.usage;

@@ -26,18 +26,34 @@ class FairShareLedger {
   // Adds `milli_gpu_seconds` of use to the account, as of the last Advance.
   void Charge(const std::string& account, double milli_gpu_seconds);
 
-  double Usage(const std::string& account) const;
-  // 2^(-(usage / total usage) / (weight / total weight)); 1 when nobody used anything.
-  double Factor(const std::string& account) const;
-
  private:
   struct Account {
     double usage = 0;
     double weight = 1;
   };
+
+ public:
+  // An account, touched, to charge without looking its name up (a tick
+  // charges every running job). Valid for the ledger's life.
+  class Handle {
+   public:
+    explicit operator bool() const { return account_ != nullptr; }
+
+   private:
+    friend class FairShareLedger;
+    Account* account_ = nullptr;
+  };
+  Handle HandleOf(const std::string& account);
+  void Charge(Handle account, double milli_gpu_seconds);
+
+  double Usage(const std::string& account) const;
+  // 2^(-(usage / total usage) / (weight / total weight)); 1 when nobody used anything.
+  double Factor(const std::string& account) const;
+
+ private:
   core::Duration half_life_;
   core::TimePoint as_of_{};
-  std::map<std::string, Account> accounts_;
+  std::map<std::string, Account> accounts_;  // nodes stay put: Handles point into them
   double total_usage_ = 0;
   double total_weight_ = 0;
 };

@@ -477,7 +477,7 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   while (const std::optional<OrderKey> key = walk.Next()) {
     Job& job = jobs_.at(key->id);                   // Consider may take it out of the queue
     if (job.considered_in_pass == pass_) continue;  // offered first, above
-    job.key = *key;  // its key in the queue now, which Dequeue needs
+    job.key = *key;                                 // its key in the queue now, which Dequeue needs
     if (NothingCanStart(job, budget, by_reservation)) {
       early_stop_pass_ = pass_;  // this job and those after it were not considered
       break;
@@ -1072,8 +1072,12 @@ void Scheduler::Charge(Job& job, core::TimePoint until) {
   if (until <= job.charged_until) return;
   const double milli_s =
       core::ToSecondsDouble(until - job.charged_until) * static_cast<double>(HeldMilli(job));
-  project_usage_.Charge(job.req.project, milli_s);
-  user_usage_.Charge(job.req.user, milli_s);
+  if (!job.project_account) {
+    job.project_account = project_usage_.HandleOf(job.req.project);
+    job.user_account = user_usage_.HandleOf(job.req.user);
+  }
+  project_usage_.Charge(job.project_account, milli_s);
+  user_usage_.Charge(job.user_account, milli_s);
   job.charged_until = until;
 }
 

@@ -120,6 +120,7 @@ class Scheduler {
     std::vector<GpuIndex> leaving;  // shrinking: the GPUs it gives up, held until JobResized
     core::TimePoint started_at;
     core::TimePoint charged_until;
+    FairShareLedger::Handle project_account, user_account;  // set at the first Charge
     std::optional<core::TimePoint> last_checkpoint;
     bool cancelled = false;
     std::optional<JobId> beneficiary;  // vacating for this pending job

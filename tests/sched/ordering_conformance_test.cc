@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <tuple>
 
 #include "sched/fair_share.h"
@@ -159,6 +160,26 @@ TEST(FairShareLedgerTest, TheFactorWeighsUsageAgainstTheWeight) {
   ledger.Charge("small", 1000);
   EXPECT_LT(ledger.Factor("small"), ledger.Factor("big"));
   EXPECT_DOUBLE_EQ(ledger.Factor("newcomer"), 1);
+}
+
+TEST(FairShareLedgerTest, AHandleChargesItsAccountAsTheNameDoes) {
+  FairShareLedger by_name(core::Seconds(100)), by_handle(core::Seconds(100));
+  by_name.Advance(kNow);
+  by_handle.Advance(kNow);
+  const FairShareLedger::Handle a = by_handle.HandleOf("a");
+  EXPECT_TRUE(a);
+  EXPECT_FALSE(FairShareLedger::Handle{});
+  // Accounts made after the handle do not move it.
+  for (int i = 0; i < 100; ++i) by_handle.Touch("u" + std::to_string(i));
+  for (int i = 0; i < 100; ++i) by_name.Touch("u" + std::to_string(i));
+  by_name.Charge("a", 300);
+  by_handle.Charge(a, 300);
+  by_name.Charge("b", 100);
+  by_handle.Charge(by_handle.HandleOf("b"), 100);
+  EXPECT_DOUBLE_EQ(by_handle.Usage("a"), 300);
+  EXPECT_DOUBLE_EQ(by_handle.Factor("a"), by_name.Factor("a"));
+  EXPECT_DOUBLE_EQ(by_handle.Factor("b"), by_name.Factor("b"));
+  EXPECT_DOUBLE_EQ(by_handle.Factor("u7"), by_name.Factor("u7"));
 }
 
 }  // namespace

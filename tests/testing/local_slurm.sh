@@ -52,10 +52,15 @@ cmd_start() {
   [[ $(id -u) == 0 ]] || { echo "local_slurm.sh: needs root (slurmd runs jobs as their users)" >&2; exit 2; }
   for p in slurmctld slurmd munged scontrol slurmrestd; do
     command -v "$p" >/dev/null || [[ -x /usr/sbin/$p ]] || {
-      echo "local_slurm.sh: $p is not installed (apt-get install slurmctld slurmd slurm-client slurmrestd munge)" >&2
+      echo "local_slurm.sh: $p is not installed (apt-get install slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge)" >&2
       exit 3
     }
   done
+  # slurmrestd's tokens need the JWT plugin, a package of its own.
+  compgen -G "/usr/lib/*/slurm-wlm/auth_jwt.so" >/dev/null || {
+    echo "local_slurm.sh: Slurm's JWT plugin is not installed (apt-get install slurm-wlm-jwt-plugin)" >&2
+    exit 3
+  }
   export PATH=$PATH:/usr/sbin
   mkdir -p "$dir"/{munge,state,spool,dev,log}
   chmod 755 "$dir"
