@@ -13,6 +13,7 @@
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
+#include "cli/model_prices.h"
 #include "sched/scheduler.h"
 
 namespace gleaner::cli {
@@ -487,9 +488,9 @@ core::Result<core::TimePoint> Instant(const std::string& path, const toml::node&
 }
 
 Status ReadScheduler(const std::string& path, const toml::table& t, sched::SchedulerConfig* c) {
-  GLEANER_RETURN_IF_ERROR(
-      CheckKeys(path, t, "scheduler.",
-                {"min_runtime_s", "usage_half_life_s", "backfill", "project", "reservation"}));
+  GLEANER_RETURN_IF_ERROR(CheckKeys(
+      path, t, "scheduler.",
+      {"min_runtime_s", "usage_half_life_s", "backfill", "cost_aware", "project", "reservation"}));
   GLEANER_RETURN_IF_ERROR(
       Seconds(path, t, "scheduler.", "min_runtime_s", 0, 86400 * 30, &c->min_runtime));
   GLEANER_RETURN_IF_ERROR(
@@ -497,6 +498,10 @@ Status ReadScheduler(const std::string& path, const toml::table& t, sched::Sched
   if (const toml::node* b = t.get("backfill")) {
     if (!b->is_boolean()) return Error(path, *b, "scheduler.backfill", "expected true or false");
     c->backfill = *b->value<bool>();
+  }
+  if (const toml::node* b = t.get("cost_aware")) {
+    if (!b->is_boolean()) return Error(path, *b, "scheduler.cost_aware", "expected true or false");
+    c->cost_aware = *b->value<bool>();
   }
   if (const toml::node* projects = t.get("project")) {
     const toml::table* table = projects->as_table();
@@ -605,9 +610,9 @@ Status ReadOnPrem(const std::string& path, const toml::table& t, cost::CostSetti
 
 Status ReadCost(const std::string& path, const toml::table& t, cost::CostSettings* c) {
   const std::string p = "cost.";
-  GLEANER_RETURN_IF_ERROR(CheckKeys(
-      path, t, p,
-      {"currency", "cny_per_usd", "max_price_age_days", "catalogs", "gpu_models", "onprem"}));
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, p,
+                                    {"currency", "cny_per_usd", "max_price_age_days", "catalogs",
+                                     "gpu_models", "onprem", "speed"}));
   if (const toml::node* n = t.get("currency")) {
     const auto currency = cost::ParseCurrency(n->value<std::string>().value_or(""));
     if (!currency) return Error(path, *n, p + "currency", "expected \"USD\" or \"CNY\"");
@@ -639,6 +644,19 @@ Status ReadCost(const std::string& path, const toml::table& t, cost::CostSetting
     const toml::table* onprem = n->as_table();
     if (onprem == nullptr) return Error(path, *n, p + "onprem", "expected [cost.onprem.\"MODEL\"]");
     GLEANER_RETURN_IF_ERROR(ReadOnPrem(path, *onprem, c));
+  }
+  if (const toml::node* n = t.get("speed")) {
+    const toml::table* speeds = n->as_table();
+    if (speeds == nullptr) return Error(path, *n, p + "speed", "expected [cost.speed]");
+    for (const auto& [name, node] : *speeds) {
+      const std::optional<double> v = node.value<double>();
+      if (!v || !(*v > 0 && *v <= 100)) {
+        return Error(path, node, p + "speed." + std::string(name.str()),
+                     "expected the model's speed beside an A100's, above 0 and at most 100 "
+                     "(2 for twice an A100's work per hour)");
+      }
+      c->speeds[std::string(name.str())] = *v;
+    }
   }
   return Status::Ok();
 }
@@ -755,7 +773,9 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
   if (ec) return core::InvalidArgument("cannot read the config file " + path + ": " + ec.message());
   if (!exists) {
     if (must_exist) return core::NotFound("no config file " + path);
-    return GleanerConfig{};
+    GleanerConfig defaults;
+    defaults.scheduler.model_price = ModelPrices(defaults.cost);
+    return defaults;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::InvalidArgument("cannot read the config file " + path);
@@ -864,6 +884,8 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
       }
     }
   }
+  config.scheduler.model_price = ModelPrices(config.cost);
+  config.scheduler.currency = std::string(cost::CurrencyName(config.cost.currency));
   return config;
 }
 

@@ -321,7 +321,7 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
     // An elastic job left to shrink: it starts again at once on the GPUs
     // it keeps, and the scheduler frees the others.
     const sched::ResizeJob& r = resize.mapped();
-    if (Start({r.job, r.node, r.gpus, r.gpu_indices, sched::kMilliPerGpu}, log)) {
+    if (Start({r.job, r.node, r.gpus, r.gpu_indices, sched::kMilliPerGpu, {}}, log)) {
       Tell(sched::JobResized{r.job}, log);
     }
     return core::Status::Ok();
@@ -761,6 +761,7 @@ bool Coordinator::Start(const sched::StartJob& start, const Log& log) {
   u.gpus = start.gpus;
   u.started_at = clock_.Now();
   u.reason = "placed on idle GPU(s) of host " + start.node.str();
+  if (!start.why.empty()) u.reason += ": " + start.why;
   // The claim: a compare-and-set on the job and on its GPUs. A job that
   // left the queue meanwhile, or a GPU someone else holds, fails it.
   auto claimed = host == hosts_.end()

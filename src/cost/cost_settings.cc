@@ -17,6 +17,13 @@ std::optional<OnPremParams> CostSettings::OnPremFor(std::string_view gpu_model) 
   return DefaultOnPremParams(gpu_model);
 }
 
+std::optional<GpuSpeed> CostSettings::SpeedOf(std::string_view gpu_model) const {
+  if (auto it = speeds.find(std::string(gpu_model)); it != speeds.end()) {
+    return GpuSpeed{it->second, "gleaner.toml [cost.speed]"};
+  }
+  return PublishedGpuSpeed(gpu_model);
+}
+
 namespace {
 
 struct Parameter {

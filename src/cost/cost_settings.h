@@ -9,6 +9,7 @@
 
 #include "core/result.h"
 #include "cost/catalog.h"
+#include "cost/gpu_speed.h"
 #include "cost/onprem.h"
 
 namespace gleaner::cost {
@@ -24,12 +25,16 @@ struct CostSettings {
   // Catalog model -> the site's on-prem parameters (the defaults with the
   // site's values laid over them).
   std::map<std::string, OnPremParams> onprem;
+  // Catalog model -> its speed beside an A100 as this site measured it.
+  std::map<std::string, double> speeds;
 
   // The catalog model of a GPU the driver names `driver_name`.
   std::string ModelOf(std::string_view driver_name,
                       std::optional<uint64_t> memory_total_bytes) const;
   // The site's parameters for `gpu_model`, else DefaultOnPremParams.
   std::optional<OnPremParams> OnPremFor(std::string_view gpu_model) const;
+  // The site's speed for `gpu_model`, else PublishedGpuSpeed.
+  std::optional<GpuSpeed> SpeedOf(std::string_view gpu_model) const;
 };
 
 // The on-prem parameter names a site may set, as gleaner.toml spells them:

@@ -20,6 +20,7 @@ struct StartJob {
   std::vector<core::GpuUuid> gpus;
   std::vector<int> gpu_indices;  // NVML indices on the node, in the same order
   int gpu_milli = 1000;
+  std::string why;  // why these GPUs, where a preference beyond fit chose them; often empty
 };
 // Give the GPUs back: checkpoint signal, grace, kill (see VacatePlanner),
 // then report JobFailed (or JobFinished if it completed meanwhile); the

@@ -27,6 +27,7 @@ Scheduler::Scheduler(SchedulerConfig config, SchedulerPolicies policies)
     : config_(std::move(config)),
       policies_(std::move(policies)),
       quotas_(config_.projects, config_.default_quota),
+      model_costs_(config_.cost_aware ? config_.model_price : nullptr),
       project_usage_(config_.usage_half_life),
       user_usage_(config_.usage_half_life) {
   if (!policies_.ordering)
@@ -613,6 +614,19 @@ bool Scheduler::MayTake(const JobRequest& req, GpuIndex g) const {
 std::optional<Placement> Scheduler::Place(const JobRequest& req,
                                           const std::vector<ClassId>& allowed, int* reserved_by,
                                           const GpuFilter* keep_off) const {
+  if (allowed.size() > 1) {
+    const std::vector<std::vector<ClassId>> tiers = model_costs_.Tiers(cluster_, allowed);
+    for (const std::vector<ClassId>& tier : tiers) {
+      if (auto p = PlaceAmong(req, tier, reserved_by, keep_off)) return p;
+    }
+    if (!tiers.empty()) return std::nullopt;
+  }
+  return PlaceAmong(req, allowed, reserved_by, keep_off);
+}
+
+std::optional<Placement> Scheduler::PlaceAmong(const JobRequest& req,
+                                               const std::vector<ClassId>& allowed,
+                                               int* reserved_by, const GpuFilter* keep_off) const {
   if (!req.elastic()) return PlaceExactly(req, allowed, reserved_by, keep_off);
   // As many as fit within the range: the largest free set bounds it, and
   // so does what the project may still take.
@@ -782,7 +796,11 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
   job.last_checkpoint.reset();
   job.awaiting_victims = 0;
   job.reclaiming = ReservationBook::kNone;
-  StartJob action{job.req.id, cluster_.node(p.node).id, {}, {}, job.req.gpu_milli};
+  StartJob action{job.req.id, cluster_.node(p.node).id, {}, {}, job.req.gpu_milli, {}};
+  if (job.allowed.size() > 1) {
+    action.why = model_costs_.Why(cluster_, cluster_.gpu(p.gpus.front()).gpu_class, job.allowed,
+                                  config_.currency);
+  }
   for (GpuIndex g : p.gpus) {
     cluster_.Take(g, job.req.gpu_milli);
     action.gpus.push_back(cluster_.gpu(g).spec.uuid);
@@ -1206,7 +1224,7 @@ std::optional<StartJob> Scheduler::Allocation(JobId id) const {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second.phase == JobPhase::kPending) return std::nullopt;
   const Job& job = it->second;
-  StartJob a{id, cluster_.node(job.node).id, {}, {}, job.req.gpu_milli};
+  StartJob a{id, cluster_.node(job.node).id, {}, {}, job.req.gpu_milli, {}};
   for (GpuIndex g : job.gpus) {
     a.gpus.push_back(cluster_.gpu(g).spec.uuid);
     a.gpu_indices.push_back(cluster_.gpu(g).spec.index);

@@ -177,8 +177,13 @@ class Scheduler {
   // nowhere only because free GPUs are reserved for others, `*reserved_by`
   // names that reservation.
   // `keep_off`, when given, refuses GPUs backfill keeps for another job.
+  // Where a job may use several models, cheaper useful GPU-hours first
+  // (SchedulerConfig::cost_aware).
   std::optional<Placement> Place(const JobRequest& req, const std::vector<ClassId>& allowed,
                                  int* reserved_by, const GpuFilter* keep_off) const;
+  // Place among `allowed` alike, whatever their price.
+  std::optional<Placement> PlaceAmong(const JobRequest& req, const std::vector<ClassId>& allowed,
+                                      int* reserved_by, const GpuFilter* keep_off) const;
   // Place for one GPU count; an elastic job tries its largest that can fit first.
   std::optional<Placement> PlaceExactly(const JobRequest& req, const std::vector<ClassId>& allowed,
                                         int* reserved_by, const GpuFilter* keep_off) const;
@@ -254,6 +259,7 @@ class Scheduler {
   ClusterState cluster_;
   QuotaBook quotas_;
   ReservationBook reservations_;
+  ModelCosts model_costs_;
   core::Status config_error_;
   FairShareLedger project_usage_;
   FairShareLedger user_usage_;

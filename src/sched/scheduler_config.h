@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "sched/model_cost.h"
 #include "sched/ordering.h"
 #include "sched/quota.h"
 #include "sched/reservation.h"
@@ -46,6 +47,13 @@ struct SchedulerConfig {
   // left for the blocked job. Jobs without an expected runtime never take
   // them. Off: the greedy pass lets any later job take any free GPU.
   bool backfill = false;
+  // Cost-aware choice between GPU models: where a job may use several
+  // models, it goes to the one whose useful GPU-hour (price over speed) is
+  // cheapest among those with room; fragmentation decides within it. Only
+  // where every model the job may use has a price (ModelCosts).
+  bool cost_aware = true;
+  ModelPriceFn model_price;      // null: no model is priced
+  std::string currency = "USD";  // of the prices, for the reason a job is told
 };
 
 }  // namespace gleaner::sched

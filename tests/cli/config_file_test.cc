@@ -243,3 +243,47 @@ TEST(ParseConfigTest, NonAsciiInStringsAndCommentsIsRead) {
 
 }  // namespace
 }  // namespace gleaner::cli
+
+namespace gleaner::cli {
+namespace {
+
+TEST(ParseConfigTest, ModelsArePricedFromTheOnPremModelAndSpeedsAndTheChoiceCanBeSwitchedOff) {
+  auto defaults = ParseConfig("", "g.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->scheduler.cost_aware);
+  ASSERT_TRUE(defaults->scheduler.model_price);
+  // H100: the default on-prem model's 1.49 per GPU-hour (onprem_test), at
+  // the datasheet speed; a T4 has no on-prem defaults, so no price.
+  const auto h100 = defaults->scheduler.model_price("NVIDIA H100 80GB HBM3", core::Bytes::GiB(80));
+  ASSERT_TRUE(h100);
+  EXPECT_NEAR(h100->per_gpu_hour, 1.49, 0.005);
+  EXPECT_DOUBLE_EQ(h100->speed, 989.0 / 312);
+  EXPECT_FALSE(defaults->scheduler.model_price("Tesla T4", core::Bytes::GiB(16)));
+
+  auto site = ParseConfig(
+      "[scheduler]\ncost_aware = false\n"
+      "[cost]\ncurrency = \"CNY\"\n[cost.speed]\n\"H100-80GB\" = 1.9\n"
+      "[cost.onprem.T4]\nserver_capex = 20000\nserver_power_kw = 1\ngpu_busy_w = 70\ngpu_idle_w = "
+      "10\n",
+      "g.toml");
+  ASSERT_TRUE(site.ok()) << site.status().ToString();
+  EXPECT_FALSE(site->scheduler.cost_aware);
+  EXPECT_EQ(site->scheduler.currency, "CNY");
+  const auto measured = site->scheduler.model_price("NVIDIA H100 80GB HBM3", core::Bytes::GiB(80));
+  ASSERT_TRUE(measured);
+  EXPECT_DOUBLE_EQ(measured->speed, 1.9);
+  EXPECT_NEAR(measured->per_gpu_hour, 1.49 * 7.2, 0.05);  // in yuan
+  const auto t4 = site->scheduler.model_price("Tesla T4", core::Bytes::GiB(16));
+  ASSERT_TRUE(t4);
+  EXPECT_EQ(t4->model, "T4");
+
+  EXPECT_THAT(ParseConfig("[cost.speed]\nT4 = 0\n", "g.toml").status().message(),
+              HasSubstr("cost.speed.T4: expected the model's speed beside an A100's"));
+  EXPECT_THAT(ParseConfig("[cost]\nspeed = 2\n", "g.toml").status().message(),
+              HasSubstr("expected [cost.speed]"));
+  EXPECT_THAT(ParseConfig("[scheduler]\ncost_aware = 1\n", "g.toml").status().message(),
+              HasSubstr("scheduler.cost_aware: expected true or false"));
+}
+
+}  // namespace
+}  // namespace gleaner::cli
