@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/run_outputs.h"
 #include "cli/sim_cross_command.h"
+#include "cli/sim_models.h"
 #include "sim/itp_trace.h"
 #include "sim/openb_jobs.h"
 #include "sim/replay.h"
@@ -69,8 +70,16 @@ CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
   replay
       ->add_option("--gpus", o.gpus,
                    "GPUs in the simulated cluster (a multiple of --gpus-per-node)")
-      ->required()
       ->check(CLI::Range(1, 10'000'000));
+  replay
+      ->add_option("--openb-nodes", o.openb_nodes,
+                   "Instead of --gpus: the nodes of an openb node list "
+                   "(openb_node_list_gpu_node.csv) whose GPU model has a catalog price and a "
+                   "published speed, for --openb pods with their model constraints under "
+                   "--policy gleaner; metrics.json then prices the GPU-hours")
+      ->check(CLI::ExistingFile);
+  replay->add_flag("--no-cost-aware", o.no_cost_aware,
+                   "With --openb-nodes: place by fit alone, not the cheapest useful GPU-hour");
   replay->add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -107,6 +116,18 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
     err << "gleaner: sim replay needs exactly one trace: --itp FILE or --openb FILE\n";
     return kExitUsage;
   }
+  if ((o.gpus > 0) == !o.openb_nodes.empty()) {
+    err << "gleaner: sim replay needs exactly one cluster: --gpus N or --openb-nodes FILE\n";
+    return kExitUsage;
+  }
+  if (!o.openb_nodes.empty() && (o.openb.empty() || o.policy != "gleaner")) {
+    err << "gleaner: --openb-nodes replays --openb pods under --policy gleaner only\n";
+    return kExitUsage;
+  }
+  if (o.no_cost_aware && o.openb_nodes.empty()) {
+    err << "gleaner: --no-cost-aware needs --openb-nodes (a cluster of several models)\n";
+    return kExitUsage;
+  }
   auto trace = ReadJobs(o);
   if (!trace.ok()) {
     err << "gleaner: " << trace.status().message() << "\n";
@@ -120,17 +141,35 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   config.gpus = o.gpus;
   config.gpus_per_node = o.gpus_per_node;
   config.policy = o.policy;
+  std::optional<int64_t> without_a_node;
+  if (!o.openb_nodes.empty()) {
+    auto cluster = ReadPricedOpenbCluster(o.openb_nodes);
+    if (!cluster.ok()) {
+      err << "gleaner: " << cluster.status().message() << "\n";
+      return kExitBadInput;
+    }
+    for (const std::string& p : cluster->priced) out << "priced " << p << "\n";
+    for (const std::string& l : cluster->left_out) out << "left out unpriced " << l << "\n";
+    without_a_node = DropJobsWithoutANode(cluster->nodes, &trace->jobs);
+    config.nodes = std::move(cluster->nodes);
+    config.model_price = std::move(cluster->price);
+    config.cost_aware = !o.no_cost_aware;
+    config.gpus = cluster->gpus;
+    config.gpus_per_node = cluster->largest_node;
+  }
   auto result = sim::RunReplay(trace->jobs, config);
   if (!result.ok()) {
     err << "gleaner: " << result.status().message() << "\n";
     return result.status().code() == core::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
   }
-  const sim::ReplayMetrics metrics = sim::ComputeReplayMetrics(trace->jobs, *result, o.gpus);
+  const sim::ReplayMetrics metrics = sim::ComputeReplayMetrics(trace->jobs, *result, config.gpus);
   sim::ReplayIdentity id;
   id.trace = std::filesystem::path(o.itp.empty() ? o.openb : o.itp).filename().string();
   id.policy = o.policy;
-  id.gpus = o.gpus;
-  id.gpus_per_node = o.gpus_per_node;
+  id.gpus = config.gpus;
+  id.gpus_per_node = config.gpus_per_node;
+  id.left_out_without_a_node = without_a_node;
+  id.cost_aware = config.cost_aware;
   id.seed = o.seed;
   id.skipped_rows = trace->skipped_rows;
   id.placed_beside = result->placed_beside;
@@ -156,7 +195,7 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   std::snprintf(line, sizeof line,
                 "gleaner sim replay: %lld jobs, policy %s, %d GPUs: makespan %lld s, utilization "
                 "%.2f %%, mean JCT %.0f s, mean queue %.0f s; %.3f s wall (%.0f jobs/s)\n",
-                static_cast<long long>(metrics.jobs), o.policy.c_str(), o.gpus,
+                static_cast<long long>(metrics.jobs), o.policy.c_str(), config.gpus,
                 static_cast<long long>(metrics.makespan_s), 100 * metrics.utilization,
                 metrics.jct.mean_s, metrics.queue.mean_s, wall_s,
                 wall_s > 0 ? static_cast<double>(metrics.jobs) / wall_s : 0);
@@ -164,6 +203,18 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   if (trace->left_out) {
     out << "left out " << trace->left_out->without_gpus << " pods without GPUs and "
         << trace->left_out->never_scheduled << " never scheduled\n";
+  }
+  if (without_a_node) out << "left out " << *without_a_node << " pods no priced node can run\n";
+  if (metrics.cost) {
+    std::snprintf(line, sizeof line,
+                  "GPU-hour cost %.2f USD for %.1f A100-hours of work (%.4f USD each), cost-aware "
+                  "%s\n",
+                  metrics.cost->gpu_hour_cost, metrics.cost->work_a100_hours,
+                  metrics.cost->work_a100_hours > 0
+                      ? metrics.cost->gpu_hour_cost / metrics.cost->work_a100_hours
+                      : 0,
+                  config.cost_aware ? "on" : "off");
+    out << line;
   }
   out << "wrote " << (std::filesystem::path(o.out_dir) / "metrics.json").string()
       << ", timing.json, report.html\n";

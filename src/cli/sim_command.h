@@ -19,6 +19,8 @@ struct SimReplayOptions {
   std::string out_dir;
   uint64_t seed = 0;
   bool skip_bad_rows = false;
+  std::string openb_nodes;  // a cluster of several models instead of --gpus
+  bool no_cost_aware = false;
 };
 
 // Registers `gleaner sim replay` on `app`; returns the replay subcommand.

@@ -17,17 +17,43 @@ sched::JobId IdOf(int job) { return static_cast<sched::JobId>(job) + 1; }
 // longer per level (the guard against starvation).
 constexpr int kPriorityStep = 300;
 
+sched::SchedulerConfig ConfigOf(const ReplayPolicyOptions& o) {
+  sched::SchedulerConfig c;
+  c.model_price = o.model_price;
+  c.cost_aware = o.cost_aware;
+  return c;
+}
+
+// Node `n` of the given model: "node-<n>" with GPUs "GPU-<n>-<i>", as
+// SyntheticNode names them.
+sched::NodeSpec NodeOfModel(int n, const ReplayNode& node) {
+  sched::NodeSpec spec = sched::SyntheticNode(n, node.gpus, true);
+  for (sched::GpuSpec& g : spec.gpus) {
+    g.model = node.model;
+    g.nvlink_island = -1;
+  }
+  return spec;
+}
+
 }  // namespace
 
-GleanerPolicy::GleanerPolicy(const std::vector<TraceJob>& jobs, int nodes, int gpus_per_node,
-                             int64_t tick_s)
+GleanerPolicy::GleanerPolicy(const std::vector<TraceJob>& jobs, const ReplayPolicyOptions& o)
     : jobs_(jobs),
-      gpus_per_node_(gpus_per_node),
-      tick_s_(tick_s),
-      claimed_(static_cast<size_t>(nodes), false),
-      gang_nodes_(jobs.size()) {
-  for (int n = 0; n < nodes && setup_.ok(); ++n) {
-    setup_ = Handle(sched::NodeAdded{sched::SyntheticNode(n, gpus_per_node, true)}, 0);
+      gpus_per_node_(o.gpus_per_node),
+      tick_s_(o.gleaner_tick_s),
+      scheduler_(ConfigOf(o)),
+      claimed_(static_cast<size_t>(o.models.empty() ? o.nodes : std::ssize(o.models)), false),
+      gang_nodes_(jobs.size()),
+      model_price_(o.model_price),
+      prices_(jobs.size()) {
+  if (o.models.empty()) {
+    for (int n = 0; n < o.nodes && setup_.ok(); ++n) {
+      setup_ = Handle(sched::NodeAdded{sched::SyntheticNode(n, gpus_per_node_, true)}, 0);
+    }
+    return;
+  }
+  for (size_t n = 0; n < o.models.size() && setup_.ok(); ++n) {
+    setup_ = Handle(sched::NodeAdded{NodeOfModel(static_cast<int>(n), o.models[n])}, 0);
   }
 }
 
@@ -36,7 +62,13 @@ core::Status GleanerPolicy::Handle(const sched::Event& event, int64_t now_s) {
   if (!actions.ok()) return actions.status();
   for (const sched::Action& a : *actions) {
     if (const auto* start = std::get_if<sched::StartJob>(&a)) {
-      starts_.push_back(static_cast<int>(start->job - 1));
+      const int job = static_cast<int>(start->job - 1);
+      starts_.push_back(job);
+      if (model_price_) {
+        const sched::ClusterState& cluster = scheduler_.cluster();
+        const sched::GpuSpec& gpu = cluster.gpu(*cluster.FindGpu(start->gpus.front())).spec;
+        prices_[static_cast<size_t>(job)] = model_price_(gpu.model, gpu.memory);
+      }
       continue;
     }
     // Nothing in a plain replay gives grounds to preempt (one class, no
@@ -69,6 +101,7 @@ core::Status GleanerPolicy::Submitted(int job, int64_t now_s) {
   req.id = IdOf(job);
   req.gpus = jobs_[static_cast<size_t>(job)].gpus;
   req.priority = jobs_[static_cast<size_t>(job)].priority * kPriorityStep;
+  req.gpu_models = jobs_[static_cast<size_t>(job)].gpu_models;
   return Handle(sched::JobSubmitted{std::move(req)}, now_s);
 }
 

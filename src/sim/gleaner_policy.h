@@ -28,7 +28,9 @@ namespace gleaner::sim {
 // for a gang, but the gang's claimed nodes are lost to them meanwhile.
 class GleanerPolicy : public ReplayPolicy {
  public:
-  GleanerPolicy(const std::vector<TraceJob>& jobs, int nodes, int gpus_per_node, int64_t tick_s);
+  // `options.models`, when given, are the nodes instead of alike ones of
+  // `gpus_per_node` H100s; jobs keep their gpu_models there.
+  GleanerPolicy(const std::vector<TraceJob>& jobs, const ReplayPolicyOptions& options);
 
   core::Status Finished(int job, int64_t now_s) override;
   core::Status Submitted(int job, int64_t now_s) override;
@@ -36,6 +38,9 @@ class GleanerPolicy : public ReplayPolicy {
   std::optional<int64_t> NextWakeup(int64_t now_s) const override;
   size_t queued() const override { return scheduler_.pending_count() + gangs_waiting_.size(); }
   int64_t placed_beside() const override { return gangs_placed_; }
+  std::optional<sched::ModelPrice> PriceOf(int job) const override {
+    return prices_[static_cast<size_t>(job)];
+  }
 
  private:
   core::Status Handle(const sched::Event& event, int64_t now_s);
@@ -56,6 +61,8 @@ class GleanerPolicy : public ReplayPolicy {
   std::vector<int> claimed_nodes_;            // for the head gang, in claim order
   std::vector<std::vector<int>> gang_nodes_;  // per job, while a gang runs
   int64_t gangs_placed_ = 0;
+  sched::ModelPriceFn model_price_;
+  std::vector<std::optional<sched::ModelPrice>> prices_;  // per job, once started
 };
 
 }  // namespace gleaner::sim

@@ -75,6 +75,19 @@ std::string ParsePod(const std::vector<std::string_view>& f, const std::vector<s
   return "";
 }
 
+// "V100M16|V100M32" -> both; "", "nan": none.
+std::vector<std::string> SplitGpuSpec(std::string_view spec) {
+  std::vector<std::string> models;
+  if (spec == "nan" || spec == "NaN") return models;
+  while (!spec.empty()) {
+    const size_t bar = spec.find('|');
+    if (std::string_view m = spec.substr(0, bar); !m.empty()) models.emplace_back(m);
+    if (bar == std::string_view::npos) break;
+    spec.remove_prefix(bar + 1);
+  }
+  return models;
+}
+
 }  // namespace
 
 std::optional<int> OpenbQosPriority(std::string_view qos) {
@@ -91,6 +104,12 @@ core::Result<OpenbJobs> ReadOpenbJobs(const std::string& path, const OpenbJobsOp
                            reader.FindColumns({"name", "num_gpu", "gpu_milli", "qos",
                                                "creation_time", "deletion_time", "scheduled_time"},
                                               kColumns));
+  // gpu_spec is optional: files without it have no model constraints.
+  std::optional<size_t> spec_at;
+  const std::vector<std::string_view> header = SplitCsvFields(reader.header());
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == "gpu_spec") spec_at = i;
+  }
   OpenbJobs out;
   TraceCleaning cleaning;
   DirtyRows dirty(options.skip_bad_rows, &cleaning, &out.skipped_messages);
@@ -125,6 +144,7 @@ core::Result<OpenbJobs> ReadOpenbJobs(const std::string& path, const OpenbJobsOp
     job.duration_s = std::max<int64_t>(1, pod.deleted_s - *pod.scheduled_s);
     job.gpus = static_cast<int>(pod.gpus);
     job.priority = pod.priority;
+    if (spec_at) job.gpu_models = SplitGpuSpec(f[*spec_at]);
     out.shared_gpu_jobs += pod.gpu_milli < 1000 ? 1 : 0;
     out.jobs.push_back(job);
   }

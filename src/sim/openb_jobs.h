@@ -25,7 +25,9 @@ namespace gleaner::sim {
 //    replay recomputes under its policy);
 //  - gpus = num_gpu; a share of one GPU (gpu_milli < 1000) takes one whole
 //    GPU, since a plain replay does not share GPUs;
-//  - priority from qos (OpenbQosPriority).
+//  - priority from qos (OpenbQosPriority);
+//  - gpu_models from gpu_spec where the file has that column
+//    ("V100M16|V100M32"; empty or "nan": any model).
 // Two kinds of pod are left out and counted, not treated as dirt: pods
 // without GPUs (num_gpu 0), which a GPU replay has nothing to place, and
 // pods never scheduled (an empty scheduled_time; the trace ended with them

@@ -1,6 +1,7 @@
 #include "sim/replay.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <queue>
 #include <tuple>
@@ -10,7 +11,51 @@
 namespace gleaner::sim {
 namespace {
 
+bool ModelMatches(const std::string& model, const std::vector<std::string>& wanted) {
+  return wanted.empty() || std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
+           return !w.empty() && model.find(w) != std::string::npos;
+         });
+}
+
+core::Status CheckNodes(const std::vector<TraceJob>& jobs, const ReplayConfig& c) {
+  for (const ReplayNode& n : c.nodes) {
+    if (n.gpus < 1 || n.gpus > 64) {
+      return core::InvalidArgument("a node of model " + n.model + " has " + std::to_string(n.gpus) +
+                                   " GPUs; expected 1 to 64");
+    }
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const TraceJob& j = jobs[i];
+    const bool fits = std::any_of(c.nodes.begin(), c.nodes.end(), [&](const ReplayNode& n) {
+      return n.gpus >= j.gpus && ModelMatches(n.model, j.gpu_models);
+    });
+    if (!fits) {
+      std::string models;
+      for (const std::string& m : j.gpu_models) models += (models.empty() ? "" : "|") + m;
+      return core::InvalidArgument("job " + std::to_string(i + 1) + " of the trace asks for " +
+                                   std::to_string(j.gpus) + " GPUs of model " +
+                                   (models.empty() ? "any" : models) +
+                                   " on one node, and no node has them");
+    }
+  }
+  return core::Status::Ok();
+}
+
+// The cluster's mean speed over its priced GPUs; nullopt when none is.
+std::optional<double> MeanSpeed(const ReplayConfig& c) {
+  double gpus = 0, speed = 0;
+  for (const ReplayNode& n : c.nodes) {
+    const std::optional<sched::ModelPrice> p = c.model_price(n.model, core::Bytes::GiB(80));
+    if (!p || !(p->speed > 0)) continue;
+    gpus += n.gpus;
+    speed += n.gpus * p->speed;
+  }
+  if (gpus == 0) return std::nullopt;
+  return speed / gpus;
+}
+
 core::Status CheckConfig(const std::vector<TraceJob>& jobs, const ReplayConfig& c) {
+  if (!c.nodes.empty()) return CheckNodes(jobs, c);
   if (c.gpus_per_node < 1) {
     return core::InvalidArgument("--gpus-per-node must be at least 1, got " +
                                  std::to_string(c.gpus_per_node));
@@ -35,14 +80,35 @@ core::Status CheckConfig(const std::vector<TraceJob>& jobs, const ReplayConfig& 
   return core::Status::Ok();
 }
 
+// How long `job` runs on a GPU of `price`'s model, its cost counted.
+int64_t RunTime(const TraceJob& job, const std::optional<sched::ModelPrice>& price,
+                std::optional<double> mean_speed, ReplayCost* cost) {
+  if (!price || !mean_speed || !(price->speed > 0) || !(price->per_gpu_hour > 0)) {
+    ++cost->unpriced_jobs;
+    return job.duration_s;
+  }
+  const double recorded_h = static_cast<double>(job.duration_s) / 3600;
+  const int64_t duration = std::max<int64_t>(
+      1, std::llround(static_cast<double>(job.duration_s) * *mean_speed / price->speed));
+  const double gpu_hours = job.gpus * static_cast<double>(duration) / 3600;
+  cost->gpu_hour_cost += gpu_hours * price->per_gpu_hour;
+  cost->work_a100_hours += job.gpus * recorded_h * *mean_speed;
+  cost->gpu_hours_by_model[price->model] += gpu_hours;
+  return duration;
+}
+
 }  // namespace
 
 core::Result<ReplayResult> RunReplay(const std::vector<TraceJob>& jobs, const ReplayConfig& c) {
   GLEANER_RETURN_IF_ERROR(CheckConfig(jobs, c));
   ReplayPolicyOptions po;
-  po.nodes = c.gpus / c.gpus_per_node;
+  po.nodes = c.nodes.empty() ? c.gpus / c.gpus_per_node : static_cast<int>(c.nodes.size());
   po.gpus_per_node = c.gpus_per_node;
   po.gleaner_tick_s = c.gleaner_tick_s;
+  po.models = c.nodes;
+  po.model_price = c.model_price;
+  po.cost_aware = c.cost_aware;
+  const std::optional<double> mean_speed = c.model_price ? MeanSpeed(c) : std::optional<double>();
   auto made = MakeReplayPolicy(c.policy, jobs, po);
   if (!made.ok()) return made.status();
   ReplayPolicy& policy = **made;
@@ -60,6 +126,7 @@ core::Result<ReplayResult> RunReplay(const std::vector<TraceJob>& jobs, const Re
   int64_t start_seq = 0;
 
   ReplayResult r;
+  if (c.model_price) r.cost.emplace();
   r.outcomes.resize(jobs.size());
   r.timeline.reserve(jobs.size() * 2 + 1);
   size_t next_arrival = 0;
@@ -96,8 +163,10 @@ core::Result<ReplayResult> RunReplay(const std::vector<TraceJob>& jobs, const Re
     GLEANER_RETURN_IF_ERROR(policy.Dispatch(now, &started));
     for (int job : started) {
       const TraceJob& j = jobs[static_cast<size_t>(job)];
-      r.outcomes[static_cast<size_t>(job)] = {now, now + j.duration_s};
-      ending.emplace(now + j.duration_s, start_seq++, job);
+      const int64_t duration =
+          r.cost ? RunTime(j, policy.PriceOf(job), mean_speed, &*r.cost) : j.duration_s;
+      r.outcomes[static_cast<size_t>(job)] = {now, now + duration};
+      ending.emplace(now + duration, start_seq++, job);
       busy += j.gpus;
     }
     const int queued = static_cast<int>(policy.queued());

@@ -43,7 +43,7 @@ ReplayMetrics ComputeReplayMetrics(const std::vector<TraceJob>& jobs, const Repl
     queue.push_back(o.start_s - j.submit_s);
     first = std::min(first, j.submit_s);
     last = std::max(last, o.end_s);
-    m.gpu_seconds += j.duration_s * j.gpus;
+    m.gpu_seconds += (o.end_s - o.start_s) * j.gpus;
   }
   m.jct = Summarize(std::move(jct));
   m.queue = Summarize(std::move(queue));
@@ -52,6 +52,7 @@ ReplayMetrics ComputeReplayMetrics(const std::vector<TraceJob>& jobs, const Repl
     m.utilization = static_cast<double>(m.gpu_seconds) /
                     (static_cast<double>(cluster_gpus) * static_cast<double>(m.makespan_s));
   }
+  m.cost = r.cost;
   for (const ReplaySample& s : r.timeline) {
     m.peak_busy_gpus = std::max(m.peak_busy_gpus, s.busy_gpus);
     m.peak_queued_jobs = std::max(m.peak_queued_jobs, s.queued_jobs);
@@ -80,6 +81,19 @@ nlohmann::ordered_json ReplayMetricsJson(const ReplayIdentity& id, const ReplayM
   j["peak_busy_gpus"] = m.peak_busy_gpus;
   j["peak_queued_jobs"] = m.peak_queued_jobs;
   j["multi_node_jobs_placed_beside"] = id.placed_beside;
+  if (id.left_out_without_a_node) j["left_out_without_a_node"] = *id.left_out_without_a_node;
+  if (m.cost) {
+    j["cost_aware"] = id.cost_aware;
+    nlohmann::ordered_json cost;
+    cost["currency"] = "USD";
+    cost["gpu_hour_cost"] = m.cost->gpu_hour_cost;
+    cost["work_a100_hours"] = m.cost->work_a100_hours;
+    cost["cost_per_a100_hour"] =
+        m.cost->work_a100_hours > 0 ? m.cost->gpu_hour_cost / m.cost->work_a100_hours : 0;
+    cost["gpu_hours_by_model"] = m.cost->gpu_hours_by_model;
+    cost["unpriced_jobs"] = m.cost->unpriced_jobs;
+    j["cost"] = std::move(cost);
+  }
   return j;
 }
 

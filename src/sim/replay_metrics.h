@@ -36,6 +36,7 @@ struct ReplayMetrics {
   int64_t gpu_seconds = 0;
   int peak_busy_gpus = 0;
   int peak_queued_jobs = 0;
+  std::optional<ReplayCost> cost;  // as the replay priced it
 };
 
 ReplayMetrics ComputeReplayMetrics(const std::vector<TraceJob>& jobs, const ReplayResult& result,
@@ -58,13 +59,19 @@ struct ReplayIdentity {
   int64_t skipped_rows = 0;
   int64_t placed_beside = 0;
   std::optional<ReplayLeftOut> left_out = std::nullopt;  // openb only
+  // Several models: jobs that no node of a priced model could run.
+  std::optional<int64_t> left_out_without_a_node = std::nullopt;
+  bool cost_aware = true;
 };
 
 // metrics.json: {"trace", "policy", "gpus", "gpus_per_node", "seed", "jobs",
 // "skipped_rows", ["left_out_without_gpus", "left_out_never_scheduled": only
 // with id.left_out], "makespan_s", "mean_jct_s", "median_jct_s", "p99_jct_s",
 // "mean_queue_s", "median_queue_s", "p99_queue_s", "utilization", "gpu_seconds", "peak_busy_gpus",
-// "peak_queued_jobs", "multi_node_jobs_placed_beside"} (docs/simulator.md).
+// "peak_queued_jobs", "multi_node_jobs_placed_beside", ["left_out_without_a_node",
+// "cost_aware", "cost": {"currency", "gpu_hour_cost", "work_a100_hours",
+// "cost_per_a100_hour", "gpu_hours_by_model", "unpriced_jobs"}: only for a
+// priced cluster of several models]} (docs/simulator.md).
 nlohmann::ordered_json ReplayMetricsJson(const ReplayIdentity& id, const ReplayMetrics& m);
 
 }  // namespace gleaner::sim

@@ -9,6 +9,11 @@ core::Result<std::unique_ptr<ReplayPolicy>> MakeReplayPolicy(const std::string& 
                                                              const std::vector<TraceJob>& jobs,
                                                              const ReplayPolicyOptions& o) {
   std::unique_ptr<ReplayPolicy> p;
+  if (!o.models.empty() && name != "gleaner") {
+    return core::InvalidArgument(
+        "a cluster of several GPU models replays under policy gleaner "
+        "only; give --policy gleaner");
+  }
   if (name == "fifo") {
     p = std::make_unique<QueuePolicy>(QueuePolicy::Order::kFifo, jobs, o.nodes, o.gpus_per_node);
   } else if (name == "sjf") {
@@ -18,7 +23,7 @@ core::Result<std::unique_ptr<ReplayPolicy>> MakeReplayPolicy(const std::string& 
     p = std::make_unique<QueuePolicy>(QueuePolicy::Order::kPriority, jobs, o.nodes,
                                       o.gpus_per_node);
   } else if (name == "gleaner") {
-    p = std::make_unique<GleanerPolicy>(jobs, o.nodes, o.gpus_per_node, o.gleaner_tick_s);
+    p = std::make_unique<GleanerPolicy>(jobs, o);
   } else {
     return core::InvalidArgument("no replay policy \"" + name + "\"; expected one of " +
                                  kReplayPolicyNames);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "sim/replay.h"
 #include "sim/trace_job.h"
 
 namespace gleaner::sim {
@@ -35,6 +36,9 @@ class ReplayPolicy {
   // Jobs the policy placed by a rule other than its own (gleaner's
   // multi-node jobs); 0 for most.
   virtual int64_t placed_beside() const { return 0; }
+  // The price of the model a started job runs on, where the policy knows
+  // models and the model has one.
+  virtual std::optional<sched::ModelPrice> PriceOf(int /*job*/) const { return std::nullopt; }
 };
 
 // "fifo", "sjf", "priority" or "gleaner" (docs/simulator.md, "The
@@ -44,6 +48,9 @@ struct ReplayPolicyOptions {
   int nodes = 1;
   int gpus_per_node = 8;
   int64_t gleaner_tick_s = 300;
+  std::vector<ReplayNode> models;  // gleaner only: nodes of several models instead
+  sched::ModelPriceFn model_price;
+  bool cost_aware = true;
 };
 core::Result<std::unique_ptr<ReplayPolicy>> MakeReplayPolicy(const std::string& name,
                                                              const std::vector<TraceJob>& jobs,

@@ -88,8 +88,11 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
   const std::string title = "gleaner sim replay: " + id.trace + ", " + id.policy + ", " +
                             std::to_string(id.gpus) + " GPUs";
   std::string h = ReportPageStart(title);
-  h += "<p>" + std::to_string(m.jobs) + " jobs on " + std::to_string(id.gpus / id.gpus_per_node) +
-       " nodes of " + std::to_string(id.gpus_per_node) + " GPUs; policy <b>" +
+  const std::string cluster = id.left_out_without_a_node
+                                  ? "nodes of several GPU models"
+                                  : std::to_string(id.gpus / id.gpus_per_node) + " nodes of " +
+                                        std::to_string(id.gpus_per_node) + " GPUs";
+  h += "<p>" + std::to_string(m.jobs) + " jobs on " + cluster + "; policy <b>" +
        EscapeHtml(id.policy) + "</b>; seed " + std::to_string(id.seed) + "; " +
        std::to_string(id.skipped_rows) + " dirty rows skipped";
   if (id.left_out) {

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace gleaner::sim {
 
@@ -15,6 +17,9 @@ struct TraceJob {
   // `gleaner` through the Scheduler's numeric priority). ITP jobs have none
   // and keep 0; openb pods get theirs from their QoS (openb_jobs.h).
   int priority = 0;
+  // The GPU models it may run on (openb's gpu_spec, matched as the
+  // scheduler matches model constraints); empty: any.
+  std::vector<std::string> gpu_models = {};
 };
 
 }  // namespace gleaner::sim

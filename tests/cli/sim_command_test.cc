@@ -156,6 +156,58 @@ TEST_F(SimCommandTest, ADirtyOpenbRowNamesTheLine) {
   EXPECT_EQ(RunSimReplay(o, out, err), kExitOk) << err.str();
 }
 
+TEST_F(SimCommandTest, OpenbNodesOfSeveralModelsArePricedAndTheCostAwareChoiceCanBeSwitchedOff) {
+  const std::string pods = TempPath("openb_pods_models.csv");
+  std::ofstream(pods) << kOpenbPods;
+  const std::string nodes = TempPath("openb_nodes.csv");
+  // V100M16 is the cheaper useful hour (catalog and datasheet); G2 has no price.
+  std::ofstream(nodes) << "sn,cpu_milli,memory_mib,gpu,model\n"
+                          "n0,64000,262144,8,T4\nn1,64000,262144,8,V100M16\n"
+                          "n2,64000,262144,8,G2\nn3,32000,131072,0,\n";
+  double cost_on = 0;
+  for (bool off : {false, true}) {
+    SimReplayOptions o;
+    o.openb = pods;
+    o.openb_nodes = nodes;
+    o.policy = "gleaner";
+    o.no_cost_aware = off;
+    o.out_dir = TempPath(off ? "sim_models_off" : "sim_models_on");
+    std::ostringstream out, err;
+    ASSERT_EQ(RunSimReplay(o, out, err), kExitOk) << err.str();
+    EXPECT_NE(out.str().find("left out unpriced G2 (1 nodes)"), std::string::npos) << out.str();
+    const auto m = nlohmann::json::parse(Slurp(o.out_dir + "/metrics.json"));
+    EXPECT_EQ(m["gpus"], 16);
+    EXPECT_EQ(m["cost_aware"], !off);
+    EXPECT_EQ(m["left_out_without_a_node"], 0);
+    EXPECT_EQ(m["cost"]["unpriced_jobs"], 0);
+    const auto& by_model = m["cost"]["gpu_hours_by_model"];
+    // The 8-GPU pod takes a whole node: the V100 one when the choice is
+    // cost-aware, else the first alike by fit (T4); the 1-GPU pod the other.
+    const double v100 = by_model["V100M16"], t4 = by_model["T4"];
+    if (!off) {
+      EXPECT_GT(v100, t4) << by_model.dump();
+      cost_on = m["cost"]["gpu_hour_cost"];
+    } else {
+      EXPECT_GT(t4, v100) << by_model.dump();
+      EXPECT_LT(cost_on, m["cost"]["gpu_hour_cost"].get<double>());
+    }
+  }
+  // One cluster only; --no-cost-aware only with several models.
+  SimReplayOptions o;
+  o.openb = pods;
+  o.openb_nodes = nodes;
+  o.gpus = 8;
+  o.policy = "gleaner";
+  o.out_dir = TempPath("sim_models_usage");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSimReplay(o, out, err), kExitUsage);
+  EXPECT_NE(err.str().find("exactly one cluster"), std::string::npos) << err.str();
+  o.openb_nodes.clear();
+  o.no_cost_aware = true;
+  EXPECT_EQ(RunSimReplay(o, out, err), kExitUsage);
+  EXPECT_NE(err.str().find("--no-cost-aware needs --openb-nodes"), std::string::npos) << err.str();
+}
+
 TEST_F(SimCommandTest, ExactlyOneTraceIsAUsageError) {
   const std::string pods = TempPath("openb_pods.csv");
   std::ofstream(pods) << kOpenbPods;

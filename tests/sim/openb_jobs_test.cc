@@ -48,6 +48,10 @@ TEST(OpenbJobsTest, MapsScheduledGpuPodsToJobs) {
   EXPECT_EQ(t->jobs[3].submit_s, 0);
   EXPECT_EQ(t->jobs[3].duration_s, 30);
   EXPECT_EQ(t->jobs[3].priority, 2);
+  // Model constraints from gpu_spec; "nan" and empty: any model.
+  EXPECT_TRUE(p0.gpu_models.empty());
+  EXPECT_EQ(t->jobs[2].gpu_models, (std::vector<std::string>{"V100M16", "V100M32"}));
+  EXPECT_TRUE(t->jobs[3].gpu_models.empty());
   EXPECT_EQ(t->shared_gpu_jobs, 1);
   EXPECT_EQ(t->left_out_without_gpus, 0);
   EXPECT_EQ(t->left_out_never_scheduled, 0);

@@ -243,5 +243,60 @@ TEST(NodePoolTest, BestFitTakesTheFittingNodeWithFewestFree) {
   EXPECT_EQ(pool.free_gpus(), 24 - 5 - 2 - 16);
 }
 
+// Two nodes of two models: "cheap" costs 1.00 an hour at speed 0.5 (2.00
+// per A100-hour of work); "dear" 3.00 at 2 (1.50), so dear is the cheaper
+// useful hour. The cluster's mean speed is (2 x 0.5 + 2 x 2) / 4 = 1.25.
+ReplayConfig TwoModels(bool cost_aware) {
+  ReplayConfig c;
+  c.policy = "gleaner";
+  c.nodes = {{"cheap", 2}, {"dear", 2}};
+  c.model_price = [](const std::string& model, core::Bytes) -> std::optional<sched::ModelPrice> {
+    if (model == "cheap") return sched::ModelPrice{"cheap", 1.0, 0.5};
+    if (model == "dear") return sched::ModelPrice{"dear", 3.0, 2.0};
+    return std::nullopt;
+  };
+  c.cost_aware = cost_aware;
+  return c;
+}
+
+TEST(ReplayTest, SeveralModelsRunAtTheirSpeedAndTheirGpuHoursArePriced) {
+  // One job of 1 GPU recorded for 3600 s: 1.25 A100-hours of work.
+  const std::vector<TraceJob> jobs = {{0, 3600, 1}};
+  auto on = RunReplay(jobs, TwoModels(true));
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  // On dear: 3600 x 1.25 / 2 = 2250 s, 0.625 GPU-hours at 3.00.
+  ExpectOutcomes(*on, {{0, 2250}});
+  ASSERT_TRUE(on->cost);
+  EXPECT_DOUBLE_EQ(on->cost->gpu_hour_cost, 0.625 * 3.0);
+  EXPECT_DOUBLE_EQ(on->cost->work_a100_hours, 1.25);
+  EXPECT_DOUBLE_EQ(on->cost->gpu_hours_by_model.at("dear"), 0.625);
+  // By fit alone both nodes are alike (2 free of 2): the lower index,
+  // cheap, where it runs 3600 x 1.25 / 0.5 = 9000 s: 2.5 GPU-hours at 1.00.
+  auto off = RunReplay(jobs, TwoModels(false));
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  ExpectOutcomes(*off, {{0, 9000}});
+  EXPECT_DOUBLE_EQ(off->cost->gpu_hour_cost, 2.5);
+  EXPECT_DOUBLE_EQ(off->cost->work_a100_hours, 1.25);
+  const ReplayMetrics m = ComputeReplayMetrics(jobs, *off, 4);
+  EXPECT_EQ(m.gpu_seconds, 9000);  // what it ran, not what was recorded
+  EXPECT_DOUBLE_EQ(m.cost->gpu_hour_cost, 2.5);
+}
+
+TEST(ReplayTest, AJobOnlyAModelOfTheClusterCanRunIsPlacedThere) {
+  std::vector<TraceJob> jobs = {{0, 3600, 1}};
+  jobs[0].gpu_models = {"cheap"};
+  auto r = RunReplay(jobs, TwoModels(true));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ExpectOutcomes(*r, {{0, 9000}});
+  jobs[0].gpu_models = {"other"};
+  EXPECT_EQ(RunReplay(jobs, TwoModels(true)).status().message(),
+            "job 1 of the trace asks for 1 GPUs of model other on one node, and no node has them");
+  ReplayConfig fifo = TwoModels(true);
+  fifo.policy = "fifo";
+  jobs[0].gpu_models.clear();
+  EXPECT_NE(RunReplay(jobs, fifo).status().message().find("policy gleaner only"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gleaner::sim
