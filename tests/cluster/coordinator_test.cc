@@ -27,16 +27,16 @@ using store::JobState;
 using ::testing::HasSubstr;
 
 // One idle GPU; `owner_at_s`, when set, is when bob's process takes it.
-std::string Scenario(const std::string& uuid, std::optional<int> owner_at_s = std::nullopt) {
+std::string Scenario(const std::string& uuid, std::optional<int> owner_at_s = std::nullopt,
+                     const std::string& model = "NVIDIA A100-SXM4-80GB") {
   std::string timeline = R"([{"at_s": 0})";
   if (owner_at_s) {
     timeline += R"(, {"at_s": )" + std::to_string(*owner_at_s) +
                 R"(, "utilization_gpu_pct": 95, "processes": [{"pid": 4242,
                 "used_memory_mib": 30000, "user": "bob", "command": "python train.py"}]})";
   }
-  return R"({"gpus": [{"uuid": ")" + uuid +
-         R"(", "name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920, "timeline": )" +
-         timeline + "]}]}";
+  return R"({"gpus": [{"uuid": ")" + uuid + R"(", "name": ")" + model +
+         R"(", "memory_total_mib": 81920, "timeline": )" + timeline + "]}]}";
 }
 
 // Agents run jobs as the submitter, by name: this test's own user.
@@ -67,13 +67,14 @@ struct Host {
 };
 
 struct Cluster {
-  Cluster()
+  explicit Cluster(sched::ModelPriceFn model_price = nullptr)
       : clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000)),
         store(std::move(store::SqliteStore::Open((dir.path() / "gleaner.db").string())).value()) {
     CoordinatorOptions options;
     options.silent_after = core::Seconds(10);
     options.requeue_after = core::Seconds(60);
     options.scheduler.min_runtime = core::Seconds(30);  // preemptible after 30 s
+    options.scheduler.model_price = std::move(model_price);
     coordinator = std::make_unique<Coordinator>(*store, clock, options, Record());
   }
 
@@ -199,6 +200,26 @@ TEST(CoordinatorTest, RunsAJobOnAnAgentAndRecordsItsEnd) {
   ASSERT_EQ(hosts.size(), 1u);
   EXPECT_EQ(hosts[0].health, HostView::Health::kUp);
   EXPECT_EQ(hosts[0].gpus.size(), 1u);
+}
+
+TEST(CoordinatorTest, AJobGoesToTheCheaperUsefulGpuHourAndItsRecordSaysWhy) {
+  // An H100 does 3.2 A100s' work for 2.40 an hour (0.75 per A100-hour);
+  // the A100 costs 1.00. The A100 host comes first by name and by fit.
+  Cluster c([](const std::string& name, core::Bytes) -> std::optional<sched::ModelPrice> {
+    if (name.find("H100") != std::string::npos) return sched::ModelPrice{"H100", 2.4, 3.2};
+    return sched::ModelPrice{"A100", 1.0, 1.0};
+  });
+  c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  c.AddHost("b", Scenario("GPU-bbbbbbbb-0000-4000-8000-000000000000", std::nullopt,
+                          "NVIDIA H100 80GB HBM3"));
+  // Both idle (5 minutes of history) before the job comes.
+  c.StepUntil([] { return false; }, 320);
+  const sched::JobId id = c.Submit();
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kRunning; })) << c.log;
+  EXPECT_THAT(c.Job(id).reason, HasSubstr("placed on idle GPU(s) of host b: the cheapest useful "
+                                          "GPU-hour with room among the models it may use: H100 "
+                                          "at 0.75 USD per A100-hour of work"));
+  EXPECT_THAT(c.Job(id).reason, HasSubstr("A100 1.00"));
 }
 
 TEST(CoordinatorTest, ACancelledJobIsKilledAndItsGpuServesTheNext) {
