@@ -19,14 +19,6 @@ std::string CatalogModel(const std::string& openb_model) {
   return openb_model;
 }
 
-bool Runs(const sim::ReplayNode& node, const sim::TraceJob& job) {
-  if (node.gpus < job.gpus) return false;
-  return job.gpu_models.empty() ||
-         std::any_of(job.gpu_models.begin(), job.gpu_models.end(), [&](const std::string& m) {
-           return !m.empty() && node.model.find(m) != std::string::npos;
-         });
-}
-
 }  // namespace
 
 core::Result<PricedCluster> ReadPricedOpenbCluster(const std::string& node_list) {
@@ -81,7 +73,7 @@ int64_t DropJobsWithoutANode(const std::vector<sim::ReplayNode>& nodes,
   const size_t before = jobs->size();
   std::erase_if(*jobs, [&](const sim::TraceJob& j) {
     return std::none_of(nodes.begin(), nodes.end(),
-                        [&](const sim::ReplayNode& n) { return Runs(n, j); });
+                        [&](const sim::ReplayNode& n) { return sim::NodeCanRun(n, j); });
   });
   return static_cast<int64_t>(before - jobs->size());
 }

@@ -15,14 +15,21 @@ constexpr double kA100Tflops = 312;
 
 // Longer names first where one is a prefix of another (L40S before L4,
 // H100-80GB-PCIe before H100, A100 before A10).
+// clang-format off
 constexpr Peak kPeaks[] = {
-    {"H200", 989, "H200 SXM"}, {"H100-80GB-PCIe", 756, "H100 PCIe"},
-    {"H100", 989, "H100 SXM"}, {"A100", 312, "A100"},
-    {"L40S", 362, "L40S"},     {"L4", 121, "L4"},
+    {"H200", 989, "H200 SXM"},
+    {"H100-80GB-PCIe", 756, "H100 PCIe"},
+    {"H100", 989, "H100 SXM"},
+    {"A100", 312, "A100"},
+    {"L40S", 362, "L40S"},
+    {"L4", 121, "L4"},
     {"A10G", -1, ""},  // AWS's own variant: no NVIDIA datasheet figure
-    {"A10", 125, "A10"},       {"V100", 125, "V100 SXM2"},
-    {"T4", 65, "T4"},          {"P100", 21.2, "P100 SXM2, FP16 without Tensor Cores"},
+    {"A10", 125, "A10"},
+    {"V100", 125, "V100 SXM2"},
+    {"T4", 65, "T4"},
+    {"P100", 21.2, "P100 SXM2, FP16 without Tensor Cores"},
 };
+// clang-format on
 
 }  // namespace
 

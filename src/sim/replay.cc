@@ -11,12 +11,6 @@
 namespace gleaner::sim {
 namespace {
 
-bool ModelMatches(const std::string& model, const std::vector<std::string>& wanted) {
-  return wanted.empty() || std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
-           return !w.empty() && model.find(w) != std::string::npos;
-         });
-}
-
 core::Status CheckNodes(const std::vector<TraceJob>& jobs, const ReplayConfig& c) {
   for (const ReplayNode& n : c.nodes) {
     if (n.gpus < 1 || n.gpus > 64) {
@@ -26,9 +20,8 @@ core::Status CheckNodes(const std::vector<TraceJob>& jobs, const ReplayConfig& c
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
     const TraceJob& j = jobs[i];
-    const bool fits = std::any_of(c.nodes.begin(), c.nodes.end(), [&](const ReplayNode& n) {
-      return n.gpus >= j.gpus && ModelMatches(n.model, j.gpu_models);
-    });
+    const bool fits = std::any_of(c.nodes.begin(), c.nodes.end(),
+                                  [&](const ReplayNode& n) { return NodeCanRun(n, j); });
     if (!fits) {
       std::string models;
       for (const std::string& m : j.gpu_models) models += (models.empty() ? "" : "|") + m;
@@ -55,6 +48,7 @@ std::optional<double> MeanSpeed(const ReplayConfig& c) {
 }
 
 core::Status CheckConfig(const std::vector<TraceJob>& jobs, const ReplayConfig& c) {
+  if (c.gleaner_tick_s < 1) return core::InvalidArgument("the tick must be at least 1 s");
   if (!c.nodes.empty()) return CheckNodes(jobs, c);
   if (c.gpus_per_node < 1) {
     return core::InvalidArgument("--gpus-per-node must be at least 1, got " +
@@ -65,7 +59,6 @@ core::Status CheckConfig(const std::vector<TraceJob>& jobs, const ReplayConfig& 
                                  std::to_string(c.gpus_per_node) + "), got " +
                                  std::to_string(c.gpus));
   }
-  if (c.gleaner_tick_s < 1) return core::InvalidArgument("the tick must be at least 1 s");
   int largest = 0;
   for (const TraceJob& j : jobs) largest = std::max(largest, j.gpus);
   // A job larger than a node takes whole nodes; it must fit in them.
@@ -99,11 +92,22 @@ int64_t RunTime(const TraceJob& job, const std::optional<sched::ModelPrice>& pri
 
 }  // namespace
 
+bool NodeCanRun(const ReplayNode& node, const TraceJob& job) {
+  if (node.gpus < job.gpus) return false;
+  return job.gpu_models.empty() ||
+         std::any_of(job.gpu_models.begin(), job.gpu_models.end(), [&](const std::string& m) {
+           return !m.empty() && node.model.find(m) != std::string::npos;
+         });
+}
+
 core::Result<ReplayResult> RunReplay(const std::vector<TraceJob>& jobs, const ReplayConfig& c) {
   GLEANER_RETURN_IF_ERROR(CheckConfig(jobs, c));
   ReplayPolicyOptions po;
   po.nodes = c.nodes.empty() ? c.gpus / c.gpus_per_node : static_cast<int>(c.nodes.size());
+  // Nodes of several models: every job fits one (CheckNodes), so none is
+  // a gang to place beside the Scheduler.
   po.gpus_per_node = c.gpus_per_node;
+  for (const ReplayNode& n : c.nodes) po.gpus_per_node = std::max(po.gpus_per_node, n.gpus);
   po.gleaner_tick_s = c.gleaner_tick_s;
   po.models = c.nodes;
   po.model_price = c.model_price;

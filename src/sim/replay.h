@@ -20,6 +20,10 @@ struct ReplayNode {
   int gpus = 0;
 };
 
+// Whether `job` fits on `node`: enough GPUs, and a model it may use (a
+// substring of the node's, as the scheduler matches constraints).
+bool NodeCanRun(const ReplayNode& node, const TraceJob& job);
+
 struct ReplayConfig {
   int gpus = 0;  // a multiple of gpus_per_node
   int gpus_per_node = 8;
