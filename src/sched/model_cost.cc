@@ -34,6 +34,7 @@ const std::optional<ModelPrice>& ModelCosts::PriceOf(const ClusterState& cluster
 
 std::vector<std::vector<ClassId>> ModelCosts::Tiers(const ClusterState& cluster,
                                                     const std::vector<ClassId>& allowed) const {
+  if (!price_) return {};  // off, or nothing priced: no work on the placement path
   std::vector<std::pair<double, ClassId>> priced;
   for (ClassId c : allowed) {
     const std::optional<ModelPrice>& p = PriceOf(cluster, c);
