@@ -12,15 +12,19 @@ namespace gleaner::sched {
 // What the scheduler asks for. The caller carries each out and reports the
 // outcome as an event.
 
-// Start the job on these GPUs of one node. `gpu_milli` below 1000: the job
-// shares its one GPU and must keep to that share.
+// Start the job on these GPUs of one node, or of each node of a gang.
+// `gpu_milli` below 1000: the job shares its one GPU and must keep to that
+// share.
 struct StartJob {
   JobId job = 0;
-  core::NodeId node;
+  core::NodeId node;  // a gang's rank 0
   std::vector<core::GpuUuid> gpus;
-  std::vector<int> gpu_indices;  // NVML indices on the node, in the same order
+  std::vector<int> gpu_indices;  // NVML indices on their nodes, in the same order
   int gpu_milli = 1000;
   std::string why;  // why these GPUs, where a preference beyond fit chose them; often empty
+  // A gang over several nodes: each, in rank order (`node` first), and
+  // `gpus` holds the same number of each, node by node. Empty: one node.
+  std::vector<core::NodeId> gang = {};
 };
 // Give the GPUs back: checkpoint signal, grace, kill (see VacatePlanner),
 // then report JobFailed (or JobFinished if it completed meanwhile); the

@@ -52,7 +52,7 @@ core::Status ClusterState::AddNode(const NodeSpec& spec) {
     }
   }
   const auto n = static_cast<NodeIndex>(nodes_.size());
-  nodes_.push_back({spec.id, true, {}});
+  nodes_.push_back({spec.id, true, {}, spec.rack});
   node_ids_.emplace(spec.id, n);
   free_whole_.emplace_back();
   free_milli_on_node_.push_back(0);

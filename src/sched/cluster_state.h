@@ -44,6 +44,10 @@ struct GpuSpec {
 struct NodeSpec {
   core::NodeId id;
   std::vector<GpuSpec> gpus;
+  // The rack (or leaf switch) the host declares: a gang over several nodes
+  // prefers nodes under one label. Empty: none declared; such nodes count
+  // as one rack of their own.
+  std::string rack = {};
 };
 
 struct GpuClass {
@@ -64,6 +68,7 @@ struct NodeState {
   core::NodeId id;
   bool alive = true;
   std::vector<GpuIndex> gpus;
+  std::string rack = {};
 };
 
 // The GPUs of the cluster and what is free on them, indexed so that finding

@@ -10,6 +10,8 @@ JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user) {
   r.project = spec.project;
   r.user = std::move(user);
   r.gpus = spec.gpus;
+  r.nodes = spec.nodes;
+  r.one_rack = spec.one_rack;
   r.max_gpus = spec.max_gpus;
   r.can_shrink = spec.can_shrink;
   r.min_gpu_memory = spec.min_gpu_memory;
@@ -42,6 +44,17 @@ core::Status ValidateRequestShape(const JobRequest& job) {
   if (job.elastic() && job.fractional()) {
     return core::InvalidArgument(
         "max_gpus: a range of GPUs is for whole GPUs; drop gpu_milli or max_gpus");
+  }
+  if (job.nodes < 1) {
+    return core::InvalidArgument("nodes: at least 1; got " + std::to_string(job.nodes));
+  }
+  if (job.spans_nodes() && (job.elastic() || job.fractional())) {
+    return core::InvalidArgument(
+        "nodes: a gang over several nodes takes whole GPUs, a fixed number on each; drop "
+        "max_gpus and gpu_milli, or ask for one node");
+  }
+  if (job.one_rack && !job.spans_nodes()) {
+    return core::InvalidArgument("one_rack: only for a gang over several nodes");
   }
   if (job.priority < -1000 || job.priority > 1000) {
     return core::InvalidArgument("priority: -1000..1000; got " + std::to_string(job.priority));

@@ -21,7 +21,12 @@ struct JobRequest {
   JobId id = 0;
   std::string project;  // empty: the default project
   std::string user;
-  int gpus = 1;  // all on one node, all at once (a gang when > 1); elastic: the least
+  int gpus = 1;  // on each node, all at once (a gang when > 1); elastic: the least
+  // Spans this many nodes, `gpus` of one class on each, all or nothing; 1:
+  // one node. Such a gang is never elastic nor fractional, and it waits
+  // for free GPUs rather than preempting (docs/gangs.md).
+  int nodes = 1;
+  bool one_rack = false;  // its nodes all under one rack label, else one is preferred
   // Elastic: up to this many GPUs (all on one node), as many as are idle
   // when it starts. 0: exactly `gpus`.
   int max_gpus = 0;
@@ -46,8 +51,10 @@ struct JobRequest {
 
   bool fractional() const { return gpu_milli < kMilliPerGpu; }
   bool elastic() const { return max_gpus > gpus; }
-  // The whole request in milli-GPU: 4 GPUs are 4000, half a GPU 500.
-  int64_t total_milli() const { return int64_t{gpus} * gpu_milli; }
+  // The whole request in milli-GPU: 4 GPUs are 4000, half a GPU 500, a gang
+  // of 2 nodes x 8 GPUs 16000.
+  int64_t total_milli() const { return int64_t{nodes} * gpus * gpu_milli; }
+  bool spans_nodes() const { return nodes > 1; }
   bool may_be_preempted() const {
     return preemptible && priority_class != PriorityClass::kCritical;
   }

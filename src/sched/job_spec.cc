@@ -157,6 +157,18 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
     return Bad("gpus", std::to_string(s.gpus) + " GPUs, but no host here has more than " +
                            std::to_string(limits.max_gpus));
   }
+  if (s.nodes < 1 || s.nodes > limits.max_nodes) {
+    return Bad("nodes", std::to_string(s.nodes) + (s.nodes < 1 ? "; at least 1" : "") +
+                            (s.nodes > limits.max_nodes
+                                 ? " nodes, but jobs here span at most " +
+                                       std::to_string(limits.max_nodes) +
+                                       (limits.max_nodes == 1 ? " (one host: gleaner up)" : "")
+                                 : ""));
+  }
+  if (s.nodes > 1 && s.max_gpus != 0) {
+    return Bad("max_gpus", "a gang over several nodes has a fixed size; drop max_gpus or nodes");
+  }
+  if (s.one_rack && s.nodes == 1) return Bad("one_rack", "only for a gang (nodes above 1)");
   if (s.min_gpu_memory > limits.max_gpu_memory) {
     return Bad("min_gpu_memory_bytes", "more than any GPU here has");
   }
@@ -239,6 +251,9 @@ json JobSpecToJson(const JobSpec& s) {
       {"project", s.project},
       {"labels", s.labels},
   };
+  // Only gangs say so: a one-node job's JSON stays as it always was.
+  if (s.nodes != 1) j["nodes"] = s.nodes;
+  if (s.one_rack) j["one_rack"] = true;
   return j;
 }
 
@@ -248,6 +263,8 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
                                                 "env",
                                                 "working_dir",
                                                 "gpus",
+                                                "nodes",
+                                                "one_rack",
                                                 "max_gpus",
                                                 "can_shrink",
                                                 "min_gpu_memory_bytes",
@@ -286,6 +303,8 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
     get("env", &s.env);
     get("working_dir", &s.working_dir);
     GLEANER_RETURN_IF_ERROR(GetInt(j, "gpus", -1'000'000, 1'000'000, &s.gpus));
+    GLEANER_RETURN_IF_ERROR(GetInt(j, "nodes", -1'000'000, 1'000'000, &s.nodes));
+    get("one_rack", &s.one_rack);
     GLEANER_RETURN_IF_ERROR(GetInt(j, "max_gpus", 0, 1'000'000, &s.max_gpus));
     get("can_shrink", &s.can_shrink);
     for (const auto& [key, out] : {std::pair{"min_gpu_memory_bytes", &s.min_gpu_memory},

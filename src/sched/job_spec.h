@@ -42,7 +42,13 @@ struct JobSpec {
   std::vector<std::string> command;  // argv; [0] is looked up in PATH
   std::map<std::string, std::string> env;
   std::string working_dir;  // absolute; empty: the submitter's home
-  int gpus = 1;
+  int gpus = 1;  // on each node
+  // A gang over this many nodes, `gpus` on each, all started at once and
+  // stopped together (docs/gangs.md); 1: one node.
+  int nodes = 1;
+  // The gang's nodes all under one rack label; otherwise one rack is only
+  // preferred.
+  bool one_rack = false;
   // Elastic: up to this many GPUs when idle ones are there (0: exactly
   // `gpus`), and whether the job can restart on fewer when some are taken
   // back (it reads CUDA_VISIBLE_DEVICES anew each start).
@@ -71,7 +77,8 @@ struct JobSpec {
 
 // Limits a spec is checked against: what this installation can ever run.
 struct JobLimits {
-  int max_gpus = 8;  // the most GPUs one job can get (one node)
+  int max_gpus = 8;   // the most GPUs one job can get on one node
+  int max_nodes = 1;  // the most nodes one gang may span
   core::Bytes max_gpu_memory = core::Bytes::GiB(1024);
   core::Duration max_runtime = core::Seconds(int64_t{30} * 24 * 3600);
   int64_t max_array_size = 100'000;

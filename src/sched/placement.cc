@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "sched/gang_placement.h"
 #include "sched/gpu_choice.h"
 
 namespace gleaner::sched {
@@ -143,6 +144,7 @@ NoFit DescribeNoFit(const ClusterState& cluster, const JobRequest& job,
       if (!nodes.empty() && (!out.node || *nodes.begin() < *out.node)) out.node = *nodes.begin();
     }
   }
+  if (job.spans_nodes()) out.nodes_with_room = NodesWithRoom(cluster, job, allowed);
   if (job.fractional()) {
     for (ClassId c : allowed) {
       const auto& shared = cluster.PartialGpus(c);

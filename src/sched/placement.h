@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sched/cluster_state.h"
@@ -15,6 +16,7 @@ struct Placement {
   std::vector<GpuIndex> gpus;
   int milli_per_gpu = 1000;
   double cost = 0;
+  std::string why = {};  // a preference beyond fit that chose it (a gang spanning racks)
 };
 
 // Why nothing fits now: the best the free GPUs offer the job.
@@ -22,6 +24,7 @@ struct NoFit {
   int largest_free = 0;           // whole free GPUs of an allowed class on the best node
   std::optional<NodeIndex> node;  // that node, if any has one
   int largest_share_milli = 0;    // fractional jobs: the largest free share of a shared GPU
+  int nodes_with_room = 0;        // gangs: nodes that could hold a member now
 };
 
 // Whether a class meets the job's memory and model constraints.

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/format.h"
+#include "sched/gang_placement.h"
 #include "sched/placement.h"
 #include "sched/preemption.h"
 
@@ -12,6 +13,12 @@ namespace gleaner::sched {
 namespace {
 
 std::string JobWord(JobId id) { return "job " + std::to_string(id); }
+
+// Where a job's GPUs must be, after DescribeNeed.
+std::string Where(const JobRequest& req) {
+  if (req.spans_nodes()) return " on each of " + std::to_string(req.nodes) + " nodes";
+  return req.gpus > 1 ? " on one node" : "";
+}
 
 std::string ProjectName(const std::string& p) { return p.empty() ? "(none)" : p; }
 
@@ -165,11 +172,12 @@ std::string Scheduler::RejectionFor(const JobRequest& req) {
     for (const std::string& h : here) list += (list.empty() ? "" : ", ") + h;
     return "no GPU here matches: needs " + DescribeNeed(req) + "; GPUs here: " + list;
   }
+  if (req.spans_nodes()) return GangRejection(cluster_, req, allowed);
   int largest = 0;
   for (ClassId c : allowed) largest = std::max(largest, cluster_.LargestNode(c));
   if (req.gpus > largest) {
     return "needs " + DescribeNeed(req) + " on one node; the largest node here has " +
-           std::to_string(largest) + " such GPUs (jobs that span nodes are not supported yet)";
+           std::to_string(largest) + " such GPUs; a job may span nodes as a gang (nodes)";
   }
   return "";
 }
@@ -216,7 +224,9 @@ core::Status Scheduler::Adopt(const JobRunning& e) {
   std::vector<GpuIndex> gpus;
   for (const core::GpuUuid& uuid : e.gpus) {
     const auto g = cluster_.FindGpu(uuid);
-    if (!g || cluster_.gpu(*g).node != *n) {
+    // A gang's GPUs lie on several nodes; any other job's on its one.
+    if (!g || (!req.spans_nodes() && cluster_.gpu(*g).node != *n) ||
+        !cluster_.node(cluster_.gpu(*g).node).alive) {
       return core::NotFound("no GPU " + uuid.str() + " on node " + e.node.str());
     }
     if (std::find(gpus.begin(), gpus.end(), *g) != gpus.end() ||
@@ -233,12 +243,12 @@ core::Status Scheduler::Adopt(const JobRunning& e) {
   project_usage_.Touch(req.project);
   user_usage_.Touch(req.user);
   job.phase = JobPhase::kRunning;
-  job.node = *n;
+  job.node = cluster_.gpu(gpus.front()).node;
   job.gpus = std::move(gpus);
   job.started_at = e.started_at;
   job.charged_until = now_;  // what it used before is not known here
   for (GpuIndex g : job.gpus) cluster_.Take(g, req.gpu_milli);
-  on_node_[*n].push_back(req.id);
+  for (NodeIndex m : NodesOf(job)) on_node_[m].push_back(req.id);
   quotas_.Add(req.project, HeldMilli(job));
   ++running_count_;
   CountEvictable(job, +1);
@@ -425,8 +435,8 @@ bool Scheduler::AnyWaitingShapeFits() const {
       continue;
     }
     JobRequest req;
-    std::tie(req.gpus, req.max_gpus, req.gpu_milli, std::ignore, req.gpu_models, std::ignore) =
-        shape;
+    std::tie(req.gpus, req.max_gpus, req.gpu_milli, std::ignore, req.gpu_models, std::ignore,
+             req.nodes, req.one_rack) = shape;
     req.min_gpu_memory = core::Bytes(std::get<3>(shape));
     req.gpu_memory = core::Bytes(std::get<5>(shape));
     int reserved_by = ReservationBook::kNone;
@@ -570,7 +580,9 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
       };
       const bool bound = backfill == Backfill::kMustSpare;
       if (auto p = Place(req, allowed, &reserved_by, bound ? &keep_off : nullptr)) {
-        if (bound && p->node == shadow_.node) shadow_.spare -= static_cast<int>(p->gpus.size());
+        if (bound) {
+          for (GpuIndex g : p->gpus) shadow_.spare -= cluster_.gpu(g).node == shadow_.node ? 1 : 0;
+        }
         Start(job, *p, out);
         return true;
       }
@@ -657,6 +669,15 @@ std::optional<Placement> Scheduler::PlaceExactly(const JobRequest& req,
                                                  const GpuFilter* keep_off) const {
   const PlacementScorer& scorer = *policies_.scorer;
   const int limit = config_.placement_candidates;
+  if (req.spans_nodes()) {
+    // A gang borrows reserved GPUs as any job of its kind may, but takes
+    // none of them first: its own reserved GPUs rarely span its nodes.
+    if (!reservations_.any_active()) return FindGangPlacement(cluster_, req, allowed, keep_off);
+    const GpuFilter may = [&](GpuIndex g) {
+      return MayTake(req, g) && (keep_off == nullptr || (*keep_off)(g));
+    };
+    return FindGangPlacement(cluster_, req, allowed, &may);
+  }
   if (!reservations_.any_active()) {
     return FindPlacement(cluster_, req, allowed, scorer, limit, keep_off);
   }
@@ -732,7 +753,7 @@ std::optional<core::TimePoint> Scheduler::ExpectedEnd(const Job& job) const {
 void Scheduler::MaybePlanShadow(Job& job) {
   if (!config_.backfill || job.phase != JobPhase::kPending ||
       job.wait.kind != WaitReason::Kind::kNoFit || job.wait.kept_for != 0 ||
-      job.awaiting_victims > 0 || job.req.fractional()) {
+      job.awaiting_victims > 0 || job.req.fractional() || job.req.spans_nodes()) {
     return;
   }
   // A newcomer that sorts before the job holding the shadow takes it over.
@@ -770,7 +791,7 @@ void Scheduler::PlanShadow(Job& blocked) {
         const Job& j = jobs_.at(id);
         for (GpuIndex g : j.gpus) {
           const GpuState& gpu = cluster_.gpu(g);
-          if (gpu.gpu_class != c || !gpu.spec.lendable) continue;
+          if (gpu.node != n || gpu.gpu_class != c || !gpu.spec.lendable) continue;
           auto [it, added] = free_milli.try_emplace(g, gpu.free_milli);
           it->second += j.req.gpu_milli;
           if (it->second == kMilliPerGpu) ++have;
@@ -796,17 +817,14 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
   job.last_checkpoint.reset();
   job.awaiting_victims = 0;
   job.reclaiming = ReservationBook::kNone;
-  StartJob action{job.req.id, cluster_.node(p.node).id, {}, {}, job.req.gpu_milli, {}};
+  for (GpuIndex g : p.gpus) cluster_.Take(g, job.req.gpu_milli);
+  StartJob action = *Allocation(job.req.id);
   if (job.allowed.size() > 1) {
     action.why = model_costs_.Why(cluster_, cluster_.gpu(p.gpus.front()).gpu_class, job.allowed,
                                   config_.currency);
   }
-  for (GpuIndex g : p.gpus) {
-    cluster_.Take(g, job.req.gpu_milli);
-    action.gpus.push_back(cluster_.gpu(g).spec.uuid);
-    action.gpu_indices.push_back(cluster_.gpu(g).spec.index);
-  }
-  on_node_[p.node].push_back(job.req.id);
+  if (!p.why.empty()) action.why += (action.why.empty() ? "" : "; ") + p.why;
+  for (NodeIndex n : NodesOf(job)) on_node_[n].push_back(job.req.id);
   quotas_.Add(job.req.project, HeldMilli(job));
   ++running_count_;
   CountEvictable(job, +1);
@@ -823,12 +841,17 @@ bool Scheduler::Evictable(const Job& job) const {
 void Scheduler::CountEvictable(const Job& job, int delta) {
   if (!Evictable(job)) return;
   evictable_by_rank_[ClassRank(job.req.priority_class)] += delta;
-  int& n = evictable_on_node_[job.node];
-  n += delta;
-  if (n == 0) evictable_on_node_.erase(job.node);
+  for (NodeIndex m : NodesOf(job)) {
+    int& n = evictable_on_node_[m];
+    n += delta;
+    if (n == 0) evictable_on_node_.erase(m);
+  }
 }
 
 bool Scheduler::MayPreemptSomeone(const Job& job) const {
+  // A gang waits for free GPUs: victims on several nodes at once are not
+  // planned.
+  if (job.req.spans_nodes()) return false;
   const int rank = ClassRank(job.req.priority_class);
   for (int r = rank + 1; r < 3; ++r) {
     if (evictable_by_rank_[r] > 0) return true;
@@ -924,6 +947,14 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
                         v.req.checkpoints};
       const double cost = policies_.victims->Cost(c);
       const auto least = static_cast<size_t>(v.req.gpus);
+      if (v.req.spans_nodes()) {  // what preempting it frees here
+        std::vector<GpuIndex> here;
+        for (GpuIndex g : v.gpus) {
+          if (cluster_.gpu(g).node == n) here.push_back(g);
+        }
+        evictable.push_back({id, std::move(here), v.req.gpu_milli, cost, false});
+        continue;
+      }
       if (!v.req.can_shrink || v.gpus.size() <= least) {
         evictable.push_back({id, v.gpus, v.req.gpu_milli, cost, false});
         continue;
@@ -1042,9 +1073,11 @@ void Scheduler::VictimLeft(Job& victim) {
 void Scheduler::Release(Job& job) {
   CountEvictable(job, -1);
   Charge(job, now_);
+  for (NodeIndex n : NodesOf(job)) {
+    auto& here = on_node_[n];
+    here.erase(std::find(here.begin(), here.end(), job.req.id));
+  }
   for (GpuIndex g : job.gpus) cluster_.Give(g, job.req.gpu_milli);
-  auto& here = on_node_[job.node];
-  here.erase(std::find(here.begin(), here.end(), job.req.id));
   quotas_.Remove(job.req.project, HeldMilli(job));
   --running_count_;
   VictimLeft(job);
@@ -1109,7 +1142,7 @@ const std::vector<ClassId>& Scheduler::Allowed(Job& job) {
 
 int Scheduler::ShapeOf(const JobRequest& req) {
   auto key = std::make_tuple(req.gpus, req.max_gpus, req.gpu_milli, req.min_gpu_memory.count(),
-                             req.gpu_models, req.gpu_memory.count());
+                             req.gpu_models, req.gpu_memory.count(), req.nodes, req.one_rack);
   auto [it, added] = shapes_.try_emplace(std::move(key), static_cast<int>(shapes_.size()));
   return it->second;
 }
@@ -1173,13 +1206,13 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
   }
   if (judged->wait.kind == WaitReason::Kind::kNoFit &&
       judged->wait.reserved_by != ReservationBook::kNone) {
-    return "needs " + DescribeNeed(job.req) + (job.req.gpus > 1 ? " on one node" : "") +
+    return "needs " + DescribeNeed(job.req) + Where(job.req) +
            "; the free GPUs that would fit it are " +
            ReservationWords(reservations_.reservation(judged->wait.reserved_by)) +
            ", lent only to preemptible jobs of other projects";
   }
   if (judged->wait.kind == WaitReason::Kind::kNoFit && judged->wait.kept_for != 0) {
-    std::string s = "needs " + DescribeNeed(job.req) + (job.req.gpus > 1 ? " on one node" : "") +
+    std::string s = "needs " + DescribeNeed(job.req) + Where(job.req) +
                     "; the free GPUs that would fit it are kept for " +
                     JobWord(judged->wait.kept_for);
     if (auto k = jobs_.find(judged->wait.kept_for); k != jobs_.end()) {
@@ -1220,6 +1253,15 @@ core::Result<std::vector<core::GpuUuid>> Scheduler::ReservedGpus(const std::stri
   return out;
 }
 
+std::vector<NodeIndex> Scheduler::NodesOf(const Job& job) const {
+  std::vector<NodeIndex> nodes;
+  for (GpuIndex g : job.gpus) {
+    const NodeIndex n = cluster_.gpu(g).node;
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+  }
+  return nodes;
+}
+
 std::optional<StartJob> Scheduler::Allocation(JobId id) const {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second.phase == JobPhase::kPending) return std::nullopt;
@@ -1228,6 +1270,9 @@ std::optional<StartJob> Scheduler::Allocation(JobId id) const {
   for (GpuIndex g : job.gpus) {
     a.gpus.push_back(cluster_.gpu(g).spec.uuid);
     a.gpu_indices.push_back(cluster_.gpu(g).spec.index);
+  }
+  if (job.req.spans_nodes()) {
+    for (NodeIndex n : NodesOf(job)) a.gang.push_back(cluster_.node(n).id);
   }
   return a;
 }

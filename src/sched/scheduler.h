@@ -47,7 +47,8 @@ struct SchedulerPolicies {
 // actions; it never reads a clock, does no I/O and starts no threads, so the
 // same events at the same times give the same actions, in the same order.
 //
-// Jobs run on one node, all GPUs at once. Queue order: priority class, then
+// Jobs run on one node, all GPUs at once, or as a gang over several nodes
+// (JobRequest::nodes), all or nothing, preferring one rack. Queue order: priority class, then
 // the ordering policy (by default numeric priority, age and fair share).
 // Each pass offers free lendable GPUs to pending jobs in that order, greedily
 // (a job that does not fit does not hold back those behind it); a job that
@@ -115,8 +116,8 @@ class Scheduler {
     uint64_t considered_in_pass = 0;
     int awaiting_victims = 0;
     // While running or vacating:
-    NodeIndex node = 0;
-    std::vector<GpuIndex> gpus;     // all it holds (an elastic job: within its range)
+    NodeIndex node = 0;             // a gang's rank 0
+    std::vector<GpuIndex> gpus;     // all it holds (an elastic job: within its range; a gang: node by node)
     std::vector<GpuIndex> leaving;  // shrinking: the GPUs it gives up, held until JobResized
     core::TimePoint started_at;
     core::TimePoint charged_until;
@@ -219,6 +220,8 @@ class Scheduler {
               std::optional<JobId> beneficiary, std::vector<Action>* out);
   // A job preempted or shrunk for another has left its GPUs.
   void VictimLeft(Job& victim);
+  // The nodes a job holds GPUs on, rank 0 first: one, or a gang's.
+  std::vector<NodeIndex> NodesOf(const Job& job) const;
   int64_t HeldMilli(const Job& job) const {
     return static_cast<int64_t>(job.gpus.size()) * job.req.gpu_milli;
   }
@@ -275,7 +278,8 @@ class Scheduler {
   int evictable_by_rank_[3] = {0, 0, 0};
   size_t running_count_ = 0;
 
-  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>, uint64_t>, int> shapes_;
+  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>, uint64_t, int, bool>, int>
+      shapes_;
   std::map<std::tuple<int, bool, int64_t>, int> likenesses_;
   // Per queue group: the last full pass that passed the rest of the group
   // over, and the job whose miss stood for them.

@@ -53,6 +53,12 @@ std::string DescribeWait(const WaitReason& why, const JobRequest& job,
     case WaitReason::Kind::kNoFit:
       break;
   }
+  if (job.spans_nodes()) {
+    return "needs " + std::to_string(job.nodes) + " nodes with " + DescribeNeed(job) +
+           " free each" + (job.one_rack ? " under one rack" : "") + "; " +
+           std::to_string(why.fit.nodes_with_room) +
+           (why.fit.nodes_with_room == 1 ? " node has" : " nodes have") + " that many now";
+  }
   std::string s = "needs " + DescribeNeed(job) + (job.gpus > 1 ? " on one node" : "") + "; ";
   const std::string where =
       why.fit.node ? " on " + cluster.node(*why.fit.node).id.str() : std::string();
