@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "agent/account.h"
+#include "agent/gang_env.h"
 #include "agent/process_info.h"
 
 namespace gleaner::agent {
@@ -172,6 +173,22 @@ std::string DescribeFailure(const ChildFailure& f, const std::string& workdir,
 
 }  // namespace
 
+core::Status WriteHostfile(const LaunchRequest& req, std::optional<uid_t> owner, gid_t group) {
+  auto fd = OpenJobLog(req.log_dir, std::to_string(req.id) + ".hosts", owner, group);
+  if (!fd.ok()) return fd.status();
+  // An earlier attempt's is replaced: the file is plain and singly named.
+  const std::string text = HostfileText(*req.gang);
+  const bool written = ftruncate(*fd, 0) == 0 &&
+                       write(*fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const int write_errno = errno;
+  close(*fd);
+  if (!written) {
+    return core::Unavailable("cannot write the gang's hostfile in " + req.log_dir + ": " +
+                             std::strerror(write_errno));
+  }
+  return core::Status::Ok();
+}
+
 core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name,
                              std::optional<uid_t> owner, gid_t group) {
   const int dir = open(log_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -251,6 +268,11 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     }
     env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = limits;
   }
+  const std::string hostfile = req.log_dir + "/" + std::to_string(req.id) + ".hosts";
+  if (req.gang) {
+    // The usual rendezvous; a variable the spec sets (its own port) wins.
+    for (auto& [k, v] : GangEnvironment(*req.gang, hostfile)) env.try_emplace(k, std::move(v));
+  }
   if (req.array_id) {
     env["GLEANER_ARRAY_ID"] = std::to_string(*req.array_id);
     env["GLEANER_ARRAY_TASK_ID"] = std::to_string(req.array_index);
@@ -276,6 +298,13 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   }
   const int out_fd = *out_log;
   const int err_fd = *err_log;
+  if (req.gang) {
+    if (core::Status s = WriteHostfile(req, owner, account.gid); !s.ok()) {
+      close(out_fd);
+      close(err_fd);
+      return s;
+    }
+  }
 
   // Everything the child needs, built before the fork.
   std::vector<std::string> env_strings;

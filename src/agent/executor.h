@@ -30,6 +30,10 @@ void TrimLog(const std::string& path, uint64_t max_bytes);
 core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name,
                              std::optional<uid_t> owner, gid_t group);
 
+// Writes a gang member's <log_dir>/<id>.hosts (HostfileText), as OpenJobLog
+// opens files, replacing an earlier attempt's.
+core::Status WriteHostfile(const LaunchRequest& req, std::optional<uid_t> owner, gid_t group);
+
 // Starts jobs as their users and ends them. Each job runs in its own
 // session and process group with no controlling terminal, stdin from
 // /dev/null and no descriptor of gleaner's but its two log files, as the

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/agent_protocol.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
@@ -30,6 +31,9 @@ struct LaunchRequest {
   // (where the admin runs one) refuses it more; elsewhere the agent's
   // watch is the cap (docs/held-idle.md).
   std::optional<core::Bytes> gpu_memory_cap;
+  // One member of a gang over several nodes: its rank and peers, which its
+  // environment and <log_dir>/<id>.hosts tell it.
+  std::optional<cluster::GangRole> gang = std::nullopt;
 };
 
 struct RunningJob {

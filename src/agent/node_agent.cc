@@ -433,6 +433,7 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   // A pass that read no GPU (the driver failed) says nothing of them.
   if (send_inventory_ && !pass.snapshots.empty()) {
     r.inventory = InventoryOf(pass.snapshots, options_.links);
+    r.rack = options_.rack;
   }
   // Reasons go with a state the coordinator has not acknowledged yet.
   sent_states_.assign(pass.verdicts.size(), observe::GpuState::kUnknown);
@@ -600,7 +601,8 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const HostPass& pass,
       uid ? runner_.Launch(
                 {job.of.job, *uid, job.spec, job.gpus, options_.log_dir, job.array_id,
                  job.array_index,
-                 beside.empty() ? std::nullopt : std::optional<core::Bytes>(job.spec.gpu_memory)})
+                 beside.empty() ? std::nullopt : std::optional<core::Bytes>(job.spec.gpu_memory),
+                 job.gang})
           : core::Result<RunningJob>(core::NotFound(
                 "user " + job.user + " does not exist on this host; jobs run as their submitter"));
   if (!launched.ok()) {

@@ -38,6 +38,7 @@ struct NodeAgentOptions {
   std::string log_dir;              // the jobs' <id>.out and .err
   std::string state_path;           // what it runs and has not yet reported, across restarts
   std::vector<gpu::GpuLink> links;  // for the NVLink islands it reports
+  std::string rack = {};            // the rack (or leaf switch) it declares; empty: none
 };
 
 // `gleaner agent`'s loop, a pass at a time: report the pass to the

@@ -255,6 +255,9 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentOptions& options) {
   // Agents once joined with the cluster's secret; say what replaced it.
   cmd->add_option("--join-secret-file", options.join_secret_file)->group("");
   cmd->add_option("--name", options.name, "This host's name in the cluster (default: hostname)");
+  cmd->add_option("--rack", options.rack,
+                  "The rack or leaf switch this host is under: a gang over several nodes "
+                  "prefers nodes under one (docs/gangs.md)");
   cmd->add_option("--fake", options.fake, "Simulated GPUs from a scenario (demo, or a file)")
       ->type_name("SCENARIO");
   cmd->add_option("--nvml-library", options.nvml_library, "The NVML library to load")
@@ -310,6 +313,12 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     err << "gleaner: --name: " << s.message() << "\n";
     return kExitUsage;
   }
+  if (!options.rack.empty()) {
+    if (auto s = cluster::CheckAgentName(options.rack); !s.ok()) {
+      err << "gleaner: --rack: only letters, digits, '-', '_' and '.', 1 to 128 of them\n";
+      return kExitUsage;
+    }
+  }
   auto endpoints = ParseServers(options.servers, options.tls);
   if (!endpoints.ok()) {
     err << "gleaner: " << endpoints.status().message() << "\n";
@@ -355,6 +364,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   agent_options.log_dir = data_dir + "/logs";
   agent_options.state_path = data_dir + "/agent-jobs.json";
   agent_options.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
+  agent_options.rack = options.rack;
   std::unique_ptr<OrderWaiter> waiter;  // set before the first pass
   agent::NodeAgent node(
       runner, job_clock, agent_options,

@@ -31,6 +31,7 @@ struct AgentOptions {
   std::string join_token_file;
   std::string join_secret_file;  // refused: agents join with tokens
   std::string name;              // default: the host name
+  std::string rack;              // for gangs over several nodes; empty: none
   std::string data_dir;
   std::string config;
   std::string fake;

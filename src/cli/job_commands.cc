@@ -107,7 +107,14 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.submit->add_option("command", o.command, "The program and its arguments (after --)")
       ->required()
       ->expected(-1);
-  c.submit->add_option("--gpus", o.gpus, "GPUs it needs, all at once")->capture_default_str();
+  c.submit->add_option("--gpus", o.gpus, "GPUs it needs, all at once (on each node of a gang)")
+      ->capture_default_str();
+  c.submit->add_option("--nodes", o.nodes,
+                       "A gang over this many nodes, --gpus on each, started and stopped together "
+                       "with MASTER_ADDR, RANK, WORLD_SIZE and a hostfile (docs/gangs.md)")
+      ->capture_default_str();
+  c.submit->add_flag("--one-rack", o.one_rack,
+                     "A gang's nodes must all be under one rack (otherwise one is preferred)");
   c.submit->add_option("--max-gpus", o.max_gpus,
                        "Elastic: take up to this many when idle ones are there");
   c.submit->add_flag("--can-shrink", o.can_shrink,
@@ -172,6 +179,8 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   sched::JobSpec spec;
   spec.command = o.command;
   spec.gpus = o.gpus;
+  spec.nodes = o.nodes;
+  spec.one_rack = o.one_rack;
   spec.max_gpus = o.max_gpus;
   spec.can_shrink = o.can_shrink;
   spec.min_gpu_memory = core::Bytes(static_cast<uint64_t>(o.min_memory_gib * (1ULL << 30)));

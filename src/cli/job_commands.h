@@ -22,6 +22,8 @@ struct JobOptions {
   // submit
   std::vector<std::string> command;
   int gpus = 1;
+  int nodes = 1;            // a gang over this many nodes
+  bool one_rack = false;    // a gang: its nodes under one rack
   int max_gpus = 0;         // elastic: up to this many
   bool can_shrink = false;  // elastic: may restart on fewer
   double min_memory_gib = 0;

@@ -1,5 +1,7 @@
 #include "cluster/agent_protocol.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -51,6 +53,37 @@ json Rounded(const std::optional<double>& v) {
 }
 
 json AttemptToJson(const JobAttempt& a) { return json::array({a.job, a.attempt}); }
+
+// A host or rack name as a gang's members are told it (it lands in a
+// hostfile, one per line): a DNS name or an address, nothing else.
+std::string HostWord(const char* what, std::string name) {
+  const bool plain = !name.empty() && name.size() <= 255 &&
+                     std::all_of(name.begin(), name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                              c == '-' || c == '_' || c == ':';
+                     });
+  if (!plain) {
+    throw std::invalid_argument(std::string(what) +
+                                ": 1 to 255 letters, digits, '.', '-', '_' or ':'");
+  }
+  return name;
+}
+
+GangRole GangFromJson(const json& j) {
+  GangRole g;
+  g.rank = Whole<int>(j.at("rank"));
+  for (const json& h : j.at("hosts")) {
+    if (g.hosts.size() == kMaxGangHosts) throw std::invalid_argument("gang: too many hosts");
+    g.hosts.push_back(HostWord("gang host", h.get<std::string>()));
+  }
+  g.gpus_per_node = Whole<int>(j.at("gpus_per_node"));
+  g.port = Whole<int>(j.at("port"));
+  if (g.hosts.size() < 2 || g.rank < 0 || static_cast<size_t>(g.rank) >= g.hosts.size() ||
+      g.gpus_per_node < 1 || g.port < 1 || g.port > 65535) {
+    throw std::invalid_argument("gang: rank, hosts, gpus_per_node or port out of range");
+  }
+  return g;
+}
 JobAttempt AttemptFromJson(const json& j) {
   return {Whole<sched::JobId>(j.at(0)), Whole<int>(j.at(1))};
 }
@@ -262,6 +295,7 @@ json ReportToJson(const AgentReport& r) {
                      {"island", g.nvlink_island}});
     }
     j["inventory"] = std::move(inv);
+    if (!r.rack.empty()) j["rack"] = r.rack;
   }
   json gpus = json::array();
   for (const GpuStatus& g : r.gpus) gpus.push_back(GpuStatusToJson(g));
@@ -314,6 +348,7 @@ core::Result<AgentReport> ReportFromJson(const json& j) {
                        g.contains("island") ? Whole<int>(g.at("island")) : -1});
       }
       r.inventory = std::move(inv);
+      if (j.contains("rack")) r.rack = HostWord("rack", j["rack"].get<std::string>());
     }
     for (const json& g : j.at("gpus")) r.gpus.push_back(GpuStatusFromJson(g));
     for (const json& why : j.value("reasons", json::array())) {
@@ -352,6 +387,12 @@ json ReplyToJson(const AgentReply& r) {
                   {"spec", sched::JobSpecToJson(s.spec)},
                   {"gpus", std::move(gpus)}};
       if (s.array_id) one["array"] = json::array({*s.array_id, s.array_index});
+      if (s.gang) {
+        one["gang"] = {{"rank", s.gang->rank},
+                       {"hosts", s.gang->hosts},
+                       {"gpus_per_node", s.gang->gpus_per_node},
+                       {"port", s.gang->port}};
+      }
       start.push_back(std::move(one));
     }
     j["start"] = std::move(start);
@@ -406,6 +447,7 @@ core::Result<AgentReply> ReplyFromJson(const json& j) {
         one.array_id = Whole<sched::JobId>(s["array"].at(0));
         one.array_index = Whole<int64_t>(s["array"].at(1));
       }
+      if (s.contains("gang")) one.gang = GangFromJson(s["gang"]);
       r.start.push_back(std::move(one));
     }
     for (const json& p : j.value("preempt", json::array())) {

@@ -121,6 +121,9 @@ inline constexpr size_t kMaxLogChunkBytes = 64 * 1024;
 struct AgentReport {
   int protocol = kProtocolVersion;  // absent on the wire: 1
   std::optional<std::vector<InventoryGpu>> inventory;
+  // With the inventory: the rack (or leaf switch) the host declares, for
+  // gangs over several nodes; empty: none.
+  std::string rack;
   std::vector<GpuStatus> gpus;  // in inventory order
   // Verdict reasons, by inventory position, of GPUs whose state changed
   // since the last report (the coordinator keeps the rest).
@@ -135,6 +138,22 @@ struct AgentReport {
   bool operator==(const AgentReport&) const = default;
 };
 
+// A gang member's place among its peers: what its process is told to meet
+// them (MASTER_ADDR, RANK, ...; docs/gangs.md).
+struct GangRole {
+  int rank = 0;                    // this host's; rank 0 is the master
+  std::vector<std::string> hosts;  // every member's host, in rank order
+  int gpus_per_node = 0;
+  int port = 0;  // MASTER_PORT on rank 0's host
+
+  bool operator==(const GangRole&) const = default;
+};
+// The most hosts one gang may span, on the wire.
+inline constexpr size_t kMaxGangHosts = 4096;
+// A gang's MASTER_PORT: one of 2,000 ports below Linux's ephemeral range,
+// by job id, so every member computes the same without a round trip.
+inline int GangPort(sched::JobId job) { return 29500 + static_cast<int>(job % 2000); }
+
 // A job the host should start: what the executor needs.
 struct JobToStart {
   JobAttempt of;
@@ -147,6 +166,7 @@ struct JobToStart {
   // user database (one process: `gleaner up`). Never on the wire: uids are
   // per host, so a remote agent runs the job as `user`.
   std::optional<uint32_t> uid;
+  std::optional<GangRole> gang;  // one member of a gang over several nodes
 
   bool operator==(const JobToStart&) const = default;
 };

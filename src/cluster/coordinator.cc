@@ -25,6 +25,19 @@ std::vector<double> LatencyBounds() {
   return {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600.0, 86400};
 }
 
+// How one process's end moves its job, and why.
+std::pair<JobState, std::string> ExitOutcome(const std::string& agent, const store::JobRecord& job,
+                                             const JobEvent& e,
+                                             const std::string& preempt_reason) {
+  if (e.launch_failed) return {JobState::kFailed, "could not start on host " + agent + ": " + e.reason};
+  const ExitMove move = MoveForExit(
+      {e.exit_code, e.signal, e.status_unknown, e.vacated || job.state == JobState::kVacating,
+       e.reason.empty() ? preempt_reason : e.reason, e.vacated ? "" : e.reason},
+      "ended while gleaner's agent on host " + agent +
+          " was restarting; exit status unknown, requeued");
+  return {move.to, move.reason};
+}
+
 }  // namespace
 
 std::string_view HealthName(HostView::Health h) {
@@ -47,7 +60,8 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
       housekeeping_(options_.approval_timeout, options_.history_retention),
       scheduler_(options_.scheduler),
       queue_(store_, scheduler_, [this](const sched::Event& e, const Log& l) { Tell(e, l); }),
-      start_latency_(LatencyBounds()) {
+      start_latency_(LatencyBounds()),
+      leader_since_(clock_.Now()) {
   // Which host each known GPU is on: running jobs name only their GPUs.
   if (auto gpus = store_.Gpus(); gpus.ok()) {
     for (const store::GpuRecord& g : *gpus) host_of_gpu_[g.uuid] = g.host;
@@ -85,8 +99,9 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   host.silent = false;
   host.lost = false;
   if (report.inventory) {
-    GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, log));
+    GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, report.rack, log));
   }
+  host.running = {report.running.begin(), report.running.end()};
   // A pass that read no GPU (the driver failed) says nothing of them: as
   // for a silent host, they are lent to no one new until a pass reads them
   // again, and the jobs there keep them.
@@ -127,7 +142,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
     }
     acked = std::max(acked, e.seq);
   }
-  AgentReply reply = ReplyTo(host, report, ended);
+  AgentReply reply = ReplyTo(agent, host, report, ended);
   reply.acked = acked;
   // What runs there but ended in the store (cancelled by its owner, or past
   // its max_runtime) is killed now, with the reason. Only jobs that left
@@ -154,8 +169,9 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
 }
 
 core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
-                                         std::vector<InventoryGpu> gpus, const Log& log) {
-  if (gpus == host.gpus) return core::Status::Ok();
+                                         std::vector<InventoryGpu> gpus, const std::string& rack,
+                                         const Log& log) {
+  if (gpus == host.gpus && rack == host.rack) return core::Status::Ok();
   for (const InventoryGpu& g : gpus) {
     auto owner = host_of_gpu_.find(g.uuid);
     if (owner == host_of_gpu_.end() || owner->second == agent) continue;
@@ -170,10 +186,11 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
                                    "simulated GPUs need UUIDs of their own)");
     }
   }
-  if (host.in_scheduler) {  // a GPU came or went: the node is placed anew
-    Tell(sched::NodeLost{core::NodeId(agent), "its GPUs changed"}, log);
+  if (host.in_scheduler) {  // a GPU came or went, or its rack changed: the node is placed anew
+    Tell(sched::NodeLost{core::NodeId(agent), "its GPUs or rack changed"}, log);
     host.in_scheduler = false;
   }
+  host.rack = rack;
   std::vector<store::GpuRecord> records;
   const core::TimePoint now = clock_.Now();
   for (const InventoryGpu& g : gpus) {
@@ -181,7 +198,8 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
     records.push_back({g.uuid, agent, static_cast<uint32_t>(g.index), g.model, g.memory, now, now});
   }
   if (auto s = store_.SaveGpus(records); !s.ok()) log("gpus: " + s.message());
-  log("host " + agent + " has " + std::to_string(gpus.size()) + " GPU(s)");
+  log("host " + agent + " has " + std::to_string(gpus.size()) + " GPU(s)" +
+      (rack.empty() ? "" : " in rack " + rack));
   host.status.assign(gpus.size(), GpuStatus{});
   host.reasons.assign(gpus.size(), "");
   host.details.assign(gpus.size(), std::nullopt);
@@ -189,22 +207,71 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
   return core::Status::Ok();
 }
 
-AgentReply Coordinator::ReplyTo(const Host& host, const AgentReport& report,
+AgentReply Coordinator::ReplyTo(const std::string& name, const Host& host,
+                                const AgentReport& report,
                                 const std::set<JobAttempt>& ended) const {
   AgentReply reply;
   reply.lease = options_.requeue_after;
   const std::set<JobAttempt> running(report.running.begin(), report.running.end());
   for (const auto& [id, job] : host.jobs) {
     const JobAttempt of{id, job.attempts};
+    // A gang's member that ended here waits, not running, for the rest.
+    if (auto end = gang_ends_.find(id); end != gang_ends_.end() &&
+                                        end->second.attempt == job.attempts &&
+                                        end->second.ended.contains(name)) {
+      continue;
+    }
     reply.assigned.push_back(of);
     if (job.state == JobState::kRunning && !running.contains(of) && !ended.contains(of)) {
-      reply.start.push_back({of, job.user, job.spec, job.gpus, job.array_id, job.array_index,
-                             options_.agent_in_process ? std::optional(job.uid) : std::nullopt});
+      JobToStart start{of,
+                       job.user,
+                       job.spec,
+                       job.gpus,
+                       job.array_id,
+                       job.array_index,
+                       options_.agent_in_process ? std::optional(job.uid) : std::nullopt,
+                       std::nullopt};
+      if (job.spec.nodes > 1) {
+        const std::vector<std::string> hosts = HostsOf(job);
+        std::erase_if(start.gpus, [&](const core::GpuUuid& g) {
+          const auto at = host_of_gpu_.find(g);
+          return at == host_of_gpu_.end() || at->second != name;
+        });
+        const auto rank = std::find(hosts.begin(), hosts.end(), name) - hosts.begin();
+        start.gang = GangRole{static_cast<int>(rank), hosts, job.spec.gpus, GangPort(id)};
+      }
+      reply.start.push_back(std::move(start));
     }
     if (auto p = preempting_.find(id); p != preempting_.end())
       reply.preempt.push_back({of, p->second});
   }
   return reply;
+}
+
+std::vector<std::string> Coordinator::HostsOf(const store::JobRecord& job) const {
+  std::vector<std::string> names;
+  for (const core::GpuUuid& g : job.gpus) {
+    const auto at = host_of_gpu_.find(g);
+    if (at == host_of_gpu_.end()) return {};
+    if (std::find(names.begin(), names.end(), at->second) == names.end()) {
+      names.push_back(at->second);
+    }
+  }
+  return names;
+}
+
+bool Coordinator::OnHost(const std::string& name, const store::JobRecord& job) const {
+  return std::any_of(job.gpus.begin(), job.gpus.end(), [&](const core::GpuUuid& g) {
+    const auto at = host_of_gpu_.find(g);
+    return at != host_of_gpu_.end() && at->second == name;
+  });
+}
+
+bool Coordinator::MemberGone(const std::string& name, const store::JobRecord& job) const {
+  const auto host = hosts_.find(name);
+  return host != hosts_.end() && host->second.reported && job.started_at &&
+         *job.started_at < leader_since_ &&
+         !host->second.running.contains({job.id, job.attempts});
 }
 
 Coordinator::Host* Coordinator::HostOfGpu(const core::GpuUuid& gpu) {
@@ -227,9 +294,7 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
   if (job->attempts != e.of.attempt) return core::Status::Ok();
   // Cancelled while it ran (by its owner, or past its max_runtime): no
   // longer assigned, so killed; its end frees its GPUs for the scheduler.
-  const auto holder = job->gpus.empty() ? host_of_gpu_.end() : host_of_gpu_.find(job->gpus.front());
-  const bool on_this_host = holder != host_of_gpu_.end() && holder->second == agent;
-  if (e.kind == JobEvent::Kind::kExited && store::IsFinal(job->state) && on_this_host) {
+  if (e.kind == JobEvent::Kind::kExited && store::IsFinal(job->state) && OnHost(agent, *job)) {
     log(Job(job->id) + " ended (" + std::string(store::JobStateName(job->state)) + ")");
     host.jobs.erase(job->id);
     preempting_.erase(job->id);
@@ -239,7 +304,10 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
   }
   if (!host.jobs.contains(job->id)) return core::Status::Ok();
   switch (e.kind) {
-    case JobEvent::Kind::kStarted:
+    case JobEvent::Kind::kStarted: {
+      // A gang's process of record is rank 0's.
+      const auto first = job->gpus.empty() ? host_of_gpu_.end() : host_of_gpu_.find(job->gpus.front());
+      if (first != host_of_gpu_.end() && first->second != agent) return core::Status::Ok();
       // Sent again after a lost reply, it may find the job vacating: the
       // process is recorded only while the job runs.
       if (job->state == JobState::kRunning && e.pid && e.process_started_at) {
@@ -262,7 +330,13 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
         GLEANER_RETURN_IF_ERROR(store_.Annotate({{job->id, e.reason}}, JobState::kRunning));
       }
       return core::Status::Ok();
+    }
     case JobEvent::Kind::kVacating: {
+      // One member leaving takes the whole gang with it.
+      if (job->spec.nodes > 1 && !preempting_.contains(job->id)) {
+        preempting_[job->id] = "its member on host " + agent + " is leaving: " + e.reason;
+        NewOrdersForJob(job->id);
+      }
       if (job->state != JobState::kRunning) return core::Status::Ok();
       store::JobUpdate u;
       u.reason = e.reason;
@@ -286,22 +360,13 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
 core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
                                     const store::JobRecord& job, const JobEvent& e,
                                     const Log& log) {
+  if (job.spec.nodes > 1) return ApplyGangExit(agent, job, e, log);
   const std::string preempt_reason = preempting_.count(job.id) ? preempting_[job.id] : "";
   store::JobUpdate u;
   u.finished_at = e.at;
   u.exit_code = e.status_unknown ? std::nullopt : e.exit_code;
   JobState to = JobState::kFailed;
-  if (e.launch_failed) {
-    u.reason = "could not start on host " + agent + ": " + e.reason;
-  } else {
-    const ExitMove move = MoveForExit(
-        {e.exit_code, e.signal, e.status_unknown, e.vacated || job.state == JobState::kVacating,
-         e.reason.empty() ? preempt_reason : e.reason, e.vacated ? "" : e.reason},
-        "ended while gleaner's agent on host " + agent +
-            " was restarting; exit status unknown, requeued");
-    to = move.to;
-    u.reason = move.reason;
-  }
+  std::tie(to, u.reason) = ExitOutcome(agent, job, e, preempt_reason);
   auto resize = resizing_.extract(job.id);
   if (resize && to == JobState::kQueued) {
     u.event = "resized";
@@ -327,6 +392,53 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
     return core::Status::Ok();
   }
   ReportExit(job.id, to == JobState::kSucceeded, u.reason, log);
+  return core::Status::Ok();
+}
+
+core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::JobRecord& job,
+                                        const JobEvent& e, const Log& log) {
+  const std::vector<std::string> hosts = HostsOf(job);
+  const auto rank = std::find(hosts.begin(), hosts.end(), agent) - hosts.begin();
+  const std::string member = "rank " + std::to_string(rank) + " on host " + agent;
+  const auto preempting = preempting_.find(job.id);
+  const auto [to, reason] =
+      ExitOutcome(agent, job, e, preempting == preempting_.end() ? "" : preempting->second);
+  GangEnd& end = gang_ends_[job.id];
+  if (end.attempt != job.attempts) end = {job.attempts, {}, std::nullopt};
+  end.ended.insert(agent);
+  if (to != JobState::kSucceeded && !end.failure) end.failure = {to, member + ": " + reason};
+  const bool all = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
+    return end.ended.contains(h) || MemberGone(h, job);
+  });
+  if (!all) {
+    log(Job(job.id) + " " + member + " ended: " + reason);
+    // The rest cannot go on without it: they are stopped as for a
+    // preemption (checkpoint signal, grace, kill).
+    if (end.failure && !preempting_.contains(job.id)) {
+      preempting_[job.id] = end.failure->second;
+      NewOrdersForJob(job.id);
+    }
+    return core::Status::Ok();
+  }
+  store::JobUpdate u;
+  u.finished_at = e.at;
+  const JobState final_state = end.failure ? end.failure->first : JobState::kSucceeded;
+  u.reason = end.failure ? end.failure->second
+                         : "every member of the gang exited 0 (" +
+                               std::to_string(hosts.size()) + " nodes)";
+  if (final_state == JobState::kSucceeded) u.exit_code = 0;
+  auto moved = store_.Transition(job.id, job.state, final_state, u);
+  if (!moved.ok() && moved.status().code() != core::StatusCode::kFailedPrecondition) {
+    return moved.status();  // the last member's end is sent again
+  }
+  for (const std::string& h : hosts) hosts_[h].jobs.erase(job.id);
+  preempting_.erase(job.id);
+  gang_ends_.erase(job.id);
+  log(Job(job.id) + " (a gang of " + std::to_string(hosts.size()) + " nodes) " +
+      std::string(store::JobStateName(job.state)) + " -> " +
+      std::string(store::JobStateName(final_state)) + ": " +
+      (moved.ok() ? u.reason : moved.status().message()));
+  ReportExit(job.id, final_state == JobState::kSucceeded, u.reason, log);
   return core::Status::Ok();
 }
 
@@ -557,6 +669,7 @@ void Coordinator::RequeueStopped(const std::string& agent, Host& host, core::Dur
     log(Job(job.id) + (moved.ok() ? " requeued: " + u.reason : ": " + moved.status().message()));
     preempting_.erase(job.id);
     resizing_.erase(job.id);
+    gang_ends_.erase(job.id);
     requeued.emplace_back(job.id, u.reason);
     it = host.jobs.erase(it);
   }
@@ -582,8 +695,17 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
   }
   const core::TimePoint now = clock_.Now();
   for (const store::JobRecord& j : *active) {
-    Host* host = j.gpus.empty() ? nullptr : HostOfGpu(j.gpus.front());
-    if (host == nullptr) {
+    // Every host holding its GPUs: one, or each of a gang's.
+    std::vector<Host*> holders;
+    for (const core::GpuUuid& g : j.gpus) {
+      Host* h = HostOfGpu(g);
+      if (h == nullptr) {
+        holders.clear();
+        break;
+      }
+      if (std::find(holders.begin(), holders.end(), h) == holders.end()) holders.push_back(h);
+    }
+    if (holders.empty()) {
       if (unplaced_said_.insert(j.id).second) {
         log(Job(j.id) + " runs on GPUs no agent has reported; it waits for its host");
       }
@@ -598,7 +720,7 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
         continue;  // no longer assigned: its agent kills it
       }
     }
-    host->jobs[j.id] = j;
+    for (Host* h : holders) h->jobs[j.id] = j;
   }
   for (auto& [name, host] : hosts_) {
     for (const auto& [id, job] : host.jobs) host.left.erase(id);
@@ -638,7 +760,7 @@ void Coordinator::TellGpus(const Log& log) {
   for (auto& [name, host] : hosts_) {
     if (host.gpus.empty()) continue;
     if (!host.in_scheduler) {
-      sched::NodeSpec node{core::NodeId(name), {}};
+      sched::NodeSpec node{core::NodeId(name), {}, host.rack};
       for (size_t i = 0; i < host.gpus.size(); ++i) {
         const InventoryGpu& g = host.gpus[i];
         const bool lend = Lendable(host, i);
@@ -671,7 +793,16 @@ void Coordinator::TellGpus(const Log& log) {
 void Coordinator::AdoptRunning(const std::string& name, const Host& host, const Log& log) {
   for (const auto& [id, job] : host.jobs) {
     if (scheduler_.Phase(id) != sched::JobPhase::kUnknown || not_adopted_.contains(id)) continue;
-    sched::JobRunning running{sched::RequestFromSpec(id, job.spec, job.user), core::NodeId(name),
+    // A gang is adopted once the scheduler knows every node it runs on.
+    const std::vector<std::string> hosts = HostsOf(job);
+    if (std::any_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
+          const auto known = hosts_.find(h);
+          return known == hosts_.end() || !known->second.in_scheduler;
+        })) {
+      continue;
+    }
+    sched::JobRunning running{sched::RequestFromSpec(id, job.spec, job.user),
+                              core::NodeId(hosts.empty() ? name : hosts.front()),
                               job.gpus, job.submitted_at, job.started_at.value_or(clock_.Now())};
     auto actions = scheduler_.Handle(running, clock_.Now());
     if (!actions.ok()) {
@@ -756,25 +887,37 @@ bool Coordinator::Start(const sched::StartJob& start, const Log& log) {
     ShadowStart(start, log);
     return false;
   }
-  auto host = hosts_.find(start.node.str());
+  // One host, or each of a gang's in rank order.
+  std::vector<std::string> names;
+  for (const core::NodeId& n : start.gang) names.push_back(n.str());
+  if (names.empty()) names.push_back(start.node.str());
+  std::string where;
+  for (const std::string& n : names) where += (where.empty() ? "" : ", ") + n;
+  const std::string hosts_word = names.size() == 1 ? "host " : "hosts ";
   store::JobUpdate u;
   u.gpus = start.gpus;
   u.started_at = clock_.Now();
-  u.reason = "placed on idle GPU(s) of host " + start.node.str();
+  u.reason = "placed on idle GPU(s) of " + hosts_word + where;
   if (!start.why.empty()) u.reason += ": " + start.why;
+  std::optional<std::string> missing;
+  for (const std::string& n : names) {
+    if (!hosts_.contains(n)) missing = n;
+  }
   // The claim: a compare-and-set on the job and on its GPUs. A job that
   // left the queue meanwhile, or a GPU someone else holds, fails it.
-  auto claimed = host == hosts_.end()
-                     ? core::Result<store::JobRecord>(core::NotFound("no host " + start.node.str()))
-                     : store_.Transition(start.job, JobState::kQueued, JobState::kRunning, u);
+  auto claimed = missing ? core::Result<store::JobRecord>(core::NotFound("no host " + *missing))
+                         : store_.Transition(start.job, JobState::kQueued, JobState::kRunning, u);
   if (!claimed.ok()) {
     log(Job(start.job) + " not started: " + claimed.status().message());
     Tell(sched::JobFailed{start.job, claimed.status().message()}, log);
     return false;
   }
-  host->second.jobs[start.job] = *claimed;
-  NewOrders(host->first, host->second);
-  log(Job(start.job) + " assigned to host " + start.node.str());
+  for (const std::string& n : names) {
+    Host& host = hosts_[n];
+    host.jobs[start.job] = *claimed;
+    NewOrders(n, host);
+  }
+  log(Job(start.job) + " assigned to " + hosts_word + where);
   return true;
 }
 

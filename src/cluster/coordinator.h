@@ -125,7 +125,9 @@ class Coordinator {
     bool lost = false;
     bool blind = false;  // its last report read no GPU
     bool in_scheduler = false;
-    std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there
+    std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there (a gang: on each)
+    std::set<JobAttempt> running;                   // as its last report said
+    std::string rack;                               // as its agent declares it
     // Jobs that were in `jobs` and are no longer, while its agent still
     // reports running them: the only ones whose end is looked up.
     std::set<sched::JobId> left;
@@ -143,11 +145,23 @@ class Coordinator {
                          const JobEvent& e, const Log& log);
   // Refuses GPUs another live host reports.
   core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
-                              const Log& log);
+                              const std::string& rack, const Log& log);
   // What the host should run; `ended`: attempts the report says ended,
   // never started again even where their end could not be applied.
-  AgentReply ReplyTo(const Host& host, const AgentReport& report,
+  AgentReply ReplyTo(const std::string& name, const Host& host, const AgentReport& report,
                      const std::set<JobAttempt>& ended) const;
+  // The hosts holding the job's GPUs, in the order of its GPUs (a gang's
+  // rank order); empty when some GPU is on no known host.
+  std::vector<std::string> HostsOf(const store::JobRecord& job) const;
+  bool OnHost(const std::string& name, const store::JobRecord& job) const;
+  // One member of a gang ended: the gang ends once every member has, the
+  // first member's failure deciding how; meanwhile a failure stops the rest.
+  core::Status ApplyGangExit(const std::string& agent, const store::JobRecord& job,
+                             const JobEvent& e, const Log& log);
+  // Whether a gang's member on `name` is known to run no more without its
+  // exit having been seen: the job started before this coordinator led,
+  // and the host reports since without it.
+  bool MemberGone(const std::string& name, const store::JobRecord& job) const;
   void JudgeLiveness(const Log& log);
   // Requeues the jobs of a lost host that its agent has stopped by now.
   void RequeueStopped(const std::string& agent, Host& host, core::Duration quiet, const Log& log);
@@ -187,6 +201,15 @@ class Coordinator {
   std::map<sched::JobId, std::string> preempting_;     // the scheduler's victims, and why
   std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
   metrics::Histogram start_latency_;
+  core::TimePoint leader_since_;
+  // Gangs some of whose members have ended, this attempt: which hosts', and
+  // the first failure (the state it moves the job to, and why).
+  struct GangEnd {
+    int attempt = 0;
+    std::set<std::string> ended;
+    std::optional<std::pair<store::JobState, std::string>> failure;
+  };
+  std::map<sched::JobId, GangEnd> gang_ends_;
   std::set<sched::JobId> unplaced_said_;  // jobs on GPUs of no known host, logged once
   std::set<sched::JobId> not_adopted_;    // running jobs the scheduler refused to count
   // Each host's agent's long poll, by host name: an agent may wait before

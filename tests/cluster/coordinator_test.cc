@@ -282,6 +282,86 @@ TEST(CoordinatorTest, APartitionedHostStopsItsJobBeforeItIsRequeuedElsewhere) {
   EXPECT_TRUE(second.Runs(id));
 }
 
+// A gang of one GPU on each of hosts a and b: `script` runs on both.
+sched::JobId SubmitGang(Cluster& c, const std::string& script) {
+  sched::JobSpec spec;
+  spec.nodes = 2;
+  spec.command = {"sh", "-c", script};
+  spec.working_dir = "/tmp";
+  spec.grace = core::Seconds(5);
+  return c.store->Submit(Me(), static_cast<uint32_t>(geteuid()), spec, c.clock.Now())->id;
+}
+
+std::string LogOf(Cluster& c, const std::string& host, sched::JobId id) {
+  return testing::Slurp((c.dir.path() / host / "logs" / (std::to_string(id) + ".out")).string());
+}
+
+constexpr const char* kRendezvous =
+    "echo \"rank $RANK of $WORLD_SIZE local $LOCAL_RANK master $MASTER_ADDR:$MASTER_PORT gpus "
+    "$GPUS_PER_NODE\"; cat \"$GLEANER_HOSTFILE\"; trap 'exit 0' TERM; "
+    "while true; do sleep 0.02; done";
+
+TEST(CoordinatorTest, AGangRunsAcrossTwoAgentsWithItsRendezvousAndIsVacatedTogether) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  // bob comes back to b's GPU at 400 s, after the gang has started.
+  Host& b = c.AddHost("b", Scenario("GPU-bbbbbbbb-0000-4000-8000-000000000000", 400));
+  const sched::JobId id = SubmitGang(c, kRendezvous);
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id) && b.Runs(id); })) << c.log;
+  EXPECT_THAT(c.Job(id).reason, HasSubstr("placed on idle GPU(s) of hosts a, b"));
+  EXPECT_EQ(c.Job(id).gpus.size(), 2u);
+  ASSERT_TRUE(c.StepUntil([&] { return LogOf(c, "b", id).find("slots") != std::string::npos; },
+                          20));
+  const std::string port = std::to_string(GangPort(id));
+  EXPECT_THAT(LogOf(c, "a", id), HasSubstr("rank 0 of 2 local 0 master a:" + port + " gpus 1\n"
+                                           "a slots=1\nb slots=1\n"));
+  EXPECT_THAT(LogOf(c, "b", id), HasSubstr("rank 1 of 2 local 0 master a:" + port + " gpus 1\n"));
+  // The owner takes b back: b's agent vacates its member at once, and the
+  // coordinator stops a's; the gang is requeued as one and waits for two
+  // hosts with room.
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kQueued; }, 150)) << c.log;
+  EXPECT_FALSE(a.Runs(id));
+  EXPECT_FALSE(b.Runs(id));
+  EXPECT_THAT(c.log, HasSubstr("job 1 (a gang of 2 nodes) vacating -> queued: rank 1 on host b: "
+                               "vacated: GPU-bbbbbbbb"));
+  EXPECT_THAT(c.Job(id).reason, HasSubstr("needs 2 nodes with 1 GPU free each"));
+  EXPECT_EQ(c.Job(id).attempts, 1);
+}
+
+TEST(CoordinatorTest, AGangSucceedsWhenEveryMemberDoesAndFailsWithTheFirstThatFails) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  Host& b = c.AddHost("b", Scenario("GPU-bbbbbbbb-0000-4000-8000-000000000000"));
+  const sched::JobId ok = SubmitGang(c, "exit 0");
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(ok).state == JobState::kSucceeded; })) << c.log;
+  EXPECT_EQ(c.Job(ok).reason, "every member of the gang exited 0 (2 nodes)");
+  // Rank 1 fails; rank 0, which would run on, is stopped; the gang fails
+  // with rank 1's reason.
+  const sched::JobId bad = SubmitGang(
+      c, "[ \"$RANK\" = 1 ] && exit 3; trap 'exit 0' TERM; while true; do sleep 0.02; done");
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(bad).state == JobState::kFailed; }, 60)) << c.log;
+  EXPECT_THAT(c.Job(bad).reason, HasSubstr("rank 1 on host b: exit"));
+  EXPECT_THAT(c.Job(bad).reason, HasSubstr("3"));
+  EXPECT_FALSE(a.Runs(bad));
+  EXPECT_FALSE(b.Runs(bad));
+}
+
+TEST(CoordinatorTest, AHostLostWhileAGangStartsRequeuesTheWholeGangWithNothingLeftRunning) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  Host& b = c.AddHost("b", Scenario("GPU-bbbbbbbb-0000-4000-8000-000000000000"));
+  c.StepUntil([] { return false; }, 305);  // both idle
+  const sched::JobId id = SubmitGang(c, kRendezvous);
+  // b is cut off as the gang is assigned: only a's member starts.
+  b.reachable = false;
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id); }, 20)) << c.log;
+  EXPECT_FALSE(b.Runs(id));
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kQueued; }, 150)) << c.log;
+  ASSERT_TRUE(c.StepUntil([&] { return !a.Runs(id); }, 10)) << c.log;
+  EXPECT_FALSE(b.Runs(id));
+  EXPECT_THAT(c.log, HasSubstr("requeued: host b silent"));
+}
+
 TEST(CoordinatorTest, AHostSilentForLessThanTheLeaseKeepsItsJobs) {
   Cluster c;
   Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
