@@ -41,6 +41,7 @@ AgentReport FullReport() {
   GpuDetail unreadable;
   unreadable.verdict = held.verdict;
   r.details = {{1, held}, {0, unreadable}};
+  r.rack = "rack-7.row-b";
   r.running = {{7, 2}};
   JobEvent started;
   started.seq = 4;
@@ -114,7 +115,13 @@ TEST(AgentProtocolTest, RepliesSurviveTheirJson) {
   s.gpus = {core::GpuUuid("GPU-2")};
   s.array_id = 8;
   s.array_index = 1;
-  r.start = {s};
+  JobToStart member = s;
+  member.of = {10, 1};
+  member.array_id.reset();
+  member.array_index = 0;
+  member.spec.nodes = 2;
+  member.gang = GangRole{1, {"gpu-01", "gpu-02.example.org"}, 1, GangPort(10)};
+  r.start = {s, member};
   r.preempt = {{{7, 2}, "room for a critical job"}};
   r.cancel = {{{8, 1}, "cancelled by alice"}};
   r.lease = core::Seconds(300);
@@ -124,6 +131,36 @@ TEST(AgentProtocolTest, RepliesSurviveTheirJson) {
   auto back = ReplyFromJson(nlohmann::json::parse(ReplyToJson(r).dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, r);
+}
+
+// A gang's hosts land in a hostfile and its rank in the environment: a
+// reply that would put a line break, a shell word or a rank out of range
+// there is refused whole.
+TEST(AgentProtocolTest, AGangRoleThatIsNotPlainIsRefused) {
+  const auto reply_with = [](const std::string& gang) {
+    return ReplyFromJson(nlohmann::json::parse(
+        R"({"acked": 0, "lease_s": 60, "assigned": [[1, 1]], "start": [{"job": [1, 1],
+            "user": "alice", "spec": {"command": ["true"], "nodes": 2}, "gpus": ["GPU-1"],
+            "gang": )" +
+        gang + "}]}"));
+  };
+  EXPECT_TRUE(
+      reply_with(R"({"rank": 1, "hosts": ["a", "b"], "gpus_per_node": 8, "port": 29501})").ok());
+  for (const char* bad : {
+           R"({"rank": 1, "hosts": ["a", "b\nc slots=99"], "gpus_per_node": 8, "port": 1})",
+           R"j({"rank": 1, "hosts": ["a", "$(reboot)"], "gpus_per_node": 8, "port": 1})j",
+           R"({"rank": 2, "hosts": ["a", "b"], "gpus_per_node": 8, "port": 1})",
+           R"({"rank": 0, "hosts": ["a"], "gpus_per_node": 8, "port": 1})",
+           R"({"rank": 0, "hosts": ["a", "b"], "gpus_per_node": 8, "port": 70000})",
+       }) {
+    auto r = reply_with(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("gang")) << bad;
+  }
+  auto rack = ReportFromJson(nlohmann::json::parse(
+      R"({"gpus": [], "running": [], "inventory": [], "rack": "r1 slots=8"})"));
+  ASSERT_FALSE(rack.ok());
+  EXPECT_THAT(rack.status().message(), HasSubstr("rack"));
 }
 
 TEST(AgentProtocolTest, AMalformedReportSaysWhatIsWrong) {
