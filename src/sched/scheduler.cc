@@ -576,12 +576,15 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
     JobId kept_for = 0;
     if (cluster_.free_milli() > 0) {
       const GpuFilter keep_off = [&](GpuIndex g) {
-        return cluster_.gpu(g).node != shadow_.node || req.gpus <= shadow_.spare;
+        const int* spare = shadow_.SpareOn(cluster_.gpu(g).node);
+        return spare == nullptr || req.gpus <= *spare;
       };
       const bool bound = backfill == Backfill::kMustSpare;
       if (auto p = Place(req, allowed, &reserved_by, bound ? &keep_off : nullptr)) {
         if (bound) {
-          for (GpuIndex g : p->gpus) shadow_.spare -= cluster_.gpu(g).node == shadow_.node ? 1 : 0;
+          for (GpuIndex g : p->gpus) {
+            if (int* spare = shadow_.SpareOn(cluster_.gpu(g).node)) --*spare;
+          }
         }
         Start(job, *p, out);
         return true;
@@ -751,9 +754,9 @@ std::optional<core::TimePoint> Scheduler::ExpectedEnd(const Job& job) const {
 }
 
 void Scheduler::MaybePlanShadow(Job& job) {
-  if (!config_.backfill || job.phase != JobPhase::kPending ||
+  if ((!config_.backfill && !job.req.spans_nodes()) || job.phase != JobPhase::kPending ||
       job.wait.kind != WaitReason::Kind::kNoFit || job.wait.kept_for != 0 ||
-      job.awaiting_victims > 0 || job.req.fractional() || job.req.spans_nodes()) {
+      job.awaiting_victims > 0 || job.req.fractional()) {
     return;
   }
   // A newcomer that sorts before the job holding the shadow takes it over.
@@ -765,43 +768,64 @@ void Scheduler::MaybePlanShadow(Job& job) {
   PlanShadow(job);
 }
 
+std::optional<Scheduler::NodeFree> Scheduler::WhenFree(NodeIndex n, ClassId c, int need) const {
+  int have = cluster_.FreeWhole(n, c);
+  if (have >= need) return NodeFree{now_, have - need};
+  // Running jobs by expected end, unknown ends last.
+  std::vector<std::pair<std::optional<core::TimePoint>, JobId>> ends;
+  for (JobId id : on_node_[n]) ends.emplace_back(ExpectedEnd(jobs_.at(id)), id);
+  std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) {
+    if (a.first.has_value() != b.first.has_value()) return a.first.has_value();
+    return a.first == b.first ? a.second < b.second : *a.first < *b.first;
+  });
+  // A shared GPU is free only when its last job leaves.
+  std::map<GpuIndex, int> free_milli;
+  for (const auto& [end, id] : ends) {
+    const Job& j = jobs_.at(id);
+    for (GpuIndex g : j.gpus) {
+      const GpuState& gpu = cluster_.gpu(g);
+      if (gpu.node != n || gpu.gpu_class != c || !gpu.spec.lendable) continue;
+      auto [it, added] = free_milli.try_emplace(g, gpu.free_milli);
+      it->second += j.req.gpu_milli;
+      if (it->second == kMilliPerGpu) ++have;
+    }
+    if (have >= need) return NodeFree{end, have - need};
+  }
+  return std::nullopt;
+}
+
 void Scheduler::PlanShadow(Job& blocked) {
   const int need = blocked.req.gpus;
-  std::optional<Shadow> best;
-  const auto sooner = [](const Shadow& a, const Shadow& b) {
-    if (a.at.has_value() != b.at.has_value()) return a.at.has_value();
-    return a.at == b.at ? a.node < b.node : *a.at < *b.at;
+  const auto needed = static_cast<size_t>(blocked.req.nodes);
+  // Sooner first: known times before unknown, then earlier; ties to the
+  // lower node.
+  const auto sooner = [](const std::pair<NodeFree, NodeIndex>& a,
+                         const std::pair<NodeFree, NodeIndex>& b) {
+    if (a.first.at.has_value() != b.first.at.has_value()) return a.first.at.has_value();
+    return a.first.at == b.first.at ? a.second < b.second : *a.first.at < *b.first.at;
   };
-  for (NodeIndex n = 0; n < cluster_.node_count(); ++n) {
-    if (!cluster_.node(n).alive || on_node_[n].empty()) continue;
-    // Running jobs by expected end, unknown ends last.
-    std::vector<std::pair<std::optional<core::TimePoint>, JobId>> ends;
-    for (JobId id : on_node_[n]) ends.emplace_back(ExpectedEnd(jobs_.at(id)), id);
-    std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) {
-      if (a.first.has_value() != b.first.has_value()) return a.first.has_value();
-      return a.first == b.first ? a.second < b.second : *a.first < *b.first;
-    });
-    for (ClassId c : Allowed(blocked)) {
-      int have = cluster_.FreeWhole(n, c);
-      if (have >= need) continue;  // it fits here now: something else keeps it off
-      // A shared GPU is free only when its last job leaves.
-      std::map<GpuIndex, int> free_milli;
-      std::optional<Shadow> here;
-      for (const auto& [end, id] : ends) {
-        const Job& j = jobs_.at(id);
-        for (GpuIndex g : j.gpus) {
-          const GpuState& gpu = cluster_.gpu(g);
-          if (gpu.node != n || gpu.gpu_class != c || !gpu.spec.lendable) continue;
-          auto [it, added] = free_milli.try_emplace(g, gpu.free_milli);
-          it->second += j.req.gpu_milli;
-          if (it->second == kMilliPerGpu) ++have;
-        }
-        if (have >= need) {
-          here = Shadow{blocked.req.id, blocked.key, n, end, have - need};
-          break;
-        }
-      }
-      if (here && (!best || sooner(*here, *best))) best = here;
+  std::optional<Shadow> best;
+  for (ClassId c : Allowed(blocked)) {
+    std::vector<std::pair<NodeFree, NodeIndex>> nodes;
+    for (NodeIndex n = 0; n < cluster_.node_count(); ++n) {
+      if (!cluster_.node(n).alive) continue;
+      // One node: a job that fits one now is kept off by something else.
+      if (needed == 1 && (on_node_[n].empty() || cluster_.FreeWhole(n, c) >= need)) continue;
+      if (auto when = WhenFree(n, c, need)) nodes.emplace_back(*when, n);
+    }
+    if (nodes.size() < needed) continue;
+    std::partial_sort(nodes.begin(), nodes.begin() + static_cast<long>(needed), nodes.end(),
+                      sooner);
+    Shadow here{blocked.req.id, blocked.key, nodes[needed - 1].first.at, {}};
+    for (size_t i = 0; i < needed; ++i) here.nodes.emplace_back(nodes[i].second, nodes[i].first.spare);
+    const auto later = [](const std::optional<core::TimePoint>& a,
+                          const std::optional<core::TimePoint>& b) {
+      if (a.has_value() != b.has_value()) return !a.has_value();
+      return a.has_value() && *a > *b;
+    };
+    if (!best || later(best->at, here.at) ||
+        (best->at == here.at && here.nodes.front().first < best->nodes.front().first)) {
+      best = std::move(here);
     }
   }
   if (best) shadow_ = *best;

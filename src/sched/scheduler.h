@@ -144,10 +144,25 @@ class Scheduler {
   struct Shadow {
     JobId job = 0;  // 0: none
     OrderKey key;   // only jobs behind it are held back
-    NodeIndex node = 0;
     std::optional<core::TimePoint> at;  // unset: not known (a runtime is missing)
-    int spare = 0;                      // GPUs of `node` a job running past `at` may still take
+    // The nodes it should fit on (a gang's several), each with the GPUs a
+    // job running past `at` may still take there.
+    std::vector<std::pair<NodeIndex, int>> nodes;
+    // The spare GPUs of node `n`, or null when the shadow does not bind it.
+    int* SpareOn(NodeIndex n) {
+      for (auto& [node, spare] : nodes) {
+        if (node == n) return &spare;
+      }
+      return nullptr;
+    }
   };
+  // When `need` GPUs of class `c` are free on node `n` (now, if they are),
+  // and how many beyond them; nullopt if never, whatever ends.
+  struct NodeFree {
+    std::optional<core::TimePoint> at;
+    int spare = 0;
+  };
+  std::optional<NodeFree> WhenFree(NodeIndex n, ClassId c, int need) const;
   // How the shadow binds a job: not at all, not on the shadow node's GPUs
   // that the blocked job needs (it runs past `at`), or only by ending first.
   enum class Backfill { kFree, kEndsBefore, kMustSpare };
@@ -190,7 +205,7 @@ class Scheduler {
                                         int* reserved_by, const GpuFilter* keep_off) const;
   Backfill BackfillOf(const Job& job) const;
   // Works out the shadow for `blocked` (the first job of the pass that
-  // could not start): the node where it fits soonest.
+  // could not start): the node where it fits soonest, or a gang's nodes.
   void PlanShadow(Job& blocked);
   // Plans the shadow for `job` if it just failed to start and is the first
   // such job in queue order.

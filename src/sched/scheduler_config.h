@@ -45,7 +45,9 @@ struct SchedulerConfig {
   // job would fit, and keeps those GPUs for it: a job behind it may take
   // them only if its own expected runtime ends by then, or if enough are
   // left for the blocked job. Jobs without an expected runtime never take
-  // them. Off: the greedy pass lets any later job take any free GPU.
+  // them. Off: the greedy pass lets any later job take any free GPU, except
+  // that a gang over several nodes, whose nodes would seldom drain together
+  // by chance, is always kept its nodes so.
   bool backfill = false;
   // Cost-aware choice between GPU models: where a job may use several
   // models, it goes to the one whose useful GPU-hour (price over speed) is

@@ -79,6 +79,28 @@ TEST(GangTest, AllOrNothingAGangWaitsUntilEveryMemberHasRoom) {
               ElementsAre("start job 2 on a gpus 0,1 + b gpus 0,1"));
 }
 
+// Without runtimes to plan with, the first gang that cannot start keeps
+// the nodes it will start on: GPUs freed there wait for it rather than go
+// to a smaller job behind it, so a gang is never starved by a stream of
+// small jobs.
+TEST(GangTest, TheGangAtTheHeadOfTheQueueKeepsTheGpusItWaitsFor) {
+  Scheduler s;
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("a", 2)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("b", 2)}, At(0)).ok());
+  for (JobId id = 1; id <= 4; ++id) ASSERT_TRUE(s.Handle(JobSubmitted{MakeJob(id, 1)}, At(0)).ok());
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Gang(5, 2, 2)}, At(1))), ElementsAre());
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{MakeJob(6, 1)}, At(2))), ElementsAre());
+  for (JobId id = 1; id <= 3; ++id) {
+    EXPECT_THAT(Lines(s.Handle(JobFinished{id}, At(10 + static_cast<int>(id)))), ElementsAre());
+  }
+  auto why = s.PendingReason(6);
+  ASSERT_TRUE(why.ok());
+  EXPECT_THAT(*why, HasSubstr("kept for job 5"));
+  EXPECT_THAT(Lines(s.Handle(JobFinished{4}, At(20))),
+              ElementsAre("start job 5 on a gpus 0,1 + b gpus 0,1"));
+  EXPECT_EQ(s.Phase(6), JobPhase::kPending);
+}
+
 TEST(GangTest, AGangLargerThanTheClusterOrAnyRackIsRefusedWithTheReason) {
   Scheduler s = FiveNodes();
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Gang(1, 6, 4)}, At(1))),
