@@ -172,7 +172,7 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   id.cost_aware = config.cost_aware;
   id.seed = o.seed;
   id.skipped_rows = trace->skipped_rows;
-  id.placed_beside = result->placed_beside;
+  id.gangs_started = result->gangs_started;
   id.left_out = trace->left_out;
   const std::string metrics_json = sim::ReplayMetricsJson(id, metrics).dump(2) + "\n";
   const std::string report = sim::RenderReplayReport(trace->jobs, *result, id, metrics);

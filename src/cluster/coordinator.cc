@@ -64,7 +64,10 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
       leader_since_(clock_.Now()) {
   // Which host each known GPU is on: running jobs name only their GPUs.
   if (auto gpus = store_.Gpus(); gpus.ok()) {
-    for (const store::GpuRecord& g : *gpus) host_of_gpu_[g.uuid] = g.host;
+    for (const store::GpuRecord& g : *gpus) {
+      host_of_gpu_[g.uuid] = g.host;
+      awaited_.insert(g.host);
+    }
   } else {
     log("gpus: " + gpus.status().message());
   }
@@ -462,11 +465,28 @@ void Coordinator::Tick(const Log& log) {
   std::vector<store::JobRecord> active;
   if (ReadActive(&active, log)) {
     TellGpus(log);
-    if (options_.shadow) shadow_.BeginPass(clock_.Now(), log);
-    queue_.Pass(
-        active, decided_, [&](const sched::Action& a) { Carry(a, log); }, log);
+    if (Settled(log)) {
+      if (options_.shadow) shadow_.BeginPass(clock_.Now(), log);
+      queue_.Pass(
+          active, decided_, [&](const sched::Action& a) { Carry(a, log); }, log);
+    }
   }
   RunWakes(lock);
+}
+
+bool Coordinator::Settled(const Log& log) {
+  if (awaited_.empty()) return true;
+  std::erase_if(awaited_, [&](const std::string& name) {
+    const auto host = hosts_.find(name);
+    return host != hosts_.end() && host->second.reported;
+  });
+  if (awaited_.empty()) return true;
+  if (clock_.Now() - leader_since_ <= options_.silent_after) return false;
+  std::string names;
+  for (const std::string& n : awaited_) names += (names.empty() ? "" : ", ") + n;
+  log("placing jobs without host(s) " + names + ", silent since this coordinator began to lead");
+  awaited_.clear();
+  return true;
 }
 
 void Coordinator::WaitForOrders(const std::string& agent, uint64_t seen,

@@ -202,6 +202,12 @@ class Coordinator {
   std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
   metrics::Histogram start_latency_;
   core::TimePoint leader_since_;
+  // Hosts the store knows that have not reported since leadership began:
+  // until they have, or `silent_after` has passed, no job is placed, so a
+  // job sized for the whole cluster (a gang) is not refused while part of
+  // the cluster has yet to report.
+  std::set<std::string> awaited_;
+  bool Settled(const Log& log);
   // Gangs some of whose members have ended, this attempt: which hosts', and
   // the first failure (the state it moves the job to, and why).
   struct GangEnd {

@@ -465,7 +465,13 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
     job.key = queue_.KeyOf(job.queue_group, job.req, job.submitted_at, job.key);
     Consider(job, &budget, out);
   }
-  shadow_ = {};
+  // A gang keeps what it holds from pass to pass (a short pass after an
+  // event may not reach it); any other shadow is planned afresh.
+  if (const auto holder = jobs_.find(shadow_.job);
+      holder == jobs_.end() || holder->second.phase != JobPhase::kPending ||
+      !holder->second.req.spans_nodes()) {
+    shadow_ = {};
+  }
   // Borrowers on reserved GPUs can be reclaimed whatever the class; the
   // pass never makes more of them, so this holds for the whole pass.
   const bool by_reservation = reservations_.any_active() && Lent("");
@@ -497,6 +503,8 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
       misses = 0;
       continue;
     }
+    // Before the pass may stop: a newcomer after it meets the shadow.
+    MaybePlanShadow(job);
     if (by_shape && ShapeMissesForThisPass(job.shape_id)) {
       const auto shape = static_cast<size_t>(job.shape_id);
       if (shape_counted_.size() <= shape) shape_counted_.resize(shape + 1, 0);
@@ -508,7 +516,6 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
         }
       }
     }
-    MaybePlanShadow(job);
     if (!full && ++misses >= config_.event_pass_depth) {
       early_stop_pass_ = pass_;
       break;
@@ -760,8 +767,12 @@ void Scheduler::MaybePlanShadow(Job& job) {
     return;
   }
   // A newcomer that sorts before the job holding the shadow takes it over.
-  if (BackfillOf(job) != Backfill::kFree || shadow_.job == job.req.id) return;
-  if (shadow_.job != 0 && !(job.key < shadow_.key)) {
+  // A gang holding the shadow gathers the nodes that drained since.
+  if (BackfillOf(job) != Backfill::kFree ||
+      (shadow_.job == job.req.id && !job.req.spans_nodes())) {
+    return;
+  }
+  if (shadow_.job != 0 && shadow_.job != job.req.id && !(job.key < shadow_.key)) {
     const auto holder = jobs_.find(shadow_.job);
     if (holder != jobs_.end() && holder->second.phase == JobPhase::kPending) return;
   }
@@ -817,7 +828,14 @@ void Scheduler::PlanShadow(Job& blocked) {
     std::partial_sort(nodes.begin(), nodes.begin() + static_cast<long>(needed), nodes.end(),
                       sooner);
     Shadow here{blocked.req.id, blocked.key, nodes[needed - 1].first.at, {}};
-    for (size_t i = 0; i < needed; ++i) here.nodes.emplace_back(nodes[i].second, nodes[i].first.spare);
+    for (size_t i = 0; i < needed; ++i) {
+      // A gang keeps the nodes that hold a member now and gathers the rest
+      // as they drain: binding busy nodes too would hold back every job
+      // behind it for their unknown runtimes (measured: docs/benchmarks.md,
+      // "Gangs in the replay").
+      if (needed > 1 && nodes[i].first.at != now_) continue;
+      here.nodes.emplace_back(nodes[i].second, nodes[i].first.spare);
+    }
     const auto later = [](const std::optional<core::TimePoint>& a,
                           const std::optional<core::TimePoint>& b) {
       if (a.has_value() != b.has_value()) return !a.has_value();

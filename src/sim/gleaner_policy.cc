@@ -42,8 +42,6 @@ GleanerPolicy::GleanerPolicy(const std::vector<TraceJob>& jobs, const ReplayPoli
       gpus_per_node_(o.gpus_per_node),
       tick_s_(o.gleaner_tick_s),
       scheduler_(ConfigOf(o)),
-      claimed_(static_cast<size_t>(o.models.empty() ? o.nodes : std::ssize(o.models)), false),
-      gang_nodes_(jobs.size()),
       model_price_(o.model_price),
       prices_(jobs.size()) {
   if (o.models.empty()) {
@@ -64,6 +62,7 @@ core::Status GleanerPolicy::Handle(const sched::Event& event, int64_t now_s) {
     if (const auto* start = std::get_if<sched::StartJob>(&a)) {
       const int job = static_cast<int>(start->job - 1);
       starts_.push_back(job);
+      if (!start->gang.empty()) ++gangs_started_;
       if (model_price_) {
         const sched::ClusterState& cluster = scheduler_.cluster();
         const sched::GpuSpec& gpu = cluster.gpu(*cluster.FindGpu(start->gpus.front())).spec;
@@ -80,60 +79,23 @@ core::Status GleanerPolicy::Handle(const sched::Event& event, int64_t now_s) {
   return core::Status::Ok();
 }
 
-core::Status GleanerPolicy::SetNodeLendable(int node, bool lendable, int64_t now_s) {
-  claimed_[static_cast<size_t>(node)] = !lendable;
-  for (int i = 0; i < gpus_per_node_; ++i) {
-    GLEANER_RETURN_IF_ERROR(Handle(
-        sched::GpuVerdictChanged{
-            sched::SyntheticGpuUuid(node, i), lendable, "held for a multi-node job", {}},
-        now_s));
-  }
-  return core::Status::Ok();
-}
-
 core::Status GleanerPolicy::Submitted(int job, int64_t now_s) {
   GLEANER_RETURN_IF_ERROR(setup_);
-  if (IsGang(job)) {
-    gangs_waiting_.push_back(job);
-    return core::Status::Ok();
-  }
   sched::JobRequest req;
   req.id = IdOf(job);
   req.gpus = jobs_[static_cast<size_t>(job)].gpus;
+  if (req.gpus > gpus_per_node_) {
+    // A gang over as few nodes as hold it, its GPUs spread evenly.
+    req.nodes = (req.gpus + gpus_per_node_ - 1) / gpus_per_node_;
+    req.gpus = (req.gpus + req.nodes - 1) / req.nodes;
+  }
   req.priority = jobs_[static_cast<size_t>(job)].priority * kPriorityStep;
   req.gpu_models = jobs_[static_cast<size_t>(job)].gpu_models;
   return Handle(sched::JobSubmitted{std::move(req)}, now_s);
 }
 
 core::Status GleanerPolicy::Finished(int job, int64_t now_s) {
-  if (!IsGang(job)) return Handle(sched::JobFinished{IdOf(job)}, now_s);
-  std::vector<int> nodes = std::move(gang_nodes_[static_cast<size_t>(job)]);
-  for (int node : nodes) GLEANER_RETURN_IF_ERROR(SetNodeLendable(node, true, now_s));
-  return core::Status::Ok();
-}
-
-core::Status GleanerPolicy::StartGangs(int64_t now_s) {
-  while (!gangs_waiting_.empty()) {
-    const int head = gangs_waiting_.front();
-    const size_t need = static_cast<size_t>(
-        (jobs_[static_cast<size_t>(head)].gpus + gpus_per_node_ - 1) / gpus_per_node_);
-    while (claimed_nodes_.size() < need) {
-      // Claimed nodes are not lendable, so they are never in this set.
-      const std::set<sched::NodeIndex>& whole =
-          scheduler_.cluster().NodesWithFree(0, gpus_per_node_);
-      if (whole.empty()) break;
-      const int node = static_cast<int>(*whole.begin());
-      GLEANER_RETURN_IF_ERROR(SetNodeLendable(node, false, now_s));
-      claimed_nodes_.push_back(node);
-    }
-    if (claimed_nodes_.size() < need) return core::Status::Ok();
-    gang_nodes_[static_cast<size_t>(head)] = std::move(claimed_nodes_);
-    claimed_nodes_.clear();
-    gangs_waiting_.pop_front();
-    starts_.push_back(head);
-    ++gangs_placed_;
-  }
-  return core::Status::Ok();
+  return Handle(sched::JobFinished{IdOf(job)}, now_s);
 }
 
 core::Status GleanerPolicy::Dispatch(int64_t now_s, std::vector<int>* started) {
@@ -142,7 +104,6 @@ core::Status GleanerPolicy::Dispatch(int64_t now_s, std::vector<int>* started) {
     GLEANER_RETURN_IF_ERROR(Handle(sched::Tick{}, now_s));
     last_tick_s_ = now_s;
   }
-  GLEANER_RETURN_IF_ERROR(StartGangs(now_s));
   started->insert(started->end(), starts_.begin(), starts_.end());
   starts_.clear();
   return core::Status::Ok();

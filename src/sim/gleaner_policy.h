@@ -1,6 +1,5 @@
 #pragma once
 
-#include <deque>
 #include <vector>
 
 #include "sched/scheduler.h"
@@ -19,13 +18,10 @@ namespace gleaner::sim {
 // preempts. A trace priority beyond +-3 would leave -1000..1000 and be
 // rejected, which stops the replay with an error.
 //
-// The Scheduler places jobs on one node only. A job larger than a node is
-// placed beside it by the fifo rule for gangs: such jobs wait in arrival
-// order; while one waits, every node the Scheduler leaves wholly free is
-// taken from it (its GPUs reported not lendable, as an owner returning
-// would be) and held until the job has enough whole nodes to start; when it
-// ends, its GPUs are reported lendable again. Small jobs are never held back
-// for a gang, but the gang's claimed nodes are lost to them meanwhile.
+// A job larger than a node is a gang over as few nodes as hold it, its GPUs
+// spread evenly (24 GPUs on 8-GPU nodes: 3 x 8; 12: 2 x 6), placed by the
+// Scheduler all or nothing; the first that cannot start is kept the nodes
+// it will fit on as they drain.
 class GleanerPolicy : public ReplayPolicy {
  public:
   // `options.models`, when given, are the nodes instead of alike ones of
@@ -36,17 +32,14 @@ class GleanerPolicy : public ReplayPolicy {
   core::Status Submitted(int job, int64_t now_s) override;
   core::Status Dispatch(int64_t now_s, std::vector<int>* started) override;
   std::optional<int64_t> NextWakeup(int64_t now_s) const override;
-  size_t queued() const override { return scheduler_.pending_count() + gangs_waiting_.size(); }
-  int64_t placed_beside() const override { return gangs_placed_; }
+  size_t queued() const override { return scheduler_.pending_count(); }
+  int64_t gangs_started() const override { return gangs_started_; }
   std::optional<sched::ModelPrice> PriceOf(int job) const override {
     return prices_[static_cast<size_t>(job)];
   }
 
  private:
   core::Status Handle(const sched::Event& event, int64_t now_s);
-  core::Status SetNodeLendable(int node, bool lendable, int64_t now_s);
-  core::Status StartGangs(int64_t now_s);
-  bool IsGang(int job) const { return jobs_[static_cast<size_t>(job)].gpus > gpus_per_node_; }
 
   const std::vector<TraceJob>& jobs_;
   int gpus_per_node_;
@@ -56,11 +49,7 @@ class GleanerPolicy : public ReplayPolicy {
   std::vector<int> starts_;  // jobs started since the last Dispatch
   int64_t last_tick_s_ = 0;
 
-  std::deque<int> gangs_waiting_;             // in arrival order
-  std::vector<bool> claimed_;                 // per node: held out of the Scheduler
-  std::vector<int> claimed_nodes_;            // for the head gang, in claim order
-  std::vector<std::vector<int>> gang_nodes_;  // per job, while a gang runs
-  int64_t gangs_placed_ = 0;
+  int64_t gangs_started_ = 0;
   sched::ModelPriceFn model_price_;
   std::vector<std::optional<sched::ModelPrice>> prices_;  // per job, once started
 };

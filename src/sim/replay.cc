@@ -184,7 +184,7 @@ core::Result<ReplayResult> RunReplay(const std::vector<TraceJob>& jobs, const Re
     // second that starts nothing means nothing ever will.
     wakeup = idle_instants > 2 ? std::nullopt : policy.NextWakeup(now);
   }
-  r.placed_beside = policy.placed_beside();
+  r.gangs_started = policy.gangs_started();
   return r;
 }
 

@@ -69,7 +69,7 @@ struct ReplayResult {
   std::vector<JobOutcome> outcomes;  // per trace job, same index
   std::vector<ReplaySample> timeline;
   int64_t instants = 0;            // distinct times the loop stopped at
-  int64_t placed_beside = 0;       // see ReplayPolicy::placed_beside
+  int64_t gangs_started = 0;       // see ReplayPolicy::gangs_started
   std::optional<ReplayCost> cost;  // with config.model_price
 };
 

@@ -80,7 +80,7 @@ nlohmann::ordered_json ReplayMetricsJson(const ReplayIdentity& id, const ReplayM
   j["gpu_seconds"] = m.gpu_seconds;
   j["peak_busy_gpus"] = m.peak_busy_gpus;
   j["peak_queued_jobs"] = m.peak_queued_jobs;
-  j["multi_node_jobs_placed_beside"] = id.placed_beside;
+  j["multi_node_gangs_started"] = id.gangs_started;
   if (id.left_out_without_a_node) j["left_out_without_a_node"] = *id.left_out_without_a_node;
   if (m.cost) {
     j["cost_aware"] = id.cost_aware;

@@ -57,7 +57,7 @@ struct ReplayIdentity {
   int gpus_per_node = 8;
   uint64_t seed = 0;
   int64_t skipped_rows = 0;
-  int64_t placed_beside = 0;
+  int64_t gangs_started = 0;
   std::optional<ReplayLeftOut> left_out = std::nullopt;  // openb only
   // Several models: jobs that no node of a priced model could run.
   std::optional<int64_t> left_out_without_a_node = std::nullopt;
@@ -68,7 +68,7 @@ struct ReplayIdentity {
 // "skipped_rows", ["left_out_without_gpus", "left_out_never_scheduled": only
 // with id.left_out], "makespan_s", "mean_jct_s", "median_jct_s", "p99_jct_s",
 // "mean_queue_s", "median_queue_s", "p99_queue_s", "utilization", "gpu_seconds", "peak_busy_gpus",
-// "peak_queued_jobs", "multi_node_jobs_placed_beside", ["left_out_without_a_node",
+// "peak_queued_jobs", "multi_node_gangs_started", ["left_out_without_a_node",
 // "cost_aware", "cost": {"currency", "gpu_hour_cost", "work_a100_hours",
 // "cost_per_a100_hour", "gpu_hours_by_model", "unpriced_jobs"}: only for a
 // priced cluster of several models]} (docs/simulator.md).

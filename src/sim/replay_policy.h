@@ -33,9 +33,9 @@ class ReplayPolicy {
   virtual std::optional<int64_t> NextWakeup(int64_t /*now_s*/) const { return std::nullopt; }
   // Jobs waiting to start.
   virtual size_t queued() const = 0;
-  // Jobs the policy placed by a rule other than its own (gleaner's
-  // multi-node jobs); 0 for most.
-  virtual int64_t placed_beside() const { return 0; }
+  // Jobs larger than a node the policy started as gangs over several
+  // (gleaner's); 0 for most.
+  virtual int64_t gangs_started() const { return 0; }
   // The price of the model a started job runs on, where the policy knows
   // models and the model has one.
   virtual std::optional<sched::ModelPrice> PriceOf(int /*job*/) const { return std::nullopt; }

@@ -114,8 +114,8 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
                                                HumanDuration(m.queue.p99_s));
   row("peak GPUs busy / jobs waiting",
       std::to_string(m.peak_busy_gpus) + " / " + std::to_string(m.peak_queued_jobs));
-  if (id.placed_beside > 0)
-    row("multi-node jobs placed beside the scheduler", std::to_string(id.placed_beside));
+  if (id.gangs_started > 0)
+    row("multi-node jobs started as gangs", std::to_string(id.gangs_started));
   h += "</table>\n" + RenderLineChart(util) + RenderLineChart(queue) + RenderLineChart(cdf) +
        "</body></html>\n";
   return h;

@@ -63,7 +63,7 @@ TEST_F(SimCommandTest, WritesMetricsTimingAndReport) {
          {"trace", "policy", "gpus", "gpus_per_node", "seed", "jobs", "skipped_rows", "makespan_s",
           "mean_jct_s", "median_jct_s", "p99_jct_s", "mean_queue_s", "median_queue_s",
           "p99_queue_s", "utilization", "gpu_seconds", "peak_busy_gpus", "peak_queued_jobs",
-          "multi_node_jobs_placed_beside"}) {
+          "multi_node_gangs_started"}) {
       EXPECT_TRUE(metrics.contains(key)) << policy << " " << key;
     }
     EXPECT_EQ(metrics["jobs"], 4);

@@ -96,13 +96,14 @@ TEST(ReplayTest, ShortestFirstRunsTheOneGpuJobOnTheFreeNode) {
   ExpectOutcomes(Replay(kGang, 16, "sjf"), {{0, 100}, {0, 40}, {100, 110}, {2, 7}});
 }
 
-TEST(ReplayTest, GleanerHoldsWhollyFreeNodesForAWaitingGang) {
-  // The Scheduler packs jobs 0 and 1 on one node; the gang claims the other
-  // at t=1, so job 3 waits until job 1 frees 5 GPUs at 40. At 100 the
-  // gang's second node drains and it starts.
+TEST(ReplayTest, GleanerStartsAGangThroughTheSchedulerAndKeepsItsNodes) {
+  // The Scheduler packs jobs 0 and 1 on node 0; the gang (2 nodes x 8)
+  // cannot start at t=1 and is kept node 1, wholly free, while node 0
+  // drains. Job 3 takes what job 1 frees on node 0 at 40; at 100 node 0 is
+  // empty and the gang starts.
   const ReplayResult r = Replay(kGang, 16, "gleaner");
   ExpectOutcomes(r, {{0, 100}, {0, 40}, {100, 110}, {40, 45}});
-  EXPECT_EQ(r.placed_beside, 1);
+  EXPECT_EQ(r.gangs_started, 1);
 }
 
 // One node of 8 GPUs. Job 0 (low priority) takes 6, leaving 2 free; job 1
@@ -183,7 +184,7 @@ TEST(ReplayTest, IdenticalRunsGiveIdenticalMetricsAndReports) {
   for (const char* policy : {"fifo", "sjf", "priority", "gleaner"}) {
     const ReplayResult a = Replay(jobs, 64, policy);
     const ReplayResult b = Replay(jobs, 64, policy);
-    ReplayIdentity id{"t.csv", policy, 64, 8, 7, 0, a.placed_beside};
+    ReplayIdentity id{"t.csv", policy, 64, 8, 7, 0, a.gangs_started};
     const ReplayMetrics ma = ComputeReplayMetrics(jobs, a, 64);
     const ReplayMetrics mb = ComputeReplayMetrics(jobs, b, 64);
     EXPECT_EQ(ReplayMetricsJson(id, ma).dump(), ReplayMetricsJson(id, mb).dump()) << policy;

@@ -97,7 +97,7 @@ TEST(ReplayTracesTest, OpenbPodsUnderEachPolicy) {
     }
     ReplayResult again;
     ASSERT_NO_FATAL_FAILURE(ReplayChecked(trace->jobs, 56, policy, &again));
-    const ReplayIdentity id{path, policy, 56, 8, 0, 0, r.placed_beside};
+    const ReplayIdentity id{path, policy, 56, 8, 0, 0, r.gangs_started};
     EXPECT_EQ(ReplayMetricsJson(id, m).dump(),
               ReplayMetricsJson(id, ComputeReplayMetrics(trace->jobs, again, 56)).dump())
         << policy;
