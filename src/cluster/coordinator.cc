@@ -478,7 +478,9 @@ bool Coordinator::Settled(const Log& log) {
   if (awaited_.empty()) return true;
   std::erase_if(awaited_, [&](const std::string& name) {
     const auto host = hosts_.find(name);
-    return host != hosts_.end() && host->second.reported;
+    // Heard, with its GPUs: a host's first report to a new leader may
+    // carry none (the leader asks for them).
+    return host != hosts_.end() && host->second.reported && !host->second.gpus.empty();
   });
   if (awaited_.empty()) return true;
   if (clock_.Now() - leader_since_ <= options_.silent_after) return false;

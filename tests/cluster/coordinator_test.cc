@@ -362,6 +362,26 @@ TEST(CoordinatorTest, AHostLostWhileAGangStartsRequeuesTheWholeGangWithNothingLe
   EXPECT_THAT(c.log, HasSubstr("requeued: host b silent"));
 }
 
+// A new leader hears its hosts one by one: a gang sized for the whole
+// cluster is not refused while part of it has yet to report.
+TEST(CoordinatorTest, ANewLeaderWaitsForTheHostsItKnowsBeforeJudgingAGang) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  Host& b = c.AddHost("b", Scenario("GPU-bbbbbbbb-0000-4000-8000-000000000000"));
+  c.StepUntil([] { return false; }, 305);  // both idle and known to the store
+  CoordinatorOptions options;
+  options.requeue_after = core::Seconds(60);
+  options.silent_after = core::Seconds(30);  // an agent cut off retries after a pause
+  c.coordinator = std::make_unique<Coordinator>(*c.store, c.clock, options, c.Record());
+  b.reachable = false;  // b's first reports to the new leader are lost
+  const sched::JobId id = SubmitGang(c, kRendezvous);
+  for (int i = 0; i < 5; ++i) c.Step();
+  EXPECT_EQ(c.Job(id).state, JobState::kQueued) << c.log;
+  b.reachable = true;
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id) && b.Runs(id); }, 20)) << c.log;
+  EXPECT_THAT(c.log, ::testing::Not(HasSubstr("cannot run in this cluster")));
+}
+
 TEST(CoordinatorTest, AHostSilentForLessThanTheLeaseKeepsItsJobs) {
   Cluster c;
   Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
