@@ -103,6 +103,30 @@ TEST(JobSpecTest, JsonRoundTrip) {
   EXPECT_EQ(*back, s);
 }
 
+// A gang says so in its JSON; a one-node job's JSON is as it always was.
+TEST(JobSpecTest, AGangsNodesRoundTripAndAreChecked) {
+  JobSpec s = Valid();
+  EXPECT_FALSE(JobSpecToJson(s).contains("nodes"));
+  s.nodes = 4;
+  s.one_rack = true;
+  auto back = JobSpecFromJson(JobSpecToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, s);
+  JobLimits cluster;
+  cluster.max_nodes = 64;
+  EXPECT_TRUE(ValidateJobSpec(s, cluster).ok());
+  EXPECT_EQ(ValidateJobSpec(s, JobLimits{}).message(),
+            "nodes: 4 nodes, but jobs here span at most 1 (one host: gleaner up)");
+  s.max_gpus = 8;
+  EXPECT_THAT(ValidateJobSpec(s, cluster).message(), ::testing::HasSubstr("fixed size"));
+  s.max_gpus = 0;
+  s.nodes = 1;
+  EXPECT_THAT(ValidateJobSpec(s, cluster).message(), ::testing::HasSubstr("one_rack: only"));
+  s.nodes = 0;
+  s.one_rack = false;
+  EXPECT_THAT(ValidateJobSpec(s, cluster).message(), ::testing::HasSubstr("at least 1"));
+}
+
 TEST(JobSpecTest, JsonDefaultsAndErrors) {
   auto minimal = JobSpecFromJson(json{{"command", {"sleep", "30"}}});
   ASSERT_TRUE(minimal.ok());
