@@ -138,6 +138,49 @@ void BM_GangPlacement(benchmark::State& state) {
 }
 BENCHMARK(BM_GangPlacement)->Arg(2)->Arg(4)->Arg(8)->UseManualTime()->Iterations(20'000);
 
+// Gangs of `state.range(0)` nodes x 8 GPUs on 5,000 nodes in racks of 40:
+// every node runs single-GPU jobs but every tenth, wholly free, and half the
+// jobs elsewhere have ended (so partly free nodes of every size surround
+// the 500 whole ones the gang may take). Each iteration submits one gang
+// (placement over every node with room, racks compared) and ends it again
+// (untimed).
+void BM_MultiNodeGangPlacement(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  Scheduler s;
+  for (int n = 0; n < kNodes; ++n) {
+    NodeSpec node = Node(n, true);
+    node.rack = "rack-" + std::to_string(n / 40);
+    Check(s.Handle(NodeAdded{node}, kT0));
+  }
+  std::mt19937 rng(7);
+  JobId next = 1;
+  for (int k = 0; k < kNodes * kGpusPerNode; ++k)
+    Check(s.Handle(JobSubmitted{Job(next++, 1)}, kT0));
+  for (JobId id = 1; id < next; ++id) {
+    const NodeIndex n = *s.cluster().FindNode(s.Allocation(id)->node);
+    if (n % 10 == 0 || rng() % 2 == 0) Check(s.Handle(JobFinished{id}, kT0));
+  }
+  std::vector<double> us;
+  int64_t placed = 0;
+  for (auto _ : state) {
+    JobRequest gang = Job(next++, kGpusPerNode);
+    gang.nodes = nodes;
+    core::Result<std::vector<Action>> r = std::vector<Action>{};
+    us.push_back(TimeUs([&] { r = s.Handle(JobSubmitted{gang}, kT0); }));
+    Check(r);
+    placed += static_cast<int64_t>(r->size());
+    if (r->size() == 1) Check(s.Handle(JobFinished{gang.id}, kT0));
+  }
+  if (placed != static_cast<int64_t>(us.size())) state.SkipWithError("a gang found no nodes");
+  Report(state, std::move(us), placed, "placements_per_s");
+}
+BENCHMARK(BM_MultiNodeGangPlacement)
+    ->Arg(2)
+    ->Arg(8)
+    ->Arg(32)
+    ->UseManualTime()
+    ->Iterations(2'000);
+
 // Preemption at 90 % full: 40,000 GPUs run opportunistic single-GPU jobs
 // past their protection, then GPUs 4..7 of the last 1,000 nodes free up
 // (4,000 free, in sets of 4). A critical 8-GPU gang fits nowhere, so each

@@ -101,6 +101,11 @@ core::Status SlurmRunner::Cancel(const std::string& slurm_id, std::optional<int>
 }
 
 core::Result<RunningJob> SlurmRunner::Launch(const LaunchRequest& req) {
+  if (req.gang) {
+    return core::FailedPrecondition(
+        "a gang over several nodes cannot run through the Slurm bridge, whose jobs each hold one "
+        "host's GPUs; submit it to Slurm itself (sbatch --nodes)");
+  }
   // Whatever goes wrong with one job's launch fails that job, never the
   // daemon.
   try {

@@ -520,11 +520,9 @@ constexpr size_t kMaxLogRequestsPerReply = 4;
 void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset,
                           std::function<void(core::Result<LogChunk>)> answer) {
   std::unique_lock lock(mu_);
+  // Where its first GPU is: the host, or a gang's rank 0.
   std::string where;
-  for (const auto& [name, host] : hosts_) {
-    if (host.jobs.contains(job.id)) where = name;
-  }
-  if (where.empty() && !job.gpus.empty()) {
+  if (!job.gpus.empty()) {
     if (auto at = host_of_gpu_.find(job.gpus.front()); at != host_of_gpu_.end()) where = at->second;
   }
   const auto refuse = [&](core::Status why) {
