@@ -188,7 +188,8 @@ core::Result<JobRequest> JobRequestFromJson(const json& j) {
       "gpus",        "gpu_milli",      "min_gpu_memory_gib",
       "gpu_models",  "priority_class", "priority",
       "preemptible", "checkpoints",    "expected_runtime_s",
-      "max_gpus",    "can_shrink"};
+      "max_gpus",    "can_shrink",     "nodes",
+      "one_rack"};
   for (const auto& [key, unused] : j.items()) {
     if (!kFields.contains(key)) return Bad(key, "unknown field of a job");
   }
@@ -202,6 +203,8 @@ core::Result<JobRequest> JobRequestFromJson(const json& j) {
     r.gpus = j.value("gpus", 1);
     r.max_gpus = j.value("max_gpus", 0);
     r.can_shrink = j.value("can_shrink", false);
+    r.nodes = j.value("nodes", 1);
+    r.one_rack = j.value("one_rack", false);
     r.gpu_milli = j.value("gpu_milli", kMilliPerGpu);
     if (j.contains("min_gpu_memory_gib")) {
       r.min_gpu_memory = core::Bytes::GiB(j.at("min_gpu_memory_gib").get<uint64_t>());
@@ -228,6 +231,7 @@ core::Result<NodeSpec> NodeSpecFromJson(const json& j) {
   NodeSpec n;
   try {
     n.id = core::NodeId(j.at("id").get<std::string>());
+    n.rack = j.value("rack", "");
     const int count = j.at("gpus").get<int>();
     if (count < 1 || count > 64) return Bad("gpus", "1..64 GPUs per node");
     const std::string model = j.value("model", "NVIDIA A100-SXM4-80GB");
