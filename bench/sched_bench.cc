@@ -174,12 +174,7 @@ void BM_MultiNodeGangPlacement(benchmark::State& state) {
   if (placed != static_cast<int64_t>(us.size())) state.SkipWithError("a gang found no nodes");
   Report(state, std::move(us), placed, "placements_per_s");
 }
-BENCHMARK(BM_MultiNodeGangPlacement)
-    ->Arg(2)
-    ->Arg(8)
-    ->Arg(32)
-    ->UseManualTime()
-    ->Iterations(2'000);
+BENCHMARK(BM_MultiNodeGangPlacement)->Arg(2)->Arg(8)->Arg(32)->UseManualTime()->Iterations(2'000);
 
 // Preemption at 90 % full: 40,000 GPUs run opportunistic single-GPU jobs
 // past their protection, then GPUs 4..7 of the last 1,000 nodes free up

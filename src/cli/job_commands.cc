@@ -109,9 +109,10 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
       ->expected(-1);
   c.submit->add_option("--gpus", o.gpus, "GPUs it needs, all at once (on each node of a gang)")
       ->capture_default_str();
-  c.submit->add_option("--nodes", o.nodes,
-                       "A gang over this many nodes, --gpus on each, started and stopped together "
-                       "with MASTER_ADDR, RANK, WORLD_SIZE and a hostfile (docs/gangs.md)")
+  c.submit
+      ->add_option("--nodes", o.nodes,
+                   "A gang over this many nodes, --gpus on each, started and stopped together "
+                   "with MASTER_ADDR, RANK, WORLD_SIZE and a hostfile (docs/gangs.md)")
       ->capture_default_str();
   c.submit->add_flag("--one-rack", o.one_rack,
                      "A gang's nodes must all be under one rack (otherwise one is preferred)");

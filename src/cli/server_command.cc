@@ -151,7 +151,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     return kExitBadInput;
   }
   server::ApiOptions api_options = std::move(common).value();
-  api_options.limits.max_gpus = 64;  // the scheduler rejects what no host can hold
+  api_options.limits.max_gpus = 64;     // the scheduler rejects what no host can hold
   api_options.limits.max_nodes = 1024;  // and gangs larger than the cluster or a rack
   api_options.gpus = [&current_leader, &clock]() -> nlohmann::json {
     auto coordinator = current_leader();

@@ -57,11 +57,11 @@ json AttemptToJson(const JobAttempt& a) { return json::array({a.job, a.attempt})
 // A host or rack name as a gang's members are told it (it lands in a
 // hostfile, one per line): a DNS name or an address, nothing else.
 std::string HostWord(const char* what, std::string name) {
-  const bool plain = !name.empty() && name.size() <= 255 &&
-                     std::all_of(name.begin(), name.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
-                              c == '-' || c == '_' || c == ':';
-                     });
+  const bool plain =
+      !name.empty() && name.size() <= 255 && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
+               c == ':';
+      });
   if (!plain) {
     throw std::invalid_argument(std::string(what) +
                                 ": 1 to 255 letters, digits, '.', '-', '_' or ':'");

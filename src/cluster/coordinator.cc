@@ -27,9 +27,9 @@ std::vector<double> LatencyBounds() {
 
 // How one process's end moves its job, and why.
 std::pair<JobState, std::string> ExitOutcome(const std::string& agent, const store::JobRecord& job,
-                                             const JobEvent& e,
-                                             const std::string& preempt_reason) {
-  if (e.launch_failed) return {JobState::kFailed, "could not start on host " + agent + ": " + e.reason};
+                                             const JobEvent& e, const std::string& preempt_reason) {
+  if (e.launch_failed)
+    return {JobState::kFailed, "could not start on host " + agent + ": " + e.reason};
   const ExitMove move = MoveForExit(
       {e.exit_code, e.signal, e.status_unknown, e.vacated || job.state == JobState::kVacating,
        e.reason.empty() ? preempt_reason : e.reason, e.vacated ? "" : e.reason},
@@ -273,8 +273,7 @@ bool Coordinator::OnHost(const std::string& name, const store::JobRecord& job) c
 bool Coordinator::MemberGone(const std::string& name, const store::JobRecord& job) const {
   const auto host = hosts_.find(name);
   return host != hosts_.end() && host->second.reported && job.started_at &&
-         *job.started_at < leader_since_ &&
-         !host->second.running.contains({job.id, job.attempts});
+         *job.started_at < leader_since_ && !host->second.running.contains({job.id, job.attempts});
 }
 
 Coordinator::Host* Coordinator::HostOfGpu(const core::GpuUuid& gpu) {
@@ -309,7 +308,8 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
   switch (e.kind) {
     case JobEvent::Kind::kStarted: {
       // A gang's process of record is rank 0's.
-      const auto first = job->gpus.empty() ? host_of_gpu_.end() : host_of_gpu_.find(job->gpus.front());
+      const auto first =
+          job->gpus.empty() ? host_of_gpu_.end() : host_of_gpu_.find(job->gpus.front());
       if (first != host_of_gpu_.end() && first->second != agent) return core::Status::Ok();
       // Sent again after a lost reply, it may find the job vacating: the
       // process is recorded only while the job runs.
@@ -426,9 +426,9 @@ core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::J
   store::JobUpdate u;
   u.finished_at = e.at;
   const JobState final_state = end.failure ? end.failure->first : JobState::kSucceeded;
-  u.reason = end.failure ? end.failure->second
-                         : "every member of the gang exited 0 (" +
-                               std::to_string(hosts.size()) + " nodes)";
+  u.reason = end.failure
+                 ? end.failure->second
+                 : "every member of the gang exited 0 (" + std::to_string(hosts.size()) + " nodes)";
   if (final_state == JobState::kSucceeded) u.exit_code = 0;
   auto moved = store_.Transition(job.id, job.state, final_state, u);
   if (!moved.ok() && moved.status().code() != core::StatusCode::kFailedPrecondition) {
@@ -822,8 +822,8 @@ void Coordinator::AdoptRunning(const std::string& name, const Host& host, const 
       continue;
     }
     sched::JobRunning running{sched::RequestFromSpec(id, job.spec, job.user),
-                              core::NodeId(hosts.empty() ? name : hosts.front()),
-                              job.gpus, job.submitted_at, job.started_at.value_or(clock_.Now())};
+                              core::NodeId(hosts.empty() ? name : hosts.front()), job.gpus,
+                              job.submitted_at, job.started_at.value_or(clock_.Now())};
     auto actions = scheduler_.Handle(running, clock_.Now());
     if (!actions.ok()) {
       // It keeps its GPUs outside the scheduler's view until it ends.

@@ -99,15 +99,15 @@ std::string GangRejection(const ClusterState& cluster, const JobRequest& job,
     }
   }
   const auto need = static_cast<size_t>(job.nodes);
-  const std::string what = "needs " + std::to_string(job.nodes) + " nodes with " +
-                           DescribeNeed(job) + " each";
+  const std::string what =
+      "needs " + std::to_string(job.nodes) + " nodes with " + DescribeNeed(job) + " each";
   if (most_nodes < need) {
     return what + "; the cluster has " + std::to_string(most_nodes) +
            (most_nodes == 1 ? " such node" : " such nodes");
   }
   if (job.one_rack && largest_rack.first < need) {
-    return what + " under one rack; the largest rack, " + RackWord(largest_rack.second) +
-           ", has " + std::to_string(largest_rack.first) + "; drop one_rack to let it span racks";
+    return what + " under one rack; the largest rack, " + RackWord(largest_rack.second) + ", has " +
+           std::to_string(largest_rack.first) + "; drop one_rack to let it span racks";
   }
   return "";
 }

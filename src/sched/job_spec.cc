@@ -158,12 +158,12 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
                            std::to_string(limits.max_gpus));
   }
   if (s.nodes < 1 || s.nodes > limits.max_nodes) {
-    return Bad("nodes", std::to_string(s.nodes) + (s.nodes < 1 ? "; at least 1" : "") +
-                            (s.nodes > limits.max_nodes
-                                 ? " nodes, but jobs here span at most " +
-                                       std::to_string(limits.max_nodes) +
-                                       (limits.max_nodes == 1 ? " (one host: gleaner up)" : "")
-                                 : ""));
+    return Bad("nodes",
+               std::to_string(s.nodes) + (s.nodes < 1 ? "; at least 1" : "") +
+                   (s.nodes > limits.max_nodes
+                        ? " nodes, but jobs here span at most " + std::to_string(limits.max_nodes) +
+                              (limits.max_nodes == 1 ? " (one host: gleaner up)" : "")
+                        : ""));
   }
   if (s.nodes > 1 && s.max_gpus != 0) {
     return Bad("max_gpus", "a gang over several nodes has a fixed size; drop max_gpus or nodes");

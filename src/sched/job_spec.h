@@ -42,7 +42,7 @@ struct JobSpec {
   std::vector<std::string> command;  // argv; [0] is looked up in PATH
   std::map<std::string, std::string> env;
   std::string working_dir;  // absolute; empty: the submitter's home
-  int gpus = 1;  // on each node
+  int gpus = 1;             // on each node
   // A gang over this many nodes, `gpus` on each, all started at once and
   // stopped together (docs/gangs.md); 1: one node.
   int nodes = 1;

@@ -467,9 +467,9 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   }
   // A gang keeps what it holds from pass to pass (a short pass after an
   // event may not reach it); any other shadow is planned afresh.
-  if (const auto holder = jobs_.find(shadow_.job);
-      holder == jobs_.end() || holder->second.phase != JobPhase::kPending ||
-      !holder->second.req.spans_nodes()) {
+  if (const auto holder = jobs_.find(shadow_.job); holder == jobs_.end() ||
+                                                   holder->second.phase != JobPhase::kPending ||
+                                                   !holder->second.req.spans_nodes()) {
     shadow_ = {};
   }
   // Borrowers on reserved GPUs can be reclaimed whatever the class; the
@@ -768,8 +768,7 @@ void Scheduler::MaybePlanShadow(Job& job) {
   }
   // A newcomer that sorts before the job holding the shadow takes it over.
   // A gang holding the shadow gathers the nodes that drained since.
-  if (BackfillOf(job) != Backfill::kFree ||
-      (shadow_.job == job.req.id && !job.req.spans_nodes())) {
+  if (BackfillOf(job) != Backfill::kFree || (shadow_.job == job.req.id && !job.req.spans_nodes())) {
     return;
   }
   if (shadow_.job != 0 && shadow_.job != job.req.id && !(job.key < shadow_.key)) {

@@ -116,8 +116,9 @@ class Scheduler {
     uint64_t considered_in_pass = 0;
     int awaiting_victims = 0;
     // While running or vacating:
-    NodeIndex node = 0;             // a gang's rank 0
-    std::vector<GpuIndex> gpus;     // all it holds (an elastic job: within its range; a gang: node by node)
+    NodeIndex node = 0;  // a gang's rank 0
+    std::vector<GpuIndex>
+        gpus;  // all it holds (an elastic job: within its range; a gang: node by node)
     std::vector<GpuIndex> leaving;  // shrinking: the GPUs it gives up, held until JobResized
     core::TimePoint started_at;
     core::TimePoint charged_until;
@@ -142,8 +143,8 @@ class Scheduler {
   // Backfill's promise to the first job of a pass that could not start: the
   // GPUs of `node` it should fit on by `at`.
   struct Shadow {
-    JobId job = 0;  // 0: none
-    OrderKey key;   // only jobs behind it are held back
+    JobId job = 0;                      // 0: none
+    OrderKey key;                       // only jobs behind it are held back
     std::optional<core::TimePoint> at;  // unset: not known (a runtime is missing)
     // The nodes it should fit on (a gang's several), each with the GPUs a
     // job running past `at` may still take there.

@@ -310,10 +310,11 @@ TEST(CoordinatorTest, AGangRunsAcrossTwoAgentsWithItsRendezvousAndIsVacatedToget
   ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id) && b.Runs(id); })) << c.log;
   EXPECT_THAT(c.Job(id).reason, HasSubstr("placed on idle GPU(s) of hosts a, b"));
   EXPECT_EQ(c.Job(id).gpus.size(), 2u);
-  ASSERT_TRUE(c.StepUntil([&] { return LogOf(c, "b", id).find("slots") != std::string::npos; },
-                          20));
+  ASSERT_TRUE(
+      c.StepUntil([&] { return LogOf(c, "b", id).find("slots") != std::string::npos; }, 20));
   const std::string port = std::to_string(GangPort(id));
-  EXPECT_THAT(LogOf(c, "a", id), HasSubstr("rank 0 of 2 local 0 master a:" + port + " gpus 1\n"
+  EXPECT_THAT(LogOf(c, "a", id), HasSubstr("rank 0 of 2 local 0 master a:" + port +
+                                           " gpus 1\n"
                                            "a slots=1\nb slots=1\n"));
   EXPECT_THAT(LogOf(c, "b", id), HasSubstr("rank 1 of 2 local 0 master a:" + port + " gpus 1\n"));
   // The owner takes b back: b's agent vacates its member at once, and the

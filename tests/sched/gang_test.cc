@@ -62,7 +62,8 @@ TEST(GangTest, AGangSpansRacksOnlyWhenNoneHoldsItAndSaysSo) {
   ASSERT_EQ(actions->size(), 1u);
   const auto& start = std::get<StartJob>(actions->front());
   EXPECT_EQ(start.gang.size(), 4u);
-  EXPECT_EQ(start.why, "spans racks r1 (3 nodes), r2 (1 node): no one rack has 4 nodes with 4 free GPUs");
+  EXPECT_EQ(start.why,
+            "spans racks r1 (3 nodes), r2 (1 node): no one rack has 4 nodes with 4 free GPUs");
 }
 
 TEST(GangTest, AllOrNothingAGangWaitsUntilEveryMemberHasRoom) {
@@ -84,7 +85,8 @@ TEST(GangTest, AllOrNothingAGangWaitsUntilEveryMemberHasRoom) {
 // GPUs elsewhere or waits, so the gang is not starved of the nodes it has.
 TEST(GangTest, TheGangAtTheHeadOfTheQueueKeepsTheNodesThatHaveDrained) {
   Scheduler s;
-  for (const char* n : {"a", "b", "c"}) ASSERT_TRUE(s.Handle(NodeAdded{MakeNode(n, 2)}, At(0)).ok());
+  for (const char* n : {"a", "b", "c"})
+    ASSERT_TRUE(s.Handle(NodeAdded{MakeNode(n, 2)}, At(0)).ok());
   ASSERT_TRUE(s.Handle(JobSubmitted{MakeJob(1, 2)}, At(0)).ok());  // a
   ASSERT_TRUE(s.Handle(JobSubmitted{MakeJob(2, 2)}, At(0)).ok());  // b
   ASSERT_TRUE(s.Handle(JobSubmitted{MakeJob(3, 1)}, At(0)).ok());  // c
@@ -125,9 +127,9 @@ TEST(GangTest, AnOwnerReturningToOneMemberVacatesTheWholeGangWhichRequeuesAsOne)
   ASSERT_TRUE(s.Handle(NodeAdded{MakeNode("b", 2)}, At(0)).ok());
   ASSERT_TRUE(s.Handle(JobSubmitted{Gang(1, 2, 2)}, At(0)).ok());
   EXPECT_EQ(s.cluster().free_milli(), 0);
-  EXPECT_THAT(Lines(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-b-1"), false, "owner back", {}},
-                             At(10))),
-              ElementsAre(HasSubstr("preempt job 1: GPU-b-1 (b gpu 1) is no longer lendable")));
+  EXPECT_THAT(
+      Lines(s.Handle(GpuVerdictChanged{core::GpuUuid("GPU-b-1"), false, "owner back", {}}, At(10))),
+      ElementsAre(HasSubstr("preempt job 1: GPU-b-1 (b gpu 1) is no longer lendable")));
   EXPECT_EQ(s.Phase(1), JobPhase::kVacating);
   // Its exit frees both nodes; it waits for two nodes with room again.
   EXPECT_THAT(Lines(s.Handle(JobFailed{1, "vacated"}, At(20))),
@@ -141,7 +143,8 @@ TEST(GangTest, AnOwnerReturningToOneMemberVacatesTheWholeGangWhichRequeuesAsOne)
 
 TEST(GangTest, ANodeLostRequeuesTheWholeGangAndFreesItsOtherNodes) {
   Scheduler s;
-  for (const char* n : {"a", "b", "c"}) ASSERT_TRUE(s.Handle(NodeAdded{MakeNode(n, 1)}, At(0)).ok());
+  for (const char* n : {"a", "b", "c"})
+    ASSERT_TRUE(s.Handle(NodeAdded{MakeNode(n, 1)}, At(0)).ok());
   ASSERT_TRUE(s.Handle(JobSubmitted{Gang(1, 2, 1)}, At(0)).ok());
   const auto a = s.Allocation(1);
   ASSERT_TRUE(a);
