@@ -117,8 +117,8 @@ class Scheduler {
     int awaiting_victims = 0;
     // While running or vacating:
     NodeIndex node = 0;  // a gang's rank 0
-    std::vector<GpuIndex>
-        gpus;  // all it holds (an elastic job: within its range; a gang: node by node)
+    // All it holds: an elastic job's within its range, a gang's node by node.
+    std::vector<GpuIndex> gpus;
     std::vector<GpuIndex> leaving;  // shrinking: the GPUs it gives up, held until JobResized
     core::TimePoint started_at;
     core::TimePoint charged_until;
@@ -141,7 +141,7 @@ class Scheduler {
   };
 
   // Backfill's promise to the first job of a pass that could not start: the
-  // GPUs of `node` it should fit on by `at`.
+  // GPUs of the nodes it should fit on by `at`.
   struct Shadow {
     JobId job = 0;                      // 0: none
     OrderKey key;                       // only jobs behind it are held back
