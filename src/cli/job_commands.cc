@@ -82,10 +82,13 @@ std::string QueueTable(const json& jobs) {
     for (const json& a : j["spec"]["command"])
       command += (command.empty() ? "" : " ") + a.get<std::string>();
     if (command.size() > 40) command = command.substr(0, 37) + "...";
-    // The GPUs it holds; while it waits, what it asks for ("2-8": elastic).
+    // The GPUs it holds; while it waits, what it asks for ("2-8": elastic;
+    // "4x8": a gang of 4 nodes with 8 each).
     const int max_gpus = j["spec"].value("max_gpus", 0);
+    const int nodes = j["spec"].value("nodes", 1);
     const std::string gpus =
         !j["gpus"].empty() ? std::to_string(j["gpus"].size())
+        : nodes > 1 ? std::to_string(nodes) + "x" + std::to_string(j["spec"]["gpus"].get<int>())
         : max_gpus > j["spec"]["gpus"].get<int>()
             ? std::to_string(j["spec"]["gpus"].get<int>()) + "-" + std::to_string(max_gpus)
             : std::to_string(j["spec"]["gpus"].get<int>());
