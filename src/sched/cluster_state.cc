@@ -52,7 +52,9 @@ core::Status ClusterState::AddNode(const NodeSpec& spec) {
     }
   }
   const auto n = static_cast<NodeIndex>(nodes_.size());
-  nodes_.push_back({spec.id, true, {}, spec.rack});
+  auto [rack, fresh] = rack_ids_.try_emplace(spec.rack, static_cast<uint32_t>(racks_.size()));
+  if (fresh) racks_.push_back(spec.rack);
+  nodes_.push_back({spec.id, true, {}, rack->second});
   node_ids_.emplace(spec.id, n);
   free_whole_.emplace_back();
   free_milli_on_node_.push_back(0);
@@ -167,6 +169,14 @@ int ClusterState::LargestFree(ClassId c) const {
     if (!b[i].empty()) return static_cast<int>(i);
   }
   return 0;
+}
+
+int64_t ClusterState::NodesWithAtLeast(ClassId c, int count) const {
+  int64_t nodes = 0;
+  for (auto s = node_sizes_[c].lower_bound(count); s != node_sizes_[c].end(); ++s) {
+    nodes += s->second;
+  }
+  return nodes;
 }
 
 int ClusterState::LargestNode(ClassId c) const {

@@ -68,7 +68,7 @@ struct NodeState {
   core::NodeId id;
   bool alive = true;
   std::vector<GpuIndex> gpus;
-  std::string rack = {};
+  uint32_t rack = 0;  // RackName(rack); 0 is the unnamed one
 };
 
 // The GPUs of the cluster and what is free on them, indexed so that finding
@@ -111,6 +111,11 @@ class ClusterState {
   const std::set<NodeIndex>& NodesWithFree(ClassId c, int count) const;
   // The largest whole free count of class `c` on any node (0: none).
   int LargestFree(ClassId c) const;
+  // Live nodes with at least `count` GPUs of class `c`, free or not.
+  int64_t NodesWithAtLeast(ClassId c, int count) const;
+  // Rack labels by id (NodeState::rack): "" first, then as nodes declared them.
+  const std::string& RackName(uint32_t rack) const { return racks_[rack]; }
+  size_t rack_count() const { return racks_.size(); }
   // The most GPUs of class `c` any live node has, free or not, counting
   // each GPU in its whole class (0 for the classes of shared GPUs).
   int LargestNode(ClassId c) const;
@@ -143,6 +148,8 @@ class ClusterState {
   std::vector<std::set<std::pair<int, GpuIndex>>> partial_;
   // node_sizes_[class]: GPUs of that class per live node -> how many nodes.
   std::vector<std::map<int, int>> node_sizes_;
+  std::vector<std::string> racks_{""};
+  std::map<std::string, uint32_t> rack_ids_{{"", 0}};
   int64_t free_milli_ = 0;
   int64_t live_gpus_ = 0;
 };

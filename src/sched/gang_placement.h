@@ -19,16 +19,17 @@ namespace gleaner::sched {
 // free GPUs), each node's GPUs chosen by ChooseGpus. Where no rack can, and
 // the job does not insist on one (`one_rack`), it spans the fewest racks,
 // fullest first. The placement's GPUs are node by node in rank order (rank
-// 0 first); its `why` says when it spans racks. Cost: one ChooseGpus per
-// node with room, so gangs that miss are cheap only because a pass judges
-// a shape once. Deterministic.
+// 0 first); its `why` says when it spans racks. Cost: a walk over the
+// nodes with room (the free-count buckets name them) and one ChooseGpus
+// per node taken. Deterministic.
 std::optional<Placement> FindGangPlacement(const ClusterState& cluster, const JobRequest& job,
                                            const std::vector<ClassId>& allowed,
                                            const GpuFilter* may_take = nullptr);
 
 // Why the gang can never run here, or empty: it needs more nodes with
 // `gpus` GPUs of one allowed class than the cluster has, or, with
-// `one_rack`, than any rack has. Scans every node: for submit time.
+// `one_rack`, than any rack has. Counted from the cluster's index; with
+// `one_rack`, by a scan of every node (submit time only).
 std::string GangRejection(const ClusterState& cluster, const JobRequest& job,
                           const std::vector<ClassId>& allowed);
 
