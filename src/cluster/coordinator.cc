@@ -1,5 +1,7 @@
 #include "cluster/coordinator.h"
 
+#include <span>
+
 #include "cluster/job_exit.h"
 #include "core/format.h"
 #include "core/version.h"
@@ -715,9 +717,11 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
   }
   const core::TimePoint now = clock_.Now();
   for (const store::JobRecord& j : *active) {
-    // Every host holding its GPUs: one, or each of a gang's.
+    // Every host holding its GPUs: one (its first GPU's), or each of a
+    // gang's; a tick reads every running job, so one-node jobs look up one.
     std::vector<Host*> holders;
-    for (const core::GpuUuid& g : j.gpus) {
+    const size_t looked_up = j.spec.nodes > 1 ? j.gpus.size() : std::min<size_t>(j.gpus.size(), 1);
+    for (const core::GpuUuid& g : std::span(j.gpus).first(looked_up)) {
       Host* h = HostOfGpu(g);
       if (h == nullptr) {
         holders.clear();

@@ -21,7 +21,9 @@ core::Status Breaks(const ClassRule& r, const std::string& cls, const Caller& ca
                                   " jobs ([rules.class." + cls +
                                   "] in gleaner.toml says who may); submit it as normal");
   }
-  const int most = std::max(spec.gpus, spec.max_gpus) * spec.nodes;
+  // Checked before the spec's ranges are (ValidateJobSpec): a million GPUs
+  // on each of a million nodes must not overflow.
+  const int64_t most = int64_t{std::max(spec.gpus, spec.max_gpus)} * spec.nodes;
   if (r.max_gpus > 0 && most > r.max_gpus) {
     return core::InvalidArgument("gpus: " + cls + " jobs may use at most " +
                                  std::to_string(r.max_gpus) + " GPUs; this one asks for " +

@@ -59,6 +59,17 @@ TEST(SubmitPolicyTest, AClassBoundsItsJobsSizeAndRuntimeForEveryone) {
   EXPECT_THAT(too_big.message(),
               HasSubstr("critical jobs may use at most 4 GPUs; this one asks for 6"));
 
+  // A gang counts its GPUs on every node, in a range that cannot overflow
+  // (the rule is checked before the spec's own ranges).
+  sched::JobSpec gang = Job(sched::PriorityClass::kCritical, 2);
+  gang.nodes = 3;
+  EXPECT_THAT(p.Admit(As("root"), &gang).status().message(),
+              HasSubstr("critical jobs may use at most 4 GPUs; this one asks for 6"));
+  gang.gpus = 1'000'000;
+  gang.nodes = 1'000'000;
+  EXPECT_THAT(p.Admit(As("root"), &gang).status().message(),
+              HasSubstr("this one asks for 1000000000000"));
+
   sched::JobSpec unbounded = Job(sched::PriorityClass::kOpportunistic);
   ASSERT_TRUE(p.Admit(As("alice"), &unbounded).ok());
   EXPECT_EQ(unbounded.max_runtime, core::Seconds(3600));  // given its class's limit
