@@ -1,6 +1,7 @@
 #include "cluster/coordinator.h"
 
 #include <span>
+#include <tuple>
 
 #include "cluster/job_exit.h"
 #include "core/format.h"
@@ -103,6 +104,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   host.reported = true;
   host.silent = false;
   host.lost = false;
+  host.retell = true;
   if (report.inventory) {
     GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, report.rack, log));
   }
@@ -662,11 +664,13 @@ void Coordinator::JudgeLiveness(const Log& log) {
     const core::Duration quiet = now - host.heard;
     if (!host.silent && quiet > options_.silent_after) {
       host.silent = true;
+      host.retell = true;
       log("host " + name + " silent for " + core::FormatDuration(quiet) +
           ": its GPUs are unknown and lent to no one");
     }
     if (!host.lost && quiet > options_.requeue_after) {
       host.lost = true;
+      host.retell = true;
       log("host " + name + " lost: silent for " + core::FormatDuration(quiet) +
           "; its agent is stopping its jobs, which are requeued once their grace has passed");
     }
@@ -709,9 +713,11 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
     return false;
   }
   *active = std::move(read).value();
-  std::map<std::string, size_t> left_before;
+  // The hosts that had jobs, and how many of their jobs had left before.
+  std::vector<std::tuple<const std::string*, Host*, size_t>> had_jobs;
   for (auto& [name, host] : hosts_) {
-    left_before[name] = host.left.size();
+    if (host.jobs.empty()) continue;
+    had_jobs.emplace_back(&name, &host, host.left.size());
     for (const auto& [id, job] : host.jobs) host.left.insert(id);
     host.jobs.clear();
   }
@@ -744,13 +750,15 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
         continue;  // no longer assigned: its agent kills it
       }
     }
-    for (Host* h : holders) h->jobs[j.id] = j;
+    for (Host* h : holders) {
+      h->jobs[j.id] = j;
+      h->left.erase(j.id);
+    }
   }
-  for (auto& [name, host] : hosts_) {
-    for (const auto& [id, job] : host.jobs) host.left.erase(id);
+  for (auto [name, host, left_before] : had_jobs) {
     // A job that left (cancelled, or past its max_runtime) is killed on
     // the agent's next report: that report should come now.
-    if (host.left.size() > left_before[name]) NewOrders(name, host);
+    if (host->left.size() > left_before) NewOrders(*name, *host);
   }
   return true;
 }
@@ -785,22 +793,32 @@ void Coordinator::TellGpus(const Log& log) {
     if (host.gpus.empty()) continue;
     if (!host.in_scheduler) {
       sched::NodeSpec node{core::NodeId(name), {}, host.rack};
+      host.told.resize(host.gpus.size());
       for (size_t i = 0; i < host.gpus.size(); ++i) {
         const InventoryGpu& g = host.gpus[i];
         const bool lend = Lendable(host, i);
         const core::Bytes beside = LendMemory(host, i);
         node.gpus.push_back({g.uuid, g.index, g.model, g.memory, g.nvlink_island, lend, beside});
-        told_lendable_[g.uuid] = {lend, beside};
+        host.told[i] = {lend, beside};
       }
       Tell(sched::NodeAdded{std::move(node)}, log);
       host.in_scheduler = true;
+      host.retell = false;
+      host.told_with_jobs = !host.jobs.empty();
       AdoptRunning(name, host, log);
       continue;
     }
+    // A host with jobs, or with jobs when last told, is judged every time
+    // (its jobs' phases in the scheduler change what it lends); any other
+    // only after a report or a change of its liveness: a tick costs the
+    // hosts that changed, not every GPU of the cluster.
+    if (host.jobs.empty() && !host.told_with_jobs && !host.retell) continue;
+    host.retell = false;
+    host.told_with_jobs = !host.jobs.empty();
     AdoptRunning(name, host, log);
     for (size_t i = 0; i < host.gpus.size(); ++i) {
       const std::pair<bool, core::Bytes> now{Lendable(host, i), LendMemory(host, i)};
-      std::pair<bool, core::Bytes>& told = told_lendable_[host.gpus[i].uuid];
+      std::pair<bool, core::Bytes>& told = host.told[i];
       if (told == now) continue;
       told = now;
       changed.changes.push_back({host.gpus[i].uuid, now.first,

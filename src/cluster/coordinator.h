@@ -128,6 +128,12 @@ class Coordinator {
     std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there (a gang: on each)
     std::set<JobAttempt> running;                   // as its last report said
     std::string rack;                               // as its agent declares it
+    // What the scheduler was last told each GPU lends (lendable, and how
+    // much beside its holder; zero: whole), in `gpus` order; whether it
+    // held jobs then; `retell`: a report or a change of liveness since.
+    std::vector<std::pair<bool, core::Bytes>> told;
+    bool told_with_jobs = false;
+    bool retell = true;
     // Jobs that were in `jobs` and are no longer, while its agent still
     // reports running them: the only ones whose end is looked up.
     std::set<sched::JobId> left;
@@ -192,9 +198,6 @@ class Coordinator {
   ShadowLedger shadow_;
   std::map<std::string, Host> hosts_;
   std::map<core::GpuUuid, std::string> host_of_gpu_;
-  // What the scheduler was last told of each GPU: lendable, and how much
-  // beside its holder (zero: whole).
-  std::map<core::GpuUuid, std::pair<bool, core::Bytes>> told_lendable_;
   sched::Scheduler scheduler_;
   QueueFeed queue_;
   std::vector<sched::Action> decided_;

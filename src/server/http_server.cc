@@ -30,8 +30,9 @@ constexpr size_t kMaxWaiting = 64;
 // worker, only a descriptor and its bytes so far. One peer (an IP address,
 // or a local uid) may have this many requests under way; connections kept
 // alive with none count only for the total, where the one idle longest is
-// closed first to make room.
-constexpr size_t kMaxConnections = 16384;
+// closed first to make room. 10,000 agents keep two each (reports, and
+// the long poll between its answers).
+constexpr size_t kMaxConnections = 32768;
 constexpr size_t kMaxReadingPerPeer = 256;
 // Answers that come later (long polls): each holds a descriptor only.
 constexpr size_t kMaxParked = 65536;
@@ -40,6 +41,8 @@ constexpr size_t kMaxParked = 65536;
 constexpr auto kRequestDeadline = std::chrono::seconds(10);
 // A kept-alive connection with no request under way closes after this.
 constexpr auto kIdleLimit = std::chrono::seconds(60);
+// How often those deadlines, and the long polls', are checked.
+constexpr auto kSweepEvery = std::chrono::milliseconds(100);
 
 void SetSendTimeout(int fd, int seconds) {
   timeval tv{seconds, 0};
@@ -230,17 +233,25 @@ void HttpServer::Read() {
     return true;
   };
   std::vector<pollfd> polled;
+  // Deadlines are seconds long: they are swept a few times a second, not
+  // on every wake-up, which with thousands of held long polls and
+  // connections would cost more than the requests themselves.
+  auto next_sweep = std::chrono::steady_clock::now();
   while (!stop_) {
     bool full;
     std::vector<Complete> back;
     std::vector<uint64_t> expired;
     const auto now = std::chrono::steady_clock::now();
+    const bool sweep = now >= next_sweep;
+    if (sweep) next_sweep = now + kSweepEvery;
     {
       std::lock_guard lock(mu_);
       full = complete_.size() >= kMaxWaiting;
       back.swap(returned_);
-      for (const auto& [id, p] : parked_) {
-        if (p.deadline <= now) expired.push_back(id);
+      if (sweep) {
+        for (const auto& [id, p] : parked_) {
+          if (p.deadline <= now) expired.push_back(id);
+        }
       }
     }
     for (const uint64_t id : expired) Unpark(id, std::nullopt);
@@ -255,7 +266,7 @@ void HttpServer::Read() {
       auto [it, unused] = reading.emplace(fd, std::move(r));
       if (!it->second.received.empty()) hand_over(it);  // pipelined
     }
-    for (auto it = reading.begin(); it != reading.end();) {
+    for (auto it = sweep ? reading.begin() : reading.end(); it != reading.end();) {
       if (now < it->second.deadline) {
         ++it;
         continue;
