@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Emulated agents against real coordinators (bench/agent_swarm.cc):
-#   bench/cluster.sh [BUILD_DIR] [AGENTS] [SECONDS]
+#   bench/cluster.sh [BUILD_DIR] [AGENTS] [SECONDS] [steady|failover|both]
 # Runs, on a throwaway PostgreSQL (initdb and pg_ctl; as root they run as
 # user postgres), two `gleaner-pg server`s, then:
 #   1. AGENTS emulated 8-GPU agents reporting once a second while jobs are
@@ -9,12 +9,16 @@
 #   2. the same with the leader killed (kill -9) after a third of the run:
 #      the longest an agent went without an answer, and when the standby
 #      said it leads.
-# Each prints the swarm's JSON; the servers' logs stay in the work dir.
+# Each prints the swarm's JSON, then what the leading coordinator spent
+# while the swarm ran: CPU seconds per second (user + system, from
+# /proc/PID/stat) and its peak resident memory (VmHWM). The servers' logs
+# stay in the work dir.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="${1:-$here/build}"
 agents="${2:-1000}"
 seconds="${3:-40}"
+which="${4:-both}"
 server="$build/gleaner-pg"
 [ -x "$server" ] || server="$build/gleaner"
 swarm="$build/bench/agent_swarm"
@@ -60,16 +64,34 @@ run() {  # run NAME keep|kill PORT_OFFSET
   if [ "$2" = kill ]; then
     ( sleep $((seconds / 3 + 5)); date +%s.%N > "$work/killed-at"; kill -9 "$leader" ) &
   fi
+  local ticks_before started
+  ticks_before=$(cpu_ticks "$leader")
+  started=$(date +%s.%N)
   "$swarm" --server "http://127.0.0.1:$p1,http://127.0.0.1:$p2" --join-tokens "$work/join-tokens-$1" \
     --token "$token" --agents "$agents" --seconds "$seconds" --jobs-per-second 10
   if [ "$2" = kill ]; then
     echo "leader killed at $(date -u -d @"$(cat "$work/killed-at")" +%T.%N); standby: $(grep -m1 leading "$work/server2-$1.log")"
+  else
+    local ticks_after now
+    ticks_after=$(cpu_ticks "$leader")
+    now=$(date +%s.%N)
+    awk -v t="$((ticks_after - ticks_before))" -v hz="$(getconf CLK_TCK)" -v s="$started" -v e="$now" \
+      -v kb="$(awk '/VmHWM/ {print $2}' "/proc/$leader/status")" \
+      'BEGIN { printf "leader: %.2f CPU-seconds per second (user + system), peak RSS %.0f MiB\n", t / hz / (e - s), kb / 1024 }'
   fi
   kill "$leader" "$standby" 2>/dev/null || true
   wait "$leader" "$standby" 2>/dev/null || true
 }
 
-echo "== $agents agents, $seconds s, one leader and a standby"
-run steady keep 1
-echo "== the same, the leader killed after $((seconds / 3 + 5)) s"
-run failover kill 3
+# user + system clock ticks of process $1 (fields 14 and 15 of its stat,
+# counted after the command name, which may hold spaces).
+cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+
+if [ "$which" != failover ]; then
+  echo "== $agents agents, $seconds s, one leader and a standby"
+  run steady keep 1
+fi
+if [ "$which" != steady ]; then
+  echo "== the same, the leader killed after $((seconds / 3 + 5)) s"
+  run failover kill 3
+fi

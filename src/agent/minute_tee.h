@@ -21,6 +21,11 @@ class MinuteTee final : public store::ObservationStore {
     forward_(rollups);
     return local_.AddRollups(rollups);
   }
+  core::Result<int64_t> AddAgentMinutes(
+      const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+      const std::map<std::string, std::string>& project_of_user) override {
+    return local_.AddAgentMinutes(source, rollups, project_of_user);
+  }
   core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                            core::TimePoint from,
                                                            core::TimePoint to) override {

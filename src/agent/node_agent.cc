@@ -1,6 +1,10 @@
 #include "agent/node_agent.h"
 
+#include <sys/random.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +43,19 @@ constexpr core::Duration kHeardSavedEvery = core::Seconds(10);
 // A GPU's processes and evidence go to the coordinator when they change,
 // and this often besides: the evidence's durations grow meanwhile.
 constexpr core::Duration kDetailsEvery = core::Seconds(60);
+
+// A name for this run of the agent (AgentReport::run): 16 random hex
+// digits; should the kernel's generator fail, the start time and pid,
+// which no other run on this host shares.
+std::string NewRunName(core::TimePoint now) {
+  uint64_t bits = 0;
+  if (getrandom(&bits, sizeof bits, 0) != static_cast<ssize_t>(sizeof bits)) {
+    bits = static_cast<uint64_t>(core::ToUnixMicros(now)) ^ (static_cast<uint64_t>(getpid()) << 44);
+  }
+  char name[17];
+  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(bits));
+  return name;
+}
 
 }  // namespace
 
@@ -86,6 +103,7 @@ NodeAgent::NodeAgent(JobRunner& runner, const core::Clock& clock, NodeAgentOptio
       clock_(clock),
       options_(std::move(options)),
       send_(std::move(send)),
+      run_(NewRunName(clock.Now())),
       heard_(clock.Now()) {}
 
 std::map<core::GpuUuid, LentGpu> NodeAgent::LentGpus() const {
@@ -484,6 +502,7 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   const size_t n = std::min(minutes_.size(), kMaxMinutesPerReport);
   r.minutes.assign(minutes_.begin(), minutes_.begin() + static_cast<std::ptrdiff_t>(n));
   minutes_sent_ = n;
+  r.run = run_;
   r.logs = log_chunks_;
   log_chunks_sent_ = log_chunks_.size();
   return r;

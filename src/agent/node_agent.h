@@ -121,6 +121,7 @@ class NodeAgent {
   const core::Clock& clock_;
   NodeAgentOptions options_;
   SendReport send_;
+  const std::string run_;                  // AgentReport::run
   std::map<sched::JobId, Launched> jobs_;  // what runs here
   std::deque<cluster::JobEvent> outbox_;   // not yet acknowledged
   int64_t next_seq_ = 1;

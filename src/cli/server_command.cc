@@ -39,26 +39,31 @@ constexpr auto kTickEvery = std::chrono::milliseconds(100);
 
 core::Duration SecondsToDuration(double s) { return core::Duration(static_cast<int64_t>(s * 1e6)); }
 
-// A coordinator on a store connection of its own, which it keeps; null
-// (and said) when the store cannot be opened.
+// A coordinator on two store connections of its own, which it keeps: one
+// for its ticks and the jobs' moves, one for what reports bring (GPUs,
+// minutes); null (and said) when the store cannot be opened.
 std::shared_ptr<cluster::Coordinator> StartLeading(const std::string& where,
                                                    const core::Clock& clock,
                                                    const cluster::CoordinatorOptions& options,
                                                    const cluster::Log& log) {
   auto opened = store::OpenStore(where);
-  if (!opened.ok()) {
-    log("cannot lead: " + opened.status().message());
+  auto for_reports = opened.ok() ? store::OpenStore(where) : opened.status();
+  if (!for_reports.ok()) {
+    log("cannot lead: " + for_reports.status().message());
     return nullptr;
   }
   log("leading: this server now schedules and takes the agents' reports");
   std::shared_ptr<store::Store> own(std::move(opened).value());
-  auto coordinator = std::make_shared<cluster::Coordinator>(*own, clock, options, log);
-  // The store goes with the coordinator, after it.
-  return std::shared_ptr<cluster::Coordinator>(coordinator.get(),
-                                               [coordinator, own](cluster::Coordinator*) mutable {
-                                                 coordinator.reset();
-                                                 own.reset();
-                                               });
+  std::shared_ptr<store::Store> reports(std::move(for_reports).value());
+  auto coordinator =
+      std::make_shared<cluster::Coordinator>(*own, clock, options, log, reports.get());
+  // The stores go with the coordinator, after it.
+  return std::shared_ptr<cluster::Coordinator>(
+      coordinator.get(), [coordinator, own, reports](cluster::Coordinator*) mutable {
+        coordinator.reset();
+        own.reset();
+        reports.reset();
+      });
 }
 
 }  // namespace

@@ -323,6 +323,7 @@ json ReportToJson(const AgentReport& r) {
     for (const observe::MinuteRollup& m : r.minutes) minutes.push_back(MinuteToJson(m));
     j["minutes"] = std::move(minutes);
   }
+  if (!r.run.empty()) j["run"] = r.run;
   if (!r.logs.empty()) {
     json logs = json::array();
     for (const LogChunk& c : r.logs) {
@@ -358,6 +359,13 @@ core::Result<AgentReport> ReportFromJson(const json& j) {
     for (const json& a : j.at("running")) r.running.push_back(AttemptFromJson(a));
     for (const json& e : j.value("events", json::array())) r.events.push_back(EventFromJson(e));
     for (const json& m : j.value("minutes", json::array())) r.minutes.push_back(MinuteFromJson(m));
+    if (j.contains("run")) {
+      if (j["run"].is_string()) r.run = j["run"].get<std::string>();
+      if (!j["run"].is_string() || r.run.size() > 64 ||
+          r.run.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        throw std::invalid_argument("run: at most 64 hex digits (0-9, a-f)");
+      }
+    }
     for (const json& c : j.value("logs", json::array())) {
       LogChunk chunk{Whole<uint64_t>(c.at("id")), c.at("data").get<std::string>(),
                      Whole<uint64_t>(c.at("next")), c.value("error", std::string())};

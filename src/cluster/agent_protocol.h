@@ -133,6 +133,10 @@ struct AgentReport {
   std::vector<JobAttempt> running;
   std::vector<JobEvent> events;
   std::vector<observe::MinuteRollup> minutes;
+  // The agent's run: a random name it takes when it starts, so that its
+  // minutes, sent again after a lost answer, are stored once (empty from
+  // older agents: stored as sent). At most 64 hex digits.
+  std::string run;
   std::vector<LogChunk> logs;  // answers to the last reply's log requests
 
   bool operator==(const AgentReport&) const = default;

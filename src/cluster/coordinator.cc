@@ -6,7 +6,6 @@
 #include "cluster/job_exit.h"
 #include "core/format.h"
 #include "core/version.h"
-#include "observe/usage_profile.h"
 
 namespace gleaner::cluster {
 
@@ -56,8 +55,9 @@ std::string_view HealthName(HostView::Health h) {
 }
 
 Coordinator::Coordinator(store::Store& store, const core::Clock& clock, CoordinatorOptions options,
-                         const Log& log)
+                         const Log& log, store::ObservationStore* reports)
     : store_(store),
+      reports_(reports),
       clock_(clock),
       options_(std::move(options)),
       housekeeping_(options_.approval_timeout, options_.history_retention),
@@ -105,8 +105,12 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   host.silent = false;
   host.lost = false;
   host.retell = true;
+  // What only the store keeps of the report is written once the lock is
+  // released: no tick and no other report waits for it.
+  std::vector<store::GpuRecord> gpu_records;
   if (report.inventory) {
-    GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, report.rack, log));
+    GLEANER_RETURN_IF_ERROR(
+        LearnInventory(agent, host, *report.inventory, report.rack, &gpu_records, log));
   }
   host.running = {report.running.begin(), report.running.end()};
   // A pass that read no GPU (the driver failed) says nothing of them: as
@@ -129,13 +133,6 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   for (const observe::MinuteRollup& m : report.minutes) {
     auto owner = host_of_gpu_.find(m.uuid);
     if (owner != host_of_gpu_.end() && owner->second == agent) minutes.push_back(m);
-  }
-  if (!minutes.empty()) {
-    GLEANER_RETURN_IF_ERROR(store_.AddRollups(minutes));
-    // The cluster's usage profiles grow from the same minutes.
-    observe::UsageProfiles delta(options_.project_of_user);
-    for (const observe::MinuteRollup& m : minutes) delta.Add(m);
-    if (auto s = store_.AddToProfiles(delta); !s.ok()) log("profiles: " + s.message());
   }
   int64_t acked = 0;
   std::set<JobAttempt> ended;  // not to be started again by this reply
@@ -171,13 +168,32 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   reply.send_inventory = host.gpus.empty() || host.blind;
   ExchangeLogs(agent, report, &reply);
   if (auto asked = holder_requests_.extract(agent)) reply.holders = std::move(asked.mapped());
+  if (reports_ == nullptr) {  // one connection: the tick's, under the lock
+    GLEANER_RETURN_IF_ERROR(WriteReported(store_, report.run, gpu_records, minutes, log));
+  }
   RunWakes(lock);
+  if (reports_ != nullptr) {
+    std::lock_guard writing(reports_mu_);
+    GLEANER_RETURN_IF_ERROR(WriteReported(*reports_, report.run, gpu_records, minutes, log));
+  }
   return reply;
+}
+
+core::Status Coordinator::WriteReported(store::ObservationStore& to, const std::string& run,
+                                        const std::vector<store::GpuRecord>& gpus,
+                                        const std::vector<observe::MinuteRollup>& minutes,
+                                        const Log& log) {
+  if (!gpus.empty()) {
+    if (auto s = to.SaveGpus(gpus); !s.ok()) log("gpus: " + s.message());
+  }
+  // The cluster's usage profiles grow from the same minutes; a minute sent
+  // again (the agent heard no answer) counts once.
+  return to.AddAgentMinutes(run, minutes, options_.project_of_user).status();
 }
 
 core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
                                          std::vector<InventoryGpu> gpus, const std::string& rack,
-                                         const Log& log) {
+                                         std::vector<store::GpuRecord>* records, const Log& log) {
   if (gpus == host.gpus && rack == host.rack) return core::Status::Ok();
   for (const InventoryGpu& g : gpus) {
     auto owner = host_of_gpu_.find(g.uuid);
@@ -198,13 +214,12 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
     host.in_scheduler = false;
   }
   host.rack = rack;
-  std::vector<store::GpuRecord> records;
   const core::TimePoint now = clock_.Now();
   for (const InventoryGpu& g : gpus) {
     host_of_gpu_[g.uuid] = agent;
-    records.push_back({g.uuid, agent, static_cast<uint32_t>(g.index), g.model, g.memory, now, now});
+    records->push_back(
+        {g.uuid, agent, static_cast<uint32_t>(g.index), g.model, g.memory, now, now});
   }
-  if (auto s = store_.SaveGpus(records); !s.ok()) log("gpus: " + s.message());
   log("host " + agent + " has " + std::to_string(gpus.size()) + " GPU(s)" +
       (rack.empty() ? "" : " in rack " + rack));
   host.status.assign(gpus.size(), GpuStatus{});

@@ -69,9 +69,12 @@ std::string_view HealthName(HostView::Health h);
 class Coordinator {
  public:
   // Leadership begins now: running jobs are read from the store, and every
-  // host holding one gets `requeue_after` from now to report.
+  // host holding one gets `requeue_after` from now to report. `reports`, a
+  // connection of its own, takes what reports bring only for the store
+  // (inventories, minutes) outside the coordinator's lock; without it they
+  // go to `store` under the lock.
   Coordinator(store::Store& store, const core::Clock& clock, CoordinatorOptions options,
-              const Log& log);
+              const Log& log, store::ObservationStore* reports = nullptr);
 
   // One report from agent `agent` (the name its credential proves). Fails
   // (kUnavailable) only when the store cannot take it: the agent then sends
@@ -149,9 +152,15 @@ class Coordinator {
   core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log);
   core::Status ApplyExit(const std::string& agent, Host& host, const store::JobRecord& job,
                          const JobEvent& e, const Log& log);
-  // Refuses GPUs another live host reports.
+  // Refuses GPUs another live host reports; `records`: what to save of
+  // a new inventory.
   core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
-                              const std::string& rack, const Log& log);
+                              const std::string& rack, std::vector<store::GpuRecord>* records,
+                              const Log& log);
+  // Saves a report's GPU records and adds its minutes (once per agent run).
+  core::Status WriteReported(store::ObservationStore& to, const std::string& run,
+                             const std::vector<store::GpuRecord>& gpus,
+                             const std::vector<observe::MinuteRollup>& minutes, const Log& log);
   // What the host should run; `ended`: attempts the report says ended,
   // never started again even where their end could not be applied.
   AgentReply ReplyTo(const std::string& name, const Host& host, const AgentReport& report,
@@ -192,6 +201,8 @@ class Coordinator {
 
   mutable std::mutex mu_;
   store::Store& store_;
+  store::ObservationStore* reports_;  // may be null
+  std::mutex reports_mu_;             // guards *reports_
   const core::Clock& clock_;
   CoordinatorOptions options_;
   Housekeeping housekeeping_;

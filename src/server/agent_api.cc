@@ -42,7 +42,7 @@ HttpResponse AgentApi::Join(const HttpRequest& request) {
     log_("refused a join as " + name + ": " + generation.status().message());
     return ErrorResponse(generation.status());
   }
-  Remember(name, *generation, std::chrono::steady_clock::now());
+  Remember(name, *generation);
   log_("agent " + name + " joined (generation " + std::to_string(*generation) + ")");
   return Json(
       200, {{"name", name}, {"credential", cluster::AgentCredential(secret_, name, *generation)}});
@@ -51,24 +51,35 @@ HttpResponse AgentApi::Join(const HttpRequest& request) {
 core::Result<std::string> AgentApi::Authenticate(const std::string& credential) {
   GLEANER_ASSIGN_OR_RETURN(cluster::AgentIdentity who,
                            cluster::AgentOfCredential(secret_, credential));
-  const auto now = std::chrono::steady_clock::now();
-  std::optional<int64_t> latest;
-  {
+  const auto known = [&]() -> std::optional<int64_t> {
     std::lock_guard lock(generations_mu_);
     // A credential newer than what this coordinator knows was issued by
     // another one: read again rather than refuse it.
-    if (auto known = generations_.find(who.name); known != generations_.end() &&
-                                                  now - known->second.second <= kGenerationTtl &&
-                                                  who.generation <= known->second.first) {
-      latest = known->second.first;
+    const auto at = generations_.find(who.name);
+    if (std::chrono::steady_clock::now() - generations_read_ > kGenerationTtl ||
+        at == generations_.end() || who.generation > at->second) {
+      return std::nullopt;
     }
-  }
+    return at->second;
+  };
+  std::optional<int64_t> latest = known();
   if (!latest) {
-    {
-      std::lock_guard lock(store_mu_);
-      GLEANER_ASSIGN_OR_RETURN(latest, joins_.AgentGeneration(who.name));
+    std::lock_guard lock(store_mu_);
+    latest = known();  // another report may have read them meanwhile
+    if (!latest && std::chrono::steady_clock::now() - generations_read_ > kGenerationTtl) {
+      // Every host's at once: one read per kGenerationTtl, however many
+      // hosts report, instead of one per host.
+      const auto read_at = std::chrono::steady_clock::now();
+      GLEANER_ASSIGN_OR_RETURN(auto all, joins_.AgentGenerations());
+      std::lock_guard held(generations_mu_);
+      generations_ = std::move(all);
+      generations_read_ = read_at;
     }
-    Remember(who.name, *latest, now);
+    if (!latest) latest = known();
+    if (!latest) {
+      GLEANER_ASSIGN_OR_RETURN(latest, joins_.AgentGeneration(who.name));
+      Remember(who.name, *latest);
+    }
   }
   if (who.generation != *latest) {
     return core::Unauthenticated("this credential of " + who.name +
@@ -79,10 +90,9 @@ core::Result<std::string> AgentApi::Authenticate(const std::string& credential) 
   return who.name;
 }
 
-void AgentApi::Remember(const std::string& host, int64_t generation,
-                        std::chrono::steady_clock::time_point at) {
+void AgentApi::Remember(const std::string& host, int64_t generation) {
   std::lock_guard lock(generations_mu_);
-  generations_[host] = {generation, at};
+  generations_[host] = generation;
 }
 
 core::Result<std::string> AgentApi::Caller(const HttpRequest& request) {
@@ -99,8 +109,8 @@ HttpResponse AgentApi::Wait(const HttpRequest& request) {
   if (!agent.ok()) return ErrorResponse(agent.status());
   const json body = core::ParseUntrustedJson<json>(request.body);
   if (!body.is_object() || !body.contains("orders") || !body["orders"].is_number_unsigned()) {
-    return ErrorResponse(core::InvalidArgument(
-        "a wait is {\"orders\": N}, N from the last reply to a report"));
+    return ErrorResponse(
+        core::InvalidArgument("a wait is {\"orders\": N}, N from the last reply to a report"));
   }
   const std::shared_ptr<cluster::Coordinator> leader = leader_();
   if (leader == nullptr) {

@@ -53,17 +53,17 @@ class AgentApi {
   // The host a report's credential speaks for, while its generation is
   // the host's latest.
   core::Result<std::string> Authenticate(const std::string& credential);
-  // Notes `host`'s generation as read (or made) at `at`.
-  void Remember(const std::string& host, int64_t generation,
-                std::chrono::steady_clock::time_point at);
+  // Notes `host`'s generation as read (or made) just now.
+  void Remember(const std::string& host, int64_t generation);
 
   std::string secret_;
   store::TokenStore& joins_;
   const core::Clock& clock_;
   Leader leader_;
   cluster::Log log_;
-  // Each host's generation as last read, and when: a join through another
-  // coordinator is seen within kGenerationTtl.
+  // Each host's generation as last read: all are read again at most
+  // kGenerationTtl after the last such read, so a join through another
+  // coordinator is seen within it.
   static constexpr std::chrono::seconds kGenerationTtl{5};
   // How long a wait is held: under the agents' 35 s client timeout, and
   // within what proxies and NATs keep open.
@@ -72,7 +72,8 @@ class AgentApi {
   // join's transaction (joins come from anyone who can reach the port).
   std::mutex store_mu_;        // guards joins_
   std::mutex generations_mu_;  // guards generations_
-  std::map<std::string, std::pair<int64_t, std::chrono::steady_clock::time_point>> generations_;
+  std::map<std::string, int64_t> generations_;
+  std::chrono::steady_clock::time_point generations_read_{};  // never yet: the epoch
 };
 
 }  // namespace gleaner::server

@@ -172,6 +172,16 @@ constexpr const char* kMigrations[] = {
       text TEXT NOT NULL
     );
     )sql",
+    // Which agent run's part each GPU minute holds (AddAgentMinutes), so
+    // that a report sent again adds none twice.
+    R"sql(
+    CREATE TABLE minute_parts (
+      uuid TEXT COLLATE "C" NOT NULL,
+      minute_s BIGINT NOT NULL,
+      source TEXT NOT NULL,
+      PRIMARY KEY (uuid, minute_s, source)
+    );
+    )sql",
 };
 
 // Serialises migrations within one database ("gleaner" in ASCII). Advisory

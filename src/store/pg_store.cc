@@ -72,6 +72,33 @@ Status PgStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups) {
   });
 }
 
+core::Result<int64_t> PgStore::AddAgentMinutes(
+    const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+    const std::map<std::string, std::string>& project_of_user) {
+  if (rollups.empty()) return int64_t{0};
+  int64_t added = 0;
+  const Status done = db_->InTransaction([&]() -> Status {
+    observe::UsageProfiles delta(project_of_user);
+    for (const observe::MinuteRollup& m : rollups) {
+      if (!source.empty()) {
+        GLEANER_ASSIGN_OR_RETURN(Rows claimed,
+                                 db_->Query(R"sql(
+          INSERT INTO minute_parts (uuid, minute_s, source) VALUES ($1, $2, $3)
+          ON CONFLICT DO NOTHING)sql",
+                                            {m.uuid.str(), MinuteSeconds(m.minute), source},
+                                            "recording whose GPU minutes are stored"));
+        if (claimed.affected() == 0) continue;  // sent before
+      }
+      GLEANER_RETURN_IF_ERROR(AddRollup(m));
+      delta.Add(m);
+      ++added;
+    }
+    return AddProfileRows(delta);
+  });
+  if (!done.ok()) return done;
+  return added;
+}
+
 Status PgStore::AddRollup(const observe::MinuteRollup& added) {
   // A minute already stored (gleaner restarted within it) is merged, not
   // replaced, so the minute keeps both parts. FOR UPDATE makes a writer of
@@ -203,18 +230,20 @@ core::Result<std::vector<observe::Verdict>> PgStore::LatestVerdicts() {
 }
 
 Status PgStore::AddToProfiles(const observe::UsageProfiles& delta) {
-  return db_->InTransaction([&]() -> Status {
-    return ForEachProfileRow(delta, [&](const ProfileRow& r) {
-      return db_
-          ->Query(R"sql(
+  return db_->InTransaction([&] { return AddProfileRows(delta); });
+}
+
+Status PgStore::AddProfileRows(const observe::UsageProfiles& delta) {
+  return ForEachProfileRow(delta, [&](const ProfileRow& r) {
+    return db_
+        ->Query(R"sql(
             INSERT INTO usage_profiles (kind, key, hour_of_week, busy_s, observed_s)
             VALUES ($1, $2, $3, $4, $5)
             ON CONFLICT (kind, key, hour_of_week) DO UPDATE SET
               busy_s = usage_profiles.busy_s + excluded.busy_s,
               observed_s = usage_profiles.observed_s + excluded.observed_s)sql",
-                  {r.kind, r.key, r.hour_of_week, r.busy_s, r.observed_s}, "saving usage profiles")
-          .status();
-    });
+                {r.kind, r.key, r.hour_of_week, r.busy_s, r.observed_s}, "saving usage profiles")
+        .status();
   });
 }
 
@@ -244,6 +273,9 @@ core::Result<int64_t> PgStore::PruneRollups(core::TimePoint before) {
   GLEANER_ASSIGN_OR_RETURN(Rows deleted,
                            db_->Query("DELETE FROM gpu_minutes WHERE minute_s < $1",
                                       {MinuteSeconds(before)}, "pruning GPU minutes"));
+  GLEANER_RETURN_IF_ERROR(db_->Query("DELETE FROM minute_parts WHERE minute_s < $1",
+                                     {MinuteSeconds(before)}, "pruning GPU minutes")
+                              .status());
   return deleted.affected();
 }
 

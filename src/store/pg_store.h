@@ -42,6 +42,9 @@ class PgStore final : public Store {
   PgStore& operator=(const PgStore&) = delete;
 
   core::Status AddRollups(const std::vector<observe::MinuteRollup>& rollups) override;
+  core::Result<int64_t> AddAgentMinutes(
+      const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+      const std::map<std::string, std::string>& project_of_user) override;
   core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                            core::TimePoint from,
                                                            core::TimePoint to) override;
@@ -88,12 +91,15 @@ class PgStore final : public Store {
   core::Result<int64_t> SpendJoinToken(const std::string& sha256, const std::string& host,
                                        core::TimePoint now) override;
   core::Result<int64_t> AgentGeneration(const std::string& host) override;
+  core::Result<std::map<std::string, int64_t>> AgentGenerations() override;
 
  private:
   explicit PgStore(std::unique_ptr<pg::Connection> db);
   // Stores one roll-up, merged with the minute's stored part if there is
-  // one; inside AddRollups' transaction.
+  // one; inside a transaction.
   core::Status AddRollup(const observe::MinuteRollup& added);
+  // AddToProfiles inside a transaction.
+  core::Status AddProfileRows(const observe::UsageProfiles& delta);
   // Transition's halves, inside its transaction: the move itself, only
   // where the job is still in `from` (kFailedPrecondition where it is not),
   // and the GPUs job `id` claims instead of those it claimed

@@ -125,4 +125,12 @@ core::Result<int64_t> PgStore::AgentGeneration(const std::string& host) {
   return rows.empty() ? int64_t{0} : rows.Int(0, 0);
 }
 
+core::Result<std::map<std::string, int64_t>> PgStore::AgentGenerations() {
+  GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query("SELECT name, generation FROM agent_hosts", {},
+                                                 "reading joined hosts"));
+  std::map<std::string, int64_t> out;
+  for (int i = 0; i < rows.size(); ++i) out.emplace(rows.Text(i, 0), rows.Int(i, 1));
+  return out;
+}
+
 }  // namespace gleaner::store

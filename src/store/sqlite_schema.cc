@@ -174,6 +174,16 @@ constexpr const char* kMigrations[] = {
       text TEXT NOT NULL
     );
     )sql",
+    // Which agent run's part each GPU minute holds (AddAgentMinutes), so
+    // that a report sent again adds none twice.
+    R"sql(
+    CREATE TABLE minute_parts (
+      uuid TEXT NOT NULL,
+      minute_s INTEGER NOT NULL,
+      source TEXT NOT NULL,
+      PRIMARY KEY (uuid, minute_s, source)
+    );
+    )sql",
 };
 
 // Reads the version inside the caller's transaction.

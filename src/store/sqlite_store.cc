@@ -133,7 +133,42 @@ Status SqliteStore::InTransaction(const std::function<Status()>& body) {
 
 Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups) {
   if (rollups.empty()) return Status::Ok();
-  return InTransaction([&]() -> Status {
+  return InTransaction([&] { return MergeRollups(rollups); });
+}
+
+core::Result<int64_t> SqliteStore::AddAgentMinutes(
+    const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+    const std::map<std::string, std::string>& project_of_user) {
+  if (rollups.empty()) return int64_t{0};
+  std::vector<observe::MinuteRollup> fresh;
+  const Status done = InTransaction([&]() -> Status {
+    Statement claim(db_,
+                    "INSERT INTO minute_parts (uuid, minute_s, source) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING");
+    GLEANER_RETURN_IF_ERROR(claim.status());
+    for (const observe::MinuteRollup& m : rollups) {
+      if (!source.empty()) {
+        claim.Bind(1, m.uuid.str());
+        claim.Bind(2, core::ToUnixMicros(m.minute) / 1'000'000);
+        claim.Bind(3, source);
+        const bool stepped = claim.Step() == SQLITE_DONE;
+        claim.Reset();
+        if (!stepped) return SqlError(db_, "recording whose GPU minutes are stored");
+        if (sqlite3_changes(db_) == 0) continue;  // sent before
+      }
+      fresh.push_back(m);
+    }
+    GLEANER_RETURN_IF_ERROR(MergeRollups(fresh));
+    observe::UsageProfiles delta(project_of_user);
+    for (const observe::MinuteRollup& m : fresh) delta.Add(m);
+    return AddProfileRows(delta);
+  });
+  if (!done.ok()) return done;
+  return static_cast<int64_t>(fresh.size());
+}
+
+Status SqliteStore::MergeRollups(const std::vector<observe::MinuteRollup>& rollups) {
+  {
     Statement insert(db_, (std::string("INSERT OR REPLACE INTO gpu_minutes (") + kRollupColumns +
                            ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
                               .c_str());
@@ -173,7 +208,7 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
       insert.Reset();
     }
     return s;
-  });
+  }
 }
 
 core::Result<std::vector<observe::MinuteRollup>> SqliteStore::Rollups(const core::GpuUuid& uuid,
@@ -282,7 +317,11 @@ core::Result<std::vector<observe::Verdict>> SqliteStore::LatestVerdicts() {
 }
 
 Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
-  return InTransaction([&]() -> Status {
+  return InTransaction([&] { return AddProfileRows(delta); });
+}
+
+Status SqliteStore::AddProfileRows(const observe::UsageProfiles& delta) {
+  {
     Statement add(db_, R"sql(
     INSERT INTO usage_profiles VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (kind, key, hour_of_week)
@@ -298,7 +337,7 @@ Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
       add.Reset();
       return done ? Status::Ok() : SqlError(db_, "saving usage profiles");
     });
-  });
+  }
 }
 
 core::Result<std::map<std::string, observe::HourOfWeekProfile>> SqliteStore::ProfileRows(
@@ -331,7 +370,12 @@ core::Result<int64_t> SqliteStore::PruneRollups(core::TimePoint before) {
   GLEANER_RETURN_IF_ERROR(del.status());
   del.Bind(1, core::ToUnixMicros(before) / 1'000'000);
   if (del.Step() != SQLITE_DONE) return SqlError(db_, "pruning GPU minutes");
-  return static_cast<int64_t>(sqlite3_changes(db_));
+  const auto pruned = static_cast<int64_t>(sqlite3_changes(db_));
+  Statement parts(db_, "DELETE FROM minute_parts WHERE minute_s < ?");
+  GLEANER_RETURN_IF_ERROR(parts.status());
+  parts.Bind(1, core::ToUnixMicros(before) / 1'000'000);
+  if (parts.Step() != SQLITE_DONE) return SqlError(db_, "pruning GPU minutes");
+  return pruned;
 }
 
 }  // namespace gleaner::store

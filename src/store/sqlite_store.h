@@ -23,6 +23,9 @@ class SqliteStore final : public Store {
   SqliteStore& operator=(const SqliteStore&) = delete;
 
   core::Status AddRollups(const std::vector<observe::MinuteRollup>& rollups) override;
+  core::Result<int64_t> AddAgentMinutes(
+      const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+      const std::map<std::string, std::string>& project_of_user) override;
   core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                            core::TimePoint from,
                                                            core::TimePoint to) override;
@@ -69,6 +72,7 @@ class SqliteStore final : public Store {
   core::Result<int64_t> SpendJoinToken(const std::string& sha256, const std::string& host,
                                        core::TimePoint now) override;
   core::Result<int64_t> AgentGeneration(const std::string& host) override;
+  core::Result<std::map<std::string, int64_t>> AgentGenerations() override;
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
@@ -76,6 +80,9 @@ class SqliteStore final : public Store {
   // Runs `body` in a write transaction: committed when it succeeds, rolled
   // back (and its error returned) when it fails.
   core::Status InTransaction(const std::function<core::Status()>& body);
+  // AddRollups and AddToProfiles inside a transaction.
+  core::Status MergeRollups(const std::vector<observe::MinuteRollup>& rollups);
+  core::Status AddProfileRows(const observe::UsageProfiles& delta);
   // Transition's halves, inside its transaction: the move itself, only
   // where the job is still in `from` (kFailedPrecondition where it is not),
   // and the GPUs job `id` claims instead of those it claimed

@@ -135,4 +135,14 @@ core::Result<int64_t> SqliteStore::AgentGeneration(const std::string& host) {
   return q.Int(0);
 }
 
+core::Result<std::map<std::string, int64_t>> SqliteStore::AgentGenerations() {
+  Statement q(db_, "SELECT name, generation FROM agent_hosts");
+  GLEANER_RETURN_IF_ERROR(q.status());
+  std::map<std::string, int64_t> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.emplace(q.Text(0), q.Int(1));
+  if (rc != SQLITE_DONE) return SqlError(db_, "reading joined hosts");
+  return out;
+}
+
 }  // namespace gleaner::store

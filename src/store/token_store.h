@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,8 @@ class TokenStore {
   // `host`'s generation: how many times it has joined with a token (0:
   // never).
   virtual core::Result<int64_t> AgentGeneration(const std::string& host) = 0;
+  // Every joined host's generation, in one read.
+  virtual core::Result<std::map<std::string, int64_t>> AgentGenerations() = 0;
 };
 
 }  // namespace gleaner::store

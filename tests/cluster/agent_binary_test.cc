@@ -42,12 +42,12 @@ when = "held_idle"
 for_s = 0
 )");
   const int metrics_port = testing::FreePort();
-  started.push_back(testing::Spawn(
-      dir, "agent",
-      std::string(GLEANER_BINARY) + " agent --server http://127.0.0.1:" + port +
-          " --join-token-file " + token + " --name gpu-a --fake demo --config " + config +
-          " --metrics-listen 127.0.0.1:" + std::to_string(metrics_port) + " --data-dir " +
-          (dir.path() / "a").string() + " --for 60"));
+  started.push_back(
+      testing::Spawn(dir, "agent",
+                     std::string(GLEANER_BINARY) + " agent --server http://127.0.0.1:" + port +
+                         " --join-token-file " + token + " --name gpu-a --fake demo --config " +
+                         config + " --metrics-listen 127.0.0.1:" + std::to_string(metrics_port) +
+                         " --data-dir " + (dir.path() / "a").string() + " --for 60"));
   const Daemon& agent = started[1];
   EXPECT_TRUE(testing::WaitForLog(agent, "alert firing GpuHeldIdle")) << Slurp(agent.log);
   EXPECT_TRUE(testing::WaitForLog(agent, "reporting to the coordinator")) << Slurp(agent.log);

@@ -588,20 +588,27 @@ TEST(CoordinatorTest, AVerdictThatChangedWhileCutOffArrivesWithItsReason) {
   EXPECT_THAT(host.reasons[0], HasSubstr("utilization 95%"));
 }
 
-TEST(CoordinatorTest, KeepsTheMinutesAgentsSendAndLearnsProfilesFromThem) {
-  Cluster c;
+// A one-GPU host's report of alice's busy minute.
+AgentReport ReportOfAMinute(const core::Clock& clock) {
   AgentReport r;
   r.inventory = {{core::GpuUuid("GPU-1"), 0, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), -1}};
   r.gpus = {GpuStatus{}};
   observe::MinuteRollup m;
   m.uuid = core::GpuUuid("GPU-1");
-  m.minute = observe::MinuteOf(c.clock.Now() - core::Seconds(60));
+  m.minute = observe::MinuteOf(clock.Now() - core::Seconds(60));
   m.samples = 60;
   m.utilization_mean_pct = 80;
   m.users = {"alice"};
   m.state = observe::GpuState::kBusy;
   m.observed = m.busy = core::Seconds(60);
   r.minutes = {m};
+  return r;
+}
+
+TEST(CoordinatorTest, KeepsTheMinutesAgentsSendAndLearnsProfilesFromThem) {
+  Cluster c;
+  const AgentReport r = ReportOfAMinute(c.clock);
+  const observe::MinuteRollup& m = r.minutes.front();
   ASSERT_TRUE(c.coordinator->HandleReport("a", r, c.Record()).ok());
   auto kept = c.store->RollupsBetween(m.minute, m.minute + core::Seconds(60));
   ASSERT_TRUE(kept.ok());
@@ -615,6 +622,36 @@ TEST(CoordinatorTest, KeepsTheMinutesAgentsSendAndLearnsProfilesFromThem) {
   ASSERT_TRUE(gpus.ok());
   ASSERT_EQ(gpus->size(), 1u);
   EXPECT_EQ(gpus->front().host, "a");  // priced and labelled by its host
+}
+
+// An agent that hears no answer sends its report again, to the same leader
+// or to the next: its minutes count once. The reports' writes take a store
+// connection of their own, as a server's do.
+TEST(CoordinatorTest, AReportSentAgainCountsItsMinutesOnce) {
+  Cluster c;
+  auto reports = store::SqliteStore::Open((c.dir.path() / "gleaner.db").string());
+  ASSERT_TRUE(reports.ok());
+  const auto lead = [&] {
+    c.coordinator = std::make_unique<Coordinator>(*c.store, c.clock, CoordinatorOptions{},
+                                                  c.Record(), reports->get());
+  };
+  lead();
+  AgentReport r = ReportOfAMinute(c.clock);
+  r.run = "00c0ffee";
+  ASSERT_TRUE(c.coordinator->HandleReport("a", r, c.Record()).ok());
+  ASSERT_TRUE(c.coordinator->HandleReport("a", r, c.Record()).ok());
+  lead();  // a new leader hears it a third time
+  ASSERT_TRUE(c.coordinator->HandleReport("a", r, c.Record()).ok());
+  const observe::MinuteRollup& m = r.minutes.front();
+  auto kept = c.store->RollupsBetween(m.minute, m.minute + core::Seconds(60));
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ(kept->front(), m);
+  EXPECT_EQ(c.store->Profiles("user")
+                ->at("alice")
+                .busy_s[static_cast<size_t>(observe::HourOfWeek(m.minute))],
+            60);
+  EXPECT_EQ(c.store->Gpus()->size(), 1u);
 }
 
 TEST(CoordinatorTest, AsksForTheInventoryAndRefusesAGpuTwoHostsClaim) {

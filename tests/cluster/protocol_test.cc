@@ -42,6 +42,7 @@ AgentReport FullReport() {
   unreadable.verdict = held.verdict;
   r.details = {{1, held}, {0, unreadable}};
   r.rack = "rack-7.row-b";
+  r.run = "0f1e2d3c4b5a6978";
   r.running = {{7, 2}};
   JobEvent started;
   started.seq = 4;
@@ -177,6 +178,16 @@ TEST(AgentProtocolTest, AMalformedReportSaysWhatIsWrong) {
       R"({"gpus": [], "running": [], "events": [{"seq": 1, "job": [1, 1], "kind": "paused", "at_us": 0}]})"));
   ASSERT_FALSE(bad_kind.ok());
   EXPECT_THAT(bad_kind.status().message(), HasSubstr("event kind \"paused\""));
+  // The run names the minutes' part in the store: hex only, bounded.
+  for (const char* run : {R"("'; DROP TABLE x")", R"("ABCDEF")", R"(7)"}) {
+    auto bad_run = ReportFromJson(
+        nlohmann::json::parse(std::string(R"({"gpus": [], "running": [], "run": )") + run + "}"));
+    ASSERT_FALSE(bad_run.ok()) << run;
+    EXPECT_THAT(bad_run.status().message(), HasSubstr("run")) << run;
+  }
+  auto long_run = ReportFromJson(nlohmann::json::parse(R"({"gpus": [], "running": [], "run": ")" +
+                                                       std::string(65, 'a') + R"("})"));
+  EXPECT_THAT(long_run.status().message(), HasSubstr("at most 64 hex digits"));
 }
 
 // Found by fuzz/agent_protocol_fuzz.cc: a float where an integer belongs

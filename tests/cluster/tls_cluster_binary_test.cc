@@ -75,8 +75,8 @@ TEST_F(TlsClusterBinaryTest, OnlyClientsWithTheCasCertificatesReachTheCoordinato
   const Daemon agent = Start("agent", Agent(ClientTls()) + " --interval 30 --for 60");
   ASSERT_TRUE(testing::WaitForLog(agent, "reporting to the coordinator")) << Slurp(agent.log);
 
-  const testing::Outcome token = testing::Gleaner(
-      "--data-dir " + server_data_ + " token create" + testing::OrdinaryUserFlag());
+  const testing::Outcome token = testing::Gleaner("--data-dir " + server_data_ + " token create" +
+                                                  testing::OrdinaryUserFlag());
   ASSERT_EQ(token.rc, 0) << token.err;
   const std::string bearer = token.out.substr(token.out.find("glt_"), 68);
   const std::string remote = "--server " + url_ + " --token " + bearer;
@@ -92,7 +92,8 @@ TEST_F(TlsClusterBinaryTest, OnlyClientsWithTheCasCertificatesReachTheCoordinato
 
   const auto before = std::chrono::steady_clock::now();
   const testing::Outcome submitted = testing::Gleaner(
-      remote + ClientTls() + " submit --gpus 1 --workdir /tmp -- sh -c 'echo hello from gpu-a; sleep 30'");
+      remote + ClientTls() +
+      " submit --gpus 1 --workdir /tmp -- sh -c 'echo hello from gpu-a; sleep 30'");
   ASSERT_EQ(submitted.rc, 0) << submitted.err;
   ASSERT_TRUE(testing::WaitForLog(agent, "job 1 started", 20)) << Slurp(agent.log);
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "store_backend.h"
 
 namespace gleaner::store {
@@ -99,6 +101,7 @@ TEST_P(TokenStoreTest, AJoinTokenIsSpentOnceByItsHostBeforeItExpires) {
   EXPECT_EQ(*spend('c', "gpu-a"), 2);
   EXPECT_EQ(*store_->AgentGeneration("gpu-a"), 2);
   EXPECT_EQ(*store_->AgentGeneration("gpu-b"), 0);
+  EXPECT_EQ(*store_->AgentGenerations(), (std::map<std::string, int64_t>{{"gpu-a", 2}}));
 }
 
 GLEANER_STORE_CONFORMANCE(TokenStoreTest);
