@@ -8,6 +8,10 @@
 // `gleaner agent` does, each keeps its connections open and long-polls
 // /v1/agents/wait, reporting at once when the coordinator has orders for it
 // (--keep-alive 0 and --long-poll 0 turn either off, for comparison).
+// With --minutes 1 each agent also sends its GPUs' minutes once a minute,
+// in its first report after each minute of the wall clock ends, as
+// `gleaner agent` does (so 10,000 agents send 80,000 minutes within about
+// a second), until a reply acknowledges them.
 //
 //   agent_swarm --server http(s)://127.0.0.1:7380[,URL] --join-tokens F
 //               --token glt_... --agents 2000 --seconds 60 [--ca-file CA]
@@ -52,6 +56,7 @@ struct Options {
   double job_seconds = 5;
   bool keep_alive = true;
   bool long_poll = true;
+  bool minutes = false;  // each agent's 8 GPU minutes, once a minute
 };
 
 // One client per coordinator, for one thread.
@@ -112,8 +117,11 @@ struct Agent {
   int64_t seq = 0;
   std::vector<JobEvent> outbox;
   std::map<gleaner::sched::JobId, std::pair<JobAttempt, Clock::time_point>> running;  // until
-  std::atomic<uint64_t> orders{0};    // from the last reply; the long poll waits past it
-  std::atomic<bool> woken{false};     // the long poll says: report now
+  std::string run;                                      // AgentReport::run
+  std::vector<gleaner::observe::MinuteRollup> minutes;  // not yet acknowledged
+  int64_t minute_s = 0;                                 // the wall clock's last minute seen
+  std::atomic<uint64_t> orders{0};  // from the last reply; the long poll waits past it
+  std::atomic<bool> woken{false};   // the long poll says: report now
 };
 
 // Where a long poll wakes the thread that reports for its agent.
@@ -134,24 +142,45 @@ struct Shared {
   int64_t report_bytes = 0;
 };
 
+std::vector<gleaner::cluster::InventoryGpu> InventoryOf(const Agent& a, const Options& o) {
+  std::vector<gleaner::cluster::InventoryGpu> inv;
+  for (int g = 0; g < o.gpus; ++g) {
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid, "GPU-%08x-0000-4000-8000-%012x",
+                  static_cast<unsigned>(std::hash<std::string>()(a.name)), g);
+    inv.push_back({gleaner::core::GpuUuid(uuid), g, "NVIDIA H100 80GB HBM3",
+                   gleaner::core::Bytes::GiB(80), 0});
+  }
+  return inv;
+}
+
 AgentReport ReportOf(Agent& a, const Options& o) {
   AgentReport r;
-  if (a.inventory) {
-    std::vector<gleaner::cluster::InventoryGpu> inv;
-    for (int g = 0; g < o.gpus; ++g) {
-      char uuid[64];
-      std::snprintf(uuid, sizeof uuid, "GPU-%08x-0000-4000-8000-%012x",
-                    static_cast<unsigned>(std::hash<std::string>()(a.name)), g);
-      inv.push_back({gleaner::core::GpuUuid(uuid), g, "NVIDIA H100 80GB HBM3",
-                     gleaner::core::Bytes::GiB(80), 0});
-    }
-    r.inventory = inv;
-  }
+  if (a.inventory) r.inventory = InventoryOf(a, o);
   for (int g = 0; g < o.gpus; ++g) {
     r.gpus.push_back({gleaner::observe::GpuState::kIdle, true, true, 0.0, 512, 70.0, 31.0});
   }
   for (const auto& [id, run] : a.running) r.running.push_back(run.first);
   r.events = a.outbox;
+  if (o.minutes) {
+    const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    if (a.minute_s != 0 && now_s / 60 != a.minute_s / 60) {  // a minute ended: one per GPU
+      for (const gleaner::cluster::InventoryGpu& g : InventoryOf(a, o)) {
+        gleaner::observe::MinuteRollup m;
+        m.uuid = g.uuid;
+        m.minute = gleaner::core::FromUnixMicros((now_s / 60 - 1) * 60 * 1'000'000);
+        m.samples = 60;
+        m.state = gleaner::observe::GpuState::kIdle;
+        m.observed = m.idle = gleaner::core::Seconds(60);
+        a.minutes.push_back(m);
+      }
+    }
+    a.minute_s = now_s;
+    r.minutes = a.minutes;
+    r.run = a.run;
+  }
   return r;
 }
 
@@ -159,6 +188,7 @@ AgentReport ReportOf(Agent& a, const Options& o) {
 bool Obey(Agent& a, const AgentReply& reply, const Options& o, Shared& shared) {
   bool started = false;
   a.inventory = reply.send_inventory;
+  a.minutes.clear();  // acknowledged
   std::erase_if(a.outbox, [&](const JobEvent& e) { return e.seq <= reply.acked; });
   const auto now = Clock::now();
   for (const gleaner::cluster::JobToStart& s : reply.start) {
@@ -228,6 +258,8 @@ int main(int argc, char** argv) {
       o.keep_alive = v != "0";
     else if (k == "--long-poll")
       o.long_poll = v != "0";
+    else if (k == "--minutes")
+      o.minutes = v != "0";
     else if (k == "--ca-file")
       ca_file = v;
     else {
@@ -262,8 +294,12 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Agent> agents(static_cast<size_t>(o.agents));
-  for (int i = 0; i < o.agents; ++i)
+  for (int i = 0; i < o.agents; ++i) {
     agents[static_cast<size_t>(i)].name = "emu-" + std::to_string(i);
+    char run[17];
+    std::snprintf(run, sizeof run, "%016x", static_cast<unsigned>(i));
+    agents[static_cast<size_t>(i)].run = run;
+  }
   const int threads = std::min(o.threads, o.agents);
   const auto each = [&](const std::function<void(Agent&, Clients&)>& body) {
     std::vector<std::thread> pool;
@@ -317,8 +353,8 @@ int main(int argc, char** argv) {
       while (!done) {
         seen = std::max(seen, a.orders.load());
         const auto asked = Clock::now();
-        auto answer = Post(wait_clients[i], server, "/v1/agents/wait", json{{"orders", seen}}.dump(),
-                           a.credential, gleaner::core::Seconds(35));
+        auto answer = Post(wait_clients[i], server, "/v1/agents/wait",
+                           json{{"orders", seen}}.dump(), a.credential, gleaner::core::Seconds(35));
         if (done) break;
         if (!answer) {
           std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -433,8 +469,7 @@ int main(int argc, char** argv) {
       {"tls", o.servers.front().tls},
       {"keep_alive", o.keep_alive},
       {"long_poll", o.long_poll},
-      {"http_bytes_per_agent_per_second",
-       static_cast<double>(wire.bytes.load()) / o.agents / ran},
+      {"http_bytes_per_agent_per_second", static_cast<double>(wire.bytes.load()) / o.agents / ran},
       {"connections_opened", wire.connections.load()},
       {"joined", joined.load()},
       {"joins_per_second", joined.load() / join_s},

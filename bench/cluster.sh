@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Emulated agents against real coordinators (bench/agent_swarm.cc):
-#   bench/cluster.sh [BUILD_DIR] [AGENTS] [SECONDS] [steady|failover|both]
+#   bench/cluster.sh [BUILD_DIR] [AGENTS] [SECONDS] [steady|failover|both] [SWARM_OPTION...]
 # Runs, on a throwaway PostgreSQL (initdb and pg_ctl; as root they run as
 # user postgres), two `gleaner-pg server`s, then:
 #   1. AGENTS emulated 8-GPU agents reporting once a second while jobs are
@@ -19,6 +19,8 @@ build="${1:-$here/build}"
 agents="${2:-1000}"
 seconds="${3:-40}"
 which="${4:-both}"
+shift $(($# < 4 ? $# : 4))
+swarm_options=("$@")  # the rest goes to the swarm (--minutes 1)
 server="$build/gleaner-pg"
 [ -x "$server" ] || server="$build/gleaner"
 swarm="$build/bench/agent_swarm"
@@ -68,7 +70,8 @@ run() {  # run NAME keep|kill PORT_OFFSET
   ticks_before=$(cpu_ticks "$leader")
   started=$(date +%s.%N)
   "$swarm" --server "http://127.0.0.1:$p1,http://127.0.0.1:$p2" --join-tokens "$work/join-tokens-$1" \
-    --token "$token" --agents "$agents" --seconds "$seconds" --jobs-per-second 10
+    --token "$token" --agents "$agents" --seconds "$seconds" --jobs-per-second 10 \
+    "${swarm_options[@]}"
   if [ "$2" = kill ]; then
     echo "leader killed at $(date -u -d @"$(cat "$work/killed-at")" +%T.%N); standby: $(grep -m1 leading "$work/server2-$1.log")"
   else

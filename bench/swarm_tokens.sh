@@ -16,8 +16,7 @@ join_tokens() {
   dir=$(mktemp -d)
   seq 0 $(($3 - 1)) | xargs -P 4 -I{} sh -c \
     '"$1" --data-dir "$2" agent-token create --host "emu-$3" --json > "$4/$3"' _ "$1" "$2" {} "$dir"
-  for ((i = 0; i < $3; i++)); do
-    sed -n 's/.*"token": "\(gjt_[0-9a-f]*\)".*/\1/p' "$dir/$i"
-  done
+  seq 0 $(($3 - 1)) | sed "s|^|$dir/|" | xargs cat |
+    sed -n 's/.*"token": "\(gjt_[0-9a-f]*\)".*/\1/p'
   rm -rf "$dir"
 }

@@ -168,27 +168,52 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   reply.send_inventory = host.gpus.empty() || host.blind;
   ExchangeLogs(agent, report, &reply);
   if (auto asked = holder_requests_.extract(agent)) reply.holders = std::move(asked.mapped());
+  ReportWrites writes{report.run, gpu_records, minutes, core::Status::Ok(), false};
   if (reports_ == nullptr) {  // one connection: the tick's, under the lock
-    GLEANER_RETURN_IF_ERROR(WriteReported(store_, report.run, gpu_records, minutes, log));
+    WriteReported(store_, {&writes}, log);
+    GLEANER_RETURN_IF_ERROR(writes.status);
   }
   RunWakes(lock);
-  if (reports_ != nullptr) {
-    std::lock_guard writing(reports_mu_);
-    GLEANER_RETURN_IF_ERROR(WriteReported(*reports_, report.run, gpu_records, minutes, log));
-  }
+  if (reports_ != nullptr) GLEANER_RETURN_IF_ERROR(WriteInBatch(writes, log));
   return reply;
 }
 
-core::Status Coordinator::WriteReported(store::ObservationStore& to, const std::string& run,
-                                        const std::vector<store::GpuRecord>& gpus,
-                                        const std::vector<observe::MinuteRollup>& minutes,
-                                        const Log& log) {
+core::Status Coordinator::WriteInBatch(ReportWrites& mine, const Log& log) {
+  std::unique_lock lock(reports_mu_);
+  to_write_.push_back(&mine);
+  while (!mine.done) {
+    if (writing_) {
+      reports_written_.wait(lock);
+      continue;
+    }
+    // No batch under way: this report writes what every report queued so
+    // far, its own among them, while the next ones queue.
+    std::vector<ReportWrites*> batch;
+    batch.swap(to_write_);
+    writing_ = true;
+    lock.unlock();
+    WriteReported(*reports_, batch, log);
+    lock.lock();
+    writing_ = false;
+    for (ReportWrites* w : batch) w->done = true;
+    reports_written_.notify_all();
+  }
+  return mine.status;
+}
+
+void Coordinator::WriteReported(store::ObservationStore& to,
+                                const std::vector<ReportWrites*>& batch, const Log& log) {
+  std::vector<store::GpuRecord> gpus;
+  for (const ReportWrites* w : batch) gpus.insert(gpus.end(), w->gpus.begin(), w->gpus.end());
   if (!gpus.empty()) {
     if (auto s = to.SaveGpus(gpus); !s.ok()) log("gpus: " + s.message());
   }
   // The cluster's usage profiles grow from the same minutes; a minute sent
   // again (the agent heard no answer) counts once.
-  return to.AddAgentMinutes(run, minutes, options_.project_of_user).status();
+  for (ReportWrites* w : batch) {
+    if (w->minutes.empty()) continue;
+    w->status = to.AddAgentMinutes(w->run, w->minutes, options_.project_of_user).status();
+  }
 }
 
 core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,

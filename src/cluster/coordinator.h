@@ -1,5 +1,6 @@
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -157,10 +158,22 @@ class Coordinator {
   core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
                               const std::string& rack, std::vector<store::GpuRecord>* records,
                               const Log& log);
-  // Saves a report's GPU records and adds its minutes (once per agent run).
-  core::Status WriteReported(store::ObservationStore& to, const std::string& run,
-                             const std::vector<store::GpuRecord>& gpus,
-                             const std::vector<observe::MinuteRollup>& minutes, const Log& log);
+  // What a report brings that only the store keeps: its host's GPU
+  // records (a new inventory) and its minutes.
+  struct ReportWrites {
+    const std::string& run;  // AgentReport::run
+    const std::vector<store::GpuRecord>& gpus;
+    const std::vector<observe::MinuteRollup>& minutes;
+    core::Status status = core::Status::Ok();  // the minutes' (GPU records that fail are said only)
+    bool done = false;
+  };
+  // Saves the batch's GPU records in one transaction, and each report's
+  // minutes (once per agent run).
+  void WriteReported(store::ObservationStore& to, const std::vector<ReportWrites*>& batch,
+                     const Log& log);
+  // On `reports_`: a report waits for the batch under way, if any, then
+  // writes everything queued meanwhile, its own among them (group commit).
+  core::Status WriteInBatch(ReportWrites& mine, const Log& log);
   // What the host should run; `ended`: attempts the report says ended,
   // never started again even where their end could not be applied.
   AgentReply ReplyTo(const std::string& name, const Host& host, const AgentReport& report,
@@ -202,7 +215,10 @@ class Coordinator {
   mutable std::mutex mu_;
   store::Store& store_;
   store::ObservationStore* reports_;  // may be null
-  std::mutex reports_mu_;             // guards *reports_
+  std::mutex reports_mu_;             // guards the next three
+  std::condition_variable reports_written_;
+  std::vector<ReportWrites*> to_write_;  // reports waiting for the next batch
+  bool writing_ = false;                 // a batch is being written
   const core::Clock& clock_;
   CoordinatorOptions options_;
   Housekeeping housekeeping_;

@@ -21,6 +21,19 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
   for (const store::JobRecord& j : *queued) {
     if (j.array_id && pending_.contains(j.id)) ++tasks_in_play[*j.array_id];
   }
+  // Every dependency of the jobs the scheduler does not hold yet, in one
+  // read: a thousand tasks waiting on one job read it once.
+  std::set<sched::JobId> deps;
+  for (const store::JobRecord& j : *queued) {
+    if (!pending_.contains(j.id)) {
+      deps.insert(j.spec.after_success.begin(), j.spec.after_success.end());
+    }
+  }
+  auto dep_states = jobs_.StatesOf(deps);
+  if (!dep_states.ok()) {
+    log("jobs: " + dep_states.status().message());
+    return {};
+  }
   std::set<sched::JobId> still_queued;
   for (const store::JobRecord& j : *queued) {
     still_queued.insert(j.id);
@@ -28,11 +41,12 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
     std::string blocked_by;                 // a dependency that has not succeeded yet
     std::string doomed;                     // one that never will
     for (sched::JobId dep : j.spec.after_success) {
-      auto d = jobs_.Get(dep);
-      if (!d.ok() || (store::IsFinal(d->state) && d->state != JobState::kSucceeded)) {
+      const auto d = dep_states->find(dep);
+      const bool exists = d != dep_states->end();
+      if (!exists || (store::IsFinal(d->second) && d->second != JobState::kSucceeded)) {
         doomed = "job " + std::to_string(dep) +
-                 (d.ok() ? " " + std::string(store::JobStateName(d->state)) : " does not exist");
-      } else if (d->state != JobState::kSucceeded && blocked_by.empty()) {
+                 (exists ? " " + std::string(store::JobStateName(d->second)) : " does not exist");
+      } else if (d->second != JobState::kSucceeded && blocked_by.empty()) {
         blocked_by = "waiting for job " + std::to_string(dep) + " to succeed";
       }
     }

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,10 @@ class JobStore {
     return std::move(saved.front());
   }
   virtual core::Result<JobRecord> Get(sched::JobId id) = 0;
+  // The state of each of `ids` that exists, in one read (a queue's
+  // dependencies, however many jobs wait on them).
+  virtual core::Result<std::map<sched::JobId, JobState>> StatesOf(
+      const std::set<sched::JobId>& ids) = 0;
   virtual core::Result<std::vector<JobRecord>> Find(const JobQuery& query) = 0;
   // Every job in `states` (all when empty), oldest first.
   core::Result<std::vector<JobRecord>> List(const std::vector<JobState>& states) {

@@ -89,6 +89,24 @@ core::Result<JobRecord> PgStore::Get(sched::JobId id) {
   return JobFromRow(Row(rows, 0));
 }
 
+core::Result<std::map<sched::JobId, JobState>> PgStore::StatesOf(
+    const std::set<sched::JobId>& ids) {
+  std::map<sched::JobId, JobState> out;
+  if (ids.empty()) return out;
+  std::string list = "{";
+  for (sched::JobId id : ids) list += (list.size() > 1 ? "," : "") + std::to_string(id);
+  list += "}";
+  GLEANER_ASSIGN_OR_RETURN(
+      Rows rows, db_->Query("SELECT id, state FROM jobs WHERE id = ANY($1::BIGINT[])", {list},
+                            "reading jobs' states"));
+  for (int i = 0; i < rows.size(); ++i) {
+    if (auto state = ParseJobState(rows.Text(i, 1))) {
+      out.emplace(static_cast<sched::JobId>(rows.Int(i, 0)), *state);
+    }
+  }
+  return out;
+}
+
 core::Result<std::vector<JobRecord>> PgStore::Find(const JobQuery& query) {
   // The SQL carries placeholders only, never a value.
   std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id > $1";

@@ -1,5 +1,7 @@
 #include "store/pg_store.h"
 
+#include <map>
+
 #include "observe/verdict_json.h"
 #include "store/pg_connection.h"
 #include "store/pg_schema.h"
@@ -161,24 +163,38 @@ core::Result<std::vector<observe::MinuteRollup>> PgStore::RollupsBetween(core::T
 }
 
 Status PgStore::SaveGpus(const std::vector<GpuRecord>& gpus) {
-  if (gpus.empty()) return Status::Ok();
+  // The last record of each GPU: one statement may not upsert a row twice.
+  std::map<core::GpuUuid, const GpuRecord*> last;
+  for (const GpuRecord& g : gpus) last[g.uuid] = &g;
+  if (last.empty()) return Status::Ok();
+  // Many rows a statement (a new leader learns thousands of hosts' GPUs at
+  // once), in one transaction.
+  constexpr size_t kRowsPerStatement = 1000;
   return db_->InTransaction([&]() -> Status {
-    for (const GpuRecord& g : gpus) {
-      GLEANER_RETURN_IF_ERROR(
-          db_->Query(R"sql(
-            INSERT INTO gpus (uuid, host, idx, name, memory_total_bytes, first_seen_us,
-              last_seen_us)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
-            ON CONFLICT (uuid) DO UPDATE SET host = excluded.host, idx = excluded.idx,
-              name = excluded.name, memory_total_bytes = excluded.memory_total_bytes,
-              last_seen_us = excluded.last_seen_us)sql",
-                     {g.uuid.str(), g.host, static_cast<int64_t>(g.index), g.name,
-                      g.memory_total
-                          ? std::optional<int64_t>(static_cast<int64_t>(g.memory_total->count()))
-                          : std::nullopt,
-                      core::ToUnixMicros(g.first_seen), core::ToUnixMicros(g.last_seen)},
-                     "saving GPUs")
-              .status());
+    for (auto from = last.begin(); from != last.end();) {
+      std::string sql =
+          "INSERT INTO gpus (uuid, host, idx, name, memory_total_bytes, first_seen_us, "
+          "last_seen_us) VALUES ";
+      std::vector<Param> params;
+      for (size_t row = 0; row < kRowsPerStatement && from != last.end(); ++row, ++from) {
+        const GpuRecord& g = *from->second;
+        const size_t p = params.size();
+        sql += (row == 0 ? "(" : ", (");
+        for (size_t col = 1; col <= 7; ++col) {
+          sql += "$" + std::to_string(p + col) + (col < 7 ? ", " : ")");
+        }
+        params.insert(params.end(),
+                      {g.uuid.str(), g.host, static_cast<int64_t>(g.index), g.name,
+                       g.memory_total
+                           ? std::optional<int64_t>(static_cast<int64_t>(g.memory_total->count()))
+                           : std::nullopt,
+                       core::ToUnixMicros(g.first_seen), core::ToUnixMicros(g.last_seen)});
+      }
+      sql += R"sql(
+        ON CONFLICT (uuid) DO UPDATE SET host = excluded.host, idx = excluded.idx,
+          name = excluded.name, memory_total_bytes = excluded.memory_total_bytes,
+          last_seen_us = excluded.last_seen_us)sql";
+      GLEANER_RETURN_IF_ERROR(db_->Query(sql.c_str(), params, "saving GPUs").status());
     }
     return Status::Ok();
   });

@@ -92,6 +92,26 @@ core::Result<JobRecord> SqliteStore::Get(sched::JobId id) {
   return JobFromRow(q);
 }
 
+core::Result<std::map<sched::JobId, JobState>> SqliteStore::StatesOf(
+    const std::set<sched::JobId>& ids) {
+  std::map<sched::JobId, JobState> out;
+  if (ids.empty()) return out;
+  std::string list = "[";
+  for (sched::JobId id : ids) list += (list.size() > 1 ? "," : "") + std::to_string(id);
+  list += "]";
+  Statement q(db_, "SELECT id, state FROM jobs WHERE id IN (SELECT value FROM json_each(?))");
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, list);
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    if (auto state = ParseJobState(q.Text(1))) {
+      out.emplace(static_cast<sched::JobId>(q.Int(0)), *state);
+    }
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "reading jobs' states");
+  return out;
+}
+
 core::Result<std::vector<JobRecord>> SqliteStore::Find(const JobQuery& query) {
   // The SQL carries placeholders only, never a value.
   std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id > ?";

@@ -43,6 +43,8 @@ class SqliteStore final : public Store {
   core::Result<std::vector<JobRecord>> SubmitAll(const std::vector<NewJob>& jobs,
                                                  core::TimePoint now) override;
   core::Result<JobRecord> Get(sched::JobId id) override;
+  core::Result<std::map<sched::JobId, JobState>> StatesOf(
+      const std::set<sched::JobId>& ids) override;
   core::Result<std::vector<JobRecord>> Find(const JobQuery& query) override;
   core::Result<std::map<JobState, int64_t>> CountByState() override;
   core::Result<ActiveUsage> UsageOfUser(uint32_t uid, int64_t at_most) override;

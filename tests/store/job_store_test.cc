@@ -148,6 +148,17 @@ TEST_P(JobStoreTest, CountsByStateAndAddsUpWhatEachUserAndProjectHold) {
   EXPECT_EQ(capped->jobs, 2);
 }
 
+TEST_P(JobStoreTest, StatesOfManyJobsInOneRead) {
+  const sched::JobId a = store_->Submit("alice", 1000, Spec(), kNow)->id;
+  const sched::JobId b = store_->Submit("bob", 1001, Spec(), kNow)->id;
+  ASSERT_TRUE(store_->Transition(b, JobState::kQueued, JobState::kCancelled, {}).ok());
+  auto states = store_->StatesOf({a, b, b + 100});
+  ASSERT_TRUE(states.ok()) << states.status().ToString();
+  EXPECT_EQ(*states,
+            (std::map<sched::JobId, JobState>{{a, JobState::kQueued}, {b, JobState::kCancelled}}));
+  EXPECT_TRUE(store_->StatesOf({})->empty());
+}
+
 TEST_P(JobStoreTest, TransitionsAreCompareAndSet) {
   const sched::JobId id = store_->Submit("alice", 1000, Spec(), kNow)->id;
   JobUpdate start;
