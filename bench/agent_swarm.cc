@@ -118,6 +118,7 @@ struct Agent {
   std::vector<JobEvent> outbox;
   std::map<gleaner::sched::JobId, std::pair<JobAttempt, Clock::time_point>> running;  // until
   std::string run;                                      // AgentReport::run
+  bool answered = false;                                // a report of it was answered
   std::vector<gleaner::observe::MinuteRollup> minutes;  // not yet acknowledged
   int64_t minute_s = 0;                                 // the wall clock's last minute seen
   std::atomic<uint64_t> orders{0};  // from the last reply; the long poll waits past it
@@ -342,6 +343,7 @@ int main(int argc, char** argv) {
   Wire wire;  // the agents' reports and waits
   std::vector<Wakeup> wakeups(static_cast<size_t>(threads));
   std::atomic<bool> done{false};
+  std::atomic<size_t> answered{0};  // agents a report of which was answered
   std::vector<std::thread> waiters;
   std::vector<Clients> wait_clients(o.long_poll ? agents.size() : 0);
   for (size_t i = 0; i < wait_clients.size(); ++i) {
@@ -383,7 +385,13 @@ int main(int argc, char** argv) {
     Clients clients = ClientsOf(o);
     size_t server = 0;
     const auto gap = std::chrono::duration<double>(1.0 / o.jobs_per_second);
-    auto next = start + std::chrono::seconds(5);  // after the inventories are in
+    // After every agent's inventory is in and answered: what is measured
+    // is a running cluster, not its first seconds.
+    auto next = start + std::chrono::seconds(5);
+    while (answered.load() < agents.size() && Clock::now() < until - std::chrono::seconds(10)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    next = std::max(next, Clock::now());
     while (next < until - std::chrono::seconds(10)) {
       std::this_thread::sleep_until(next);
       next += std::chrono::duration_cast<Clock::duration>(gap);
@@ -429,6 +437,10 @@ int main(int argc, char** argv) {
             continue;
           }
           ++ok;
+          if (!a.answered) {
+            a.answered = true;
+            ++answered;
+          }
           latencies.push_back(took);
           longest[i] =
               std::max(longest[i], std::chrono::duration<double>(sent - a.last_ok).count());

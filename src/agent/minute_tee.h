@@ -22,9 +22,9 @@ class MinuteTee final : public store::ObservationStore {
     return local_.AddRollups(rollups);
   }
   core::Result<int64_t> AddAgentMinutes(
-      const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+      const std::vector<store::AgentMinutes>& batch,
       const std::map<std::string, std::string>& project_of_user) override {
-    return local_.AddAgentMinutes(source, rollups, project_of_user);
+    return local_.AddAgentMinutes(batch, project_of_user);
   }
   core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                            core::TimePoint from,

@@ -167,8 +167,8 @@ class Coordinator {
     core::Status status = core::Status::Ok();  // the minutes' (GPU records that fail are said only)
     bool done = false;
   };
-  // Saves the batch's GPU records in one transaction, and each report's
-  // minutes (once per agent run).
+  // Saves the batch's GPU records in one transaction, and its minutes
+  // (once per agent run) in another.
   void WriteReported(store::ObservationStore& to, const std::vector<ReportWrites*>& batch,
                      const Log& log);
   // On `reports_`: a report waits for the batch under way, if any, then

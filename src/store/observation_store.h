@@ -25,6 +25,12 @@ struct GpuRecord {
   bool operator==(const GpuRecord&) const = default;
 };
 
+// Minutes from one source: an agent's run (AgentReport::run).
+struct AgentMinutes {
+  std::string source;
+  std::vector<observe::MinuteRollup> minutes;
+};
+
 // Where observations outlive the process: minute roll-ups (history, kept
 // for the retention period), each GPU's latest verdict, and the usage
 // profiles. Implementations are safe to use from one thread at a time.
@@ -35,15 +41,14 @@ class ObservationStore {
   // Roll-ups are keyed by (GPU, minute); adding one for a minute already
   // stored merges the two (observe::MergeRollups).
   virtual core::Status AddRollups(const std::vector<observe::MinuteRollup>& rollups) = 0;
-  // An agent's minutes, each part added once. `source` names the agent's
-  // run (AgentReport::run): a (GPU, minute) that holds a part from it
-  // already is left as it is, so a report sent again (its answer lost, or
-  // sent on to a new leader) counts nothing twice; minutes of an empty
-  // source are merged every time (AddRollups). The new ones are added to
-  // the usage profiles as well (by `project_of_user`), in the same
-  // transaction. Returns how many were new.
+  // Agents' minutes, each part added once, in one transaction: a (GPU,
+  // minute) that holds a part from the same source already is left as it
+  // is, so a report sent again (its answer lost, or sent on to a new
+  // leader) counts nothing twice; minutes of an empty source are merged
+  // every time (AddRollups). The new ones are added to the usage profiles
+  // as well (by `project_of_user`). Returns how many were new.
   virtual core::Result<int64_t> AddAgentMinutes(
-      const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+      const std::vector<AgentMinutes>& batch,
       const std::map<std::string, std::string>& project_of_user) = 0;
   virtual core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                                    core::TimePoint from,

@@ -137,26 +137,30 @@ Status SqliteStore::AddRollups(const std::vector<observe::MinuteRollup>& rollups
 }
 
 core::Result<int64_t> SqliteStore::AddAgentMinutes(
-    const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+    const std::vector<AgentMinutes>& batch,
     const std::map<std::string, std::string>& project_of_user) {
-  if (rollups.empty()) return int64_t{0};
   std::vector<observe::MinuteRollup> fresh;
+  if (std::all_of(batch.begin(), batch.end(), [](const auto& b) { return b.minutes.empty(); })) {
+    return int64_t{0};
+  }
   const Status done = InTransaction([&]() -> Status {
     Statement claim(db_,
                     "INSERT INTO minute_parts (uuid, minute_s, source) VALUES (?, ?, ?) "
                     "ON CONFLICT DO NOTHING");
     GLEANER_RETURN_IF_ERROR(claim.status());
-    for (const observe::MinuteRollup& m : rollups) {
-      if (!source.empty()) {
-        claim.Bind(1, m.uuid.str());
-        claim.Bind(2, core::ToUnixMicros(m.minute) / 1'000'000);
-        claim.Bind(3, source);
-        const bool stepped = claim.Step() == SQLITE_DONE;
-        claim.Reset();
-        if (!stepped) return SqlError(db_, "recording whose GPU minutes are stored");
-        if (sqlite3_changes(db_) == 0) continue;  // sent before
+    for (const auto& [source, minutes] : batch) {
+      for (const observe::MinuteRollup& m : minutes) {
+        if (!source.empty()) {
+          claim.Bind(1, m.uuid.str());
+          claim.Bind(2, core::ToUnixMicros(m.minute) / 1'000'000);
+          claim.Bind(3, source);
+          const bool stepped = claim.Step() == SQLITE_DONE;
+          claim.Reset();
+          if (!stepped) return SqlError(db_, "recording whose GPU minutes are stored");
+          if (sqlite3_changes(db_) == 0) continue;  // sent before
+        }
+        fresh.push_back(m);
       }
-      fresh.push_back(m);
     }
     GLEANER_RETURN_IF_ERROR(MergeRollups(fresh));
     observe::UsageProfiles delta(project_of_user);

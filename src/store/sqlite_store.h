@@ -24,7 +24,7 @@ class SqliteStore final : public Store {
 
   core::Status AddRollups(const std::vector<observe::MinuteRollup>& rollups) override;
   core::Result<int64_t> AddAgentMinutes(
-      const std::string& source, const std::vector<observe::MinuteRollup>& rollups,
+      const std::vector<AgentMinutes>& batch,
       const std::map<std::string, std::string>& project_of_user) override;
   core::Result<std::vector<observe::MinuteRollup>> Rollups(const core::GpuUuid& uuid,
                                                            core::TimePoint from,

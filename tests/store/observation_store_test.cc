@@ -141,10 +141,11 @@ TEST_P(ObservationStoreTest, ProfilesAccumulate) {
 TEST_P(ObservationStoreTest, AnAgentRunsMinutesAreAddedOnce) {
   const std::map<std::string, std::string> projects{{"alice", "vision"}};
   const std::vector<observe::MinuteRollup> sent{Rollup("GPU-a", 0), Rollup("GPU-a", 1)};
-  EXPECT_EQ(*store_->AddAgentMinutes("0123abcd", sent, projects), 2);
-  EXPECT_EQ(*store_->AddAgentMinutes("0123abcd", sent, projects), 0);
+  EXPECT_EQ(*store_->AddAgentMinutes({{"0123abcd", sent}}, projects), 2);
+  EXPECT_EQ(*store_->AddAgentMinutes({{"0123abcd", sent}}, projects), 0);
   EXPECT_EQ(
-      *store_->AddAgentMinutes("0123abcd", {Rollup("GPU-a", 1), Rollup("GPU-a", 2)}, projects), 1);
+      *store_->AddAgentMinutes({{"0123abcd", {Rollup("GPU-a", 1), Rollup("GPU-a", 2)}}}, projects),
+      1);
   auto rows = store_->Rollups(core::GpuUuid("GPU-a"), kT0, kT0 + core::Seconds(3600));
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 3u);
@@ -153,18 +154,27 @@ TEST_P(ObservationStoreTest, AnAgentRunsMinutesAreAddedOnce) {
   EXPECT_DOUBLE_EQ(store_->Profiles("gpu")->at("GPU-a").observed_s[hour], 3 * 60.0);
   EXPECT_DOUBLE_EQ(store_->Profiles("project")->at("vision").observed_s[hour], 3 * 60.0);
   // The agent restarted within minute 2: its new run's part is merged.
-  EXPECT_EQ(*store_->AddAgentMinutes("99ff", {Rollup("GPU-a", 2)}, projects), 1);
+  EXPECT_EQ(*store_->AddAgentMinutes({{"99ff", {Rollup("GPU-a", 2)}}}, projects), 1);
   EXPECT_EQ(
       store_->Rollups(core::GpuUuid("GPU-a"), kT0 + core::Seconds(120), kT0 + core::Seconds(121))
           ->front()
           .samples,
       2 * Rollup("GPU-a", 2).samples);
   // Without a run (an older agent), as sent: merged each time.
-  EXPECT_EQ(*store_->AddAgentMinutes("", {Rollup("GPU-b", 0)}, projects), 1);
-  EXPECT_EQ(*store_->AddAgentMinutes("", {Rollup("GPU-b", 0)}, projects), 1);
+  EXPECT_EQ(*store_->AddAgentMinutes({{"", {Rollup("GPU-b", 0)}}}, projects), 1);
+  EXPECT_EQ(*store_->AddAgentMinutes({{"", {Rollup("GPU-b", 0)}}}, projects), 1);
   // Pruned minutes take their parts along.
   ASSERT_TRUE(store_->PruneRollups(kT0 + core::Seconds(3600)).ok());
-  EXPECT_EQ(*store_->AddAgentMinutes("0123abcd", sent, projects), 2);
+  EXPECT_EQ(*store_->AddAgentMinutes({{"0123abcd", sent}}, projects), 2);
+  // One batch of several agents' reports, one of them twice (sent again
+  // while the first still waited): each part once, the two runs' merged.
+  EXPECT_EQ(*store_->AddAgentMinutes({{"aa", {Rollup("GPU-c", 0)}},
+                                      {"bb", {Rollup("GPU-c", 0)}},
+                                      {"aa", {Rollup("GPU-c", 0)}}},
+                                     projects),
+            2);
+  EXPECT_EQ(store_->Rollups(core::GpuUuid("GPU-c"), kT0, kT0 + core::Seconds(60))->front(),
+            observe::MergeRollups(Rollup("GPU-c", 0), Rollup("GPU-c", 0)));
 }
 
 // Two parts of one minute in one call (a batch written after a restart)
