@@ -28,7 +28,8 @@ work=$(mktemp -d)
 chmod 755 "$work"
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 as_pg() { if [ "$(id -u)" -eq 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
-port=$((20000 + RANDOM % 20000))
+# Below the kernel's ephemeral range (32768 up), which the swarm's many connections use.
+port=$((20000 + RANDOM % 12000))
 mkdir -p "$work/pg"
 [ "$(id -u)" -eq 0 ] && chown postgres "$work/pg"
 as_pg "$pg_bin/initdb -D $work/pg/data -U postgres -A trust >/dev/null"

@@ -36,7 +36,7 @@ openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key
   -CAcreateserial -days 1 -extfile "$work/san" -out "$work/server.pem" 2>/dev/null
 
 run() {  # run NAME http|https KEEP_ALIVE LONG_POLL
-  local data="$work/$1" port=$((20000 + RANDOM % 20000)) tls=()
+  local data="$work/$1" port=$((20000 + RANDOM % 12000)) tls=()  # below the ephemeral ports
   [ "$2" = https ] && tls=(--tls-cert "$work/server.pem" --tls-key "$work/server.key")
   "$build/gleaner" server --data-dir "$data" --listen "127.0.0.1:$port" \
     --join-secret-file "$work/secret" "${tls[@]}" > "$work/$1.log" 2>&1 &
