@@ -1,5 +1,6 @@
 #include "cluster/coordinator.h"
 
+#include <exception>
 #include <span>
 #include <tuple>
 
@@ -192,7 +193,15 @@ core::Status Coordinator::WriteInBatch(ReportWrites& mine, const Log& log) {
     batch.swap(to_write_);
     writing_ = true;
     lock.unlock();
-    WriteReported(*reports_, batch, log);
+    try {
+      WriteReported(*reports_, batch, log);
+    } catch (const std::exception& e) {
+      // The batch learns why, and the next one can proceed: a batch left
+      // "under way" would stall every later report.
+      for (ReportWrites* w : batch) {
+        w->status = core::Internal(std::string("storing the report failed: ") + e.what());
+      }
+    }
     lock.lock();
     writing_ = false;
     for (ReportWrites* w : batch) w->done = true;
