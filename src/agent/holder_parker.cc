@@ -21,6 +21,10 @@ std::string Pid(uint32_t pid, const std::string& user = {}) {
   return "process " + std::to_string(pid) + (user.empty() ? "" : " of " + user);
 }
 
+// How long a pass waits for the driver to park or restore a holder before
+// it goes on and hears the result at a later pass.
+constexpr std::chrono::milliseconds kQuickDriverCall(250);
+
 std::string Millis(std::chrono::steady_clock::duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
 }
@@ -178,6 +182,7 @@ void HolderParker::Tell(const std::string& rule, const core::GpuUuid& gpu, const
 
 void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, LentGpu>& lent,
                         const cluster::Log& log) {
+  FinishCalls(std::chrono::milliseconds(0), log);
   const core::TimePoint now = clock_.Now();
   std::vector<observe::ParkFacts> facts;
   std::map<core::GpuUuid, Seen> seen;
@@ -207,7 +212,8 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
           kept_.erase(k);
         }
       }
-      f.unpark_asked = unpark_asked_.erase(v.uuid) > 0;
+      // An unpark asked during a park is heard once the park is done.
+      f.unpark_asked = !calls_.contains(v.uuid) && unpark_asked_.erase(v.uuid) > 0;
       facts.push_back(std::move(f));
     }
   }
@@ -220,6 +226,8 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
       [this](uint32_t pid) { return CpuTime(pid); }, now);
   for (const observe::ParkAction& a : actions) {
     const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
+    // What becomes of a holder the driver is moving is decided once it is done.
+    if (a.kind != Kind::kNotify && calls_.contains(a.gpu)) continue;
     switch (a.kind) {
       case Kind::kNotify:
         log("parking notice: " + a.reason + " (GPU " + a.gpu.str() + ")");
@@ -248,6 +256,9 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
         break;
     }
   }
+  // A small holder moves within the pass; a large one goes on beside the
+  // passes that follow.
+  FinishCalls(kQuickDriverCall, log);
   std::lock_guard lock(mu_);
   if (!pass.verdicts.empty()) seen_ = std::move(seen);  // a pass that read no GPU says nothing
   parkings_ = planner_.Parkings();
@@ -255,40 +266,50 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
 
 void HolderParker::Park(const observe::ParkAction& a, const cluster::Log& log) {
   const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
-  const auto refuse = [&](const std::string& why) {
-    planner_.ParkFailed(a.gpu, clock_.Now());
-    log("not parking " + where + ": " + why);
-    if (metrics_ != nullptr) metrics_->Parking("refused");
-    Tell("holder_parking_notice", a.gpu, a.user, false, "not parked: " + why);
-  };
   const std::optional<core::TimePoint> started = ProcessStartTime(a.pid, options_.proc_root);
-  const std::optional<core::Duration> cpu = ProcessCpuTime(a.pid, options_.proc_root);
-  if (!started || !cpu) return refuse("it exited");
+  if (!started || !ProcessCpuTime(a.pid, options_.proc_root)) {
+    planner_.ParkFailed(a.gpu, clock_.Now());
+    log("not parking " + where + ": it exited");
+    if (metrics_ != nullptr) metrics_->Parking("refused");
+    Tell("holder_parking_notice", a.gpu, a.user, false, "not parked: it exited");
+    return;
+  }
   // On record before the driver is asked: a daemon killed mid-park finds
   // the holder at its restart, parked or locked, and never loses it.
   parked_[a.gpu] = {a.pid, started, a.user, a.memory, clock_.Now(), false};
   Save(log);
-  const auto t0 = std::chrono::steady_clock::now();
-  const core::Status parked = cuda_->Park(
-      a.pid, std::chrono::duration_cast<std::chrono::milliseconds>(options_.config.lock_timeout));
-  const auto took = std::chrono::steady_clock::now() - t0;
-  if (!parked.ok()) {
+  const auto lock_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.config.lock_timeout);
+  Call(a, true, [this, pid = a.pid, lock_timeout] {
+    const auto t0 = std::chrono::steady_clock::now();
+    DriverResult r{cuda_->Park(pid, lock_timeout)};
+    r.took = std::chrono::steady_clock::now() - t0;
+    return r;
+  });
+}
+
+void HolderParker::ParkDone(const observe::ParkAction& a, const DriverResult& r,
+                            const cluster::Log& log) {
+  const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
+  if (!r.status.ok()) {
     parked_.erase(a.gpu);
     Save(log);
     planner_.ParkFailed(a.gpu, clock_.Now());
-    log("could not park " + where + ": " + parked.message() + "; tried again in " +
+    log("could not park " + where + ": " + r.status.message() + "; tried again in " +
         core::FormatDuration(options_.config.park_idle_timeout));
     if (metrics_ != nullptr) metrics_->Parking("park_failed");
-    Tell("holder_parking_notice", a.gpu, a.user, false, "not parked: " + parked.message());
+    Tell("holder_parking_notice", a.gpu, a.user, false, "not parked: " + r.status.message());
     return;
   }
   const core::TimePoint at = clock_.Now();
   parked_[a.gpu].done = true;
   parked_[a.gpu].at = at;
   Save(log);
-  planner_.Parked(a.gpu, *cpu, at);
+  // Its CPU time from now on says whether it wakes: the driver's copy runs
+  // in the holder's own process and counts as its CPU time (80 GiB: 43 s).
+  planner_.Parked(a.gpu, ProcessCpuTime(a.pid, options_.proc_root).value_or(core::Duration{}), at);
   const std::string what = "parked " + where + ": " + core::FormatBytes(a.memory) +
-                           " moved to host memory in " + Millis(took) + " (" + a.reason +
+                           " moved to host memory in " + Millis(r.took) + " (" + a.reason +
                            "); the GPU is lent whole until it wakes";
   log(what);
   if (record_) record_("parked", a.gpu, a.user, what);
@@ -299,34 +320,43 @@ void HolderParker::Park(const observe::ParkAction& a, const cluster::Log& log) {
 }
 
 void HolderParker::Restore(const observe::ParkAction& a, const cluster::Log& log) {
-  const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
-  const auto t0 = std::chrono::steady_clock::now();
-  core::Status restored = core::Status::Ok();
-  std::string how = "restored";
   if (cuda_ == nullptr) {
-    restored = core::Unavailable("the CUDA driver's checkpoint API cannot be opened");
-  } else if (const auto state = cuda_->State(a.pid);
-             state.ok() && *state == gpu::CudaProcessState::kRunning) {
-    how = "found running (restored outside gleaner)";
-  } else {
-    restored = cuda_->Restore(a.pid);
+    RestoreDone(a, {core::Unavailable("the CUDA driver's checkpoint API cannot be opened")}, log);
+    return;
   }
-  const auto took = std::chrono::steady_clock::now() - t0;
-  if (!restored.ok()) {
+  Call(a, false, [this, pid = a.pid] {
+    const auto t0 = std::chrono::steady_clock::now();
+    DriverResult r;
+    if (const auto state = cuda_->State(pid);
+        state.ok() && *state == gpu::CudaProcessState::kRunning) {
+      r.found_running = true;
+    } else {
+      r.status = cuda_->Restore(pid);
+    }
+    r.took = std::chrono::steady_clock::now() - t0;
+    return r;
+  });
+}
+
+void HolderParker::RestoreDone(const observe::ParkAction& a, const DriverResult& r,
+                               const cluster::Log& log) {
+  const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
+  if (!r.status.ok()) {
     if (metrics_ != nullptr) metrics_->Parking("restore_failed");
     // Logged and alerted once; tried again at every pass.
     if (restore_failing_.insert(a.gpu).second) {
-      log("restoring " + where + " failed: " + restored.message() + "; tried again each pass");
+      log("restoring " + where + " failed: " + r.status.message() + "; tried again each pass");
       Tell("holder_restore_failed", a.gpu, a.user, true,
-           "restoring " + where + " failed: " + restored.message());
+           "restoring " + where + " failed: " + r.status.message());
     }
     return;
   }
+  const std::string how = r.found_running ? "found running (restored outside gleaner)" : "restored";
   const core::TimePoint now = clock_.Now();
   const auto since = restoring_.find(a.gpu);
   const core::Duration waited = since == restoring_.end() ? core::Duration{} : now - since->second;
   const std::string what = where + " " + how + ": " + core::FormatBytes(a.memory) +
-                           " back on the GPU in " + Millis(took) + "; it waited " +
+                           " back on the GPU in " + Millis(r.took) + "; it waited " +
                            core::FormatDuration(waited) + " (" + a.reason + ")";
   log(what);
   if (record_) record_("restored", a.gpu, a.user, what);
@@ -341,6 +371,44 @@ void HolderParker::Restore(const observe::ParkAction& a, const cluster::Log& log
   Tell("holder_parked", a.gpu, a.user, false, where + " " + how);
   if (restore_failing_.erase(a.gpu) > 0) {
     Tell("holder_restore_failed", a.gpu, a.user, false, where + " " + how);
+  }
+}
+
+void HolderParker::Call(const observe::ParkAction& a, bool park,
+                        std::function<DriverResult()> driver) {
+  // Deferred (run at FinishCalls, in the pass) where no thread can be had.
+  calls_[a.gpu] = {
+      a, park,
+      std::async(std::launch::async | std::launch::deferred, [this, driver = std::move(driver)] {
+        std::lock_guard lock(driver_mu_);
+        return driver();
+      })};
+}
+
+void HolderParker::FinishCalls(std::chrono::milliseconds wait, const cluster::Log& log) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (auto it = calls_.begin(); it != calls_.end();) {
+    DriverCall& c = it->second;
+    if (c.result.wait_until(deadline) == std::future_status::timeout) {
+      if (!c.said_under_way) {
+        c.said_under_way = true;
+        log((c.park ? "parking " : "restoring ") + Pid(c.action.pid, c.action.user) + " on " +
+            c.action.gpu.str() + ": " + core::FormatBytes(c.action.memory) +
+            (c.park ? " moving to host memory" : " moving back to the GPU") +
+            "; the other GPUs are served meanwhile");
+      }
+      ++it;
+      continue;
+    }
+    const DriverResult r = c.result.get();
+    const observe::ParkAction a = c.action;
+    const bool park = c.park;
+    it = calls_.erase(it);
+    if (park) {
+      ParkDone(a, r, log);
+    } else {
+      RestoreDone(a, r, log);
+    }
   }
 }
 

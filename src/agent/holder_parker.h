@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,7 @@ struct HolderParkerOptions {
 // verdict says `restoring`, which claims the GPU). A holder is never
 // killed, and never forgotten while the driver holds it parked.
 // Step, Recover: the sampling thread's; Parkings, Keep, Unpark: any thread.
+// The driver's calls run on threads of their own (DriverCall).
 class HolderParker {
  public:
   // `cuda`: null where the driver has no checkpoint API; then nothing is
@@ -88,10 +90,32 @@ class HolderParker {
     std::set<std::string> users;
   };
 
+  // What the driver did with a holder.
+  struct DriverResult {
+    core::Status status = core::Status::Ok();
+    std::chrono::steady_clock::duration took{};
+    bool found_running = false;  // a restore found it restored already
+  };
+  // A park or restore the driver carries out beside the passes: moving
+  // 80 GiB to host memory took an H200's driver 43 s, and the other GPUs'
+  // owners do not wait for it. One driver call at a time.
+  struct DriverCall {
+    observe::ParkAction action;
+    bool park = true;
+    std::future<DriverResult> result;
+    bool said_under_way = false;
+  };
+
   void Save(const cluster::Log& log);
+  // Asks the driver to park (or restore) the holder; the result is heard
+  // by FinishCalls. A failed restore is tried again at the next pass.
   void Park(const observe::ParkAction& a, const cluster::Log& log);
-  // Restores it; a failure is tried again at the next pass.
   void Restore(const observe::ParkAction& a, const cluster::Log& log);
+  void Call(const observe::ParkAction& a, bool park, std::function<DriverResult()> driver);
+  // Hears the calls done within `wait`, and says once of each that is not.
+  void FinishCalls(std::chrono::milliseconds wait, const cluster::Log& log);
+  void ParkDone(const observe::ParkAction& a, const DriverResult& r, const cluster::Log& log);
+  void RestoreDone(const observe::ParkAction& a, const DriverResult& r, const cluster::Log& log);
   std::optional<core::Duration> CpuTime(uint32_t pid) const;
   void Tell(const std::string& rule, const core::GpuUuid& gpu, const std::string& user, bool firing,
             const std::string& summary);
@@ -116,6 +140,10 @@ class HolderParker {
   std::map<core::GpuUuid, observe::HolderParking> parkings_;
   std::map<core::GpuUuid, std::vector<uint32_t>> kept_;  // the holder pids that asked
   std::set<core::GpuUuid> unpark_asked_;
+
+  std::mutex driver_mu_;  // one driver call at a time
+  // Last: destroyed first, each waiting for its driver call to end.
+  std::map<core::GpuUuid, DriverCall> calls_;
 };
 
 // MemAvailable and MemTotal from `meminfo` (/proc/meminfo); nullopt when

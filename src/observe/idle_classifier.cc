@@ -108,6 +108,8 @@ std::string_view ParkingPhaseName(HolderParking::Phase phase) {
   switch (phase) {
     case HolderParking::Phase::kNotice:
       return "notice";
+    case HolderParking::Phase::kParking:
+      return "parking";
     case HolderParking::Phase::kParked:
       return "parked";
     case HolderParking::Phase::kRestoring:
@@ -117,8 +119,8 @@ std::string_view ParkingPhaseName(HolderParking::Phase phase) {
 }
 
 std::optional<HolderParking::Phase> ParseParkingPhase(std::string_view name) {
-  for (auto p : {HolderParking::Phase::kNotice, HolderParking::Phase::kParked,
-                 HolderParking::Phase::kRestoring}) {
+  for (auto p : {HolderParking::Phase::kNotice, HolderParking::Phase::kParking,
+                 HolderParking::Phase::kParked, HolderParking::Phase::kRestoring}) {
     if (ParkingPhaseName(p) == name) return p;
   }
   return std::nullopt;
@@ -243,6 +245,18 @@ Verdict IdleClassifier::Observe(const GpuSample& s) {
     }
     e.idle_power_w = t.idle_power_w;
     state = Decide(s, t, beside, busy_now, new_process, e);
+    if ((state == GpuState::kHeldIdle || state == GpuState::kIdle) && s.parking &&
+        s.parking->phase == HolderParking::Phase::kParking) {
+      // Its memory is on its way to host memory (the driver may already
+      // list it no more): held until the park is done, or fails and it
+      // runs on as before.
+      state = GpuState::kHeldIdle;
+      e.reason = "process " + std::to_string(s.parking->pid) +
+                 (s.parking->user.empty() ? "" : " of " + s.parking->user) + " is being parked (" +
+                 core::FormatBytes(s.parking->memory) + " moving to host memory for " +
+                 FormatDuration(std::max(s.at - s.parking->at, Duration{})) +
+                 "); lent once it is done";
+    }
     if (state == GpuState::kHeldIdle && s.parking &&
         s.parking->phase == HolderParking::Phase::kNotice) {
       e.reason += "; to be parked in " +

@@ -91,6 +91,7 @@ std::vector<ParkAction> ParkingPlanner::Plan(
           out.push_back({ParkAction::Kind::kPark, gpu, tr.pid, tr.user, tr.memory, now,
                          "held idle for " + core::FormatDuration(now - f.verdict.since) +
                              ", told " + core::FormatDuration(now - tr.since) + " ago"});
+          tr.since = now;
         }
         break;
       }
@@ -162,8 +163,10 @@ std::map<core::GpuUuid, HolderParking> ParkingPlanner::Parkings() const {
     using P = HolderParking::Phase;
     switch (t.phase) {
       case Phase::kNoticed:
-      case Phase::kParking:
         out[gpu] = {P::kNotice, t.pid, t.user, t.memory, t.since + config_.notice, {}};
+        break;
+      case Phase::kParking:
+        out[gpu] = {P::kParking, t.pid, t.user, t.memory, t.since, {}};
         break;
       case Phase::kParked:
         out[gpu] = {P::kParked, t.pid, t.user, t.memory, t.since, {}};

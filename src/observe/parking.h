@@ -88,7 +88,7 @@ class ParkingPlanner {
 
   // Each GPU whose holder is told, parked or being restored, as the
   // sampler hands it to the classifier (a parked process is not on the GPU
-  // to be seen). A park under way still shows as the notice.
+  // to be seen).
   std::map<core::GpuUuid, HolderParking> Parkings() const;
 
   const ParkingConfig& config() const { return config_; }

@@ -48,6 +48,7 @@ struct BesideHolder {
 struct HolderParking {
   enum class Phase {
     kNotice,     // told; parked at `at` unless it computes or is kept
+    kParking,    // since `at` the driver moves its memory to host memory: not lent yet
     kParked,     // since `at`; the GPU is free of it
     kRestoring,  // it woke (or was asked back): the GPU is emptied for it
   };

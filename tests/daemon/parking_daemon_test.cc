@@ -58,6 +58,10 @@ std::string HeldGpu(pid_t holder) {
 
 std::string FakeCuda() { return std::string(GLEANER_FAKE_CUDA_DIR) + "/checkpoint/libcuda.so.1"; }
 
+constexpr const char* kFakeCudaEnv[] = {"GLEANER_FAKE_CUDA_PIDS", "GLEANER_FAKE_CUDA_STATE",
+                                        "GLEANER_FAKE_CUDA_FAIL", "GLEANER_FAKE_CUDA_COPY_MS",
+                                        "GLEANER_FAKE_CUDA_COPY_FILE"};
+
 struct ParkingRig {
   ParkingRig()
       : wake((dir.path() / "wake").string()),
@@ -69,6 +73,8 @@ struct ParkingRig {
     setenv("GLEANER_FAKE_CUDA_PIDS", std::to_string(holder).c_str(), 1);
     setenv("GLEANER_FAKE_CUDA_STATE", (dir.path() / "cuda-states").c_str(), 1);
     unsetenv("GLEANER_FAKE_CUDA_FAIL");
+    unsetenv("GLEANER_FAKE_CUDA_COPY_MS");
+    unsetenv("GLEANER_FAKE_CUDA_COPY_FILE");
     auto opened = nvml.Open();
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     backend = std::move(opened).value();
@@ -82,12 +88,13 @@ struct ParkingRig {
     parker = NewParker();
   }
   ~ParkingRig() {
+    // Jobs outlive their daemon by design; not a test's.
+    for (const auto& [id, job] : executor.running()) executor.Signal(id, SIGKILL).IgnoreError();
     if (waitpid(holder, nullptr, WNOHANG) == 0) {  // not reaped yet: its pid is still its own
       kill(holder, SIGKILL);
       waitpid(holder, nullptr, 0);
     }
-    for (const char* v :
-         {"GLEANER_FAKE_CUDA_PIDS", "GLEANER_FAKE_CUDA_STATE", "GLEANER_FAKE_CUDA_FAIL"}) {
+    for (const char* v : kFakeCudaEnv) {
       unsetenv(v);
     }
   }
@@ -244,6 +251,55 @@ TEST(ParkingDaemonTest, AForgottenHolderIsToldParkedLentWholeAndRestoredWhenItWa
   EXPECT_THAT(exposition, HasSubstr("gleaner_preemptions_total{reason=\"owner_returned\"} 1\n"));
   EXPECT_THAT(rig.recorded, ElementsAre("parked " + v.uuid.str() + " " + rig.HolderUser(),
                                         "restored " + v.uuid.str() + " " + rig.HolderUser()));
+}
+
+// A real driver took 43 s to move 80 GiB to host memory: the passes go on
+// meanwhile, with the GPU held (not lent before the memory has left it).
+TEST(ParkingDaemonTest, ALongParkGoesOnBesideThePassesWithItsGpuHeld) {
+  ParkingRig rig;
+  setenv("GLEANER_FAKE_CUDA_COPY_MS", "3000", 1);
+  setenv("GLEANER_FAKE_CUDA_COPY_FILE", rig.wake.c_str(), 1);  // the holder computes meanwhile
+  const sched::JobId job = rig.Submit();
+  TickUntil(rig, "moving to host memory", 40);
+  ASSERT_THAT(rig.log, HasSubstr("parking process " + rig.Pid() + " of " + rig.HolderUser()));
+  EXPECT_THAT(rig.log, HasSubstr("the other GPUs are served meanwhile"));
+  EXPECT_EQ(rig.log.find("parked process"), std::string::npos) << rig.log;
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_LOCKED) << "the pass waited for the driver";
+  observe::Verdict v = rig.Tick(core::Seconds(1));
+  EXPECT_EQ(v.state, observe::GpuState::kHeldIdle) << v.evidence.reason;
+  EXPECT_THAT(v.evidence.reason, HasSubstr("is being parked"));
+  ASSERT_TRUE(v.evidence.parking.has_value());
+  EXPECT_EQ(v.evidence.parking->phase, observe::HolderParking::Phase::kParking);
+  EXPECT_EQ(rig.store->Get(job)->state, store::JobState::kQueued);
+
+  for (int i = 0; i < 200 && rig.CudaState() != CU_PROCESS_STATE_CHECKPOINTED; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (int i = 0; i < 50 && rig.log.find("parked process") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    rig.Tick(core::Seconds(1));
+  }
+  ASSERT_THAT(rig.log, HasSubstr("parked process " + rig.Pid()));
+  rig.Tick(core::Seconds(1));
+  EXPECT_EQ(rig.store->Get(job)->state, store::JobState::kRunning) << rig.log;
+}
+
+// A park done within its pass: the CPU time the driver's copy spent in the
+// holder's process before the pass ended is not the holder waking.
+TEST(ParkingDaemonTest, TheDriversCopyInTheHoldersProcessIsNotAWake) {
+  ParkingRig rig;
+  setenv("GLEANER_FAKE_CUDA_COPY_MS", "150", 1);
+  setenv("GLEANER_FAKE_CUDA_COPY_FILE", rig.wake.c_str(), 1);  // the holder computes meanwhile
+  TickUntil(rig, "parked process", 40);
+  ASSERT_THAT(rig.log, HasSubstr("parked process " + rig.Pid())) << rig.log;
+  // Passes as far apart as the time passed: a holder computing since the
+  // park would use most of a CPU.
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    rig.Tick(core::Milliseconds(150));
+  }
+  EXPECT_EQ(rig.log.find("restoring process"), std::string::npos) << rig.log;
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED);
 }
 
 TEST(ParkingDaemonTest, ARestartedDaemonFindsItsParkedHolderAndOnlyItsUserMayUnparkIt) {

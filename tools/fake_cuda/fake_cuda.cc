@@ -15,7 +15,15 @@
 //   GLEANER_FAKE_CUDA_FAIL   injected failures, comma-separated:
 //                            lock_timeout, checkpoint, restore, not_permitted,
 //                            no_device
+//   GLEANER_FAKE_CUDA_COPY_MS    each checkpoint and restore takes this long
+//                                (a real driver moves 2 to 6 GB a second)
+//   GLEANER_FAKE_CUDA_COPY_FILE  a file that exists while one does: a
+//                                test's holder computes while it exists, as
+//                                a real driver's copy runs in the holder's
+//                                own process and counts as its CPU time
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -23,6 +31,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "gpu/cuda/checkpoint_api.h"
 #include "gpu/cuda/fake_cuda_state.h"
@@ -75,6 +84,16 @@ bool Failing(const std::string& what) {
   std::ofstream out(path, std::ios::trunc);
   for (const auto& [p, s] : states) out << p << " " << s << "\n";
   return out ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+}
+
+// A checkpoint's or restore's copy, as long as the test asks.
+[[maybe_unused]] void Copy() {
+  const std::string ms = Env("GLEANER_FAKE_CUDA_COPY_MS");
+  if (ms.empty()) return;
+  const std::string file = Env("GLEANER_FAKE_CUDA_COPY_FILE");
+  if (!file.empty()) std::ofstream(file) << "copying\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms.c_str())));
+  if (!file.empty()) std::remove(file.c_str());
 }
 
 }  // namespace
@@ -149,12 +168,14 @@ EXPORT CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) {
 EXPORT CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) {
   if (args == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (Failing("checkpoint")) return CUDA_ERROR_UNKNOWN;
+  Copy();
   return Move(pid, CU_PROCESS_STATE_LOCKED, CU_PROCESS_STATE_CHECKPOINTED);
 }
 
 EXPORT CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) {
   if (args == nullptr || args->gpuPairsCount != 0) return CUDA_ERROR_INVALID_VALUE;
   if (Failing("restore")) return CUDA_ERROR_UNKNOWN;
+  Copy();
   return Move(pid, CU_PROCESS_STATE_CHECKPOINTED, CU_PROCESS_STATE_LOCKED);
 }
 

@@ -256,13 +256,14 @@ class GpuCard {
       rows.push(['evidence.lendable_beside', b.lendable_bytes > 0 ? gib(b.lendable_bytes) : b.reason]);
       if (b.declared_bytes > 0) rows.push(['evidence.borrower', t('evidence.borrower_value', {used: gib(b.borrower_memory_bytes), declared: gib(b.declared_bytes)})]);
     }
-    // Its holder told it will be parked, parked in host memory, or on its way back.
+    // Its holder told it will be parked, being parked, parked in host memory, or on its way back.
     const p = e.parking;
     if (p) {
       const who = t('evidence.parking_who', {pid: p.pid, user: p.user || t('procs.unknown_user')});
       const memory = gib(p.memory_bytes);
       let text;
       if (p.phase === 'notice') text = t('evidence.parking_notice', {who, memory, span: duration(Math.max(0, -secondsSince(p.at)))});
+      else if (p.phase === 'parking') text = t('evidence.parking_parking', {who, memory, span: duration(secondsSince(p.at))});
       else if (p.phase === 'parked') text = t('evidence.parking_parked', {who, memory, span: duration(secondsSince(p.at))});
       else text = t('evidence.parking_restoring', {who, why: p.reason});
       rows.push(['evidence.parking', text]);
