@@ -183,6 +183,7 @@ snapshot held-idle
 # 2. Parking: the held GPU is lent whole once its holder is parked. The
 # daemon goes on sampling while the driver copies.
 wait_for 120 "parking under way" grep -q "moving to host memory" "$out/up.log"
+sleep 2  # the passes after the park began
 snapshot parking
 grep -o '"reason": "[^"]*being parked[^"]*"' "$out/gpus-parking.json" | tee -a "$report"
 wait_for 120 "holder parked" grep -q "^.*parked process $holder_pid" "$out/up.log"
