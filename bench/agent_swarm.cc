@@ -9,9 +9,10 @@
 // /v1/agents/wait, reporting at once when the coordinator has orders for it
 // (--keep-alive 0 and --long-poll 0 turn either off, for comparison).
 // With --minutes 1 each agent also sends its GPUs' minutes once a minute,
-// in its first report after each minute of the wall clock ends, as
-// `gleaner agent` does (so 10,000 agents send 80,000 minutes within about
-// a second), until a reply acknowledges them.
+// as `gleaner agent` does: MinuteSendDelay after each minute of the wall
+// clock ends, by its run name (--spread-minutes 0: all in the first report
+// after the minute ends, as agents did before), until a reply acknowledges
+// them.
 //
 //   agent_swarm --server http(s)://127.0.0.1:7380[,URL] --join-tokens F
 //               --token glt_... --agents 2000 --seconds 60 [--ca-file CA]
@@ -30,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/node_agent.h"
 #include "cluster/agent_protocol.h"
 #include "core/clock.h"
 #include "net/tls.h"
@@ -56,7 +58,8 @@ struct Options {
   double job_seconds = 5;
   bool keep_alive = true;
   bool long_poll = true;
-  bool minutes = false;  // each agent's 8 GPU minutes, once a minute
+  bool minutes = false;        // each agent's 8 GPU minutes, once a minute
+  bool spread_minutes = true;  // each MinuteSendDelay after the minute ends
 };
 
 // One client per coordinator, for one thread.
@@ -120,6 +123,7 @@ struct Agent {
   std::string run;                                      // AgentReport::run
   bool answered = false;                                // a report of it was answered
   std::vector<gleaner::observe::MinuteRollup> minutes;  // not yet acknowledged
+  size_t minutes_sent = 0;                              // in the report under way
   int64_t minute_s = 0;                                 // the wall clock's last minute seen
   std::atomic<uint64_t> orders{0};  // from the last reply; the long poll waits past it
   std::atomic<bool> woken{false};   // the long poll says: report now
@@ -164,9 +168,10 @@ AgentReport ReportOf(Agent& a, const Options& o) {
   for (const auto& [id, run] : a.running) r.running.push_back(run.first);
   r.events = a.outbox;
   if (o.minutes) {
-    const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    const int64_t now_s = now_ms / 1000;
     if (a.minute_s != 0 && now_s / 60 != a.minute_s / 60) {  // a minute ended: one per GPU
       for (const gleaner::cluster::InventoryGpu& g : InventoryOf(a, o)) {
         gleaner::observe::MinuteRollup m;
@@ -179,7 +184,16 @@ AgentReport ReportOf(Agent& a, const Options& o) {
       }
     }
     a.minute_s = now_s;
-    r.minutes = a.minutes;
+    const int64_t delay_ms = o.spread_minutes
+                                 ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       gleaner::agent::MinuteSendDelay(a.run))
+                                       .count()
+                                 : 0;
+    const bool due =
+        !a.minutes.empty() &&
+        now_ms >= gleaner::core::ToUnixMicros(a.minutes.front().minute) / 1000 + 60'000 + delay_ms;
+    a.minutes_sent = due ? a.minutes.size() : 0;
+    if (due) r.minutes = a.minutes;
     r.run = a.run;
   }
   return r;
@@ -189,7 +203,9 @@ AgentReport ReportOf(Agent& a, const Options& o) {
 bool Obey(Agent& a, const AgentReply& reply, const Options& o, Shared& shared) {
   bool started = false;
   a.inventory = reply.send_inventory;
-  a.minutes.clear();  // acknowledged
+  a.minutes.erase(a.minutes.begin(),
+                  a.minutes.begin() + static_cast<std::ptrdiff_t>(a.minutes_sent));  // acknowledged
+  a.minutes_sent = 0;
   std::erase_if(a.outbox, [&](const JobEvent& e) { return e.seq <= reply.acked; });
   const auto now = Clock::now();
   for (const gleaner::cluster::JobToStart& s : reply.start) {
@@ -261,6 +277,8 @@ int main(int argc, char** argv) {
       o.long_poll = v != "0";
     else if (k == "--minutes")
       o.minutes = v != "0";
+    else if (k == "--spread-minutes")
+      o.spread_minutes = v != "0";
     else if (k == "--ca-file")
       ca_file = v;
     else {

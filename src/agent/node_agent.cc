@@ -97,6 +97,12 @@ std::vector<cluster::InventoryGpu> InventoryOf(const std::vector<gpu::GpuSnapsho
   return out;
 }
 
+core::Duration MinuteSendDelay(std::string_view run) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a: the same on every host and build
+  for (const char c : run) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return core::Milliseconds(static_cast<int64_t>(h % 45'000));
+}
+
 NodeAgent::NodeAgent(JobRunner& runner, const core::Clock& clock, NodeAgentOptions options,
                      SendReport send)
     : runner_(runner),
@@ -104,6 +110,7 @@ NodeAgent::NodeAgent(JobRunner& runner, const core::Clock& clock, NodeAgentOptio
       options_(std::move(options)),
       send_(std::move(send)),
       run_(NewRunName(clock.Now())),
+      minute_delay_(MinuteSendDelay(run_)),
       heard_(clock.Now()) {}
 
 std::map<core::GpuUuid, LentGpu> NodeAgent::LentGpus() const {
@@ -499,7 +506,9 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   r.events.assign(outbox_.begin(), outbox_.end());
   // A report stays well under the API's 1 MiB: a backlog goes a slice at
   // a time.
-  const size_t n = std::min(minutes_.size(), kMaxMinutesPerReport);
+  const bool due =
+      !minutes_.empty() && pass.at >= minutes_.front().minute + core::Seconds(60) + minute_delay_;
+  const size_t n = due ? std::min(minutes_.size(), kMaxMinutesPerReport) : 0;
   r.minutes.assign(minutes_.begin(), minutes_.begin() + static_cast<std::ptrdiff_t>(n));
   minutes_sent_ = n;
   r.run = run_;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/host_metrics.h"
@@ -41,6 +42,12 @@ struct NodeAgentOptions {
   std::string rack = {};            // the rack (or leaf switch) it declares; empty: none
 };
 
+// How long after a minute ends an agent sends that minute's roll-ups:
+// between 0 and 45 s, set by its run name (AgentReport::run, random), so
+// that a coordinator's 10,000 agents spread their minutes over the minute
+// rather than all sending them in the same second.
+core::Duration MinuteSendDelay(std::string_view run);
+
 // `gleaner agent`'s loop, a pass at a time: report the pass to the
 // coordinator, start what the reply assigns and stop what it no longer
 // does. What protects owners never waits for the network: a job on a GPU
@@ -70,7 +77,8 @@ class NodeAgent {
       std::function<void(const std::vector<cluster::HolderRequest>&, const cluster::Log&)>;
   void OnHolderRequests(HolderRequests act) { on_holder_requests_ = std::move(act); }
 
-  // Minutes completed since the last report, to send with the next one.
+  // Minutes completed since the last report, to send MinuteSendDelay after
+  // each ends (a backlog goes at once, a slice per report).
   void AddMinutes(const std::vector<observe::MinuteRollup>& minutes);
 
   // Records the jobs that ended, then Exchange()s; once more when the
@@ -122,6 +130,7 @@ class NodeAgent {
   NodeAgentOptions options_;
   SendReport send_;
   const std::string run_;                  // AgentReport::run
+  const core::Duration minute_delay_;      // MinuteSendDelay(run_)
   std::map<sched::JobId, Launched> jobs_;  // what runs here
   std::deque<cluster::JobEvent> outbox_;   // not yet acknowledged
   int64_t next_seq_ = 1;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <thread>
 
@@ -652,6 +653,44 @@ TEST(CoordinatorTest, AReportSentAgainCountsItsMinutesOnce) {
                 .busy_s[static_cast<size_t>(observe::HourOfWeek(m.minute))],
             60);
   EXPECT_EQ(c.store->Gpus()->size(), 1u);
+}
+
+// 10,000 agents' minutes would reach their coordinator in the same second:
+// each agent sends its own within 45 s of the minute's end, set by its run
+// name, and a backlog at once.
+TEST(CoordinatorTest, AnAgentSpreadsItsMinutesOverTheNextMinuteAndSendsABacklogAtOnce) {
+  std::array<int, 9> per_five_seconds{};
+  for (int i = 0; i < 9000; ++i) {
+    const core::Duration delay = agent::MinuteSendDelay(std::to_string(i * 7919));
+    ASSERT_GE(delay, core::Duration{});
+    ASSERT_LT(delay, core::Seconds(45));
+    ++per_five_seconds[static_cast<size_t>(delay / core::Seconds(5))];
+  }
+  for (const int n : per_five_seconds) EXPECT_GT(n, 800);  // 1,000 each when even
+
+  Cluster c;
+  const core::GpuUuid gpu("GPU-aaaaaaaa-0000-4000-8000-000000000000");
+  Host& a = c.AddHost("a", Scenario(gpu.str()));
+  c.Step();  // its inventory
+  observe::MinuteRollup m;
+  m.uuid = gpu;
+  m.minute = observe::MinuteOf(c.clock.Now() - core::Seconds(60));
+  m.samples = 60;
+  m.state = observe::GpuState::kIdle;
+  m.observed = m.idle = core::Seconds(60);
+  const auto kept = [&](const observe::MinuteRollup& one) {
+    auto rows = c.store->RollupsBetween(one.minute, one.minute + core::Seconds(60));
+    return rows.ok() && !rows->empty();
+  };
+  a.node->AddMinutes({m});
+  ASSERT_TRUE(c.StepUntil([&] { return kept(m); }, 47));
+  EXPECT_LE(c.clock.Now(), m.minute + core::Seconds(60 + 45 + 2));
+
+  observe::MinuteRollup old = m;
+  old.minute = m.minute - core::Seconds(600);  // its coordinator was away
+  a.node->AddMinutes({old});
+  c.Step();
+  EXPECT_TRUE(kept(old));
 }
 
 TEST(CoordinatorTest, AsksForTheInventoryAndRefusesAGpuTwoHostsClaim) {
