@@ -73,7 +73,8 @@ cleanup() {
   pkill -f "$work/" 2>/dev/null
   sleep 1
   pkill -9 -f "$work/" 2>/dev/null
-  userdel gleaner-holder 2>/dev/null
+  # Only the user this script made: never one that was there before.
+  [ -n "${made_user:-}" ] && userdel gleaner-holder 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -150,7 +151,8 @@ chmod 0644 "$work"/*.py
 
 # The holder runs as a user of its own where one can be made.
 run_holder=()
-if useradd -M -s /usr/sbin/nologin gleaner-holder 2>/dev/null &&
+useradd -M -s /usr/sbin/nologin gleaner-holder 2>/dev/null && made_user=1
+if [ -n "${made_user:-}" ] &&
   runuser -u gleaner-holder -- "$py" -c 'import torch' 2>/dev/null; then
   run_holder=(runuser -u gleaner-holder --)
   chown gleaner-holder "$work/h"

@@ -280,12 +280,8 @@ void HolderParker::Park(const observe::ParkAction& a, const cluster::Log& log) {
   Save(log);
   const auto lock_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(options_.config.lock_timeout);
-  Call(a, true, [this, pid = a.pid, lock_timeout] {
-    const auto t0 = std::chrono::steady_clock::now();
-    DriverResult r{cuda_->Park(pid, lock_timeout)};
-    r.took = std::chrono::steady_clock::now() - t0;
-    return r;
-  });
+  Call(a, true,
+       [this, pid = a.pid, lock_timeout] { return DriverResult{cuda_->Park(pid, lock_timeout)}; });
 }
 
 void HolderParker::ParkDone(const observe::ParkAction& a, const DriverResult& r,
@@ -325,16 +321,11 @@ void HolderParker::Restore(const observe::ParkAction& a, const cluster::Log& log
     return;
   }
   Call(a, false, [this, pid = a.pid] {
-    const auto t0 = std::chrono::steady_clock::now();
-    DriverResult r;
     if (const auto state = cuda_->State(pid);
         state.ok() && *state == gpu::CudaProcessState::kRunning) {
-      r.found_running = true;
-    } else {
-      r.status = cuda_->Restore(pid);
+      return DriverResult{core::Status::Ok(), {}, true};
     }
-    r.took = std::chrono::steady_clock::now() - t0;
-    return r;
+    return DriverResult{cuda_->Restore(pid)};
   });
 }
 
@@ -381,7 +372,10 @@ void HolderParker::Call(const observe::ParkAction& a, bool park,
       a, park,
       std::async(std::launch::async | std::launch::deferred, [this, driver = std::move(driver)] {
         std::lock_guard lock(driver_mu_);
-        return driver();
+        const auto t0 = std::chrono::steady_clock::now();
+        DriverResult r = driver();
+        r.took = std::chrono::steady_clock::now() - t0;
+        return r;
       })};
 }
 
