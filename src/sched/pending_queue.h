@@ -28,6 +28,12 @@ namespace gleaner::sched {
 // fair-share factor then, cached per group); a job added since keeps the
 // key it came with, beside the groups, until the next Rekey files it.
 //
+// A Rekey passes over the projects that have no room left under their
+// quota (their jobs could start nothing): it leaves their keys as they were
+// and walks skip those projects until KeyProjectsWithRoom keys them again,
+// at the last Rekey's time, once they have room. So a tick on a cluster
+// whose backlog waits on quotas costs O(projects), not O(groups).
+//
 // Requests are held by pointer: each must stay put from Add until Remove.
 // Thread-compatible.
 class PendingQueue {
@@ -46,6 +52,7 @@ class PendingQueue {
 
  public:
   using Factor = std::function<double(const std::string& account)>;
+  using HasRoom = std::function<bool(const std::string& project)>;
 
   explicit PendingQueue(const JobOrdering* ordering) : ordering_(ordering) {}
 
@@ -63,15 +70,23 @@ class PendingQueue {
   OrderKey KeyOf(int group, const JobRequest& req, core::TimePoint submitted_at,
                  const OrderKey& added_with) const;
 
-  // Gives every job its key as of `now` with these fair-share factors.
-  void Rekey(core::TimePoint now, const Factor& project_factor, const Factor& user_factor);
+  // Gives every job its key as of `now` with these fair-share factors, but
+  // for the filed jobs of projects that have no room (see above); with no
+  // `has_room`, every project has room.
+  void Rekey(core::TimePoint now, const Factor& project_factor, const Factor& user_factor,
+             const HasRoom& has_room = nullptr);
+  // Keys the projects the last Rekey passed over that have room now, as of
+  // that Rekey's time with these factors, so that walks visit them again.
+  void KeyProjectsWithRoom(const Factor& project_factor, const Factor& user_factor,
+                           const HasRoom& has_room);
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  // The first job's key; nullopt when empty.
+  // The first job's key that a walk would visit; nullopt when none.
   std::optional<OrderKey> Front() const;
 
-  // Visits the jobs in queue order. The job just returned may leave the
+  // Visits the jobs in queue order, but those of projects the last Rekey
+  // passed over and not yet keyed again. The job just returned may leave the
   // queue before the next call; no other job may enter or leave meanwhile,
   // and only one walk may be under way.
   class Walk {
@@ -86,35 +101,62 @@ class PendingQueue {
       advance_.reset();
       return had;
     }
+    // Passes over every job not yet visited of the project of the job just
+    // returned (it has no room left).
+    void SkipRestOfProject();
 
    private:
     using Entry = std::pair<OrderKey, Slot>;
+    using Heads = std::map<OrderKey, Slot>;
+    // Where the walk stands in one project's group heads.
+    struct Cursor {
+      OrderKey key;
+      Heads::const_iterator at;
+      Heads::const_iterator end;
+    };
     bool Entered(int group) const {
       return queue_->entered_in_walk_[static_cast<size_t>(group)] == stamp_;
     }
+    bool Skipped(int group) const {
+      const int project = queue_->groups_[static_cast<size_t>(group)].project;
+      return queue_->skipped_in_walk_[static_cast<size_t>(project)] == stamp_;
+    }
+    // Drops from the top of the cursors what the walk must not visit.
+    void SettleCursors();
     const PendingQueue* queue_;
     uint64_t stamp_;
-    // The next fresh job and the next group head to visit: only the job
-    // just returned may leave, and it is behind them.
-    std::map<OrderKey, Slot>::const_iterator fresh_;
-    std::map<OrderKey, Slot>::const_iterator head_;
+    // The next fresh job and, per project, the next group head to visit:
+    // only the job just returned may leave, and it is behind them.
+    Heads::const_iterator fresh_;
+    std::vector<Cursor> cursors_;  // a heap, soonest first
     std::vector<Entry> heap_;      // the next job of each group the walk entered, soonest first
     std::optional<Slot> advance_;  // the filed job just returned: its group goes on after it
+    int last_group_ = -1;          // the group of the job just returned
   };
 
  private:
   struct Group {
     std::set<Member> filed;
-    int project = 0;  // accounts, as numbered by AccountOf
+    int project = 0;  // accounts, as numbered by GroupOf
     int user = 0;
     double project_factor = 1;
     double user_factor = 1;
+  };
+  struct Project {
+    std::map<OrderKey, Slot> heads;  // each non-empty group's first job, keyed as of keyed_at
+    core::TimePoint keyed_at{};
+    bool keyed = true;  // false: the last Rekey passed it over
   };
   using GroupKey = std::tuple<int, int, std::string, std::string, int>;
 
   OrderKey FiledKey(const Group& group, const Member& m) const;
   // The job after `m` in its group, with its key.
   std::optional<std::pair<OrderKey, Slot>> After(int group, const Member& m) const;
+  // Gives each group head of `project`, and of `newly_filled` (its groups
+  // that had no jobs), its key as of keyed_at_.
+  using FactorOf = std::function<double(int account)>;
+  void KeyProject(Project& project, const std::vector<int>& newly_filled,
+                  const FactorOf& project_factor, const FactorOf& user_factor);
 
   const JobOrdering* ordering_;
   std::map<GroupKey, int> group_ids_;
@@ -122,12 +164,15 @@ class PendingQueue {
   // Projects and users by number, so a Rekey asks each one's factor once.
   std::map<std::string, int> project_ids_, user_ids_;
   std::vector<const std::string*> project_names_, user_names_;
-  std::map<OrderKey, Slot> heads_;  // each non-empty group's first job
+  std::vector<Project> projects_;   // by number, as project_names_
+  std::vector<int> passed_over_;    // projects the last Rekey passed over, not keyed since
   std::map<OrderKey, Slot> fresh_;  // added since the last Rekey
   core::TimePoint keyed_at_{};
   size_t size_ = 0;
-  // Per group, the last walk that entered it.
+  // Per group, the last walk that entered it; per project, the last walk
+  // that skipped the rest of it.
   mutable std::vector<uint64_t> entered_in_walk_;
+  mutable std::vector<uint64_t> skipped_in_walk_;
   mutable uint64_t walks_ = 0;
 };
 

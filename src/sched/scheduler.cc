@@ -405,17 +405,21 @@ void Scheduler::OnTick() {
 
 void Scheduler::Rekey() {
   keys_stale_ = false;
-  // Fair-share factors are computed once per project and user.
-  std::unordered_map<std::string, double> project_factor, user_factor;
-  const auto memo = [](std::unordered_map<std::string, double>& known,
-                       const FairShareLedger& ledger) {
-    return [&known, &ledger](const std::string& account) {
-      auto [it, fresh] = known.try_emplace(account, 0.0);
-      if (fresh) it->second = ledger.Factor(account);
-      return it->second;
-    };
-  };
-  queue_.Rekey(now_, memo(project_factor, project_usage_), memo(user_factor, user_usage_));
+  // A project without room could start nothing: its jobs are keyed when it
+  // has room again (KeyProjectsWithRoom, before each pass).
+  queue_.Rekey(now_, ProjectFactor(), UserFactor(), ProjectHasRoom());
+}
+
+PendingQueue::Factor Scheduler::ProjectFactor() const {
+  return [this](const std::string& project) { return project_usage_.Factor(project); };
+}
+
+PendingQueue::Factor Scheduler::UserFactor() const {
+  return [this](const std::string& user) { return user_usage_.Factor(user); };
+}
+
+PendingQueue::HasRoom Scheduler::ProjectHasRoom() const {
+  return [this](const std::string& project) { return quotas_.Admits(project, 1); };
 }
 
 bool Scheduler::NoneMayPreempt(const Job& job, int budget, bool by_reservation) const {
@@ -465,6 +469,7 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
     job.key = queue_.KeyOf(job.queue_group, job.req, job.submitted_at, job.key);
     Consider(job, &budget, out);
   }
+  queue_.KeyProjectsWithRoom(ProjectFactor(), UserFactor(), ProjectHasRoom());
   // A gang keeps what it holds from pass to pass (a short pass after an
   // event may not reach it); any other shadow is planned afresh.
   if (const auto holder = jobs_.find(shadow_.job); holder == jobs_.end() ||
@@ -478,8 +483,8 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   // Stale keys matter only to a pass that may start or preempt something:
   // the first job's class, all the stops below look at, never changes, and
   // where no waiting shape fits, the pass ends once each has missed.
-  if (keys_stale_ && !queue_.empty()) {
-    const Job& first_job = jobs_.at(queue_.Front()->id);
+  if (const std::optional<OrderKey> front = queue_.Front(); keys_stale_ && front) {
+    const Job& first_job = jobs_.at(front->id);
     if (!NoneMayPreempt(first_job, budget, by_reservation) ||
         (cluster_.free_milli() > 0 && (reservations_.any_active() || AnyWaitingShapeFits()))) {
       Rekey();
@@ -522,7 +527,10 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
     }
     // A pass costs a visit per group of alike jobs that miss, not per job:
     // the rest of the group would miss alike (and counts as no more misses).
-    if (RestOfGroupMisses(job, budget) && walk.SkipRestOfGroup()) {
+    // A project with no room at all misses with every job it has.
+    if (job.wait.kind == WaitReason::Kind::kQuota && !quotas_.Admits(job.req.project, 1)) {
+      walk.SkipRestOfProject();
+    } else if (RestOfGroupMisses(job, budget) && walk.SkipRestOfGroup()) {
       const auto g = static_cast<size_t>(job.queue_group);
       if (group_skips_.size() <= g) group_skips_.resize(g + 1);
       group_skips_[g] = {pass_, job.req.id};
@@ -1219,9 +1227,11 @@ core::Result<std::string> Scheduler::PendingReason(JobId id) const {
   }
   const Job* judged = JudgedBy(job);
   if (!judged || judged->considered_in_pass < early_stop_pass_ ||
-      judged->wait.kind == WaitReason::Kind::kNotConsidered) {
-    // The last pass stopped before this job: judge it against the cluster
-    // as it is now, which costs a few look-ups.
+      judged->wait.kind == WaitReason::Kind::kNotConsidered ||
+      !quotas_.Admits(job.req.project, job.req.total_milli())) {
+    // The last pass stopped before this job, or passed over its project
+    // (no room under its quota): judge it against the cluster as it is
+    // now, which costs a few look-ups.
     const JobRequest& req = job.req;
     if (cluster_.live_gpu_count() == 0) {
       return DescribeWait({WaitReason::Kind::kNoNodes, {}, 0, 0, 0}, req, cluster_);

@@ -246,6 +246,10 @@ class Scheduler {
   void Requeue(Job& job, const std::string& reason, std::vector<Action>* out);
   OrderKey FreshKey(const Job& job, double project_factor, double user_factor) const;
   void Rekey();
+  // What the queue asks when it keys jobs.
+  PendingQueue::Factor ProjectFactor() const;
+  PendingQueue::Factor UserFactor() const;
+  PendingQueue::HasRoom ProjectHasRoom() const;
   void Dequeue(const Job& job);
   // Whether a job of some waiting shape would find a place now.
   bool AnyWaitingShapeFits() const;

@@ -23,6 +23,7 @@ struct Waiting {
   OrderKey key;  // its latest key: the model's
   OrderKey added_with;
   int group = 0;
+  bool hidden = false;  // filed in a project the last Rekey passed over, not keyed since
 };
 
 class PendingQueueTest : public ::testing::Test {
@@ -53,8 +54,25 @@ class PendingQueueTest : public ::testing::Test {
   }
   void Rekey(core::TimePoint now) {
     now_ = now;
-    for (auto& [id, w] : jobs_) w.key = KeyAt(w, now);
-    queue_.Rekey(now, Factor(project_factor_), Factor(user_factor_));
+    for (auto& [id, w] : jobs_) {
+      w.hidden = full_.contains(w.req.project);
+      if (!w.hidden) w.key = KeyAt(w, now);
+    }
+    queue_.Rekey(now, Factor(project_factor_), Factor(user_factor_), HasRoom());
+  }
+  // Projects with room again are keyed as of the last Rekey, with the
+  // factors of now.
+  void KeyProjectsWithRoom() {
+    for (auto& [id, w] : jobs_) {
+      if (w.hidden && !full_.contains(w.req.project)) {
+        w.hidden = false;
+        w.key = KeyAt(w, now_);
+      }
+    }
+    queue_.KeyProjectsWithRoom(Factor(project_factor_), Factor(user_factor_), HasRoom());
+  }
+  PendingQueue::HasRoom HasRoom() const {
+    return [this](const std::string& project) { return !full_.contains(project); };
   }
   OrderKey KeyAt(const Waiting& w, core::TimePoint at) const {
     OrderKey k = ordering_.Key({&w.req, w.submitted_at, at, project_factor_.at(w.req.project),
@@ -67,7 +85,9 @@ class PendingQueueTest : public ::testing::Test {
   }
   std::vector<JobId> Expected() const {
     std::set<OrderKey> model;
-    for (const auto& [id, w] : jobs_) model.insert(w.key);
+    for (const auto& [id, w] : jobs_) {
+      if (!w.hidden) model.insert(w.key);
+    }
     std::vector<JobId> ids;
     for (const OrderKey& k : model) ids.push_back(k.id);
     return ids;
@@ -82,6 +102,7 @@ class PendingQueueTest : public ::testing::Test {
   MultifactorOrdering ordering_{MultifactorWeights{1000, 1000, 1000, core::Seconds(3600)}};
   PendingQueue queue_;
   std::map<JobId, Waiting> jobs_;
+  std::set<std::string> full_;  // projects with no room under their quota
   std::map<std::string, double> project_factor_{{"p0", 1}, {"p1", 0.5}, {"p2", 0.25}};
   std::map<std::string, double> user_factor_{
       {"u0", 1}, {"u1", 0.9}, {"u2", 0.3}, {"u3", 0.7}, {"u4", 0.05}};
@@ -109,6 +130,64 @@ TEST_F(PendingQueueTest, WalksInTheOrderOfEveryJobsLatestKey) {
     user_factor_["u" + std::to_string(rng() % 5)] = static_cast<double>(rng() % 100) / 100.0;
     if (round % 3 != 2) Rekey(now_ + core::Seconds(static_cast<int>(rng() % 900)));
   }
+}
+
+TEST_F(PendingQueueTest, ProjectsWithoutRoomArePassedOverUntilTheyHaveRoom) {
+  std::mt19937 rng(5);
+  JobId next = 1;
+  for (int round = 0; round < 60; ++round) {
+    for (int i = 0; i < 20; ++i) Add(next++, rng);
+    std::vector<JobId> ids;
+    for (const auto& [id, w] : jobs_) ids.push_back(id);
+    for (JobId id : ids) {
+      if (rng() % 5 == 0) Remove(id);
+    }
+    ASSERT_EQ(Walked(), Expected()) << "round " << round;
+    ASSERT_EQ(queue_.size(), jobs_.size());
+    const std::vector<JobId> expected = Expected();
+    ASSERT_EQ(queue_.Front().has_value(), !expected.empty());
+    if (!expected.empty()) {
+      ASSERT_EQ(queue_.Front()->id, expected.front());
+    }
+    // Projects fill and empty; usage moves; some rounds re-key, others
+    // only key the projects that have room again (as a pass does).
+    const std::string p = "p" + std::to_string(rng() % 3);
+    if (full_.contains(p)) {
+      full_.erase(p);
+    } else {
+      full_.insert(p);
+    }
+    user_factor_["u" + std::to_string(rng() % 5)] = static_cast<double>(rng() % 100) / 100.0;
+    if (round % 2 == 0) {
+      Rekey(now_ + core::Seconds(static_cast<int>(rng() % 900)));
+    } else {
+      KeyProjectsWithRoom();
+    }
+  }
+}
+
+TEST_F(PendingQueueTest, AWalkSkipsTheRestOfAProjectWithoutRoom) {
+  std::mt19937 rng(9);
+  for (JobId id = 1; id <= 300; ++id) Add(id, rng);
+  Rekey(now_ + core::Seconds(30));
+  for (JobId id = 301; id <= 340; ++id) Add(id, rng);
+  // The first job of p1 to come up finds its project full: none of p1's
+  // jobs come up after it; the rest keep their order.
+  std::vector<JobId> expected;
+  bool p1_seen = false;
+  for (JobId id : Expected()) {
+    const bool p1 = jobs_.at(id).req.project == "p1";
+    if (p1 && p1_seen) continue;
+    p1_seen = p1_seen || p1;
+    expected.push_back(id);
+  }
+  std::vector<JobId> walked;
+  PendingQueue::Walk walk(queue_);
+  while (auto k = walk.Next()) {
+    walked.push_back(k->id);
+    if (jobs_.at(k->id).req.project == "p1") walk.SkipRestOfProject();
+  }
+  EXPECT_EQ(walked, expected);
 }
 
 TEST_F(PendingQueueTest, TheJobJustVisitedMayLeaveMidWalk) {
