@@ -158,9 +158,10 @@ void IdleClassifier::Resolve(Tracker& t, TimePoint at, bool busy_now) {
   }
 }
 
-Verdict IdleClassifier::Observe(const GpuSample& s) {
+const Verdict& IdleClassifier::Observe(const GpuSample& s) {
   Tracker& t = trackers_[s.uuid];
-  Verdict& v = verdicts_[s.uuid];
+  if (t.verdict == nullptr) t.verdict = &verdicts_[s.uuid];
+  Verdict& v = *t.verdict;
   if (t.seen && s.at <= t.last_at) {
     ++ignored_samples_;
     return v;
@@ -312,7 +313,9 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   const double util = *e.utilization_pct;
   const Duration quiet = s.at - t.last_busy;
   const Duration observed = s.at - t.observed_since;
-  const std::string threshold = Percent(config_.busy_utilization_pct);
+  // The words are put together only on the path taken: this runs for
+  // every GPU every few seconds, and for every GPU-minute of a replay.
+  const auto threshold = [&] { return Percent(config_.busy_utilization_pct); };
 
   std::string why;
   if (Contains(config_.protected_gpus, s.uuid)) {
@@ -369,7 +372,7 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   }
   if (busy_now) {
     if (util >= config_.busy_utilization_pct) {
-      e.reason = "utilization " + Percent(util) + " at or above " + threshold;
+      e.reason = "utilization " + Percent(util) + " at or above " + threshold();
     } else if (new_process) {
       e.reason = "a new process appeared";
     } else {
@@ -380,8 +383,8 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   }
 
   const bool held = s.processes_known && !s.processes.empty();
-  const std::string procs = s.processes_known ? "no processes" : "process list unavailable";
-  const std::string quiet_text = "under " + threshold + " for " + FormatDuration(quiet);
+  const char* procs = s.processes_known ? "no processes" : "process list unavailable";
+  const auto quiet_text = [&] { return "under " + threshold() + " for " + FormatDuration(quiet); };
   // How much quiet is enough: with processes, the held-idle window; without,
   // the idle window, shortened once pauses like this one have a history.
   std::optional<QuietSpellModel::Estimate> estimate;
@@ -408,12 +411,12 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   }
   if (quiet < e.window) {
     e.reason =
-        quiet_text + "; " + (held ? "held idle" : "idle") + " after " + FormatDuration(e.window);
+        quiet_text() + "; " + (held ? "held idle" : "idle") + " after " + FormatDuration(e.window);
     return GpuState::kBusy;
   }
   if (held) {
     e.reason = std::to_string(s.processes.size()) + " process(es) hold " +
-               core::FormatBytes(e.process_memory) + " at " + quiet_text;
+               core::FormatBytes(e.process_memory) + " at " + quiet_text();
     return GpuState::kHeldIdle;
   }
   const std::string history =
@@ -422,11 +425,11 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
           : Percent(estimate->probability * 100) + " of " + std::to_string(estimate->similar) +
                 " similar pauses stayed quiet " + FormatDuration(config_.horizon) + " more";
   if (estimate->probability < config_.min_confidence) {
-    e.reason = procs + ", " + quiet_text + ", but only " + history + " (needs " +
+    e.reason = procs + (", " + quiet_text()) + ", but only " + history + " (needs " +
                Percent(config_.min_confidence * 100) + ")";
     return GpuState::kBusy;
   }
-  e.reason = procs + ", " + quiet_text + "; " + history;
+  e.reason = procs + (", " + quiet_text()) + "; " + history;
   return GpuState::kIdle;
 }
 

@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "observe/gpu_sample.h"
@@ -37,8 +38,9 @@ class IdleClassifier {
 
   // Judges one sample. Samples of a GPU must come in time order: one at or
   // before the GPU's previous sample is ignored (counted in
-  // ignored_samples()) and the previous verdict is returned.
-  Verdict Observe(const GpuSample& sample);
+  // ignored_samples()) and the previous verdict is returned. The verdict
+  // lives as long as the classifier; the next sample of its GPU changes it.
+  const Verdict& Observe(const GpuSample& sample);
 
   // The latest verdict of every GPU seen, by UUID.
   const std::map<core::GpuUuid, Verdict>& verdicts() const { return verdicts_; }
@@ -66,6 +68,7 @@ class IdleClassifier {
     std::vector<uint32_t> pids;
     std::optional<double> idle_power_w;
     std::deque<Pending> pending;
+    Verdict* verdict = nullptr;  // its entry in verdicts_
   };
 
   void Restart(Tracker& t, core::TimePoint at);
@@ -79,7 +82,7 @@ class IdleClassifier {
 
   IdleConfig config_;
   QuietSpellModel model_;
-  std::map<core::GpuUuid, Tracker> trackers_;
+  std::unordered_map<core::GpuUuid, Tracker> trackers_;  // nodes stay put: verdict pointers
   std::map<core::GpuUuid, Verdict> verdicts_;
   int64_t ignored_samples_ = 0;
 };

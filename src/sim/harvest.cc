@@ -138,7 +138,7 @@ class HarvestRun {
   bool Park(int gpu, int64_t t, const observe::Verdict& v);
   std::vector<observe::ParkAction> PlanParking(int gpu, int64_t t, const observe::Verdict& v);
   Lend JudgeBesideHolder(int gpu, int64_t t, const observe::Verdict& holder);
-  observe::Verdict Observe(int gpu, int64_t t, const OwnerSegment& s);
+  const observe::Verdict& Observe(int gpu, int64_t t, const OwnerSegment& s);
   void LearnHolder(Gpu& g, int64_t t, const OwnerSegment& s);
   void ScheduleSample(int gpu, int64_t t);
   core::Status Tell(const sched::Event& event, int64_t t);
@@ -246,7 +246,7 @@ Lend HarvestRun::Judge(int gpu, int64_t t) {
   if (g.parked) return JudgeParked(gpu, t);
   if (t < g.restored_at) return {};               // the holder's state is still being copied back
   if (!s.owner_process) g.beside_holder = false;  // the holder left: the job has it whole
-  const observe::Verdict v = Observe(gpu, t, s);
+  const observe::Verdict& v = Observe(gpu, t, s);
   if (Park(gpu, t, v)) return {true, {}};
   if (!Colocates() || !s.owner_process || (g.holder >= 0 && !g.beside_holder)) {
     return {observe::MayLend(v, g.holder >= 0), {}};
@@ -345,7 +345,7 @@ Lend HarvestRun::JudgeParked(int gpu, int64_t t) {
 
 // The classifier's verdict on a sample of the GPU at `t` showing `s` and
 // the job on it, if any.
-observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) {
+const observe::Verdict& HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) {
   Gpu& g = gpus_[static_cast<size_t>(gpu)];
   observe::GpuSample sample;
   sample.at = At(t);
@@ -375,7 +375,7 @@ observe::Verdict HarvestRun::Observe(int gpu, int64_t t, const OwnerSegment& s) 
   sample.utilization_pct = util;
   sample.memory_used = core::Bytes(static_cast<uint64_t>(memory));
   ++r_.samples;
-  const observe::Verdict v = classifier_.Observe(sample);
+  const observe::Verdict& v = classifier_.Observe(sample);
   // The first moment a window could be met: the shorter window (with a
   // trusted history) first, then the verdict's own.
   const core::Duration need = std::min(config_.idle.idle_after_with_history, v.evidence.window);

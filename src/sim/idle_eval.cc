@@ -141,7 +141,7 @@ IdleEvalReport EvaluateIdle(const std::vector<UtilizationSeries>& series,
     sample.utilization_pct = p.utilization_pct;
     sample.memory_used = p.memory_used;
     sample.processes_known = false;  // traces carry no process lists
-    const observe::Verdict v = classifier.Observe(sample);
+    const observe::Verdict& v = classifier.Observe(sample);
     Count(gleaner, truths[k], i, v.state == observe::GpuState::kIdle);
     if (sink) sink(series[k], p, v.state);
   }
