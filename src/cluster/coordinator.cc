@@ -397,6 +397,7 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
       // One member leaving takes the whole gang with it.
       if (job->spec.nodes > 1 && !preempting_.contains(job->id)) {
         preempting_[job->id] = "its member on host " + agent + " is leaving: " + e.reason;
+        GangEndOf(*job).cause = agent;
         NewOrdersForJob(job->id);
       }
       if (job->state != JobState::kRunning) return core::Status::Ok();
@@ -465,10 +466,11 @@ core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::J
   const auto preempting = preempting_.find(job.id);
   const auto [to, reason] =
       ExitOutcome(agent, job, e, preempting == preempting_.end() ? "" : preempting->second);
-  GangEnd& end = gang_ends_[job.id];
-  if (end.attempt != job.attempts) end = {job.attempts, {}, std::nullopt};
+  GangEnd& end = GangEndOf(job);
   end.ended.insert(agent);
   if (to != JobState::kSucceeded && !end.failure) end.failure = {to, member + ": " + reason};
+  if (to != JobState::kSucceeded && agent == end.cause)
+    end.cause_failure = {to, member + ": " + reason};
   const bool all = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
     return end.ended.contains(h) || MemberGone(h, job);
   });
@@ -482,6 +484,7 @@ core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::J
     }
     return core::Status::Ok();
   }
+  if (end.cause_failure) end.failure = end.cause_failure;
   store::JobUpdate u;
   u.finished_at = e.at;
   const JobState final_state = end.failure ? end.failure->first : JobState::kSucceeded;
@@ -502,6 +505,12 @@ core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::J
       (moved.ok() ? u.reason : moved.status().message()));
   ReportExit(job.id, final_state == JobState::kSucceeded, u.reason, log);
   return core::Status::Ok();
+}
+
+Coordinator::GangEnd& Coordinator::GangEndOf(const store::JobRecord& job) {
+  GangEnd& end = gang_ends_[job.id];
+  if (end.attempt != job.attempts) end = {job.attempts, {}, std::nullopt, {}, std::nullopt};
+  return end;
 }
 
 void Coordinator::ReportExit(sched::JobId id, bool succeeded, const std::string& reason,

@@ -243,8 +243,13 @@ class Coordinator {
   struct GangEnd {
     int attempt = 0;
     std::set<std::string> ended;
-    std::optional<std::pair<store::JobState, std::string>> failure;
+    std::optional<std::pair<store::JobState, std::string>> failure;  // the first heard
+    // The host whose member's leaving stopped the others, and how that
+    // member ended: the gang's reason, whichever member's end comes first.
+    std::string cause;
+    std::optional<std::pair<store::JobState, std::string>> cause_failure;
   };
+  GangEnd& GangEndOf(const store::JobRecord& job);
   std::map<sched::JobId, GangEnd> gang_ends_;
   std::set<sched::JobId> unplaced_said_;  // jobs on GPUs of no known host, logged once
   std::set<sched::JobId> not_adopted_;    // running jobs the scheduler refused to count

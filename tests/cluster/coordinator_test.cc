@@ -339,6 +339,30 @@ TEST(CoordinatorTest, AGangRunsAcrossTwoAgentsWithItsRendezvousAndIsVacatedToget
   EXPECT_EQ(c.Job(id).attempts, 1);
 }
 
+TEST(CoordinatorTest, AGangVacatedByOneMemberSaysSoEvenWhenAnotherMembersEndIsHeardFirst) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  Host& b = c.AddHost("b", Scenario("GPU-bbbbbbbb-0000-4000-8000-000000000000", 400));
+  // Rank 1 (on b) takes a while to save its state; rank 0, stopped because
+  // b's owner came back, leaves at once and is heard first.
+  const sched::JobId id = SubmitGang(
+      c,
+      "if [ \"$RANK\" = 1 ]; then trap 'sleep 0.3; exit 0' TERM; else trap 'exit 0' TERM; fi; "
+      "echo up; while true; do sleep 0.02; done");
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(id) && b.Runs(id); })) << c.log;
+  const auto up = [&] {
+    return LogOf(c, "a", id).find("up") != std::string::npos &&
+           LogOf(c, "b", id).find("up") != std::string::npos;
+  };
+  for (int i = 0; i < 1000 && !up(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kQueued; }, 400)) << c.log;
+  EXPECT_THAT(c.log, HasSubstr("job 1 rank 0 on host a ended")) << c.log;
+  EXPECT_THAT(c.log, HasSubstr("job 1 (a gang of 2 nodes) vacating -> queued: rank 1 on host b: "
+                               "vacated: GPU-bbbbbbbb"))
+      << c.log;
+}
+
 TEST(CoordinatorTest, AGangSucceedsWhenEveryMemberDoesAndFailsWithTheFirstThatFails) {
   Cluster c;
   Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
