@@ -7,7 +7,11 @@
 // the job "runs" for --job-seconds) and reports its start and end. As
 // `gleaner agent` does, each keeps its connections open and long-polls
 // /v1/agents/wait, reporting at once when the coordinator has orders for it
-// (--keep-alive 0 and --long-poll 0 turn either off, for comparison).
+// (--keep-alive 0 and --long-poll 0 turn either off, for comparison). The
+// once-a-second reports share --threads threads; a report the long poll
+// asks for goes at once from that agent's own long-poll thread, as a real
+// agent's does (--woken-report-own 0: it waits its turn on the shared
+// threads, as it did before, for comparison).
 // With --minutes 1 each agent also sends its GPUs' minutes once a minute,
 // as `gleaner agent` does: MinuteSendDelay after each minute of the wall
 // clock ends, by its run name (--spread-minutes 0: all in the first report
@@ -58,8 +62,9 @@ struct Options {
   double job_seconds = 5;
   bool keep_alive = true;
   bool long_poll = true;
-  bool minutes = false;        // each agent's 8 GPU minutes, once a minute
-  bool spread_minutes = true;  // each MinuteSendDelay after the minute ends
+  bool minutes = false;          // each agent's 8 GPU minutes, once a minute
+  bool spread_minutes = true;    // each MinuteSendDelay after the minute ends
+  bool woken_report_own = true;  // a woken agent reports from its long-poll thread
 };
 
 // One client per coordinator, for one thread.
@@ -127,6 +132,7 @@ struct Agent {
   int64_t minute_s = 0;                                 // the wall clock's last minute seen
   std::atomic<uint64_t> orders{0};  // from the last reply; the long poll waits past it
   std::atomic<bool> woken{false};   // the long poll says: report now
+  std::mutex mu;                    // one report at a time (shared threads, long-poll thread)
 };
 
 // Where a long poll wakes the thread that reports for its agent.
@@ -197,6 +203,46 @@ AgentReport ReportOf(Agent& a, const Options& o) {
     r.run = a.run;
   }
   return r;
+}
+
+// What one thread's reports came to.
+struct Tally {
+  std::vector<double> latencies;
+  int64_t ok = 0;
+  int64_t failed = 0;
+  int64_t bytes = 0;
+};
+
+bool Obey(Agent& a, const AgentReply& reply, const Options& o, Shared& shared);
+
+// One report of `a` (its mutex held) and what the reply says. Returns the
+// time since its last answer when answered, and sets `again` when it
+// started a job: the start is reported at once, as `gleaner agent` does.
+std::optional<double> ReportNow(Agent& a, Clients& clients, const Options& o, Shared& shared,
+                                Tally& tally, std::atomic<size_t>& answered, bool& again) {
+  again = false;
+  const std::string body = gleaner::cluster::ReportToJson(ReportOf(a, o)).dump();
+  tally.bytes += static_cast<int64_t>(body.size());
+  const auto sent = Clock::now();
+  auto reply = Post(clients, a.server, "/v1/agents/report", body, a.credential);
+  const double took = Since(sent);
+  auto decoded = reply ? gleaner::cluster::ReplyFromJson(*reply)
+                       : gleaner::core::Result<AgentReply>(gleaner::core::Unavailable(""));
+  if (!decoded.ok()) {
+    ++tally.failed;
+    return std::nullopt;
+  }
+  ++tally.ok;
+  if (!a.answered) {
+    a.answered = true;
+    ++answered;
+  }
+  tally.latencies.push_back(took);
+  const double gap = std::chrono::duration<double>(sent - a.last_ok).count();
+  a.last_ok = Clock::now();
+  a.orders = decoded->orders;
+  again = Obey(a, *decoded, o, shared);
+  return gap;
 }
 
 // True when it started a job.
@@ -279,6 +325,8 @@ int main(int argc, char** argv) {
       o.minutes = v != "0";
     else if (k == "--spread-minutes")
       o.spread_minutes = v != "0";
+    else if (k == "--woken-report-own")
+      o.woken_report_own = v != "0";
     else if (k == "--ca-file")
       ca_file = v;
     else {
@@ -389,6 +437,23 @@ int main(int argc, char** argv) {
           continue;
         }
         seen = orders;
+        if (o.woken_report_own) {
+          Tally tally;
+          bool again = true;
+          {
+            std::lock_guard lock(a.mu);
+            while (again && !done &&
+                   ReportNow(a, wait_clients[i], o, shared, tally, answered, again)) {
+            }
+          }
+          std::lock_guard lock(shared.mu);
+          shared.report_latency.insert(shared.report_latency.end(), tally.latencies.begin(),
+                                       tally.latencies.end());
+          shared.reports_ok += tally.ok;
+          shared.reports_failed += tally.failed;
+          shared.report_bytes += tally.bytes;
+          continue;
+        }
         a.woken = true;
         Wakeup& w = wakeups[i % static_cast<size_t>(threads)];
         {
@@ -426,11 +491,7 @@ int main(int argc, char** argv) {
     pool.emplace_back([&, t] {
       Clients clients = ClientsOf(o);
       Wakeup& wakeup = wakeups[static_cast<size_t>(t)];
-      std::vector<double> latencies;
-      std::vector<double> outages;
-      int64_t ok = 0;
-      int64_t failed = 0;
-      int64_t bytes = 0;
+      Tally tally;
       std::vector<double> longest(agents.size(), 0);
       while (Clock::now() < until) {
         Clock::time_point soonest = until;
@@ -443,29 +504,13 @@ int main(int argc, char** argv) {
             continue;
           }
           if (!woken) a.next_report += std::chrono::seconds(1);
-          const std::string body = gleaner::cluster::ReportToJson(ReportOf(a, o)).dump();
-          bytes += static_cast<int64_t>(body.size());
-          const auto sent = Clock::now();
-          auto reply = Post(clients, a.server, "/v1/agents/report", body, a.credential);
-          const double took = Since(sent);
-          auto decoded = reply ? gleaner::cluster::ReplyFromJson(*reply)
-                               : gleaner::core::Result<AgentReply>(gleaner::core::Unavailable(""));
-          if (!decoded.ok()) {
-            ++failed;
-            continue;
-          }
-          ++ok;
-          if (!a.answered) {
-            a.answered = true;
-            ++answered;
-          }
-          latencies.push_back(took);
-          longest[i] =
-              std::max(longest[i], std::chrono::duration<double>(sent - a.last_ok).count());
-          a.last_ok = Clock::now();
-          a.orders = decoded->orders;
-          // A start is reported at once, as `gleaner agent` does.
-          if (Obey(a, *decoded, o, shared)) a.woken = true;
+          std::lock_guard lock(a.mu);
+          bool again = false;
+          const std::optional<double> gap =
+              ReportNow(a, clients, o, shared, tally, answered, again);
+          if (!gap) continue;
+          longest[i] = std::max(longest[i], *gap);
+          if (again) a.woken = true;
           soonest = std::min(soonest, a.woken ? Clock::now() : a.next_report);
         }
         std::unique_lock lock(wakeup.mu);
@@ -474,14 +519,15 @@ int main(int argc, char** argv) {
       }
       wire.Add(clients);
       std::lock_guard lock(shared.mu);
-      shared.report_latency.insert(shared.report_latency.end(), latencies.begin(), latencies.end());
+      shared.report_latency.insert(shared.report_latency.end(), tally.latencies.begin(),
+                                   tally.latencies.end());
       for (size_t i = static_cast<size_t>(t); i < agents.size();
            i += static_cast<size_t>(threads)) {
         shared.outages.push_back(longest[i]);
       }
-      shared.reports_ok += ok;
-      shared.reports_failed += failed;
-      shared.report_bytes += bytes;
+      shared.reports_ok += tally.ok;
+      shared.reports_failed += tally.failed;
+      shared.report_bytes += tally.bytes;
     });
   }
   for (std::thread& th : pool) th.join();
@@ -499,6 +545,7 @@ int main(int argc, char** argv) {
       {"tls", o.servers.front().tls},
       {"keep_alive", o.keep_alive},
       {"long_poll", o.long_poll},
+      {"woken_report_own", o.woken_report_own},
       {"http_bytes_per_agent_per_second", static_cast<double>(wire.bytes.load()) / o.agents / ran},
       {"connections_opened", wire.connections.load()},
       {"joined", joined.load()},
