@@ -35,6 +35,11 @@ namespace gleaner::observe {
 class IdleClassifier {
  public:
   explicit IdleClassifier(IdleConfig config) : config_(std::move(config)) {}
+  // Trackers point into verdicts_: moved with it, never copied.
+  IdleClassifier(const IdleClassifier&) = delete;
+  IdleClassifier& operator=(const IdleClassifier&) = delete;
+  IdleClassifier(IdleClassifier&&) = default;
+  IdleClassifier& operator=(IdleClassifier&&) = default;
 
   // Judges one sample. Samples of a GPU must come in time order: one at or
   // before the GPU's previous sample is ignored (counted in
@@ -82,8 +87,8 @@ class IdleClassifier {
 
   IdleConfig config_;
   QuietSpellModel model_;
-  std::unordered_map<core::GpuUuid, Tracker> trackers_;  // nodes stay put: verdict pointers
-  std::map<core::GpuUuid, Verdict> verdicts_;
+  std::unordered_map<core::GpuUuid, Tracker> trackers_;
+  std::map<core::GpuUuid, Verdict> verdicts_;  // nodes stay put: trackers point to them
   int64_t ignored_samples_ = 0;
 };
 

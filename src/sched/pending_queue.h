@@ -121,8 +121,6 @@ class PendingQueue {
       const int project = queue_->groups_[static_cast<size_t>(group)].project;
       return queue_->skipped_in_walk_[static_cast<size_t>(project)] == stamp_;
     }
-    // Drops from the top of the cursors what the walk must not visit.
-    void SettleCursors();
     const PendingQueue* queue_;
     uint64_t stamp_;
     // The next fresh job and, per project, the next group head to visit:
