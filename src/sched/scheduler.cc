@@ -483,7 +483,7 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   // Stale keys matter only to a pass that may start or preempt something:
   // the first job's class, all the stops below look at, never changes, and
   // where no waiting shape fits, the pass ends once each has missed.
-  if (const std::optional<OrderKey> front = queue_.Front(); keys_stale_ && front) {
+  if (const std::optional<OrderKey> front = keys_stale_ ? queue_.Front() : std::nullopt) {
     const Job& first_job = jobs_.at(front->id);
     if (!NoneMayPreempt(first_job, budget, by_reservation) ||
         (cluster_.free_milli() > 0 && (reservations_.any_active() || AnyWaitingShapeFits()))) {

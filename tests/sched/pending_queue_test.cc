@@ -92,6 +92,15 @@ class PendingQueueTest : public ::testing::Test {
     for (const OrderKey& k : model) ids.push_back(k.id);
     return ids;
   }
+  // Adds `adds` jobs, then removes each job, filed or fresh, one time in `one_in`.
+  void Churn(std::mt19937& rng, JobId& next, int adds, unsigned one_in) {
+    for (int i = 0; i < adds; ++i) Add(next++, rng);
+    std::vector<JobId> ids;
+    for (const auto& [id, w] : jobs_) ids.push_back(id);
+    for (JobId id : ids) {
+      if (rng() % one_in == 0) Remove(id);
+    }
+  }
   std::vector<JobId> Walked() const {
     std::vector<JobId> ids;
     PendingQueue::Walk walk(queue_);
@@ -113,13 +122,7 @@ TEST_F(PendingQueueTest, WalksInTheOrderOfEveryJobsLatestKey) {
   std::mt19937 rng(7);
   JobId next = 1;
   for (int round = 0; round < 40; ++round) {
-    for (int i = 0; i < 30; ++i) Add(next++, rng);
-    // Some leave, filed or fresh.
-    std::vector<JobId> ids;
-    for (const auto& [id, w] : jobs_) ids.push_back(id);
-    for (JobId id : ids) {
-      if (rng() % 4 == 0) Remove(id);
-    }
+    Churn(rng, next, 30, 4);
     ASSERT_EQ(Walked(), Expected()) << "round " << round;
     ASSERT_EQ(queue_.size(), jobs_.size());
     if (!jobs_.empty()) {
@@ -136,12 +139,7 @@ TEST_F(PendingQueueTest, ProjectsWithoutRoomArePassedOverUntilTheyHaveRoom) {
   std::mt19937 rng(5);
   JobId next = 1;
   for (int round = 0; round < 60; ++round) {
-    for (int i = 0; i < 20; ++i) Add(next++, rng);
-    std::vector<JobId> ids;
-    for (const auto& [id, w] : jobs_) ids.push_back(id);
-    for (JobId id : ids) {
-      if (rng() % 5 == 0) Remove(id);
-    }
+    Churn(rng, next, 20, 5);
     ASSERT_EQ(Walked(), Expected()) << "round " << round;
     ASSERT_EQ(queue_.size(), jobs_.size());
     const std::vector<JobId> expected = Expected();
