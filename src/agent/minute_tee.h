@@ -45,6 +45,14 @@ class MinuteTee final : public store::ObservationStore {
   core::Result<std::vector<observe::Verdict>> LatestVerdicts() override {
     return local_.LatestVerdicts();
   }
+  core::Status SavePauseModel(const std::string& host,
+                              const observe::QuietSpellModel& model) override {
+    return local_.SavePauseModel(host, model);
+  }
+  core::Result<std::optional<observe::QuietSpellModel>> PauseModel(
+      const std::string& host) override {
+    return local_.PauseModel(host);
+  }
   core::Status AddToProfiles(const observe::UsageProfiles& delta) override {
     return local_.AddToProfiles(delta);
   }

@@ -120,6 +120,31 @@ core::Duration Sampler::Recall(core::Duration span) {
   return reached;
 }
 
+core::Result<Sampler::Resumed> Sampler::ResumeFromStore() {
+  Resumed resumed;
+  if (store_ == nullptr) return resumed;
+  const core::TimePoint now = clock_.Now();
+  GLEANER_ASSIGN_OR_RETURN(std::optional<observe::QuietSpellModel> model,
+                           store_->PauseModel(options_.host));
+  if (model) {
+    classifier_.RestoreModel(*model);
+    resumed.pause_model = true;
+  }
+  GLEANER_ASSIGN_OR_RETURN(std::vector<store::GpuRecord> gpus, store_->Gpus());
+  for (const store::GpuRecord& gpu : gpus) {
+    if (gpu.host != options_.host) continue;
+    // An hour is as far back as the classifier looks.
+    GLEANER_ASSIGN_OR_RETURN(std::vector<observe::MinuteRollup> minutes,
+                             store_->Rollups(gpu.uuid, now - core::Seconds(3600), now));
+    const core::Duration history = classifier_.Resume(gpu.uuid, minutes, now);
+    if (history > core::Duration{}) {
+      ++resumed.gpus;
+      resumed.longest = std::max(resumed.longest, history);
+    }
+  }
+  return resumed;
+}
+
 core::Status Sampler::LearnStoredHolders(core::TimePoint now) {
   stored_holders_learned_ = true;
   if (store_ == nullptr) return core::Status::Ok();
@@ -141,6 +166,7 @@ core::Status Sampler::Persist(const std::vector<observe::MinuteRollup>& done,
     observe::UsageProfiles delta(options_.project_of_user);
     for (const observe::MinuteRollup& r : done) delta.Add(r);
     GLEANER_RETURN_IF_ERROR(store_->AddToProfiles(delta));
+    GLEANER_RETURN_IF_ERROR(store_->SavePauseModel(options_.host, classifier_.model()));
   }
   GLEANER_RETURN_IF_ERROR(store_->SaveVerdicts(changed));
   if (!last_prune_ || now - *last_prune_ >= core::Seconds(3600)) {

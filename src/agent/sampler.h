@@ -88,6 +88,19 @@ class Sampler {
   // zero where the backend keeps no history. Call before the first pass.
   core::Duration Recall(core::Duration span);
 
+  // What ResumeFromStore found.
+  struct Resumed {
+    int gpus = 0;              // GPUs whose verdicts go on from stored minutes
+    core::Duration longest{};  // the longest history one of them resumed
+    bool pause_model = false;  // what was learned about pauses, restored
+  };
+  // Resumes each of this host's GPUs from the minutes the store kept
+  // (IdleClassifier::Resume) and the pause model from where it was saved,
+  // so that a restarted daemon judges from its history at once. Call
+  // before the first pass, after Recall: recalled GPUs keep what they
+  // recalled. A store error leaves the classifier watching afresh.
+  core::Result<Resumed> ResumeFromStore();
+
   // Completes and stores the open minutes.
   core::Status Flush();
 

@@ -412,6 +412,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       {name, "agent", config.alert_rules, config.alert_webhook_url, config.idle.max_sample_gap},
       log);
   node.ReportTo(&watch.metrics());
+  ResumeFromHistory(sampler, log);
   const std::string parked_path = data_dir + "/parked-holders.json";
   const std::unique_ptr<gpu::CudaCheckpoint> cuda =
       OpenCudaForParking(config.parking, config.cuda_library, parked_path, log);

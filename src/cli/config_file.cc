@@ -379,12 +379,12 @@ Status ReadParking(const std::string& path, const toml::table& t, GleanerConfig*
 
 Status ReadIdle(const std::string& path, const toml::table& t, observe::IdleConfig* c) {
   const std::string p = "idle.";
-  GLEANER_RETURN_IF_ERROR(
-      CheckKeys(path, t, p,
-                {"busy_utilization_pct", "idle_after_s", "idle_after_with_history_s",
-                 "held_idle_after_s", "horizon_s", "min_confidence", "trusted_pauses",
-                 "max_sample_gap_s", "power_activity_share", "max_temperature_c", "protected_gpus",
-                 "protected_users", "protected_commands", "reserved_gpus"}));
+  GLEANER_RETURN_IF_ERROR(CheckKeys(
+      path, t, p,
+      {"busy_utilization_pct", "idle_after_s", "idle_after_with_history_s", "held_idle_after_s",
+       "horizon_s", "min_confidence", "trusted_pauses", "max_sample_gap_s", "max_restart_gap_s",
+       "power_activity_share", "max_temperature_c", "protected_gpus", "protected_users",
+       "protected_commands", "reserved_gpus"}));
   GLEANER_RETURN_IF_ERROR(
       Number(path, t, p, "busy_utilization_pct", 0, 100, &c->busy_utilization_pct));
   GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "idle_after_s", 1, 86400, &c->idle_after));
@@ -398,6 +398,7 @@ Status ReadIdle(const std::string& path, const toml::table& t, observe::IdleConf
   GLEANER_RETURN_IF_ERROR(Number(path, t, p, "trusted_pauses", 0, 1e9, &trusted));
   c->trusted_pauses = static_cast<int64_t>(trusted);
   GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "max_sample_gap_s", 1, 86400, &c->max_sample_gap));
+  GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "max_restart_gap_s", 0, 86400, &c->max_restart_gap));
   GLEANER_RETURN_IF_ERROR(
       Number(path, t, p, "power_activity_share", 0, 1, &c->power_activity_share));
   double max_temp = c->max_temperature_c;

@@ -512,4 +512,19 @@ agent::IdleCostPrices IdleCostPricesOf(const std::vector<gpu::GpuSnapshot>& gpus
   return prices;
 }
 
+void ResumeFromHistory(agent::Sampler& sampler, const cluster::Log& log) {
+  auto resumed = sampler.ResumeFromStore();
+  if (!resumed.ok()) {
+    log("cannot resume from the stored history (" + resumed.status().message() +
+        "); GPUs are watched afresh");
+    return;
+  }
+  if (resumed->gpus > 0) {
+    log("resumed " + std::to_string(resumed->gpus) + " GPU(s) from up to " +
+        core::FormatDuration(resumed->longest) +
+        " of stored minutes, so verdicts go on from that history");
+  }
+  if (resumed->pause_model) log("restored what was learned about pauses");
+}
+
 }  // namespace gleaner::cli

@@ -11,6 +11,7 @@
 #include "agent/executor.h"
 #include "agent/host_metrics.h"
 #include "agent/job_cgroups.h"
+#include "agent/sampler.h"
 #include "cli/config_file.h"
 #include "cluster/log.h"
 #include "core/result.h"
@@ -162,5 +163,9 @@ class StopSignal {
  private:
   std::thread deadline_;
 };
+
+// Resumes the sampler's verdicts and pause model from the store
+// (Sampler::ResumeFromStore) and says what it resumed, or why not.
+void ResumeFromHistory(agent::Sampler& sampler, const cluster::Log& log);
 
 }  // namespace gleaner::cli

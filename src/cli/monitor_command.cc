@@ -206,6 +206,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     log("recalled the last " + core::FormatDuration(recalled) + " of " +
         source.backend->Driver().source + ", so verdicts start with that history");
   }
+  ResumeFromHistory(sampler, log);
   // [slurm]: Slurm's jobs on this node, asked on a thread of its own.
   // Declared before the API, whose workers read it.
   std::unique_ptr<SlurmPoller> slurm_poller;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 
 #include "core/format.h"
 
@@ -145,6 +146,79 @@ void IdleClassifier::Restart(Tracker& t, TimePoint at) {
   t.pending.clear();
 }
 
+Duration IdleClassifier::Resume(const core::GpuUuid& uuid, const std::vector<MinuteRollup>& minutes,
+                                TimePoint now) {
+  constexpr Duration kMinute = core::Seconds(60);
+  Tracker& t = trackers_[uuid];
+  if (t.seen || minutes.empty()) return {};
+  // An Unhealthy minute restarted the clock when it was judged, and one
+  // without a utilization reading had nothing to judge (a minute's one
+  // sample at its very start is judged, though no time is credited to it);
+  // a minute short of whole (less its gaps' time) ends a run.
+  const auto judged = [](const MinuteRollup& m) {
+    return m.samples > 0 && m.state != GpuState::kUnhealthy;
+  };
+  size_t first = minutes.size() - 1;
+  if (!judged(minutes[first])) return {};
+  while (first > 0 && judged(minutes[first - 1]) &&
+         minutes[first].minute - minutes[first - 1].minute == kMinute &&
+         minutes[first - 1].observed >= kMinute - config_.max_sample_gap) {
+    --first;
+  }
+  // Time is credited to minutes from their start and up to their end, so
+  // a run's last minute ends at minute + observed, and its first starts at
+  // the end less observed; a run of one minute could lie anywhere in it,
+  // so it is taken to end as early as it could (for the gap) and to start
+  // and end as late as it could (for the quiet it shows).
+  const MinuteRollup& last = minutes.back();
+  const bool one_minute = first + 1 == minutes.size();
+  const TimePoint data_end = last.minute + std::min(last.observed, kMinute);
+  if (data_end > now || now - data_end > config_.max_restart_gap) return {};
+  const TimePoint latest_end = one_minute ? std::min(last.minute + kMinute, now) : data_end;
+
+  t.seen = t.resumed = true;
+  t.last_at = data_end;
+  t.observed_since = one_minute ? latest_end - last.observed
+                                : minutes[first].minute + kMinute - minutes[first].observed;
+  t.observed_since = std::max(t.observed_since, latest_end - kHour);
+  t.last_busy = t.last_active = t.observed_since;
+  const Duration window = std::max(config_.idle_after, config_.held_idle_after);
+  const std::set<uint32_t>* previous = nullptr;
+  for (size_t i = first; i < minutes.size(); ++i) {
+    const MinuteRollup& m = minutes[i];
+    const TimePoint end = i + 1 == minutes.size() ? latest_end : m.minute + kMinute;
+    // gleaner's own jobs ran and the owner did not come back: their
+    // activity was the jobs', not the owner's.
+    const bool jobs_only = m.harvested > Duration{} && m.state != GpuState::kBusy;
+    bool new_process = false;
+    if (previous != nullptr && !jobs_only) {
+      for (uint32_t pid : m.pids) new_process = new_process || previous->count(pid) == 0;
+    }
+    previous = &m.pids;
+    if (end <= latest_end - kHour) continue;
+    if (!jobs_only && (m.utilization_max_pct >= config_.busy_utilization_pct || new_process)) {
+      t.last_busy = end;
+    }
+    if (!jobs_only && m.utilization_max_pct > 0) {
+      t.last_active = end;
+      // The share of the minute above 0, had every such sample read the
+      // peak: a 1 % poller's minute counts whole, one spike barely.
+      t.active_spans.emplace_back(
+          end, core::Duration(static_cast<int64_t>(
+                   static_cast<double>(m.observed.count()) *
+                   std::min(1.0, m.utilization_mean_pct / m.utilization_max_pct))));
+    }
+    if (end > latest_end - window) t.utilization.emplace_back(end, m.utilization_max_pct);
+    if (m.utilization_max_pct == 0 && m.pids.empty() && m.power_mean_w) {
+      t.idle_power_w =
+          t.idle_power_w ? std::min(*t.idle_power_w, *m.power_mean_w) : *m.power_mean_w;
+    }
+  }
+  t.last_busy = std::max(t.last_busy, t.observed_since);
+  t.pids.assign(last.pids.begin(), last.pids.end());
+  return latest_end - t.observed_since;
+}
+
 void IdleClassifier::Resolve(Tracker& t, TimePoint at, bool busy_now) {
   // Everything older than the horizon saw no activity (activity resolves
   // the queue at once): it stayed quiet.
@@ -162,14 +236,17 @@ const Verdict& IdleClassifier::Observe(const GpuSample& s) {
   Tracker& t = trackers_[s.uuid];
   if (t.verdict == nullptr) t.verdict = &verdicts_[s.uuid];
   Verdict& v = *t.verdict;
-  if (t.seen && s.at <= t.last_at) {
+  if (t.seen && !t.resumed && s.at <= t.last_at) {
     ++ignored_samples_;
     return v;
   }
-  const bool gap = !t.seen || s.at - t.last_at > config_.max_sample_gap;
-  // The time this sample stands for; after a gap that time is unknown.
-  const Duration step = gap ? Duration{} : s.at - t.last_at;
+  // The first sample after a resume continues the stored minutes across
+  // the restart, unseen: it stands for no time of its own.
+  const bool gap =
+      !t.seen || s.at - t.last_at > (t.resumed ? config_.max_restart_gap : config_.max_sample_gap);
+  const Duration step = gap || t.resumed ? Duration{} : s.at - t.last_at;
   t.seen = true;
+  t.resumed = false;
   t.last_at = s.at;
 
   Evidence e;

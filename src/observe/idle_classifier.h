@@ -7,6 +7,7 @@
 
 #include "observe/gpu_sample.h"
 #include "observe/idle_config.h"
+#include "observe/minute_rollup.h"
 #include "observe/quiet_spell_model.h"
 #include "observe/verdict.h"
 
@@ -47,6 +48,18 @@ class IdleClassifier {
   // lives as long as the classifier; the next sample of its GPU changes it.
   const Verdict& Observe(const GpuSample& sample);
 
+  // Resumes a GPU from the minutes a previous run stored, oldest first (an
+  // hour is all it uses), as though it had been watched through them: a
+  // restarted daemon judges from its history instead of watching for
+  // idle_after again. Only the unbroken run of minutes at the end counts,
+  // and only if it ends within max_restart_gap of `now`; the next sample
+  // continues it across that gap. A minute's activity is its peak
+  // utilization and any process new in it; minutes where only gleaner's
+  // jobs ran are not the owner's. A GPU already sampled keeps what it has.
+  // Returns how much history it resumed from: zero when none counted.
+  core::Duration Resume(const core::GpuUuid& uuid, const std::vector<MinuteRollup>& minutes,
+                        core::TimePoint now);
+
   // The latest verdict of every GPU seen, by UUID.
   const std::map<core::GpuUuid, Verdict>& verdicts() const { return verdicts_; }
   const IdleConfig& config() const { return config_; }
@@ -54,6 +67,8 @@ class IdleClassifier {
   // quiet time, its pauses) is kept and judged by them.
   void Reconfigure(IdleConfig config) { config_ = std::move(config); }
   const QuietSpellModel& model() const { return model_; }
+  // What a previous run learned about pauses (model().counts()), kept.
+  void RestoreModel(const QuietSpellModel& model) { model_ = model; }
   int64_t ignored_samples() const { return ignored_samples_; }
 
  private:
@@ -64,6 +79,7 @@ class IdleClassifier {
   };
   struct Tracker {
     bool seen = false;
+    bool resumed = false;  // from stored minutes; the next sample continues them
     core::TimePoint last_at;
     core::TimePoint observed_since;  // start of continuous data
     core::TimePoint last_busy;       // utilization >= threshold (or other activity)

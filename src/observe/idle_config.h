@@ -30,6 +30,10 @@ struct IdleConfig {
   // Samples further apart than this are a gap: timers restart, and the gap
   // never counts as idle time.
   core::Duration max_sample_gap = core::Seconds(30);
+  // A restarted daemon resumes from the minutes it stored if they end no
+  // longer than this before it samples again (a restart, or a kill and the
+  // open minute it lost); after a longer stop it watches afresh.
+  core::Duration max_restart_gap = core::Seconds(150);
   // Power this far above the GPU's idle baseline counts as activity even at
   // low utilization (copies, data loading), as a share of the power limit.
   double power_activity_share = 0.15;

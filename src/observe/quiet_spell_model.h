@@ -30,19 +30,29 @@ class QuietSpellModel {
     int64_t stayed_quiet = 0;  // of which stayed quiet
   };
 
-  Estimate Predict(const Features& f) const;
-  void Learn(const Features& f, bool stayed_quiet);
-
- private:
-  static constexpr int kSinceBuckets = 6;
-  static constexpr int kActiveBuckets = 6;
-  static size_t Cell(const Features& f);
-
   struct Count {
     int64_t stayed_quiet = 0;
     int64_t total = 0;
+    bool operator==(const Count&) const = default;
   };
-  std::array<Count, kSinceBuckets * kActiveBuckets * 2> cells_{};
+  static constexpr int kSinceBuckets = 6;
+  static constexpr int kActiveBuckets = 6;
+  // What it has learned, a count per bucket: kept across restarts.
+  using Cells = std::array<Count, kSinceBuckets * kActiveBuckets * 2>;
+
+  QuietSpellModel() = default;
+  // Resumes from an earlier model's cells(), which the caller has checked
+  // (0 <= stayed_quiet <= total).
+  explicit QuietSpellModel(const Cells& cells) : cells_(cells) {}
+
+  Estimate Predict(const Features& f) const;
+  void Learn(const Features& f, bool stayed_quiet);
+  const Cells& cells() const { return cells_; }
+
+ private:
+  static size_t Cell(const Features& f);
+
+  Cells cells_{};
 };
 
 }  // namespace gleaner::observe

@@ -155,4 +155,28 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
   }
 }
 
+json PauseModelToJson(const QuietSpellModel& model) {
+  json cells = json::array();
+  for (const QuietSpellModel::Count& c : model.cells()) cells.push_back({c.stayed_quiet, c.total});
+  return cells;
+}
+
+core::Result<QuietSpellModel> PauseModelFromJson(const json& j) {
+  QuietSpellModel::Cells cells;
+  if (!j.is_array() || j.size() != cells.size()) {
+    return core::InvalidArgument("a pause model has " + std::to_string(cells.size()) +
+                                 " [stayed quiet, total] pairs");
+  }
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const json& c = j[i];
+    if (!c.is_array() || c.size() != 2 || !c[0].is_number_integer() || !c[1].is_number_integer() ||
+        c[0].get<int64_t>() < 0 || c[0].get<int64_t>() > c[1].get<int64_t>()) {
+      return core::InvalidArgument("pause model bucket " + std::to_string(i) + " is " + c.dump() +
+                                   ", not [stayed quiet, total] with 0 <= stayed quiet <= total");
+    }
+    cells[i] = {c[0].get<int64_t>(), c[1].get<int64_t>()};
+  }
+  return QuietSpellModel(cells);
+}
+
 }  // namespace gleaner::observe

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "observe/quiet_spell_model.h"
 #include "observe/verdict.h"
 
 namespace gleaner::observe {
@@ -12,6 +13,11 @@ namespace gleaner::observe {
 // `gleaner gpus --json` (docs/gpus-json.md).
 nlohmann::json VerdictToJson(const Verdict& v);
 core::Result<Verdict> VerdictFromJson(const nlohmann::json& j);
+
+// What the pause model learned, as kept across restarts: one [stayed
+// quiet, total] pair per bucket. Anything else (a damaged row) is an error.
+nlohmann::json PauseModelToJson(const QuietSpellModel& model);
+core::Result<QuietSpellModel> PauseModelFromJson(const nlohmann::json& j);
 
 // RFC 3339 UTC with milliseconds, "2026-11-29T18:53:47.120Z".
 std::string Rfc3339(core::TimePoint t);

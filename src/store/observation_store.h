@@ -7,6 +7,7 @@
 
 #include "core/result.h"
 #include "observe/minute_rollup.h"
+#include "observe/quiet_spell_model.h"
 #include "observe/usage_profile.h"
 #include "observe/verdict.h"
 
@@ -66,6 +67,13 @@ class ObservationStore {
   // Replaces each GPU's latest verdict.
   virtual core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) = 0;
   virtual core::Result<std::vector<observe::Verdict>> LatestVerdicts() = 0;
+
+  // What a host's idle classifier learned about pauses, so that a restart
+  // does not start from no opinion; nullopt when none was saved.
+  virtual core::Status SavePauseModel(const std::string& host,
+                                      const observe::QuietSpellModel& model) = 0;
+  virtual core::Result<std::optional<observe::QuietSpellModel>> PauseModel(
+      const std::string& host) = 0;
 
   // Adds `delta` (profiles accumulated since the last call) to the stored ones.
   virtual core::Status AddToProfiles(const observe::UsageProfiles& delta) = 0;

@@ -182,6 +182,13 @@ constexpr const char* kMigrations[] = {
       PRIMARY KEY (uuid, minute_s, source)
     );
     )sql",
+    // What each host's idle classifier learned about pauses.
+    R"sql(
+    CREATE TABLE pause_models (
+      host TEXT PRIMARY KEY,
+      cells TEXT NOT NULL
+    );
+    )sql",
 };
 
 // Serialises migrations within one database ("gleaner" in ASCII). Advisory

@@ -356,6 +356,22 @@ core::Result<std::vector<observe::Verdict>> PgStore::LatestVerdicts() {
   return out;
 }
 
+Status PgStore::SavePauseModel(const std::string& host, const observe::QuietSpellModel& model) {
+  return db_
+      ->Query(R"sql(
+        INSERT INTO pause_models (host, cells) VALUES ($1, $2)
+        ON CONFLICT (host) DO UPDATE SET cells = excluded.cells)sql",
+              {host, observe::PauseModelToJson(model).dump()}, "saving the pause model")
+      .status();
+}
+
+core::Result<std::optional<observe::QuietSpellModel>> PgStore::PauseModel(const std::string& host) {
+  GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query("SELECT cells FROM pause_models WHERE host = $1",
+                                                 {host}, "reading the pause model"));
+  if (rows.size() == 0) return std::optional<observe::QuietSpellModel>();
+  return PauseModelFromRow(host, rows.Text(0, 0));
+}
+
 Status PgStore::AddToProfiles(const observe::UsageProfiles& delta) {
   return db_->InTransaction([&] { return AddProfileRows(delta); });
 }

@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/result.h"
 #include "observe/minute_rollup.h"
+#include "observe/verdict_json.h"
 #include "store/event_store.h"
 #include "store/job_store.h"
 #include "store/observation_store.h"
@@ -159,5 +160,20 @@ std::string SubmittedDetail(const NewJob& job);
 // Task `task` of `job` as submitted at `now`, before the store gives it an
 // id: queued, or waiting for approval.
 JobRecord NewRecord(const NewJob& job, int64_t task, core::TimePoint now);
+
+// A stored pause model; a damaged one is an error that names the host.
+inline core::Result<std::optional<observe::QuietSpellModel>> PauseModelFromRow(
+    const std::string& host, const std::string& text) {
+  auto parsed = nlohmann::json::parse(text, nullptr, false);
+  auto model =
+      parsed.is_discarded()
+          ? core::Result<observe::QuietSpellModel>(core::InvalidArgument("the text is not JSON"))
+          : observe::PauseModelFromJson(parsed);
+  if (!model.ok()) {
+    return core::Internal("the stored pause model of " + host + " is damaged (" +
+                          model.status().message() + ")");
+  }
+  return std::optional<observe::QuietSpellModel>(*model);
+}
 
 }  // namespace gleaner::store

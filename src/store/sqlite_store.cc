@@ -320,6 +320,26 @@ core::Result<std::vector<observe::Verdict>> SqliteStore::LatestVerdicts() {
   return out;
 }
 
+Status SqliteStore::SavePauseModel(const std::string& host, const observe::QuietSpellModel& model) {
+  Statement upsert(db_, "INSERT OR REPLACE INTO pause_models VALUES (?, ?)");
+  GLEANER_RETURN_IF_ERROR(upsert.status());
+  upsert.Bind(1, host);
+  upsert.Bind(2, observe::PauseModelToJson(model).dump());
+  if (upsert.Step() != SQLITE_DONE) return SqlError(db_, "saving the pause model");
+  return Status::Ok();
+}
+
+core::Result<std::optional<observe::QuietSpellModel>> SqliteStore::PauseModel(
+    const std::string& host) {
+  Statement q(db_, "SELECT cells FROM pause_models WHERE host = ?");
+  GLEANER_RETURN_IF_ERROR(q.status());
+  q.Bind(1, host);
+  const int rc = q.Step();
+  if (rc == SQLITE_DONE) return std::optional<observe::QuietSpellModel>();
+  if (rc != SQLITE_ROW) return SqlError(db_, "reading the pause model");
+  return PauseModelFromRow(host, q.Text(0));
+}
+
 Status SqliteStore::AddToProfiles(const observe::UsageProfiles& delta) {
   return InTransaction([&] { return AddProfileRows(delta); });
 }

@@ -35,6 +35,10 @@ class SqliteStore final : public Store {
   core::Result<std::vector<GpuRecord>> Gpus() override;
   core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) override;
   core::Result<std::vector<observe::Verdict>> LatestVerdicts() override;
+  core::Status SavePauseModel(const std::string& host,
+                              const observe::QuietSpellModel& model) override;
+  core::Result<std::optional<observe::QuietSpellModel>> PauseModel(
+      const std::string& host) override;
   core::Status AddToProfiles(const observe::UsageProfiles& delta) override;
   core::Result<std::map<std::string, observe::HourOfWeekProfile>> Profiles(
       const std::string& kind) override;

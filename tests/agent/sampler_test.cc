@@ -173,6 +173,58 @@ TEST(SamplerRunTest, WakeBringsTheNextPassBeforeTheInterval) {
   loop.join();
 }
 
+// A daemon restarted on a real driver (which recalls nothing) goes on from
+// the minutes it stored and the pauses it learned, instead of watching for
+// five minutes again.
+TEST(SamplerResumeTest, ARestartedSamplerJudgesAtOnceFromItsStoredMinutes) {
+  FakeNvml fake("modern", kScenario);
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  auto store = store::SqliteStore::Open(":memory:");
+  ASSERT_TRUE(store.ok());
+  core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
+  ProcfsInspector inspector;
+  SamplerOptions options;
+  options.host = "node-a";
+  {
+    Sampler first(**backend, inspector, store->get(), clock, options);
+    for (int t = 0; t <= 360; ++t) {
+      fake.SetTime(t);
+      ASSERT_TRUE(first.SampleOnce().ok());
+      clock.Advance(core::Seconds(1));
+    }
+    ASSERT_TRUE(first.Flush().ok());
+  }
+  clock.Advance(core::Seconds(20));  // the restart
+  fake.SetTime(380);
+
+  Sampler fresh(**backend, inspector, nullptr, clock, options);
+  auto watching = fresh.SampleOnce();
+  ASSERT_TRUE(watching.ok());
+  EXPECT_EQ(watching->verdicts[0].state, observe::GpuState::kUnknown);
+
+  Sampler second(**backend, inspector, store->get(), clock, options);
+  auto resumed = second.ResumeFromStore();
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(resumed->gpus, 2);
+  EXPECT_GE(resumed->longest, core::Seconds(359));
+  EXPECT_TRUE(resumed->pause_model);
+  auto pass = second.SampleOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->verdicts[0].state, observe::GpuState::kIdle) << pass->verdicts[0].evidence.reason;
+  EXPECT_EQ(pass->verdicts[1].state, observe::GpuState::kHeldIdle)
+      << pass->verdicts[1].evidence.reason;
+  EXPECT_GE(pass->verdicts[0].evidence.observed_for, core::Seconds(379));
+
+  // Another host's GPUs in the same store are not this host's history.
+  options.host = "node-b";
+  Sampler elsewhere(**backend, inspector, store->get(), clock, options);
+  auto none = elsewhere.ResumeFromStore();
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->gpus, 0);
+  EXPECT_FALSE(none->pause_model);
+}
+
 TEST(SamplerRecallTest, VerdictsStartWithTheScenariosPast) {
   core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
   auto scenario = gpu::LoadScenario("demo");

@@ -21,6 +21,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using testing::Gleaner;
 using testing::Outcome;
@@ -87,6 +88,31 @@ TEST(MonitorBinaryTest, JudgesStoresAndAlertsAWebhook) {
   }
   EXPECT_GT(best, 0.0);
   EXPECT_LE(best, 0.126);
+}
+
+// A restart on a real driver (which recalls nothing) goes on from the
+// minutes the daemon stored: the quiet GPUs are judged on the first pass,
+// not watched for idle_after again.
+TEST(MonitorBinaryTest, ARestartedDaemonJudgesFromItsHistoryAtOnce) {
+  testing::TempDir data;
+  data.Write("gleaner.toml",
+             "[idle]\nidle_after_s = 4\nheld_idle_after_s = 4\n"
+             "[sampling]\ninterval_s = 0.2\n");
+  const std::string env = std::string("LD_LIBRARY_PATH=") + GLEANER_FAKE_NVML_DIR +
+                          "/modern GLEANER_FAKE_NVML_SCENARIO=demo GLEANER_FAKE_NVML_TIME_S=10";
+  const std::string run = "monitor --data-dir " + data.path().string();
+  Outcome first = Gleaner(run + " --for 6", env);
+  ASSERT_EQ(first.rc, 0) << first.err << first.out;
+  EXPECT_THAT(first.out, HasSubstr("- -> unknown: watching: 0s of data, 4s needed"));
+  EXPECT_THAT(first.out, HasSubstr("-> idle: no processes"));  // GPU 3, after 4 s
+
+  Outcome second = Gleaner(run + " --for 1", env);
+  ASSERT_EQ(second.rc, 0) << second.err << second.out;
+  EXPECT_THAT(second.out, HasSubstr("of stored minutes, so verdicts go on from that history"));
+  EXPECT_THAT(second.out, HasSubstr("restored what was learned about pauses"));
+  EXPECT_THAT(second.out, Not(HasSubstr("watching")));
+  EXPECT_THAT(second.out, HasSubstr("- -> idle: no processes"));  // on the first pass
+  EXPECT_THAT(second.out, HasSubstr("- -> held_idle: 1 process(es) hold 37.5 GiB"));
 }
 
 TEST(MonitorBinaryTest, BadConfigSaysWhere) {

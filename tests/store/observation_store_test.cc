@@ -116,6 +116,27 @@ TEST_P(ObservationStoreTest, LatestVerdictsAreReplaced) {
   EXPECT_EQ((*latest)[0], v);
 }
 
+TEST_P(ObservationStoreTest, PauseModelsAreKeptPerHostAndReplaced) {
+  auto none = store_->PauseModel("node-a");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+  observe::QuietSpellModel a;
+  const observe::QuietSpellModel::Features quiet{core::Seconds(900), {}, true};
+  for (int i = 0; i < 5; ++i) a.Learn(quiet, i != 0);
+  ASSERT_TRUE(store_->SavePauseModel("node-a", a).ok());
+  ASSERT_TRUE(store_->SavePauseModel("node-b", observe::QuietSpellModel()).ok());
+  a.Learn(quiet, true);
+  ASSERT_TRUE(store_->SavePauseModel("node-a", a).ok());
+  auto got = store_->PauseModel("node-a");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status().ToString();
+  EXPECT_EQ((*got)->cells(), a.cells());
+  EXPECT_EQ((*got)->Predict(quiet).similar, 6);
+  EXPECT_EQ((*got)->Predict(quiet).stayed_quiet, 5);
+  auto b = store_->PauseModel("node-b");
+  ASSERT_TRUE(b.ok() && b->has_value());
+  EXPECT_EQ((*b)->Predict(quiet).similar, 0);
+}
+
 TEST_P(ObservationStoreTest, ProfilesAccumulate) {
   observe::UsageProfiles delta(std::map<std::string, std::string>{{"alice", "vision"}});
   delta.Add(Rollup("GPU-a", 0));
