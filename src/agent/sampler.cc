@@ -4,6 +4,12 @@
 #include <thread>
 
 namespace gleaner::agent {
+namespace {
+
+// How far back a restart reads each GPU's minutes for its quiet spells.
+constexpr core::Duration kSpellHistory = core::Seconds(int64_t{7} * 24 * 3600);
+
+}  // namespace
 
 Sampler::Sampler(gpu::GpuBackend& backend, const ProcessInspector& inspector,
                  store::ObservationStore* store, const core::Clock& clock, SamplerOptions options)
@@ -78,6 +84,10 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
     }
     if (auto p = parkings.find(snapshot.uuid); p != parkings.end()) sample.parking = p->second;
     observe::Verdict verdict = classifier_.Observe(sample);
+    if (verdict.state == observe::GpuState::kIdle ||
+        verdict.state == observe::GpuState::kHeldIdle) {
+      verdict.evidence.quiet_forecast = classifier_.ForecastQuiet(verdict.uuid);
+    }
     if (holders_ && verdict.state == observe::GpuState::kHeldIdle) {
       verdict.evidence.beside_holder = holders_->Beside(sample, verdict);
     }
@@ -133,9 +143,11 @@ core::Result<Sampler::Resumed> Sampler::ResumeFromStore() {
   GLEANER_ASSIGN_OR_RETURN(std::vector<store::GpuRecord> gpus, store_->Gpus());
   for (const store::GpuRecord& gpu : gpus) {
     if (gpu.host != options_.host) continue;
-    // An hour is as far back as the classifier looks.
+    // A week of quiet spells for the forecast; the verdict looks back an hour.
     GLEANER_ASSIGN_OR_RETURN(std::vector<observe::MinuteRollup> minutes,
-                             store_->Rollups(gpu.uuid, now - core::Seconds(3600), now));
+                             store_->Rollups(gpu.uuid, now - kSpellHistory, now));
+    classifier_.LearnSpells(gpu.uuid,
+                            observe::QuietSpellsIn(minutes, options_.idle.busy_utilization_pct));
     const core::Duration history = classifier_.Resume(gpu.uuid, minutes, now);
     if (history > core::Duration{}) {
       ++resumed.gpus;

@@ -95,8 +95,9 @@ class Sampler {
     bool pause_model = false;  // what was learned about pauses, restored
   };
   // Resumes each of this host's GPUs from the minutes the store kept
-  // (IdleClassifier::Resume) and the pause model from where it was saved,
-  // so that a restarted daemon judges from its history at once. Call
+  // (IdleClassifier::Resume; the forecast from a week of their quiet
+  // spells) and the pause model from where it was saved, so that a
+  // restarted daemon judges and forecasts from its history at once. Call
   // before the first pass, after Recall: recalled GPUs keep what they
   // recalled. A store error leaves the classifier watching afresh.
   core::Result<Resumed> ResumeFromStore();

@@ -7,13 +7,15 @@
 
 #include "cli/exit_codes.h"
 #include "core/format.h"
+#include "observe/idle_window_forecast.h"
+#include "sim/forecast_eval.h"
 #include "sim/idle_eval.h"
 
 namespace gleaner::cli {
 
-CLI::App* AddEvalIdleCommand(CLI::App& app, EvalIdleOptions& options) {
-  CLI::App* eval = app.add_subcommand("eval", "Measure gleaner's decisions against real traces");
-  eval->require_subcommand(1);
+namespace {
+
+CLI::App* AddEvalIdle(CLI::App* eval, EvalIdleOptions& options) {
   CLI::App* idle = eval->add_subcommand(
       "idle",
       "Replay a per-GPU utilization trace through the idle classifier and score its verdicts "
@@ -48,7 +50,26 @@ CLI::App* AddEvalIdleCommand(CLI::App& app, EvalIdleOptions& options) {
   return idle;
 }
 
-namespace {
+CLI::App* AddEvalForecast(CLI::App* eval, EvalForecastOptions& options) {
+  CLI::App* forecast = eval->add_subcommand(
+      "forecast",
+      "Replay a per-GPU utilization trace and score how well gleaner forecasts how much longer "
+      "each quiet GPU stays quiet (pinball loss, calibration) beside four baselines");
+  forecast
+      ->add_option("--trace", options.trace,
+                   "Utilization CSV, like alibaba-genai/pod_gpu_duty_cycle_anon.csv")
+      ->required()
+      ->check(CLI::ExistingFile);
+  forecast->add_flag("--json", options.json, "Print the scores as JSON");
+  forecast->add_flag("--skip-bad-rows", options.skip_bad_rows,
+                     "Skip (and count) rows that do not parse instead of stopping");
+  forecast
+      ->add_option("--busy-threshold", options.busy_threshold_pct,
+                   "Utilization (%) at or above which a GPU is busy")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  return forecast;
+}
 
 std::string Fixed(double x) {
   char buf[16];
@@ -57,6 +78,12 @@ std::string Fixed(double x) {
 }
 
 }  // namespace
+
+EvalCommands AddEvalCommands(CLI::App& app, EvalIdleOptions& idle, EvalForecastOptions& forecast) {
+  CLI::App* eval = app.add_subcommand("eval", "Measure gleaner's decisions against real traces");
+  eval->require_subcommand(1);
+  return {AddEvalIdle(eval, idle), AddEvalForecast(eval, forecast)};
+}
 
 int RunEvalIdle(const EvalIdleOptions& options, std::ostream& out, std::ostream& err) {
   sim::TraceCleaning cleaning;
@@ -135,6 +162,59 @@ int RunEvalIdle(const EvalIdleOptions& options, std::ostream& out, std::ostream&
                   Fixed(s.f1_10m).c_str(), Fixed(s.precision_30m).c_str(),
                   Fixed(s.recall_30m).c_str(), Fixed(s.f1_30m).c_str(),
                   Fixed(s.idle_time_captured).c_str());
+    out << line;
+  }
+  return kExitOk;
+}
+
+int RunEvalForecast(const EvalForecastOptions& options, std::ostream& out, std::ostream& err) {
+  sim::TraceCleaning cleaning;
+  auto series = sim::ReadUtilizationTrace(options.trace, "", options.skip_bad_rows, &cleaning);
+  if (!series.ok()) {
+    err << "gleaner: " << series.status().message() << "\n";
+    return kExitBadInput;
+  }
+  const sim::ForecastEvalReport report = sim::EvaluateForecast(*series, options.busy_threshold_pct);
+  if (options.json) {
+    nlohmann::json doc;
+    doc["trace"] = options.trace;
+    doc["series"] = report.series;
+    doc["samples"] = report.samples;
+    doc["median_step_s"] = core::ToSecondsDouble(report.median_step);
+    doc["max_sample_gap_s"] = core::ToSecondsDouble(report.max_sample_gap);
+    doc["quiet_samples"] = report.quiet_samples;
+    doc["scored"] = report.scored;
+    doc["forecasts"] = nlohmann::json::array();
+    for (const sim::ForecastScore& f : report.forecasts) {
+      doc["forecasts"].push_back({{"name", f.name},
+                                  {"pinball_p80_min", f.pinball_p80_min},
+                                  {"pinball_p50_min", f.pinball_p50_min},
+                                  {"pinball_p20_min", f.pinball_p20_min},
+                                  {"pinball_mean_min", f.pinball_mean_min},
+                                  {"covered_p80", f.covered_p80},
+                                  {"covered_p50", f.covered_p50},
+                                  {"covered_p20", f.covered_p20}});
+    }
+    out << doc.dump(2) << "\n";
+    return kExitOk;
+  }
+  out << "gleaner eval forecast: " << report.series << " series, " << report.samples
+      << " samples, median step " << core::FormatDuration(report.median_step) << " (gaps over "
+      << core::FormatDuration(report.max_sample_gap) << ")\n"
+      << report.quiet_samples << " quiet samples whose spell ended in the trace; " << report.scored
+      << " forecast by gleaner (the rest had under " << observe::IdleWindowForecast::kMinSpells
+      << " past spells that long), every forecast scored on those\n"
+      << "pinball loss in minutes (lower is better); covered: share whose remaining quiet was at "
+         "least the forecast (ideal 0.80, 0.50, 0.20)\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "%-18s %9s %9s %9s %9s %8s %8s %8s\n", "forecast", "loss-p80",
+                "loss-p50", "loss-p20", "loss-mean", "cov-p80", "cov-p50", "cov-p20");
+  out << line;
+  for (const sim::ForecastScore& f : report.forecasts) {
+    std::snprintf(line, sizeof line, "%-18s %9.2f %9.2f %9.2f %9.2f %8s %8s %8s\n", f.name.c_str(),
+                  f.pinball_p80_min, f.pinball_p50_min, f.pinball_p20_min, f.pinball_mean_min,
+                  Fixed(f.covered_p80).c_str(), Fixed(f.covered_p50).c_str(),
+                  Fixed(f.covered_p20).c_str());
     out << line;
   }
   return kExitOk;

@@ -18,10 +18,22 @@ struct EvalIdleOptions {
   double min_confidence = 0.35;
 };
 
-// Registers `gleaner eval idle` on `app`.
-CLI::App* AddEvalIdleCommand(CLI::App& app, EvalIdleOptions& options);
+struct EvalForecastOptions {
+  std::string trace;
+  bool json = false;
+  bool skip_bad_rows = false;
+  double busy_threshold_pct = 10;
+};
 
-// Runs it; returns the exit code (cli/exit_codes.h).
+// Registers `gleaner eval idle` and `gleaner eval forecast` on `app`.
+struct EvalCommands {
+  CLI::App* idle = nullptr;
+  CLI::App* forecast = nullptr;
+};
+EvalCommands AddEvalCommands(CLI::App& app, EvalIdleOptions& idle, EvalForecastOptions& forecast);
+
+// Run them; return the exit code (cli/exit_codes.h).
 int RunEvalIdle(const EvalIdleOptions& options, std::ostream& out, std::ostream& err);
+int RunEvalForecast(const EvalForecastOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gleaner::cli

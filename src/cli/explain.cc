@@ -81,6 +81,13 @@ int Explain(const HostView& view, const std::string& which, const observe::IdleC
         << Pct(c.min_confidence * 100) << "; history trusted after " << c.trusted_pauses
         << " pauses)\n";
   }
+  if (e.quiet_forecast) {
+    const observe::QuietForecast& f = *e.quiet_forecast;
+    out << "forecast   quiet for " << FormatDuration(f.p80) << " more at 80 % chance, "
+        << FormatDuration(f.p50) << " at 50 %, " << FormatDuration(f.p20) << " at 20 % (from "
+        << f.spells << (f.own ? " of its own" : " of the host's")
+        << " quiet spells longer than this one so far)\n";
+  }
   out << "thresholds busy at " << Pct(c.busy_utilization_pct) << "; idle after "
       << FormatDuration(c.idle_after) << " (" << FormatDuration(c.idle_after_with_history)
       << " with trusted history); held idle after " << FormatDuration(c.held_idle_after)

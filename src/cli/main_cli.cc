@@ -31,7 +31,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   GpusOptions gpus;
   CLI::App* gpus_cmd = AddGpusCommand(app, gpus);
   EvalIdleOptions eval_idle;
-  CLI::App* eval_idle_cmd = AddEvalIdleCommand(app, eval_idle);
+  EvalForecastOptions eval_forecast;
+  const EvalCommands eval_cmds = AddEvalCommands(app, eval_idle, eval_forecast);
   MonitorOptions monitor;
   CLI::App* monitor_cmd = AddMonitorCommand(app, monitor);
   MonitorOptions up;
@@ -123,7 +124,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (token_cmds.list->parsed()) return RunTokenList(token, std::cout, std::cerr);
   if (token_cmds.revoke->parsed()) return RunTokenRevoke(token, std::cout, std::cerr);
   if (token_cmds.agent_create->parsed()) return RunAgentTokenCreate(token, std::cout, std::cerr);
-  if (eval_idle_cmd->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
+  if (eval_cmds.idle->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
+  if (eval_cmds.forecast->parsed()) return RunEvalForecast(eval_forecast, std::cout, std::cerr);
   if (monitor_cmd->parsed()) return RunMonitor(monitor, clock, inspector, std::cout, std::cerr);
   if (profile_cmd->parsed()) return RunProfile(profile, std::cout, std::cerr);
   if (bench_cmds.frag->parsed()) return RunBenchFrag(bench_frag, std::cout, std::cerr);

@@ -141,6 +141,7 @@ void IdleClassifier::Restart(Tracker& t, TimePoint at) {
   // quiet moments whose horizon crosses the gap teach nothing.
   t.observed_since = at;
   t.last_busy = at;
+  t.busy_seen = false;
   t.last_active = at;
   t.utilization.clear();
   t.pending.clear();
@@ -153,16 +154,21 @@ Duration IdleClassifier::Resume(const core::GpuUuid& uuid, const std::vector<Min
   if (t.seen || minutes.empty()) return {};
   // An Unhealthy minute restarted the clock when it was judged, and one
   // without a utilization reading had nothing to judge (a minute's one
-  // sample at its very start is judged, though no time is credited to it);
-  // a minute short of whole (less its gaps' time) ends a run.
+  // sample at its very start is judged, though no time is credited to it).
   const auto judged = [](const MinuteRollup& m) {
     return m.samples > 0 && m.state != GpuState::kUnhealthy;
   };
   size_t first = minutes.size() - 1;
   if (!judged(minutes[first])) return {};
+  // A minute within the run (neither its first nor its last) must be whole
+  // but for gaps too short to count: the first may begin late, the last
+  // end early.
+  const auto whole = [&](const MinuteRollup& m) {
+    return m.observed >= kMinute - config_.max_sample_gap;
+  };
   while (first > 0 && judged(minutes[first - 1]) &&
          minutes[first].minute - minutes[first - 1].minute == kMinute &&
-         minutes[first - 1].observed >= kMinute - config_.max_sample_gap) {
+         (first + 1 == minutes.size() || whole(minutes[first]))) {
     --first;
   }
   // Time is credited to minutes from their start and up to their end, so
@@ -198,6 +204,7 @@ Duration IdleClassifier::Resume(const core::GpuUuid& uuid, const std::vector<Min
     if (end <= latest_end - kHour) continue;
     if (!jobs_only && (m.utilization_max_pct >= config_.busy_utilization_pct || new_process)) {
       t.last_busy = end;
+      t.busy_seen = true;
     }
     if (!jobs_only && m.utilization_max_pct > 0) {
       t.last_active = end;
@@ -217,6 +224,14 @@ Duration IdleClassifier::Resume(const core::GpuUuid& uuid, const std::vector<Min
   t.last_busy = std::max(t.last_busy, t.observed_since);
   t.pids.assign(last.pids.begin(), last.pids.end());
   return latest_end - t.observed_since;
+}
+
+std::optional<QuietForecast> IdleClassifier::ForecastQuiet(const core::GpuUuid& uuid) const {
+  const auto it = trackers_.find(uuid);
+  if (it == trackers_.end() || !it->second.seen || it->second.last_at <= it->second.last_busy) {
+    return std::nullopt;
+  }
+  return forecast_.Predict(uuid, it->second.last_at - it->second.last_busy);
 }
 
 void IdleClassifier::Resolve(Tracker& t, TimePoint at, bool busy_now) {
@@ -245,6 +260,7 @@ const Verdict& IdleClassifier::Observe(const GpuSample& s) {
   const bool gap =
       !t.seen || s.at - t.last_at > (t.resumed ? config_.max_restart_gap : config_.max_sample_gap);
   const Duration step = gap || t.resumed ? Duration{} : s.at - t.last_at;
+  const TimePoint previous_at = t.last_at;
   t.seen = true;
   t.resumed = false;
   t.last_at = s.at;
@@ -305,7 +321,13 @@ const Verdict& IdleClassifier::Observe(const GpuSample& s) {
         !only_gleaner_jobs && (*util >= config_.busy_utilization_pct || power_high || new_process);
     Resolve(t, s.at, busy_now);
 
-    if (busy_now) t.last_busy = s.at;
+    if (busy_now) {
+      // A quiet spell between two moments of activity ended: its length
+      // is learned (one that began at the start of data is not whole).
+      if (t.busy_seen && previous_at > t.last_busy) forecast_.AddSpell(s.uuid, s.at - t.last_busy);
+      t.last_busy = s.at;
+      t.busy_seen = true;
+    }
     if (!only_gleaner_jobs && (*util > 0 || busy_now)) {
       t.last_active = s.at;
       t.active_spans.emplace_back(s.at, step);

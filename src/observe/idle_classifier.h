@@ -7,6 +7,7 @@
 
 #include "observe/gpu_sample.h"
 #include "observe/idle_config.h"
+#include "observe/idle_window_forecast.h"
 #include "observe/minute_rollup.h"
 #include "observe/quiet_spell_model.h"
 #include "observe/verdict.h"
@@ -67,8 +68,18 @@ class IdleClassifier {
   // quiet time, its pauses) is kept and judged by them.
   void Reconfigure(IdleConfig config) { config_ = std::move(config); }
   const QuietSpellModel& model() const { return model_; }
-  // What a previous run learned about pauses (model().counts()), kept.
+  // What a previous run learned about pauses (model().cells()), kept.
   void RestoreModel(const QuietSpellModel& model) { model_ = model; }
+  // How much longer a GPU's quiet goes on (IdleWindowForecast), from the
+  // spells that ended (the GPU busy again after quiet); nullopt for a GPU
+  // not quiet now or with too little history.
+  // Asked, not part of every verdict: a replay of millions of samples
+  // does not pay for it.
+  std::optional<QuietForecast> ForecastQuiet(const core::GpuUuid& uuid) const;
+  // Spells a previous run saw end (QuietSpellsIn its stored minutes).
+  void LearnSpells(const core::GpuUuid& uuid, const std::vector<core::Duration>& spells) {
+    for (core::Duration d : spells) forecast_.AddSpell(uuid, d);
+  }
   int64_t ignored_samples() const { return ignored_samples_; }
 
  private:
@@ -83,6 +94,7 @@ class IdleClassifier {
     core::TimePoint last_at;
     core::TimePoint observed_since;  // start of continuous data
     core::TimePoint last_busy;       // utilization >= threshold (or other activity)
+    bool busy_seen = false;          // last_busy was activity, not the start of data
     core::TimePoint last_active;     // utilization > 0
     std::deque<std::pair<core::TimePoint, core::Duration>> active_spans;  // last hour
     std::deque<std::pair<core::TimePoint, double>> utilization;           // the window's samples
@@ -103,6 +115,7 @@ class IdleClassifier {
 
   IdleConfig config_;
   QuietSpellModel model_;
+  IdleWindowForecast forecast_;
   std::unordered_map<core::GpuUuid, Tracker> trackers_;
   std::map<core::GpuUuid, Verdict> verdicts_;  // nodes stay put: trackers point to them
   int64_t ignored_samples_ = 0;

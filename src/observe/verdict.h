@@ -66,6 +66,17 @@ std::optional<HolderParking::Phase> ParseParkingPhase(std::string_view name);
 
 // The numbers a verdict rests on. Every field is what the classifier saw;
 // `reason` says in one line why the state follows from them.
+// How much longer a quiet GPU is expected to stay quiet
+// (IdleWindowForecast): more quiet time ahead with 80 %, 50 % and 20 %
+// chance, and the past spells that rests on.
+struct QuietForecast {
+  core::Duration p80{}, p50{}, p20{};
+  int64_t spells = 0;  // ended spells longer than this one has lasted so far
+  bool own = false;    // this GPU's own spells, not all the host's GPUs'
+
+  bool operator==(const QuietForecast&) const = default;
+};
+
 struct Evidence {
   core::Duration window{};        // the look-back that mattered (idle_after, held_idle_after)
   core::Duration quiet_for{};     // since utilization was last at or above the busy threshold
@@ -78,11 +89,12 @@ struct Evidence {
 
   core::Bytes process_memory;  // held by the GPU's processes
   std::optional<double> power_w;
-  std::optional<double> idle_power_w;         // the GPU's baseline at rest, as learned
-  std::optional<double> confidence;           // chance to stay quiet for the horizon
-  int64_t similar_pauses = 0;                 // how many pauses the confidence rests on
-  std::optional<BesideHolder> beside_holder;  // held idle or shared
-  std::optional<HolderParking> parking;       // its holder's, where parking applies
+  std::optional<double> idle_power_w;           // the GPU's baseline at rest, as learned
+  std::optional<double> confidence;             // chance to stay quiet for the horizon
+  int64_t similar_pauses = 0;                   // how many pauses the confidence rests on
+  std::optional<QuietForecast> quiet_forecast;  // idle or held idle, once spells are known
+  std::optional<BesideHolder> beside_holder;    // held idle or shared
+  std::optional<HolderParking> parking;         // its holder's, where parking applies
   // Why it is not lent whatever its state: outside a pilot's allow-list.
   std::string lend_blocked;
   std::string reason;

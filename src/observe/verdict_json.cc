@@ -114,6 +114,14 @@ json VerdictToJson(const Verdict& v) {
   if (e.beside_holder) out["evidence"]["beside_holder"] = BesideHolderToJson(*e.beside_holder);
   if (e.parking) out["evidence"]["parking"] = ParkingToJson(*e.parking);
   if (!e.lend_blocked.empty()) out["evidence"]["lend_blocked"] = e.lend_blocked;
+  if (e.quiet_forecast) {
+    const QuietForecast& f = *e.quiet_forecast;
+    out["evidence"]["quiet_forecast"] = {{"p80_s", Seconds(f.p80)},
+                                         {"p50_s", Seconds(f.p50)},
+                                         {"p20_s", Seconds(f.p20)},
+                                         {"spells", f.spells},
+                                         {"own", f.own}};
+  }
   return out;
 }
 
@@ -149,6 +157,12 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
     if (e.contains("beside_holder")) ev.beside_holder = BesideHolderFromJson(e["beside_holder"]);
     if (e.contains("parking")) ev.parking = ParkingFromJson(e["parking"]);
     ev.lend_blocked = e.value("lend_blocked", "");
+    if (e.contains("quiet_forecast")) {
+      const json& f = e["quiet_forecast"];
+      ev.quiet_forecast = QuietForecast{FromSeconds(f.at("p80_s")), FromSeconds(f.at("p50_s")),
+                                        FromSeconds(f.at("p20_s")), f.at("spells").get<int64_t>(),
+                                        f.at("own").get<bool>()};
+    }
     return v;
   } catch (const std::exception& e) {  // nlohmann's, or an implausible duration
     return core::InvalidArgument(std::string("malformed verdict: ") + e.what());

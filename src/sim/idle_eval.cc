@@ -102,18 +102,9 @@ bool WindowRule(const UtilizationSeries& s, size_t i, Duration window, Duration 
 IdleEvalReport EvaluateIdle(const std::vector<UtilizationSeries>& series,
                             observe::IdleConfig config, const VerdictSink& sink) {
   IdleEvalReport report;
-  std::vector<Duration> steps;
-  for (const UtilizationSeries& s : series) {
-    report.samples += static_cast<int64_t>(s.points.size());
-    for (size_t i = 1; i < s.points.size(); ++i)
-      steps.push_back(s.points[i].at - s.points[i - 1].at);
-  }
+  for (const UtilizationSeries& s : series) report.samples += static_cast<int64_t>(s.points.size());
   report.series = static_cast<int64_t>(series.size());
-  if (!steps.empty()) {
-    std::nth_element(steps.begin(), steps.begin() + static_cast<ptrdiff_t>(steps.size() / 2),
-                     steps.end());
-    report.median_step = steps[steps.size() / 2];
-  }
+  report.median_step = MedianStep(series);
   config.max_sample_gap = std::max(config.max_sample_gap, 3 * report.median_step);
   report.max_sample_gap = config.max_sample_gap;
   const double threshold = config.busy_utilization_pct;

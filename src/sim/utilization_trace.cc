@@ -168,4 +168,16 @@ core::Result<std::vector<UtilizationSeries>> ReadUtilizationTrace(const std::str
   return out;
 }
 
+core::Duration MedianStep(const std::vector<UtilizationSeries>& series) {
+  std::vector<core::Duration> steps;
+  for (const UtilizationSeries& s : series) {
+    for (size_t i = 1; i < s.points.size(); ++i)
+      steps.push_back(s.points[i].at - s.points[i - 1].at);
+  }
+  if (steps.empty()) return {};
+  std::nth_element(steps.begin(), steps.begin() + static_cast<ptrdiff_t>(steps.size() / 2),
+                   steps.end());
+  return steps[steps.size() / 2];
+}
+
 }  // namespace gleaner::sim

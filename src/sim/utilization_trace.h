@@ -40,6 +40,10 @@ struct TraceCleaning {
 // A row that does not parse is an error naming the file and line, unless
 // `skip_bad_rows`, when it is counted and skipped. Rows may come in any
 // order; series come back sorted by id.
+// The median time between consecutive samples of a series, over all
+// series; zero with fewer than two samples in each.
+core::Duration MedianStep(const std::vector<UtilizationSeries>& series);
+
 core::Result<std::vector<UtilizationSeries>> ReadUtilizationTrace(const std::string& path,
                                                                   const std::string& memory_path,
                                                                   bool skip_bad_rows,

@@ -225,6 +225,42 @@ TEST(SamplerResumeTest, ARestartedSamplerJudgesAtOnceFromItsStoredMinutes) {
   EXPECT_FALSE(none->pause_model);
 }
 
+// A held GPU whose holder computes for a second every 400 s: once eight
+// such spells have ended, its held-idle verdict says how much longer the
+// quiet is expected to last.
+TEST(SamplerForecastTest, HeldIdleVerdictsCarryTheQuietForecast) {
+  std::string timeline = R"({"at_s": 0, "utilization_gpu_pct": 0, "memory_used_mib": 30000,
+                             "processes": [{"pid": 901, "used_memory_mib": 29000}]})";
+  for (int busy = 400; busy <= 3600; busy += 400) {
+    timeline += ", {\"at_s\": " + std::to_string(busy) + ", \"utilization_gpu_pct\": 90}" +
+                ", {\"at_s\": " + std::to_string(busy + 1) + ", \"utilization_gpu_pct\": 0}";
+  }
+  FakeNvml fake("modern", R"({"gpus": [{"name": "A", "memory_total_mib": 80000, "timeline": [)" +
+                              timeline + "]}]}");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
+  ProcfsInspector inspector;
+  Sampler sampler(**backend, inspector, nullptr, clock, {});
+  observe::Verdict v;
+  for (int t = 0; t <= 3950; ++t) {
+    fake.SetTime(t);
+    auto pass = sampler.SampleOnce();
+    ASSERT_TRUE(pass.ok());
+    v = pass->verdicts[0];
+    if (t == 3550) {
+      EXPECT_EQ(v.state, observe::GpuState::kHeldIdle);
+      EXPECT_FALSE(v.evidence.quiet_forecast.has_value());  // seven spells so far
+    }
+    clock.Advance(core::Seconds(1));
+  }
+  ASSERT_EQ(v.state, observe::GpuState::kHeldIdle) << v.evidence.reason;
+  ASSERT_TRUE(v.evidence.quiet_forecast.has_value());
+  EXPECT_TRUE(v.evidence.quiet_forecast->own);
+  EXPECT_EQ(v.evidence.quiet_forecast->spells, 8);
+  EXPECT_EQ(v.evidence.quiet_forecast->p50, core::Seconds(400 - 350));
+}
+
 TEST(SamplerRecallTest, VerdictsStartWithTheScenariosPast) {
   core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
   auto scenario = gpu::LoadScenario("demo");

@@ -169,6 +169,32 @@ TEST(EvalIdleBinaryTest, ScoresAFileAndWritesVerdicts) {
   EXPECT_EQ(Gleaner("eval idle --skip-bad-rows --trace " + bad).rc, 0);
 }
 
+TEST(EvalForecastBinaryTest, ScoresAFileBesideTheBaselines) {
+  testing::TempDir dir;
+  std::string csv = "value,timestamp_anon,container_ip\n";
+  for (int i = 0; i < 600; ++i) {
+    csv += std::to_string(i % 25 == 0 ? 70 : 0) + "," + std::to_string(i * 60) + ",gpu-a\n";
+  }
+  const std::string trace = dir.Write("t.csv", csv);
+  Outcome r = Gleaner("eval forecast --json --trace " + trace);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json doc = json::parse(r.out);
+  ASSERT_EQ(doc["forecasts"].size(), 5u);
+  EXPECT_EQ(doc["forecasts"][0]["name"], "gleaner");
+  EXPECT_GT(doc["scored"].get<int64_t>(), 0);
+  EXPECT_LT(doc["forecasts"][0]["pinball_mean_min"].get<double>(),
+            doc["forecasts"][1]["pinball_mean_min"].get<double>());  // persistence
+  Outcome table = Gleaner("eval forecast --trace " + trace);
+  EXPECT_THAT(table.out, HasSubstr("forecast by gleaner"));
+  EXPECT_THAT(table.out, HasSubstr("persistence"));
+
+  const std::string bad =
+      dir.Write("bad.csv", "value,timestamp_anon,container_ip\n1,0,a\nx,60,a\n");
+  Outcome error = Gleaner("eval forecast --trace " + bad);
+  EXPECT_EQ(error.rc, 4);
+  EXPECT_THAT(error.err, HasSubstr("bad.csv:3: value is not a number"));
+}
+
 TEST(ConfigFileTest, DefaultsAndValues) {
   testing::TempDir dir;
   auto defaults = cli::LoadConfig((dir.path() / "none.toml").string(), false);

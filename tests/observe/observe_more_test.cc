@@ -190,6 +190,12 @@ TEST(VerdictJsonTest, RoundTripsAndRejectsGarbage) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, v);
   EXPECT_EQ(VerdictToJson(v)["since"], "2026-11-30T00:00:00.000Z");
+  v.evidence.quiet_forecast =
+      QuietForecast{core::Seconds(600), core::Seconds(3600), core::Seconds(7200), 14, true};
+  EXPECT_EQ(VerdictToJson(v)["evidence"]["quiet_forecast"]["p50_s"], 3600);
+  back = VerdictFromJson(VerdictToJson(v));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, v);
   nlohmann::json bad = VerdictToJson(v);
   bad["state"] = "sleepy";
   EXPECT_THAT(VerdictFromJson(bad).status().message(), HasSubstr("unknown GPU state \"sleepy\""));

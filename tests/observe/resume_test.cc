@@ -170,6 +170,15 @@ TEST(ResumeTest, OnlyTheUnbrokenRunOfMinutesAtTheEndCounts) {
   EXPECT_THAT(v.evidence.reason, HasSubstr("watching: 2m"));
 }
 
+TEST(ResumeTest, ARunMayBeginLateInItsFirstMinute) {
+  FirstRun run;
+  run.Hold(0, 40);  // from 38 s into a minute to 17 s into the next
+  const std::vector<MinuteRollup> minutes = run.Stop();
+  ASSERT_EQ(minutes.size(), 2u);
+  IdleClassifier resumed({});
+  EXPECT_EQ(resumed.Resume(kGpu, minutes, run.now() + core::Seconds(5)), core::Seconds(39));
+}
+
 TEST(ResumeTest, ARunOfOneMinuteIsTakenAtItsShortest) {
   FirstRun run;
   run.Hold(0, 20);  // 20 samples inside one minute; where in it, the minute does not say
