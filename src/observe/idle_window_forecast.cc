@@ -1,7 +1,7 @@
 #include "observe/idle_window_forecast.h"
 
 #include <algorithm>
-#include <set>
+#include <optional>
 
 namespace gleaner::observe {
 
