@@ -77,6 +77,36 @@ std::string Fixed(double x) {
   return buf;
 }
 
+// What both replays say of the trace itself: its size, its sampling and
+// what the reader cleaned.
+template <typename Report>
+nlohmann::json TraceJson(const std::string& trace, const Report& report,
+                         const sim::TraceCleaning& cleaning) {
+  nlohmann::json doc;
+  doc["trace"] = trace;
+  doc["series"] = report.series;
+  doc["samples"] = report.samples;
+  doc["median_step_s"] = core::ToSecondsDouble(report.median_step);
+  doc["max_sample_gap_s"] = core::ToSecondsDouble(report.max_sample_gap);
+  doc["cleaning"] = {{"rows", cleaning.rows},
+                     {"duplicate_times", cleaning.duplicate_times},
+                     {"non_finite", cleaning.non_finite},
+                     {"bad_rows_skipped", cleaning.bad_rows_skipped}};
+  return doc;
+}
+
+template <typename Report>
+void PrintTrace(std::ostream& out, const char* command, const Report& report,
+                const sim::TraceCleaning& cleaning) {
+  out << "gleaner " << command << ": " << report.series << " series, " << report.samples
+      << " samples, median step " << core::FormatDuration(report.median_step) << " (gaps over "
+      << core::FormatDuration(report.max_sample_gap) << ")\n";
+  if (cleaning.duplicate_times + cleaning.non_finite + cleaning.bad_rows_skipped > 0) {
+    out << "cleaned: " << cleaning.duplicate_times << " duplicate times, " << cleaning.non_finite
+        << " non-finite values, " << cleaning.bad_rows_skipped << " bad rows skipped\n";
+  }
+}
+
 }  // namespace
 
 EvalCommands AddEvalCommands(CLI::App& app, EvalIdleOptions& idle, EvalForecastOptions& forecast) {
@@ -120,16 +150,7 @@ int RunEvalIdle(const EvalIdleOptions& options, std::ostream& out, std::ostream&
   const sim::IdleEvalReport report = sim::EvaluateIdle(*series, config, sink);
 
   if (options.json) {
-    nlohmann::json doc;
-    doc["trace"] = options.trace;
-    doc["series"] = report.series;
-    doc["samples"] = report.samples;
-    doc["median_step_s"] = core::ToSecondsDouble(report.median_step);
-    doc["max_sample_gap_s"] = core::ToSecondsDouble(report.max_sample_gap);
-    doc["cleaning"] = {{"rows", cleaning.rows},
-                       {"duplicate_times", cleaning.duplicate_times},
-                       {"non_finite", cleaning.non_finite},
-                       {"bad_rows_skipped", cleaning.bad_rows_skipped}};
+    nlohmann::json doc = TraceJson(options.trace, report, cleaning);
     doc["classifiers"] = nlohmann::json::array();
     for (const sim::IdleScore& s : report.classifiers) {
       doc["classifiers"].push_back({{"name", s.name},
@@ -145,13 +166,7 @@ int RunEvalIdle(const EvalIdleOptions& options, std::ostream& out, std::ostream&
     out << doc.dump(2) << "\n";
     return kExitOk;
   }
-  out << "gleaner eval idle: " << report.series << " series, " << report.samples
-      << " samples, median step " << core::FormatDuration(report.median_step) << " (gaps over "
-      << core::FormatDuration(report.max_sample_gap) << ")\n";
-  if (cleaning.duplicate_times + cleaning.non_finite + cleaning.bad_rows_skipped > 0) {
-    out << "cleaned: " << cleaning.duplicate_times << " duplicate times, " << cleaning.non_finite
-        << " non-finite values, " << cleaning.bad_rows_skipped << " bad rows skipped\n";
-  }
+  PrintTrace(out, "eval idle", report, cleaning);
   char line[160];
   std::snprintf(line, sizeof line, "%-18s %7s %7s %7s %7s %7s %7s %9s\n", "classifier", "P@10m",
                 "R@10m", "F1@10m", "P@30m", "R@30m", "F1@30m", "idle-time");
@@ -176,12 +191,7 @@ int RunEvalForecast(const EvalForecastOptions& options, std::ostream& out, std::
   }
   const sim::ForecastEvalReport report = sim::EvaluateForecast(*series, options.busy_threshold_pct);
   if (options.json) {
-    nlohmann::json doc;
-    doc["trace"] = options.trace;
-    doc["series"] = report.series;
-    doc["samples"] = report.samples;
-    doc["median_step_s"] = core::ToSecondsDouble(report.median_step);
-    doc["max_sample_gap_s"] = core::ToSecondsDouble(report.max_sample_gap);
+    nlohmann::json doc = TraceJson(options.trace, report, cleaning);
     doc["quiet_samples"] = report.quiet_samples;
     doc["scored"] = report.scored;
     doc["forecasts"] = nlohmann::json::array();
@@ -198,10 +208,8 @@ int RunEvalForecast(const EvalForecastOptions& options, std::ostream& out, std::
     out << doc.dump(2) << "\n";
     return kExitOk;
   }
-  out << "gleaner eval forecast: " << report.series << " series, " << report.samples
-      << " samples, median step " << core::FormatDuration(report.median_step) << " (gaps over "
-      << core::FormatDuration(report.max_sample_gap) << ")\n"
-      << report.quiet_samples << " quiet samples whose spell ended in the trace; " << report.scored
+  PrintTrace(out, "eval forecast", report, cleaning);
+  out << report.quiet_samples << " quiet samples whose spell ended in the trace; " << report.scored
       << " forecast by gleaner (the rest had under " << observe::IdleWindowForecast::kMinSpells
       << " past spells that long), every forecast scored on those\n"
       << "pinball loss in minutes (lower is better); covered: share whose remaining quiet was at "
