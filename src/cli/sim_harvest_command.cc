@@ -206,6 +206,12 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
                 "Park runs: how fast a parked holder's memory is copied back (GB/s)")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 10000.0));
+  h->add_option("--runtimes", o.runtimes,
+                "What placement knows of job lengths, to put long jobs where the quiet is "
+                "expected to last: none (packing alone), history (the p80 of the user's finished "
+                "jobs, as the daemon learns it) or declared (each job's true length, a bound)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "history", "declared"}));
   h->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")->required();
   h->add_flag("--skip-bad-rows", o.skip_bad_rows,
               "Skip and count malformed rows instead of stopping at the first");
@@ -240,6 +246,9 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   config.park_idle_s = o.park_idle_s;
   config.park_notice_s = o.park_notice_s;
   config.restore_bytes_per_s = o.restore_gb_per_s * 1e9;
+  config.runtimes = o.runtimes == "none"       ? sim::RuntimeKnowledge::kNone
+                    : o.runtimes == "declared" ? sim::RuntimeKnowledge::kDeclared
+                                               : sim::RuntimeKnowledge::kHistory;
   const int64_t idle_gpu_s =
       sim::QuietGpuSeconds(owner->timeline, config.idle.busy_utilization_pct);
   auto queue =
@@ -285,7 +294,8 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
                    {"colocate_peak_window_s", core::ToSecondsDouble(config.colocation.peak_window)},
                    {"park_idle_s", config.park_idle_s},
                    {"park_notice_s", config.park_notice_s},
-                   {"restore_bytes_per_s", config.restore_bytes_per_s}};
+                   {"restore_bytes_per_s", config.restore_bytes_per_s},
+                   {"runtimes", sim::RuntimeKnowledgeName(config.runtimes)}};
   const sim::HarvestLimit limit = sim::LimitOf(runs->front().result);
   m["physical_limit"] = {{"idle_gpu_hours", limit.idle_gpu_hours},
                          {"held_idle_gpu_hours", limit.held_idle_gpu_hours},

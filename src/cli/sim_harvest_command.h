@@ -33,6 +33,9 @@ struct SimHarvestOptions {
   int64_t park_idle_s = 1800;
   int64_t park_notice_s = 300;
   double restore_gb_per_s = 5;
+  // What placement knows of job lengths: none, history or declared
+  // (sim::RuntimeKnowledge).
+  std::string runtimes = "history";
   std::string out_dir;
   bool skip_bad_rows = false;
 };

@@ -39,6 +39,10 @@ struct GpuSpec {
   // the rest, and only a job declaring at most this much GPU memory may go
   // there (co-location, docs/held-idle.md).
   core::Bytes lend_memory;
+  // How much longer its quiet is expected to last at 80 % confidence (the
+  // idle verdict's forecast, rounded by RoundQuietWindow); zero: no
+  // forecast. Placement prefers a window that outlasts the job.
+  core::Duration quiet_p80{};
 };
 
 struct NodeSpec {
@@ -91,6 +95,8 @@ class ClusterState {
   // beside its holder with `lend_memory` to lend, which moves it to the
   // class of that size.
   void SetLendable(GpuIndex gpu, bool lendable, core::Bytes lend_memory = {});
+  // The GPU's expected quiet (GpuSpec::quiet_p80); indexes do not change.
+  void SetQuietWindow(GpuIndex gpu, core::Duration quiet_p80) { gpus_[gpu].spec.quiet_p80 = quiet_p80; }
   // Gives `milli` of the GPU to a job (Take) or back (Give). Taking more
   // than is free is a broken invariant.
   void Take(GpuIndex gpu, int milli);

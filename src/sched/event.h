@@ -62,6 +62,9 @@ struct GpuVerdictChanged {
   // lendable whole. A job running there that declared more (or nothing)
   // is taken back.
   core::Bytes lend_memory;
+  // How much longer the quiet should last at 80 % (GpuSpec::quiet_p80);
+  // zero: no forecast.
+  core::Duration quiet_p80{};
 };
 struct NodeAdded {
   NodeSpec node;

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "sched/job_request.h"
+#include "sched/window_fit.h"
 
 namespace gleaner::sched {
 namespace {
@@ -13,13 +14,14 @@ struct Island {
   int key = 0;
   int size = 0;  // GPUs of the island on the node, whatever their state
   std::vector<GpuIndex> free;
+  WindowFit best;  // of its best-fitting free GPU
   bool intact() const { return static_cast<int>(free.size()) == size; }
 };
 
 }  // namespace
 
 std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, ClassId c, int count,
-                                    const GpuFilter* may_take) {
+                                    const GpuFilter* may_take, core::Duration runtime) {
   if (count < 1 || cluster.FreeWhole(n, c) < count) return std::nullopt;
   // A GPU without NVLink is an island of its own, keyed below every real
   // island and in the node's order.
@@ -40,14 +42,21 @@ std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, Cl
   }
   std::vector<Island> islands;
   int usable = 0;
+  const auto fit = [&](GpuIndex g) { return FitGpus(cluster, {g}, runtime); };
   for (auto& [key, island] : by_key) {
     usable += static_cast<int>(island.free.size());
-    if (!island.free.empty()) islands.push_back(std::move(island));
+    if (island.free.empty()) continue;
+    if (runtime.count() > 0) {
+      std::stable_sort(island.free.begin(), island.free.end(),
+                       [&](GpuIndex a, GpuIndex b) { return fit(a) < fit(b); });
+      island.best = fit(island.free.front());
+    }
+    islands.push_back(std::move(island));
   }
   if (usable < count) return std::nullopt;  // the filter kept too many back
   const auto tightest_first = [](const Island& a, const Island& b) {
-    return std::tuple(a.free.size(), a.intact(), a.key) <
-           std::tuple(b.free.size(), b.intact(), b.key);
+    return std::tuple(a.free.size(), a.intact(), a.best, a.key) <
+           std::tuple(b.free.size(), b.intact(), b.best, b.key);
   };
   std::sort(islands.begin(), islands.end(), tightest_first);
 

@@ -25,8 +25,11 @@ using GpuFilter = std::function<bool(GpuIndex)>;
 // (so intact islands stay intact for the gangs that need them), else whole
 // islands, largest first, and the rest from the tightest island. Nullopt
 // when the node has fewer than `count` such GPUs that `may_take` allows.
+// With a `runtime` guess, among islands equal in topology and within an
+// island, GPUs whose expected quiet fits it better come first (WindowFit).
 // Deterministic.
 std::optional<GpuChoice> ChooseGpus(const ClusterState& cluster, NodeIndex n, ClassId c, int count,
-                                    const GpuFilter* may_take = nullptr);
+                                    const GpuFilter* may_take = nullptr,
+                                    core::Duration runtime = {});
 
 }  // namespace gleaner::sched

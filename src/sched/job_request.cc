@@ -4,7 +4,12 @@
 
 namespace gleaner::sched {
 
-JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user) {
+RuntimeKey RuntimeKeyOf(const JobSpec& spec, const std::string& user) {
+  return {user, spec.project, CommandKey(spec.command)};
+}
+
+JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user,
+                           const RuntimeHistory* history) {
   JobRequest r;
   r.id = id;
   r.project = spec.project;
@@ -21,6 +26,20 @@ JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user) {
   r.priority = spec.priority;
   r.preemptible = spec.preemptible;
   r.expected_runtime = spec.expected_runtime;
+  if (spec.expected_runtime) {
+    r.runtime_guess = *spec.expected_runtime;
+    r.runtime_basis = "declared";
+  } else if (auto guess = history ? history->Predict(RuntimeKeyOf(spec, r.user)) : std::nullopt) {
+    r.runtime_guess = guess->p80;
+    r.runtime_basis = guess->basis;
+    if (spec.max_runtime && *spec.max_runtime < r.runtime_guess) {
+      r.runtime_guess = *spec.max_runtime;
+      r.runtime_basis += ", capped by its max_runtime";
+    }
+  } else if (spec.max_runtime) {
+    r.runtime_guess = *spec.max_runtime;
+    r.runtime_basis = "its max_runtime";
+  }
   return r;
 }
 

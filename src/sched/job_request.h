@@ -7,6 +7,7 @@
 #include "core/status.h"
 #include "core/units.h"
 #include "sched/job_spec.h"
+#include "sched/runtime_history.h"
 
 namespace gleaner::sched {
 
@@ -48,6 +49,12 @@ struct JobRequest {
   // Saves its state when signalled, so preempting it loses little work.
   bool checkpoints = false;
   std::optional<core::Duration> expected_runtime;
+  // How long it should run, at 80 % confidence, for placing it where the
+  // GPU's quiet should outlast it: declared, or learned from the runs of
+  // the same user and command (RuntimeHistory). Zero: nothing known. Only
+  // placement reads it; backfill keeps to the declared expected_runtime.
+  core::Duration runtime_guess{};
+  std::string runtime_basis;  // where the guess comes from, in words
 
   bool fractional() const { return gpu_milli < kMilliPerGpu; }
   bool elastic() const { return max_gpus > gpus; }
@@ -61,8 +68,13 @@ struct JobRequest {
 };
 
 // The scheduler's view of a submitted JobSpec. Whole GPUs only: JobSpec has
-// no fractional form yet.
-JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user);
+// no fractional form yet. The runtime guess is the declared
+// expected_runtime, else the p80 of `history` (capped by max_runtime), else
+// max_runtime.
+JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user,
+                           const RuntimeHistory* history = nullptr);
+// What the spec's runs are known by in a RuntimeHistory.
+RuntimeKey RuntimeKeyOf(const JobSpec& spec, const std::string& user);
 
 // The shape checks that need no cluster: gpus at least 1, gpu_milli in
 // 1..1000, fractions only of one GPU, priority in range. The message says

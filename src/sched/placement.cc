@@ -5,6 +5,7 @@
 
 #include "sched/gang_placement.h"
 #include "sched/gpu_choice.h"
+#include "sched/window_fit.h"
 
 namespace gleaner::sched {
 namespace {
@@ -12,8 +13,9 @@ namespace {
 struct Scored {
   Placement placement;
   int gpu_free_milli = 1000;
+  WindowFit fit;  // before packing: an owner's return costs the job its work
   auto Rank() const {
-    return std::tuple(placement.cost, gpu_free_milli, placement.node, placement.gpus.front());
+    return std::tuple(fit, placement.cost, gpu_free_milli, placement.node, placement.gpus.front());
   }
 };
 
@@ -31,7 +33,11 @@ Scored Score(const ClusterState& cluster, const JobRequest& job, const Placement
   c.gpu_free_milli = gpu_free_milli;
   c.within_one_island = choice.within_one_island;
   c.islands_broken = choice.islands_broken;
-  return {{n, choice.gpus, job.gpu_milli, scorer.Cost(c)}, gpu_free_milli};
+  const core::Duration runtime = job.runtime_guess;
+  return {{n, choice.gpus, job.gpu_milli, scorer.Cost(c),
+           DescribeWindowFit(cluster, choice.gpus, runtime, job.runtime_basis)},
+          gpu_free_milli,
+          FitGpus(cluster, choice.gpus, runtime)};
 }
 
 int LargestFreeAmong(const ClusterState& cluster, const std::vector<ClassId>& allowed) {
@@ -93,7 +99,8 @@ std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobReq
     for (ClassId c : allowed) {
       for (NodeIndex n : cluster.NodesWithFree(c, count)) {
         if (taken >= candidate_limit) break;
-        std::optional<GpuChoice> choice = ChooseGpus(cluster, n, c, need, may_take);
+        std::optional<GpuChoice> choice =
+            ChooseGpus(cluster, n, c, need, may_take, job.runtime_guess);
         if (!choice) continue;
         ++taken;
         Consider(&best, Score(cluster, job, scorer, n, *choice, 1000));
@@ -126,7 +133,8 @@ std::optional<Placement> FindPlacementOnNodes(const ClusterState& cluster, const
       }
     }
     for (ClassId c : allowed) {
-      std::optional<GpuChoice> choice = ChooseGpus(cluster, n, c, need, &may_take);
+      std::optional<GpuChoice> choice =
+          ChooseGpus(cluster, n, c, need, &may_take, job.runtime_guess);
       if (choice) Consider(&best, Score(cluster, job, scorer, n, *choice, kMilliPerGpu));
     }
   }

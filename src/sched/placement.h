@@ -16,7 +16,9 @@ struct Placement {
   std::vector<GpuIndex> gpus;
   int milli_per_gpu = 1000;
   double cost = 0;
-  std::string why = {};  // a preference beyond fit that chose it (a gang spanning racks)
+  // A preference beyond fit that chose it: a gang spanning racks, a window
+  // expected to outlast the job.
+  std::string why = {};
 };
 
 // Why nothing fits now: the best the free GPUs offer the job.
@@ -35,8 +37,9 @@ std::vector<ClassId> AllowedClasses(const ClusterState& cluster, const JobReques
 // Finds where the job can start now, on one node, all GPUs of one class:
 // candidates come from the free-count buckets (tightest first, at most
 // `candidate_limit` nodes, and as many shared GPUs for a fraction), the
-// GPUs within a node from ChooseGpus, and the scorer picks; ties go to the
-// tighter GPU, then the lower node and GPU index. Cost: a few set look-ups
+// GPUs within a node from ChooseGpus; the job's runtime guess against the
+// GPUs' expected quiet (WindowFit) ranks first, then the scorer's cost;
+// ties go to the tighter GPU, then the lower node and GPU index. Cost: a few set look-ups
 // plus `candidate_limit` scorings, whatever the cluster's size. With
 // `may_take`, only GPUs it allows are taken; nodes where it leaves too few
 // do not count against the limit.

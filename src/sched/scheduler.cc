@@ -132,6 +132,7 @@ core::Result<std::vector<Action>> Scheduler::Submit(const JobRequest& req, core:
   }
   Job& job = jobs_[req.id];
   job.req = req;
+  if (!config_.window_aware_placement) job.req.runtime_guess = {};
   job.submitted_at = now;
   job.shape_id = ShapeOf(req);
   project_usage_.Touch(req.project);
@@ -293,6 +294,7 @@ core::Status Scheduler::VerdictChanged(const GpuVerdictChanged& e, std::vector<A
   const auto g = cluster_.FindGpu(e.gpu);
   if (!g) return core::NotFound("no GPU " + e.gpu.str() + " in the cluster; add its node first");
   cluster_.SetLendable(*g, e.lendable, e.lend_memory);
+  cluster_.SetQuietWindow(*g, e.quiet_p80);
   if (e.lendable) {
     dirty_ = true;
     if (e.lend_memory.count() == 0) return core::Status::Ok();  // lent whole: anything fits

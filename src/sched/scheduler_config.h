@@ -39,6 +39,11 @@ struct SchedulerConfig {
   // Preemption compares the victim sets of this many nodes where the job
   // would fit, lowest index first, and takes the cheapest.
   int preemption_candidate_nodes = 64;
+  // Forecast-aware placement: a job with a runtime guess goes where the
+  // GPUs' expected quiet (p80) covers it, the tightest such window first so
+  // long windows stay for long jobs; where none covers it, the longest.
+  // This comes before packing: an owner's return costs the job its work.
+  bool window_aware_placement = true;
   // Backfill (EASY, as Slurm's sched/backfill and Maui do it): when a
   // pass meets the first job that cannot start and cannot preempt, it works
   // out from running jobs' expected runtimes when and on which node that

@@ -8,8 +8,10 @@
 #include "observe/idle_classifier.h"
 #include "observe/lending.h"
 #include "observe/parking.h"
+#include "sched/runtime_history.h"
 #include "sched/scheduler.h"
 #include "sched/synthetic_cluster.h"
+#include "sched/window_fit.h"
 
 namespace gleaner::sim {
 namespace {
@@ -55,6 +57,7 @@ struct Gpu {
   // (zero: whole), the holder's peak that was sized on, whether the job on
   // it runs beside the holder, and the holder's history.
   core::Bytes told_lend_memory;
+  core::Duration told_quiet_p80{};  // the window told with it (rounded)
   core::Bytes lent_beside_peak;
   bool beside_holder = false;
   observe::HolderPeakWindow holder_peaks{core::Seconds(0)};
@@ -142,6 +145,10 @@ class HarvestRun {
   void LearnHolder(Gpu& g, int64_t t, const OwnerSegment& s);
   void ScheduleSample(int gpu, int64_t t);
   core::Status Tell(const sched::Event& event, int64_t t);
+  // The GPU's expected quiet for placement (zero: none), as the daemon
+  // tells it.
+  core::Duration QuietWindow(int gpu) const;
+  void GuessRuntime(const HarvestJob& h, sched::JobRequest& req) const;
   core::Status Carry(const sched::Action& action, int64_t t);
   void Leave(int job, int64_t t);
 
@@ -151,6 +158,7 @@ class HarvestRun {
   observe::IdleClassifier classifier_;
   observe::ParkingPlanner parking_;
   sched::Scheduler scheduler_;
+  sched::RuntimeHistory runtimes_;  // finished jobs' lengths (RuntimeKnowledge::kHistory)
   std::vector<Gpu> gpus_;
   std::unordered_map<std::string, int> gpu_by_uuid_;
   std::vector<Job> jobs_;
@@ -383,6 +391,29 @@ const observe::Verdict& HarvestRun::Observe(int gpu, int64_t t, const OwnerSegme
   const int64_t us = (need - have).count();
   g.judge_again_in = us > 0 ? (us + 999'999) / 1'000'000 : 0;
   return v;
+}
+
+core::Duration HarvestRun::QuietWindow(int gpu) const {
+  if (!Classifies() || config_.runtimes == RuntimeKnowledge::kNone) return {};
+  const auto forecast = classifier_.ForecastQuiet(gpus_[static_cast<size_t>(gpu)].uuid);
+  return forecast ? sched::RoundQuietWindow(forecast->p80) : core::Duration{};
+}
+
+void HarvestRun::GuessRuntime(const HarvestJob& h, sched::JobRequest& req) const {
+  switch (config_.runtimes) {
+    case RuntimeKnowledge::kNone:
+      return;
+    case RuntimeKnowledge::kDeclared:
+      req.runtime_guess = core::Seconds(h.work_s);
+      req.runtime_basis = "declared";
+      return;
+    case RuntimeKnowledge::kHistory:
+      if (auto guess = runtimes_.Predict({h.user, h.user, ""})) {
+        req.runtime_guess = guess->p80;
+        req.runtime_basis = guess->basis;
+      }
+      return;
+  }
 }
 
 // The holder's history is the samples it was seen alone; a new holder
@@ -630,18 +661,26 @@ core::Result<HarvestResult> HarvestRun::Run() {
         Gpu& g = gpus_[static_cast<size_t>(gpu)];
         Account(gpu, t);  // what changes now (parked, beside) counts from now
         const Lend lend = Judge(gpu, t);
+        const core::Duration window = lend.lendable ? QuietWindow(gpu) : core::Duration{};
         if (lend.lendable != g.told_lendable ||
-            (lend.lendable && lend.memory != g.told_lend_memory)) {
+            (lend.lendable && (lend.memory != g.told_lend_memory || window != g.told_quiet_p80))) {
           if (!lend.lendable && g.holder >= 0 && UseOf(gpu) != Use::kQuiet) ++r_.owner_returns;
           g.told_lendable = lend.lendable;
-          if (lend.lendable) g.told_lend_memory = lend.memory;
-          batch.changes.push_back({g.uuid, lend.lendable, "", lend.memory});
+          if (lend.lendable) {
+            g.told_lend_memory = lend.memory;
+            g.told_quiet_p80 = window;
+          }
+          batch.changes.push_back({g.uuid, lend.lendable, "", lend.memory, window});
         }
         ScheduleSample(gpu, t);
       }
       if (!batch.changes.empty()) GLEANER_RETURN_IF_ERROR(Tell(batch, t));
       // Exits, then arrivals.
-      for (int j : finishing) GLEANER_RETURN_IF_ERROR(Tell(sched::JobFinished{IdOf(j)}, t));
+      for (int j : finishing) {
+        const HarvestJob& h = queue_[static_cast<size_t>(j)];
+        runtimes_.Add({h.user, h.user, ""}, core::Seconds(h.work_s));
+        GLEANER_RETURN_IF_ERROR(Tell(sched::JobFinished{IdOf(j)}, t));
+      }
       for (int j : vacated) {
         GLEANER_RETURN_IF_ERROR(Tell(sched::JobFailed{IdOf(j), "taken back by its owner"}, t));
       }
@@ -662,6 +701,7 @@ core::Result<HarvestResult> HarvestRun::Run() {
       req.priority_class = sched::PriorityClass::kOpportunistic;
       req.checkpoints = config_.checkpoint_s > 0;
       req.gpu_memory = h.gpu_memory;
+      GuessRuntime(h, req);
       GLEANER_RETURN_IF_ERROR(Tell(sched::JobSubmitted{std::move(req)}, t));
     }
     if (tick && config_.policy != HarvestPolicy::kNone)
@@ -685,6 +725,18 @@ core::Result<HarvestResult> HarvestRun::Run() {
 }
 
 }  // namespace
+
+const char* RuntimeKnowledgeName(RuntimeKnowledge k) {
+  switch (k) {
+    case RuntimeKnowledge::kNone:
+      return "none";
+    case RuntimeKnowledge::kHistory:
+      return "history";
+    case RuntimeKnowledge::kDeclared:
+      return "declared";
+  }
+  return "?";
+}
 
 const char* HarvestPolicyName(HarvestPolicy policy) {
   switch (policy) {

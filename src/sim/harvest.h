@@ -26,8 +26,19 @@ enum class HarvestPolicy {
 };
 const char* HarvestPolicyName(HarvestPolicy policy);
 
+// What placement knows of how long a job runs, to put it where the GPU's
+// quiet is expected to outlast it (sched::WindowFit).
+enum class RuntimeKnowledge {
+  kNone,      // nothing: packing alone places it
+  kHistory,   // the p80 of the same user's finished jobs, as the daemon learns it
+  kDeclared,  // its true length, as if every user declared it exactly: a bound
+};
+const char* RuntimeKnowledgeName(RuntimeKnowledge k);
+
 struct HarvestConfig {
   HarvestPolicy policy = HarvestPolicy::kGleaner;
+  // Only policies that forecast quiet (not naive) can use it.
+  RuntimeKnowledge runtimes = RuntimeKnowledge::kHistory;
   // A running job saves its state every this many seconds of running; a
   // preemption loses the work since the last save. 0: it never saves, and a
   // preemption loses the whole attempt.
