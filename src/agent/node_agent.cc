@@ -12,6 +12,7 @@
 #include "core/format.h"
 #include "core/private_file.h"
 #include "observe/lending.h"
+#include "sched/window_fit.h"
 
 namespace gleaner::agent {
 
@@ -475,6 +476,9 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
     g.lendable_free = !forbidden && observe::MayLend(v, false);
     g.lendable_placed = !forbidden && observe::MayLend(v, true);
     g.lend_memory_mib = static_cast<int64_t>(observe::LendMemory(v).count() >> 20);
+    if (v.evidence.quiet_forecast) {
+      g.quiet_p80_s = sched::RoundQuietWindow(v.evidence.quiet_forecast->p80).count() / 1'000'000;
+    }
     g.utilization_pct = s.utilization_pct;
     if (s.memory_used) g.memory_used_mib = static_cast<int64_t>(s.memory_used->ToMiB());
     g.power_w = s.power_w;

@@ -489,9 +489,9 @@ core::Result<core::TimePoint> Instant(const std::string& path, const toml::node&
 }
 
 Status ReadScheduler(const std::string& path, const toml::table& t, sched::SchedulerConfig* c) {
-  GLEANER_RETURN_IF_ERROR(CheckKeys(
-      path, t, "scheduler.",
-      {"min_runtime_s", "usage_half_life_s", "backfill", "cost_aware", "project", "reservation"}));
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "scheduler.",
+                                    {"min_runtime_s", "usage_half_life_s", "backfill", "cost_aware",
+                                     "window_aware_placement", "project", "reservation"}));
   GLEANER_RETURN_IF_ERROR(
       Seconds(path, t, "scheduler.", "min_runtime_s", 0, 86400 * 30, &c->min_runtime));
   GLEANER_RETURN_IF_ERROR(
@@ -499,6 +499,12 @@ Status ReadScheduler(const std::string& path, const toml::table& t, sched::Sched
   if (const toml::node* b = t.get("backfill")) {
     if (!b->is_boolean()) return Error(path, *b, "scheduler.backfill", "expected true or false");
     c->backfill = *b->value<bool>();
+  }
+  if (const toml::node* b = t.get("window_aware_placement")) {
+    if (!b->is_boolean()) {
+      return Error(path, *b, "scheduler.window_aware_placement", "expected true or false");
+    }
+    c->window_aware_placement = *b->value<bool>();
   }
   if (const toml::node* b = t.get("cost_aware")) {
     if (!b->is_boolean()) return Error(path, *b, "scheduler.cost_aware", "expected true or false");

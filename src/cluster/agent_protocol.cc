@@ -93,7 +93,9 @@ json GpuStatusToJson(const GpuStatus& g) {
                           (g.lendable_free ? 1 : 0) | (g.lendable_placed ? 2 : 0),
                           Rounded(g.utilization_pct), OrNull(g.memory_used_mib), Rounded(g.power_w),
                           Rounded(g.temperature_c)});
-  if (g.lend_memory_mib > 0) out.push_back(g.lend_memory_mib);
+  // Trailing fields only where set; a field before a set one is written.
+  if (g.lend_memory_mib > 0 || g.quiet_p80_s > 0) out.push_back(g.lend_memory_mib);
+  if (g.quiet_p80_s > 0) out.push_back(g.quiet_p80_s);
   return out;
 }
 
@@ -116,6 +118,13 @@ GpuStatus GpuStatusFromJson(const json& j) {
     if (g.lend_memory_mib < 0 || g.lend_memory_mib > (int64_t{1} << 30)) {
       throw std::out_of_range(std::to_string(g.lend_memory_mib) +
                               " MiB to lend beside a holder is not a GPU's memory");
+    }
+  }
+  if (j.size() > 7) {
+    g.quiet_p80_s = Whole<int64_t>(j.at(7));
+    if (g.quiet_p80_s < 0 || g.quiet_p80_s > int64_t{366} * 86400) {
+      throw std::out_of_range(std::to_string(g.quiet_p80_s) +
+                              " s of expected quiet is not 0 to a year");
     }
   }
   return g;

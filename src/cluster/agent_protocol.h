@@ -48,6 +48,9 @@ struct GpuStatus {
   std::optional<double> power_w;
   std::optional<double> temperature_c;
   int64_t lend_memory_mib = 0;  // observe::LendMemory: lent beside its holder, up to this
+  // How much longer its quiet should last at 80 %, rounded
+  // (sched::RoundQuietWindow); 0: no forecast.
+  int64_t quiet_p80_s = 0;
 
   bool operator==(const GpuStatus&) const = default;
 };

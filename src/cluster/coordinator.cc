@@ -63,7 +63,9 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
       options_(std::move(options)),
       housekeeping_(options_.approval_timeout, options_.history_retention),
       scheduler_(options_.scheduler),
-      queue_(store_, scheduler_, [this](const sched::Event& e, const Log& l) { Tell(e, l); }),
+      queue_(
+          store_, scheduler_, [this](const sched::Event& e, const Log& l) { Tell(e, l); },
+          &runtimes_),
       start_latency_(LatencyBounds()),
       leader_since_(clock_.Now()) {
   // Which host each known GPU is on: running jobs name only their GPUs.
@@ -75,6 +77,7 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
   } else {
     log("gpus: " + gpus.status().message());
   }
+  ReadRuntimes(log);
   std::vector<store::JobRecord> active;
   if (ReadActive(&active, log)) {
     for (auto& [name, host] : hosts_) {
@@ -454,6 +457,7 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
     }
     return core::Status::Ok();
   }
+  if (moved.ok() && to == JobState::kSucceeded) LearnRuntime(job, e.at);
   ReportExit(job.id, to == JobState::kSucceeded, u.reason, log);
   return core::Status::Ok();
 }
@@ -503,6 +507,7 @@ core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::J
       std::string(store::JobStateName(job.state)) + " -> " +
       std::string(store::JobStateName(final_state)) + ": " +
       (moved.ok() ? u.reason : moved.status().message()));
+  if (moved.ok() && final_state == JobState::kSucceeded) LearnRuntime(job, e.at);
   ReportExit(job.id, final_state == JobState::kSucceeded, u.reason, log);
   return core::Status::Ok();
 }
@@ -511,6 +516,30 @@ Coordinator::GangEnd& Coordinator::GangEndOf(const store::JobRecord& job) {
   GangEnd& end = gang_ends_[job.id];
   if (end.attempt != job.attempts) end = {job.attempts, {}, std::nullopt, {}, std::nullopt};
   return end;
+}
+
+void Coordinator::LearnRuntime(const store::JobRecord& job, core::TimePoint end) {
+  if (job.started_at) runtimes_.Add(sched::RuntimeKeyOf(job.spec, job.user), end - *job.started_at);
+}
+
+// The succeeded jobs the store still keeps, oldest first, so that each
+// key keeps its newest runs.
+void Coordinator::ReadRuntimes(const Log& log) {
+  store::JobQuery q;
+  q.states = {JobState::kSucceeded};
+  q.limit = 1000;
+  for (;;) {
+    auto page = store_.Find(q);
+    if (!page.ok()) {
+      log("jobs: runtimes of past jobs unread: " + page.status().message());
+      return;
+    }
+    for (const store::JobRecord& j : *page) {
+      if (j.finished_at) LearnRuntime(j, *j.finished_at);
+    }
+    if (static_cast<int64_t>(page->size()) < q.limit) return;
+    q.after = page->back().id;
+  }
 }
 
 void Coordinator::ReportExit(sched::JobId id, bool succeeded, const std::string& reason,
@@ -851,6 +880,11 @@ core::Bytes Coordinator::LendMemory(const Host& host, size_t at) const {
       static_cast<uint64_t>(std::max<int64_t>(host.status[at].lend_memory_mib, 0)));
 }
 
+core::Duration Coordinator::QuietWindow(const Host& host, size_t at) const {
+  if (!host.reported || at >= host.status.size()) return {};
+  return core::Seconds(host.status[at].quiet_p80_s);
+}
+
 void Coordinator::TellGpus(const Log& log) {
   sched::GpuVerdictsChanged changed;
   for (auto& [name, host] : hosts_) {
@@ -860,10 +894,10 @@ void Coordinator::TellGpus(const Log& log) {
       host.told.resize(host.gpus.size());
       for (size_t i = 0; i < host.gpus.size(); ++i) {
         const InventoryGpu& g = host.gpus[i];
-        const bool lend = Lendable(host, i);
-        const core::Bytes beside = LendMemory(host, i);
-        node.gpus.push_back({g.uuid, g.index, g.model, g.memory, g.nvlink_island, lend, beside});
-        host.told[i] = {lend, beside};
+        const Told now{Lendable(host, i), LendMemory(host, i), QuietWindow(host, i)};
+        node.gpus.push_back({g.uuid, g.index, g.model, g.memory, g.nvlink_island, now.lendable,
+                             now.lend_memory, now.quiet_p80});
+        host.told[i] = now;
       }
       Tell(sched::NodeAdded{std::move(node)}, log);
       host.in_scheduler = true;
@@ -881,16 +915,16 @@ void Coordinator::TellGpus(const Log& log) {
     host.told_with_jobs = !host.jobs.empty();
     AdoptRunning(name, host, log);
     for (size_t i = 0; i < host.gpus.size(); ++i) {
-      const std::pair<bool, core::Bytes> now{Lendable(host, i), LendMemory(host, i)};
-      std::pair<bool, core::Bytes>& told = host.told[i];
+      const Told now{Lendable(host, i), LendMemory(host, i), QuietWindow(host, i)};
+      Told& told = host.told[i];
       if (told == now) continue;
       told = now;
-      changed.changes.push_back({host.gpus[i].uuid, now.first,
+      changed.changes.push_back({host.gpus[i].uuid, now.lendable,
                                  host.silent ? "host " + name + " is silent"
                                  : host.blind
                                      ? "host " + name + "'s agent read no GPU in its last pass"
                                      : host.reasons[i],
-                                 now.second});
+                                 now.lend_memory, now.quiet_p80});
     }
   }
   if (!changed.changes.empty()) Tell(changed, log);

@@ -118,6 +118,14 @@ class Coordinator {
   std::optional<ShadowLedger::Totals> Shadow() const;
 
  private:
+  // What the scheduler was last told of a GPU: whether it lends it, how
+  // much beside its holder (zero: whole), and its expected quiet.
+  struct Told {
+    bool lendable = false;
+    core::Bytes lend_memory;
+    core::Duration quiet_p80{};
+    bool operator==(const Told&) const = default;
+  };
   struct Host {
     std::vector<InventoryGpu> gpus;
     std::vector<GpuStatus> status;
@@ -132,10 +140,10 @@ class Coordinator {
     std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there (a gang: on each)
     std::set<JobAttempt> running;                   // as its last report said
     std::string rack;                               // as its agent declares it
-    // What the scheduler was last told each GPU lends (lendable, and how
-    // much beside its holder; zero: whole), in `gpus` order; whether it
-    // held jobs then; `retell`: a report or a change of liveness since.
-    std::vector<std::pair<bool, core::Bytes>> told;
+    // What the scheduler was last told of each GPU, in `gpus` order;
+    // whether it held jobs then; `retell`: a report or a change of
+    // liveness since.
+    std::vector<Told> told;
     bool told_with_jobs = false;
     bool retell = true;
     // Jobs that were in `jobs` and are no longer, while its agent still
@@ -204,12 +212,16 @@ class Coordinator {
   // What the GPU lends beside its holder, as its host last said; zero:
   // whole.
   core::Bytes LendMemory(const Host& host, size_t at) const;
+  core::Duration QuietWindow(const Host& host, size_t at) const;
   void Tell(const sched::Event& event, const Log& log);
   void Carry(const sched::Action& action, const Log& log);
   bool Start(const sched::StartJob& start, const Log& log);
   // Shadow mode's start: on the books, not in the store.
   void ShadowStart(const sched::StartJob& start, const Log& log);
   void ReportExit(sched::JobId id, bool succeeded, const std::string& reason, const Log& log);
+  // A job succeeded at `end`: how long its last run took is learned.
+  void LearnRuntime(const store::JobRecord& job, core::TimePoint end);
+  void ReadRuntimes(const Log& log);
   Host* HostOfGpu(const core::GpuUuid& gpu);
 
   mutable std::mutex mu_;
@@ -226,6 +238,7 @@ class Coordinator {
   std::map<std::string, Host> hosts_;
   std::map<core::GpuUuid, std::string> host_of_gpu_;
   sched::Scheduler scheduler_;
+  sched::RuntimeHistory runtimes_;  // succeeded jobs' lengths, for placement
   QueueFeed queue_;
   std::vector<sched::Action> decided_;
   std::map<sched::JobId, std::string> preempting_;     // the scheduler's victims, and why

@@ -78,7 +78,7 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
     // A job requeued after a preemption is pending with the scheduler
     // already; any other queued job is new to it.
     if (scheduler_.Phase(j.id) == sched::JobPhase::kUnknown) {
-      tell_(sched::JobSubmitted{sched::RequestFromSpec(j.id, j.spec, j.user)}, log);
+      tell_(sched::JobSubmitted{sched::RequestFromSpec(j.id, j.spec, j.user, runtimes_)}, log);
     }
     pending_.insert(j.id);
   }

@@ -22,8 +22,10 @@ class QueueFeed {
  public:
   using Tell = std::function<void(const sched::Event&, const Log&)>;
 
-  QueueFeed(store::JobStore& jobs, const sched::Scheduler& scheduler, Tell tell)
-      : jobs_(jobs), scheduler_(scheduler), tell_(std::move(tell)) {}
+  // `runtimes` (may be null) guesses how long new jobs run, for placement.
+  QueueFeed(store::JobStore& jobs, const sched::Scheduler& scheduler, Tell tell,
+            const sched::RuntimeHistory* runtimes = nullptr)
+      : jobs_(jobs), scheduler_(scheduler), tell_(std::move(tell)), runtimes_(runtimes) {}
 
   // One scheduler pass, after the GPUs have been told: the queue synced, a
   // Tick, then everything `decided` since the last pass carried out in
@@ -49,6 +51,7 @@ class QueueFeed {
   store::JobStore& jobs_;
   const sched::Scheduler& scheduler_;
   Tell tell_;
+  const sched::RuntimeHistory* runtimes_;
   std::set<sched::JobId> pending_;             // queued jobs the scheduler holds
   std::map<sched::JobId, std::string> waits_;  // why queued jobs wait, this pass
 };

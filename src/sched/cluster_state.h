@@ -96,7 +96,9 @@ class ClusterState {
   // class of that size.
   void SetLendable(GpuIndex gpu, bool lendable, core::Bytes lend_memory = {});
   // The GPU's expected quiet (GpuSpec::quiet_p80); indexes do not change.
-  void SetQuietWindow(GpuIndex gpu, core::Duration quiet_p80) { gpus_[gpu].spec.quiet_p80 = quiet_p80; }
+  void SetQuietWindow(GpuIndex gpu, core::Duration quiet_p80) {
+    gpus_[gpu].spec.quiet_p80 = quiet_p80;
+  }
   // Gives `milli` of the GPU to a job (Take) or back (Give). Taking more
   // than is free is a broken invariant.
   void Take(GpuIndex gpu, int milli);

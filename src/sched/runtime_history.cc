@@ -46,7 +46,8 @@ void RuntimeHistory::AddTo(Level& level, const std::string& key, core::Duration 
       level.order.pop_front();
     }
     level.order.push_back(key);
-    it = level.runs.emplace(key, std::pair{std::deque<core::Duration>{}, std::prev(level.order.end())})
+    it = level.runs
+             .emplace(key, std::pair{std::deque<core::Duration>{}, std::prev(level.order.end())})
              .first;
   } else {
     level.order.splice(level.order.end(), level.order, it->second.second);
@@ -75,9 +76,9 @@ std::optional<RuntimeGuess> RuntimeHistory::Predict(const RuntimeKey& key) const
     g.p50 = Quantile(all, 0.5);
     g.p80 = Quantile(all, 0.8);
     g.runs = static_cast<int>(all.size());
-    const std::string what = i <= 1 && !key.command.empty() ? " of " + key.command
+    const std::string what = i <= 1 && !key.command.empty()   ? " of " + key.command
                              : i == 2 && !key.project.empty() ? " in project " + key.project
-                                                            : "";
+                                                              : "";
     g.basis = "p80 of " + std::to_string(g.runs) + " runs" + what + " by " + key.user;
     return g;
   }

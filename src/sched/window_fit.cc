@@ -16,8 +16,10 @@ WindowFit FitWindows(const std::vector<core::Duration>& quiet_p80, core::Duratio
   bool unknown = false;
   core::Duration shortest = quiet_p80.front();
   for (core::Duration w : quiet_p80) {
-    if (w.count() <= 0) unknown = true;
-    else if (shortest.count() <= 0 || w < shortest) shortest = w;
+    if (w.count() <= 0)
+      unknown = true;
+    else if (shortest.count() <= 0 || w < shortest)
+      shortest = w;
   }
   // The job lasts only as long as the first of its GPUs stays quiet.
   if (shortest.count() > 0 && shortest < runtime) {
@@ -45,8 +47,8 @@ std::string DescribeWindowFit(const ClusterState& cluster, const std::vector<Gpu
     if (w.count() <= 0) return "";  // nothing known to say
     if (shortest.count() == 0 || w < shortest) shortest = w;
   }
-  const std::string job = "job expected " + core::FormatDuration(runtime) +
-                          (basis.empty() ? "" : " (" + basis + ")");
+  const std::string job =
+      "job expected " + core::FormatDuration(runtime) + (basis.empty() ? "" : " (" + basis + ")");
   const std::string of = gpus.size() > 1 ? " (the shortest of its GPUs)" : "";
   if (shortest >= runtime) {
     return "expected idle >= " + core::FormatDuration(shortest) + " at p80" + of + "; " + job;

@@ -251,6 +251,7 @@ TEST(ParseConfigTest, ModelsArePricedFromTheOnPremModelAndSpeedsAndTheChoiceCanB
   auto defaults = ParseConfig("", "g.toml");
   ASSERT_TRUE(defaults.ok());
   EXPECT_TRUE(defaults->scheduler.cost_aware);
+  EXPECT_TRUE(defaults->scheduler.window_aware_placement);
   ASSERT_TRUE(defaults->scheduler.model_price);
   // H100: the default on-prem model's 1.49 per GPU-hour (onprem_test), at
   // the datasheet speed; a T4 has no on-prem defaults, so no price.
@@ -261,13 +262,14 @@ TEST(ParseConfigTest, ModelsArePricedFromTheOnPremModelAndSpeedsAndTheChoiceCanB
   EXPECT_FALSE(defaults->scheduler.model_price("Tesla T4", core::Bytes::GiB(16)));
 
   auto site = ParseConfig(
-      "[scheduler]\ncost_aware = false\n"
+      "[scheduler]\ncost_aware = false\nwindow_aware_placement = false\n"
       "[cost]\ncurrency = \"CNY\"\n[cost.speed]\n\"H100-80GB\" = 1.9\n"
       "[cost.onprem.T4]\nserver_capex = 20000\nserver_power_kw = 1\ngpu_busy_w = 70\ngpu_idle_w = "
       "10\n",
       "g.toml");
   ASSERT_TRUE(site.ok()) << site.status().ToString();
   EXPECT_FALSE(site->scheduler.cost_aware);
+  EXPECT_FALSE(site->scheduler.window_aware_placement);
   EXPECT_EQ(site->scheduler.currency, "CNY");
   const auto measured = site->scheduler.model_price("NVIDIA H100 80GB HBM3", core::Bytes::GiB(80));
   ASSERT_TRUE(measured);

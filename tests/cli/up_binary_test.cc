@@ -6,12 +6,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
+#include "core/clock.h"
+#include "observe/minute_rollup.h"
 #include "server/http_client.h"
+#include "store/open_store.h"
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
@@ -25,7 +29,12 @@ using nlohmann::json;
 using ::testing::ContainsRegex;
 using testing::Gleaner;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::Outcome;
+
+// Two of the demo's GPUs that stay quiet.
+constexpr const char* kDemoGpu3 = "GPU-d891083c-464e-7078-2ef8-84c14c3b3243";
+constexpr const char* kDemoGpu6 = "GPU-113814fa-1021-0a30-f3d6-310e7cc11c53";
 
 TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   testing::TempDir dir;
@@ -140,6 +149,106 @@ TEST(UpBinaryTest, TheDemoRunsAJobAtOnceWithDefaults) {
   EXPECT_THAT(testing::Slurp((dir.path() / "up.log").string()),
               HasSubstr("recalled the last 5m00s of fake:demo"));
   EXPECT_EQ(Gleaner("--data-dir " + data + " cancel 1").rc, 0);
+}
+
+// The demo with a recorded week: GPU 3 was busy every 20 minutes, GPU 6
+// every 6 hours. Both are quiet now; a job expected to run 2 hours goes to
+// GPU 6, whose quiet is expected to outlast it, and says so, although GPU 3
+// comes first in the node's order. With the flag off, it does not.
+// `then` runs while the long job runs.
+json RunALongJobAfterARecordedWeek(const std::string& config,
+                                   const std::function<void(const std::string& data)>& then = {}) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const std::string up = std::string(GLEANER_BINARY) + " up --fake demo --listen none --data-dir " +
+                         data + " --config " + dir.Write("g.toml", config) + " >>" +
+                         (dir.path() / "up.log").string() + " 2>&1";
+  EXPECT_EQ(std::system((up + " --for 1").c_str()), 0);  // the store knows the GPUs
+  {
+    auto store = store::OpenStore(data + "/gleaner.db");
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return {};
+    // A week of minutes that ended 10 minutes ago: too long ago to resume
+    // the verdicts, but the spells are learned.
+    const core::TimePoint end = observe::MinuteOf(core::RealClock().Now()) - core::Seconds(600);
+    std::vector<observe::MinuteRollup> minutes;
+    for (const auto& [uuid, every] : {std::pair(kDemoGpu3, 20), std::pair(kDemoGpu6, 360)}) {
+      for (int m = 7 * 24 * 60; m > 0; --m) {
+        observe::MinuteRollup r;
+        r.uuid = core::GpuUuid(uuid);
+        r.minute = end - core::Seconds(int64_t{60} * m);
+        r.samples = 6;
+        const bool busy = m % every == 0;
+        r.utilization_min_pct = r.utilization_mean_pct = r.utilization_max_pct = busy ? 90 : 0;
+        r.state = busy ? observe::GpuState::kBusy : observe::GpuState::kIdle;
+        r.observed = core::Seconds(60);
+        (busy ? r.busy : r.idle) = core::Seconds(60);
+        minutes.push_back(std::move(r));
+      }
+    }
+    EXPECT_TRUE((*store)->AddRollups(minutes).ok());
+  }
+  std::system((up + " --for 30 &").c_str());
+  Outcome submitted;
+  for (int i = 0; i < 400; ++i) {  // until the daemon serves
+    submitted =
+        Gleaner("--data-dir " + data + " submit --gpus 1 --expected-runtime 7200 -- sleep 30");
+    if (submitted.rc == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(submitted.rc, 0) << submitted.err;
+  json job;
+  for (int i = 0; i < 400; ++i) {
+    job = json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"][0];
+    if (job["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // What the placement read is in the verdicts too.
+  const json gpus = json::parse(Gleaner("--data-dir " + data + " gpus --json").out);
+  for (const json& g : gpus["gpus"]) {
+    if (g["uuid"] == kDemoGpu3) job["gpu3_forecast"] = g["verdict"]["evidence"]["quiet_forecast"];
+  }
+  if (then) then(data);
+  EXPECT_EQ(Gleaner("--data-dir " + data + " cancel 1").rc, 0);
+  return job;
+}
+
+// Jobs that declare nothing are guessed from their user's past runs of the
+// same command: after three short runs, the fourth is expected short and
+// takes the short window.
+void RunShortJobsUntilOneIsGuessed(const std::string& data) {
+  const std::string submit = "--data-dir " + data + " submit --gpus 1 -- sh -c 'sleep 0.1'";
+  json jobs;
+  for (int id = 2; id <= 5; ++id) {
+    ASSERT_EQ(Gleaner(submit).rc, 0);
+    for (int i = 0; i < 400; ++i) {
+      jobs = json::parse(Gleaner("--data-dir " + data + " queue --all --json").out)["jobs"];
+      if (jobs.size() == static_cast<size_t>(id) && jobs.back()["state"] == "succeeded") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(jobs.back()["state"], "succeeded") << jobs.dump();
+  }
+  const Outcome started = Gleaner("--data-dir " + data + " events --job 5 --kind started");
+  EXPECT_THAT(started.out, HasSubstr("p80 of 3 runs of sh sleep 0.1 by root")) << started.out;
+  // The short window (GPU 6 has the long job).
+  EXPECT_THAT(started.out, HasSubstr("expected idle >= ")) << started.out;
+  EXPECT_THAT(started.out, HasSubstr(kDemoGpu3)) << started.out;
+}
+
+TEST(UpBinaryTest, ALongJobGoesToTheGpuExpectedToStayQuietLonger) {
+  const json job = RunALongJobAfterARecordedWeek("", RunShortJobsUntilOneIsGuessed);
+  ASSERT_EQ(job["state"], "running") << job.dump();
+  EXPECT_EQ(job["gpus"][0], kDemoGpu6) << job.dump();
+  EXPECT_THAT(job["reason"].get<std::string>(),
+              HasSubstr("expected idle >= 4h16m at p80; job expected 2h00m (declared)"));
+  EXPECT_EQ(job["gpu3_forecast"]["own"], true) << job.dump();
+  EXPECT_LT(job["gpu3_forecast"]["p80_s"].get<double>(), 20 * 60);
+
+  const json packed =
+      RunALongJobAfterARecordedWeek("[scheduler]\nwindow_aware_placement = false\n");
+  ASSERT_EQ(packed["state"], "running") << packed.dump();
+  EXPECT_EQ(packed["gpus"][0], kDemoGpu3) << packed.dump();
+  EXPECT_THAT(packed["reason"].get<std::string>(), Not(HasSubstr("expected idle")));
 }
 
 // A sweep: one job per index, each told its index, never more at once

@@ -14,7 +14,7 @@ AgentReport FullReport() {
   AgentReport r;
   r.inventory = {{core::GpuUuid("GPU-1"), 0, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0},
                  {core::GpuUuid("GPU-2"), 1, "NVIDIA H100 80GB HBM3", core::Bytes::GiB(80), 0}};
-  r.gpus = {{observe::GpuState::kIdle, true, true, 0.0, 512, 71.5, 31.0},
+  r.gpus = {{observe::GpuState::kIdle, true, true, 0.0, 512, 71.5, 31.0, 0, 7680},
             {observe::GpuState::kHeldIdle, true, false, 0.0, 41000, 80.5, 33.0, 29696}};
   r.reasons = {{0, "no processes; quiet for 12m"}};
   GpuDetail held;
@@ -200,6 +200,8 @@ TEST(AgentProtocolTest, NumbersThatDoNotFitAreErrors) {
            R"({"gpus": [], "running": [[1.5, 1]]})",
            R"({"gpus": [[0, 1e300, null, null, null, null]], "running": []})",
            R"({"gpus": [[0, 0, null, 1e300, null, null]], "running": []})",
+           R"({"gpus": [[0, 0, null, null, null, null, 0, -60]], "running": []})",
+           R"({"gpus": [[0, 0, null, null, null, null, 0, 1e12]], "running": []})",
            R"({"inventory": [{"uuid": "GPU-1", "index": 0, "model": "T4", "memory_bytes": 1,
                               "island": -1e300}], "gpus": [], "running": []})",
            R"({"gpus": [], "running": [], "events": [{"seq": 1, "job": [1, 1], "kind": "exited",

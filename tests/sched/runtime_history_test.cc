@@ -75,7 +75,8 @@ TEST(RuntimeHistoryTest, ARequestTakesTheDeclaredRuntimeThenTheHistoryCappedByIt
   spec.max_runtime = Min(30);
   r = RequestFromSpec(1, spec, "alice", &h);
   EXPECT_EQ(r.runtime_guess, Min(30));
-  EXPECT_EQ(r.runtime_basis, "p80 of 3 runs of python train.py by alice, capped by its max_runtime");
+  EXPECT_EQ(r.runtime_basis,
+            "p80 of 3 runs of python train.py by alice, capped by its max_runtime");
 
   r = RequestFromSpec(1, spec, "bob", &h);
   EXPECT_EQ(r.runtime_guess, Min(30));

@@ -13,9 +13,9 @@
 namespace gleaner::sched {
 namespace {
 
+using testing::At;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::At;
 using testing::Indices;
 using testing::Lines;
 using testing::MakeJob;
@@ -74,11 +74,11 @@ TEST(WindowPlacementTest, WithinANodeTheTightestCoveringWindowIsTaken) {
   const auto pick = [&](int64_t minutes, int count = 1) {
     return Indices(c, ChooseGpus(c, 0, 0, count, nullptr, Min(minutes))->gpus);
   };
-  EXPECT_THAT(pick(40), ElementsAre(2));    // 60 covers it with least to spare
-  EXPECT_THAT(pick(120), ElementsAre(1));   // only 180 does
-  EXPECT_THAT(pick(300), ElementsAre(3));   // none does: unknown before short
-  EXPECT_THAT(pick(5), ElementsAre(0));     // a short job takes the short window
-  EXPECT_THAT(pick(0), ElementsAre(0));     // no guess: node order, as before
+  EXPECT_THAT(pick(40), ElementsAre(2));   // 60 covers it with least to spare
+  EXPECT_THAT(pick(120), ElementsAre(1));  // only 180 does
+  EXPECT_THAT(pick(300), ElementsAre(3));  // none does: unknown before short
+  EXPECT_THAT(pick(5), ElementsAre(0));    // a short job takes the short window
+  EXPECT_THAT(pick(0), ElementsAre(0));    // no guess: node order, as before
   EXPECT_THAT(pick(40, 2), ElementsAre(1, 2));
 }
 
