@@ -87,6 +87,12 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
     if (verdict.state == observe::GpuState::kIdle ||
         verdict.state == observe::GpuState::kHeldIdle) {
       verdict.evidence.quiet_forecast = classifier_.ForecastQuiet(verdict.uuid);
+      const std::string short_quiet = observe::ShortQuietBlock(verdict.evidence.quiet_forecast,
+                                                               options_.idle.min_expected_quiet);
+      if (!short_quiet.empty() && l == lent.end()) {
+        verdict.evidence.lend_blocked = short_quiet;
+        verdict.evidence.reason += "; not lent: " + short_quiet;
+      }
     }
     if (holders_ && verdict.state == observe::GpuState::kHeldIdle) {
       verdict.evidence.beside_holder = holders_->Beside(sample, verdict);

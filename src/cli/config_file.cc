@@ -382,9 +382,9 @@ Status ReadIdle(const std::string& path, const toml::table& t, observe::IdleConf
   GLEANER_RETURN_IF_ERROR(CheckKeys(
       path, t, p,
       {"busy_utilization_pct", "idle_after_s", "idle_after_with_history_s", "held_idle_after_s",
-       "horizon_s", "min_confidence", "trusted_pauses", "max_sample_gap_s", "max_restart_gap_s",
-       "power_activity_share", "max_temperature_c", "protected_gpus", "protected_users",
-       "protected_commands", "reserved_gpus"}));
+       "horizon_s", "min_confidence", "min_expected_quiet_s", "trusted_pauses", "max_sample_gap_s",
+       "max_restart_gap_s", "power_activity_share", "max_temperature_c", "protected_gpus",
+       "protected_users", "protected_commands", "reserved_gpus"}));
   GLEANER_RETURN_IF_ERROR(
       Number(path, t, p, "busy_utilization_pct", 0, 100, &c->busy_utilization_pct));
   GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "idle_after_s", 1, 86400, &c->idle_after));
@@ -394,6 +394,8 @@ Status ReadIdle(const std::string& path, const toml::table& t, observe::IdleConf
       Seconds(path, t, p, "held_idle_after_s", 1, 86400 * 7, &c->held_idle_after));
   GLEANER_RETURN_IF_ERROR(Seconds(path, t, p, "horizon_s", 60, 86400, &c->horizon));
   GLEANER_RETURN_IF_ERROR(Number(path, t, p, "min_confidence", 0, 1, &c->min_confidence));
+  GLEANER_RETURN_IF_ERROR(
+      Seconds(path, t, p, "min_expected_quiet_s", 0, 86400 * 7, &c->min_expected_quiet));
   double trusted = static_cast<double>(c->trusted_pauses);
   GLEANER_RETURN_IF_ERROR(Number(path, t, p, "trusted_pauses", 0, 1e9, &trusted));
   c->trusted_pauses = static_cast<int64_t>(trusted);

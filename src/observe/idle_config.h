@@ -27,6 +27,10 @@ struct IdleConfig {
   // The least estimated chance of staying quiet for `horizon` that still
   // gets an Idle verdict. Lower lends more GPUs and takes back more often.
   double min_confidence = 0.35;
+  // A free idle GPU whose quiet is expected to last less than this at 80 %
+  // (its forecast, observe::IdleWindowForecast) is not lent: a job there
+  // would mostly be thrown off. Zero: lend whatever the forecast.
+  core::Duration min_expected_quiet = core::Seconds(1800);
   // Samples further apart than this are a gap: timers restart, and the gap
   // never counts as idle time.
   core::Duration max_sample_gap = core::Seconds(30);

@@ -1,5 +1,7 @@
 #include "observe/lending.h"
 
+#include "core/format.h"
+
 namespace gleaner::observe {
 
 std::optional<std::string> ClaimOf(const Verdict& v) {
@@ -20,6 +22,13 @@ bool MayLend(const Verdict& v, bool held_by_placed_job) {
   // runs on.
   if (held_by_placed_job) return !ClaimOf(v);
   return v.evidence.lend_blocked.empty() && (v.state == GpuState::kIdle || LendableBeside(v));
+}
+
+std::string ShortQuietBlock(const std::optional<QuietForecast>& forecast, core::Duration min) {
+  if (!forecast || min.count() <= 0 || forecast->p80 >= min) return "";
+  return "its quiet is expected to last only " + core::FormatDuration(forecast->p80) +
+         " at p80, under the " + core::FormatDuration(min) +
+         " worth lending ([idle] min_expected_quiet_s)";
 }
 
 bool LendableBeside(const Verdict& v) {

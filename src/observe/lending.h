@@ -19,6 +19,11 @@ std::optional<std::string> ClaimOf(const Verdict& verdict);
 // (sim::RunHarvest) both decide by this rule.
 bool MayLend(const Verdict& verdict, bool held_by_placed_job);
 
+// Why a free quiet GPU is not lent for its forecast: its quiet is expected
+// to last less than `min` at 80 %. Empty: it may be lent (no forecast, or
+// `min` zero, lends).
+std::string ShortQuietBlock(const std::optional<QuietForecast>& forecast, core::Duration min);
+
 // A held-idle GPU that may lend memory beside its holder.
 bool LendableBeside(const Verdict& verdict);
 // What a GPU lends beside its holder (held idle, or shared), or zero: the

@@ -148,6 +148,10 @@ class HarvestRun {
   // The GPU's expected quiet for placement (zero: none), as the daemon
   // tells it.
   core::Duration QuietWindow(int gpu) const;
+  // A free quiet GPU whose quiet is expected to be too short to lend, as
+  // the daemon's sampler rules (observe::ShortQuietBlock); it is looked at
+  // again after `watch_s`, as the forecast changes with the quiet.
+  bool ShortQuiet(int gpu);
   void GuessRuntime(const HarvestJob& h, sched::JobRequest& req) const;
   core::Status Carry(const sched::Action& action, int64_t t);
   void Leave(int job, int64_t t);
@@ -256,6 +260,7 @@ Lend HarvestRun::Judge(int gpu, int64_t t) {
   if (!s.owner_process) g.beside_holder = false;  // the holder left: the job has it whole
   const observe::Verdict& v = Observe(gpu, t, s);
   if (Park(gpu, t, v)) return {true, {}};
+  if (g.holder < 0 && ShortQuiet(gpu)) return {};
   if (!Colocates() || !s.owner_process || (g.holder >= 0 && !g.beside_holder)) {
     return {observe::MayLend(v, g.holder >= 0), {}};
   }
@@ -397,6 +402,14 @@ core::Duration HarvestRun::QuietWindow(int gpu) const {
   if (!Classifies() || config_.runtimes == RuntimeKnowledge::kNone) return {};
   const auto forecast = classifier_.ForecastQuiet(gpus_[static_cast<size_t>(gpu)].uuid);
   return forecast ? sched::RoundQuietWindow(forecast->p80) : core::Duration{};
+}
+
+bool HarvestRun::ShortQuiet(int gpu) {
+  Gpu& g = gpus_[static_cast<size_t>(gpu)];
+  const auto forecast = classifier_.ForecastQuiet(g.uuid);
+  if (observe::ShortQuietBlock(forecast, config_.idle.min_expected_quiet).empty()) return false;
+  if (g.judge_again_in <= 0) g.judge_again_in = config_.watch_s;
+  return true;
 }
 
 void HarvestRun::GuessRuntime(const HarvestJob& h, sched::JobRequest& req) const {

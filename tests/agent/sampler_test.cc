@@ -259,6 +259,9 @@ TEST(SamplerForecastTest, HeldIdleVerdictsCarryTheQuietForecast) {
   EXPECT_TRUE(v.evidence.quiet_forecast->own);
   EXPECT_EQ(v.evidence.quiet_forecast->spells, 8);
   EXPECT_EQ(v.evidence.quiet_forecast->p50, core::Seconds(400 - 350));
+  // Under a minute more is not worth lending, whoever asks.
+  EXPECT_THAT(v.evidence.lend_blocked, ::testing::HasSubstr("expected to last only 50s at p80"));
+  EXPECT_THAT(v.evidence.reason, ::testing::HasSubstr("; not lent: its quiet is expected"));
 }
 
 TEST(SamplerRecallTest, VerdictsStartWithTheScenariosPast) {

@@ -151,7 +151,7 @@ TEST(UpBinaryTest, TheDemoRunsAJobAtOnceWithDefaults) {
   EXPECT_EQ(Gleaner("--data-dir " + data + " cancel 1").rc, 0);
 }
 
-// The demo with a recorded week: GPU 3 was busy every 20 minutes, GPU 6
+// The demo with a recorded week: GPU 3 was busy every hour, GPU 6
 // every 6 hours. Both are quiet now; a job expected to run 2 hours goes to
 // GPU 6, whose quiet is expected to outlast it, and says so, although GPU 3
 // comes first in the node's order. With the flag off, it does not.
@@ -172,7 +172,7 @@ json RunALongJobAfterARecordedWeek(const std::string& config,
     // the verdicts, but the spells are learned.
     const core::TimePoint end = observe::MinuteOf(core::RealClock().Now()) - core::Seconds(600);
     std::vector<observe::MinuteRollup> minutes;
-    for (const auto& [uuid, every] : {std::pair(kDemoGpu3, 20), std::pair(kDemoGpu6, 360)}) {
+    for (const auto& [uuid, every] : {std::pair(kDemoGpu3, 60), std::pair(kDemoGpu6, 360)}) {
       for (int m = 7 * 24 * 60; m > 0; --m) {
         observe::MinuteRollup r;
         r.uuid = core::GpuUuid(uuid);
@@ -242,7 +242,7 @@ TEST(UpBinaryTest, ALongJobGoesToTheGpuExpectedToStayQuietLonger) {
   EXPECT_THAT(job["reason"].get<std::string>(),
               HasSubstr("expected idle >= 4h16m at p80; job expected 2h00m (declared)"));
   EXPECT_EQ(job["gpu3_forecast"]["own"], true) << job.dump();
-  EXPECT_LT(job["gpu3_forecast"]["p80_s"].get<double>(), 20 * 60);
+  EXPECT_LT(job["gpu3_forecast"]["p80_s"].get<double>(), 60 * 60);
 
   const json packed =
       RunALongJobAfterARecordedWeek("[scheduler]\nwindow_aware_placement = false\n");

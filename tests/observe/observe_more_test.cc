@@ -4,6 +4,7 @@
 
 #include "observe/alerts.h"
 #include "observe/idle_classifier.h"
+#include "observe/lending.h"
 #include "observe/minute_rollup.h"
 #include "observe/usage_profile.h"
 #include "observe/verdict_json.h"
@@ -259,6 +260,23 @@ TEST(IdleClassifierOwnerTest, AForeignProcessBesideAJobIsTheOwnerReturning) {
   EXPECT_THAT(
       v.evidence.reason,
       ::testing::HasSubstr("owner returned: process 200 of bob beside gleaner job process 100"));
+}
+
+TEST(LendingTest, AQuietExpectedTooShortIsNotLent) {
+  const QuietForecast short_quiet{core::Seconds(600), core::Seconds(900), core::Seconds(1200), 20,
+                                  true};
+  EXPECT_EQ(ShortQuietBlock(short_quiet, core::Seconds(1800)),
+            "its quiet is expected to last only 10m00s at p80, under the 30m00s worth lending "
+            "([idle] min_expected_quiet_s)");
+  EXPECT_EQ(ShortQuietBlock(short_quiet, core::Seconds(600)), "");    // long enough
+  EXPECT_EQ(ShortQuietBlock(short_quiet, {}), "");                    // turned off
+  EXPECT_EQ(ShortQuietBlock(std::nullopt, core::Seconds(1800)), "");  // nothing known: lent
+  Verdict v;
+  v.state = GpuState::kIdle;
+  EXPECT_TRUE(MayLend(v, false));
+  v.evidence.lend_blocked = ShortQuietBlock(short_quiet, core::Seconds(1800));
+  EXPECT_FALSE(MayLend(v, false));
+  EXPECT_TRUE(MayLend(v, true));  // a job placed before runs on
 }
 
 }  // namespace
