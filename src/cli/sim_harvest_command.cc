@@ -212,6 +212,11 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
                 "jobs, as the daemon learns it) or declared (each job's true length, a bound)")
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "history", "declared"}));
+  h->add_option("--min-expected-quiet-s", o.min_expected_quiet_s,
+                "A free quiet GPU whose quiet is expected to last less than this at p80 is not "
+                "lent ([idle] min_expected_quiet_s; 0: lend whatever the forecast)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{86400 * 7}));
   h->add_option("--out", o.out_dir, "Directory for the outputs (created if missing)")->required();
   h->add_flag("--skip-bad-rows", o.skip_bad_rows,
               "Skip and count malformed rows instead of stopping at the first");
@@ -246,6 +251,7 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   config.park_idle_s = o.park_idle_s;
   config.park_notice_s = o.park_notice_s;
   config.restore_bytes_per_s = o.restore_gb_per_s * 1e9;
+  config.idle.min_expected_quiet = core::Seconds(o.min_expected_quiet_s);
   config.runtimes = o.runtimes == "none"       ? sim::RuntimeKnowledge::kNone
                     : o.runtimes == "declared" ? sim::RuntimeKnowledge::kDeclared
                                                : sim::RuntimeKnowledge::kHistory;
@@ -295,7 +301,8 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
                    {"park_idle_s", config.park_idle_s},
                    {"park_notice_s", config.park_notice_s},
                    {"restore_bytes_per_s", config.restore_bytes_per_s},
-                   {"runtimes", sim::RuntimeKnowledgeName(config.runtimes)}};
+                   {"runtimes", sim::RuntimeKnowledgeName(config.runtimes)},
+                   {"min_expected_quiet_s", core::ToSecondsDouble(config.idle.min_expected_quiet)}};
   const sim::HarvestLimit limit = sim::LimitOf(runs->front().result);
   m["physical_limit"] = {{"idle_gpu_hours", limit.idle_gpu_hours},
                          {"held_idle_gpu_hours", limit.held_idle_gpu_hours},

@@ -36,6 +36,8 @@ struct SimHarvestOptions {
   // What placement knows of job lengths: none, history or declared
   // (sim::RuntimeKnowledge).
   std::string runtimes = "history";
+  // [idle] min_expected_quiet_s: a free GPU expected quiet less is not lent.
+  int64_t min_expected_quiet_s = 900;
   std::string out_dir;
   bool skip_bad_rows = false;
 };

@@ -30,7 +30,7 @@ struct IdleConfig {
   // A free idle GPU whose quiet is expected to last less than this at 80 %
   // (its forecast, observe::IdleWindowForecast) is not lent: a job there
   // would mostly be thrown off. Zero: lend whatever the forecast.
-  core::Duration min_expected_quiet = core::Seconds(1800);
+  core::Duration min_expected_quiet = core::Seconds(900);
   // Samples further apart than this are a gap: timers restart, and the gap
   // never counts as idle time.
   core::Duration max_sample_gap = core::Seconds(30);
