@@ -33,11 +33,19 @@ Scored Score(const ClusterState& cluster, const JobRequest& job, const Placement
   c.gpu_free_milli = gpu_free_milli;
   c.within_one_island = choice.within_one_island;
   c.islands_broken = choice.islands_broken;
-  const core::Duration runtime = job.runtime_guess;
-  return {{n, choice.gpus, job.gpu_milli, scorer.Cost(c),
-           DescribeWindowFit(cluster, choice.gpus, runtime, job.runtime_basis)},
+  return {{n, choice.gpus, job.gpu_milli, scorer.Cost(c)},
           gpu_free_milli,
-          FitGpus(cluster, choice.gpus, runtime)};
+          FitGpus(cluster, choice.gpus, job.runtime_guess)};
+}
+
+// The chosen placement, with why its window fits (said once, not for
+// every candidate scored).
+std::optional<Placement> Chosen(const ClusterState& cluster, const JobRequest& job,
+                                std::optional<Scored> best) {
+  if (!best) return std::nullopt;
+  best->placement.why =
+      DescribeWindowFit(cluster, best->placement.gpus, job.runtime_guess, job.runtime_basis);
+  return std::move(best->placement);
 }
 
 int LargestFreeAmong(const ClusterState& cluster, const std::vector<ClassId>& allowed) {
@@ -107,8 +115,7 @@ std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobReq
       }
     }
   }
-  if (!best) return std::nullopt;
-  return std::move(best->placement);
+  return Chosen(cluster, job, std::move(best));
 }
 
 std::optional<Placement> FindPlacementOnNodes(const ClusterState& cluster, const JobRequest& job,
@@ -138,8 +145,7 @@ std::optional<Placement> FindPlacementOnNodes(const ClusterState& cluster, const
       if (choice) Consider(&best, Score(cluster, job, scorer, n, *choice, kMilliPerGpu));
     }
   }
-  if (!best) return std::nullopt;
-  return std::move(best->placement);
+  return Chosen(cluster, job, std::move(best));
 }
 
 NoFit DescribeNoFit(const ClusterState& cluster, const JobRequest& job,

@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <array>
 
+#include "sched/job_spec.h"
+
 namespace gleaner::sched {
 namespace {
 
+// The last component of a path, at most a file name's length: an argument
+// of 128 KiB must not become a key of 128 KiB held for as long as it is used.
 std::string BaseName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  return base.substr(0, kMaxPathComponentBytes);
 }
 
 // Keys of the four levels, most specific first. '\n' cannot appear in a

@@ -15,6 +15,8 @@ TEST(RuntimeHistoryTest, TheCommandIsTheProgramAndItsScript) {
             "python3 train.py");
   EXPECT_EQ(CommandKey({"./sweep.sh"}), "sweep.sh");
   EXPECT_EQ(CommandKey({}), "");
+  // A huge argument makes a key no longer than a file name.
+  EXPECT_EQ(CommandKey({"sh", "-c", std::string(100'000, 'x')}).size(), 3 + 255u);
 }
 
 TEST(RuntimeHistoryTest, TheMostSpecificKeyWithEnoughRunsAnswers) {
