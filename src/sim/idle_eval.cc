@@ -97,6 +97,74 @@ bool WindowRule(const UtilizationSeries& s, size_t i, Duration window, Duration 
   return false;
 }
 
+// The hindsight rate of one sample: bursts per second of its series over
+// [t - 1 h, t] and (t + 10 min, t + 10 min + 1 h], clipped to the series.
+// `burst_starts` are the times of the series' bursts, in order.
+double HindsightRate(const std::vector<TimePoint>& burst_starts, TimePoint t, TimePoint first,
+                     TimePoint last) {
+  constexpr Duration kHour = core::Seconds(3600);
+  const auto count = [&](TimePoint from, TimePoint to) {  // bursts in (from, to]
+    return std::upper_bound(burst_starts.begin(), burst_starts.end(), to) -
+           std::upper_bound(burst_starts.begin(), burst_starts.end(), from);
+  };
+  const TimePoint after = t + k10m;
+  const Duration span = (t - std::max(t - kHour, first)) +
+                        std::max(Duration{}, std::min(after + kHour, last) - after);
+  const auto bursts = count(t - kHour, t) + count(after, after + kHour);
+  return static_cast<double>(bursts) / std::max(core::ToSecondsDouble(span), 60.0);
+}
+
+IdleScore Hindsight(const std::vector<UtilizationSeries>& series, const std::vector<Truth>& truths,
+                    double threshold) {
+  struct Candidate {
+    double rate;
+    size_t k, i;
+  };
+  std::vector<Candidate> quiet;
+  int64_t positives = 0;
+  for (size_t k = 0; k < series.size(); ++k) {
+    const std::vector<UtilizationPoint>& points = series[k].points;
+    std::vector<TimePoint> burst_starts;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const bool busy = points[i].utilization_pct >= threshold;
+      if (busy && (i == 0 || points[i - 1].utilization_pct < threshold))
+        burst_starts.push_back(points[i].at);
+      positives += truths[k].stays_quiet_10m[i] == 1;
+    }
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (points[i].utilization_pct >= threshold) continue;
+      quiet.push_back(
+          {HindsightRate(burst_starts, points[i].at, points.front().at, points.back().at), k, i});
+    }
+  }
+  std::sort(quiet.begin(), quiet.end(),
+            [](const Candidate& a, const Candidate& b) { return a.rate < b.rate; });
+  // The cut with the best precision at the target recall; cuts fall between
+  // distinct rates only, so equal rates share one verdict.
+  size_t cut = quiet.size();
+  double best_precision = -1;
+  int64_t tp = 0, fp = 0;
+  for (size_t j = 0; j < quiet.size(); ++j) {
+    const int stays = truths[quiet[j].k].stays_quiet_10m[quiet[j].i];
+    tp += stays == 1;
+    fp += stays == 0;
+    if (j + 1 < quiet.size() && quiet[j + 1].rate == quiet[j].rate) continue;
+    const double precision = Ratio(tp, tp + fp);
+    if (Ratio(tp, positives) >= kHindsightRecall && precision > best_precision) {
+      best_precision = precision;
+      cut = j + 1;
+    }
+  }
+  std::vector<std::vector<bool>> idle(series.size());
+  for (size_t k = 0; k < series.size(); ++k) idle[k].assign(series[k].points.size(), false);
+  for (size_t j = 0; j < cut; ++j) idle[quiet[j].k][quiet[j].i] = true;
+  Tally tally;
+  for (size_t k = 0; k < series.size(); ++k) {
+    for (size_t i = 0; i < series[k].points.size(); ++i) Count(tally, truths[k], i, idle[k][i]);
+  }
+  return Score("hindsight_load_2h", tally);
+}
+
 }  // namespace
 
 IdleEvalReport EvaluateIdle(const std::vector<UtilizationSeries>& series,
@@ -159,6 +227,7 @@ IdleEvalReport EvaluateIdle(const std::vector<UtilizationSeries>& series,
     }
     report.classifiers.push_back(Score(b.name, tally));
   }
+  report.hindsight = Hindsight(series, truths, threshold);
   return report;
 }
 

@@ -30,7 +30,16 @@ struct IdleEvalReport {
   core::Duration median_step{};
   core::Duration max_sample_gap{};     // what the run treated as a gap
   std::vector<IdleScore> classifiers;  // gleaner first, then the baselines
+  // Not a rule anyone could run: it knows each series' load of the hour
+  // before and the hour after the horizon (see EvaluateIdle). How far a
+  // perfect load forecast gets shows how much of the remaining error is
+  // bursts no history can foresee.
+  IdleScore hindsight;
 };
+
+// The recall at which the hindsight bound is read: the idle verdict's
+// target is stated as a precision at this recall.
+inline constexpr double kHindsightRecall = 0.75;
 
 // Called for every sample with gleaner's verdict, in time order per series.
 using VerdictSink =
@@ -42,7 +51,14 @@ using VerdictSink =
 // under the threshold; Run:ai's rule (only exact-zero samples over the last
 // 30 s); dstack's rule (every sample under the threshold for a fixed window,
 // 5 minutes, and 10 minutes as a fourth). The classifier's max_sample_gap is
-// set to three median sample steps of the trace. Pure.
+// set to three median sample steps of the trace.
+//
+// Beside them, the hindsight bound: every sample under the threshold is
+// ranked by its series' rate of bursts (samples at or above the threshold
+// after one under it) over the hour before it and the hour after its
+// 10-minute horizon, the horizon itself left out; the quietest are called
+// idle, down to the rate that gives the best 10-minute precision at recall
+// >= kHindsightRecall. Pure.
 IdleEvalReport EvaluateIdle(const std::vector<UtilizationSeries>& series,
                             observe::IdleConfig config, const VerdictSink& sink = {});
 

@@ -157,6 +157,8 @@ TEST(EvalIdleBinaryTest, ScoresAFileAndWritesVerdicts) {
                           "f1_30m", "idle_time_captured"}) {
     EXPECT_TRUE(doc["classifiers"][0][key].is_number()) << key;
   }
+  EXPECT_EQ(doc["hindsight"]["name"], "hindsight_load_2h");
+  EXPECT_GE(doc["hindsight"]["recall_10m"].get<double>(), 0.75);
   const std::string lines = Slurp(verdicts);
   EXPECT_EQ(lines.rfind("series,timestamp,utilization,state\ngpu-a,0.000,70,busy\n", 0), 0u);
   EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 201);

@@ -88,5 +88,32 @@ TEST(IdleEvalTest, GapsAreNotCoveredWindows) {
   EXPECT_EQ(Find(r, "fixed_window_5m").idle_verdicts, 10);
 }
 
+TEST(IdleEvalTest, HindsightCallsTheCalmestSeriesIdleFirst) {
+  // A flat series and one that bursts every 7 minutes (never 10 quiet).
+  std::vector<double> bursty;
+  for (int i = 0; i < 200; ++i) bursty.push_back(i % 7 == 0 ? 80 : 0);
+  const IdleEvalReport r =
+      EvaluateIdle({Series("flat", std::vector<double>(200, 0.0)), Series("bursty", bursty)}, {});
+  // The flat series alone reaches full recall, precisely: its 200 samples.
+  EXPECT_EQ(r.hindsight.name, "hindsight_load_2h");
+  EXPECT_EQ(r.hindsight.idle_verdicts, 200);
+  EXPECT_DOUBLE_EQ(r.hindsight.precision_10m, 1.0);
+  EXPECT_DOUBLE_EQ(r.hindsight.recall_10m, 1.0);
+  for (const IdleScore& s : r.classifiers) EXPECT_NE(s.name, r.hindsight.name);
+}
+
+TEST(IdleEvalTest, HindsightGoesAsFarAsTheTargetRecallNeeds) {
+  // A short flat series holds under 75 % of the quiet-ahead samples; the
+  // rest are in one that bursts every 30 minutes, so some of its samples,
+  // right and wrong alike, must be called idle too.
+  std::vector<double> sparse;
+  for (int i = 0; i < 600; ++i) sparse.push_back(i % 30 == 0 ? 80 : 0);
+  const IdleEvalReport r =
+      EvaluateIdle({Series("flat", std::vector<double>(60, 0.0)), Series("sparse", sparse)}, {});
+  EXPECT_GE(r.hindsight.recall_10m, kHindsightRecall);
+  EXPECT_LT(r.hindsight.precision_10m, 1.0);
+  EXPECT_GT(r.hindsight.idle_verdicts, 60);
+}
+
 }  // namespace
 }  // namespace gleaner::sim
