@@ -26,7 +26,7 @@ namespace gleaner::cli {
 int Main(int argc, char** argv, const core::Clock& clock,
          const agent::ProcessInspector& inspector) {
   CLI::App app{"gleaner: puts idle GPUs to work", "gleaner"};
-  app.set_version_flag("--version", "gleaner " + std::string(core::kVersion));
+  app.set_version_flag("--version", "gleaner " + core::VersionLine());
   app.require_subcommand(1);
   GpusOptions gpus;
   CLI::App* gpus_cmd = AddGpusCommand(app, gpus);

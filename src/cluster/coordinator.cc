@@ -92,7 +92,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   if (report.protocol < kOldestProtocolVersion || report.protocol > kProtocolVersion) {
     return core::FailedPrecondition(
         "agent " + agent + " speaks protocol " + std::to_string(report.protocol) +
-        "; this coordinator (gleaner " + std::string(core::kVersion) + ") speaks " +
+        "; this coordinator (gleaner " + std::string(core::Version()) + ") speaks " +
         std::to_string(kOldestProtocolVersion) + " to " + std::to_string(kProtocolVersion) + ": " +
         (report.protocol > kProtocolVersion ? "upgrade the coordinators first"
                                             : "upgrade the agent"));

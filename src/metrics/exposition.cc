@@ -69,10 +69,12 @@ void Exposition::HistogramSamples(std::string_view name, const Labels& labels,
 }
 
 void BuildInfo(Exposition& e, std::string_view daemon, int protocol) {
-  e.Family("gleaner_build_info", "gauge",
-           "1, labelled with the release, the agent protocol it speaks and which daemon serves it.");
+  e.Family(
+      "gleaner_build_info", "gauge",
+      "1, labelled with the release, the agent protocol it speaks and which daemon serves it.");
   e.Sample("gleaner_build_info",
-           {{"version", std::string(core::kVersion)},
+           {{"version", std::string(core::Version())},
+            {"commit", std::string(core::BuildCommit())},
             {"protocol", std::to_string(protocol)},
             {"daemon", std::string(daemon)}},
            1);

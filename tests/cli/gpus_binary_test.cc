@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "testing/run_gleaner.h"
@@ -87,6 +88,18 @@ TEST(GpusBinaryTest, NoDriverExitsNonZeroWithAClearMessage) {
   EXPECT_EQ(plain.rc, 3);
   EXPECT_THAT(plain.err, HasSubstr("no NVIDIA driver found"));
   EXPECT_EQ(plain.out, "");
+}
+
+TEST(GpusBinaryTest, VersionNamesTheReleaseAndTheCommitItWasBuiltFrom) {
+  Outcome r = Gleaner("--version");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::smatch m;
+  const std::regex line(R"(gleaner (\d+\.\d+\.\d+) \(commit ([0-9a-f]{12})(-dirty)?\)\n)");
+  ASSERT_TRUE(std::regex_match(r.out, m, line)) << r.out;
+  // The commit is one of this checkout's (CI builds from a clone).
+  Outcome git = testing::RunBinary(
+      "git", "-C " + std::string(GLEANER_SOURCE_DIR) + " cat-file -e " + m[2].str() + "^{commit}");
+  EXPECT_EQ(git.rc, 0) << m[2] << " is not a commit of " << GLEANER_SOURCE_DIR;
 }
 
 TEST(GpusBinaryTest, UsageErrors) {
