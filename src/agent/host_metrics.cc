@@ -1,5 +1,7 @@
 #include "agent/host_metrics.h"
 
+#include <tuple>
+
 #include "cluster/agent_protocol.h"
 #include "metrics/exposition.h"
 
@@ -109,6 +111,57 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
           [](const gpu::GpuSnapshot& s) -> std::optional<double> {
             if (!s.temperature_c.has_value()) return std::nullopt;
             return static_cast<double>(s.temperature_c.value());
+          });
+
+  // The driver's error counters (docs/metrics.md, GPU health).
+  const auto count_of = [](const auto gpu::GpuErrors::*field) {
+    return [field](const gpu::GpuSnapshot& s) -> std::optional<double> {
+      const auto& r = s.errors.*field;
+      if (!r.has_value()) return std::nullopt;
+      return static_cast<double>(r.value());
+    };
+  };
+  e.Family("gleaner_gpu_ecc_errors", "gauge",
+           "ECC errors in device memory, by type (corrected, uncorrected) and counter (volatile: "
+           "since the driver loaded; aggregate: over the GPU's life).");
+  for (const Gpu& g : gpus) {
+    const gpu::GpuErrors& x = g.snapshot->errors;
+    for (auto [type, counter, count] :
+         {std::tuple{"corrected", "volatile", &x.ecc_corrected_volatile},
+          std::tuple{"uncorrected", "volatile", &x.ecc_uncorrected_volatile},
+          std::tuple{"corrected", "aggregate", &x.ecc_corrected_aggregate},
+          std::tuple{"uncorrected", "aggregate", &x.ecc_uncorrected_aggregate}}) {
+      if (!count->has_value()) continue;
+      Labels l = g.labels;
+      l.emplace_back("type", type);
+      l.emplace_back("counter", counter);
+      e.Sample("gleaner_gpu_ecc_errors", l, static_cast<double>(count->value()));
+    }
+  }
+  reading("gleaner_gpu_pcie_replays", "gauge",
+          "PCIe link retransmissions since the driver loaded: a rising count is a bad slot or "
+          "riser.",
+          count_of(&gpu::GpuErrors::pcie_replays));
+  reading("gleaner_gpu_remapped_rows", "gauge",
+          "Memory rows remapped for uncorrected ECC errors (Ampere and later).",
+          count_of(&gpu::GpuErrors::remapped_rows_uncorrected));
+  reading("gleaner_gpu_xid_errors", "gauge",
+          "Critical Xid events the driver reported since gleaner attached.",
+          count_of(&gpu::GpuErrors::xid_count));
+  reading("gleaner_gpu_last_xid", "gauge",
+          "The newest critical Xid since gleaner attached (0: none).",
+          count_of(&gpu::GpuErrors::last_xid));
+  reading("gleaner_gpu_hardware_slowdown", "gauge",
+          "1 while the hardware holds the clocks down (slowdown, thermal, power brake).",
+          [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+            const auto& r = s.errors.clock_event_reasons;
+            if (!r.has_value()) return std::nullopt;
+            return (r.value() & gpu::kHardwareSlowdownReasons) != 0 ? 1 : 0;
+          });
+  reading("gleaner_gpu_faulty", "gauge",
+          "1 when the driver's errors make the GPU faulty: it is unhealthy and never lent.",
+          [](const gpu::GpuSnapshot& s) -> std::optional<double> {
+            return s.health == gpu::GpuHealth::kFaulty ? 1 : 0;
           });
 
   e.Family("gleaner_gpu_state", "gauge",
@@ -296,6 +349,33 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
                    if (!s.temperature_c.has_value()) return std::nullopt;
                    return static_cast<double>(s.temperature_c.value());
                  });
+    dcgm_reading("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.",
+                 count_of(&gpu::GpuErrors::last_xid));
+    dcgm_reading("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "Total number of PCIe retries.",
+                 count_of(&gpu::GpuErrors::pcie_replays));
+    dcgm_reading("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "Total number of single-bit volatile ECC errors.",
+                 count_of(&gpu::GpuErrors::ecc_corrected_volatile));
+    dcgm_reading("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Total number of double-bit volatile ECC errors.",
+                 count_of(&gpu::GpuErrors::ecc_uncorrected_volatile));
+    dcgm_reading("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
+                 "Total number of single-bit persistent ECC errors.",
+                 count_of(&gpu::GpuErrors::ecc_corrected_aggregate));
+    dcgm_reading("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+                 "Total number of double-bit persistent ECC errors.",
+                 count_of(&gpu::GpuErrors::ecc_uncorrected_aggregate));
+    dcgm_reading("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+                 "Number of remapped rows for correctable errors.",
+                 count_of(&gpu::GpuErrors::remapped_rows_corrected));
+    dcgm_reading("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+                 "Number of remapped rows for uncorrectable errors.",
+                 count_of(&gpu::GpuErrors::remapped_rows_uncorrected));
+    dcgm_reading("DCGM_FI_DEV_ROW_REMAP_FAILURE", "Whether remapping of rows has failed.",
+                 count_of(&gpu::GpuErrors::remap_failed));
+    dcgm_reading("DCGM_FI_DEV_RETIRED_PENDING",
+                 "Whether a page retirement is pending (1) or not (0).",
+                 count_of(&gpu::GpuErrors::retirement_pending));
+    dcgm_reading("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "Current clock throttle reasons (bitmask).",
+                 count_of(&gpu::GpuErrors::clock_event_reasons));
   }
   return e.text();
 }

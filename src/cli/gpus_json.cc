@@ -44,6 +44,29 @@ json ProcessJson(const ProcessView& pv) {
   return j;
 }
 
+// The driver's error counters, each null with its reason where unreadable
+// (consumer boards have no ECC, pre-Ampere GPUs no row remapping).
+json ErrorsJson(const gpu::GpuErrors& e) {
+  json j;
+  j["unavailable"] = json::object();
+  Put(j, "ecc_corrected_volatile", e.ecc_corrected_volatile);
+  Put(j, "ecc_uncorrected_volatile", e.ecc_uncorrected_volatile);
+  Put(j, "ecc_corrected_aggregate", e.ecc_corrected_aggregate);
+  Put(j, "ecc_uncorrected_aggregate", e.ecc_uncorrected_aggregate);
+  Put(j, "pcie_replays", e.pcie_replays);
+  Put(j, "retirement_pending", e.retirement_pending);
+  Put(j, "remapped_rows_corrected", e.remapped_rows_corrected);
+  Put(j, "remapped_rows_uncorrected", e.remapped_rows_uncorrected);
+  Put(j, "remap_pending", e.remap_pending);
+  Put(j, "remap_failed", e.remap_failed);
+  Put(j, "clock_event_reasons", e.clock_event_reasons);
+  Put(j, "hardware_slowdown", e.clock_event_reasons,
+      [](uint64_t r) { return (r & gpu::kHardwareSlowdownReasons) != 0; });
+  Put(j, "last_xid", e.last_xid);
+  Put(j, "xid_count", e.xid_count);
+  return j;
+}
+
 json Text(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 json GpuJson(const GpuView& gv, const HostView& view) {
@@ -72,6 +95,7 @@ json GpuJson(const GpuView& gv, const HostView& view) {
     j["processes"] = nullptr;
     j["unavailable"]["processes"] = gpu::UnreadableName(s.processes.why());
   }
+  j["errors"] = ErrorsJson(s.errors);
   j["verdict"] = gv.verdict ? observe::VerdictToJson(*gv.verdict) : json(nullptr);
   if (view.slurm) {
     const slurm::JobOnHost* holder = slurm::HolderOf(view.slurm_jobs, s.index);

@@ -20,6 +20,35 @@ Reading<T> Read(const ScenarioGpuState& state, ScenarioField field, T value, boo
   return Reading<T>::Of(std::move(value));
 }
 
+// The frame's error counters, each failing as its NVML call would.
+void ReadErrors(const ScenarioGpuState& state, GpuErrors& out, bool* lost) {
+  const ScenarioErrors& e = state.frame().errors;
+  out.ecc_corrected_volatile = Read(state, ScenarioField::kEcc, e.ecc_corrected_volatile, lost);
+  out.ecc_uncorrected_volatile = Read(state, ScenarioField::kEcc, e.ecc_uncorrected_volatile, lost);
+  out.ecc_corrected_aggregate = Read(state, ScenarioField::kEcc, e.ecc_corrected_aggregate, lost);
+  out.ecc_uncorrected_aggregate =
+      Read(state, ScenarioField::kEcc, e.ecc_uncorrected_aggregate, lost);
+  out.pcie_replays = Read(state, ScenarioField::kPcieReplays, e.pcie_replays, lost);
+  out.retirement_pending = Read(state, ScenarioField::kRetiredPages, e.retirement_pending, lost);
+  out.remapped_rows_corrected =
+      Read(state, ScenarioField::kRemappedRows, e.remapped_rows_corrected, lost);
+  out.remapped_rows_uncorrected =
+      Read(state, ScenarioField::kRemappedRows, e.remapped_rows_uncorrected, lost);
+  out.remap_pending = Read(state, ScenarioField::kRemappedRows, e.remap_pending, lost);
+  out.remap_failed = Read(state, ScenarioField::kRemappedRows, e.remap_failed, lost);
+  out.clock_event_reasons = Read(state, ScenarioField::kClockEvents, e.clock_event_reasons, lost);
+  // Xids were delivered before: a GPU lost since still shows them (Xid 79
+  // is how most GPUs are lost).
+  const ScenarioGpuState::Xids xids = state.XidsSoFar();
+  if (state.lost()) {
+    out.last_xid = Reading<uint32_t>::Of(xids.last);
+    out.xid_count = Reading<uint32_t>::Of(xids.count);
+  } else {
+    out.last_xid = Read(state, ScenarioField::kXidEvents, xids.last, lost);
+    out.xid_count = Read(state, ScenarioField::kXidEvents, xids.count, lost);
+  }
+}
+
 // NVML reports power in whole milliwatts; round the same way.
 double WholeMilliwatts(double watts) { return std::round(watts * 1000) / 1000; }
 
@@ -104,10 +133,12 @@ std::vector<GpuSnapshot> FakeBackend::SnapshotAt(double t) const {
     std::sort(processes.begin(), processes.end(),
               [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
     s.processes = Read(state, ScenarioField::kProcesses, std::move(processes), &lost);
+    ReadErrors(state, s.errors, &lost);
     if (lost) {
       s.health = GpuHealth::kLost;
       s.health_detail = "GPU_IS_LOST";
     }
+    JudgeErrors(s);
     out.push_back(std::move(s));
   }
   return out;

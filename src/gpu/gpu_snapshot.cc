@@ -1,5 +1,8 @@
 #include "gpu/gpu_snapshot.h"
 
+#include <string>
+#include <vector>
+
 namespace gleaner::gpu {
 
 std::string_view UnreadableName(Unreadable why) {
@@ -26,8 +29,44 @@ std::string_view GpuHealthName(GpuHealth health) {
       return "lost";
     case GpuHealth::kError:
       return "error";
+    case GpuHealth::kFaulty:
+      return "faulty";
   }
   return "error";
+}
+
+bool IsApplicationXid(uint32_t xid) {
+  return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68;
+}
+
+void JudgeErrors(GpuSnapshot& s) {
+  if (s.health != GpuHealth::kOk) return;
+  const GpuErrors& e = s.errors;
+  std::vector<std::string> faults;
+  if (const uint64_t n = e.ecc_uncorrected_volatile.value_or(0); n > 0) {
+    faults.push_back(std::to_string(n) +
+                     " uncorrected ECC error(s) since the driver loaded: drain it and reset the "
+                     "GPU (nvidia-smi -r)");
+  }
+  if (e.remap_failed.value_or(false)) {
+    faults.push_back("a memory row remap failed: the GPU needs replacing");
+  } else if (e.remap_pending.value_or(false)) {
+    faults.push_back("a memory row remap is pending: reset the GPU to apply it");
+  }
+  if (e.retirement_pending.value_or(false)) {
+    faults.push_back("a memory page retirement is pending: reset the GPU to apply it");
+  }
+  if (const uint32_t xid = e.last_xid.value_or(0); xid != 0 && !IsApplicationXid(xid)) {
+    faults.push_back("the driver reported Xid " + std::to_string(xid) +
+                     " (see NVIDIA's Xid catalogue): check the kernel log, reset the GPU and "
+                     "restart gleaner");
+  }
+  if (faults.empty()) return;
+  s.health = GpuHealth::kFaulty;
+  s.health_detail.clear();
+  for (const std::string& f : faults) {
+    s.health_detail += (s.health_detail.empty() ? "" : "; ") + f;
+  }
 }
 
 void FailAllReadings(GpuSnapshot& s, Unreadable why, const std::string& detail) {
@@ -37,6 +76,12 @@ void FailAllReadings(GpuSnapshot& s, Unreadable why, const std::string& detail) 
   s.temperature_c = Reading<int32_t>::Fail(why, detail);
   s.power_draw_w = s.power_limit_w = Reading<double>::Fail(why, detail);
   s.processes = Reading<std::vector<GpuProcess>>::Fail(why, detail);
+  GpuErrors& e = s.errors;
+  e.ecc_corrected_volatile = e.ecc_uncorrected_volatile = e.ecc_corrected_aggregate =
+      e.ecc_uncorrected_aggregate = e.clock_event_reasons = Reading<uint64_t>::Fail(why, detail);
+  e.pcie_replays = e.remapped_rows_corrected = e.remapped_rows_uncorrected = e.last_xid =
+      e.xid_count = Reading<uint32_t>::Fail(why, detail);
+  e.retirement_pending = e.remap_pending = e.remap_failed = Reading<bool>::Fail(why, detail);
 }
 
 std::string_view PcieLevelName(PcieLevel level) {

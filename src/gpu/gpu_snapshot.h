@@ -16,6 +16,8 @@ enum class GpuHealth {
   kNoPermission,  // enumerated but not accessible to this process: unmanaged
   kLost,          // fell off the bus (XID 79); stays lost until reset or reboot
   kError,         // the driver could not attach to it; see health_detail
+  kFaulty,        // attached, but its error counters or Xid events say it is
+                  // failing (see JudgeErrors); health_detail says which
 };
 
 std::string_view GpuHealthName(GpuHealth health);
@@ -40,6 +42,48 @@ struct GpuProcess {
   bool operator==(const GpuProcess&) const = default;
 };
 
+// What the driver counts of a GPU's hardware errors, and why its clocks are
+// held down: what tells a failing GPU from a healthy one before it falls off
+// the bus (the fields dcgm-exporter users watch).
+struct GpuErrors {
+  // ECC errors in device memory: "volatile" since the driver loaded,
+  // "aggregate" over the GPU's life. Corrected ones are a warning;
+  // uncorrected ones corrupted data.
+  Reading<uint64_t> ecc_corrected_volatile;
+  Reading<uint64_t> ecc_uncorrected_volatile;
+  Reading<uint64_t> ecc_corrected_aggregate;
+  Reading<uint64_t> ecc_uncorrected_aggregate;
+  // PCIe link retransmissions since the driver loaded: a bad riser or slot.
+  Reading<uint32_t> pcie_replays;
+  // Pre-Ampere: a page retired for ECC errors takes effect at the next reset.
+  Reading<bool> retirement_pending;
+  // Ampere and later: rows of memory remapped for ECC errors; a pending
+  // remap takes effect at the next reset, a failed one means the GPU needs
+  // replacing.
+  Reading<uint32_t> remapped_rows_corrected;
+  Reading<uint32_t> remapped_rows_uncorrected;
+  Reading<bool> remap_pending;
+  Reading<bool> remap_failed;
+  // NVML's clock event (throttle) reasons bitmask: 0x8 hardware slowdown,
+  // 0x40 hardware thermal slowdown, 0x80 power brake, and benign ones.
+  Reading<uint64_t> clock_event_reasons;
+  // The newest critical Xid the driver reported since gleaner attached, and
+  // how many; 0 and 0 when none.
+  Reading<uint32_t> last_xid;
+  Reading<uint32_t> xid_count;
+
+  bool operator==(const GpuErrors&) const = default;
+};
+
+// NVML's clock event reasons that mean the hardware itself slowed the GPU.
+inline constexpr uint64_t kHardwareSlowdownReasons = 0x8 | 0x40 | 0x80;
+
+// Xids that an application's own bug raises (NVIDIA's device plugin skips
+// the same): 13 graphics engine exception, 31 memory page fault, 43 GPU
+// stopped processing, 45 preemptive cleanup, 68 video processor exception.
+// Any other critical Xid makes a GPU faulty.
+bool IsApplicationXid(uint32_t xid);
+
 // Everything read from one GPU in one pass. Units are in the names.
 struct GpuSnapshot {
   uint32_t index = 0;  // the driver's enumeration order; NOT stable across reboots
@@ -58,9 +102,19 @@ struct GpuSnapshot {
   Reading<double> power_limit_w;
   Reading<uint32_t> sm_clock_mhz;
   Reading<std::vector<GpuProcess>> processes;  // compute and graphics, merged by pid
+  GpuErrors errors;
 
   bool operator==(const GpuSnapshot&) const = default;
 };
+
+// Makes an attached, otherwise healthy GPU kFaulty when its errors say it
+// is failing, with every reason and what to do in health_detail: an
+// uncorrected ECC error since the driver loaded, a pending page retirement
+// or row remap, a failed row remap, or a critical Xid that is not an
+// application's. Warnings (corrected errors, PCIe replays, slowdowns) leave
+// it healthy: they are in the readings for alerts and dashboards. Both
+// backends call it after reading, so the fake and the real driver agree.
+void JudgeErrors(GpuSnapshot& s);
 
 // How the PCIe path between two GPUs looks, nearest first (NVML's
 // nvmlGpuTopologyLevel_t, renamed for readers).

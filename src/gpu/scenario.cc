@@ -33,6 +33,12 @@ const std::map<std::string, ScenarioField>& FieldNames() {
       {"power_limit", ScenarioField::kPowerLimit},
       {"sm_clock", ScenarioField::kSmClock},
       {"processes", ScenarioField::kProcesses},
+      {"ecc", ScenarioField::kEcc},
+      {"pcie_replays", ScenarioField::kPcieReplays},
+      {"retired_pages", ScenarioField::kRetiredPages},
+      {"remapped_rows", ScenarioField::kRemappedRows},
+      {"clock_events", ScenarioField::kClockEvents},
+      {"xid_events", ScenarioField::kXidEvents},
   };
   return kNames;
 }
@@ -141,6 +147,15 @@ class Reader {
       return Error(at, "too long: at most " + std::to_string(max_chars) + " characters");
     }
     return v.get<std::string>();
+  }
+
+  Result<bool> Bool(const json& object, const std::string& pointer, const char* key,
+                    bool fallback) const {
+    if (!object.contains(key)) return fallback;
+    const json& v = object.at(key);
+    if (!v.is_boolean())
+      return Error(pointer + "/" + key, "expected true or false, got " + Kind(v));
+    return v.get<bool>();
   }
 
   template <typename Map>
@@ -255,14 +270,48 @@ Result<ScenarioProcess> ReadProcess(const Reader& r, const json& v, const std::s
   return p;
 }
 
+// Reads a frame's "errors"; counters it omits keep the values of `previous`.
+Result<ScenarioErrors> ReadErrors(const Reader& r, const json& v, const std::string& at,
+                                  ScenarioErrors e) {
+  GLEANER_RETURN_IF_ERROR(r.CheckKeys(
+      v, at,
+      {"ecc_corrected_volatile", "ecc_uncorrected_volatile", "ecc_corrected_aggregate",
+       "ecc_uncorrected_aggregate", "pcie_replays", "retirement_pending", "remapped_rows_corrected",
+       "remapped_rows_uncorrected", "remap_pending", "remap_failed", "clock_event_reasons"}));
+  constexpr double kMax = 4294967295.0;
+  for (auto [key, field] : {std::pair{"ecc_corrected_volatile", &e.ecc_corrected_volatile},
+                            std::pair{"ecc_uncorrected_volatile", &e.ecc_uncorrected_volatile},
+                            std::pair{"ecc_corrected_aggregate", &e.ecc_corrected_aggregate},
+                            std::pair{"ecc_uncorrected_aggregate", &e.ecc_uncorrected_aggregate},
+                            std::pair{"clock_event_reasons", &e.clock_event_reasons}}) {
+    GLEANER_ASSIGN_OR_RETURN(*field, r.Unsigned(v, at, key, kMax, static_cast<uint32_t>(*field)));
+  }
+  for (auto [key, field] : {std::pair{"pcie_replays", &e.pcie_replays},
+                            std::pair{"remapped_rows_corrected", &e.remapped_rows_corrected},
+                            std::pair{"remapped_rows_uncorrected", &e.remapped_rows_uncorrected}}) {
+    GLEANER_ASSIGN_OR_RETURN(*field, r.Unsigned(v, at, key, kMax, *field));
+  }
+  for (auto [key, field] :
+       {std::pair{"retirement_pending", &e.retirement_pending},
+        std::pair{"remap_pending", &e.remap_pending}, std::pair{"remap_failed", &e.remap_failed}}) {
+    GLEANER_ASSIGN_OR_RETURN(*field, r.Bool(v, at, key, *field));
+  }
+  return e;
+}
+
 // Reads one frame; fields it omits keep the values of `previous`.
 Result<ScenarioFrame> ReadFrame(const Reader& r, const json& v, const std::string& at,
                                 const ScenarioFrame& previous, const ScenarioGpu& gpu) {
   GLEANER_RETURN_IF_ERROR(
       r.CheckKeys(v, at,
                   {"at_s", "utilization_gpu_pct", "utilization_memory_pct", "memory_used_mib",
-                   "temperature_c", "power_draw_w", "sm_clock_mhz", "processes"}));
+                   "temperature_c", "power_draw_w", "sm_clock_mhz", "processes", "errors", "xid"}));
   ScenarioFrame f = previous;
+  f.xid = 0;  // an event, not a state: only where a frame says so
+  GLEANER_ASSIGN_OR_RETURN(f.xid, r.Unsigned(v, at, "xid", 65535, 0));
+  if (v.contains("errors")) {
+    GLEANER_ASSIGN_OR_RETURN(f.errors, ReadErrors(r, v.at("errors"), at + "/errors", f.errors));
+  }
   GLEANER_ASSIGN_OR_RETURN(f.at_s, r.Number(v, at, "at_s", 0, 1e9, std::nullopt));
   GLEANER_ASSIGN_OR_RETURN(f.utilization_gpu_pct,
                            r.Unsigned(v, at, "utilization_gpu_pct", 100, f.utilization_gpu_pct));
@@ -460,6 +509,16 @@ std::optional<ScenarioError> ScenarioGpuState::ErrorFor(ScenarioField field) con
     if (f.fields.contains(field) && t_s_ >= f.from_s && t_s_ < f.to_s) return f.error;
   }
   return std::nullopt;
+}
+
+ScenarioGpuState::Xids ScenarioGpuState::XidsSoFar() const {
+  Xids xids;
+  for (const ScenarioFrame* f = gpu_->timeline.data(); f <= frame_; ++f) {
+    if (f->xid == 0) continue;
+    xids.last = f->xid;
+    ++xids.count;
+  }
+  return xids;
 }
 
 ScenarioGpuState GpuStateAt(const Scenario& scenario, size_t index, double t_s) {

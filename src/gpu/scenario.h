@@ -40,6 +40,28 @@ enum class ScenarioField {
   kPowerLimit,
   kSmClock,
   kProcesses,
+  kEcc,  // the four ECC counters
+  kPcieReplays,
+  kRetiredPages,  // the pending retirement (pre-Ampere)
+  kRemappedRows,  // the row remap counts and flags (Ampere and later)
+  kClockEvents,
+  kXidEvents,  // the driver's event set: no Xid events at all
+};
+
+// A GPU's error counters in one frame (GpuErrors, as the driver would
+// report them).
+struct ScenarioErrors {
+  uint64_t ecc_corrected_volatile = 0;
+  uint64_t ecc_uncorrected_volatile = 0;
+  uint64_t ecc_corrected_aggregate = 0;
+  uint64_t ecc_uncorrected_aggregate = 0;
+  uint32_t pcie_replays = 0;
+  bool retirement_pending = false;
+  uint32_t remapped_rows_corrected = 0;
+  uint32_t remapped_rows_uncorrected = 0;
+  bool remap_pending = false;
+  bool remap_failed = false;
+  uint64_t clock_event_reasons = 0;
 };
 
 struct ScenarioProcess {
@@ -71,6 +93,10 @@ struct ScenarioFrame {
   double power_draw_w = 60;
   uint32_t sm_clock_mhz = 345;
   std::vector<ScenarioProcess> processes;
+  ScenarioErrors errors;
+  // A critical Xid event the driver raises as this frame starts (0: none).
+  // Unlike the other fields it is not carried into later frames.
+  uint32_t xid = 0;
 };
 
 // A field failing with `error` during [from_s, to_s).
@@ -127,6 +153,13 @@ class ScenarioGpuState {
   const ScenarioGpu& gpu() const { return *gpu_; }
   const ScenarioFrame& frame() const { return *frame_; }
   bool lost() const { return gpu_->lost_at_s && t_s_ >= *gpu_->lost_at_s; }
+  // The Xid events raised so far: by the frames from the timeline's start
+  // to this one (in a periodic scenario, this period's).
+  struct Xids {
+    uint32_t last = 0;
+    uint32_t count = 0;
+  };
+  Xids XidsSoFar() const;
   // The error reading `field` gives now, if any; loss beats everything.
   std::optional<ScenarioError> ErrorFor(ScenarioField field) const;
 

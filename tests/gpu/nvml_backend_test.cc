@@ -217,6 +217,54 @@ TEST_P(NvmlVariantTest, TransientFaultsAffectOnlyTheirFieldsAndWindow) {
   EXPECT_TRUE(after.processes.has_value());
 }
 
+// Health faults injected through the fake driver: counters read, Xid
+// events delivered once and kept, and the GPU judged faulty with the reason.
+TEST_P(NvmlVariantTest, ErrorCountersAndXidEventsMakeAGpuFaulty) {
+  FakeNvml fake(GetParam(), R"({"gpus": [
+    {"name": "ecc", "memory_total_mib": 1000,
+     "timeline": [{"at_s": 0, "errors": {"ecc_corrected_volatile": 5}},
+                  {"at_s": 20, "errors": {"ecc_uncorrected_volatile": 2,
+                                          "ecc_uncorrected_aggregate": 3}}]},
+    {"name": "xid", "memory_total_mib": 1000,
+     "timeline": [{"at_s": 0}, {"at_s": 10, "xid": 48}, {"at_s": 15}]},
+    {"name": "warned", "memory_total_mib": 1000,
+     "timeline": [{"at_s": 0, "xid": 13, "errors": {"pcie_replays": 7,
+                   "clock_event_reasons": 64, "remapped_rows_corrected": 1}}]},
+    {"name": "remap", "memory_total_mib": 1000, "unsupported": ["ecc", "xid_events"],
+     "timeline": [{"at_s": 0, "errors": {"remap_pending": true}}]}]})");
+  auto backend = fake.Open();
+  ASSERT_TRUE(backend.ok());
+  fake.SetTime(5);
+  std::vector<GpuSnapshot> early = *(*backend)->Snapshot();
+  EXPECT_EQ(early[0].health, GpuHealth::kOk);  // corrected errors only warn
+  EXPECT_EQ(early[0].errors.ecc_corrected_volatile.value(), 5u);
+  EXPECT_EQ(early[1].health, GpuHealth::kOk);
+  EXPECT_EQ(early[1].errors.xid_count.value(), 0u);
+  EXPECT_EQ(early[2].health, GpuHealth::kOk);  // an application's Xid, and warnings
+  EXPECT_EQ(early[2].errors.last_xid.value(), 13u);
+  EXPECT_EQ(early[2].errors.pcie_replays.value(), 7u);
+  EXPECT_EQ(early[2].errors.clock_event_reasons.value(), 64u);
+  EXPECT_EQ(early[3].health, GpuHealth::kFaulty);
+  EXPECT_THAT(early[3].health_detail, HasSubstr("row remap is pending: reset the GPU"));
+  EXPECT_EQ(early[3].errors.ecc_uncorrected_volatile.why(), Unreadable::kNotSupported);
+  EXPECT_EQ(early[3].errors.last_xid.why(), Unreadable::kNotSupported);
+
+  fake.SetTime(12);
+  std::vector<GpuSnapshot> xid = *(*backend)->Snapshot();
+  EXPECT_EQ(xid[1].health, GpuHealth::kFaulty);
+  EXPECT_THAT(xid[1].health_detail, HasSubstr("Xid 48"));
+  // Delivered once, kept after its frame has passed.
+  fake.SetTime(30);
+  std::vector<GpuSnapshot> late = *(*backend)->Snapshot();
+  EXPECT_EQ(late[1].errors.last_xid.value(), 48u);
+  EXPECT_EQ(late[1].errors.xid_count.value(), 1u);
+  EXPECT_EQ(late[1].health, GpuHealth::kFaulty);
+  EXPECT_EQ(late[0].health, GpuHealth::kFaulty);
+  EXPECT_THAT(late[0].health_detail,
+              HasSubstr("2 uncorrected ECC error(s) since the driver loaded"));
+  EXPECT_EQ(late[0].errors.ecc_uncorrected_aggregate.value(), 3u);
+}
+
 TEST_P(NvmlVariantTest, ManyProcessesGrowTheBuffer) {
   std::string procs;
   for (int i = 1; i <= 150; ++i) {

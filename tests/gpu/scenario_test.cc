@@ -84,6 +84,24 @@ TEST(ScenarioTest, FaultsUnsupportedAndLoss) {
   EXPECT_TRUE(GpuStateAt(*s, 1, 101).lost());
 }
 
+TEST(ScenarioTest, ErrorsCarryOverButAnXidHappensOnce) {
+  auto s = ParseScenario(R"({"gpus": [{"name": "x", "memory_total_mib": 10, "timeline": [
+      {"at_s": 0, "errors": {"pcie_replays": 3}},
+      {"at_s": 10, "xid": 79, "errors": {"remap_failed": true}},
+      {"at_s": 20, "xid": 48},
+      {"at_s": 30}]}]})",
+                         "t");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const ScenarioGpuState at25 = GpuStateAt(*s, 0, 25);
+  EXPECT_EQ(at25.frame().errors.pcie_replays, 3u);
+  EXPECT_TRUE(at25.frame().errors.remap_failed);
+  EXPECT_EQ(at25.frame().xid, 48u);
+  EXPECT_EQ(GpuStateAt(*s, 0, 35).frame().xid, 0u);
+  EXPECT_EQ(GpuStateAt(*s, 0, 35).XidsSoFar().last, 48u);
+  EXPECT_EQ(GpuStateAt(*s, 0, 35).XidsSoFar().count, 2u);
+  EXPECT_EQ(GpuStateAt(*s, 0, 5).XidsSoFar().count, 0u);
+}
+
 TEST(ScenarioTest, Topology) {
   auto s = ParseScenario(kTwoGpus, "two.json");
   ASSERT_TRUE(s.ok());
@@ -204,6 +222,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
                     " \"faults\": [{\"fields\": [\"power\"], \"error\": \"DRIVER_NOT_LOADED\"}]}]}",
                     "faults[0].error: unknown value \"DRIVER_NOT_LOADED\""},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
+                    " \"timeline\": [{\"at_s\": 0, \"errors\": {\"ecc\": 1}}]}]}",
+                    "timeline[0].errors.ecc: unknown key; expected one of: ecc_corrected_volatile"},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
+                    " \"timeline\": [{\"at_s\": 0, \"errors\": {\"remap_failed\": 1}}]}]}",
+                    "errors.remap_failed: expected true or false, got 1"},
+        BadScenario{"{\"gpus\": [{\"name\": \"x\", \"memory_total_mib\": 10,"
+                    " \"timeline\": [{\"at_s\": 0, \"xid\": -4}]}]}",
+                    "timeline[0].xid: expected a number from 0 to 65535"},
         BadScenario{"[1, 2]", "(document): expected an object, got array"}));
 
 TEST(ScenarioTest, HostileNestingIsAnErrorNotACrash) {

@@ -28,6 +28,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpu/cuda/checkpoint_api.h"
 #include "gpu/cuda/fake_cuda_state.h"
@@ -58,11 +59,21 @@ struct FakeDevice {
   unsigned index;
 };
 
+// An event set: which GPUs registered for Xid events, and how many of each
+// GPU's scenario Xids it has delivered. Every Xid of the scenario so far is
+// delivered, those before the set was created included.
+struct FakeEventSet {
+  bool in_use = false;
+  bool registered[64] = {};
+  uint32_t delivered[64] = {};
+};
+
 struct State {
   std::mutex mu;
   int init_count = 0;
   std::optional<Scenario> scenario;
   FakeDevice devices[64];
+  FakeEventSet event_sets[8];
   std::chrono::steady_clock::time_point start;
   std::optional<double> frozen_time_s;
 };
@@ -529,3 +540,156 @@ EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int i
     return NVML_SUCCESS;
   });
 }
+
+// ---- errors and health ----------------------------------------------------
+
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int type, int counter,
+                                                unsigned long long* count) {
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return WithDevice(device, ScenarioField::kEcc, [&](const ScenarioGpuState& st) {
+    const auto& e = st.frame().errors;
+    const bool corrected = type == NVML_MEMORY_ERROR_TYPE_CORRECTED;
+    if (!corrected && type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED) {
+      return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    if (counter == NVML_VOLATILE_ECC) {
+      *count = corrected ? e.ecc_corrected_volatile : e.ecc_uncorrected_volatile;
+    } else if (counter == NVML_AGGREGATE_ECC) {
+      *count = corrected ? e.ecc_corrected_aggregate : e.ecc_uncorrected_aggregate;
+    } else {
+      return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    return NVML_SUCCESS;
+  });
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned* value) {
+  if (value == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return WithDevice(device, ScenarioField::kPcieReplays, [&](const ScenarioGpuState& st) {
+    *value = st.frame().errors.pcie_replays;
+    return NVML_SUCCESS;
+  });
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, int* pending) {
+  if (pending == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return WithDevice(device, ScenarioField::kRetiredPages, [&](const ScenarioGpuState& st) {
+    *pending = st.frame().errors.retirement_pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+  });
+}
+
+namespace {
+nvmlReturn_t ClockEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  if (reasons == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  return WithDevice(device, ScenarioField::kClockEvents, [&](const ScenarioGpuState& st) {
+    *reasons = st.frame().errors.clock_event_reasons;
+    return NVML_SUCCESS;
+  });
+}
+}  // namespace
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
+                                                              unsigned long long* reasons) {
+  return ClockEventReasons(device, reasons);
+}
+#if FAKE_NVML_HAS_V3
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+                                                           unsigned long long* reasons) {
+  return ClockEventReasons(device, reasons);
+}
+#endif
+
+// Drivers before 450 lack it; every variant exports it so that the
+// variants agree with the in-process fake on every reading.
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned* corrected,
+                                              unsigned* uncorrected, unsigned* pending,
+                                              unsigned* failed) {
+  if (!corrected || !uncorrected || !pending || !failed) return NVML_ERROR_INVALID_ARGUMENT;
+  return WithDevice(device, ScenarioField::kRemappedRows, [&](const ScenarioGpuState& st) {
+    const auto& e = st.frame().errors;
+    *corrected = e.remapped_rows_corrected;
+    *uncorrected = e.remapped_rows_uncorrected;
+    *pending = e.remap_pending ? 1 : 0;
+    *failed = e.remap_failed ? 1 : 0;
+    return NVML_SUCCESS;
+  });
+}
+
+// ---- events ------------------------------------------------------------------
+
+namespace {
+FakeEventSet* ToSet(nvmlEventSet_t set) { return reinterpret_cast<FakeEventSet*>(set); }
+}  // namespace
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  State& s = S();
+  std::lock_guard lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  for (FakeEventSet& e : s.event_sets) {
+    if (e.in_use) continue;
+    e = FakeEventSet{};
+    e.in_use = true;
+    *set = reinterpret_cast<nvmlEventSet_t>(&e);
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_MEMORY;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  State& s = S();
+  std::lock_guard lock(s.mu);
+  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  ToSet(set)->in_use = false;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types,
+                                             nvmlEventSet_t set) {
+  if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (types & ~nvmlEventTypeXidCriticalError) return NVML_ERROR_NOT_SUPPORTED;
+  return WithDevice(device, ScenarioField::kXidEvents, [&](const ScenarioGpuState&) {
+    ToSet(set)->registered[DeviceIndex(device)] = true;
+    return NVML_SUCCESS;
+  });
+}
+
+namespace {
+// The next Xid not yet delivered, at once (a timeout is never waited out:
+// the scenario's clock, not this call, makes events happen).
+nvmlReturn_t EventSetWait(nvmlEventSet_t set, nvmlEventData_t* data, size_t data_size) {
+  State& s = S();
+  std::lock_guard lock(s.mu);
+  if (s.init_count == 0) return NVML_ERROR_UNINITIALIZED;
+  if (set == nullptr || data == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  FakeEventSet& e = *ToSet(set);
+  for (unsigned i = 0; i < s.scenario->gpus.size(); ++i) {
+    if (!e.registered[i]) continue;
+    ScenarioGpuState st = gleaner::gpu::GpuStateAt(*s.scenario, i, NowSeconds(s));
+    if (st.lost()) continue;
+    if (auto error = st.ErrorFor(ScenarioField::kXidEvents)) return ToReturn(*error);
+    std::vector<uint32_t> xids;
+    for (const auto* f = st.gpu().timeline.data(); f <= &st.frame(); ++f) {
+      if (f->xid != 0) xids.push_back(f->xid);
+    }
+    if (e.delivered[i] >= xids.size()) continue;
+    nvmlEventData_t event{};
+    event.device = reinterpret_cast<nvmlDevice_t>(&s.devices[i]);
+    event.eventType = nvmlEventTypeXidCriticalError;
+    event.eventData = xids[e.delivered[i]++];
+    std::memcpy(data, &event, data_size);
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_TIMEOUT;
+}
+}  // namespace
+
+// Before MIG the event had no instance ids: 24 bytes.
+EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t* data, unsigned) {
+  return EventSetWait(set, data, offsetof(nvmlEventData_t, gpuInstanceId));
+}
+#if FAKE_NVML_HAS_V2
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned) {
+  return EventSetWait(set, data, sizeof(nvmlEventData_t));
+}
+#endif

@@ -12,6 +12,7 @@ extern "C" {
 
 using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
+using nvmlEventSet_t = struct nvmlEventSet_st*;
 
 // nvmlReturn_t values.
 inline constexpr nvmlReturn_t NVML_SUCCESS = 0;
@@ -50,6 +51,16 @@ inline constexpr int NVML_CLOCK_SM = 1;
 inline constexpr int NVML_P2P_CAPS_INDEX_NVLINK = 2;
 inline constexpr int NVML_P2P_STATUS_OK = 0;
 inline constexpr int NVML_P2P_STATUS_NOT_SUPPORTED = 5;
+// nvmlMemoryErrorType_t and nvmlEccCounterType_t.
+inline constexpr int NVML_MEMORY_ERROR_TYPE_CORRECTED = 0;
+inline constexpr int NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1;
+inline constexpr int NVML_VOLATILE_ECC = 0;
+inline constexpr int NVML_AGGREGATE_ECC = 1;
+// nvmlEnableState_t.
+inline constexpr int NVML_FEATURE_DISABLED = 0;
+inline constexpr int NVML_FEATURE_ENABLED = 1;
+// Event type bits.
+inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8;
 
 // nvmlGpuTopologyLevel_t.
 inline constexpr int NVML_TOPOLOGY_INTERNAL = 0;
@@ -129,8 +140,19 @@ struct nvmlProcessUtilizationSample_t {
   unsigned int decUtil;
 };
 
+// One event from an event set (nvmlEventSetWait_v2). For an Xid event,
+// `eventData` is the Xid (999: an unknown one).
+struct nvmlEventData_t {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+
 }  // extern "C"
 
+static_assert(sizeof(nvmlEventData_t) == 32 && offsetof(nvmlEventData_t, eventData) == 16);
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlMemory_v2_t) == 40 && offsetof(nvmlMemory_v2_t, used) == 32);
@@ -167,5 +189,14 @@ using ProcessUtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessUtilizati
                                               unsigned int*, unsigned long long);
 using CommonAncestorFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int*);
 using P2PStatusFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int, int*);
+using EccCountFn = nvmlReturn_t (*)(nvmlDevice_t, int, int, unsigned long long*);
+using DeviceU64Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*);
+using EnableStateFn = nvmlReturn_t (*)(nvmlDevice_t, int*);
+using RemappedRowsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*,
+                                        unsigned int*);
+using EventSetCreateFn = nvmlReturn_t (*)(nvmlEventSet_t*);
+using RegisterEventsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+using EventSetWaitFn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t*, unsigned int);
+using EventSetFreeFn = nvmlReturn_t (*)(nvmlEventSet_t);
 
 }  // namespace gleaner::gpu::nvml

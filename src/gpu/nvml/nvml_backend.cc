@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "gpu/nvml/nvml_errors.h"
 
@@ -154,10 +155,53 @@ core::Result<std::unique_ptr<NvmlBackend>> NvmlBackend::Create(const std::string
   std::unique_ptr<NvmlBackend> backend(new NvmlBackend(std::move(lib)));
   backend->ReadDriverInfo();
   GLEANER_RETURN_IF_ERROR(backend->Attach());
+  backend->WatchXids();
   return backend;
 }
 
-NvmlBackend::~NvmlBackend() { lib_->shutdown(); }
+NvmlBackend::~NvmlBackend() {
+  if (xid_events_ != nullptr) lib_->event_set_free(xid_events_);
+  lib_->shutdown();
+}
+
+// One event set for every attached GPU's critical Xids. A GPU that cannot
+// register (consumer boards, some virtualised GPUs) says why in its readings.
+void NvmlBackend::WatchXids() {
+  const bool available = lib_->event_set_create && lib_->register_events && lib_->event_set_wait &&
+                         lib_->event_set_free;
+  nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+  if (available) rc = lib_->event_set_create(&xid_events_);
+  if (rc != NVML_SUCCESS) xid_events_ = nullptr;
+  for (Device& d : devices_) {
+    if (!d.handle) continue;
+    d.xid_error = xid_events_ == nullptr
+                      ? rc
+                      : lib_->register_events(d.handle, nvmlEventTypeXidCriticalError, xid_events_);
+  }
+}
+
+// Takes every event waiting, without blocking; a pass reads at most a few
+// hundred so that a flood of events cannot stall sampling.
+void NvmlBackend::DrainXids() {
+  if (xid_events_ == nullptr) return;
+  for (int i = 0; i < 256; ++i) {
+    nvmlEventData_t event{};
+    const nvmlReturn_t rc = lib_->event_set_wait(xid_events_, &event, 0);
+    if (rc == NVML_ERROR_TIMEOUT) return;
+    if (rc != NVML_SUCCESS) {
+      for (Device& d : devices_) {
+        if (d.xid_error == NVML_SUCCESS) d.xid_error = rc;
+      }
+      return;
+    }
+    if (event.eventType != nvmlEventTypeXidCriticalError) continue;
+    for (Device& d : devices_) {
+      if (d.handle != event.device) continue;
+      d.last_xid = static_cast<uint32_t>(std::min<unsigned long long>(event.eventData, 0xffffffff));
+      ++d.xid_count;
+    }
+  }
+}
 
 void NvmlBackend::ReadDriverInfo() {
   driver_.source = "nvml";
@@ -219,6 +263,7 @@ core::Status NvmlBackend::Attach() {
 }
 
 core::Result<std::vector<GpuSnapshot>> NvmlBackend::Snapshot() {
+  DrainXids();
   std::vector<GpuSnapshot> out;
   out.reserve(devices_.size());
   for (const Device& d : devices_) out.push_back(Read(d));
@@ -263,11 +308,78 @@ GpuSnapshot NvmlBackend::Read(const Device& d) const {
     ReadProcessUtilization(d, processes, &lost);
     s.processes = Reading<std::vector<GpuProcess>>::Of(std::move(processes));
   }
+  s.errors = ReadErrors(d, &lost);
   if (lost) {
     s.health = GpuHealth::kLost;
     s.health_detail = "GPU_IS_LOST";
   }
+  JudgeErrors(s);
   return s;
+}
+
+GpuErrors NvmlBackend::ReadErrors(const Device& d, bool* lost) const {
+  GpuErrors e;
+  nvmlDevice_t h = d.handle;
+  if (lib_->total_ecc_errors) {
+    for (auto [type, counter, out] :
+         {std::tuple{NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
+                     &e.ecc_corrected_volatile},
+          std::tuple{NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+                     &e.ecc_uncorrected_volatile},
+          std::tuple{NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
+                     &e.ecc_corrected_aggregate},
+          std::tuple{NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+                     &e.ecc_uncorrected_aggregate}}) {
+      unsigned long long count = 0;
+      const nvmlReturn_t rc = lib_->total_ecc_errors(h, type, counter, &count);
+      *out = Field<uint64_t>(rc, count, lost);
+    }
+  } else {
+    e.ecc_corrected_volatile = e.ecc_uncorrected_volatile = e.ecc_corrected_aggregate =
+        e.ecc_uncorrected_aggregate = Missing<uint64_t>("nvmlDeviceGetTotalEccErrors");
+  }
+  if (lib_->pcie_replay_counter) {
+    unsigned replays = 0;
+    const nvmlReturn_t rc = lib_->pcie_replay_counter(h, &replays);
+    e.pcie_replays = Field<uint32_t>(rc, replays, lost);
+  } else {
+    e.pcie_replays = Missing<uint32_t>("nvmlDeviceGetPcieReplayCounter");
+  }
+  if (lib_->retired_pages_pending) {
+    int pending = NVML_FEATURE_DISABLED;
+    const nvmlReturn_t rc = lib_->retired_pages_pending(h, &pending);
+    e.retirement_pending = Field(rc, pending == NVML_FEATURE_ENABLED, lost);
+  } else {
+    e.retirement_pending = Missing<bool>("nvmlDeviceGetRetiredPagesPendingStatus");
+  }
+  if (lib_->remapped_rows) {
+    unsigned corrected = 0, uncorrected = 0, pending = 0, failed = 0;
+    const nvmlReturn_t rc = lib_->remapped_rows(h, &corrected, &uncorrected, &pending, &failed);
+    e.remapped_rows_corrected = Field<uint32_t>(rc, corrected, lost);
+    e.remapped_rows_uncorrected = Field<uint32_t>(rc, uncorrected, lost);
+    e.remap_pending = Field(rc, pending != 0, lost);
+    e.remap_failed = Field(rc, failed != 0, lost);
+  } else {
+    e.remapped_rows_corrected = e.remapped_rows_uncorrected =
+        Missing<uint32_t>("nvmlDeviceGetRemappedRows");
+    e.remap_pending = e.remap_failed = Missing<bool>("nvmlDeviceGetRemappedRows");
+  }
+  if (lib_->clock_event_reasons) {
+    unsigned long long reasons = 0;
+    const nvmlReturn_t rc = lib_->clock_event_reasons(h, &reasons);
+    e.clock_event_reasons = Field<uint64_t>(rc, reasons, lost);
+  } else {
+    e.clock_event_reasons = Missing<uint64_t>("nvmlDeviceGetCurrentClocksEventReasons");
+  }
+  if (d.xid_error == NVML_ERROR_FUNCTION_NOT_FOUND) {
+    e.last_xid = e.xid_count = Missing<uint32_t>("nvmlEventSetCreate");
+  } else {
+    // The event set is shared: its failure says nothing of this GPU's loss.
+    bool unused = false;
+    e.last_xid = Field<uint32_t>(d.xid_error, d.last_xid, &unused);
+    e.xid_count = Field<uint32_t>(d.xid_error, d.xid_count, &unused);
+  }
+  return e;
 }
 
 // The newer call first; the older one where the driver lacks the newer or

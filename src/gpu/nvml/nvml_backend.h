@@ -36,6 +36,12 @@ class NvmlBackend final : public GpuBackend {
     // The newest per-process utilization sample taken (the driver's µs):
     // each pass asks only for what came after it.
     mutable unsigned long long utilization_seen_us = 0;
+    // Critical Xid events the event set delivered since attach: the driver
+    // reports each once, so they are kept here. `xid_error` is the failure
+    // of registering for them or of the last wait, when there was one.
+    uint32_t last_xid = 0;
+    uint32_t xid_count = 0;
+    nvmlReturn_t xid_error = NVML_SUCCESS;
   };
 
   explicit NvmlBackend(std::unique_ptr<nvml::NvmlLibrary> lib) : lib_(std::move(lib)) {}
@@ -48,10 +54,14 @@ class NvmlBackend final : public GpuBackend {
                                                  bool* lost) const;
   void ReadProcessUtilization(const Device& device, std::vector<GpuProcess>& processes,
                               bool* lost) const;
+  void WatchXids();
+  void DrainXids();
+  GpuErrors ReadErrors(const Device& device, bool* lost) const;
 
   std::unique_ptr<nvml::NvmlLibrary> lib_;
   DriverInfo driver_;
   std::vector<Device> devices_;
+  nvmlEventSet_t xid_events_ = nullptr;  // null where the driver has no event sets
 };
 
 }  // namespace gleaner::gpu

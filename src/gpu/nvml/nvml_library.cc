@@ -73,6 +73,19 @@ core::Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& 
   lib->p2p_status = As<P2PStatusFn>(lib->Resolve({"nvmlDeviceGetP2PStatus"}));
   lib->process_utilization =
       As<ProcessUtilizationFn>(lib->Resolve({"nvmlDeviceGetProcessUtilization"}));
+  lib->total_ecc_errors = As<EccCountFn>(lib->Resolve({"nvmlDeviceGetTotalEccErrors"}));
+  lib->pcie_replay_counter = As<DeviceUintFn>(lib->Resolve({"nvmlDeviceGetPcieReplayCounter"}));
+  lib->retired_pages_pending =
+      As<EnableStateFn>(lib->Resolve({"nvmlDeviceGetRetiredPagesPendingStatus"}));
+  lib->remapped_rows = As<RemappedRowsFn>(lib->Resolve({"nvmlDeviceGetRemappedRows"}));
+  // Renamed in CUDA 12.2's NVML; the old name stays exported.
+  lib->clock_event_reasons = As<DeviceU64Fn>(lib->Resolve(
+      {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}));
+  lib->event_set_create = As<EventSetCreateFn>(lib->Resolve({"nvmlEventSetCreate"}));
+  lib->register_events = As<RegisterEventsFn>(lib->Resolve({"nvmlDeviceRegisterEvents"}));
+  lib->event_set_wait =
+      As<EventSetWaitFn>(lib->Resolve({"nvmlEventSetWait_v2", "nvmlEventSetWait"}));
+  lib->event_set_free = As<EventSetFreeFn>(lib->Resolve({"nvmlEventSetFree"}));
 
   // Drivers 535.43-535.86 made `_v3` write 32-byte entries; 535.98 rolled it
   // back and 535.104 re-added `_v3` at 24 bytes together with

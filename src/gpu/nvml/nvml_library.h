@@ -65,6 +65,16 @@ class NvmlLibrary {
   ProcessUtilizationFn process_utilization = nullptr;
   CommonAncestorFn common_ancestor = nullptr;
   P2PStatusFn p2p_status = nullptr;
+  // Errors and health.
+  EccCountFn total_ecc_errors = nullptr;
+  DeviceUintFn pcie_replay_counter = nullptr;
+  EnableStateFn retired_pages_pending = nullptr;
+  RemappedRowsFn remapped_rows = nullptr;
+  DeviceU64Fn clock_event_reasons = nullptr;
+  EventSetCreateFn event_set_create = nullptr;
+  RegisterEventsFn register_events = nullptr;
+  EventSetWaitFn event_set_wait = nullptr;
+  EventSetFreeFn event_set_free = nullptr;
 
   // The symbol chosen for each family, "nvmlInit_v2" and so on: what `gleaner
   // gpus --verbose` and bug reports show.
