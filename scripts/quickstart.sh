@@ -15,8 +15,10 @@ packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-
 # For the tests only, and required, since they must run wherever CI runs:
 # the PostgreSQL store's tests start a throwaway server (initdb, pg_ctl),
 # and a real Prometheus (with promtool) scrapes and lints /metrics; the
-# Slurm tests start a whole Slurm cluster on this host (docs/slurm.md).
-test_packages=(postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge)
+# Slurm tests start a whole Slurm cluster on this host (docs/slurm.md);
+# systemd-analyze checks the units in deploy/systemd (docs/systemd.md).
+test_packages=(postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge
+  systemd)
 # For the tests only, and not required: the browser tests (the reports,
 # the dashboard) skip without Chromium.
 optional_test_packages=(chromium)

@@ -466,7 +466,10 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   waiter->Start();
   {
     StopSignal stop(options.for_s);
+    core::ServiceNotifier& notifier = base->notifier;
+    notifier.Ready("agent " + name + " reporting to " + options.servers);
     sampler.Run(stop.flag(), [&](const agent::HostPass& pass, const core::Status& status) {
+      notifier.Alive();
       if (!status.ok()) log("error: " + status.message());
       watch.Observe(pass, log);
       // Even a pass that read no GPU reaps, keeps the lease and reports.
@@ -474,6 +477,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       parker.Step(pass, node.LentGpus(), log);
     });
   }
+  base->notifier.Stopping();
   waiter->Stop();
   // Jobs outlive the agent; their directory goes only when none is left.
   if (job_cgroups) job_cgroups->RemoveBase().IgnoreError();

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <ostream>
 
 #include "agent/alert_webhook.h"
@@ -281,6 +282,9 @@ std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
                                       int* exit_code) {
   RaiseFileLimit();
   DaemonBase base;
+  // First, while the daemon has one thread: it takes the variables out of
+  // the environment.
+  base.notifier = core::ServiceNotifier::FromEnvironment();
   base.data_dir = DataDir(data_dir_flag);
   base.config_path = ConfigPath(base.data_dir, config_flag);
   // Its rules say who may do what as root: only those who could be root
@@ -309,11 +313,19 @@ std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
 }
 
 cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {
-  return [&out, &mu](const std::string& line) {
+  // Under systemd, journald keeps the time and files each line under the
+  // priority its "<N>" prefix gives.
+  const int fd = &out == &std::cout ? STDOUT_FILENO : &out == &std::cerr ? STDERR_FILENO : -1;
+  const bool journal = fd >= 0 && core::WritesToJournal(fd);
+  return [&out, &mu, journal](const std::string& line) {
     std::lock_guard lock(mu);
     // A line may quote what users wrote (a reason, a token's name): it
     // stays one line, whatever they wrote.
-    out << observe::Rfc3339(core::RealClock().Now()) << " " << core::OneLine(line) << "\n";
+    if (journal) {
+      out << "<" << core::JournalPriority(line) << ">" << core::OneLine(line) << "\n";
+    } else {
+      out << observe::Rfc3339(core::RealClock().Now()) << " " << core::OneLine(line) << "\n";
+    }
     out.flush();
   };
 }

@@ -15,6 +15,7 @@
 #include "cli/config_file.h"
 #include "cluster/log.h"
 #include "core/result.h"
+#include "core/service_notify.h"
 #include "gpu/cuda/cuda_checkpoint.h"
 #include "net/tls.h"
 #include "server/api.h"
@@ -89,6 +90,8 @@ struct DaemonBase {
   std::string data_dir;
   std::string config_path;
   GleanerConfig config;
+  // systemd's Type=notify: ready, watchdog pings, stopping.
+  core::ServiceNotifier notifier;
 };
 
 // The one start-up path of `up`, `monitor`, `agent` and `server`: raises

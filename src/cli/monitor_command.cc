@@ -357,7 +357,11 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   // Only now, with nothing left that can fail: signals and the deadline.
   std::optional<StopSignal> stop(std::in_place, options.for_s);
   bool failed = false;
+  core::ServiceNotifier& notifier = base->notifier;
+  notifier.Ready(std::string(options.up ? "harvesting" : "monitoring") + " " +
+                 source.backend->Driver().source);
   sampler.Run(stop->flag(), [&](const agent::HostPass& pass, const core::Status& status) {
+    notifier.Alive();
     if (policy) {
       if (StopSignal::TakeHangup()) policy->Reload(log);
       if (auto next = policy->TakePending()) {
@@ -409,6 +413,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       latest = pass;
     }
   });
+  notifier.Stopping();
   stop.reset();
   // Jobs outlive the daemon; their directory goes only when none is left.
   if (job_cgroups) job_cgroups->RemoveBase().IgnoreError();

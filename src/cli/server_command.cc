@@ -261,10 +261,13 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   }
 
   StopSignal stop(options.for_s);
+  core::ServiceNotifier& notifier = base->notifier;
+  notifier.Ready("coordinator serving the API");
   bool said_standby = false;
   auto next_hold = std::chrono::steady_clock::now();
   auto next_tick = next_hold;
   while (!stop.stopped()) {
+    notifier.Alive();
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_hold) {
       next_hold = now + kLeasePoll;
@@ -300,6 +303,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     const auto until = current_leader() != nullptr ? std::min(next_hold, next_tick) : next_hold;
     queue_cv.wait_until(lock, until, [&] { return queue_changed; });
   }
+  notifier.Stopping();
   servers.clear();
   log("stopped");
   return kExitOk;

@@ -318,7 +318,9 @@ namespace {
 
 // kill -9 of the daemon mid-job: the job keeps running, and the restarted
 // daemon takes it back instead of running it twice.
-TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
+// Stops the daemon with `signal` while a job runs, starts it again and
+// expects the job taken back, not started anew.
+void ExpectAJobToSurviveTheDaemon(int signal) {
   testing::TempDir dir;
   const std::string data = (dir.path() / "state").string();
   const std::string config =
@@ -349,8 +351,10 @@ TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
   ASSERT_EQ(job["state"], "running") << job.dump();
   const int job_pid = job["pid"].get<int>();
 
-  ASSERT_EQ(kill(daemon, SIGKILL), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_EQ(kill(daemon, signal), 0);
+  for (int i = 0; i < 200 && kill(daemon, 0) == 0; ++i) {  // until a clean stop is done
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_EQ(kill(job_pid, 0), 0) << "the job died with the daemon";
 
   const std::string second_log = (dir.path() / "second.log").string();
@@ -375,6 +379,16 @@ TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
   }
   EXPECT_TRUE(gone) << "the adopted job survived cancel";
   if (!gone) kill(-job_pid, SIGKILL);
+}
+
+TEST(UpBinaryTest, AJobSurvivesKill9OfTheDaemonAndIsTakenBack) {
+  ExpectAJobToSurviveTheDaemon(SIGKILL);
+}
+
+// What `systemctl restart gleaner` does under the unit's KillMode=process:
+// SIGTERM to the daemon alone (deploy/systemd/gleaner.service).
+TEST(UpBinaryTest, AJobSurvivesARestartOfTheServiceAndIsTakenBack) {
+  ExpectAJobToSurviveTheDaemon(SIGTERM);
 }
 
 }  // namespace
