@@ -199,6 +199,34 @@ core::Result<std::string> StoreUri(const std::string& flag, const std::string& f
   return std::string(env != nullptr ? env : "");
 }
 
+namespace {
+constexpr const char* kDataDirFix =
+    "a data directory that only root (or the user gleaner runs as) can change, like "
+    "/var/lib/gleaner (--data-dir)";
+}  // namespace
+
+core::Status CheckDataDir(const std::string& data_dir) {
+  std::error_code ec;
+  const std::filesystem::path canonical = std::filesystem::canonical(data_dir, ec);
+  if (ec) return core::Unavailable("cannot resolve " + data_dir + ": " + ec.message());
+  GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical, "the data directory", kDataDirFix));
+  struct stat st {};
+  const std::filesystem::path logs = canonical / "logs";
+  if (lstat(logs.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      return core::PermissionDenied(logs.string() + " is not a directory (a link?); remove it");
+    }
+    GLEANER_RETURN_IF_ERROR(CheckTrusted(logs, "the data directory", kDataDirFix));
+  }
+  // It records who submitted what, and their tokens' digests.
+  const std::filesystem::path db = canonical / "gleaner.db";
+  if (lstat(db.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    return core::PermissionDenied(db.string() + " can be read by others (mode " +
+                                  Octal(st.st_mode & 07777) + "): chmod 600 " + db.string());
+  }
+  return core::Status::Ok();
+}
+
 core::Status PrepareDataDir(const std::string& data_dir) {
   std::error_code ec;
   const bool created = !std::filesystem::exists(data_dir, ec);
@@ -216,9 +244,7 @@ core::Status PrepareDataDir(const std::string& data_dir) {
   const std::filesystem::path canonical = std::filesystem::canonical(data_dir, ec);
   if (ec)
     return core::Unavailable("cannot resolve the data directory " + data_dir + ": " + ec.message());
-  const std::string fix =
-      "a data directory that only root (or the user gleaner runs as) can change, like "
-      "/var/lib/gleaner (--data-dir)";
+  const std::string fix = kDataDirFix;
   GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical, "the data directory", fix));
   // Job logs live here; the same rule holds for it.
   const std::filesystem::path logs = canonical / "logs";

@@ -60,6 +60,9 @@ core::Result<std::string> StoreUri(const std::string& flag, const std::string& f
 // it) a data directory, or any directory above it, that anyone but root or
 // gleaner's own user could change, since root opens files inside.
 core::Status PrepareDataDir(const std::string& data_dir);
+// The same checks on a data directory that exists, changing nothing
+// (gleaner doctor).
+core::Status CheckDataDir(const std::string& data_dir);
 
 // The store `gleaner up` (or `monitor`) keeps in `data_dir`, opened for a
 // command that reads its history; NotFound (saying what to run) where

@@ -6,6 +6,7 @@
 #include "cli/cluster_commands.h"
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
+#include "cli/doctor_command.h"
 #include "cli/eval_command.h"
 #include "cli/exit_codes.h"
 #include "cli/governance_commands.h"
@@ -77,6 +78,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   CLI::App* report_cmd = AddReportCommand(app, report);
   SlurmJobsOptions slurm_jobs;
   CLI::App* slurm_cmd = AddSlurmCommand(app, slurm_jobs);
+  DoctorOptions doctor;
+  CLI::App* doctor_cmd = AddDoctorCommand(app, doctor);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -86,12 +89,13 @@ int Main(int argc, char** argv, const core::Clock& clock,
   for (std::string* d :
        {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &server.data_dir, &agent_opts.data_dir,
         &profile.data_dir, &job.data_dir, &token.api.data_dir, &cost_advise.data_dir,
-        &cost_report.data_dir, &report.data_dir, &slurm_jobs.data_dir}) {
+        &cost_report.data_dir, &report.data_dir, &slurm_jobs.data_dir, &doctor.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
   job.server = token.api.server = gpus.server = remote.server;
   job.token = token.api.token = gpus.token = remote.token;
   job.tls = token.api.tls = gpus.tls = remote.tls;
+  if (doctor_cmd->parsed()) return RunDoctor(doctor, std::cout, std::cerr);
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
   if (up_cmd->parsed()) return RunMonitor(up, clock, inspector, std::cout, std::cerr);
   if (server_cmd->parsed()) return RunServer(server, clock, std::cout, std::cerr);
