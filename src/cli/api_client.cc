@@ -29,7 +29,7 @@ core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target) {
     GLEANER_RETURN_IF_ERROR(UseClientTls(target.tls, &e));
     return std::optional(e);
   }
-  const std::string socket = DataDir(target.data_dir) + "/gleaner.sock";
+  const std::string socket = ClientDataDir(target.data_dir) + "/gleaner.sock";
   if (!std::filesystem::exists(socket)) return std::optional<server::Endpoint>();
   server::Endpoint e;
   e.unix_path = socket;
@@ -55,7 +55,8 @@ std::string QueryEscape(const std::string& text) {
 core::Result<server::Endpoint> RunningApi(const ApiTarget& target) {
   GLEANER_ASSIGN_OR_RETURN(std::optional<server::Endpoint> api, FindApi(target));
   if (!api) {
-    return core::Unavailable("gleaner up is not running here (no " + DataDir(target.data_dir) +
+    return core::Unavailable("gleaner up is not running here (no " +
+                             ClientDataDir(target.data_dir) +
                              "/gleaner.sock); pass --data-dir or --server");
   }
   return *std::move(api);

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <utility>
 
+#include "cli/gpu_source.h"
+
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
@@ -922,6 +924,15 @@ std::vector<std::string> ChangedSections(std::string_view before, std::string_vi
     if (!same) changed.push_back(name);
   }
   return changed;
+}
+
+std::string ConfigPath(const std::string& data_dir, const std::string& config_flag) {
+  if (!config_flag.empty()) return config_flag;
+  std::error_code ec;
+  if (data_dir == kSystemDataDir && std::filesystem::exists(kSystemConfig, ec)) {
+    return kSystemConfig;
+  }
+  return data_dir + "/gleaner.toml";
 }
 
 }  // namespace gleaner::cli

@@ -63,10 +63,10 @@ struct GleanerConfig {
   slurm::SlurmSettings slurm;  // [slurm]: Slurm's jobs beside gleaner's view (docs/slurm.md)
 };
 
-// The config file a command reads: `config_flag`, else DATA_DIR/gleaner.toml.
-inline std::string ConfigPath(const std::string& data_dir, const std::string& config_flag) {
-  return config_flag.empty() ? data_dir + "/gleaner.toml" : config_flag;
-}
+// The config file a command reads: `config_flag`, else, for root's data
+// directory /var/lib/gleaner, /etc/gleaner/gleaner.toml where that exists,
+// else DATA_DIR/gleaner.toml.
+std::string ConfigPath(const std::string& data_dir, const std::string& config_flag);
 
 // Reads the config file at `path`. A missing file is the defaults when
 // `must_exist` is false. Errors name the file, the line and the key.

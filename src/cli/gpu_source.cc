@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <ostream>
 
 #include "cli/exit_codes.h"
@@ -52,9 +53,24 @@ int OpenGpuSource(const std::string& fake, const std::string& nvml_library,
 std::string DataDir(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("GLEANER_DATA_DIR"); env && *env) return env;
-  if (geteuid() == 0) return "/var/lib/gleaner";
+  if (geteuid() == 0) return kSystemDataDir;
+  // The XDG base directories: only an absolute $XDG_DATA_HOME counts.
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && xdg[0] == '/') {
+    return std::string(xdg) + "/gleaner";
+  }
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : ".") + "/.local/share/gleaner";
+}
+
+std::string ClientDataDir(const std::string& flag) {
+  const std::string own = DataDir(flag);
+  if (!flag.empty() || std::getenv("GLEANER_DATA_DIR") != nullptr || geteuid() == 0) return own;
+  std::error_code ec;
+  if (std::filesystem::exists(own + "/gleaner.sock", ec)) return own;
+  if (std::filesystem::exists(std::string(kSystemDataDir) + "/gleaner.sock", ec)) {
+    return kSystemDataDir;
+  }
+  return own;
 }
 
 }  // namespace gleaner::cli

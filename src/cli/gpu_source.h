@@ -26,8 +26,19 @@ int OpenGpuSource(const std::string& fake, const std::string& nvml_library,
                   const core::Clock& clock, const agent::ProcessInspector& host_inspector,
                   std::ostream& err, GpuSource* source, const std::string& uuid_salt = "");
 
-// The data directory: `flag` if set, else $GLEANER_DATA_DIR, else
-// /var/lib/gleaner as root and ~/.local/share/gleaner otherwise.
+// Where root's gleaner keeps its state, its socket and (with
+// /etc/gleaner/gleaner.toml) its config.
+inline constexpr const char* kSystemDataDir = "/var/lib/gleaner";
+inline constexpr const char* kSystemConfig = "/etc/gleaner/gleaner.toml";
+
+// The data directory a daemon uses: `flag` if set, else $GLEANER_DATA_DIR,
+// else /var/lib/gleaner as root and $XDG_DATA_HOME/gleaner (by default
+// ~/.local/share/gleaner) otherwise.
 std::string DataDir(const std::string& flag);
+
+// The one a client command talks to: as DataDir, except that a user with no
+// gleaner of their own running (no socket in their data directory), and no
+// --data-dir or $GLEANER_DATA_DIR, finds root's in /var/lib/gleaner.
+std::string ClientDataDir(const std::string& flag);
 
 }  // namespace gleaner::cli

@@ -169,7 +169,7 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
     return rc;
   }
   // The same thresholds as the monitor's, from DATA_DIR/gleaner.toml.
-  auto config = LoadConfig(DataDir(options.data_dir) + "/gleaner.toml", false);
+  auto config = LoadConfig(ConfigPath(DataDir(options.data_dir), ""), false);
   if (!config.ok()) {
     env.err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
