@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The .deb packages (cmake/Packaging.cmake): built with cpack, installed
+# with dpkg into an empty root, and gleaner runs from there.
+#   package_test.sh BUILD_DIR
+set -euo pipefail
+build="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+(cd "$build" && cpack -G DEB -B "$work/pkg" >/dev/null)
+deb=$(ls "$work"/pkg/gleaner_*_amd64.deb)
+pg=$(ls "$work"/pkg/gleaner-pg_*_amd64.deb)
+
+# A clean root with an empty dpkg database; no maintainer scripts to run.
+root="$work/root"
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+touch "$root/var/lib/dpkg/status"
+dpkg --root="$root" --force-depends --force-script-chrootless -i "$deb" >/dev/null
+dpkg --root="$root" -s gleaner | grep -q "Status: install ok installed"
+grep -qx /etc/gleaner/gleaner.toml "$root/var/lib/dpkg/info/gleaner.conffiles"
+
+gleaner="$root/usr/bin/gleaner"
+"$gleaner" --version | grep -Eq '^gleaner [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{12}'
+output=$(env -i "$gleaner" gpus --fake demo --json)
+grep -q '"schema": "gleaner.gpus/v1"' <<<"$output"
+for f in usr/lib/systemd/system/gleaner.service usr/lib/systemd/system/gleaner-agent.service \
+  usr/lib/systemd/system/gleaner-server.service usr/share/man/man1/gleaner.1.gz \
+  usr/share/bash-completion/completions/gleaner usr/share/zsh/vendor-completions/_gleaner \
+  etc/gleaner/gleaner.toml; do
+  test -s "$root/$f" || { echo "FAIL: the package lacks /$f"; exit 1; }
+done
+# The manual covers every command; the completion knows them.
+zcat "$root/usr/share/man/man1/gleaner.1.gz" | grep -q '^\.SS doctor'
+bash -c "source '$root/usr/share/bash-completion/completions/gleaner'; complete -p gleaner" \
+  | grep -q _gleaner_complete
+# The installed config is every default, commented out: it changes nothing,
+# and the defaults it shows are a config gleaner reads.
+! grep -Ev '^(#|$)' "$root/etc/gleaner/gleaner.toml"
+sed -n '/^# \[idle\]/,$s/^# //p' "$root/etc/gleaner/gleaner.toml" | grep -v '^#' \
+  >"$work/uncommented.toml"
+chmod 600 "$work/uncommented.toml"
+"$gleaner" doctor --fake demo --listen none --data-dir "$work/data" \
+  --config "$work/uncommented.toml" | grep -q "^ok    config"
+
+dpkg-deb -f "$pg" Depends | grep -q libpq5
+echo "OK: $(basename "$deb") and $(basename "$pg") install and run"
