@@ -34,7 +34,10 @@ bash -c "source '$root/usr/share/bash-completion/completions/gleaner'; complete 
   | grep -q _gleaner_complete
 # The installed config is every default, commented out: it changes nothing,
 # and the defaults it shows are a config gleaner reads.
-! grep -Ev '^(#|$)' "$root/etc/gleaner/gleaner.toml"
+if grep -Ev '^(#|$)' "$root/etc/gleaner/gleaner.toml"; then
+  echo "FAIL: the shipped config sets something"
+  exit 1
+fi
 sed -n '/^# \[idle\]/,$s/^# //p' "$root/etc/gleaner/gleaner.toml" | grep -v '^#' \
   >"$work/uncommented.toml"
 chmod 600 "$work/uncommented.toml"

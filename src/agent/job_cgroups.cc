@@ -69,10 +69,13 @@ core::Result<JobCgroups> JobCgroups::Open(const std::string& leaf) {
   if (mkdir(base.c_str(), 0755) != 0 && errno != EEXIST) {
     return core::NotSupported("cannot create " + base + ": " + std::strerror(errno));
   }
+  // What cannot be used is not left behind (an empty directory, removable).
   if (access((base + "/cgroup.procs").c_str(), W_OK) != 0) {
+    rmdir(base.c_str());
     return core::NotSupported(base + " is not a writable cgroup");
   }
   if (access((base + "/cgroup.kill").c_str(), F_OK) != 0) {
+    rmdir(base.c_str());
     return core::NotSupported("the kernel has no cgroup.kill (Linux 5.14 or newer needed)");
   }
   return JobCgroups(*mount, std::move(base));

@@ -929,7 +929,9 @@ std::vector<std::string> ChangedSections(std::string_view before, std::string_vi
 std::string ConfigPath(const std::string& data_dir, const std::string& config_flag) {
   if (!config_flag.empty()) return config_flag;
   std::error_code ec;
-  if (data_dir == kSystemDataDir && std::filesystem::exists(kSystemConfig, ec)) {
+  const std::filesystem::path dir = std::filesystem::path(data_dir).lexically_normal();
+  const bool system = dir == kSystemDataDir || dir == std::string(kSystemDataDir) + "/";
+  if (system && std::filesystem::exists(kSystemConfig, ec)) {
     return kSystemConfig;
   }
   return data_dir + "/gleaner.toml";

@@ -338,6 +338,17 @@ std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
   return base;
 }
 
+core::Status CheckWatchdog(const core::ServiceNotifier& notifier, core::Duration interval) {
+  const auto watchdog = notifier.watchdog();
+  if (!watchdog || interval.count() * 2 <= watchdog->count()) return core::Status::Ok();
+  return core::InvalidArgument(
+      "[sampling] interval_s " + core::FormatDuration(interval) +
+      " is longer than half the service's watchdog (" +
+      core::FormatDuration(core::Duration(watchdog->count())) +
+      "): the daemon pings it once a pass and would be killed; lower interval_s or raise "
+      "WatchdogSec in the unit");
+}
+
 cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {
   // Under systemd, journald keeps the time and files each line under the
   // priority its "<N>" prefix gives.

@@ -107,6 +107,11 @@ std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
                                       std::optional<double> interval_s, std::ostream& err,
                                       int* exit_code);
 
+// A daemon that pings systemd's watchdog once a sampling pass must pass
+// at least twice a watchdog interval; refused (saying what to change) when
+// `interval` is longer than half of it.
+core::Status CheckWatchdog(const core::ServiceNotifier& notifier, core::Duration interval);
+
 // A log line at a time to `out`, each with its UTC time; `mu` serialises
 // writers on several threads.
 cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu);

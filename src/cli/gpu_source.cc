@@ -64,7 +64,8 @@ std::string DataDir(const std::string& flag) {
 
 std::string ClientDataDir(const std::string& flag) {
   const std::string own = DataDir(flag);
-  if (!flag.empty() || std::getenv("GLEANER_DATA_DIR") != nullptr || geteuid() == 0) return own;
+  const char* env = std::getenv("GLEANER_DATA_DIR");
+  if (!flag.empty() || (env != nullptr && *env) || geteuid() == 0) return own;
   std::error_code ec;
   if (std::filesystem::exists(own + "/gleaner.sock", ec)) return own;
   if (std::filesystem::exists(std::string(kSystemDataDir) + "/gleaner.sock", ec)) {

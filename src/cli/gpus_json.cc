@@ -64,6 +64,7 @@ json ErrorsJson(const gpu::GpuErrors& e) {
       [](uint64_t r) { return (r & gpu::kHardwareSlowdownReasons) != 0; });
   Put(j, "last_xid", e.last_xid);
   Put(j, "xid_count", e.xid_count);
+  Put(j, "fatal_xid", e.fatal_xid);
   return j;
 }
 

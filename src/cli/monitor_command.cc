@@ -96,6 +96,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::optional<DaemonBase> base =
       StartDaemon(options.data_dir, options.config, options.interval_s, err, &start_rc);
   if (!base) return start_rc;
+  if (core::Status s = CheckWatchdog(base->notifier, base->config.sample_interval); !s.ok()) {
+    err << "gleaner: " << s.message() << "\n";
+    return kExitBadInput;
+  }
   const std::string& data_dir = base->data_dir;
   const std::string& config_path = base->config_path;
   const GleanerConfig& config = base->config;

@@ -43,9 +43,11 @@ void ReadErrors(const ScenarioGpuState& state, GpuErrors& out, bool* lost) {
   if (state.lost()) {
     out.last_xid = Reading<uint32_t>::Of(xids.last);
     out.xid_count = Reading<uint32_t>::Of(xids.count);
+    out.fatal_xid = Reading<uint32_t>::Of(xids.fatal);
   } else {
     out.last_xid = Read(state, ScenarioField::kXidEvents, xids.last, lost);
     out.xid_count = Read(state, ScenarioField::kXidEvents, xids.count, lost);
+    out.fatal_xid = Read(state, ScenarioField::kXidEvents, xids.fatal, lost);
   }
 }
 

@@ -56,7 +56,7 @@ void JudgeErrors(GpuSnapshot& s) {
   if (e.retirement_pending.value_or(false)) {
     faults.push_back("a memory page retirement is pending: reset the GPU to apply it");
   }
-  if (const uint32_t xid = e.last_xid.value_or(0); xid != 0 && !IsApplicationXid(xid)) {
+  if (const uint32_t xid = e.fatal_xid.value_or(0); xid != 0) {
     faults.push_back("the driver reported Xid " + std::to_string(xid) +
                      " (see NVIDIA's Xid catalogue): check the kernel log, reset the GPU and "
                      "restart gleaner");
@@ -80,7 +80,7 @@ void FailAllReadings(GpuSnapshot& s, Unreadable why, const std::string& detail) 
   e.ecc_corrected_volatile = e.ecc_uncorrected_volatile = e.ecc_corrected_aggregate =
       e.ecc_uncorrected_aggregate = e.clock_event_reasons = Reading<uint64_t>::Fail(why, detail);
   e.pcie_replays = e.remapped_rows_corrected = e.remapped_rows_uncorrected = e.last_xid =
-      e.xid_count = Reading<uint32_t>::Fail(why, detail);
+      e.xid_count = e.fatal_xid = Reading<uint32_t>::Fail(why, detail);
   e.retirement_pending = e.remap_pending = e.remap_failed = Reading<bool>::Fail(why, detail);
 }
 

@@ -68,9 +68,12 @@ struct GpuErrors {
   // 0x40 hardware thermal slowdown, 0x80 power brake, and benign ones.
   Reading<uint64_t> clock_event_reasons;
   // The newest critical Xid the driver reported since gleaner attached, and
-  // how many; 0 and 0 when none.
+  // how many; 0 and 0 when none. `fatal_xid` is the newest that is not an
+  // application's own (IsApplicationXid): a crashing program's Xid 13 after
+  // an Xid 48 does not hide the 48.
   Reading<uint32_t> last_xid;
   Reading<uint32_t> xid_count;
+  Reading<uint32_t> fatal_xid;
 
   bool operator==(const GpuErrors&) const = default;
 };

@@ -307,7 +307,7 @@ Result<ScenarioFrame> ReadFrame(const Reader& r, const json& v, const std::strin
                   {"at_s", "utilization_gpu_pct", "utilization_memory_pct", "memory_used_mib",
                    "temperature_c", "power_draw_w", "sm_clock_mhz", "processes", "errors", "xid"}));
   ScenarioFrame f = previous;
-  f.xid = 0;  // an event, not a state: only where a frame says so
+  // An event, not a state: only where a frame says so.
   GLEANER_ASSIGN_OR_RETURN(f.xid, r.Unsigned(v, at, "xid", 65535, 0));
   if (v.contains("errors")) {
     GLEANER_ASSIGN_OR_RETURN(f.errors, ReadErrors(r, v.at("errors"), at + "/errors", f.errors));
@@ -517,6 +517,7 @@ ScenarioGpuState::Xids ScenarioGpuState::XidsSoFar() const {
     if (f->xid == 0) continue;
     xids.last = f->xid;
     ++xids.count;
+    if (!IsApplicationXid(f->xid)) xids.fatal = f->xid;
   }
   return xids;
 }

@@ -158,6 +158,7 @@ class ScenarioGpuState {
   struct Xids {
     uint32_t last = 0;
     uint32_t count = 0;
+    uint32_t fatal = 0;  // the newest that is not an application's
   };
   Xids XidsSoFar() const;
   // The error reading `field` gives now, if any; loss beats everything.

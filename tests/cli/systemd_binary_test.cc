@@ -104,6 +104,16 @@ TEST(SystemdNotifyTest, UpSaysReadyPingsTheWatchdogAndSaysStopping) {
   EXPECT_EQ(messages.back(), "STOPPING=1");
 }
 
+TEST(SystemdNotifyTest, ASamplingIntervalTheWatchdogWouldKillIsRefused) {
+  testing::TempDir dir;
+  const std::string config = dir.Write("g.toml", "[sampling]\ninterval_s = 1\n");
+  const Outcome r = testing::Gleaner("up --fake demo --data-dir " + (dir.path() / "d").string() +
+                                         " --config " + config + " --for 1",
+                                     "WATCHDOG_USEC=1000000");
+  EXPECT_EQ(r.rc, 4);
+  EXPECT_THAT(r.err, HasSubstr("is longer than half the service's watchdog"));
+}
+
 TEST(SystemdNotifyTest, LinesToTheJournalCarryTheirPriority) {
   testing::TempDir dir;
   const std::string data = (dir.path() / "state").string();

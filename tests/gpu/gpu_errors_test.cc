@@ -33,7 +33,8 @@ TEST(JudgeErrorsTest, EveryFaultIsNamedWithWhatToDo) {
   s.errors.remap_failed = Reading<bool>::Of(true);
   s.errors.remap_pending = Reading<bool>::Of(true);  // the failure says more
   s.errors.retirement_pending = Reading<bool>::Of(true);
-  s.errors.last_xid = Reading<uint32_t>::Of(79);
+  s.errors.fatal_xid = Reading<uint32_t>::Of(79);
+  s.errors.last_xid = Reading<uint32_t>::Of(13);  // after the 79
   JudgeErrors(s);
   EXPECT_EQ(s.health, GpuHealth::kFaulty);
   EXPECT_EQ(GpuHealthName(s.health), "faulty");

@@ -99,6 +99,7 @@ TEST(ScenarioTest, ErrorsCarryOverButAnXidHappensOnce) {
   EXPECT_EQ(GpuStateAt(*s, 0, 35).frame().xid, 0u);
   EXPECT_EQ(GpuStateAt(*s, 0, 35).XidsSoFar().last, 48u);
   EXPECT_EQ(GpuStateAt(*s, 0, 35).XidsSoFar().count, 2u);
+  EXPECT_EQ(GpuStateAt(*s, 0, 35).XidsSoFar().fatal, 48u);
   EXPECT_EQ(GpuStateAt(*s, 0, 5).XidsSoFar().count, 0u);
 }
 

@@ -188,17 +188,15 @@ void NvmlBackend::DrainXids() {
     nvmlEventData_t event{};
     const nvmlReturn_t rc = lib_->event_set_wait(xid_events_, &event, 0);
     if (rc == NVML_ERROR_TIMEOUT) return;
-    if (rc != NVML_SUCCESS) {
-      for (Device& d : devices_) {
-        if (d.xid_error == NVML_SUCCESS) d.xid_error = rc;
-      }
-      return;
-    }
+    // A failed wait (one GPU of the set lost, say) ends this pass's
+    // draining; what was delivered before stays.
+    if (rc != NVML_SUCCESS) return;
     if (event.eventType != nvmlEventTypeXidCriticalError) continue;
     for (Device& d : devices_) {
       if (d.handle != event.device) continue;
       d.last_xid = static_cast<uint32_t>(std::min<unsigned long long>(event.eventData, 0xffffffff));
       ++d.xid_count;
+      if (!IsApplicationXid(d.last_xid)) d.fatal_xid = d.last_xid;
     }
   }
 }
@@ -372,12 +370,13 @@ GpuErrors NvmlBackend::ReadErrors(const Device& d, bool* lost) const {
     e.clock_event_reasons = Missing<uint64_t>("nvmlDeviceGetCurrentClocksEventReasons");
   }
   if (d.xid_error == NVML_ERROR_FUNCTION_NOT_FOUND) {
-    e.last_xid = e.xid_count = Missing<uint32_t>("nvmlEventSetCreate");
+    e.last_xid = e.xid_count = e.fatal_xid = Missing<uint32_t>("nvmlEventSetCreate");
   } else {
     // The event set is shared: its failure says nothing of this GPU's loss.
     bool unused = false;
     e.last_xid = Field<uint32_t>(d.xid_error, d.last_xid, &unused);
     e.xid_count = Field<uint32_t>(d.xid_error, d.xid_count, &unused);
+    e.fatal_xid = Field<uint32_t>(d.xid_error, d.fatal_xid, &unused);
   }
   return e;
 }

@@ -41,7 +41,8 @@ class NvmlBackend final : public GpuBackend {
     // of registering for them or of the last wait, when there was one.
     uint32_t last_xid = 0;
     uint32_t xid_count = 0;
-    nvmlReturn_t xid_error = NVML_SUCCESS;
+    uint32_t fatal_xid = 0;
+    nvmlReturn_t xid_error = NVML_SUCCESS;  // of registering for them
   };
 
   explicit NvmlBackend(std::unique_ptr<nvml::NvmlLibrary> lib) : lib_(std::move(lib)) {}
