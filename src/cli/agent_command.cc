@@ -357,6 +357,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       rc != kExitOk) {
     return rc;
   }
+  RememberGpuFaults(data_dir, clock, log, &source);
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
   // Bridge mode: Slurm runs the jobs (and confines them); else this host does.

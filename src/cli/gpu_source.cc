@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "core/sha256.h"
 #include "gpu/fake_backend.h"
+#include "gpu/fault_memory.h"
 #include "gpu/nvml/nvml_backend.h"
 
 namespace gleaner::cli {
@@ -48,6 +49,16 @@ int OpenGpuSource(const std::string& fake, const std::string& nvml_library,
   }
   source->backend = std::move(backend).value();
   return kExitOk;
+}
+
+std::string GpuFaultFile(const std::string& data_dir) { return data_dir + "/gpu-faults.json"; }
+
+void RememberGpuFaults(const std::string& data_dir, const core::Clock& clock,
+                       std::function<void(const std::string&)> log, GpuSource* source) {
+  if (source->scenario_inspector != nullptr) return;  // simulated
+  source->backend =
+      std::make_unique<gpu::FaultMemory>(std::move(source->backend), GpuFaultFile(data_dir),
+                                         gpu::CurrentBootId(), clock, std::move(log));
 }
 
 std::string DataDir(const std::string& flag) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -25,6 +26,14 @@ struct GpuSource {
 int OpenGpuSource(const std::string& fake, const std::string& nvml_library,
                   const core::Clock& clock, const agent::ProcessInspector& host_inspector,
                   std::ostream& err, GpuSource* source, const std::string& uuid_salt = "");
+
+// A real driver's fatal Xids outlive this process: each is kept in
+// DATA_DIR/gpu-faults.json until the host reboots or an operator forgets it
+// (gpu/fault_memory.h); `log` hears what is remembered. Simulated GPUs start
+// afresh every time.
+void RememberGpuFaults(const std::string& data_dir, const core::Clock& clock,
+                       std::function<void(const std::string&)> log, GpuSource* source);
+std::string GpuFaultFile(const std::string& data_dir);
 
 // Where root's gleaner keeps its state, its socket and (with
 // /etc/gleaner/gleaner.toml) its config.

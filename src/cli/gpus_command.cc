@@ -17,6 +17,7 @@
 #include "cli/gpus_table.h"
 #include "cli/host_view.h"
 #include "cli/slurm_source.h"
+#include "gpu/fault_memory.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -47,6 +48,10 @@ CLI::App* AddGpusCommand(CLI::App& app, GpusOptions& options) {
   cmd->add_option("--data-dir", options.data_dir,
                   "Where `gleaner monitor` keeps its verdicts (default: $GLEANER_DATA_DIR, "
                   "/var/lib/gleaner as root, ~/.local/share/gleaner otherwise)");
+  cmd->add_option("--forget-fault", options.forget_fault,
+                  "After resetting a GPU, forget the fatal Xid gleaner remembers for it (a UUID, "
+                  "or all); restart gleaner for a running daemon to lend it again")
+      ->type_name("UUID");
   return cmd;
 }
 
@@ -68,6 +73,22 @@ std::map<core::GpuUuid, observe::Verdict> StoredVerdicts(const std::string& data
     if (now - v.at <= core::Seconds(90)) out[v.uuid] = std::move(v);
   }
   return out;
+}
+
+// `gleaner gpus --forget-fault`: the operator has reset the GPU.
+int ForgetFault(const GpusOptions& options, const GpusEnv& env) {
+  const std::string path = GpuFaultFile(DataDir(options.data_dir));
+  auto forgotten = gpu::ForgetFaults(path, options.forget_fault);
+  if (!forgotten.ok()) {
+    env.err << "gleaner: " << forgotten.status().message() << "\n";
+    return forgotten.status().code() == core::StatusCode::kNotFound ? kExitFailure : kExitBadInput;
+  }
+  for (const gpu::RememberedFault& f : *forgotten) {
+    env.out << "forgot Xid " << f.xid << " of " << f.uuid << "\n";
+  }
+  env.out << "a running gleaner keeps judging it faulty until it restarts (systemctl restart "
+             "gleaner; running jobs are kept)\n";
+  return kExitOk;
 }
 
 }  // namespace
@@ -135,6 +156,7 @@ std::string RemoteGpuTable(const json& doc) {
 }  // namespace
 
 int RunGpus(const GpusOptions& options, const GpusEnv& env) {
+  if (!options.forget_fault.empty()) return ForgetFault(options, env);
   // A remote gleaner (--server), or the one serving the data directory:
   // its view has the history a one-off reading lacks, and works where this
   // process could not open the GPUs (a daemon on simulated ones). An
@@ -167,6 +189,13 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
                              &source);
       rc != kExitOk) {
     return rc;
+  }
+  // The faults a daemon remembers, where this user may read them: this
+  // reading alone hears no Xid raised before it started.
+  if (std::filesystem::exists(GpuFaultFile(DataDir(options.data_dir)))) {
+    RememberGpuFaults(
+        DataDir(options.data_dir), env.clock,
+        [&](const std::string& line) { env.err << "gleaner: " << line << "\n"; }, &source);
   }
   // The same thresholds as the monitor's, from DATA_DIR/gleaner.toml.
   auto config = LoadConfig(ConfigPath(DataDir(options.data_dir), ""), false);

@@ -127,6 +127,10 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     rc = OpenGpuSource("demo", options.nvml_library, clock, inspector, err, &source);
   }
   if (rc != kExitOk) return rc;
+  // The webhook's thread logs too.
+  std::mutex log_mu;
+  const cluster::Log log = TimestampedLog(out, log_mu);
+  RememberGpuFaults(data_dir, clock, log, &source);
 
   agent::SamplerOptions sampler_options;
   sampler_options.interval = config.sample_interval;
@@ -140,9 +144,6 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   // A simulated host has a past to recall; a real one starts watching now.
   const core::Duration recalled =
       sampler.Recall(std::max(config.idle.idle_after, config.idle.held_idle_after));
-  // The webhook's thread logs too.
-  std::mutex log_mu;
-  const cluster::Log log = TimestampedLog(out, log_mu);
   daemon::HostWatch watch({Hostname(), options.up ? "up" : "monitor", config.alert_rules,
                            config.alert_webhook_url, config.idle.max_sample_gap},
                           log);

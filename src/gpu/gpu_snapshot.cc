@@ -40,6 +40,11 @@ bool IsApplicationXid(uint32_t xid) {
 }
 
 void JudgeErrors(GpuSnapshot& s) {
+  // Judged afresh each time: only this function makes a GPU faulty.
+  if (s.health == GpuHealth::kFaulty) {
+    s.health = GpuHealth::kOk;
+    s.health_detail.clear();
+  }
   if (s.health != GpuHealth::kOk) return;
   const GpuErrors& e = s.errors;
   std::vector<std::string> faults;
@@ -58,8 +63,9 @@ void JudgeErrors(GpuSnapshot& s) {
   }
   if (const uint32_t xid = e.fatal_xid.value_or(0); xid != 0) {
     faults.push_back("the driver reported Xid " + std::to_string(xid) +
-                     " (see NVIDIA's Xid catalogue): check the kernel log, reset the GPU and "
-                     "restart gleaner");
+                     " (see NVIDIA's Xid catalogue): check the kernel log, reset the GPU, then "
+                     "`gleaner gpus --forget-fault " +
+                     s.uuid.str() + "` and restart gleaner (a reboot forgets it too)");
   }
   if (faults.empty()) return;
   s.health = GpuHealth::kFaulty;

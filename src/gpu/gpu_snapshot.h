@@ -116,7 +116,9 @@ struct GpuSnapshot {
 // or row remap, a failed row remap, or a critical Xid that is not an
 // application's. Warnings (corrected errors, PCIe replays, slowdowns) leave
 // it healthy: they are in the readings for alerts and dashboards. Both
-// backends call it after reading, so the fake and the real driver agree.
+// backends call it after reading, so the fake and the real driver agree, and
+// FaultMemory again after adding a remembered Xid: a GPU it made faulty
+// before is judged afresh.
 void JudgeErrors(GpuSnapshot& s);
 
 // How the PCIe path between two GPUs looks, nearest first (NVML's

@@ -60,8 +60,10 @@ struct FakeDevice {
 };
 
 // An event set: which GPUs registered for Xid events, and how many of each
-// GPU's scenario Xids it has delivered. Every Xid of the scenario so far is
-// delivered, those before the set was created included.
+// GPU's scenario Xids it has delivered or skipped. As with the real driver,
+// an Xid raised before the GPU registered is never delivered: registering
+// skips those of the frames before the current one (the current frame's Xid
+// is raised "now", so a daemon starting at 0 hears a frame-0 Xid).
 struct FakeEventSet {
   bool in_use = false;
   bool registered[64] = {};
@@ -648,8 +650,10 @@ EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long 
                                              nvmlEventSet_t set) {
   if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (types & ~nvmlEventTypeXidCriticalError) return NVML_ERROR_NOT_SUPPORTED;
-  return WithDevice(device, ScenarioField::kXidEvents, [&](const ScenarioGpuState&) {
-    ToSet(set)->registered[DeviceIndex(device)] = true;
+  return WithDevice(device, ScenarioField::kXidEvents, [&](const ScenarioGpuState& st) {
+    const unsigned i = DeviceIndex(device);
+    ToSet(set)->registered[i] = true;
+    ToSet(set)->delivered[i] = st.XidsSoFar().count - (st.frame().xid != 0 ? 1 : 0);
     return NVML_SUCCESS;
   });
 }
@@ -668,15 +672,17 @@ nvmlReturn_t EventSetWait(nvmlEventSet_t set, nvmlEventData_t* data, size_t data
     ScenarioGpuState st = gleaner::gpu::GpuStateAt(*s.scenario, i, NowSeconds(s));
     if (st.lost()) continue;
     if (auto error = st.ErrorFor(ScenarioField::kXidEvents)) return ToReturn(*error);
-    std::vector<uint32_t> xids;
-    for (const auto* f = st.gpu().timeline.data(); f <= &st.frame(); ++f) {
-      if (f->xid != 0) xids.push_back(f->xid);
+    if (e.delivered[i] >= st.XidsSoFar().count) continue;
+    // The next one: the (delivered + 1)th frame with an Xid.
+    const auto* f = st.gpu().timeline.data();
+    for (uint32_t seen = 0;; ++f) {
+      if (f->xid != 0 && seen++ == e.delivered[i]) break;
     }
-    if (e.delivered[i] >= xids.size()) continue;
+    ++e.delivered[i];
     nvmlEventData_t event{};
     event.device = reinterpret_cast<nvmlDevice_t>(&s.devices[i]);
     event.eventType = nvmlEventTypeXidCriticalError;
-    event.eventData = xids[e.delivered[i]++];
+    event.eventData = f->xid;
     std::memcpy(data, &event, data_size);
     return NVML_SUCCESS;
   }
