@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <vector>
 
 #include "agent/job_cgroups.h"
+#include "cli/api_client.h"
 #include "cli/config_file.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
@@ -187,13 +190,61 @@ void CheckStoreAndTls(const DoctorOptions& o, std::vector<Check>& checks) {
   }
 }
 
+// Leases, job times and the cluster's "last heard" all compare timestamps
+// taken on different hosts.
+void CheckClock(const DoctorOptions& o, std::vector<Check>& checks) {
+  if (o.server.empty()) {
+    checks.push_back({"clock", Level::kSkipped,
+                      "no --server: give a coordinator's URL (gleaner --server URL doctor) to "
+                      "compare clocks with it"});
+    return;
+  }
+  auto endpoint = server::ParseServerUrl(o.server);
+  core::Status tls = endpoint.ok() ? UseClientTls(o.server_tls, &*endpoint) : endpoint.status();
+  if (!tls.ok()) {
+    checks.push_back({"clock", Level::kFail, tls.message()});
+    return;
+  }
+  server::HttpClient client(*endpoint);
+  const core::RealClock clock;
+  const core::TimePoint sent = clock.Now();
+  // Any answer carries the server's Date, a refusal for want of a token too.
+  auto answer = client.Call("GET", "/metrics", "", "", core::Seconds(10));
+  const core::TimePoint heard = clock.Now();
+  if (!answer.ok()) {
+    checks.push_back({"clock", Level::kFail, answer.status().message()});
+    return;
+  }
+  if (!client.server_date()) {
+    checks.push_back({"clock", Level::kWarn, o.server + " sent no Date: is it a gleaner?"});
+    return;
+  }
+  // The Date has whole seconds, taken between sending and hearing.
+  const core::Duration round_trip = heard - sent;
+  const core::Duration offset =
+      *client.server_date() + core::Seconds(1) / 2 - (sent + round_trip / 2);
+  const double off_s = std::chrono::duration<double>(offset).count();
+  char said[160];
+  std::snprintf(said, sizeof said, "%s's clock is %.1f s %s this host's", o.server.c_str(),
+                std::abs(off_s), off_s > 0 ? "ahead of" : "behind");
+  const double abs_s = std::abs(off_s);
+  if (abs_s <= 2 + std::chrono::duration<double>(round_trip).count()) {
+    checks.push_back({"clock", Level::kOk, std::string(said) + " (within a second or two)"});
+    return;
+  }
+  checks.push_back({"clock", abs_s > 30 ? Level::kFail : Level::kWarn,
+                    std::string(said) +
+                        ": agents' reports and leases compare times across hosts; keep both "
+                        "in sync (timedatectl set-ntp true, or chrony)"});
+}
+
 }  // namespace
 
 CLI::App* AddDoctorCommand(CLI::App& app, DoctorOptions& options) {
   CLI::App* doctor = app.add_subcommand(
       "doctor",
       "Check what gleaner needs on this host (driver, GPUs, cgroups, data directory, config, "
-      "port, store, TLS) and say how to fix each problem");
+      "port, store, TLS, clock against --server) and say how to fix each problem");
   doctor->add_option("--data-dir", options.data_dir, "The data directory to check");
   doctor->add_option("--config", options.config,
                      "Config file (default: DATA_DIR/gleaner.toml; for root, "
@@ -218,6 +269,7 @@ int RunDoctor(const DoctorOptions& options, std::ostream& out, std::ostream& /*e
   CheckDataAndConfig(options, checks);
   CheckListen(options, checks);
   CheckStoreAndTls(options, checks);
+  CheckClock(options, checks);
   bool failed = false;
   for (const Check& c : checks) failed = failed || c.level == Level::kFail;
   if (options.json) {

@@ -94,7 +94,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   }
   job.server = token.api.server = gpus.server = remote.server;
   job.token = token.api.token = gpus.token = remote.token;
-  job.tls = token.api.tls = gpus.tls = remote.tls;
+  job.tls = token.api.tls = gpus.tls = doctor.server_tls = remote.tls;
+  doctor.server = remote.server;
   if (doctor_cmd->parsed()) return RunDoctor(doctor, std::cout, std::cerr);
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
   if (up_cmd->parsed()) return RunMonitor(up, clock, inspector, std::cout, std::cerr);

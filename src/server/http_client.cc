@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "server/http_message.h"
 #include "server/socket_address.h"
 
 namespace gleaner::server {
@@ -207,6 +208,7 @@ core::Result<std::pair<int, std::string>> HttpClient::Exchange(const std::string
     return core::Unavailable("no answer from gleaner at " + where);
   }
   const std::string head = response.substr(0, head_end + 2);
+  server_date_ = ParseHttpDate(HeaderValue(head, "date"));
   const std::string length_text = HeaderValue(head, "content-length");
   const bool closes = !keep_alive_ ||
                       HeaderValue(head, "connection").find("close") != std::string::npos ||

@@ -1,12 +1,16 @@
 #include "server/http_message.h"
 
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 namespace gleaner::server {
@@ -66,7 +70,8 @@ ParsedRequest ParseRequest(std::string_view received) {
   const size_t sp1 = request_line.find(' ');
   const size_t sp2 = sp1 == std::string_view::npos ? sp1 : request_line.find(' ', sp1 + 1);
   const auto malformed = [&] {
-    return Error(400, "malformed request line \"" + std::string(request_line.substr(0, 200)) + "\"");
+    return Error(400,
+                 "malformed request line \"" + std::string(request_line.substr(0, 200)) + "\"");
   };
   if (sp2 == std::string_view::npos) return malformed();
   req.method = std::string(request_line.substr(0, sp1));
@@ -91,7 +96,8 @@ ParsedRequest ParseRequest(std::string_view received) {
     }
     const std::string name = Lower(line.substr(0, colon));
     std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
     auto [it, inserted] = req.headers.emplace(name, std::string(value));
     if (!inserted) {
@@ -167,9 +173,55 @@ const char* Reason(int status) {
 
 }  // namespace
 
+namespace {
+constexpr const char* kWeekdays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+}  // namespace
+
+std::string FormatHttpDate(core::TimePoint t) {
+  const time_t secs = static_cast<time_t>(core::ToUnixMicros(t) / 1000000);
+  tm utc{};
+  gmtime_r(&secs, &utc);
+  char out[40];
+  std::snprintf(out, sizeof out, "%s, %02d %s %04d %02d:%02d:%02d GMT", kWeekdays[utc.tm_wday],
+                utc.tm_mday, kMonths[utc.tm_mon], utc.tm_year + 1900, utc.tm_hour, utc.tm_min,
+                utc.tm_sec);
+  return out;
+}
+
+std::optional<core::TimePoint> ParseHttpDate(std::string_view text) {
+  // Any case: header values reach here lower-cased.
+  char weekday[4] = {}, month[4] = {}, zone[4] = {};
+  int day = 0, year = 0, hour = 0, minute = 0, second = 0, used = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "%3[A-Za-z], %d %3[A-Za-z] %d %d:%d:%d %3[A-Za-z]%n", weekday, &day,
+                  month, &year, &hour, &minute, &second, zone, &used) != 8 ||
+      static_cast<size_t>(used) != s.size() || strcasecmp(zone, "GMT") != 0) {
+    return std::nullopt;
+  }
+  tm utc{};
+  utc.tm_mon = -1;
+  for (int i = 0; i < 12; ++i) {
+    if (strcasecmp(month, kMonths[i]) == 0) utc.tm_mon = i;
+  }
+  if (utc.tm_mon < 0 || day < 1 || day > 31 || year < 1970 || hour > 23 || minute > 59 ||
+      second > 60 || hour < 0 || minute < 0 || second < 0) {
+    return std::nullopt;
+  }
+  utc.tm_mday = day;
+  utc.tm_year = year - 1900;
+  utc.tm_hour = hour;
+  utc.tm_min = minute;
+  utc.tm_sec = second;
+  return core::FromUnixMicros(static_cast<int64_t>(timegm(&utc)) * 1000000);
+}
+
 std::string FormatResponse(const HttpResponse& r, bool keep_alive) {
+  const core::TimePoint now =
+      std::chrono::time_point_cast<core::Duration>(std::chrono::system_clock::now());
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) +
-                    "\r\nContent-Type: " + r.content_type +
+                    "\r\nDate: " + FormatHttpDate(now) + "\r\nContent-Type: " + r.content_type +
                     "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
   for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
   out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";

@@ -10,7 +10,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "server/http_message.h"
 #include "testing/gleaner_up.h"
+#include "testing/http_receiver.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 
@@ -30,8 +32,10 @@ struct Report {
   std::map<std::string, std::pair<std::string, std::string>> checks;  // status, detail
 };
 
-Report Doctor(const std::string& args, const std::string& scenario = "demo") {
-  const Outcome r = Gleaner("doctor --json " + args, kFakeDriver + scenario);
+// `global`: options before the subcommand.
+Report Doctor(const std::string& args, const std::string& scenario = "demo",
+              const std::string& global = "") {
+  const Outcome r = Gleaner(global + " doctor --json " + args, kFakeDriver + scenario);
   Report report{r.rc, {}};
   const json doc = json::parse(r.out);
   EXPECT_EQ(doc["ok"], r.rc == 0);
@@ -57,6 +61,38 @@ TEST(DoctorBinaryTest, ASoundSetupPasses) {
   EXPECT_EQ(r.checks.at("store").first, "skip");
   EXPECT_THAT(Gleaner("doctor --data-dir " + data + " --listen none", kFakeDriver + "demo").out,
               HasSubstr("nothing failed\n"));
+}
+
+TEST(DoctorBinaryTest, AClockAwayFromTheCoordinatorsIsNamed) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  std::filesystem::create_directory(data);
+  const std::string args = "--data-dir " + data + " --listen none";
+  EXPECT_EQ(Doctor(args).checks.at("clock").first, "skip");
+
+  // A real coordinator on this host: the same clock.
+  const int port = testing::FreePort();
+  const testing::KillOnExit up =
+      testing::StartGleanerUp(dir, (dir.path() / "up").string(), port, 30);
+  Report r = Doctor(args, "demo", "--server http://127.0.0.1:" + std::to_string(port));
+  EXPECT_EQ(r.checks.at("clock").first, "ok") << r.checks.at("clock").second;
+
+  // One five minutes behind, and one with no clock at all.
+  const core::TimePoint behind =
+      std::chrono::time_point_cast<core::Duration>(std::chrono::system_clock::now()) -
+      core::Seconds(300);
+  const testing::HttpReceiver skewed({401}, "Date: " + server::FormatHttpDate(behind) + "\r\n");
+  r = Doctor(args, "demo", "--server " + skewed.url(""));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.checks.at("clock").first, "fail");
+  EXPECT_THAT(r.checks.at("clock").second, HasSubstr("s behind this host's"));
+  EXPECT_THAT(r.checks.at("clock").second, HasSubstr("timedatectl set-ntp true"));
+  const testing::HttpReceiver dateless({200});
+  r = Doctor(args, "demo", "--server " + dateless.url(""));
+  EXPECT_EQ(r.checks.at("clock").first, "warn");
+  EXPECT_THAT(r.checks.at("clock").second, HasSubstr("sent no Date"));
+  r = Doctor(args, "demo", "--server http://127.0.0.1:" + std::to_string(testing::FreePort()));
+  EXPECT_EQ(r.checks.at("clock").first, "fail");
 }
 
 TEST(DoctorBinaryTest, EachBrokenPieceIsNamedWithItsFix) {

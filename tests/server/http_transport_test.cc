@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/http_client.h"
+#include "server/http_message.h"
 #include "server/http_server.h"
 #include "testing/raw_socket.h"
 #include "testing/temp_dir.h"
@@ -31,7 +32,30 @@ HttpResponse Echo(const HttpRequest& r, const Peer&) {
 
 Endpoint Url(const std::string& address) { return std::move(ParseServerUrl(address)).value(); }
 
+TEST(HttpDateTest, EveryAnswerCarriesTheServersClock) {
+  auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  HttpClient client(Url((*server)->address()));
+  EXPECT_FALSE(client.server_date().has_value());
+  const auto before = std::chrono::system_clock::now();
+  ASSERT_TRUE(client.Call("GET", "/x", "").ok());
+  ASSERT_TRUE(client.server_date().has_value());
+  const auto off = *client.server_date() - before;
+  EXPECT_LT(std::chrono::abs(off), 2s);
+}
 
+TEST(HttpDateTest, TheDateFormReadsBackInAnyCaseAndNothingElseDoes) {
+  const core::TimePoint t = core::FromUnixMicros(784111777'000000);
+  EXPECT_EQ(FormatHttpDate(t), "Sun, 06 Nov 1994 08:49:37 GMT");
+  EXPECT_EQ(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT"), t);
+  EXPECT_EQ(ParseHttpDate("sun, 06 nov 1994 08:49:37 gmt"), t);
+  for (const char* bad : {"", "Sun, 06 Nov 1994 08:49:37", "Sunday, 06-Nov-94 08:49:37 GMT",
+                          "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
+                          "Sun, 06 Nov 1994 24:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT junk",
+                          "Sun, 06 Nov 1994 08:49:37 UTC"}) {
+    EXPECT_FALSE(ParseHttpDate(bad).has_value()) << bad;
+  }
+}
 
 TEST(KeepAliveTest, AClientSendsItsRequestsOnOneConnection) {
   auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
@@ -85,18 +109,17 @@ TEST(KeepAliveTest, AClientWhoseConnectionTheServerClosedSendsAgainOnANewOne) {
 class LaterAnswerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = std::move(HttpServer::ServeTcp("127.0.0.1", 0,
-                                             [this](const HttpRequest& r, const Peer&) {
-                                               if (r.path != "/wait") return Echo(r, {});
-                                               HttpResponse timeout{200, "\"timed out\""};
-                                               timeout.later = std::make_shared<LaterResponse>(
-                                                   LaterResponse{limit_, [this](auto answer) {
-                                                                   std::lock_guard lock(mu_);
-                                                                   waiting_.push_back(answer);
-                                                                 }});
-                                               return timeout;
-                                             }))
-                  .value();
+    server_ =
+        std::move(HttpServer::ServeTcp("127.0.0.1", 0, [this](const HttpRequest& r, const Peer&) {
+          if (r.path != "/wait") return Echo(r, {});
+          HttpResponse timeout{200, "\"timed out\""};
+          timeout.later =
+              std::make_shared<LaterResponse>(LaterResponse{limit_, [this](auto answer) {
+                                                              std::lock_guard lock(mu_);
+                                                              waiting_.push_back(answer);
+                                                            }});
+          return timeout;
+        })).value();
     endpoint_ = Url(server_->address());
   }
   size_t Waiting() {

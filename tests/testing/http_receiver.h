@@ -17,10 +17,12 @@
 namespace gleaner::testing {
 
 // A webhook receiver on 127.0.0.1 for tests: records every request body
-// and answers with the given status codes in turn (the last one repeats).
+// and answers with the given status codes in turn (the last one repeats),
+// and `headers` ("Name: value\r\n" lines).
 class HttpReceiver {
  public:
-  explicit HttpReceiver(std::vector<int> statuses = {200}) : statuses_(std::move(statuses)) {
+  explicit HttpReceiver(std::vector<int> statuses = {200}, std::string headers = "")
+      : statuses_(std::move(statuses)), headers_(std::move(headers)) {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -89,14 +91,15 @@ class HttpReceiver {
         ++requests_;
         if (body_at != std::string::npos) bodies_.push_back(data.substr(body_at, length));
       }
-      const std::string response = "HTTP/1.1 " + std::to_string(status) +
-                                   " X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      const std::string response = "HTTP/1.1 " + std::to_string(status) + " X\r\n" + headers_ +
+                                   "Content-Length: 0\r\nConnection: close\r\n\r\n";
       send(client, response.data(), response.size(), MSG_NOSIGNAL);
       close(client);
     }
   }
 
   std::vector<int> statuses_;
+  std::string headers_;
   int fd_;
   int port_ = 0;
   std::atomic<bool> stop_{false};
