@@ -205,21 +205,35 @@ constexpr const char* kDataDirFix =
     "/var/lib/gleaner (--data-dir)";
 }  // namespace
 
-core::Status CheckDataDir(const std::string& data_dir) {
+namespace {
+
+// The data directory, resolved, and its logs/ (where it exists): trusted,
+// and logs/ a directory, not a link.
+core::Status CheckDirAndLogs(const std::string& data_dir, std::filesystem::path* canonical) {
   std::error_code ec;
-  const std::filesystem::path canonical = std::filesystem::canonical(data_dir, ec);
-  if (ec) return core::Unavailable("cannot resolve " + data_dir + ": " + ec.message());
-  GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical, "the data directory", kDataDirFix));
-  struct stat st {};
-  const std::filesystem::path logs = canonical / "logs";
-  if (lstat(logs.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) {
-      return core::PermissionDenied(logs.string() + " is not a directory (a link?); remove it");
-    }
-    GLEANER_RETURN_IF_ERROR(CheckTrusted(logs, "the data directory", kDataDirFix));
+  *canonical = std::filesystem::canonical(data_dir, ec);
+  if (ec) {
+    return core::Unavailable("cannot resolve the data directory " + data_dir + ": " +
+                             ec.message());
   }
+  GLEANER_RETURN_IF_ERROR(CheckTrusted(*canonical, "the data directory", kDataDirFix));
+  const std::filesystem::path logs = *canonical / "logs";
+  struct stat st {};
+  if (lstat(logs.c_str(), &st) != 0) return core::Status::Ok();
+  if (!S_ISDIR(st.st_mode)) {
+    return core::PermissionDenied(logs.string() + " is not a directory (a link?); remove it");
+  }
+  return CheckTrusted(logs, "the data directory", kDataDirFix);
+}
+
+}  // namespace
+
+core::Status CheckDataDir(const std::string& data_dir) {
+  std::filesystem::path canonical;
+  GLEANER_RETURN_IF_ERROR(CheckDirAndLogs(data_dir, &canonical));
   // It records who submitted what, and their tokens' digests.
   const std::filesystem::path db = canonical / "gleaner.db";
+  struct stat st {};
   if (lstat(db.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
     return core::PermissionDenied(db.string() + " can be read by others (mode " +
                                   Octal(st.st_mode & 07777) + "): chmod 600 " + db.string());
@@ -241,21 +255,14 @@ core::Status PrepareDataDir(const std::string& data_dir) {
     return core::Unavailable("cannot create the data directory " + data_dir + ": " + ec.message() +
                              " (choose another with --data-dir)");
   }
-  const std::filesystem::path canonical = std::filesystem::canonical(data_dir, ec);
-  if (ec)
-    return core::Unavailable("cannot resolve the data directory " + data_dir + ": " + ec.message());
-  const std::string fix = kDataDirFix;
-  GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical, "the data directory", fix));
-  // Job logs live here; the same rule holds for it.
+  std::filesystem::path canonical;
+  GLEANER_RETURN_IF_ERROR(CheckDirAndLogs(data_dir, &canonical));
+  // Job logs live here; created only inside a directory found trusted.
   const std::filesystem::path logs = canonical / "logs";
   if (mkdir(logs.c_str(), 0755) != 0 && errno != EEXIST) {
     return core::Unavailable("cannot create " + logs.string() + ": " + std::strerror(errno));
   }
-  struct stat st {};
-  if (lstat(logs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return core::PermissionDenied(logs.string() + " is not a directory (a link?); remove it");
-  }
-  return CheckTrusted(logs, "the data directory", fix);
+  return CheckDirAndLogs(data_dir, &canonical);
 }
 
 core::Result<std::unique_ptr<store::SqliteStore>> OpenHistory(const std::string& data_dir) {
