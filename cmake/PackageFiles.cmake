@@ -59,9 +59,44 @@ endforeach()
 string(APPEND man ".SH SEE ALSO
 The documentation in /usr/share/doc/gleaner, and the project's docs/.
 ")
+# Debian wants the best compression and no time stamp in the gzip header.
+function(gzip_file name)
+  execute_process(COMMAND gzip -9nf "${OUT}/${name}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "gzip ${OUT}/${name} failed")
+  endif()
+endfunction()
+
 file(WRITE "${OUT}/gleaner.1" "${man}")
-file(ARCHIVE_CREATE OUTPUT "${OUT}/gleaner.1.gz" PATHS "${OUT}/gleaner.1" FORMAT raw
-     COMPRESSION GZip)
+gzip_file(gleaner.1)
+# gleaner-pg takes the same commands.
+file(WRITE "${OUT}/gleaner-pg.1" ".so man1/gleaner.1\n")
+gzip_file(gleaner-pg.1)
+
+# A native package's changelog: this release.
+string(TIMESTAMP changelog_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" version "${version_line}")
+file(WRITE "${OUT}/changelog" "gleaner (${version}) unstable; urgency=medium
+
+  * ${version_line}.
+    The changes are in the project's history (git log).
+
+ -- ${MAINTAINER}  ${changelog_date}
+")
+gzip_file(changelog)
+
+# Debian's machine-readable copyright format.
+file(WRITE "${OUT}/copyright" "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: gleaner
+Comment: The binaries also hold what they link statically, each under its
+ own licence: the C and C++ runtimes, SQLite, OpenSSL, CLI11, nlohmann/json,
+ and in the dashboard uPlot.
+
+Files: *
+Copyright: 2026 the gleaner developers
+License: see-upstream
+ The licence is that of the source tree this package was built from.
+")
 
 list(JOIN commands " " command_words)
 file(WRITE "${OUT}/gleaner.bash" "# bash completion for gleaner (written at build time from its --help)

@@ -5,12 +5,20 @@
 #   gleaner-pg  gleaner-pg, the same with the PostgreSQL store (needs libpq5)
 include(GNUInstallDirs)
 
+# Whoever builds the packages maintains them: a site's packagers put their
+# own address here (lintian refuses one at localhost).
+set(GLEANER_PACKAGE_MAINTAINER "gleaner maintainers <gleaner@localhost>"
+    CACHE STRING "The Maintainer of the .deb packages: Name <address>")
+
 set(package_files ${CMAKE_BINARY_DIR}/package)
 add_custom_command(
-  OUTPUT ${package_files}/gleaner.1.gz ${package_files}/gleaner.bash ${package_files}/_gleaner
+  OUTPUT ${package_files}/gleaner.1.gz ${package_files}/gleaner-pg.1.gz
+         ${package_files}/gleaner.bash ${package_files}/_gleaner
          ${package_files}/gleaner.toml ${package_files}/gleaner-defaults.toml
+         ${package_files}/changelog.gz ${package_files}/copyright
   COMMAND ${CMAKE_COMMAND} -DGLEANER=$<TARGET_FILE:gleaner> -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
-          -DOUT=${package_files} -P ${PROJECT_SOURCE_DIR}/cmake/PackageFiles.cmake
+          -DOUT=${package_files} -DMAINTAINER=${GLEANER_PACKAGE_MAINTAINER}
+          -P ${PROJECT_SOURCE_DIR}/cmake/PackageFiles.cmake
   DEPENDS gleaner ${PROJECT_SOURCE_DIR}/cmake/PackageFiles.cmake
           ${PROJECT_SOURCE_DIR}/docs/configuration.md
   COMMENT "The manual, completions and default config from gleaner itself"
@@ -29,19 +37,36 @@ install(FILES ${package_files}/gleaner.bash DESTINATION share/bash-completion/co
         RENAME gleaner COMPONENT gleaner)
 install(FILES ${package_files}/_gleaner DESTINATION share/zsh/vendor-completions
         COMPONENT gleaner)
-install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}
-        COMPONENT gleaner)
+# Debian's policy: every package carries its copyright and changelog.
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${package_files}/copyright
+              ${package_files}/changelog.gz
+        DESTINATION share/doc/gleaner COMPONENT gleaner)
 if(TARGET gleaner-pg)
   install(TARGETS gleaner-pg RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT gleaner-pg)
+  install(FILES ${package_files}/gleaner-pg.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+          COMPONENT gleaner-pg)
+  install(FILES ${package_files}/copyright ${package_files}/changelog.gz
+          DESTINATION share/doc/gleaner-pg COMPONENT gleaner-pg)
 endif()
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME gleaner)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "gleaner maintainers <gleaner@localhost>")
+set(CPACK_PACKAGE_CONTACT "${GLEANER_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "puts idle GPUs to work")
-set(CPACK_PACKAGE_DESCRIPTION
-    "gleaner watches every NVIDIA GPU, judges which are truly idle, lends them to queued jobs and gives them back the moment their owners return.")
+# CPack writes the synopsis, then each line here indented (a lone "." marks
+# a paragraph break).
+set(description_body
+    "gleaner watches every NVIDIA GPU and every process on it, judges which GPUs\n"
+    "are truly idle, with evidence and history, lends them to a durable queue of\n"
+    "jobs and gives them back the moment their owners return. It prices idle and\n"
+    "harvested GPU-hours against renting cloud GPUs.\n.\n")
+string(JOIN "" description_body ${description_body})
+set(CPACK_DEBIAN_GLEANER_DESCRIPTION
+    "${description_body}This package has the static gleaner, its systemd units and its manual.")
+set(CPACK_COMPONENT_GLEANER-PG_DESCRIPTION_SUMMARY "puts idle GPUs to work, with a PostgreSQL store")
+set(CPACK_DEBIAN_GLEANER-PG_DESCRIPTION
+    "${description_body}This package has gleaner-pg, which can also keep its state in\nPostgreSQL, for a cluster's coordinators.")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL gleaner)

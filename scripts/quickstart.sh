@@ -16,9 +16,10 @@ packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-
 # the PostgreSQL store's tests start a throwaway server (initdb, pg_ctl),
 # and a real Prometheus (with promtool) scrapes and lints /metrics; the
 # Slurm tests start a whole Slurm cluster on this host (docs/slurm.md);
-# systemd-analyze checks the units in deploy/systemd (docs/systemd.md).
+# systemd-analyze checks the units in deploy/systemd (docs/systemd.md);
+# lintian the .deb packages (docs/install.md).
 test_packages=(postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge
-  systemd)
+  systemd lintian)
 # For the tests only, and not required: the browser tests (the reports,
 # the dashboard) skip without Chromium.
 optional_test_packages=(chromium)

@@ -45,4 +45,20 @@ chmod 600 "$work/uncommented.toml"
   --config "$work/uncommented.toml" | grep -q "^ok    config"
 
 dpkg-deb -f "$pg" Depends | grep -q libpq5
+test -s "$root/usr/share/doc/gleaner/copyright"
+zcat "$root/usr/share/doc/gleaner/changelog.gz" | head -1 | grep -q '^gleaner ([0-9.]*) unstable'
+
+# Debian's policy checker: nothing but the maintainer's address, which is
+# each site's to set (-DGLEANER_PACKAGE_MAINTAINER; docs/install.md).
+if command -v lintian >/dev/null; then
+  findings=$(lintian --suppress-tags bogus-mail-host,bogus-mail-host-in-debian-changelog \
+    "$deb" "$pg" 2>&1 | grep -E '^[EW]:' || true)
+  if [ -n "$findings" ]; then
+    echo "FAIL: lintian found:"
+    echo "$findings"
+    exit 1
+  fi
+else
+  echo "note: lintian is not installed; the packages were not checked against Debian's policy"
+fi
 echo "OK: $(basename "$deb") and $(basename "$pg") install and run"
