@@ -166,6 +166,41 @@ void CheckListen(const DoctorOptions& o, std::vector<Check>& checks) {
                         ": another program holds it; stop it or give gleaner up another --listen"});
 }
 
+// Reached and read without a change: opening the store would migrate its
+// schema ahead of servers still running the old release.
+Check StoreCheck(const std::string& uri) {
+  auto probe = store::ProbeStore(uri);
+  if (!probe.ok() && probe.status().code() == core::StatusCode::kNotFound) {
+    return {"store", Level::kOk, probe.status().message()};
+  }
+  if (!probe.ok()) return {"store", Level::kFail, probe.status().message()};
+  const std::string where = store::IsPostgresUri(uri) ? "PostgreSQL" : uri;
+  const std::string version = "schema version " + std::to_string(probe->schema_version);
+  if (probe->schema_version > probe->latest_version) {
+    return {"store", Level::kFail,
+            where + " has " + version + ", newer than this gleaner's (" +
+                std::to_string(probe->latest_version) + "): upgrade gleaner on this host"};
+  }
+  std::string detail = where + " reached, " + version;
+  Level level = Level::kOk;
+  if (probe->schema_version < probe->latest_version) {
+    detail += "; the first start of this gleaner upgrades it to " +
+              std::to_string(probe->latest_version) + " (upgrade every server sharing it together)";
+  }
+  if (probe->clock_offset) {
+    const double off_s = std::chrono::duration<double>(*probe->clock_offset).count();
+    char said[96];
+    std::snprintf(said, sizeof said, "; its clock is %.1f s %s this host's", std::abs(off_s),
+                  off_s > 0 ? "ahead of" : "behind");
+    detail += said;
+    if (std::abs(off_s) > 2) {
+      level = Level::kWarn;
+      detail += ": keep both in sync (timedatectl set-ntp true, or chrony)";
+    }
+  }
+  return {"store", level, detail};
+}
+
 void CheckStoreAndTls(const DoctorOptions& o, std::vector<Check>& checks) {
   if (o.store.empty() && o.store_file.empty()) {
     checks.push_back(
@@ -173,13 +208,7 @@ void CheckStoreAndTls(const DoctorOptions& o, std::vector<Check>& checks) {
   } else if (auto uri = StoreUri(o.store, o.store_file); !uri.ok()) {
     checks.push_back({"store", Level::kFail, uri.status().message()});
   } else {
-    // Opening a store migrates its schema, ahead of servers still running
-    // the old release: doctor only checks how it is given.
-    checks.push_back({"store", Level::kOk,
-                      store::IsPostgresUri(*uri)
-                          ? "a PostgreSQL URI, given without a password on the command line "
-                            "(not connected to: opening it would migrate its schema)"
-                          : "the SQLite file " + *uri});
+    checks.push_back(StoreCheck(*uri));
   }
   if (o.tls.cert.empty() && o.tls.key.empty()) {
     checks.push_back({"tls", Level::kSkipped, "no --tls-cert"});

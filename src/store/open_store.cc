@@ -24,6 +24,14 @@ core::Status PostgresUnsupported() {
       "file, or use gleaner-pg, built beside it (it needs libpq5: apt install libpq5)");
 }
 
+core::Result<StoreProbe> ProbeStore(const std::string& where) {
+  if (IsPostgresUri(where)) {
+    if (!PostgresSupported()) return PostgresUnsupported();
+    return ProbePostgresStore(where);
+  }
+  return ProbeSqliteStore(where);
+}
+
 core::Result<std::unique_ptr<Store>> OpenStore(const std::string& where) {
   if (!IsPostgresUri(where)) {
     GLEANER_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(where));

@@ -1,6 +1,10 @@
 // The PostgreSQL backend's entry points (postgres_entry.h): the store, and
 // the leader lease as a session advisory lock.
+#include <chrono>
+
+#include "store/open_store.h"
 #include "store/pg_connection.h"
+#include "store/pg_schema.h"
 #include "store/pg_store.h"
 #include "store/postgres_entry.h"
 
@@ -52,6 +56,30 @@ class PgLease final : public LeaderLease {
 core::Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& where) {
   GLEANER_ASSIGN_OR_RETURN(std::unique_ptr<PgStore> store, PgStore::Open(where));
   return std::unique_ptr<Store>(std::move(store));
+}
+
+core::Result<StoreProbe> ProbePostgresStore(const std::string& where) {
+  GLEANER_ASSIGN_OR_RETURN(pg::Connection db, pg::Connection::Open(where));
+  StoreProbe probe;
+  probe.latest_version = pg::LatestSchemaVersion();
+  GLEANER_ASSIGN_OR_RETURN(
+      pg::Rows made,
+      db.Query("SELECT to_regclass('gleaner_schema') IS NOT NULL", {}, "reading the schema"));
+  if (made.Text(0, 0) == "t") {
+    GLEANER_ASSIGN_OR_RETURN(
+        pg::Rows version,
+        db.Query("SELECT COALESCE(MAX(version), 0) FROM gleaner_schema", {}, "reading the schema"));
+    probe.schema_version = version.Int(0, 0);
+  }
+  // The server's clock, halfway through the round trip.
+  const auto before = std::chrono::system_clock::now();
+  GLEANER_ASSIGN_OR_RETURN(
+      pg::Rows now, db.Query("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint", {},
+                             "reading the server's clock"));
+  const auto after = std::chrono::system_clock::now();
+  const auto midpoint = std::chrono::time_point_cast<core::Duration>(before + (after - before) / 2);
+  probe.clock_offset = core::FromUnixMicros(now.Int(0, 0)) - midpoint;
+  return probe;
 }
 
 core::Result<std::unique_ptr<LeaderLease>> OpenPostgresLease(const std::string& where) {

@@ -25,5 +25,7 @@ GLEANER_POSTGRES_LINKAGE core::Result<std::unique_ptr<Store>> OpenPostgresStore(
     const std::string& where);
 GLEANER_POSTGRES_LINKAGE core::Result<std::unique_ptr<LeaderLease>> OpenPostgresLease(
     const std::string& where);
+struct StoreProbe;
+GLEANER_POSTGRES_LINKAGE core::Result<StoreProbe> ProbePostgresStore(const std::string& where);
 
 }  // namespace gleaner::store

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "observe/verdict_json.h"
+#include "store/open_store.h"
 #include "store/profiles_of_kind.h"
 #include "store/row_codec.h"
 #include "store/sqlite_schema.h"
@@ -111,6 +112,29 @@ core::Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& 
   }
   GLEANER_RETURN_IF_ERROR(s.WithContext("database " + path));
   return store;
+}
+
+core::Result<StoreProbe> ProbeSqliteStore(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    return core::NotFound(path + " does not exist yet: the first start of gleaner makes it");
+  }
+  if (!S_ISREG(st.st_mode)) return core::InvalidArgument(path + " is not a plain file (a link?)");
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> owned(db, &sqlite3_close);
+  sqlite3_stmt* statement = nullptr;
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &statement, nullptr);
+  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> query(statement, &sqlite3_finalize);
+  if (rc == SQLITE_OK) rc = sqlite3_step(statement);
+  if (rc != SQLITE_ROW) {
+    return core::Unavailable("cannot read " + path + ": " +
+                             (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  }
+  StoreProbe probe;
+  probe.schema_version = sqlite3_column_int64(statement, 0);
+  probe.latest_version = sqlite::LatestSchemaVersion();
+  return probe;
 }
 
 SqliteStore::~SqliteStore() { sqlite3_close(db_); }

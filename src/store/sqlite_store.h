@@ -10,6 +10,11 @@ struct sqlite3;
 
 namespace gleaner::store {
 
+struct StoreProbe;
+// The schema version of the SQLite file at `path`, opened read-only
+// (open_store.h's ProbeStore).
+core::Result<StoreProbe> ProbeSqliteStore(const std::string& path);
+
 // ObservationStore, JobStore and TokenStore in one SQLite file (WAL journal,
 // synchronous=FULL: a committed write survives a crash of the process and
 // of the machine), or in memory for ":memory:". The schema is versioned

@@ -63,7 +63,7 @@ TEST(DoctorBinaryTest, ASoundSetupPasses) {
               HasSubstr("nothing failed\n"));
 }
 
-TEST(DoctorBinaryTest, AClockAwayFromTheCoordinatorsIsNamed) {
+TEST(DoctorBinaryTest, TheStoreAndAClockAwayFromTheCoordinatorsAreNamed) {
   testing::TempDir dir;
   const std::string data = (dir.path() / "state").string();
   std::filesystem::create_directory(data);
@@ -76,6 +76,19 @@ TEST(DoctorBinaryTest, AClockAwayFromTheCoordinatorsIsNamed) {
       testing::StartGleanerUp(dir, (dir.path() / "up").string(), port, 30);
   Report r = Doctor(args, "demo", "--server http://127.0.0.1:" + std::to_string(port));
   EXPECT_EQ(r.checks.at("clock").first, "ok") << r.checks.at("clock").second;
+
+  // The coordinator's store, read without a change; one not made yet; junk.
+  const std::string db = (dir.path() / "up" / "gleaner.db").string();
+  r = Doctor(args + " --store " + db);
+  EXPECT_EQ(r.checks.at("store").first, "ok") << r.checks.at("store").second;
+  EXPECT_THAT(r.checks.at("store").second, HasSubstr(db + " reached, schema version "));
+  r = Doctor(args + " --store " + (dir.path() / "new.db").string());
+  EXPECT_EQ(r.checks.at("store").first, "ok");
+  EXPECT_THAT(r.checks.at("store").second, HasSubstr("does not exist yet"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "new.db"));
+  r = Doctor(args + " --store " + dir.Write("junk.db", std::string(4096, 'x')));
+  EXPECT_EQ(r.checks.at("store").first, "fail");
+  EXPECT_THAT(r.checks.at("store").second, HasSubstr("cannot read"));
 
   // One five minutes behind, and one with no clock at all.
   const core::TimePoint behind =

@@ -152,6 +152,23 @@ TEST_F(PgStoreTest, ProcessesOpeningANewDatabaseAtOnceMigrateItOnce) {
   for (int i = 0; i < versions->size(); ++i) EXPECT_EQ(versions->Int(i, 0), i + 1);
 }
 
+// What `gleaner doctor` reads: the version and the server's clock, with
+// nothing changed.
+TEST_F(PgStoreTest, AProbeReadsTheSchemaVersionAndClockWithoutMigrating) {
+  auto probe = ProbeStore(uri_);
+  ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+  EXPECT_EQ(probe->schema_version, 0);
+  EXPECT_EQ(probe->latest_version, pg::LatestSchemaVersion());
+  ASSERT_TRUE(probe->clock_offset.has_value());
+  EXPECT_LT(std::chrono::abs(*probe->clock_offset), std::chrono::seconds(1));  // one host
+  EXPECT_EQ(ProbeStore(uri_)->schema_version, 0);                              // still not made
+  ASSERT_NE(OpenStore(), nullptr);
+  EXPECT_EQ(ProbeStore(uri_)->schema_version, pg::LatestSchemaVersion());
+  const std::string missing =
+      uri_.substr(0, uri_.find('?')) + "_missing" + uri_.substr(uri_.find('?'));
+  EXPECT_THAT(ProbeStore(missing).status().message(), HasSubstr("_missing\" does not exist"));
+}
+
 TEST_F(PgStoreTest, ADatabaseNewerThanThisGleanerIsRefused) {
   ASSERT_NE(OpenStore(), nullptr);
   pg::Connection admin = Admin();

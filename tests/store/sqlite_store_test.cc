@@ -214,3 +214,35 @@ TEST(OpenStoreTest, AnythingButAPostgresUriIsASqliteFile) {
 
 }  // namespace
 }  // namespace gleaner::store
+
+namespace gleaner::store {
+namespace {
+
+// What `gleaner doctor` reads: the version, with nothing changed.
+TEST(ProbeStoreTest, ASqliteFileIsReadWithoutBeingMigrated) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "gleaner.db").string();
+  EXPECT_EQ(ProbeStore(path).status().code(), core::StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(sqlite::MigrateSchema(db, 2).ok());
+    sqlite3_close(db);
+  }
+  auto probe = ProbeStore(path);
+  ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+  EXPECT_EQ(probe->schema_version, 2);
+  EXPECT_EQ(probe->latest_version, sqlite::LatestSchemaVersion());
+  EXPECT_FALSE(probe->clock_offset.has_value());
+  EXPECT_EQ(ProbeStore(path)->schema_version, 2);  // still
+
+  const std::string junk = dir.Write("junk.db", std::string(4096, 'x'));
+  EXPECT_THAT(ProbeStore(junk).status().message(), HasSubstr("cannot read " + junk));
+  std::filesystem::create_symlink(path, dir.path() / "link.db");
+  EXPECT_THAT(ProbeStore((dir.path() / "link.db").string()).status().message(),
+              HasSubstr("is not a plain file"));
+}
+
+}  // namespace
+}  // namespace gleaner::store
