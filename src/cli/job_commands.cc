@@ -19,6 +19,7 @@
 #include "core/format.h"
 #include "core/json_depth.h"
 #include "observe/verdict_json.h"
+#include "sched/dependencies.h"
 #include "server/event_api.h"
 #include "server/job_list_query.h"
 #include "store/job_json.h"
@@ -142,6 +143,11 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.submit->add_option("--expected-runtime", o.expected_runtime_s, "Seconds it usually takes");
   c.submit->add_option("--array", o.array, "A sweep: 0-99%8 (indices, at most 8 at once)");
   c.submit->add_option("--after", o.after, "Start after this job succeeded (repeatable)");
+  c.submit
+      ->add_option("--dependency", o.dependency,
+                   "As Slurm's: afterok:ID[:ID...] (succeeded), afterany:ID (ended), "
+                   "afternotok:ID (failed or cancelled), comma-separated (repeatable)")
+      ->type_name("KIND:ID");
   c.submit->add_option("--project", o.project, "Project, for fair share and reports");
   c.submit->add_option("--label", o.labels, "key=value (repeatable)");
   c.submit->add_option("--env", o.env, "NAME=value for the job (repeatable)");
@@ -210,6 +216,9 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
     spec.array = *a;
   }
   spec.after_success = o.after;
+  for (const std::string& text : o.dependency) {
+    if (core::Status s = sched::AddDependencies(text, &spec); !s.ok()) return Fail(err, s);
+  }
   spec.project = o.project;
   for (const auto& [list, target] :
        {std::pair{&o.labels, &spec.labels}, std::pair{&o.env, &spec.env}}) {

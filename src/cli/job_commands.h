@@ -38,6 +38,7 @@ struct JobOptions {
   double expected_runtime_s = 0;
   std::string array;
   std::vector<int64_t> after;
+  std::vector<std::string> dependency;  // Slurm's form: afterok:3:4,afterany:5
   std::string project;
   std::vector<std::string> labels;
   std::vector<std::string> env;

@@ -1,10 +1,34 @@
 #include "cluster/queue_feed.h"
 
+#include "sched/dependencies.h"
 #include "sched/job_request.h"
 
 namespace gleaner::cluster {
 
 using store::JobState;
+
+namespace {
+
+// What a dependency of `kind` on a job now in `state` still waits for ("end",
+// "succeed", "fail"); nullopt when it is met, "" when it never will be.
+std::optional<std::string> Unmet(sched::DependencyKind kind, JobState state) {
+  const bool ended = store::IsFinal(state);
+  const bool succeeded = state == JobState::kSucceeded;
+  switch (kind) {
+    case sched::DependencyKind::kAfterOk:
+      if (succeeded) return std::nullopt;
+      return ended ? "" : "succeed";
+    case sched::DependencyKind::kAfterAny:
+      if (ended) return std::nullopt;
+      return "end";
+    case sched::DependencyKind::kAfterNotOk:
+      if (ended && !succeeded) return std::nullopt;
+      return ended ? "" : "fail";
+  }
+  return "";
+}
+
+}  // namespace
 
 std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord>& active,
                                               const Log& log) {
@@ -26,7 +50,7 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
   std::set<sched::JobId> deps;
   for (const store::JobRecord& j : *queued) {
     if (!pending_.contains(j.id)) {
-      deps.insert(j.spec.after_success.begin(), j.spec.after_success.end());
+      for (const sched::Dependency& d : sched::DependenciesOf(j.spec)) deps.insert(d.job);
     }
   }
   auto dep_states = jobs_.StatesOf(deps);
@@ -38,16 +62,20 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
   for (const store::JobRecord& j : *queued) {
     still_queued.insert(j.id);
     if (pending_.contains(j.id)) continue;  // the scheduler has it
-    std::string blocked_by;                 // a dependency that has not succeeded yet
-    std::string doomed;                     // one that never will
-    for (sched::JobId dep : j.spec.after_success) {
-      const auto d = dep_states->find(dep);
-      const bool exists = d != dep_states->end();
-      if (!exists || (store::IsFinal(d->second) && d->second != JobState::kSucceeded)) {
-        doomed = "job " + std::to_string(dep) +
-                 (exists ? " " + std::string(store::JobStateName(d->second)) : " does not exist");
-      } else if (d->second != JobState::kSucceeded && blocked_by.empty()) {
-        blocked_by = "waiting for job " + std::to_string(dep) + " to succeed";
+    std::string blocked_by;                 // a dependency not met yet
+    std::string doomed;                     // one that never will be
+    for (const sched::Dependency& dep : sched::DependenciesOf(j.spec)) {
+      const auto d = dep_states->find(dep.job);
+      const std::string name = "job " + std::to_string(dep.job);
+      if (d == dep_states->end()) {
+        doomed = name + " does not exist";
+      } else if (const auto left = Unmet(dep.kind, d->second); left && left->empty()) {
+        doomed = name + " " + std::string(store::JobStateName(d->second)) +
+                 (dep.kind == sched::DependencyKind::kAfterOk
+                      ? ""
+                      : " (" + std::string(sched::DependencyKindName(dep.kind)) + ")");
+      } else if (left && blocked_by.empty()) {
+        blocked_by = "waiting for " + name + " to " + *left;
       }
     }
     if (!doomed.empty()) {

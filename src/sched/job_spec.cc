@@ -218,10 +218,18 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
     GLEANER_RETURN_IF_ERROR(CheckText("labels", key, kMaxNameBytes));
     GLEANER_RETURN_IF_ERROR(CheckText("labels " + key.substr(0, 64), value, kMaxNameBytes));
   }
-  const std::set<JobId> deps(s.after_success.begin(), s.after_success.end());
-  if (deps.size() != s.after_success.size()) return Bad("after_success", "lists a job twice");
-  for (JobId id : deps) {
-    if (id <= 0) return Bad("after_success", "job ids are positive, got " + std::to_string(id));
+  // One dependency per job: "after it succeeded" and "after it failed"
+  // together could never both be met.
+  std::set<JobId> deps;
+  for (const auto& [field, ids] :
+       {std::pair{"after_success", &s.after_success}, std::pair{"after_any", &s.after_any},
+        std::pair{"after_failure", &s.after_failure}}) {
+    for (JobId id : *ids) {
+      if (id <= 0) return Bad(field, "job ids are positive, got " + std::to_string(id));
+      if (!deps.insert(id).second) {
+        return Bad(field, "names job " + std::to_string(id) + " twice (one dependency per job)");
+      }
+    }
   }
   return core::Status::Ok();
 }
@@ -251,6 +259,9 @@ json JobSpecToJson(const JobSpec& s) {
       {"project", s.project},
       {"labels", s.labels},
   };
+  // Only jobs that use them say so: other jobs' JSON stays as it was.
+  if (!s.after_any.empty()) j["after_any"] = s.after_any;
+  if (!s.after_failure.empty()) j["after_failure"] = s.after_failure;
   // Only gangs say so: a one-node job's JSON stays as it always was.
   if (s.nodes != 1) j["nodes"] = s.nodes;
   if (s.one_rack) j["one_rack"] = true;
@@ -279,6 +290,8 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
                                                 "expected_runtime_s",
                                                 "array",
                                                 "after_success",
+                                                "after_any",
+                                                "after_failure",
                                                 "project",
                                                 "labels"};
   for (const auto& [key, unused] : j.items()) {
@@ -353,12 +366,15 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
       GLEANER_ASSIGN_OR_RETURN(ArraySpec a, ParseArraySpec(j.at("array").get<std::string>()));
       s.array = a;
     }
-    if (j.contains("after_success") && !j.at("after_success").is_null()) {
-      const json& deps = j.at("after_success");
-      if (!deps.is_array()) return Bad("after_success", "a list of job ids");
+    for (const auto& [field, ids] :
+         {std::pair{"after_success", &s.after_success}, std::pair{"after_any", &s.after_any},
+          std::pair{"after_failure", &s.after_failure}}) {
+      if (!j.contains(field) || j.at(field).is_null()) continue;
+      const json& deps = j.at(field);
+      if (!deps.is_array()) return Bad(field, "a list of job ids");
       for (const json& id : deps) {
-        if (!id.is_number_integer()) return Bad("after_success", "job ids are whole numbers");
-        s.after_success.push_back(id.get<JobId>());
+        if (!id.is_number_integer()) return Bad(field, "job ids are whole numbers");
+        ids->push_back(id.get<JobId>());
       }
     }
     get("project", &s.project);

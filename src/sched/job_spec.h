@@ -68,7 +68,11 @@ struct JobSpec {
   std::optional<core::Duration> max_runtime;
   std::optional<core::Duration> expected_runtime;
   std::optional<ArraySpec> array;
-  std::vector<JobId> after_success;  // start only after these succeeded
+  // Start only once these succeeded, ended however, or failed
+  // (sched/dependencies.h: Slurm's afterok, afterany, afternotok).
+  std::vector<JobId> after_success;
+  std::vector<JobId> after_any;
+  std::vector<JobId> after_failure;
   std::string project;
   std::map<std::string, std::string> labels;
 

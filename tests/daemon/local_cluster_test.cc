@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include "agent/executor.h"
 #include "daemon/daemon_rig.h"
@@ -201,6 +204,56 @@ TEST(LocalClusterDependencyTest, WaitsForSuccessAndGivesUpOnFailure) {
   EXPECT_EQ(store->Get(first)->exit_code, 1);
   EXPECT_EQ(store->Get(second)->state, store::JobState::kCancelled);
   EXPECT_THAT(store->Get(second)->reason, HasSubstr("dependency job 1 failed"));
+}
+
+// Slurm's kinds: afterany runs after a failure, afternotok only after one,
+// and a dependency that can no longer be met cancels with the reason.
+TEST(LocalClusterDependencyTest, EachKindHasSlurmsMeaning) {
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000},
+                        {"name": "A", "memory_total_mib": 1000}]})");
+  auto& store = rig.store;
+  auto& clock = rig.clock;
+  const uid_t uid = geteuid();
+  sched::JobSpec fails;
+  fails.command = {"false"};
+  fails.working_dir = "/tmp";
+  sched::JobSpec succeeds = fails;
+  succeeds.command = {"true"};
+  const sched::JobId failing = store->Submit("t", uid, fails, clock.Now())->id;
+  const sched::JobId passing = store->Submit("t", uid, succeeds, clock.Now())->id;
+  sched::JobSpec after = succeeds;
+  after.command = {"true"};
+  std::map<std::string, sched::JobId> jobs;
+  for (const auto& [name, list, on] :
+       {std::tuple{"any after failure", &sched::JobSpec::after_any, failing},
+        std::tuple{"notok after failure", &sched::JobSpec::after_failure, failing},
+        std::tuple{"notok after success", &sched::JobSpec::after_failure, passing},
+        std::tuple{"ok after success", &sched::JobSpec::after_success, passing}}) {
+    sched::JobSpec spec = after;
+    (spec.*list) = {on};
+    jobs[name] = store->Submit("t", uid, spec, clock.Now())->id;
+  }
+  std::set<std::string> reasons;
+  for (int t = 0; t < 320; ++t) {
+    rig.Tick([](const std::string&) {});
+    for (const auto& [name, id] : jobs) reasons.insert(store->Get(id)->reason);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the jobs exit
+    clock.Advance(core::Seconds(1));
+    bool all_ended = true;
+    for (const auto& [name, id] : jobs)
+      all_ended = all_ended && store::IsFinal(store->Get(id)->state);
+    if (all_ended) break;
+  }
+  EXPECT_EQ(store->Get(failing)->state, store::JobState::kFailed);
+  EXPECT_EQ(store->Get(passing)->state, store::JobState::kSucceeded);
+  EXPECT_EQ(store->Get(jobs["any after failure"])->state, store::JobState::kSucceeded);
+  EXPECT_EQ(store->Get(jobs["notok after failure"])->state, store::JobState::kSucceeded);
+  EXPECT_EQ(store->Get(jobs["ok after success"])->state, store::JobState::kSucceeded);
+  EXPECT_EQ(store->Get(jobs["notok after success"])->state, store::JobState::kCancelled);
+  EXPECT_EQ(store->Get(jobs["notok after success"])->reason,
+            "dependency job 2 succeeded (afternotok)");
+  EXPECT_TRUE(reasons.contains("waiting for job 1 to end")) << ::testing::PrintToString(reasons);
+  EXPECT_TRUE(reasons.contains("waiting for job 1 to fail")) << ::testing::PrintToString(reasons);
 }
 
 TEST(LocalClusterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "sched/dependencies.h"
+
 namespace gleaner::sched {
 namespace {
 
@@ -68,8 +70,14 @@ TEST(JobSpecTest, ValidationNamesTheFieldAndTheFix) {
       {[](JobSpec& s) {
          s.after_success = {3, 3};
        },
-       "lists a job twice"},
+       "after_success: names job 3 twice"},
+      {[](JobSpec& s) {
+         s.after_success = {3};
+         s.after_failure = {3};
+       },
+       "after_failure: names job 3 twice (one dependency per job)"},
       {[](JobSpec& s) { s.after_success = {0}; }, "job ids are positive"},
+      {[](JobSpec& s) { s.after_any = {-2}; }, "after_any: job ids are positive, got -2"},
   };
   for (const Case& c : cases) {
     JobSpec s = Valid();
@@ -96,6 +104,8 @@ TEST(JobSpecTest, JsonRoundTrip) {
   s.expected_runtime = core::Seconds(3600);
   s.array = ArraySpec{0, 99, 1, 8};
   s.after_success = {12, 13};
+  s.after_any = {14};
+  s.after_failure = {15};
   s.project = "vision";
   s.labels = {{"sweep", "lr"}};
   auto back = JobSpecFromJson(JobSpecToJson(s));
@@ -159,11 +169,51 @@ TEST(JobSpecTest, JsonDefaultsAndErrors) {
       {json{{"command", {"x"}}, {"after_success", {3, 1e300}}}, "after_success: job ids are"},
       {json{{"command", {"x"}}, {"after_success", {2.5}}}, "after_success: job ids are"},
       {json{{"command", {"x"}}, {"after_success", 3}}, "after_success: a list of job ids"},
+      {json{{"command", {"x"}}, {"after_any", {"7"}}}, "after_any: job ids are whole numbers"},
+      {json{{"command", {"x"}}, {"after_failure", "7"}}, "after_failure: a list of job ids"},
   };
   for (const auto& [doc, expected] : bad) {
     auto r = JobSpecFromJson(doc);
     ASSERT_FALSE(r.ok()) << doc.dump();
     EXPECT_THAT(r.status().message(), HasSubstr(expected)) << doc.dump();
+  }
+}
+
+}  // namespace
+}  // namespace gleaner::sched
+
+namespace gleaner::sched {
+namespace {
+
+// Slurm's --dependency form, as `gleaner submit --dependency` takes it.
+TEST(DependenciesTest, SlurmsFormFillsTheThreeLists) {
+  JobSpec s;
+  ASSERT_TRUE(AddDependencies("afterok:3:4,afterany:5", &s).ok());
+  ASSERT_TRUE(AddDependencies("afternotok:6", &s).ok());
+  EXPECT_EQ(s.after_success, (std::vector<JobId>{3, 4}));
+  EXPECT_EQ(s.after_any, (std::vector<JobId>{5}));
+  EXPECT_EQ(s.after_failure, (std::vector<JobId>{6}));
+  const std::vector<Dependency> all = DependenciesOf(s);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(DependencyKindName(all[3].kind), "afternotok");
+  EXPECT_EQ(all[3].job, 6);
+}
+
+TEST(DependenciesTest, WhatGleanerCannotMeanIsRefusedWithTheForm) {
+  for (const auto& [text, said] : std::vector<std::pair<std::string, std::string>>{
+           {"after:3", "has \"after\", which is not a kind gleaner knows"},
+           {"singleton", "not a kind gleaner knows"},
+           {"afterok", "names no job after afterok"},
+           {"afterok:", "has \"\" where a job id goes"},
+           {"afterok:3x", "has \"3x\" where a job id goes"},
+           {"afterok:3,", "has \"\", which is not a kind"},
+           {"afterok:3?afterany:4", "uses '?'"},
+       }) {
+    JobSpec s;
+    const core::Status status = AddDependencies(text, &s);
+    EXPECT_EQ(status.code(), core::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(status.message(), HasSubstr(said)) << text;
+    EXPECT_THAT(status.message(), HasSubstr("as in afterok:12:13,afterany:14")) << text;
   }
 }
 
