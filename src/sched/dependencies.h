@@ -28,8 +28,8 @@ std::string_view DependencyKindName(DependencyKind kind);
 // Every dependency of `spec`, in the order afterok, afterany, afternotok.
 std::vector<Dependency> DependenciesOf(const JobSpec& spec);
 
-// Adds Slurm's form, "afterok:3:4,afterany:5" (also "?" between kinds, as
-// Slurm's "any of" is not supported: an error says so), to the spec's lists.
+// Adds Slurm's form, "afterok:3:4,afterany:5", to the spec's lists. Slurm's
+// "?" (any one of several) and kinds gleaner lacks are refused, with why.
 core::Status AddDependencies(std::string_view text, JobSpec* spec);
 
 }  // namespace gleaner::sched
