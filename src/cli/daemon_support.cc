@@ -207,19 +207,23 @@ constexpr const char* kDataDirFix =
 
 namespace {
 
-// The data directory, resolved, and its logs/ (where it exists): trusted,
-// and logs/ a directory, not a link.
-core::Status CheckDirAndLogs(const std::string& data_dir, std::filesystem::path* canonical) {
+// The data directory, resolved, when it is trusted.
+core::Result<std::filesystem::path> TrustedDataDir(const std::string& data_dir) {
   std::error_code ec;
-  *canonical = std::filesystem::canonical(data_dir, ec);
+  std::filesystem::path canonical = std::filesystem::canonical(data_dir, ec);
   if (ec) {
-    return core::Unavailable("cannot resolve the data directory " + data_dir + ": " +
-                             ec.message());
+    return core::Unavailable("cannot resolve the data directory " + data_dir + ": " + ec.message());
   }
-  GLEANER_RETURN_IF_ERROR(CheckTrusted(*canonical, "the data directory", kDataDirFix));
-  const std::filesystem::path logs = *canonical / "logs";
+  GLEANER_RETURN_IF_ERROR(CheckTrusted(canonical, "the data directory", kDataDirFix));
+  return canonical;
+}
+
+// Job logs live in DIR/logs: a directory, not a link, trusted as DIR is.
+// NotFound when it is not there yet.
+core::Status CheckLogsDir(const std::filesystem::path& dir) {
+  const std::filesystem::path logs = dir / "logs";
   struct stat st {};
-  if (lstat(logs.c_str(), &st) != 0) return core::Status::Ok();
+  if (lstat(logs.c_str(), &st) != 0) return core::NotFound(logs.string() + " does not exist");
   if (!S_ISDIR(st.st_mode)) {
     return core::PermissionDenied(logs.string() + " is not a directory (a link?); remove it");
   }
@@ -229,10 +233,12 @@ core::Status CheckDirAndLogs(const std::string& data_dir, std::filesystem::path*
 }  // namespace
 
 core::Status CheckDataDir(const std::string& data_dir) {
-  std::filesystem::path canonical;
-  GLEANER_RETURN_IF_ERROR(CheckDirAndLogs(data_dir, &canonical));
+  GLEANER_ASSIGN_OR_RETURN(const std::filesystem::path dir, TrustedDataDir(data_dir));
+  if (core::Status s = CheckLogsDir(dir); !s.ok() && s.code() != core::StatusCode::kNotFound) {
+    return s;
+  }
   // It records who submitted what, and their tokens' digests.
-  const std::filesystem::path db = canonical / "gleaner.db";
+  const std::filesystem::path db = dir / "gleaner.db";
   struct stat st {};
   if (lstat(db.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
     return core::PermissionDenied(db.string() + " can be read by others (mode " +
@@ -255,14 +261,13 @@ core::Status PrepareDataDir(const std::string& data_dir) {
     return core::Unavailable("cannot create the data directory " + data_dir + ": " + ec.message() +
                              " (choose another with --data-dir)");
   }
-  std::filesystem::path canonical;
-  GLEANER_RETURN_IF_ERROR(CheckDirAndLogs(data_dir, &canonical));
-  // Job logs live here; created only inside a directory found trusted.
-  const std::filesystem::path logs = canonical / "logs";
+  // logs/ is made only inside a directory found trusted.
+  GLEANER_ASSIGN_OR_RETURN(const std::filesystem::path dir, TrustedDataDir(data_dir));
+  const std::filesystem::path logs = dir / "logs";
   if (mkdir(logs.c_str(), 0755) != 0 && errno != EEXIST) {
     return core::Unavailable("cannot create " + logs.string() + ": " + std::strerror(errno));
   }
-  return CheckDirAndLogs(data_dir, &canonical);
+  return CheckLogsDir(dir);
 }
 
 core::Result<std::unique_ptr<store::SqliteStore>> OpenHistory(const std::string& data_dir) {

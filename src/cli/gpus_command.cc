@@ -192,13 +192,14 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
   }
   // The faults a daemon remembers, where this user may read them: this
   // reading alone hears no Xid raised before it started.
-  if (std::filesystem::exists(GpuFaultFile(DataDir(options.data_dir)))) {
+  const std::string data_dir = DataDir(options.data_dir);
+  if (std::filesystem::exists(GpuFaultFile(data_dir))) {
     RememberGpuFaults(
-        DataDir(options.data_dir), env.clock,
+        data_dir, env.clock,
         [&](const std::string& line) { env.err << "gleaner: " << line << "\n"; }, &source);
   }
   // The same thresholds as the monitor's, from DATA_DIR/gleaner.toml.
-  auto config = LoadConfig(ConfigPath(DataDir(options.data_dir), ""), false);
+  auto config = LoadConfig(ConfigPath(data_dir, ""), false);
   if (!config.ok()) {
     env.err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

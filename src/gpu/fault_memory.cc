@@ -49,12 +49,19 @@ core::Result<FaultFile> ReadFaultFile(const std::string& path) {
   file.boot_id = doc["boot_id"].get<std::string>();
   const json faults = doc.value("faults", json());
   if (!faults.is_array()) return NotAFaultFile(path, "\"faults\" is not a list");
+  // Whole numbers within range only: a float or a huge value would
+  // overflow the conversions and the arithmetic on them.
+  const auto whole = [](const json& f, const char* key, uint64_t min, uint64_t max) {
+    return f.contains(key) && f[key].is_number_unsigned() && f[key].get<uint64_t>() >= min &&
+           f[key].get<uint64_t>() <= max;
+  };
   for (const json& f : faults) {
     if (!f.is_object() || !f.contains("uuid") || !f["uuid"].is_string() ||
-        f["uuid"].get<std::string>().empty() || !f.contains("xid") ||
-        !f["xid"].is_number_unsigned() || f["xid"].get<uint64_t>() == 0 ||
-        f["xid"].get<uint64_t>() > UINT32_MAX || !f.value("seen_unix_s", json()).is_number()) {
-      return NotAFaultFile(path, "a fault needs \"uuid\", \"xid\" (1 or more) and \"seen_unix_s\"");
+        f["uuid"].get<std::string>().empty() || !whole(f, "xid", 1, UINT32_MAX) ||
+        !whole(f, "seen_unix_s", 0, uint64_t{1} << 40)) {
+      return NotAFaultFile(path,
+                           "a fault needs \"uuid\", \"xid\" (1 or more) and \"seen_unix_s\" "
+                           "(whole seconds)");
     }
     file.faults.push_back({core::GpuUuid(f["uuid"].get<std::string>()),
                            static_cast<uint32_t>(f["xid"].get<uint64_t>()),

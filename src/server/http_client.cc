@@ -46,6 +46,8 @@ std::string HeaderValue(const std::string& head, const std::string& name) {
 
 }  // namespace
 
+std::optional<core::TimePoint> HttpClient::server_date() const { return ParseHttpDate(date_); }
+
 std::string Endpoint::ToString() const {
   if (!unix_path.empty()) return "unix:" + unix_path;
   return (tls ? "https://" : "http://") + FormatHostPort(host, port);
@@ -208,7 +210,7 @@ core::Result<std::pair<int, std::string>> HttpClient::Exchange(const std::string
     return core::Unavailable("no answer from gleaner at " + where);
   }
   const std::string head = response.substr(0, head_end + 2);
-  server_date_ = ParseHttpDate(HeaderValue(head, "date"));
+  date_ = HeaderValue(head, "date");
   const std::string length_text = HeaderValue(head, "content-length");
   const bool closes = !keep_alive_ ||
                       HeaderValue(head, "connection").find("close") != std::string::npos ||

@@ -65,9 +65,9 @@ class HttpClient {
   uint64_t bytes_sent() const { return bytes_sent_; }
   uint64_t bytes_received() const { return bytes_received_; }
   uint64_t connections() const { return connections_; }
-  // The Date of the last answer (whole seconds), when it had one: what
-  // the server's clock said.
-  std::optional<core::TimePoint> server_date() const { return server_date_; }
+  // The Date of the last answer (whole seconds), when it had a valid one:
+  // what the server's clock said.
+  std::optional<core::TimePoint> server_date() const;
 
  private:
   core::Status Connect(core::Duration timeout);
@@ -82,7 +82,7 @@ class HttpClient {
   uint64_t bytes_sent_ = 0;
   uint64_t bytes_received_ = 0;
   uint64_t connections_ = 0;
-  std::optional<core::TimePoint> server_date_;
+  std::string date_;    // the last answer's Date header, as sent
   std::mutex live_mu_;  // guards live_fd_, which Interrupt shuts down
   int live_fd_ = -1;
   std::atomic<bool> interrupted_{false};

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -195,8 +194,9 @@ std::optional<core::TimePoint> ParseHttpDate(std::string_view text) {
   char weekday[4] = {}, month[4] = {}, zone[4] = {};
   int day = 0, year = 0, hour = 0, minute = 0, second = 0, used = 0;
   const std::string s(text);
-  if (std::sscanf(s.c_str(), "%3[A-Za-z], %d %3[A-Za-z] %d %d:%d:%d %3[A-Za-z]%n", weekday, &day,
-                  month, &year, &hour, &minute, &second, zone, &used) != 8 ||
+  // Field widths keep a peer's long digit runs from overflowing an int.
+  if (std::sscanf(s.c_str(), "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d %3[A-Za-z]%n", weekday,
+                  &day, month, &year, &hour, &minute, &second, zone, &used) != 8 ||
       static_cast<size_t>(used) != s.size() || strcasecmp(zone, "GMT") != 0) {
     return std::nullopt;
   }
@@ -218,10 +218,16 @@ std::optional<core::TimePoint> ParseHttpDate(std::string_view text) {
 }
 
 std::string FormatResponse(const HttpResponse& r, bool keep_alive) {
-  const core::TimePoint now =
-      std::chrono::time_point_cast<core::Duration>(std::chrono::system_clock::now());
+  // Every answer is dated; the text changes once a second, so each worker
+  // formats it once a second.
+  thread_local time_t dated = -1;
+  thread_local std::string date;
+  if (const time_t now = std::time(nullptr); now != dated) {
+    dated = now;
+    date = FormatHttpDate(core::FromUnixMicros(static_cast<int64_t>(now) * 1000000));
+  }
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) +
-                    "\r\nDate: " + FormatHttpDate(now) + "\r\nContent-Type: " + r.content_type +
+                    "\r\nDate: " + date + "\r\nContent-Type: " + r.content_type +
                     "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
   for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
   out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";

@@ -46,6 +46,13 @@ struct Harness {
   core::ManualClock clock{core::FromUnixMicros(1'800'000'000'000'000)};
   std::vector<std::string> logged;
 
+  // A daemon in boot `boot` that heard Xid `xid` on GPU 0, then stopped.
+  void HeardXid(const std::string& boot, uint32_t xid) {
+    auto [memory, driver] = Start(boot);
+    driver->gpus[0].errors.fatal_xid = Reading<uint32_t>::Of(xid);
+    ASSERT_TRUE(memory->Snapshot().ok());
+  }
+
   // A daemon starting in boot `boot`, and the driver it sees.
   std::pair<std::unique_ptr<FaultMemory>, ScriptedBackend*> Start(const std::string& boot) {
     auto inner = std::make_unique<ScriptedBackend>();
@@ -90,11 +97,7 @@ TEST(FaultMemoryTest, AFatalXidOutlivesTheDaemonThatSawIt) {
 
 TEST(FaultMemoryTest, ARememberedXidJoinsOtherFaultsAndALiveOneWins) {
   Harness h;
-  {
-    auto [memory, driver] = h.Start("boot-1");
-    driver->gpus[0].errors.fatal_xid = Reading<uint32_t>::Of(48);
-    ASSERT_TRUE(memory->Snapshot().ok());
-  }
+  h.HeardXid("boot-1", 48);
   auto [memory, driver] = h.Start("boot-1");
   // Faulty already for ECC errors: the Xid is added to the reasons.
   driver->gpus[0].errors.ecc_uncorrected_volatile = Reading<uint64_t>::Of(2);
@@ -112,11 +115,7 @@ TEST(FaultMemoryTest, ARememberedXidJoinsOtherFaultsAndALiveOneWins) {
 
 TEST(FaultMemoryTest, ARebootForgetsEveryFault) {
   Harness h;
-  {
-    auto [memory, driver] = h.Start("boot-1");
-    driver->gpus[0].errors.fatal_xid = Reading<uint32_t>::Of(79);
-    ASSERT_TRUE(memory->Snapshot().ok());
-  }
+  h.HeardXid("boot-1", 79);
   auto [memory, driver] = h.Start("boot-2");
   EXPECT_THAT(memory->remembered(), IsEmpty());
   auto gpus = memory->Snapshot();
@@ -171,6 +170,8 @@ TEST(FaultMemoryTest, AnUnreadableFileIsMovedAsideNotWrittenOver) {
         R"({"boot_id": "x", "faults": [{"uuid": "G", "xid": 0, "seen_unix_s": 0}]})",
         R"({"boot_id": "x", "faults": [{"uuid": "G", "xid": -4, "seen_unix_s": 0}]})",
         R"({"boot_id": "x", "faults": [{"uuid": "G", "xid": 5000000000, "seen_unix_s": 0}]})",
+        R"({"boot_id": "x", "faults": [{"uuid": "G", "xid": 1, "seen_unix_s": 1e300}]})",
+        R"({"boot_id": "x", "faults": [{"uuid": "G", "xid": 1, "seen_unix_s": -5}]})",
         "{\"boot_id\": "}) {
     h.dir.Write("bad.json", bad);
     EXPECT_EQ(ReadFaultFile((h.dir.path() / "bad.json").string()).status().code(),

@@ -49,10 +49,12 @@ TEST(HttpDateTest, TheDateFormReadsBackInAnyCaseAndNothingElseDoes) {
   EXPECT_EQ(FormatHttpDate(t), "Sun, 06 Nov 1994 08:49:37 GMT");
   EXPECT_EQ(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT"), t);
   EXPECT_EQ(ParseHttpDate("sun, 06 nov 1994 08:49:37 gmt"), t);
-  for (const char* bad : {"", "Sun, 06 Nov 1994 08:49:37", "Sunday, 06-Nov-94 08:49:37 GMT",
-                          "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
-                          "Sun, 06 Nov 1994 24:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT junk",
-                          "Sun, 06 Nov 1994 08:49:37 UTC"}) {
+  for (const char* bad :
+       {"", "Sun, 06 Nov 1994 08:49:37", "Sunday, 06-Nov-94 08:49:37 GMT",
+        "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 24:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT junk",
+        "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 99999999999999999999 08:49:37 GMT",
+        "Sun, 0000000000000006 Nov 1994 08:49:37 GMT"}) {
     EXPECT_FALSE(ParseHttpDate(bad).has_value()) << bad;
   }
 }
