@@ -140,6 +140,11 @@ CostCommands AddCostCommands(CLI::App& app, CostAdviseOptions& o, CostReportOpti
       ->delimiter(',')
       ->check(CLI::IsMember({"model", "gpu", "user", "project", "day"}))
       ->capture_default_str();
+  report
+      ->add_option("--include", r.include,
+                   "busy: price the owners' own work too, with each row's charge (chargeback)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"busy"}));
   report->add_option("--currency", r.currency, "USD or CNY (default: [cost] currency, else USD)");
   report->add_option("--config", r.config, "Config file (default: DATA_DIR/gleaner.toml)");
   report->add_flag("--json", r.json, "The gleaner.cost-report/v1 document instead of tables");

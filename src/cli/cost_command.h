@@ -59,6 +59,9 @@ struct CostReportOptions {
   std::string until;         // YYYY-MM-DD; "" = now
   std::vector<std::string> by = {"model", "user", "project", "day"};
   std::string currency;  // "" = [cost] currency
+  // "busy": the owners' own work priced too, and each line's charge
+  // (chargeback); the JSON always has both.
+  std::vector<std::string> include;
   bool json = false;
   std::string data_dir;
   std::string config;

@@ -15,24 +15,35 @@
 namespace gleaner::cli {
 namespace {
 
-// One table of the report: a row per key, hours and money side by side.
+// One table of the report: a row per key, hours and money side by side;
+// with `busy`, the owners' own work priced too and each row's charge.
 void PrintLines(const std::string& title,
-                const std::vector<std::pair<std::string, cost::CostLine>>& rows,
+                const std::vector<std::pair<std::string, cost::CostLine>>& rows, bool busy,
                 std::ostream& out) {
   int width = static_cast<int>(title.size());
   for (const auto& row : rows) width = std::max(width, static_cast<int>(row.first.size()));
   char line[512];
-  std::snprintf(line, sizeof line, "%-*s %9s %9s %9s %9s %9s %10s %10s %10s %9s %10s\n", width,
+  std::snprintf(line, sizeof line, "%-*s %9s %9s %9s %9s %9s %10s %10s %10s %9s %10s", width,
                 title.c_str(), "observed", "used", "idle", "held-idle", "harvested", "idle cost",
                 "held cost", "harv value", "energy", "net saved");
   out << line;
+  if (busy) {
+    std::snprintf(line, sizeof line, " %10s %10s", "used cost", "charge");
+    out << line;
+  }
+  out << "\n";
   for (const auto& [key, l] : rows) {
     std::snprintf(line, sizeof line,
-                  "%-*s %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f %10.2f %9.2f %10.2f\n", width,
+                  "%-*s %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %10.2f %10.2f %9.2f %10.2f", width,
                   key.c_str(), l.observed_h, l.used_h, l.idle_h, l.held_idle_h, l.harvested_h,
                   l.idle_cost, l.held_idle_cost, l.harvested_cloud_value, l.harvest_energy_cost,
                   l.net_savings);
     out << line;
+    if (busy) {
+      std::snprintf(line, sizeof line, " %10.2f %10.2f", l.used_cost, l.charge());
+      out << line;
+    }
+    out << "\n";
   }
   out << "\n";
 }
@@ -95,13 +106,18 @@ int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream&
   const std::string cur(cost::CurrencyName(r.currency));
   out << "GPU time from " << observe::Rfc3339(ledger->from) << " to "
       << observe::Rfc3339(ledger->to) << "; hours are GPU-hours, money in " << cur << "\n\n";
-  PrintLines("total", {{"all GPUs", r.total}}, out);
+  const bool busy = std::find(o.include.begin(), o.include.end(), "busy") != o.include.end();
+  PrintLines("total", {{"all GPUs", r.total}}, busy, out);
   for (const std::string& by : o.by) {
-    if (by == "model") PrintLines("by model", Rows(r.by_model, Same), out);
-    if (by == "gpu") PrintLines("by GPU", Rows(r.by_gpu, Same), out);
-    if (by == "user") PrintLines("by user", Rows(r.by_user, Same), out);
-    if (by == "project") PrintLines("by project", Rows(r.by_project, Same), out);
-    if (by == "day") PrintLines("by day (UTC)", Rows(r.by_day, DayName), out);
+    if (by == "model") PrintLines("by model", Rows(r.by_model, Same), busy, out);
+    if (by == "gpu") PrintLines("by GPU", Rows(r.by_gpu, Same), busy, out);
+    if (by == "user") PrintLines("by user", Rows(r.by_user, Same), busy, out);
+    if (by == "project") PrintLines("by project", Rows(r.by_project, Same), busy, out);
+    if (by == "day") PrintLines("by day (UTC)", Rows(r.by_day, DayName), busy, out);
+  }
+  if (busy) {
+    out << "charge: each GPU-hour a row's users occupied (used, held idle, harvested by their "
+           "jobs) at the owned cost\n";
   }
   for (const auto& [model, p] : r.prices) {
     out << "price of " << model << ":";

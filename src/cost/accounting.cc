@@ -11,12 +11,13 @@ void Price(CostLine& line, const GpuHourPrices* prices) {
   const bool cloud = prices != nullptr && prices->cloud_per_gpu_hour.has_value();
   if (owned) {
     const double per_h = *prices->owned_per_gpu_hour;
+    line.used_cost = line.used_h * per_h;
     line.idle_cost = line.idle_h * per_h;
     line.held_idle_cost = line.held_idle_h * per_h;
     line.harvested_owned_value = line.harvested_h * per_h;
     line.harvest_energy_cost = line.harvested_h * *prices->marginal_per_gpu_hour;
   } else {
-    line.unpriced_owned_h = line.idle_h + line.held_idle_h + line.harvested_h;
+    line.unpriced_owned_h = line.used_h + line.idle_h + line.held_idle_h + line.harvested_h;
   }
   if (cloud) {
     line.harvested_cloud_value = line.harvested_h * *prices->cloud_per_gpu_hour;
@@ -33,6 +34,7 @@ constexpr double CostLine::*kLineFields[] = {
     &CostLine::idle_h,
     &CostLine::held_idle_h,
     &CostLine::harvested_h,
+    &CostLine::used_cost,
     &CostLine::idle_cost,
     &CostLine::held_idle_cost,
     &CostLine::harvested_owned_value,
@@ -86,15 +88,16 @@ void CostLedger::Add(const GpuTime& t, const GpuHourPrices* prices) {
   const bool owned_unpriced = prices == nullptr || !prices->owned_per_gpu_hour;
   CostLine owners_part;  // the owners' work and what they held idle
   owners_part.used_h = line.used_h;
+  owners_part.used_cost = line.used_cost;
   owners_part.held_idle_h = line.held_idle_h;
   owners_part.held_idle_cost = line.held_idle_cost;
-  owners_part.unpriced_owned_h = owned_unpriced ? line.held_idle_h : 0;
+  owners_part.unpriced_owned_h = owned_unpriced ? line.used_h + line.held_idle_h : 0;
   if (owners_part.used_h > 0 || owners_part.held_idle_h > 0) {
     CreditUsers(report_, t.owners, owners_part, project_of_user_);
   }
   CostLine jobs_part = line;  // the harvested hours and what they were worth
   jobs_part.observed_h = jobs_part.used_h = jobs_part.idle_h = jobs_part.held_idle_h = 0;
-  jobs_part.idle_cost = jobs_part.held_idle_cost = 0;
+  jobs_part.used_cost = jobs_part.idle_cost = jobs_part.held_idle_cost = 0;
   jobs_part.unpriced_owned_h = owned_unpriced ? line.harvested_h : 0;
   if (jobs_part.harvested_h > 0) CreditUsers(report_, t.job_users, jobs_part, project_of_user_);
 }

@@ -35,14 +35,19 @@ struct CostLine {
   double idle_h = 0;
   double held_idle_h = 0;
   double harvested_h = 0;
+  double used_cost = 0;              // used hours at the owned cost: the owners' own work
   double idle_cost = 0;              // idle hours at the owned cost
   double held_idle_cost = 0;         // held-idle hours at the owned cost
   double harvested_owned_value = 0;  // harvested hours at the owned cost
   double harvested_cloud_value = 0;  // harvested hours at the on-demand price
   double harvest_energy_cost = 0;    // harvested hours at the marginal cost
   double net_savings = 0;            // cloud value less energy
-  double unpriced_owned_h = 0;       // idle, held-idle and harvested hours without an owned cost
+  double unpriced_owned_h = 0;       // hours without an owned cost (all but observed)
   double unpriced_cloud_h = 0;       // harvested hours without an on-demand price
+
+  // Chargeback: every GPU-hour the line's users occupied (their own work,
+  // what they held idle, what their gleaner jobs ran) at the owned cost.
+  double charge() const { return used_cost + held_idle_cost + harvested_owned_value; }
 };
 
 struct CostReport {

@@ -32,12 +32,14 @@ nlohmann::ordered_json LineJson(const cost::CostLine& l) {
         {"held_idle", h(l.held_idle_h)},
         {"harvested", h(l.harvested_h)}}},
       {"money",
-       {{"idle_cost", money(l.idle_cost)},
+       {{"used_cost", money(l.used_cost)},
+        {"idle_cost", money(l.idle_cost)},
         {"held_idle_cost", money(l.held_idle_cost)},
         {"harvested_owned_value", money(l.harvested_owned_value)},
         {"harvested_cloud_value", money(l.harvested_cloud_value)},
         {"harvest_energy_cost", money(l.harvest_energy_cost)},
-        {"net_savings", money(l.net_savings)}}},
+        {"net_savings", money(l.net_savings)},
+        {"charge", money(l.charge())}}},
       {"unpriced_gpu_hours", {{"owned", h(l.unpriced_owned_h)}, {"cloud", h(l.unpriced_cloud_h)}}},
   };
 }

@@ -39,6 +39,7 @@ TEST(AccountingTest, WorkedExample) {
   EXPECT_DOUBLE_EQ(t.harvested_cloud_value, 0.5 * 2.0);
   EXPECT_DOUBLE_EQ(t.harvest_energy_cost, 0.5 * 0.05);
   EXPECT_DOUBLE_EQ(t.net_savings, 1.0 - 0.025);
+  EXPECT_DOUBLE_EQ(t.used_cost, 1.0 * 1.0);         // a1's hour of work
   EXPECT_DOUBLE_EQ(t.unpriced_owned_h, 1.0 + 1.0);  // b's idle and harvested hours
   EXPECT_DOUBLE_EQ(t.unpriced_cloud_h, 1.0);
 
@@ -57,12 +58,17 @@ TEST(AccountingTest, WorkedExample) {
   EXPECT_DOUBLE_EQ(alice.used_h, 0.5);
   EXPECT_DOUBLE_EQ(alice.idle_h, 0);  // idle time is nobody's
   EXPECT_DOUBLE_EQ(r.by_user.at("carol").used_h, 0.5);
+  // Chargeback: alice's half hour of work and quarter hour held idle.
+  EXPECT_DOUBLE_EQ(alice.used_cost, 0.5);
+  EXPECT_DOUBLE_EQ(alice.charge(), 0.5 + 0.25);
   const CostLine& bob = r.by_user.at("bob");
   EXPECT_DOUBLE_EQ(bob.harvested_h, 1.5);
   EXPECT_DOUBLE_EQ(bob.harvested_cloud_value, 1.0);
   EXPECT_DOUBLE_EQ(bob.harvest_energy_cost, 0.025);
   EXPECT_DOUBLE_EQ(bob.unpriced_cloud_h, 1.0);
   EXPECT_DOUBLE_EQ(bob.unpriced_owned_h, 1.0);
+  EXPECT_DOUBLE_EQ(bob.used_cost, 0);
+  EXPECT_DOUBLE_EQ(bob.charge(), 0.5);  // his job's priced half hour; b's hour is unpriced
   EXPECT_EQ(r.by_user.count(kUnknownUser), 0u);
   EXPECT_DOUBLE_EQ(r.by_project.at("vision").held_idle_h, 0.25);
   EXPECT_DOUBLE_EQ(r.by_project.at("nlp").harvested_h, 1.5);
@@ -111,8 +117,8 @@ TEST(GpuHourPricesTest, MissingPartsAreNamedNeverZero) {
   EXPECT_EQ(a100.cloud_offer, "P r1 big");
   // 8x A100 (docs/cost.md): 8.70 USD per server-hour / 8.
   EXPECT_NEAR(*a100.owned_per_gpu_hour, 1.088, 0.001);
-  const GpuHourPrices l4 = PriceGpuHours("L4", *catalog, std::nullopt, Currency::kCny,
-                                         ExchangeRates{7.2});
+  const GpuHourPrices l4 =
+      PriceGpuHours("L4", *catalog, std::nullopt, Currency::kCny, ExchangeRates{7.2});
   EXPECT_EQ(l4.cloud_per_gpu_hour, 7.2);
   EXPECT_FALSE(l4.owned_per_gpu_hour.has_value());  // no on-prem defaults for L4
   ASSERT_EQ(l4.missing.size(), 1u);

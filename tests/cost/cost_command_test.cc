@@ -1,5 +1,6 @@
 #include "cli/cost_command.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -174,6 +175,22 @@ TEST(CostCommandTest, ReportAndAdviceFromTheDaemonsHistory) {
   const testing::Outcome text = testing::Gleaner("--data-dir " + data + " cost report --by gpu");
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_NE(text.out.find("by GPU"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("charge"), std::string::npos) << text.out;
+  // Chargeback: the owners' own work priced too, a charge per user.
+  const testing::Outcome charged =
+      testing::Gleaner("--data-dir " + data + " cost report --by user --include busy");
+  ASSERT_EQ(charged.rc, 0) << charged.err;
+  EXPECT_THAT(charged.out, ::testing::ContainsRegex("by user +observed .* used cost +charge\n"));
+  EXPECT_THAT(charged.out, ::testing::ContainsRegex("\nalice +[0-9]"));
+  for (const auto& u : j["by_user"]) {
+    const auto& m = u["money"];
+    EXPECT_NEAR(m["charge"].get<double>(),
+                m["used_cost"].get<double>() + m["held_idle_cost"].get<double>() +
+                    m["harvested_owned_value"].get<double>(),
+                0.011)
+        << u.dump();
+  }
+  EXPECT_EQ(testing::Gleaner("--data-dir " + data + " cost report --include idle").rc, kExitUsage);
 
   const testing::Outcome advice = testing::Gleaner(
       "--data-dir " + data + " cost advise --gpu H100-80GB --count 2 --hours 1 --json");
@@ -188,8 +205,7 @@ TEST(CostCommandTest, ReportAndAdviceFromTheDaemonsHistory) {
   ASSERT_EQ(without.rc, 0) << without.err;
   EXPECT_EQ(nlohmann::json::parse(without.out)["options"][0]["meets_deadline"], "unknown");
 
-  const testing::Outcome nothing =
-      testing::Gleaner("--data-dir " + data + "/nothing cost report");
+  const testing::Outcome nothing = testing::Gleaner("--data-dir " + data + "/nothing cost report");
   EXPECT_EQ(nothing.rc, kExitFailure);
   EXPECT_NE(nothing.err.find("no history at"), std::string::npos) << nothing.err;
   const testing::Outcome bad_since =

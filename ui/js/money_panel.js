@@ -1,6 +1,6 @@
 // What idleness costs (docs/cost.md): idle and held-idle money today and
-// this month by GPU model and by project, what harvesting was worth at
-// cloud prices and saved, and the advisor's comparison for a day-long job
+// this month by GPU model and by project, each project's charge for all the
+// GPU time it occupied, what harvesting was worth at cloud prices and saved, and the advisor's comparison for a day-long job
 // on this host's GPUs. Amounts are in the report's currency.
 import {ApiError, getJson} from './api.js';
 import {el} from './dom.js';
@@ -118,13 +118,14 @@ export class MoneyPanel {
     );
     const byProject = table(
       'money.by_project_caption',
-      ['money.col_project', 'money.col_held_idle_hours', 'money.col_held_idle_cost', 'money.col_harvested_hours', 'money.col_harvested_value'],
+      ['money.col_project', 'money.col_held_idle_hours', 'money.col_held_idle_cost', 'money.col_harvested_hours', 'money.col_harvested_value', 'money.col_charge'],
       (this.month.by_project ?? []).map((r) => [
         r.project,
         gpuHours(r.gpu_hours.held_idle),
         m(r, 'held_idle_cost'),
         gpuHours(r.gpu_hours.harvested),
         m(r, 'harvested_cloud_value'),
+        m(r, 'charge'),
       ]),
     );
     const parts = [el('div', {class: 'money-tables'}, summary, byModel, byProject), this.adviceView()];
