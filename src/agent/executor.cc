@@ -323,14 +323,38 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   unlink(job.exit_path.c_str());  // an earlier attempt's
   std::string cgroup;             // empty: no cgroup for this launch
   if (cgroups_) cgroup = cgroups_->Create(req.id).value_or("");
-  const std::string cgroup_procs = cgroup.empty() ? "" : cgroup + "/cgroup.procs";
+  // The cgroup.procs files the job joins: its own, then those that hold it
+  // to its CPUs and memory where cgroup v1 does.
+  std::vector<std::string> joins;
+  if (!cgroup.empty()) joins.push_back(cgroup + "/cgroup.procs");
+  const HostShare share{req.spec.cpu_milli, req.spec.memory};
+  if (share.cpu_milli > 0 || share.memory.count() > 0) {
+    // What cannot be enforced is said where the job's user looks.
+    std::string note;
+    if (cgroup.empty()) {
+      note =
+          "gleaner: this host gives jobs no cgroup, so the job's cpus and mem are not "
+          "enforced; the scheduler still counts them\n";
+    } else if (auto v1 = cgroups_->limits().Apply(cgroup, share); v1.ok()) {
+      joins.insert(joins.end(), v1->begin(), v1->end());
+      note = cgroups_->limits().Unenforced(share);
+    } else {
+      note = "gleaner: the job's cpus and mem could not be set (" + v1.status().message() +
+             "); they are not enforced\n";
+    }
+    if (!note.empty() && write(err_fd, note.data(), note.size()) < 0) {
+      // The job's stderr log is full or gone: the job itself will find out.
+    }
+  }
+  std::vector<const char*> join_files;
+  for (const std::string& f : joins) join_files.push_back(f.c_str());
 
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
     close(out_fd);
     close(err_fd);
     const std::string why = std::strerror(errno);
-    JobCgroups::Remove(cgroup).IgnoreError();
+    RemoveCgroup(cgroup);
     return core::Unavailable("pipe: " + why);
   }
   const pid_t pid = fork();
@@ -340,7 +364,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     close(status_pipe[0]);
     close(status_pipe[1]);
     const std::string why = std::strerror(errno);
-    JobCgroups::Remove(cgroup).IgnoreError();
+    RemoveCgroup(cgroup);
     return core::Unavailable("fork: " + why);
   }
   if (pid == 0) {
@@ -350,9 +374,9 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     // reach the terminal gleaner was started from (TIOCSTI would type into
     // root's shell). It also makes the child its process group's leader.
     if (setsid() < 0) ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
-    // Join the job's cgroup while still privileged; without it the job
+    // Join the job's cgroups while still privileged; without them the job
     // still runs, held by its process group alone.
-    if (!cgroup_procs.empty()) JoinCgroup(cgroup_procs.c_str());
+    for (const char* procs : join_files) JoinCgroup(procs);
     const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
       ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
@@ -402,7 +426,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   if (n == static_cast<ssize_t>(sizeof failure)) {
     waitpid(pid, nullptr, 0);
     unlink(job.exit_path.c_str());
-    JobCgroups::Remove(cgroup).IgnoreError();
+    RemoveCgroup(cgroup);
     return core::FailedPrecondition("cannot start job " + std::to_string(req.id) + " as " +
                                     account.name + ": " +
                                     DescribeFailure(failure, workdir, req.spec.command[0]));
@@ -448,9 +472,13 @@ core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process
   return core::Status::Ok();
 }
 
+void Executor::RemoveCgroup(const std::string& path) {
+  if (!path.empty()) cgroups_->Remove(path).IgnoreError();
+}
+
 void Executor::Sweep(const std::string& path) {
   if (path.empty()) return;
-  if (JobCgroups::Remove(path).ok()) {
+  if (cgroups_->Remove(path).ok()) {
     lingering_.erase(path);
     return;
   }

@@ -96,6 +96,8 @@ class Executor final : public JobRunner {
  private:
   core::Result<RunningJob> Start(const LaunchRequest& request);
 
+  // Removes a launch's cgroup `path` (empty: none) that never held a job.
+  void RemoveCgroup(const std::string& path);
   // Kills what an ended job left behind in cgroup `path` and removes it
   // (again on later calls while processes linger).
   void Sweep(const std::string& path);

@@ -13,59 +13,23 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/cgroup_files.h"
+
 namespace gleaner::agent {
-namespace {
-
-// The mount point of the cgroup2 file system, from /proc/self/mountinfo.
-std::optional<std::string> Cgroup2Mount() {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // "36 25 0:31 / /sys/fs/cgroup rw,... - cgroup2 cgroup2 rw,..."
-    const size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream after(line.substr(dash + 3));
-    std::string type;
-    after >> type;
-    if (type != "cgroup2") continue;
-    std::istringstream before(line.substr(0, dash));
-    std::string field, mount_point;
-    for (int i = 0; i < 5 && before >> field; ++i) {
-      if (i == 4) mount_point = field;
-    }
-    if (!mount_point.empty()) return mount_point;
-  }
-  return std::nullopt;
-}
-
-// This process's cgroup v2 path ("0::/system.slice/gleaner.service").
-std::optional<std::string> OwnCgroup() {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("0::", 0) == 0) return line.substr(3);
-  }
-  return std::nullopt;
-}
-
-core::Status WriteFile(const std::string& path, const std::string& text) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return core::Unavailable(path + ": " + std::strerror(errno));
-  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const int saved = errno;
-  close(fd);
-  if (!ok) return core::Unavailable("writing " + path + ": " + std::strerror(saved));
-  return core::Status::Ok();
-}
-
-}  // namespace
 
 core::Result<JobCgroups> JobCgroups::Open(const std::string& leaf) {
-  const std::optional<std::string> mount = Cgroup2Mount();
+  const std::optional<std::string> mount = CgroupMount();
   if (!mount) return core::NotSupported("no cgroup2 file system is mounted");
   const std::optional<std::string> own = OwnCgroup();
   if (!own) return core::NotSupported("this process has no cgroup v2 path");
-  std::string base = *mount + (*own == "/" ? "" : *own) + "/" + leaf;
+  // A daemon that systemd starts in a leaf of its unit's cgroup
+  // (DelegateSubgroup=gleaner-daemon) puts the jobs beside that leaf, where
+  // the unit's cgroup can pass them controllers (CgroupLimits).
+  std::string delegated = *own == "/" ? "" : *own;
+  if (delegated.ends_with("/" + std::string(kDaemonLeaf))) {
+    delegated.resize(delegated.size() - std::string(kDaemonLeaf).size() - 1);
+  }
+  std::string base = *mount + delegated + "/" + leaf;
   if (mkdir(base.c_str(), 0755) != 0 && errno != EEXIST) {
     return core::NotSupported("cannot create " + base + ": " + std::strerror(errno));
   }
@@ -82,6 +46,7 @@ core::Result<JobCgroups> JobCgroups::Open(const std::string& leaf) {
 }
 
 core::Status JobCgroups::RemoveBase() const {
+  limits_.RemoveBases();
   if (rmdir(base_.c_str()) == 0 || errno == ENOENT) return core::Status::Ok();
   return core::FailedPrecondition("removing " + base_ + ": " + std::strerror(errno));
 }
@@ -131,8 +96,10 @@ std::vector<std::string> JobCgroups::List() const {
   return out;
 }
 
-int JobCgroups::SweepStaleBases(std::chrono::seconds min_age) const {
-  const std::filesystem::path ours(base_);
+namespace {
+
+// SweepStaleBases in the hierarchy where `ours` is this daemon's base.
+int SweepBasesBeside(const std::filesystem::path& ours, std::chrono::seconds min_age) {
   const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
@@ -159,12 +126,28 @@ int JobCgroups::SweepStaleBases(std::chrono::seconds min_age) const {
   return removed;
 }
 
-core::Status JobCgroups::Kill(const std::string& path) {
-  return WriteFile(path + "/cgroup.kill", "1");
+}  // namespace
+
+int JobCgroups::SweepStaleBases(std::chrono::seconds min_age) const {
+  int removed = SweepBasesBeside(base_, min_age);
+  // Their v1 limit directories, where this host has them.
+  for (const std::string& v1 : limits_.V1Bases()) removed += SweepBasesBeside(v1, min_age);
+  return removed;
 }
 
-core::Status JobCgroups::Remove(const std::string& path) {
-  if (rmdir(path.c_str()) == 0 || errno == ENOENT) return core::Status::Ok();
+core::Status JobCgroups::Kill(const std::string& path) {
+  return WriteCgroupFile(path + "/cgroup.kill", "1");
+}
+
+core::Status JobCgroups::Remove(const std::string& path) const {
+  if (rmdir(path.c_str()) == 0 || errno == ENOENT) {
+    // Its v1 directories held the same processes; one still being torn
+    // down is removed on a later call.
+    if (!limits_.Remove(path)) {
+      return core::FailedPrecondition(path + "'s v1 limit directories still have processes");
+    }
+    return core::Status::Ok();
+  }
   if (errno == EBUSY) return core::FailedPrecondition(path + " still has processes");
   return core::Unavailable("removing " + path + ": " + std::strerror(errno));
 }

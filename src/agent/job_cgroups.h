@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/cgroup_limits.h"
 #include "core/result.h"
 #include "sched/job_spec.h"
 
@@ -16,11 +17,18 @@ namespace gleaner::agent {
 // starts stays in it, even one that leaves the job's process group (setsid,
 // a daemonising double fork), so stopping a job (cgroup.kill) and asking
 // whether anything of it is left cover them all. Jobs go under
-// <this process's cgroup>/<leaf>/job-<id>-<launch>, one leaf per daemon. Only directories and
-// control files are touched; no controller is enabled, so the limits the
-// system sets on gleaner's own cgroup hold for its jobs too.
+// <this process's cgroup>/<leaf>/job-<id>-<launch>, one leaf per daemon
+// (beside this process's cgroup where that is kDaemonLeaf). Only
+// directories and control files are touched; no controller is enabled, so
+// the limits the system sets on gleaner's own cgroup hold for its jobs too,
+// until EnableLimits turns on what holds jobs to the CPUs and memory they
+// asked.
 class JobCgroups {
  public:
+  // The leaf a daemon may run in (systemd's DelegateSubgroup=): its jobs'
+  // base is then beside it, not under it.
+  static constexpr const char* kDaemonLeaf = "gleaner-daemon";
+
   // Finds the cgroup2 mount (/proc/self/mountinfo) and this process's
   // cgroup (/proc/self/cgroup) and makes sure jobs can be placed there.
   // NotSupported, saying why, where they cannot (no cgroup2, no write
@@ -47,9 +55,14 @@ class JobCgroups {
   int SweepStaleBases(std::chrono::seconds min_age = std::chrono::seconds(60)) const;
   // Kills every process in the cgroup at `path`.
   static core::Status Kill(const std::string& path);
-  // Removes the cgroup at `path` once nothing is left in it;
-  // kFailedPrecondition while processes remain.
-  static core::Status Remove(const std::string& path);
+  // Removes the job cgroup at `path` once nothing is left in it, with its
+  // v1 limit directories; kFailedPrecondition while processes remain.
+  core::Status Remove(const std::string& path) const;
+
+  // Finds, and turns on, the controllers that hold jobs to their CPUs and
+  // memory (CgroupLimits::Find); Describe() says which.
+  void EnableLimits() { limits_ = CgroupLimits::Find(base_, true); }
+  const CgroupLimits& limits() const { return limits_; }
 
   const std::string& base() const { return base_; }
   // Removes the directory of all jobs (tests); fails while any job's is left.
@@ -60,6 +73,7 @@ class JobCgroups {
       : mount_(std::move(mount)), base_(std::move(base)) {}
   std::string mount_;  // where cgroup2 is mounted
   std::string base_;
+  CgroupLimits limits_;  // none until EnableLimits
 };
 
 // For the child between fork and exec (async-signal-safe): moves the

@@ -460,6 +460,7 @@ cluster::AgentReport NodeAgent::Report(const HostPass& pass) {
   if (send_inventory_ && !pass.snapshots.empty()) {
     r.inventory = InventoryOf(pass.snapshots, options_.links);
     r.rack = options_.rack;
+    r.host = options_.host;
   }
   // Reasons go with a state the coordinator has not acknowledged yet.
   sent_states_.assign(pass.verdicts.size(), observe::GpuState::kUnknown);

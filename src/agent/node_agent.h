@@ -40,6 +40,7 @@ struct NodeAgentOptions {
   std::string state_path;           // what it runs and has not yet reported, across restarts
   std::vector<gpu::GpuLink> links;  // for the NVLink islands it reports
   std::string rack = {};            // the rack (or leaf switch) it declares; empty: none
+  sched::HostResources host = {};   // the CPUs and memory jobs may claim; zero: not said
 };
 
 // How long after a minute ends an agent sends that minute's roll-ups:

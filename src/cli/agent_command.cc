@@ -14,6 +14,7 @@
 
 #include "agent/executor.h"
 #include "agent/holder_parker.h"
+#include "agent/host_resources.h"
 #include "agent/minute_tee.h"
 #include "agent/node_agent.h"
 #include "agent/sampler.h"
@@ -370,6 +371,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   agent_options.state_path = data_dir + "/agent-jobs.json";
   agent_options.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
   agent_options.rack = options.rack;
+  agent_options.host = agent::HostResourcesForJobs(config.host);
   std::unique_ptr<OrderWaiter> waiter;  // set before the first pass
   agent::NodeAgent node(
       runner, job_clock, agent_options,

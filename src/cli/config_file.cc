@@ -1,6 +1,7 @@
 #include "cli/config_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <toml++/toml.h>
 
 #include "cli/model_prices.h"
+#include "core/format.h"
 #include "sched/scheduler.h"
 
 namespace gleaner::cli {
@@ -69,6 +71,24 @@ Status WholeNumber(const std::string& path, const toml::table& t, const std::str
         "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max));
   }
   *out = *v;
+  return Status::Ok();
+}
+
+// [host]: the CPUs and memory this host's jobs may claim, less than all it
+// has where the owner's own work needs the rest.
+Status ReadHost(const std::string& path, const toml::table& t, sched::HostResources* host) {
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "host.", {"cpus", "memory"}));
+  double cpus = 0;
+  GLEANER_RETURN_IF_ERROR(Number(path, t, "host.", "cpus", 0.001, 4096, &cpus));
+  host->cpu_milli = std::llround(cpus * 1000);
+  if (const toml::node* node = t.get("memory")) {
+    const std::optional<std::string> text = node->value<std::string>();
+    core::Result<core::Bytes> bytes =
+        text ? core::ParseBytes(*text) : core::InvalidArgument("expected a size like \"48G\"");
+    if (!bytes.ok()) return Error(path, *node, "host.memory", bytes.status().message());
+    if (bytes->count() == 0) return Error(path, *node, "host.memory", "more than 0");
+    host->memory = *bytes;
+  }
   return Status::Ok();
 }
 
@@ -795,6 +815,46 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
   return ParseConfig(text.str(), path);
 }
 
+namespace {
+
+nlohmann::json NodeToJson(const toml::node& node) {
+  if (const toml::table* t = node.as_table()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [key, value] : *t) out[std::string(key.str())] = NodeToJson(value);
+    return out;
+  }
+  if (const toml::array* a = node.as_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const toml::node& value : *a) out.push_back(NodeToJson(value));
+    return out;
+  }
+  if (const auto* v = node.as_string()) return v->get();
+  if (const auto* v = node.as_integer()) {
+    // As a JSON parser reads a whole number: unsigned when not negative.
+    if (v->get() >= 0) return static_cast<uint64_t>(v->get());
+    return v->get();
+  }
+  if (const auto* v = node.as_floating_point()) return v->get();
+  if (const auto* v = node.as_boolean()) return v->get();
+  std::ostringstream text;  // dates and times, as TOML writes them
+  if (const auto* v = node.as_date()) text << *v;
+  if (const auto* v = node.as_time()) text << *v;
+  if (const auto* v = node.as_date_time()) text << *v;
+  return text.str();
+}
+
+}  // namespace
+
+core::Result<nlohmann::json> TomlToJson(std::string_view text, const std::string& path) {
+  GLEANER_ASSIGN_OR_RETURN(const std::string checked, WithoutNonAscii(text, path));
+  try {
+    return NodeToJson(toml::parse(checked, path));
+  } catch (const toml::parse_error& e) {
+    return core::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
+                                 std::string(e.description()));
+  }
+}
+
 core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string& path) {
   GleanerConfig config;
   GLEANER_ASSIGN_OR_RETURN(const std::string checked, WithoutNonAscii(text, path));
@@ -808,10 +868,10 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   GLEANER_RETURN_IF_ERROR(
       CheckKeys(path, doc, "",
                 {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api",
-                 "limits", "colocation", "parking", "rules", "history", "slurm"}));
+                 "limits", "colocation", "parking", "rules", "history", "slurm", "host"}));
   for (const char* section :
        {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits",
-        "colocation", "parking", "rules", "history", "slurm"}) {
+        "colocation", "parking", "rules", "history", "slurm", "host"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -878,6 +938,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   if (const toml::table* slurm = doc["slurm"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadSlurm(path, *slurm, &config.slurm));
+  }
+  if (const toml::table* host = doc["host"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadHost(path, *host, &config.host));
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

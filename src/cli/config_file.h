@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "observe/idle_config.h"
 #include "observe/lending.h"
 #include "observe/parking.h"
+#include "sched/cluster_state.h"
 #include "sched/scheduler_config.h"
 #include "server/project_membership.h"
 #include "server/submit_policy.h"
@@ -61,6 +63,9 @@ struct GleanerConfig {
   // [limits]: jobs and spec bytes one user, and one project, may hold.
   server::SubmitLimits submit_limits;
   slurm::SlurmSettings slurm;  // [slurm]: Slurm's jobs beside gleaner's view (docs/slurm.md)
+  // [host] cpus, memory: what this host's jobs may claim; zero: all it has
+  // (DetectHostResources).
+  sched::HostResources host;
 };
 
 // The config file a command reads: `config_flag`, else, for root's data
@@ -74,6 +79,10 @@ core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist)
 
 // LoadConfig's parse of the file's text; errors call the text `path`.
 core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string& path);
+
+// Any TOML text as JSON (tables as objects, dates as TOML writes them),
+// read as the config is: errors name `path` and the line.
+core::Result<nlohmann::json> TomlToJson(std::string_view text, const std::string& path);
 
 // The top-level sections ([idle], [cost], ...) whose contents differ
 // between two config texts that parse, other than those in `live`, sorted.

@@ -516,6 +516,8 @@ std::optional<agent::JobCgroups> UseJobCgroups(const std::string& data_dir,
     return std::nullopt;
   }
   log("each job gets a cgroup of its own under " + cgroups->base());
+  cgroups->EnableLimits();
+  log("a job's --cpus and --mem are held by " + cgroups->limits().Describe());
   if (const int swept = cgroups->SweepStaleBases(); swept > 0) {
     log("removed " + std::to_string(swept) +
         " empty job cgroup(s) that stopped gleaners left beside it");

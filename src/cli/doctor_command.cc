@@ -106,6 +106,10 @@ void CheckCgroups(std::vector<Check>& checks) {
     return;
   }
   checks.push_back({"cgroups", Level::kOk, "each job gets a cgroup v2 under " + cgroups->base()});
+  // Looked at, not turned on: the daemon enables them in its own cgroup.
+  const agent::CgroupLimits limits = agent::CgroupLimits::Find(cgroups->base(), false);
+  checks.push_back({"limits", limits.cpu() && limits.memory() ? Level::kOk : Level::kWarn,
+                    "a job's --cpus and --mem are held by " + limits.Describe()});
   cgroups->RemoveBase().IgnoreError();
 }
 

@@ -4,15 +4,20 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 #include "agent/process_info.h"
 #include "cli/api_client.h"
+#include "cli/dag_file.h"
 #include "cli/exit_codes.h"
 #include "cli/governance_commands.h"
 #include "cli/gpu_source.h"
@@ -109,8 +114,10 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   JobCommands c{};
   c.submit = app.add_subcommand("submit", "Queue a job: gleaner submit [options] -- CMD ARGS...");
   c.submit->add_option("command", o.command, "The program and its arguments (after --)")
-      ->required()
       ->expected(-1);
+  c.submit->add_option("--dag", o.dag,
+                       "Submit the jobs of a DAG file, each after those it names "
+                       "(docs/jobs.md, DAG files)");
   c.submit->add_option("--gpus", o.gpus, "GPUs it needs, all at once (on each node of a gang)")
       ->capture_default_str();
   c.submit
@@ -129,6 +136,12 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.submit->add_option("--gpu-memory", o.gpu_memory,
                        "The most GPU memory it uses per GPU (20GiB): it may then run beside a "
                        "quiet holder with that much free, and is stopped if it uses more");
+  c.submit->add_option("--cpus", o.cpus,
+                       "Host CPUs it may use (2, 0.5): placed only where that many are "
+                       "unclaimed, held to it by its cgroup");
+  c.submit->add_option("--mem", o.memory,
+                       "Host memory it may use (16G, 512M): placed only where that much is "
+                       "unclaimed; it is killed if it uses more");
   c.submit->add_option("--gpu-model", o.gpu_models, "Allowed model (repeatable), e.g. A100");
   c.submit->add_option("--priority-class", o.priority_class, "critical, normal or opportunistic")
       ->check(CLI::IsMember({"critical", "normal", "opportunistic"}))
@@ -146,8 +159,12 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.submit
       ->add_option("--dependency", o.dependency,
                    "As Slurm's: afterok:ID[:ID...] (succeeded), afterany:ID (ended), "
-                   "afternotok:ID (failed or cancelled), comma-separated (repeatable)")
+                   "afternotok:ID (failed or cancelled), an array's id for all its tasks, "
+                   "singleton (after the earlier jobs of its name), comma-separated "
+                   "(repeatable)")
       ->type_name("KIND:ID");
+  c.submit->add_option("-J,--job-name", o.name,
+                       "A name for people and for singleton (default: the program's name)");
   c.submit->add_option("--project", o.project, "Project, for fair share and reports");
   c.submit->add_option("--label", o.labels, "key=value (repeatable)");
   c.submit->add_option("--env", o.env, "NAME=value for the job (repeatable)");
@@ -185,7 +202,57 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   return c;
 }
 
+namespace {
+
+// Submits `spec` to the running gleaner, or onto the data directory's state
+// where none runs; the job as the API answers it.
+core::Result<json> SubmitSpec(const JobOptions& o, const sched::JobSpec& spec) {
+  GLEANER_ASSIGN_OR_RETURN(const std::optional<server::Endpoint> api, Api(o));
+  if (api) {
+    GLEANER_ASSIGN_OR_RETURN(
+        const auto answer,
+        server::HttpCall(*api, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), o.token));
+    const json doc = core::ParseUntrustedJson<json>(answer.second);
+    if (answer.first >= 400) {
+      const std::string message = doc.is_object() && doc.contains("error")
+                                      ? doc["error"].value("message", answer.second)
+                                      : answer.second;
+      return answer.first == 400 ? core::InvalidArgument(message) : core::Unavailable(message);
+    }
+    if (doc.is_discarded()) return core::Internal("gleaner answered with something not JSON");
+    return doc;
+  }
+  GLEANER_ASSIGN_OR_RETURN(auto state, OpenState(o.data_dir));
+  sched::JobLimits limits;
+  // The GPUs this host has, as the running gleaner last judged them.
+  if (auto verdicts = state->LatestVerdicts(); verdicts.ok() && !verdicts->empty()) {
+    limits.max_gpus = static_cast<int>(verdicts->size());
+  }
+  GLEANER_RETURN_IF_ERROR(sched::ValidateJobSpec(spec, limits));
+  const uint32_t uid = static_cast<uint32_t>(getuid());
+  GLEANER_ASSIGN_OR_RETURN(
+      const std::vector<store::JobRecord> saved,
+      state->SubmitAll({{agent::UserName(uid), uid, spec, ""}}, core::RealClock().Now()));
+  json doc = RecordToJson(saved.front());
+  if (spec.array) doc["array_tasks"] = saved.size();
+  return doc;
+}
+
+}  // namespace
+
 int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.dag.empty()) {
+    if (!o.command.empty()) {
+      return Fail(err,
+                  core::InvalidArgument("--dag FILE names the jobs: give no command after --"));
+    }
+    return RunSubmitDag(o, out, err);
+  }
+  if (o.command.empty()) {
+    return Fail(err, core::InvalidArgument(
+                         "give the command after --: gleaner submit --gpus 1 -- python train.py "
+                         "(or --dag FILE)"));
+  }
   sched::JobSpec spec;
   spec.command = o.command;
   spec.gpus = o.gpus;
@@ -199,6 +266,23 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
     if (!memory.ok())
       return Fail(err, core::InvalidArgument("--gpu-memory: " + memory.status().message()));
     spec.gpu_memory = *memory;
+  }
+  if (o.cpus < 0 || o.cpus > 1e6 || std::abs(o.cpus * 1000 - std::round(o.cpus * 1000)) > 1e-6) {
+    return Fail(err, core::InvalidArgument("--cpus: a number of CPUs like 2 or 0.5 (in "
+                                           "thousandths at the finest)"));
+  }
+  spec.cpu_milli = std::llround(o.cpus * 1000);
+  if (!o.memory.empty()) {
+    // Slurm reads a bare --mem number as megabytes, ParseBytes as bytes:
+    // neither guess is safe, so a unit is required.
+    if (std::isdigit(static_cast<unsigned char>(o.memory.back()))) {
+      return Fail(err, core::InvalidArgument("--mem " + o.memory.substr(0, 32) +
+                                             ": give a unit, like 16G or 512M"));
+    }
+    auto memory = core::ParseBytes(o.memory);
+    if (!memory.ok())
+      return Fail(err, core::InvalidArgument("--mem: " + memory.status().message()));
+    spec.memory = *memory;
   }
   spec.gpu_models = o.gpu_models;
   spec.priority_class = o.priority_class == "critical"        ? sched::PriorityClass::kCritical
@@ -219,6 +303,11 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   for (const std::string& text : o.dependency) {
     if (core::Status s = sched::AddDependencies(text, &spec); !s.ok()) return Fail(err, s);
   }
+  spec.name = o.name;
+  if (spec.name.empty() && spec.singleton && !spec.command.empty()) {
+    // As Slurm names a job after its script.
+    spec.name = std::filesystem::path(spec.command.front()).filename().string();
+  }
   spec.project = o.project;
   for (const auto& [list, target] :
        {std::pair{&o.labels, &spec.labels}, std::pair{&o.env, &spec.env}}) {
@@ -232,28 +321,50 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   }
   std::error_code ec;
   spec.working_dir = o.workdir.empty() ? std::filesystem::current_path(ec).string() : o.workdir;
-  auto api = Api(o);
-  if (!api.ok()) return Fail(err, api.status());
-  if (*api) {
-    return CallApi(
-        **api, o.token, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), o.json,
-        [](const json& j) { return Submitted(j); }, out, err);
+  auto doc = SubmitSpec(o, spec);
+  if (!doc.ok()) return Fail(err, doc.status());
+  out << (o.json ? doc->dump(2) : Submitted(*doc)) << "\n";
+  return kExitOk;
+}
+
+int RunSubmitDag(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  std::ifstream in(o.dag, std::ios::binary);
+  if (!in) return Fail(err, core::InvalidArgument("cannot read the DAG file " + o.dag));
+  std::stringstream text;
+  text << in.rdbuf();
+  auto jobs = ParseDagFile(text.str(), o.dag);
+  if (!jobs.ok()) return Fail(err, jobs.status());
+  std::error_code ec;
+  const std::string here = std::filesystem::current_path(ec).string();
+  std::map<std::string, std::vector<sched::JobId>> ids;  // by the file's job names
+  json submitted = json::array();
+  for (DagJob& job : *jobs) {
+    for (const auto& [kind, other] : job.after) {
+      std::vector<sched::JobId>& list =
+          kind == sched::DependencyKind::kAfterOk    ? job.spec.after_success
+          : kind == sched::DependencyKind::kAfterAny ? job.spec.after_any
+                                                     : job.spec.after_failure;
+      list.insert(list.end(), ids[other].begin(), ids[other].end());
+    }
+    if (job.spec.working_dir.empty()) job.spec.working_dir = here;
+    auto doc = SubmitSpec(o, job.spec);
+    if (!doc.ok()) {
+      std::string before;
+      for (const json& d : submitted) before += (before.empty() ? "" : ", ") + d["id"].dump();
+      err << "gleaner: " << o.dag << ": job \"" << job.spec.name << "\": " << doc.status().message()
+          << "\n";
+      if (!before.empty()) {
+        err << "gleaner: jobs " << before
+            << " were submitted before it; cancel them to start over\n";
+      }
+      return doc.status().code() == core::StatusCode::kInvalidArgument ? kExitBadInput
+                                                                       : kExitFailure;
+    }
+    ids[job.group].push_back((*doc)["id"].get<sched::JobId>());
+    if (!o.json) out << Submitted(*doc) << " (" << job.spec.name << ")\n";
+    submitted.push_back(std::move(*doc));
   }
-  auto state = OpenState(o.data_dir);
-  if (!state.ok()) return Fail(err, state.status());
-  sched::JobLimits limits;
-  // The GPUs this host has, as the running gleaner last judged them.
-  if (auto verdicts = (*state)->LatestVerdicts(); verdicts.ok() && !verdicts->empty()) {
-    limits.max_gpus = static_cast<int>(verdicts->size());
-  }
-  if (core::Status s = sched::ValidateJobSpec(spec, limits); !s.ok()) return Fail(err, s);
-  const uint32_t uid = static_cast<uint32_t>(getuid());
-  auto saved =
-      (*state)->SubmitAll({{agent::UserName(uid), uid, spec, ""}}, core::RealClock().Now());
-  if (!saved.ok()) return Fail(err, saved.status());
-  json doc = RecordToJson(saved->front());
-  if (spec.array) doc["array_tasks"] = saved->size();
-  out << (o.json ? doc.dump(2) : Submitted(doc)) << "\n";
+  if (o.json) out << submitted.dump(2) << "\n";
   return kExitOk;
 }
 

@@ -28,6 +28,8 @@ struct JobOptions {
   bool can_shrink = false;  // elastic: may restart on fewer
   double min_memory_gib = 0;
   std::string gpu_memory;  // "20GiB": the most it uses per GPU
+  double cpus = 0;         // host CPUs, 0.5 steps and finer; 0: not asked
+  std::string memory;      // host memory, "16G"; empty: not asked
   std::vector<std::string> gpu_models;
   std::string priority_class = "normal";
   int priority = 0;
@@ -37,6 +39,8 @@ struct JobOptions {
   double max_runtime_s = 0;
   double expected_runtime_s = 0;
   std::string array;
+  std::string name;  // --job-name
+  std::string dag;   // --dag FILE: the jobs of a DAG file instead of one command
   std::vector<int64_t> after;
   std::vector<std::string> dependency;  // Slurm's form: afterok:3:4,afterany:5
   std::string project;
@@ -73,6 +77,9 @@ struct JobCommands {
 JobCommands AddJobCommands(CLI::App& app, JobOptions& options);
 
 int RunSubmit(const JobOptions& options, std::ostream& out, std::ostream& err);
+// `submit --dag FILE`: the file's jobs in order, each given the ids of
+// those it waits for.
+int RunSubmitDag(const JobOptions& options, std::ostream& out, std::ostream& err);
 int RunQueue(const JobOptions& options, std::ostream& out, std::ostream& err);
 int RunShow(const JobOptions& options, std::ostream& out, std::ostream& err);
 int RunCancel(const JobOptions& options, std::ostream& out, std::ostream& err);

@@ -15,6 +15,7 @@
 #include "agent/executor.h"
 #include "agent/holder_parker.h"
 #include "agent/host_metrics.h"
+#include "agent/host_resources.h"
 #include "agent/sampler.h"
 #include "cli/config_file.h"
 #include "cli/cost_command.h"
@@ -173,6 +174,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     layout.log_dir = data_dir + "/logs";
     layout.state_path = data_dir + "/agent-jobs.json";
     layout.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
+    layout.host = agent::HostResourcesForJobs(config.host);
     layout.scheduler = config.scheduler;
     layout.project_of_user = config.project_of_user;
     layout.approval_timeout = config.approval_timeout;

@@ -305,6 +305,8 @@ json ReportToJson(const AgentReport& r) {
     }
     j["inventory"] = std::move(inv);
     if (!r.rack.empty()) j["rack"] = r.rack;
+    if (r.host.cpu_milli > 0) j["host_cpu_milli"] = r.host.cpu_milli;
+    if (r.host.memory.count() > 0) j["host_memory_bytes"] = r.host.memory.count();
   }
   json gpus = json::array();
   for (const GpuStatus& g : r.gpus) gpus.push_back(GpuStatusToJson(g));
@@ -359,6 +361,12 @@ core::Result<AgentReport> ReportFromJson(const json& j) {
       }
       r.inventory = std::move(inv);
       if (j.contains("rack")) r.rack = HostWord("rack", j["rack"].get<std::string>());
+      if (j.contains("host_cpu_milli")) r.host.cpu_milli = Whole<uint32_t>(j["host_cpu_milli"]);
+      if (j.contains("host_memory_bytes")) {
+        const auto bytes = Whole<uint64_t>(j["host_memory_bytes"]);
+        if (bytes > (uint64_t{1} << 50)) throw std::out_of_range("host_memory_bytes beyond 1 PiB");
+        r.host.memory = core::Bytes(bytes);
+      }
     }
     for (const json& g : j.at("gpus")) r.gpus.push_back(GpuStatusFromJson(g));
     for (const json& why : j.value("reasons", json::array())) {

@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "observe/minute_rollup.h"
 #include "observe/verdict.h"
+#include "sched/cluster_state.h"
 #include "store/job_store.h"
 
 // What an agent and its coordinator say to each other (docs/cluster.md).
@@ -125,8 +126,10 @@ struct AgentReport {
   int protocol = kProtocolVersion;  // absent on the wire: 1
   std::optional<std::vector<InventoryGpu>> inventory;
   // With the inventory: the rack (or leaf switch) the host declares, for
-  // gangs over several nodes; empty: none.
+  // gangs over several nodes; empty: none. And the CPUs and memory its
+  // jobs may claim (zero: not reported, as by agents before they were).
   std::string rack;
+  sched::HostResources host;
   std::vector<GpuStatus> gpus;  // in inventory order
   // Verdict reasons, by inventory position, of GPUs whose state changed
   // since the last report (the coordinator keeps the rest).

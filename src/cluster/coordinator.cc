@@ -113,8 +113,8 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   // released: no tick and no other report waits for it.
   std::vector<store::GpuRecord> gpu_records;
   if (report.inventory) {
-    GLEANER_RETURN_IF_ERROR(
-        LearnInventory(agent, host, *report.inventory, report.rack, &gpu_records, log));
+    GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, report.rack, report.host,
+                                           &gpu_records, log));
   }
   host.running = {report.running.begin(), report.running.end()};
   // A pass that read no GPU (the driver failed) says nothing of them: as
@@ -236,8 +236,11 @@ void Coordinator::WriteReported(store::ObservationStore& to,
 
 core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
                                          std::vector<InventoryGpu> gpus, const std::string& rack,
+                                         const sched::HostResources& resources,
                                          std::vector<store::GpuRecord>* records, const Log& log) {
-  if (gpus == host.gpus && rack == host.rack) return core::Status::Ok();
+  if (gpus == host.gpus && rack == host.rack && resources == host.resources) {
+    return core::Status::Ok();
+  }
   for (const InventoryGpu& g : gpus) {
     auto owner = host_of_gpu_.find(g.uuid);
     if (owner == host_of_gpu_.end() || owner->second == agent) continue;
@@ -252,11 +255,12 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
                                    "simulated GPUs need UUIDs of their own)");
     }
   }
-  if (host.in_scheduler) {  // a GPU came or went, or its rack changed: the node is placed anew
-    Tell(sched::NodeLost{core::NodeId(agent), "its GPUs or rack changed"}, log);
+  if (host.in_scheduler) {  // a GPU came or went, or its rack or size: the node is placed anew
+    Tell(sched::NodeLost{core::NodeId(agent), "its GPUs, rack, CPUs or memory changed"}, log);
     host.in_scheduler = false;
   }
   host.rack = rack;
+  host.resources = resources;
   const core::TimePoint now = clock_.Now();
   for (const InventoryGpu& g : gpus) {
     host_of_gpu_[g.uuid] = agent;
@@ -890,7 +894,7 @@ void Coordinator::TellGpus(const Log& log) {
   for (auto& [name, host] : hosts_) {
     if (host.gpus.empty()) continue;
     if (!host.in_scheduler) {
-      sched::NodeSpec node{core::NodeId(name), {}, host.rack};
+      sched::NodeSpec node{core::NodeId(name), {}, host.rack, host.resources};
       host.told.resize(host.gpus.size());
       for (size_t i = 0; i < host.gpus.size(); ++i) {
         const InventoryGpu& g = host.gpus[i];

@@ -140,6 +140,7 @@ class Coordinator {
     std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there (a gang: on each)
     std::set<JobAttempt> running;                   // as its last report said
     std::string rack;                               // as its agent declares it
+    sched::HostResources resources;                 // CPUs and memory jobs may claim, as reported
     // What the scheduler was last told of each GPU, in `gpus` order;
     // whether it held jobs then; `retell`: a report or a change of
     // liveness since.
@@ -164,8 +165,8 @@ class Coordinator {
   // Refuses GPUs another live host reports; `records`: what to save of
   // a new inventory.
   core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
-                              const std::string& rack, std::vector<store::GpuRecord>* records,
-                              const Log& log);
+                              const std::string& rack, const sched::HostResources& resources,
+                              std::vector<store::GpuRecord>* records, const Log& log);
   // What a report brings that only the store keeps: its host's GPU
   // records (a new inventory) and its minutes.
   struct ReportWrites {

@@ -1,5 +1,7 @@
 #include "cluster/queue_feed.h"
 
+#include <utility>
+
 #include "sched/dependencies.h"
 #include "sched/job_request.h"
 
@@ -58,6 +60,13 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
     log("jobs: " + dep_states.status().message());
     return {};
   }
+  // Singletons: per user and name, the jobs not ended, oldest first.
+  std::map<std::pair<uint32_t, std::string>, std::set<sched::JobId>> named;
+  for (const std::vector<store::JobRecord>* jobs : {&active, &std::as_const(*queued)}) {
+    for (const store::JobRecord& j : *jobs) {
+      if (!j.spec.name.empty()) named[{j.uid, j.spec.name}].insert(j.id);
+    }
+  }
   std::set<sched::JobId> still_queued;
   for (const store::JobRecord& j : *queued) {
     still_queued.insert(j.id);
@@ -85,6 +94,13 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
         log("job " + std::to_string(j.id) + " cancelled: " + u.reason);
       }
       continue;
+    }
+    if (blocked_by.empty() && j.spec.singleton) {
+      const std::set<sched::JobId>& same = named[{j.uid, j.spec.name}];
+      if (!same.empty() && *same.begin() < j.id) {
+        blocked_by = "waiting for job " + std::to_string(*same.begin()) + ", also named \"" +
+                     j.spec.name + "\", to end (singleton)";
+      }
     }
     if (!blocked_by.empty()) {
       waits_[j.id] = blocked_by;

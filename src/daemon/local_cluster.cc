@@ -25,6 +25,7 @@ agent::NodeAgentOptions AgentOptionsOf(const LocalClusterOptions& options) {
   a.log_dir = options.log_dir;
   a.state_path = options.state_path;
   a.links = options.links;
+  a.host = options.host;
   return a;
 }
 

@@ -19,6 +19,7 @@ struct LocalClusterOptions {
   std::string log_dir;              // the jobs' <id>.out and .err
   std::string state_path;           // the agent's jobs, across restarts
   std::vector<gpu::GpuLink> links;  // for NVLink islands
+  sched::HostResources host;        // the CPUs and memory jobs may claim here
   sched::SchedulerConfig scheduler;
   std::map<std::string, std::string> project_of_user;
   core::Duration approval_timeout = core::Seconds(int64_t{3} * 24 * 3600);

@@ -1,5 +1,6 @@
 #include "sched/cluster_state.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -54,7 +55,13 @@ core::Status ClusterState::AddNode(const NodeSpec& spec) {
   const auto n = static_cast<NodeIndex>(nodes_.size());
   auto [rack, fresh] = rack_ids_.try_emplace(spec.rack, static_cast<uint32_t>(racks_.size()));
   if (fresh) racks_.push_back(spec.rack);
-  nodes_.push_back({spec.id, true, {}, rack->second});
+  nodes_.push_back({spec.id,
+                    true,
+                    {},
+                    rack->second,
+                    spec.host,
+                    spec.host.cpu_milli,
+                    static_cast<int64_t>(spec.host.memory.count())});
   node_ids_.emplace(spec.id, n);
   free_whole_.emplace_back();
   free_milli_on_node_.push_back(0);
@@ -74,6 +81,34 @@ core::Status ClusterState::AddNode(const NodeSpec& spec) {
   for (const auto& [c, count] : sizes) ++node_sizes_[c][count];
   live_gpus_ += static_cast<int64_t>(spec.gpus.size());
   return core::Status::Ok();
+}
+
+bool ClusterState::HasHostRoom(NodeIndex n, const JobRequest& job) const {
+  const NodeState& node = nodes_[n];
+  return (job.cpu_milli == 0 || node.capacity.cpu_milli == 0 ||
+          node.free_cpu_milli >= job.cpu_milli) &&
+         (job.memory.count() == 0 || node.capacity.memory.count() == 0 ||
+          node.free_memory >= static_cast<int64_t>(job.memory.count()));
+}
+
+void ClusterState::TakeHost(NodeIndex n, const JobRequest& job) {
+  nodes_[n].free_cpu_milli -= job.cpu_milli;
+  nodes_[n].free_memory -= static_cast<int64_t>(job.memory.count());
+}
+
+void ClusterState::GiveHost(NodeIndex n, const JobRequest& job) {
+  nodes_[n].free_cpu_milli += job.cpu_milli;
+  nodes_[n].free_memory += static_cast<int64_t>(job.memory.count());
+}
+
+HostResources ClusterState::LargestHost() const {
+  HostResources most;
+  for (const NodeState& node : nodes_) {
+    if (!node.alive) continue;
+    most.cpu_milli = std::max(most.cpu_milli, node.capacity.cpu_milli);
+    most.memory = std::max(most.memory, node.capacity.memory);
+  }
+  return most;
 }
 
 core::Result<NodeIndex> ClusterState::RemoveNode(const core::NodeId& id) {

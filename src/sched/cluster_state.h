@@ -45,6 +45,14 @@ struct GpuSpec {
   core::Duration quiet_p80{};
 };
 
+// A host's CPUs (in thousandths) and memory that jobs may claim. Zero: not
+// known (a trace, an older agent), so nothing is counted against it.
+struct HostResources {
+  int64_t cpu_milli = 0;
+  core::Bytes memory = {};
+  bool operator==(const HostResources&) const = default;
+};
+
 struct NodeSpec {
   core::NodeId id;
   std::vector<GpuSpec> gpus;
@@ -52,11 +60,12 @@ struct NodeSpec {
   // prefers nodes under one label. Empty: none declared; such nodes count
   // as one rack of their own.
   std::string rack = {};
+  HostResources host = {};
 };
 
 struct GpuClass {
   std::string model;
-  core::Bytes memory;
+  core::Bytes memory = {};
   core::Bytes lend_memory;  // zero: whole GPUs; else shared ones with this much to lend
 };
 
@@ -73,7 +82,14 @@ struct NodeState {
   bool alive = true;
   std::vector<GpuIndex> gpus;
   uint32_t rack = 0;  // RackName(rack); 0 is the unnamed one
+  HostResources capacity;
+  // Not claimed by jobs. Signed: a job taken back after a restart is
+  // counted even where the host now reports less.
+  int64_t free_cpu_milli = 0;
+  int64_t free_memory = 0;
 };
+
+struct JobRequest;
 
 // The GPUs of the cluster and what is free on them, indexed so that finding
 // a fitting node costs a few set look-ups, not a scan: per class, nodes are
@@ -99,6 +115,17 @@ class ClusterState {
   void SetQuietWindow(GpuIndex gpu, core::Duration quiet_p80) {
     gpus_[gpu].spec.quiet_p80 = quiet_p80;
   }
+  // Whether node `n` has the host CPUs and memory the job asks for
+  // unclaimed (always, for what the job does not ask or the host does not
+  // report).
+  bool HasHostRoom(NodeIndex n, const JobRequest& job) const;
+  // Claims the job's host CPUs and memory on node `n` (TakeHost), or gives
+  // them back (GiveHost).
+  void TakeHost(NodeIndex n, const JobRequest& job);
+  void GiveHost(NodeIndex n, const JobRequest& job);
+  // The most CPUs and memory any live node reports (zero: none reports).
+  HostResources LargestHost() const;
+
   // Gives `milli` of the GPU to a job (Take) or back (Give). Taking more
   // than is free is a broken invariant.
   void Take(GpuIndex gpu, int milli);

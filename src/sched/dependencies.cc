@@ -41,7 +41,7 @@ core::Status Bad(std::string_view what) {
   return core::InvalidArgument(
       "--dependency " + std::string(what) +
       "; write KIND:JOB[:JOB...][,KIND:JOB...] with KIND afterok, afterany or afternotok, "
-      "as in afterok:12:13,afterany:14");
+      "as in afterok:12:13,afterany:14, or singleton");
 }
 
 }  // namespace
@@ -52,6 +52,10 @@ core::Status AddDependencies(std::string_view text, JobSpec* spec) {
   }
   for (std::string_view item : Split(text, ',')) {
     const std::vector<std::string_view> fields = Split(item, ':');
+    if (item == "singleton") {
+      spec->singleton = true;
+      continue;
+    }
     std::vector<JobId>* list = nullptr;
     if (fields[0] == "afterok") list = &spec->after_success;
     if (fields[0] == "afterany") list = &spec->after_any;

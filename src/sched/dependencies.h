@@ -28,8 +28,9 @@ std::string_view DependencyKindName(DependencyKind kind);
 // Every dependency of `spec`, in the order afterok, afterany, afternotok.
 std::vector<Dependency> DependenciesOf(const JobSpec& spec);
 
-// Adds Slurm's form, "afterok:3:4,afterany:5", to the spec's lists. Slurm's
-// "?" (any one of several) and kinds gleaner lacks are refused, with why.
+// Adds Slurm's form, "afterok:3:4,afterany:5,singleton", to the spec's
+// lists (singleton: JobSpec::singleton). Slurm's "?" (any one of several)
+// and kinds gleaner lacks are refused, with why.
 core::Status AddDependencies(std::string_view text, JobSpec* spec);
 
 }  // namespace gleaner::sched

@@ -40,6 +40,7 @@ std::optional<Placement> FindGangPlacement(const ClusterState& cluster, const Jo
     size_t room = 0;
     for (int count = job.gpus; count <= cluster.LargestFree(c); ++count) {
       for (NodeIndex n : cluster.NodesWithFree(c, count)) {
+        if (!cluster.HasHostRoom(n, job)) continue;
         by_rack[cluster.node(n).rack].push_back(n);
         ++room;
       }
@@ -142,7 +143,11 @@ int NodesWithRoom(const ClusterState& cluster, const JobRequest& job,
   for (ClassId c : allowed) {
     size_t here = 0;
     for (int count = job.gpus; count <= cluster.LargestFree(c); ++count) {
-      here += cluster.NodesWithFree(c, count).size();
+      if (!job.asks_host()) {
+        here += cluster.NodesWithFree(c, count).size();
+        continue;
+      }
+      for (NodeIndex n : cluster.NodesWithFree(c, count)) here += cluster.HasHostRoom(n, job);
     }
     most = std::max(most, here);
   }

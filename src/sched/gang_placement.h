@@ -33,8 +33,9 @@ std::optional<Placement> FindGangPlacement(const ClusterState& cluster, const Jo
 std::string GangRejection(const ClusterState& cluster, const JobRequest& job,
                           const std::vector<ClassId>& allowed);
 
-// How many live nodes hold `gpus` whole free GPUs of one allowed class now
-// (the most over the classes): what a waiting gang is told.
+// How many live nodes hold `gpus` whole free GPUs of one allowed class now,
+// and the host CPUs and memory it asks (the most over the classes): what a
+// waiting gang is told.
 int NodesWithRoom(const ClusterState& cluster, const JobRequest& job,
                   const std::vector<ClassId>& allowed);
 

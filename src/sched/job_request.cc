@@ -22,6 +22,8 @@ JobRequest RequestFromSpec(JobId id, const JobSpec& spec, std::string user,
   r.min_gpu_memory = spec.min_gpu_memory;
   r.gpu_memory = spec.gpu_memory;
   r.gpu_models = spec.gpu_models;
+  r.cpu_milli = spec.cpu_milli;
+  r.memory = spec.memory;
   r.priority_class = spec.priority_class;
   r.priority = spec.priority;
   r.preemptible = spec.preemptible;

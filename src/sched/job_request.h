@@ -43,6 +43,10 @@ struct JobRequest {
   // with a quiet holder that leaves this much free.
   core::Bytes gpu_memory;
   std::vector<std::string> gpu_models;  // allowed models (substrings of the name); empty: any
+  // Host CPUs (thousandths) and memory on each node; zero: not asked, and
+  // nothing is claimed (JobSpec::cpu_milli, memory).
+  int64_t cpu_milli = 0;
+  core::Bytes memory = {};
   PriorityClass priority_class = PriorityClass::kNormal;
   int priority = 0;         // within the class, -1000..1000, higher first
   bool preemptible = true;  // critical jobs never are, whatever this says
@@ -58,6 +62,7 @@ struct JobRequest {
 
   bool fractional() const { return gpu_milli < kMilliPerGpu; }
   bool elastic() const { return max_gpus > gpus; }
+  bool asks_host() const { return cpu_milli > 0 || memory.count() > 0; }
   // The whole request in milli-GPU: 4 GPUs are 4000, half a GPU 500, a gang
   // of 2 nodes x 8 GPUs 16000.
   int64_t total_milli() const { return int64_t{nodes} * gpus * gpu_milli; }

@@ -1,5 +1,6 @@
 #include "sched/job_spec.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -175,6 +176,14 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
   if (s.gpu_memory > limits.max_gpu_memory) {
     return Bad("gpu_memory_bytes", "more than any GPU here has");
   }
+  if (s.cpu_milli < 0 || s.cpu_milli > limits.max_cpu_milli) {
+    return Bad("cpus", "from 0.001 to " + std::to_string(limits.max_cpu_milli / 1000) +
+                           " CPUs, or 0 for no limit");
+  }
+  if (s.memory > limits.max_memory) {
+    return Bad("memory_bytes", "more than any host here has (at most " +
+                                   std::to_string(limits.max_memory.count() >> 30) + " GiB)");
+  }
   if (s.priority < -1000 || s.priority > 1000) {
     return Bad("priority", "from -1000 to 1000, got " + std::to_string(s.priority));
   }
@@ -214,6 +223,17 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
     GLEANER_RETURN_IF_ERROR(CheckText("gpu_models", model, kMaxNameBytes));
   }
   GLEANER_RETURN_IF_ERROR(CheckText("project", s.project, kMaxNameBytes));
+  GLEANER_RETURN_IF_ERROR(CheckText("name", s.name, kMaxNameBytes));
+  // Shown in tables and logs: no control character may forge a line there.
+  if (std::any_of(s.name.begin(), s.name.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    return Bad("name", "printable characters only");
+  }
+  if (s.singleton && s.name.empty()) {
+    return Bad("singleton",
+               "a singleton job needs a name (name, --job-name): it waits for the "
+               "earlier jobs of that name");
+  }
   for (const auto& [key, value] : s.labels) {
     GLEANER_RETURN_IF_ERROR(CheckText("labels", key, kMaxNameBytes));
     GLEANER_RETURN_IF_ERROR(CheckText("labels " + key.substr(0, 64), value, kMaxNameBytes));
@@ -262,9 +282,14 @@ json JobSpecToJson(const JobSpec& s) {
   // Only jobs that use them say so: other jobs' JSON stays as it was.
   if (!s.after_any.empty()) j["after_any"] = s.after_any;
   if (!s.after_failure.empty()) j["after_failure"] = s.after_failure;
+  if (!s.name.empty()) j["name"] = s.name;
+  if (s.singleton) j["singleton"] = true;
   // Only gangs say so: a one-node job's JSON stays as it always was.
   if (s.nodes != 1) j["nodes"] = s.nodes;
   if (s.one_rack) j["one_rack"] = true;
+  // Only jobs that ask for host resources say so.
+  if (s.cpu_milli != 0) j["cpus"] = static_cast<double>(s.cpu_milli) / 1000;
+  if (s.memory.count() != 0) j["memory_bytes"] = s.memory.count();
   return j;
 }
 
@@ -281,6 +306,8 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
                                                 "min_gpu_memory_bytes",
                                                 "gpu_memory_bytes",
                                                 "gpu_models",
+                                                "cpus",
+                                                "memory_bytes",
                                                 "priority_class",
                                                 "priority",
                                                 "preemptible",
@@ -292,6 +319,8 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
                                                 "after_success",
                                                 "after_any",
                                                 "after_failure",
+                                                "name",
+                                                "singleton",
                                                 "project",
                                                 "labels"};
   for (const auto& [key, unused] : j.items()) {
@@ -320,8 +349,9 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
     get("one_rack", &s.one_rack);
     GLEANER_RETURN_IF_ERROR(GetInt(j, "max_gpus", 0, 1'000'000, &s.max_gpus));
     get("can_shrink", &s.can_shrink);
-    for (const auto& [key, out] : {std::pair{"min_gpu_memory_bytes", &s.min_gpu_memory},
-                                   std::pair{"gpu_memory_bytes", &s.gpu_memory}}) {
+    for (const auto& [key, out] :
+         {std::pair{"min_gpu_memory_bytes", &s.min_gpu_memory},
+          std::pair{"gpu_memory_bytes", &s.gpu_memory}, std::pair{"memory_bytes", &s.memory}}) {
       if (!j.contains(key)) continue;
       if (!j.at(key).is_number_unsigned()) {
         return Bad(key, "a whole, non-negative number of bytes");
@@ -329,6 +359,16 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
       *out = core::Bytes(j.at(key).get<uint64_t>());
     }
     get("gpu_models", &s.gpu_models);
+    if (j.contains("cpus") && !j.at("cpus").is_null()) {
+      const json& cpus = j.at("cpus");
+      const double v = cpus.is_number() ? cpus.get<double>() : -1;
+      // Thousandths, as the kernel's cpu.max can hold them; a finer
+      // fraction is a mistake, not a wish.
+      if (!(v >= 0 && v <= 1e6) || std::abs(v * 1000 - std::round(v * 1000)) > 1e-6) {
+        return Bad("cpus", "a non-negative number of CPUs in thousandths, like 2 or 0.5");
+      }
+      s.cpu_milli = std::llround(v * 1000);
+    }
     if (j.contains("priority_class")) {
       const std::string c = j.at("priority_class").get<std::string>();
       if (c == "critical") {
@@ -377,6 +417,8 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
         ids->push_back(id.get<JobId>());
       }
     }
+    get("name", &s.name);
+    get("singleton", &s.singleton);
     get("project", &s.project);
     get("labels", &s.labels);
   } catch (const json::exception& e) {

@@ -60,6 +60,12 @@ struct JobSpec {
   // stopped if it uses more (docs/held-idle.md).
   core::Bytes gpu_memory;
   std::vector<std::string> gpu_models;  // allowed models (substrings of NVML's name); empty: any
+  // The host's CPUs (in thousandths: 1500 is one and a half) and memory
+  // the job may use; zero: not asked, no limit and nothing set aside. The
+  // scheduler places the job only where that much is unclaimed, and the
+  // job's cgroup is held to it (docs/jobs.md, "CPUs and memory").
+  int64_t cpu_milli = 0;
+  core::Bytes memory;
   PriorityClass priority_class = PriorityClass::kNormal;
   int priority = 0;  // within the class, -1000..1000, higher first
   bool preemptible = true;
@@ -73,6 +79,11 @@ struct JobSpec {
   std::vector<JobId> after_success;
   std::vector<JobId> after_any;
   std::vector<JobId> after_failure;
+  // What people call the job (`--job-name`); empty: none.
+  std::string name;
+  // Slurm's singleton: start only once no earlier job of the same user and
+  // name is left queued or running. Needs a name.
+  bool singleton = false;
   std::string project;
   std::map<std::string, std::string> labels;
 
@@ -84,6 +95,8 @@ struct JobLimits {
   int max_gpus = 8;   // the most GPUs one job can get on one node
   int max_nodes = 1;  // the most nodes one gang may span
   core::Bytes max_gpu_memory = core::Bytes::GiB(1024);
+  int64_t max_cpu_milli = int64_t{4096} * 1000;  // Linux's most CPUs (NR_CPUS)
+  core::Bytes max_memory = core::Bytes::GiB(uint64_t{64} * 1024);
   core::Duration max_runtime = core::Seconds(int64_t{30} * 24 * 3600);
   int64_t max_array_size = 100'000;
 };

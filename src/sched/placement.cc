@@ -90,7 +90,7 @@ std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobReq
       for (auto it = shared.lower_bound({job.gpu_milli, 0});
            it != shared.end() && taken < candidate_limit; ++it, ++taken) {
         const GpuIndex g = it->second;
-        if (may_take && !(*may_take)(g)) {
+        if ((may_take && !(*may_take)(g)) || !cluster.HasHostRoom(cluster.gpu(g).node, job)) {
           --taken;
           continue;
         }
@@ -107,6 +107,7 @@ std::optional<Placement> FindPlacement(const ClusterState& cluster, const JobReq
     for (ClassId c : allowed) {
       for (NodeIndex n : cluster.NodesWithFree(c, count)) {
         if (taken >= candidate_limit) break;
+        if (!cluster.HasHostRoom(n, job)) continue;
         std::optional<GpuChoice> choice =
             ChooseGpus(cluster, n, c, need, may_take, job.runtime_guess);
         if (!choice) continue;
@@ -126,7 +127,7 @@ std::optional<Placement> FindPlacementOnNodes(const ClusterState& cluster, const
   std::optional<Scored> best;
   const int need = job.fractional() ? 1 : job.gpus;
   for (NodeIndex n : nodes) {
-    if (!cluster.node(n).alive) continue;
+    if (!cluster.node(n).alive || !cluster.HasHostRoom(n, job)) continue;
     if (job.fractional()) {
       for (GpuIndex g : cluster.node(n).gpus) {
         const GpuState& gpu = cluster.gpu(g);
@@ -159,6 +160,29 @@ NoFit DescribeNoFit(const ClusterState& cluster, const JobRequest& job,
     }
   }
   if (job.spans_nodes()) out.nodes_with_room = NodesWithRoom(cluster, job, allowed);
+  if (job.asks_host()) {
+    // Of the first nodes whose GPUs would do but whose CPUs or memory are
+    // claimed, the one with the most CPUs left, then memory: the nearest
+    // miss. Bounded: a pass judges every waiting job.
+    constexpr int kLooked = 64;
+    const int need = job.fractional() ? 1 : job.gpus;
+    int looked = 0;
+    const auto nearer = [&](NodeIndex n) {
+      const NodeState& a = cluster.node(n);
+      const NodeState& b = cluster.node(*out.short_of_host);
+      return std::tie(a.free_cpu_milli, a.free_memory) > std::tie(b.free_cpu_milli, b.free_memory);
+    };
+    for (ClassId c : allowed) {
+      for (int count = need; count <= cluster.LargestFree(c) && looked < kLooked; ++count) {
+        for (NodeIndex n : cluster.NodesWithFree(c, count)) {
+          if (++looked > kLooked) break;
+          if (!cluster.HasHostRoom(n, job) && (!out.short_of_host || nearer(n))) {
+            out.short_of_host = n;
+          }
+        }
+      }
+    }
+  }
   if (job.fractional()) {
     for (ClassId c : allowed) {
       const auto& shared = cluster.PartialGpus(c);

@@ -27,6 +27,8 @@ struct NoFit {
   std::optional<NodeIndex> node;  // that node, if any has one
   int largest_share_milli = 0;    // fractional jobs: the largest free share of a shared GPU
   int nodes_with_room = 0;        // gangs: nodes that could hold a member now
+  // A node with the GPUs free but not the host CPUs or memory the job asks.
+  std::optional<NodeIndex> short_of_host;
 };
 
 // Whether a class meets the job's memory and model constraints.

@@ -13,7 +13,13 @@ class NodeLedger {
  public:
   NodeLedger(const ClusterState& cluster, const JobRequest& job,
              const std::vector<ClassId>& allowed, NodeIndex n, const GpuFilter* may_take)
-      : cluster_(cluster), job_(job), gpus_(cluster.node(n).gpus) {
+      : cluster_(cluster),
+        job_(job),
+        gpus_(cluster.node(n).gpus),
+        host_ok_(cluster.HasHostRoom(n, job)),
+        capacity_(cluster.node(n).capacity),
+        free_cpu_milli_(cluster.node(n).free_cpu_milli),
+        free_memory_(cluster.node(n).free_memory) {
     usable_.resize(gpus_.size());
     free_.resize(gpus_.size());
     for (size_t i = 0; i < gpus_.size(); ++i) {
@@ -31,9 +37,22 @@ class NodeLedger {
       const auto pos = std::find(gpus_.begin(), gpus_.end(), g) - gpus_.begin();
       free_[static_cast<size_t>(pos)] += sign * v.milli_per_gpu;
     }
+    free_cpu_milli_ += sign * v.cpu_milli;
+    free_memory_ += sign * static_cast<int64_t>(v.memory.count());
   }
 
-  bool Fits() const {
+  bool Fits() const { return HostFits() && GpusFit(); }
+
+ private:
+  // As ClusterState::HasHostRoom, with what the chosen victims free.
+  bool HostFits() const {
+    if (host_ok_) return true;
+    return (job_.cpu_milli == 0 || capacity_.cpu_milli == 0 || free_cpu_milli_ >= job_.cpu_milli) &&
+           (job_.memory.count() == 0 || capacity_.memory.count() == 0 ||
+            free_memory_ >= static_cast<int64_t>(job_.memory.count()));
+  }
+
+  bool GpusFit() const {
     // A gang takes GPUs of one class: count whole free GPUs per class.
     for (size_t i = 0; i < gpus_.size(); ++i) {
       if (!usable_[i]) continue;
@@ -54,10 +73,13 @@ class NodeLedger {
     return false;
   }
 
- private:
   const ClusterState& cluster_;
   const JobRequest& job_;
   const std::vector<GpuIndex>& gpus_;
+  const bool host_ok_;  // room without any victim: the common case, checked once
+  const HostResources capacity_;
+  int64_t free_cpu_milli_;
+  int64_t free_memory_;
   std::vector<bool> usable_;
   std::vector<int> free_;
 };

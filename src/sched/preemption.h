@@ -19,6 +19,9 @@ struct EvictableJob {
   // A shrink, not a preemption: the job gives up `gpus` and keeps running
   // on the rest. Any mix of a job's entries must free disjoint GPUs.
   bool shrink = false;
+  // The host CPUs and memory it frees here (none for a shrink: it runs on).
+  int64_t cpu_milli = 0;
+  core::Bytes memory = {};
 };
 
 struct NodeEviction {
@@ -31,7 +34,8 @@ struct NodeEviction {
 
 // Which of `evictable` (all on node `n`) must leave for `job` to fit there:
 // adds them cheapest first (ties by id) until enough GPUs of one allowed
-// class are free (or, for a fraction, one GPU has room), then drops every
+// class are free (or, for a fraction, one GPU has room) and the node's CPUs
+// and memory suffice (HasHostRoom), then drops every
 // victim the job can do without, most expensive first, so the set is
 // minimal. Nullopt when even all of them are not enough. Shrink entries
 // are planned like victims; a job both shrunk and preempted is preempted. GPUs `may_take`

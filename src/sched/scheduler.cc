@@ -173,12 +173,27 @@ std::string Scheduler::RejectionFor(const JobRequest& req) {
     for (const std::string& h : here) list += (list.empty() ? "" : ", ") + h;
     return "no GPU here matches: needs " + DescribeNeed(req) + "; GPUs here: " + list;
   }
+  if (std::string host = HostRejection(req); !host.empty()) return host;
   if (req.spans_nodes()) return GangRejection(cluster_, req, allowed);
   int largest = 0;
   for (ClassId c : allowed) largest = std::max(largest, cluster_.LargestNode(c));
   if (req.gpus > largest) {
     return "needs " + DescribeNeed(req) + " on one node; the largest node here has " +
            std::to_string(largest) + " such GPUs; a job may span nodes as a gang (nodes)";
+  }
+  return "";
+}
+
+std::string Scheduler::HostRejection(const JobRequest& req) const {
+  if (!req.asks_host()) return "";
+  const HostResources largest = cluster_.LargestHost();
+  if (req.cpu_milli > 0 && largest.cpu_milli > 0 && req.cpu_milli > largest.cpu_milli) {
+    return "asks " + CpusText(req.cpu_milli) + " on one node; the largest node here has " +
+           CpusText(largest.cpu_milli);
+  }
+  if (req.memory.count() > 0 && largest.memory.count() > 0 && req.memory > largest.memory) {
+    return "asks " + core::FormatBytes(req.memory) +
+           " of memory on one node; the largest node here has " + core::FormatBytes(largest.memory);
   }
   return "";
 }
@@ -249,7 +264,10 @@ core::Status Scheduler::Adopt(const JobRunning& e) {
   job.started_at = e.started_at;
   job.charged_until = now_;  // what it used before is not known here
   for (GpuIndex g : job.gpus) cluster_.Take(g, req.gpu_milli);
-  for (NodeIndex m : NodesOf(job)) on_node_[m].push_back(req.id);
+  for (NodeIndex m : NodesOf(job)) {
+    on_node_[m].push_back(req.id);
+    cluster_.TakeHost(m, req);
+  }
   quotas_.Add(req.project, HeldMilli(job));
   ++running_count_;
   CountEvictable(job, +1);
@@ -442,9 +460,10 @@ bool Scheduler::AnyWaitingShapeFits() const {
     }
     JobRequest req;
     std::tie(req.gpus, req.max_gpus, req.gpu_milli, std::ignore, req.gpu_models, std::ignore,
-             req.nodes, req.one_rack) = shape;
+             req.nodes, req.one_rack, req.cpu_milli, std::ignore) = shape;
     req.min_gpu_memory = core::Bytes(std::get<3>(shape));
     req.gpu_memory = core::Bytes(std::get<5>(shape));
+    req.memory = core::Bytes(std::get<9>(shape));
     int reserved_by = ReservationBook::kNone;
     if (Place(req, AllowedClasses(cluster_, req), &reserved_by, nullptr)) return true;
   }
@@ -875,7 +894,10 @@ void Scheduler::Start(Job& job, const Placement& p, std::vector<Action>* out) {
                                   config_.currency);
   }
   if (!p.why.empty()) action.why += (action.why.empty() ? "" : "; ") + p.why;
-  for (NodeIndex n : NodesOf(job)) on_node_[n].push_back(job.req.id);
+  for (NodeIndex n : NodesOf(job)) {
+    on_node_[n].push_back(job.req.id);
+    cluster_.TakeHost(n, job.req);
+  }
   quotas_.Add(job.req.project, HeldMilli(job));
   ++running_count_;
   CountEvictable(job, +1);
@@ -1003,11 +1025,13 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
         for (GpuIndex g : v.gpus) {
           if (cluster_.gpu(g).node == n) here.push_back(g);
         }
-        evictable.push_back({id, std::move(here), v.req.gpu_milli, cost, false});
+        evictable.push_back(
+            {id, std::move(here), v.req.gpu_milli, cost, false, v.req.cpu_milli, v.req.memory});
         continue;
       }
       if (!v.req.can_shrink || v.gpus.size() <= least) {
-        evictable.push_back({id, v.gpus, v.req.gpu_milli, cost, false});
+        evictable.push_back(
+            {id, v.gpus, v.req.gpu_milli, cost, false, v.req.cpu_milli, v.req.memory});
         continue;
       }
       // Shrinking an elastic job comes before any preemption: one entry
@@ -1017,10 +1041,12 @@ bool Scheduler::TryPreempt(Job& job, std::vector<Action>* out) {
                            {v.gpus.begin(), v.gpus.begin() + static_cast<long>(least)},
                            v.req.gpu_milli,
                            cost,
-                           false});
+                           false,
+                           v.req.cpu_milli,
+                           v.req.memory});
       for (size_t i = v.gpus.size(); i-- > least;) {
         const double step = -1.0 + 1e-3 * static_cast<double>(v.gpus.size() - 1 - i);
-        evictable.push_back({id, {v.gpus[i]}, v.req.gpu_milli, step, true});
+        evictable.push_back({id, {v.gpus[i]}, v.req.gpu_milli, step, true, 0, {}});
       }
     }
     if (evictable.empty()) return;
@@ -1127,6 +1153,7 @@ void Scheduler::Release(Job& job) {
   for (NodeIndex n : NodesOf(job)) {
     auto& here = on_node_[n];
     here.erase(std::find(here.begin(), here.end(), job.req.id));
+    cluster_.GiveHost(n, job.req);
   }
   for (GpuIndex g : job.gpus) cluster_.Give(g, job.req.gpu_milli);
   quotas_.Remove(job.req.project, HeldMilli(job));
@@ -1193,7 +1220,8 @@ const std::vector<ClassId>& Scheduler::Allowed(Job& job) {
 
 int Scheduler::ShapeOf(const JobRequest& req) {
   auto key = std::make_tuple(req.gpus, req.max_gpus, req.gpu_milli, req.min_gpu_memory.count(),
-                             req.gpu_models, req.gpu_memory.count(), req.nodes, req.one_rack);
+                             req.gpu_models, req.gpu_memory.count(), req.nodes, req.one_rack,
+                             req.cpu_milli, req.memory.count());
   auto [it, added] = shapes_.try_emplace(std::move(key), static_cast<int>(shapes_.size()));
   return it->second;
 }

@@ -274,6 +274,8 @@ class Scheduler {
   // passed over for in the last pass that reached it. Null: judge afresh.
   const Job* JudgedBy(const Job& job) const;
   std::string RejectionFor(const JobRequest& req);
+  // Why no node could ever give the job its host CPUs or memory ("": one can).
+  std::string HostRejection(const JobRequest& req) const;
   bool Evictable(const Job& job) const;
   void CountEvictable(const Job& job, int delta);
 
@@ -298,7 +300,9 @@ class Scheduler {
   int evictable_by_rank_[3] = {0, 0, 0};
   size_t running_count_ = 0;
 
-  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>, uint64_t, int, bool>, int>
+  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>, uint64_t, int, bool,
+                      int64_t, uint64_t>,
+           int>
       shapes_;
   std::map<std::tuple<int, bool, int64_t>, int> likenesses_;
   // Per queue group: the last full pass that passed the rest of the group

@@ -1,5 +1,9 @@
 #include "sched/wait_reason.h"
 
+#include <algorithm>
+
+#include "core/format.h"
+
 namespace gleaner::sched {
 
 std::string MilliAsGpus(int64_t milli) {
@@ -12,6 +16,31 @@ std::string MilliAsGpus(int64_t milli) {
   }
   return s;
 }
+
+std::string CpusText(int64_t milli) {
+  return MilliAsGpus(milli) + (milli == 1000 ? " CPU" : " CPUs");
+}
+
+namespace {
+
+// "only 1.5 CPUs unclaimed", "only 3 GiB of memory unclaimed": what the
+// node lacks of what the job asks.
+std::string HostShortfall(const NodeState& node, const JobRequest& job) {
+  std::string short_of;
+  if (job.cpu_milli > 0 && node.capacity.cpu_milli > 0 && node.free_cpu_milli < job.cpu_milli) {
+    short_of = CpusText(std::max<int64_t>(node.free_cpu_milli, 0));
+  }
+  if (job.memory.count() > 0 && node.capacity.memory.count() > 0 &&
+      node.free_memory < static_cast<int64_t>(job.memory.count())) {
+    short_of += (short_of.empty() ? "" : " and ") +
+                core::FormatBytes(
+                    core::Bytes(static_cast<uint64_t>(std::max<int64_t>(node.free_memory, 0)))) +
+                " of memory";
+  }
+  return "only " + short_of + " unclaimed";
+}
+
+}  // namespace
 
 std::string DescribeNeed(const JobRequest& job) {
   std::string s =
@@ -30,6 +59,14 @@ std::string DescribeNeed(const JobRequest& job) {
     if (!constraints.empty()) constraints += ", ";
     constraints +=
         "at least " + MilliAsGpus(static_cast<int64_t>(job.min_gpu_memory.ToGiB() * 1000)) + " GiB";
+  }
+  if (job.cpu_milli > 0) {
+    if (!constraints.empty()) constraints += ", ";
+    constraints += CpusText(job.cpu_milli);
+  }
+  if (job.memory.count() > 0) {
+    if (!constraints.empty()) constraints += ", ";
+    constraints += core::FormatBytes(job.memory) + " of memory";
   }
   if (!constraints.empty()) s += " (" + constraints + ")";
   return s;
@@ -70,6 +107,10 @@ std::string DescribeWait(const WaitReason& why, const JobRequest& job,
       s += "no shared GPU has room";
     }
     return s + " and no whole GPU is free";
+  }
+  if (why.fit.short_of_host) {
+    const NodeState& node = cluster.node(*why.fit.short_of_host);
+    return s + node.id.str() + " has the GPUs free but " + HostShortfall(node, job);
   }
   if (why.fit.largest_free == 0) return s + "no such GPU is free";
   return s + "the largest free set is " + std::to_string(why.fit.largest_free) + where;

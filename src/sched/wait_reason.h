@@ -45,5 +45,7 @@ std::string DescribeNeed(const JobRequest& job);
 
 // "2.5" for 2500 milli-GPU; whole numbers without a fraction.
 std::string MilliAsGpus(int64_t milli);
+// "1 CPU", "2.5 CPUs" for thousandths of a CPU.
+std::string CpusText(int64_t milli);
 
 }  // namespace gleaner::sched

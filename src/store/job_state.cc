@@ -37,6 +37,31 @@ bool IsFinal(JobState s) {
   return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
 }
 
+void DependencyStates::Add(sched::JobId id, std::optional<sched::JobId> array_id, JobState state) {
+  if (array_id && ids_.contains(*array_id)) arrays_[*array_id].push_back(state);
+  if (ids_.contains(id)) own_[id] = state;
+}
+
+std::map<sched::JobId, JobState> DependencyStates::Take() {
+  std::map<sched::JobId, JobState> out = std::move(own_);
+  for (const auto& [array, tasks] : arrays_) {
+    JobState whole = JobState::kSucceeded;
+    for (JobState task : tasks) {
+      if (!IsFinal(task)) {
+        whole = task;
+        break;
+      }
+      if (task == JobState::kFailed) {
+        whole = JobState::kFailed;
+      } else if (task == JobState::kCancelled && whole == JobState::kSucceeded) {
+        whole = JobState::kCancelled;
+      }
+    }
+    out[array] = whole;
+  }
+  return out;
+}
+
 bool CanTransition(JobState from, JobState to) {
   using S = JobState;
   switch (from) {

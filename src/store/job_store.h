@@ -35,6 +35,23 @@ std::optional<JobState> ParseJobState(std::string_view name);
 bool IsFinal(JobState s);
 bool CanTransition(JobState from, JobState to);
 
+// Collects job states for StatesOf: a job's own, or, where the id names an
+// array (its first task's id, Slurm's meaning), the whole array's: not
+// ended while any task is not (the state of one such), else succeeded when
+// every task did, failed when any failed, cancelled otherwise.
+class DependencyStates {
+ public:
+  explicit DependencyStates(const std::set<sched::JobId>& ids) : ids_(ids) {}
+  // One row read: a job with its array (if any).
+  void Add(sched::JobId id, std::optional<sched::JobId> array_id, JobState state);
+  std::map<sched::JobId, JobState> Take();
+
+ private:
+  const std::set<sched::JobId>& ids_;
+  std::map<sched::JobId, JobState> own_;
+  std::map<sched::JobId, std::vector<JobState>> arrays_;
+};
+
 struct JobRecord {
   sched::JobId id = 0;
   std::string user;
@@ -126,8 +143,9 @@ class JobStore {
     return std::move(saved.front());
   }
   virtual core::Result<JobRecord> Get(sched::JobId id) = 0;
-  // The state of each of `ids` that exists, in one read (a queue's
-  // dependencies, however many jobs wait on them).
+  // The state of each of `ids` that exists, an array's id standing for the
+  // whole array (DependencyStates), in one read (a queue's dependencies,
+  // however many jobs wait on them).
   virtual core::Result<std::map<sched::JobId, JobState>> StatesOf(
       const std::set<sched::JobId>& ids) = 0;
   virtual core::Result<std::vector<JobRecord>> Find(const JobQuery& query) = 0;

@@ -91,20 +91,25 @@ core::Result<JobRecord> PgStore::Get(sched::JobId id) {
 
 core::Result<std::map<sched::JobId, JobState>> PgStore::StatesOf(
     const std::set<sched::JobId>& ids) {
-  std::map<sched::JobId, JobState> out;
-  if (ids.empty()) return out;
+  if (ids.empty()) return std::map<sched::JobId, JobState>{};
   std::string list = "{";
   for (sched::JobId id : ids) list += (list.size() > 1 ? "," : "") + std::to_string(id);
   list += "}";
+  // An array's tasks come after its first, whose id names it: the range
+  // keeps the read to the primary key from the oldest id asked.
   GLEANER_ASSIGN_OR_RETURN(
-      Rows rows, db_->Query("SELECT id, state FROM jobs WHERE id = ANY($1::BIGINT[])", {list},
-                            "reading jobs' states"));
+      Rows rows, db_->Query("SELECT id, state, array_id FROM jobs WHERE id >= $2 AND "
+                            "(id = ANY($1::BIGINT[]) OR array_id = ANY($1::BIGINT[]))",
+                            {list, static_cast<int64_t>(*ids.begin())}, "reading jobs' states"));
+  DependencyStates states(ids);
   for (int i = 0; i < rows.size(); ++i) {
     if (auto state = ParseJobState(rows.Text(i, 1))) {
-      out.emplace(static_cast<sched::JobId>(rows.Int(i, 0)), *state);
+      states.Add(static_cast<sched::JobId>(rows.Int(i, 0)),
+                 rows.Null(i, 2) ? std::nullopt : std::optional<sched::JobId>(rows.Int(i, 2)),
+                 *state);
     }
   }
-  return out;
+  return states.Take();
 }
 
 core::Result<std::vector<JobRecord>> PgStore::Find(const JobQuery& query) {

@@ -94,22 +94,29 @@ core::Result<JobRecord> SqliteStore::Get(sched::JobId id) {
 
 core::Result<std::map<sched::JobId, JobState>> SqliteStore::StatesOf(
     const std::set<sched::JobId>& ids) {
-  std::map<sched::JobId, JobState> out;
-  if (ids.empty()) return out;
+  if (ids.empty()) return std::map<sched::JobId, JobState>{};
   std::string list = "[";
   for (sched::JobId id : ids) list += (list.size() > 1 ? "," : "") + std::to_string(id);
   list += "]";
-  Statement q(db_, "SELECT id, state FROM jobs WHERE id IN (SELECT value FROM json_each(?))");
+  // An array's tasks come after its first, whose id names it: the range
+  // keeps the read to the primary key from the oldest id asked.
+  Statement q(db_, R"sql(
+    SELECT id, state, array_id FROM jobs WHERE id >= ?
+      AND (id IN (SELECT value FROM json_each(?)) OR array_id IN (SELECT value FROM json_each(?))))sql");
   GLEANER_RETURN_IF_ERROR(q.status());
-  q.Bind(1, list);
+  q.Bind(1, *ids.begin());
+  q.Bind(2, list);
+  q.Bind(3, list);
+  DependencyStates states(ids);
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
     if (auto state = ParseJobState(q.Text(1))) {
-      out.emplace(static_cast<sched::JobId>(q.Int(0)), *state);
+      states.Add(static_cast<sched::JobId>(q.Int(0)),
+                 q.Null(2) ? std::nullopt : std::optional<sched::JobId>(q.Int(2)), *state);
     }
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "reading jobs' states");
-  return out;
+  return states.Take();
 }
 
 core::Result<std::vector<JobRecord>> SqliteStore::Find(const JobQuery& query) {

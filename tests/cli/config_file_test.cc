@@ -153,6 +153,25 @@ TEST(ParseConfigTest, ParkingIsOffByDefaultAndSaysWhatIsWrong) {
               HasSubstr("expected the path of libcuda.so.1"));
 }
 
+// [host]: what jobs may claim of this host; unset, all of it.
+TEST(ParseConfigTest, TheHostsShareForJobsIsSaidInCpusAndASize) {
+  auto defaults = ParseConfig("", "g.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->host, sched::HostResources{});
+  auto set = ParseConfig("[host]\ncpus = 12.5\nmemory = \"48G\"\n", "g.toml");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->host.cpu_milli, 12'500);
+  EXPECT_EQ(set->host.memory, core::Bytes::GiB(48));
+  EXPECT_THAT(ParseConfig("[host]\ncpus = 0\n", "g.toml").status().message(),
+              HasSubstr("host.cpus: expected a number from 0.001"));
+  EXPECT_THAT(ParseConfig("[host]\nmemory = 48\n", "g.toml").status().message(),
+              HasSubstr("host.memory: expected a size"));
+  EXPECT_THAT(ParseConfig("[host]\nmemory = \"lots\"\n", "g.toml").status().message(),
+              HasSubstr("is not a size"));
+  EXPECT_THAT(ParseConfig("[host]\ngpus = 2\n", "g.toml").status().message(),
+              HasSubstr("host.gpus: unknown key"));
+}
+
 TEST(ParseConfigTest, SlurmIsOffByDefaultAndSaysWhatIsWrong) {
   auto defaults = ParseConfig("", "g.toml");
   ASSERT_TRUE(defaults.ok());

@@ -42,6 +42,7 @@ AgentReport FullReport() {
   unreadable.verdict = held.verdict;
   r.details = {{1, held}, {0, unreadable}};
   r.rack = "rack-7.row-b";
+  r.host = {64'000, core::Bytes::GiB(512)};
   r.run = "0f1e2d3c4b5a6978";
   r.running = {{7, 2}};
   JobEvent started;
@@ -162,6 +163,13 @@ TEST(AgentProtocolTest, AGangRoleThatIsNotPlainIsRefused) {
       R"({"gpus": [], "running": [], "inventory": [], "rack": "r1 slots=8"})"));
   ASSERT_FALSE(rack.ok());
   EXPECT_THAT(rack.status().message(), HasSubstr("rack"));
+  for (const char* bad :
+       {R"("host_cpu_milli": -1000)", R"("host_cpu_milli": 1.5)", R"("host_memory_bytes": 1e300)",
+        R"("host_memory_bytes": 9223372036854775807)"}) {
+    auto r = ReportFromJson(nlohmann::json::parse(
+        std::string(R"({"gpus": [], "running": [], "inventory": [], )") + bad + "}"));
+    EXPECT_FALSE(r.ok()) << bad;
+  }
 }
 
 TEST(AgentProtocolTest, AMalformedReportSaysWhatIsWrong) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -254,6 +255,43 @@ TEST(LocalClusterDependencyTest, EachKindHasSlurmsMeaning) {
             "dependency job 2 succeeded (afternotok)");
   EXPECT_TRUE(reasons.contains("waiting for job 1 to end")) << ::testing::PrintToString(reasons);
   EXPECT_TRUE(reasons.contains("waiting for job 1 to fail")) << ::testing::PrintToString(reasons);
+}
+
+// Slurm's singleton: a job waits while an earlier job of its user and name
+// is queued or running, though a GPU is free, and starts once it ended.
+TEST(LocalClusterDependencyTest, ASingletonWaitsForTheEarlierJobOfItsName) {
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000},
+                        {"name": "A", "memory_total_mib": 1000}]})");
+  auto& store = rig.store;
+  auto& clock = rig.clock;
+  const std::string done = (rig.dir.path() / "done").string();
+  sched::JobSpec first;
+  first.command = {"sh", "-c", "while [ ! -e " + done + " ]; do sleep 0.01; done"};
+  first.working_dir = "/tmp";
+  first.name = "nightly";
+  sched::JobSpec second = first;
+  second.command = {"true"};
+  second.singleton = true;
+  sched::JobSpec other = second;
+  other.name = "weekly";
+  const sched::JobId a = store->Submit("t", geteuid(), first, clock.Now())->id;
+  const sched::JobId b = store->Submit("t", geteuid(), second, clock.Now())->id;
+  const sched::JobId c = store->Submit("t", geteuid(), other, clock.Now())->id;
+  const auto tick = [&] {
+    rig.Tick([](const std::string&) {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    clock.Advance(core::Seconds(1));
+  };
+  for (int t = 0; t < 320 && store->Get(c)->state != store::JobState::kSucceeded; ++t) tick();
+  EXPECT_EQ(store->Get(a)->state, store::JobState::kRunning);
+  EXPECT_EQ(store->Get(b)->state, store::JobState::kQueued);
+  EXPECT_EQ(store->Get(b)->reason, "waiting for job " + std::to_string(a) +
+                                       ", also named \"nightly\", to end (singleton)");
+  EXPECT_EQ(store->Get(c)->state, store::JobState::kSucceeded);  // another name
+  std::ofstream(done) << "";
+  for (int t = 0; t < 320 && store->Get(b)->state != store::JobState::kSucceeded; ++t) tick();
+  EXPECT_EQ(store->Get(a)->state, store::JobState::kSucceeded);
+  EXPECT_EQ(store->Get(b)->state, store::JobState::kSucceeded);
 }
 
 TEST(LocalClusterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {

@@ -137,6 +137,41 @@ TEST(JobSpecTest, AGangsNodesRoundTripAndAreChecked) {
   EXPECT_THAT(ValidateJobSpec(s, cluster).message(), ::testing::HasSubstr("at least 1"));
 }
 
+// Host CPUs and memory: in the JSON only when asked, thousandths of a CPU
+// at the finest, no more than a host could have.
+TEST(JobSpecTest, HostCpusAndMemoryRoundTripAndAreChecked) {
+  JobSpec s = Valid();
+  EXPECT_FALSE(JobSpecToJson(s).contains("cpus"));
+  EXPECT_FALSE(JobSpecToJson(s).contains("memory_bytes"));
+  s.cpu_milli = 2500;
+  s.memory = core::Bytes::GiB(16);
+  const nlohmann::json j = JobSpecToJson(s);
+  EXPECT_EQ(j.at("cpus"), 2.5);
+  EXPECT_EQ(j.at("memory_bytes"), uint64_t{16} << 30);
+  auto back = JobSpecFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, s);
+  EXPECT_TRUE(ValidateJobSpec(s, JobLimits{}).ok());
+
+  nlohmann::json bad = j;
+  bad["cpus"] = 0.0001;
+  EXPECT_THAT(JobSpecFromJson(bad).status().message(),
+              ::testing::HasSubstr("cpus: a non-negative"));
+  bad["cpus"] = -1;
+  EXPECT_FALSE(JobSpecFromJson(bad).ok());
+  bad["cpus"] = "2";
+  EXPECT_FALSE(JobSpecFromJson(bad).ok());
+  bad = j;
+  bad["memory_bytes"] = -5;
+  EXPECT_THAT(JobSpecFromJson(bad).status().message(), ::testing::HasSubstr("memory_bytes"));
+  s.cpu_milli = 5000 * 1000;
+  EXPECT_THAT(ValidateJobSpec(s, JobLimits{}).message(), ::testing::HasSubstr("cpus: from 0.001"));
+  s.cpu_milli = 1000;
+  s.memory = core::Bytes::GiB(uint64_t{100} * 1024);
+  EXPECT_THAT(ValidateJobSpec(s, JobLimits{}).message(),
+              ::testing::HasSubstr("memory_bytes: more than any host"));
+}
+
 TEST(JobSpecTest, JsonDefaultsAndErrors) {
   auto minimal = JobSpecFromJson(json{{"command", {"sleep", "30"}}});
   ASSERT_TRUE(minimal.ok());
@@ -197,12 +232,35 @@ TEST(DependenciesTest, SlurmsFormFillsTheThreeLists) {
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(DependencyKindName(all[3].kind), "afternotok");
   EXPECT_EQ(all[3].job, 6);
+  EXPECT_FALSE(s.singleton);
+  ASSERT_TRUE(AddDependencies("afterok:7,singleton", &s).ok());
+  EXPECT_TRUE(s.singleton);
+  EXPECT_EQ(s.after_success, (std::vector<JobId>{3, 4, 7}));
+}
+
+// A name, for people and for singleton: in the JSON only when given.
+TEST(JobSpecTest, ANameAndSingletonRoundTripAndAreChecked) {
+  JobSpec s = Valid();
+  EXPECT_FALSE(JobSpecToJson(s).contains("name"));
+  EXPECT_FALSE(JobSpecToJson(s).contains("singleton"));
+  s.singleton = true;
+  EXPECT_THAT(ValidateJobSpec(s, JobLimits{}).message(),
+              HasSubstr("singleton: a singleton job needs a name"));
+  s.name = "nightly-etl";
+  EXPECT_TRUE(ValidateJobSpec(s, JobLimits{}).ok());
+  auto back = JobSpecFromJson(JobSpecToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, s);
+  s.name = "etl\nfake log line";
+  EXPECT_THAT(ValidateJobSpec(s, JobLimits{}).message(), HasSubstr("name: printable characters"));
+  s.name = std::string(300, 'x');
+  EXPECT_THAT(ValidateJobSpec(s, JobLimits{}).message(), HasSubstr("name: 300 bytes"));
 }
 
 TEST(DependenciesTest, WhatGleanerCannotMeanIsRefusedWithTheForm) {
   for (const auto& [text, said] : std::vector<std::pair<std::string, std::string>>{
            {"after:3", "has \"after\", which is not a kind gleaner knows"},
-           {"singleton", "not a kind gleaner knows"},
+           {"singleton:3", "not a kind gleaner knows"},
            {"afterok", "names no job after afterok"},
            {"afterok:", "has \"\" where a job id goes"},
            {"afterok:3x", "has \"3x\" where a job id goes"},

@@ -159,6 +159,33 @@ TEST_P(JobStoreTest, StatesOfManyJobsInOneRead) {
   EXPECT_TRUE(store_->StatesOf({})->empty());
 }
 
+// Slurm's meaning: a dependency on an array's id is on every task of it.
+TEST_P(JobStoreTest, AnArraysIdStandsForTheWholeArray) {
+  sched::JobSpec sweep = Spec();
+  sweep.array = sched::ArraySpec{0, 2, 1, 0};
+  const sched::JobId first = store_->Submit("alice", 1000, sweep, kNow)->id;
+  const sched::JobId other = store_->Submit("bob", 1001, Spec(), kNow)->id;
+  const auto state_of = [&](sched::JobId id) { return store_->StatesOf({id, other})->at(id); };
+  const auto end = [&](sched::JobId id, JobState how) {
+    ASSERT_TRUE(Start(id, {"GPU-a"}).ok());
+    ASSERT_TRUE(store_->Transition(id, JobState::kRunning, how, {}).ok());
+  };
+  end(first, JobState::kSucceeded);
+  end(first + 2, JobState::kSucceeded);
+  EXPECT_EQ(state_of(first), JobState::kQueued);  // task 1 has not ended
+  end(first + 1, JobState::kSucceeded);
+  EXPECT_EQ(state_of(first), JobState::kSucceeded);
+  EXPECT_EQ(store_->StatesOf({other})->at(other), JobState::kQueued);
+
+  const sched::JobId second = store_->Submit("alice", 1000, sweep, kNow)->id;
+  end(second, JobState::kFailed);
+  ASSERT_TRUE(store_->Transition(second + 1, JobState::kQueued, JobState::kCancelled, {}).ok());
+  end(second + 2, JobState::kSucceeded);
+  EXPECT_EQ(state_of(second), JobState::kFailed);
+  // A task named by its own id is that task alone.
+  EXPECT_EQ(state_of(second + 2), JobState::kSucceeded);
+}
+
 TEST_P(JobStoreTest, TransitionsAreCompareAndSet) {
   const sched::JobId id = store_->Submit("alice", 1000, Spec(), kNow)->id;
   JobUpdate start;

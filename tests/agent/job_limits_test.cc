@@ -1,0 +1,168 @@
+// Real jobs held to the CPUs and memory they asked for: the limits are read
+// back from the cgroups the job's processes are in, and a job that uses
+// more memory than it asked is killed by the kernel. Skipped where the
+// system lets gleaner set no limit (neither cgroup v2 controllers it may
+// pass on nor writable v1 hierarchies).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "agent/cgroup_files.h"
+#include "agent/executor.h"
+#include "testing/temp_dir.h"
+
+namespace gleaner::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The directory of `pid`'s cgroup in the v1 hierarchy of `controller`, or
+// its v2 cgroup (an empty `controller`).
+std::string CgroupDirOf(pid_t pid, const std::string& controller) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t first = line.find(':');
+    const size_t second = line.find(':', first + 1);
+    const std::string list = "," + line.substr(first + 1, second - first - 1) + ",";
+    if (controller.empty() ? line.rfind("0::", 0) == 0
+                           : list.find("," + controller + ",") != std::string::npos) {
+      const std::string path = line.substr(second + 1);
+      return CgroupMount(controller).value_or("?") + (path == "/" ? "" : path);
+    }
+  }
+  return "";
+}
+
+// The limit file's value for `pid`: the v2 file where its v2 cgroup has
+// it, else the v1 one.
+std::string LimitOf(pid_t pid, const std::string& v2_file, const std::string& v1_controller,
+                    const std::string& v1_file) {
+  const std::string v2 = CgroupDirOf(pid, "") + "/" + v2_file;
+  if (std::filesystem::exists(v2)) return ReadCgroupFile(v2);
+  return ReadCgroupFile(CgroupDirOf(pid, v1_controller) + "/" + v1_file);
+}
+
+class JobLimitsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cgroups = JobCgroups::Open("gleaner-test-" + std::to_string(getpid()));
+    if (!cgroups.ok()) GTEST_SKIP() << cgroups.status().message();
+    cgroups->EnableLimits();
+    cgroups_ = std::move(cgroups).value();
+    if (!cgroups_->limits().cpu() || !cgroups_->limits().memory()) {
+      GTEST_SKIP() << cgroups_->limits().Describe();
+    }
+    executor_.UseCgroups(*cgroups_);
+  }
+  void TearDown() override {
+    if (!cgroups_) return;
+    for (int i = 0; i < 300 && !executor_.running().empty(); ++i) {
+      executor_.Reap();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (int i = 0; i < 100; ++i) executor_.Reap();  // removes the emptied cgroups
+    EXPECT_TRUE(cgroups_->RemoveBase().ok());
+  }
+
+  LaunchRequest Request(sched::JobId id, std::vector<std::string> command, int64_t cpu_milli,
+                        core::Bytes memory) {
+    LaunchRequest r;
+    r.id = id;
+    r.uid = static_cast<uint32_t>(geteuid());
+    r.spec.command = std::move(command);
+    r.spec.working_dir = "/tmp";
+    r.spec.cpu_milli = cpu_milli;
+    r.spec.memory = memory;
+    r.gpus = {core::GpuUuid("GPU-aaaa")};
+    r.log_dir = logs_.path().string();
+    return r;
+  }
+
+  std::optional<JobExit> WaitFor(sched::JobId id) {
+    for (int i = 0; i < 3000; ++i) {
+      for (const JobExit& x : executor_.Reap()) {
+        if (x.id == id) return x;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return std::nullopt;
+  }
+
+  testing::TempDir logs_;
+  core::RealClock clock_;
+  Executor executor_{clock_};
+  std::optional<JobCgroups> cgroups_;
+};
+
+TEST_F(JobLimitsTest, TheJobsCgroupsHoldItToTheCpusAndMemoryItAsked) {
+  auto job = executor_.Launch(Request(1, {"sleep", "300"}, 1500, core::Bytes::MiB(96)));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  // Read where the job's process is, not where gleaner meant to put it.
+  const std::string cpu = LimitOf(job->pid, "cpu.max", "cpu", "cpu.cfs_quota_us");
+  EXPECT_THAT(cpu, ::testing::AnyOf("150000 100000", "150000")) << cgroups_->limits().Describe();
+  EXPECT_EQ(LimitOf(job->pid, "memory.max", "memory", "memory.limit_in_bytes"),
+            std::to_string(96 << 20));
+  const std::string memory_dir = CgroupDirOf(job->pid, "memory");
+  ASSERT_TRUE(executor_.Signal(1, SIGKILL).ok());
+  ASSERT_TRUE(WaitFor(1).has_value());
+  for (int i = 0; i < 100; ++i) executor_.Reap();
+  // Its v1 directories go with its cgroup.
+  if (memory_dir.find("/job-1-") != std::string::npos) {
+    EXPECT_FALSE(std::filesystem::exists(memory_dir)) << memory_dir;
+  }
+}
+
+TEST_F(JobLimitsTest, AJobThatUsesMoreMemoryThanItAskedIsKilled) {
+  // tail keeps a line without an end in memory: 256 MiB of it, in a job
+  // that asked for 32.
+  auto job = executor_.Launch(
+      Request(2, {"sh", "-c", "head -c 268435456 /dev/zero | tail -n 1 > /dev/null; exit $?"}, 0,
+              core::Bytes::MiB(32)));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const std::optional<JobExit> exit = WaitFor(2);
+  ASSERT_TRUE(exit.has_value());
+  // The kernel's OOM killer sends SIGKILL to tail: the shell exits 137.
+  EXPECT_EQ(exit->exit_code, 128 + SIGKILL);
+}
+
+TEST_F(JobLimitsTest, AJobAskingNothingIsNotLimited) {
+  auto job = executor_.Launch(Request(3, {"sleep", "300"}, 0, core::Bytes()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const std::string v2 = CgroupDirOf(job->pid, "") + "/memory.max";
+  if (std::filesystem::exists(v2)) {
+    EXPECT_EQ(ReadCgroupFile(v2), "max");
+  } else {  // no v1 directory of its own: it stays where gleaner is
+    EXPECT_THAT(CgroupDirOf(job->pid, "memory"), ::testing::Not(HasSubstr("/job-3-")));
+  }
+  ASSERT_TRUE(executor_.Signal(3, SIGKILL).ok());
+  ASSERT_TRUE(WaitFor(3).has_value());
+}
+
+// A killed gleaner leaves its v1 limit directories too: the next one
+// removes those that are empty, as it does its cgroup v2 ones.
+TEST_F(JobLimitsTest, TheNextGleanerRemovesV1DirectoriesAKilledOneLeft) {
+  const std::vector<std::string> v1 = cgroups_->limits().V1Bases();
+  if (v1.empty()) GTEST_SKIP() << "limits use cgroup v2 here";
+  std::vector<std::filesystem::path> stale;
+  for (const std::string& base : v1) {
+    const auto left = std::filesystem::path(base).parent_path() /
+                      ("gleaner-jobs-stale" + std::to_string(getpid()));
+    std::filesystem::create_directory(left);
+    std::filesystem::create_directory(left / "job-1-1000");
+    stale.push_back(left);
+  }
+  EXPECT_GE(cgroups_->SweepStaleBases(), static_cast<int>(2 * stale.size()));
+  for (const auto& left : stale) EXPECT_FALSE(std::filesystem::exists(left)) << left;
+}
+
+}  // namespace
+}  // namespace gleaner::agent
