@@ -79,9 +79,9 @@ Status WholeNumber(const std::string& path, const toml::table& t, const std::str
 Status ReadHost(const std::string& path, const toml::table& t, sched::HostResources* host) {
   GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "host.", {"cpus", "memory"}));
   double cpus = 0;
-  GLEANER_RETURN_IF_ERROR(Number(path, t, "host.", "cpus", 0.001, 4096, &cpus));
+  GLEANER_RETURN_IF_ERROR(Number(path, t, "host.", "cpus", 0, 4096, &cpus));  // 0: all
   host->cpu_milli = std::llround(cpus * 1000);
-  if (const toml::node* node = t.get("memory")) {
+  if (const toml::node* node = t.get("memory"); node && node->value_or(std::string("-")) != "") {
     const std::optional<std::string> text = node->value<std::string>();
     core::Result<core::Bytes> bytes =
         text ? core::ParseBytes(*text) : core::InvalidArgument("expected a size like \"48G\"");

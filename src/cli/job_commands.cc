@@ -243,15 +243,15 @@ core::Result<json> SubmitSpec(const JobOptions& o, const sched::JobSpec& spec) {
 int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.dag.empty()) {
     if (!o.command.empty()) {
-      return Fail(err,
-                  core::InvalidArgument("--dag FILE names the jobs: give no command after --"));
+      err << "gleaner: --dag FILE names the jobs: give no command after --\n";
+      return kExitUsage;
     }
     return RunSubmitDag(o, out, err);
   }
   if (o.command.empty()) {
-    return Fail(err, core::InvalidArgument(
-                         "give the command after --: gleaner submit --gpus 1 -- python train.py "
-                         "(or --dag FILE)"));
+    err << "gleaner: give the command after --: gleaner submit --gpus 1 -- python train.py (or "
+           "--dag FILE)\n";
+    return kExitUsage;
   }
   sched::JobSpec spec;
   spec.command = o.command;

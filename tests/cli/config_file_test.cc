@@ -162,8 +162,10 @@ TEST(ParseConfigTest, TheHostsShareForJobsIsSaidInCpusAndASize) {
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   EXPECT_EQ(set->host.cpu_milli, 12'500);
   EXPECT_EQ(set->host.memory, core::Bytes::GiB(48));
-  EXPECT_THAT(ParseConfig("[host]\ncpus = 0\n", "g.toml").status().message(),
-              HasSubstr("host.cpus: expected a number from 0.001"));
+  EXPECT_EQ(ParseConfig("[host]\nmemory = \"\"\n", "g.toml")->host.memory, core::Bytes());
+  EXPECT_EQ(ParseConfig("[host]\ncpus = 0\n", "g.toml")->host.cpu_milli, 0);  // all of them
+  EXPECT_THAT(ParseConfig("[host]\ncpus = -1\n", "g.toml").status().message(),
+              HasSubstr("host.cpus: expected a number from 0"));
   EXPECT_THAT(ParseConfig("[host]\nmemory = 48\n", "g.toml").status().message(),
               HasSubstr("host.memory: expected a size"));
   EXPECT_THAT(ParseConfig("[host]\nmemory = \"lots\"\n", "g.toml").status().message(),

@@ -313,6 +313,7 @@ TEST(UpBinaryTest, ClientsSayWhatIsMissing) {
   EXPECT_THAT(none.err, HasSubstr("start `gleaner up` first"));
   Outcome no_command = Gleaner("--data-dir " + dir.path().string() + " submit --gpus 1");
   EXPECT_EQ(no_command.rc, 2);
+  EXPECT_THAT(no_command.err, HasSubstr("give the command after --"));
   Outcome unknown = Gleaner("show 99 --data-dir " + dir.path().string());
   EXPECT_THAT(unknown.err, HasSubstr("no gleaner state"));
 }
