@@ -7,14 +7,20 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "server/http_message.h"
 #include "server/socket_address.h"
 
 namespace gleaner::server {
 namespace {
+
+// How long a client waits for a starting daemon's socket: 50 x 20 ms.
+constexpr int kUnixConnectRetries = 50;
+constexpr auto kUnixConnectPause = std::chrono::milliseconds(20);
 
 // No answer of gleaner's comes near this; a hostile server must not make a
 // client hold more.
@@ -101,12 +107,22 @@ core::Status HttpClient::Connect(core::Duration timeout) {
   // costs `timeout`, not the kernel's minutes of SYN retries.
   if (!endpoint_.unix_path.empty()) {
     GLEANER_ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(endpoint_.unix_path));
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
-    SetTimeouts(fd, timeout);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      const int error = errno;
+    // A daemon that is starting has made its socket file and listens a
+    // moment later (or is replacing a stale one): a client started at the
+    // same time asks again for a second before it believes nobody is there.
+    int error = 0;
+    for (int tries = 0;; ++tries) {
+      fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
+      SetTimeouts(fd, timeout);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
+      error = errno;
       close(fd);
+      if ((error != ECONNREFUSED && error != ENOENT) || tries >= kUnixConnectRetries) break;
+      std::this_thread::sleep_for(kUnixConnectPause);
+      error = 0;
+    }
+    if (error != 0) {
       // A socket file nobody listens on: left by a daemon that was killed.
       if (error == ECONNREFUSED) {
         return core::Unavailable("no gleaner is running at " + endpoint_.unix_path +

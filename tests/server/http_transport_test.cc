@@ -4,10 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -57,6 +60,41 @@ TEST(HttpDateTest, TheDateFormReadsBackInAnyCaseAndNothingElseDoes) {
         "Sun, 0000000000000006 Nov 1994 08:49:37 GMT"}) {
     EXPECT_FALSE(ParseHttpDate(bad).has_value()) << bad;
   }
+}
+
+// A client started with the daemon finds its socket file before the daemon
+// listens on it: it asks again for a moment instead of calling the socket
+// stale.
+TEST(UnixSocketTest, AClientWaitsForADaemonThatIsStillStarting) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "gleaner.sock").string();
+  // The file is there, bound but not listening: what a starting daemon
+  // leaves between bind and listen, and what a killed one leaves for good.
+  const int bound = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  ASSERT_EQ(bind(bound, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  Endpoint endpoint;
+  endpoint.unix_path = path;
+  std::unique_ptr<HttpServer> server;
+  std::thread starting([&] {
+    std::this_thread::sleep_for(300ms);
+    close(bound);
+    server = std::move(HttpServer::ServeUnix(path, Echo)).value();
+  });
+  auto answer = HttpCall(endpoint, "GET", "/ready", "");
+  starting.join();
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  EXPECT_EQ(answer->second, "{\"path\": \"/ready\"}");
+  // One that never comes: the socket was left by a daemon that is gone.
+  server.reset();
+  const int left = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(bind(left, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto stale = HttpCall(endpoint, "GET", "/ready", "");
+  close(left);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_THAT(stale.status().message(), HasSubstr("the socket was left by one that stopped"));
 }
 
 TEST(KeepAliveTest, AClientSendsItsRequestsOnOneConnection) {
