@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -120,7 +121,8 @@ core::Result<std::vector<std::string>> CgroupLimits::Apply(const std::string& jo
   };
   const std::string job = Name(job_cgroup);
   if (share.cpu_milli > 0 && cpu_ != Where::kNone) {
-    const int64_t quota = share.cpu_milli * kPeriodUs / 1000;
+    // The kernel takes no quota under 1 ms a period.
+    const int64_t quota = std::max<int64_t>(share.cpu_milli * kPeriodUs / 1000, 1000);
     if (cpu_ == Where::kV2) {
       const core::Status s = WriteCgroupFile(
           job_cgroup + "/cpu.max", std::to_string(quota) + " " + std::to_string(kPeriodUs));
