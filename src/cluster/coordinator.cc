@@ -238,7 +238,15 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
                                          std::vector<InventoryGpu> gpus, const std::string& rack,
                                          const sched::HostResources& resources,
                                          std::vector<store::GpuRecord>* records, const Log& log) {
-  if (gpus == host.gpus && rack == host.rack && resources == host.resources) {
+  if (gpus == host.gpus && rack == host.rack) {
+    // Only its CPUs or memory changed (an agent upgraded or reconfigured):
+    // never a reason to requeue its running jobs. The node keeps the size
+    // it was placed with until it is placed anew.
+    if (resources != host.resources) {
+      host.resources = resources;
+      if (host.in_scheduler)
+        log("host " + agent + " reports another size; it counts from its next placement");
+    }
     return core::Status::Ok();
   }
   for (const InventoryGpu& g : gpus) {
@@ -255,8 +263,8 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
                                    "simulated GPUs need UUIDs of their own)");
     }
   }
-  if (host.in_scheduler) {  // a GPU came or went, or its rack or size: the node is placed anew
-    Tell(sched::NodeLost{core::NodeId(agent), "its GPUs, rack, CPUs or memory changed"}, log);
+  if (host.in_scheduler) {  // a GPU came or went, or its rack: the node is placed anew
+    Tell(sched::NodeLost{core::NodeId(agent), "its GPUs or rack changed"}, log);
     host.in_scheduler = false;
   }
   host.rack = rack;
