@@ -64,7 +64,7 @@ struct GleanerConfig {
   server::SubmitLimits submit_limits;
   slurm::SlurmSettings slurm;  // [slurm]: Slurm's jobs beside gleaner's view (docs/slurm.md)
   // [host] cpus, memory: what this host's jobs may claim; zero: all it has
-  // (DetectHostResources).
+  // (agent::HostResourcesForJobs).
   sched::HostResources host;
 };
 

@@ -11,6 +11,9 @@ namespace {
 
 using nlohmann::json;
 
+// Limits no host narrows: the daemon checks sizes against its own.
+const sched::JobLimits kAnyHost{.max_gpus = 1'000'000, .max_nodes = 1'000'000};
+
 constexpr std::pair<const char*, sched::DependencyKind> kAfterKeys[] = {
     {"after", sched::DependencyKind::kAfterOk},
     {"after_any", sched::DependencyKind::kAfterAny},
@@ -92,10 +95,18 @@ core::Result<std::vector<DagJob>> ParseDagFile(std::string_view text, const std:
       sweep = fields["sweep"];
       fields.erase("sweep");
       if (!sweep.is_object()) return core::InvalidArgument(where + ": sweep must be a table");
+      // Counted before anything is expanded: a few long lists multiply
+      // past any memory.
+      size_t combinations = 1;
       for (const auto& [param, values] : sweep.items()) {
         if (!values.is_array() || values.empty()) {
           return core::InvalidArgument(where + ": sweep." + param + ": a list of values");
         }
+        if (values.size() > kMaxDagJobs / combinations) {
+          return core::InvalidArgument(path + ": more than " + std::to_string(kMaxDagJobs) +
+                                       " jobs; split the sweep");
+        }
+        combinations *= values.size();
       }
     }
     auto spec = sched::JobSpecFromJson(fields);
@@ -113,6 +124,10 @@ core::Result<std::vector<DagJob>> ParseDagFile(std::string_view text, const std:
         for (std::string& arg : job.spec.command) arg = Replaced(arg, param, value);
       }
       job.spec.name = label.empty() ? name : name + "[" + label + "]";
+      // Every check a submit makes that needs no host, before any is sent.
+      if (core::Status valid = sched::ValidateJobSpec(job.spec, kAnyHost); !valid.ok()) {
+        return core::InvalidArgument(path + ": job \"" + job.spec.name + "\": " + valid.message());
+      }
       if (expanded[name].empty()) names.push_back(name);
       expanded[name].push_back(jobs.size());
       jobs.push_back(std::move(job));

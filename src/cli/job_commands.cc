@@ -360,6 +360,9 @@ int RunSubmitDag(const JobOptions& o, std::ostream& out, std::ostream& err) {
       return doc.status().code() == core::StatusCode::kInvalidArgument ? kExitBadInput
                                                                        : kExitFailure;
     }
+    if (!doc->contains("id") || !(*doc)["id"].is_number_integer()) {
+      return Fail(err, core::Internal("gleaner answered a submit without the job's id"));
+    }
     ids[job.group].push_back((*doc)["id"].get<sched::JobId>());
     if (!o.json) out << Submitted(*doc) << " (" << job.spec.name << ")\n";
     submitted.push_back(std::move(*doc));

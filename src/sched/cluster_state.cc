@@ -83,12 +83,16 @@ core::Status ClusterState::AddNode(const NodeSpec& spec) {
   return core::Status::Ok();
 }
 
+bool HostFits(const HostResources& capacity, int64_t free_cpu_milli, int64_t free_memory,
+              const JobRequest& job) {
+  return (job.cpu_milli == 0 || capacity.cpu_milli == 0 || free_cpu_milli >= job.cpu_milli) &&
+         (job.memory.count() == 0 || capacity.memory.count() == 0 ||
+          free_memory >= static_cast<int64_t>(job.memory.count()));
+}
+
 bool ClusterState::HasHostRoom(NodeIndex n, const JobRequest& job) const {
   const NodeState& node = nodes_[n];
-  return (job.cpu_milli == 0 || node.capacity.cpu_milli == 0 ||
-          node.free_cpu_milli >= job.cpu_milli) &&
-         (job.memory.count() == 0 || node.capacity.memory.count() == 0 ||
-          node.free_memory >= static_cast<int64_t>(job.memory.count()));
+  return HostFits(node.capacity, node.free_cpu_milli, node.free_memory, job);
 }
 
 void ClusterState::TakeHost(NodeIndex n, const JobRequest& job) {

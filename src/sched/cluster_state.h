@@ -91,6 +91,12 @@ struct NodeState {
 
 struct JobRequest;
 
+// Whether a node of `capacity` with this much unclaimed can take the job's
+// CPUs and memory: always for what the job does not ask or the node does
+// not report.
+bool HostFits(const HostResources& capacity, int64_t free_cpu_milli, int64_t free_memory,
+              const JobRequest& job);
+
 // The GPUs of the cluster and what is free on them, indexed so that finding
 // a fitting node costs a few set look-ups, not a scan: per class, nodes are
 // bucketed by how many whole, lendable, free GPUs of that class they have,

@@ -46,10 +46,7 @@ class NodeLedger {
  private:
   // As ClusterState::HasHostRoom, with what the chosen victims free.
   bool HostFits() const {
-    if (host_ok_) return true;
-    return (job_.cpu_milli == 0 || capacity_.cpu_milli == 0 || free_cpu_milli_ >= job_.cpu_milli) &&
-           (job_.memory.count() == 0 || capacity_.memory.count() == 0 ||
-            free_memory_ >= static_cast<int64_t>(job_.memory.count()));
+    return host_ok_ || sched::HostFits(capacity_, free_cpu_milli_, free_memory_, job_);
   }
 
   bool GpusFit() const {

@@ -23,6 +23,10 @@ std::string CpusText(int64_t milli) {
 
 namespace {
 
+bool HasShortfall(const NodeState& node, const JobRequest& job) {
+  return !HostFits(node.capacity, node.free_cpu_milli, node.free_memory, job);
+}
+
 // "only 1.5 CPUs unclaimed", "only 3 GiB of memory unclaimed": what the
 // node lacks of what the job asks.
 std::string HostShortfall(const NodeState& node, const JobRequest& job) {
@@ -109,7 +113,9 @@ std::string DescribeWait(const WaitReason& why, const JobRequest& job,
     return s + " and no whole GPU is free";
   }
   if (why.fit.short_of_host) {
+    // Rendered later than judged: the node may have room by now.
     const NodeState& node = cluster.node(*why.fit.short_of_host);
+    if (!HasShortfall(node, job)) return s + "its CPUs or memory were claimed; room is freeing";
     return s + node.id.str() + " has the GPUs free but " + HostShortfall(node, job);
   }
   if (why.fit.largest_free == 0) return s + "no such GPU is free";

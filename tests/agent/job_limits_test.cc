@@ -17,39 +17,16 @@
 
 #include "agent/cgroup_files.h"
 #include "agent/executor.h"
+#include "testing/cgroup_dir.h"
 #include "testing/temp_dir.h"
 
 namespace gleaner::agent {
 namespace {
 
+using testing::CgroupDirOf;
+using testing::LimitOf;
+
 using ::testing::HasSubstr;
-
-// The directory of `pid`'s cgroup in the v1 hierarchy of `controller`, or
-// its v2 cgroup (an empty `controller`).
-std::string CgroupDirOf(pid_t pid, const std::string& controller) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t first = line.find(':');
-    const size_t second = line.find(':', first + 1);
-    const std::string list = "," + line.substr(first + 1, second - first - 1) + ",";
-    if (controller.empty() ? line.rfind("0::", 0) == 0
-                           : list.find("," + controller + ",") != std::string::npos) {
-      const std::string path = line.substr(second + 1);
-      return CgroupMount(controller).value_or("?") + (path == "/" ? "" : path);
-    }
-  }
-  return "";
-}
-
-// The limit file's value for `pid`: the v2 file where its v2 cgroup has
-// it, else the v1 one.
-std::string LimitOf(pid_t pid, const std::string& v2_file, const std::string& v1_controller,
-                    const std::string& v1_file) {
-  const std::string v2 = CgroupDirOf(pid, "") + "/" + v2_file;
-  if (std::filesystem::exists(v2)) return ReadCgroupFile(v2);
-  return ReadCgroupFile(CgroupDirOf(pid, v1_controller) + "/" + v1_file);
-}
 
 class JobLimitsTest : public ::testing::Test {
  protected:

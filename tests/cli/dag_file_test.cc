@@ -77,6 +77,11 @@ TEST(DagFileTest, MistakesAreNamedWithTheFileAndTheJob) {
       {"[[job]]\nname = \"a\"\ncommand = [\"true\"]\nsweep = { lr = [] }\n",
        "sweep.lr: a list of values"},
       {"[jobs]\nname = \"a\"\n", "unknown table [jobs]"},
+      // What only ValidateJobSpec checks is found before anything is sent.
+      {"[[job]]\nname = \"a\"\ncommand = [\"true\"]\ngrace_s = 5000\n",
+       "job \"a\": grace_s: from 0 to 3600 seconds"},
+      {"[[job]]\nname = \"a\"\ncommand = [\"true\"]\nsweep = { x = [\"1\\n2\"] }\n",
+       "job \"a[x=1\n2]\": name: printable characters only"},
       {"[defaults]\ngpus = 1\n", "no [[job]] tables"},
       {"[[job]\nname = 1\n", "sweep.toml:1:"},
   };
@@ -86,6 +91,18 @@ TEST(DagFileTest, MistakesAreNamedWithTheFileAndTheJob) {
     EXPECT_EQ(jobs.status().code(), core::StatusCode::kInvalidArgument) << text;
     EXPECT_THAT(jobs.status().message(), HasSubstr(said)) << text;
   }
+}
+
+// Counted, not expanded: four lists of 100 would be 10^8 jobs.
+TEST(DagFileTest, AHugeSweepIsRefusedBeforeItIsExpanded) {
+  std::string values;
+  for (int i = 0; i < 100; ++i) values += (i ? ", " : "") + std::to_string(i);
+  const std::string text = "[[job]]\nname = \"huge\"\ncommand = [\"true\"]\nsweep = { a = [" +
+                           values + "], b = [" + values + "], c = [" + values + "], d = [" +
+                           values + "] }\n";
+  auto jobs = ParseDagFile(text, "sweep.toml");
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_THAT(jobs.status().message(), HasSubstr("more than 10000 jobs"));
 }
 
 TEST(DagFileTest, ASweepCannotExpandPastTheLimit) {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "agent/cgroup_files.h"
+#include "testing/cgroup_dir.h"
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
@@ -35,23 +35,6 @@ json WaitForJob(const std::string& data, int id, const std::function<bool(const 
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return job;
-}
-
-// The v1 cgroup directory of `pid` for `controller`, or its v2 one ("").
-std::string CgroupDirOf(int pid, const std::string& controller) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t first = line.find(':');
-    const size_t second = line.find(':', first + 1);
-    const std::string list = "," + line.substr(first + 1, second - first - 1) + ",";
-    if (controller.empty() ? line.rfind("0::", 0) == 0
-                           : list.find("," + controller + ",") != std::string::npos) {
-      const std::string path = line.substr(second + 1);
-      return agent::CgroupMount(controller).value_or("?") + (path == "/" ? "" : path);
-    }
-  }
-  return "";
 }
 
 TEST(HostShareBinaryTest, JobsClaimTheHostsCpusAndMemoryAndAreHeldToThem) {
@@ -107,16 +90,9 @@ TEST(HostShareBinaryTest, JobsClaimTheHostsCpusAndMemoryAndAreHeldToThem) {
     GTEST_SKIP() << "this host enforces no limits: " << log;
   }
   const int pid = running["pid"];
-  const std::string v2 = CgroupDirOf(pid, "");
-  const std::string cpu =
-      std::filesystem::exists(v2 + "/cpu.max")
-          ? agent::ReadCgroupFile(v2 + "/cpu.max")
-          : agent::ReadCgroupFile(CgroupDirOf(pid, "cpu") + "/cpu.cfs_quota_us");
-  EXPECT_THAT(cpu, ::testing::AnyOf("150000 100000", "150000"));
-  const std::string memory =
-      std::filesystem::exists(v2 + "/memory.max")
-          ? agent::ReadCgroupFile(v2 + "/memory.max")
-          : agent::ReadCgroupFile(CgroupDirOf(pid, "memory") + "/memory.limit_in_bytes");
+  EXPECT_THAT(testing::LimitOf(pid, "cpu.max", "cpu", "cpu.cfs_quota_us"),
+              ::testing::AnyOf("150000 100000", "150000"));
+  const std::string memory = testing::LimitOf(pid, "memory.max", "memory", "memory.limit_in_bytes");
   EXPECT_EQ(memory, std::to_string(96 << 20));
   for (int id : {2, 3}) {
     EXPECT_EQ(Gleaner("--data-dir " + data + " cancel " + std::to_string(id)).rc, 0);
