@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include "agent/account.h"
 #include "agent/gang_env.h"
 #include "agent/process_info.h"
+#include "agent/session_terminal.h"
 
 namespace gleaner::agent {
 namespace {
@@ -74,12 +76,31 @@ void CloseDescriptorsBut(int keep) {
   }
 }
 
+volatile sig_atomic_t g_hangup_forwarded = 0;
+
+// A session's first process leads the terminal's session, so a hangup (the
+// client gone, or never come) signals it alone: it passes the hangup on to
+// the job's process group, once, as a login shell passes it to its jobs.
+void ForwardHangup(int) {
+  if (g_hangup_forwarded) return;
+  g_hangup_forwarded = 1;
+  kill(0, SIGHUP);
+}
+
 // The job's first process, root's: it waits for the job and writes how it
 // ended to `exit_path`, so that an agent restarted meanwhile (no longer the
 // job's parent) still learns its exit status, then ends the same way. It
-// ignores the signals sent to the job's process group: only SIGKILL, which
-// ends the job anyway, stops it. Async-signal-safe calls only.
-[[noreturn]] void WaitAndRecord(pid_t job, const char* exit_path) {
+// ignores the signals sent to the job's process group (a session's hangup
+// it passes on): only SIGKILL, which ends the job anyway, stops it.
+// Async-signal-safe calls only.
+[[noreturn]] void WaitAndRecord(pid_t job, const char* exit_path, bool session) {
+  if (session) {
+    struct sigaction forward {};
+    forward.sa_handler = ForwardHangup;
+    sigemptyset(&forward.sa_mask);
+    forward.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &forward, nullptr);
+  }
   // It holds nothing of gleaner's (sockets, the database, the driver), and
   // it never dumps core: its memory is gleaner's.
   close_range(3, ~0U, 0);
@@ -286,22 +307,46 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   std::filesystem::create_directories(req.log_dir, ec);
   RunningJob job;
   job.id = req.id;
-  job.stdout_path = req.log_dir + "/" + std::to_string(req.id) + ".out";
-  job.stderr_path = req.log_dir + "/" + std::to_string(req.id) + ".err";
   const std::optional<uid_t> owner = root ? std::optional<uid_t>(account.uid) : std::nullopt;
-  auto out_log = OpenJobLog(req.log_dir, std::to_string(req.id) + ".out", owner, account.gid);
-  if (!out_log.ok()) return out_log.status();
-  auto err_log = OpenJobLog(req.log_dir, std::to_string(req.id) + ".err", owner, account.gid);
-  if (!err_log.ok()) {
-    close(*out_log);
-    return err_log.status();
+  // The job's stdout and stderr: its two logs, or a session's terminal.
+  int out_fd = -1;
+  int err_fd = -1;
+  SessionTerminal terminal;
+  if (req.spec.pty) {
+    if (terminals_ == nullptr) {
+      return core::FailedPrecondition(
+          "job " + std::to_string(req.id) +
+          " is an interactive session, and this daemon has no client to hand its terminal to");
+    }
+    GLEANER_ASSIGN_OR_RETURN(terminal,
+                             OpenSessionTerminal(account.uid, SizeFromEnvironment(req.spec.env)));
+    out_fd = err_fd = terminal.slave;
+  } else {
+    job.stdout_path = req.log_dir + "/" + std::to_string(req.id) + ".out";
+    job.stderr_path = req.log_dir + "/" + std::to_string(req.id) + ".err";
+    auto out_log = OpenJobLog(req.log_dir, std::to_string(req.id) + ".out", owner, account.gid);
+    if (!out_log.ok()) return out_log.status();
+    auto err_log = OpenJobLog(req.log_dir, std::to_string(req.id) + ".err", owner, account.gid);
+    if (!err_log.ok()) {
+      close(*out_log);
+      return err_log.status();
+    }
+    out_fd = *out_log;
+    err_fd = *err_log;
   }
-  const int out_fd = *out_log;
-  const int err_fd = *err_log;
-  if (req.gang) {
-    if (core::Status s = WriteHostfile(req, owner, account.gid); !s.ok()) {
+  // Closes the parent's copies of the job's output descriptors, once.
+  const auto close_outputs = [&] {
+    if (req.spec.pty) {
+      close(terminal.slave);
+      terminal.slave = -1;
+    } else {
       close(out_fd);
       close(err_fd);
+    }
+  };
+  if (req.gang) {
+    if (core::Status s = WriteHostfile(req, owner, account.gid); !s.ok()) {
+      close_outputs();
       return s;
     }
   }
@@ -351,19 +396,20 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
 
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
-    close(out_fd);
-    close(err_fd);
     const std::string why = std::strerror(errno);
+    close_outputs();
+    CloseSessionTerminal(terminal);
     RemoveCgroup(cgroup);
     return core::Unavailable("pipe: " + why);
   }
+  const bool pty = req.spec.pty;
   const pid_t pid = fork();
   if (pid < 0) {
-    close(out_fd);
-    close(err_fd);
+    const std::string why = std::strerror(errno);
+    close_outputs();
+    CloseSessionTerminal(terminal);
     close(status_pipe[0]);
     close(status_pipe[1]);
-    const std::string why = std::strerror(errno);
     RemoveCgroup(cgroup);
     return core::Unavailable("fork: " + why);
   }
@@ -377,8 +423,12 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     // Join the job's cgroups while still privileged; without them the job
     // still runs, held by its process group alone.
     for (const char* procs : join_files) JoinCgroup(procs);
-    const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+    // A session reads its terminal, which becomes the controlling terminal
+    // of this new session; any other job reads nothing.
+    if (pty && ioctl(out_fd, TIOCSCTTY, 0) != 0)
+      ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
+    const int in_fd = pty ? out_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in_fd < 0 || dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
       ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
     }
     CloseDescriptorsBut(status_pipe[1]);
@@ -389,7 +439,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     if (job_pid < 0) ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
     if (job_pid > 0) {
       close(status_pipe[1]);  // the exec closes the job's copy: then the parent reads EOF
-      WaitAndRecord(job_pid, job.exit_path.c_str());
+      WaitAndRecord(job_pid, job.exit_path.c_str(), pty);
     }
     for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
     sigset_t none;
@@ -414,8 +464,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     }
     ChildFail(status_pipe[1], ChildStage::kExec, error);
   }
-  close(out_fd);
-  close(err_fd);
+  close_outputs();
   close(status_pipe[1]);
   ChildFailure failure{};
   ssize_t n;
@@ -427,6 +476,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     waitpid(pid, nullptr, 0);
     unlink(job.exit_path.c_str());
     RemoveCgroup(cgroup);
+    CloseSessionTerminal(terminal);
     return core::FailedPrecondition("cannot start job " + std::to_string(req.id) + " as " +
                                     account.name + ": " +
                                     DescribeFailure(failure, workdir, req.spec.command[0]));
@@ -436,6 +486,11 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   job.started_at = clock_.Now();
   job.process_started_at = ProcessStartTime(static_cast<uint32_t>(pid));
   running_[req.id] = job;
+  if (pty) {
+    terminals_->Offer(req.id, account.uid, terminal.master,
+                      clock_.Now() + core::TerminalHandoff::kAttachWithin);
+    notices_[req.id] = Notices{terminal.notices, req.spec.grace};
+  }
   return job;
 }
 
@@ -495,7 +550,20 @@ void Executor::SweepLeftovers() {
   }
 }
 
+Executor::~Executor() {
+  for (const auto& [id, n] : notices_) close(n.fd);
+}
+
+void Executor::CloseNotices(sched::JobId id) {
+  const auto it = notices_.find(id);
+  if (it == notices_.end()) return;
+  close(it->second.fd);
+  notices_.erase(it);
+}
+
 std::vector<JobExit> Executor::Reap() {
+  // Sessions whose client never came are hung up (their jobs then end).
+  if (terminals_) terminals_->Expire(clock_.Now());
   for (const std::string& path : std::set<std::string>(lingering_)) Sweep(path);
   for (const auto& [id, job] : running_) {
     for (const std::string& log : {job.stdout_path, job.stderr_path}) {
@@ -533,6 +601,7 @@ std::vector<JobExit> Executor::Reap() {
       out.push_back(e);
       unlink(it->second.exit_path.c_str());
       Sweep(it->second.cgroup);
+      CloseNotices(it->first);
       it = running_.erase(it);
     } else {
       ++it;
@@ -541,10 +610,21 @@ std::vector<JobExit> Executor::Reap() {
   return out;
 }
 
+void Executor::Tell(sched::JobId id, const std::string& why) {
+  if (const auto n = notices_.find(id); n != notices_.end()) NoticeOnTerminal(n->second.fd, why);
+}
+
 core::Status Executor::Signal(sched::JobId id, int signal) {
   auto it = running_.find(id);
   if (it == running_.end())
     return core::NotFound("job " + std::to_string(id) + " is not running here");
+  if (const auto n = notices_.find(id); n != notices_.end()) {
+    const int64_t grace_s = std::chrono::duration_cast<core::Seconds>(n->second.grace).count();
+    NoticeOnTerminal(n->second.fd, signal == SIGKILL
+                                       ? "This session is being ended now."
+                                       : "This session must end: it will be killed in " +
+                                             std::to_string(grace_s) + " s. Save your work now.");
+  }
   if (kill(-it->second.pid, signal) != 0 && errno != ESRCH) {
     return core::Internal("signalling job " + std::to_string(id) + ": " + std::strerror(errno));
   }

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
+#include "core/terminal_handoff.h"
 #include "sched/job_spec.h"
 
 namespace gleaner::agent {
@@ -44,12 +46,24 @@ core::Status WriteHostfile(const LaunchRequest& req, std::optional<uid_t> owner,
 // not run a finished job again). A gleaner not running as root can start jobs only as its own user:
 // it never pretends. With cgroups (UseCgroups), each job also gets a cgroup of its own: SIGKILL
 // then reaches processes that left the process group, and when a job's first process ends, whatever
-// it left running is killed too, so nothing of it keeps a GPU. Not thread-safe.
+// it left running is killed too, so nothing of it keeps a GPU. An interactive session (spec.pty)
+// has a pseudo-terminal instead of /dev/null and its logs, as its controlling terminal; its master
+// goes to the TerminalHandoff for its user's client, and gleaner writes on the terminal what the
+// user must know (that the session is being ended, and when). Not thread-safe.
 class Executor final : public JobRunner {
  public:
   explicit Executor(const core::Clock& clock) : clock_(clock) {}
+  ~Executor() override;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   void UseCgroups(JobCgroups cgroups) { cgroups_ = std::move(cgroups); }
+
+  // Where sessions' terminals wait for their clients; without it, a
+  // session cannot start here.
+  void UseTerminals(std::shared_ptr<core::TerminalHandoff> terminals) {
+    terminals_ = std::move(terminals);
+  }
 
   // The most a job's stdout (or stderr) log may hold: a job printing
   // forever must not fill the partition under the database. Past it, Reap
@@ -88,14 +102,19 @@ class Executor final : public JobRunner {
   std::vector<JobExit> Reap() override;
 
   // Sends `signal` to the job's whole process group (checkpoint signal,
-  // then SIGKILL after the grace: the caller keeps the time).
+  // then SIGKILL after the grace: the caller keeps the time). A session's
+  // user reads on its terminal what is happening.
   core::Status Signal(sched::JobId id, int signal) override;
+
+  void Tell(sched::JobId id, const std::string& why) override;
 
   const std::map<sched::JobId, RunningJob>& running() const override { return running_; }
 
  private:
   core::Result<RunningJob> Start(const LaunchRequest& request);
 
+  // Closes an ended session's notices descriptor.
+  void CloseNotices(sched::JobId id);
   // Removes a launch's cgroup `path` (empty: none) that never held a job.
   void RemoveCgroup(const std::string& path);
   // Kills what an ended job left behind in cgroup `path` and removes it
@@ -106,6 +125,13 @@ class Executor final : public JobRunner {
   std::map<sched::JobId, RunningJob> running_;
   std::optional<JobCgroups> cgroups_;
   std::set<std::string> lingering_;  // cgroups of ended jobs, not yet removed
+  std::shared_ptr<core::TerminalHandoff> terminals_;
+  // Running sessions: where gleaner writes to their users, and their grace.
+  struct Notices {
+    int fd = -1;
+    core::Duration grace{};
+  };
+  std::map<sched::JobId, Notices> notices_;
   uint64_t max_log_bytes_ = kDefaultMaxLogBytes;
 };
 

@@ -98,6 +98,10 @@ class JobRunner {
   // Sends `signal` to the job (the checkpoint signal, then SIGKILL after
   // the grace: the caller keeps the time).
   virtual core::Status Signal(sched::JobId id, int signal) = 0;
+  // Tells the job's user why it is being ended, where they would read it
+  // (an interactive session's terminal); elsewhere the log and the job's
+  // reason say it.
+  virtual void Tell(sched::JobId /*id*/, const std::string& /*why*/) {}
   virtual const std::map<sched::JobId, RunningJob>& running() const = 0;
   // Why `gpu` may not be lent whatever its verdict (bridge mode: another
   // Slurm job holds it); empty when nothing here forbids it.

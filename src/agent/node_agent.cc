@@ -449,6 +449,7 @@ void NodeAgent::Vacate(const HostPass& pass, const cluster::Log& log) {
     } else {
       log(Job(a.job) + " killed: " + a.reason);
     }
+    runner_.Tell(a.job, a.reason);
     if (auto s = runner_.Signal(a.job, a.signal); !s.ok()) log(s.message());
   }
   if (changed) Save(log);
@@ -544,6 +545,7 @@ bool NodeAgent::Obey(const cluster::AgentReply& reply, const HostPass& pass,
     if (j == jobs_.end() || j->second.of != c.of || killing_.contains(c.of.job)) continue;
     log(Job(c.of.job) + " " + c.reason + ": killing it");
     killing_.insert(c.of.job);
+    runner_.Tell(c.of.job, "Job " + std::to_string(c.of.job) + " " + c.reason + ".");
     runner_.Signal(c.of.job, 9).IgnoreError();
   }
   // What runs here but is no longer assigned here (cancelled, or requeued

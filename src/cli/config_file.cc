@@ -370,6 +370,25 @@ Status ReadRules(const std::string& path, const toml::table& t, GleanerConfig* c
   return Status::Ok();
 }
 
+// [sessions]: the class and the longest run of interactive sessions.
+Status ReadSessions(const std::string& path, const toml::table& t, server::SessionRule* rule) {
+  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "sessions.", {"class", "max_runtime_s"}));
+  if (const toml::node* node = t.get("class")) {
+    const std::optional<std::string> name = node->value<std::string>();
+    std::optional<sched::PriorityClass> cls;
+    for (auto c : {sched::PriorityClass::kCritical, sched::PriorityClass::kNormal,
+                   sched::PriorityClass::kOpportunistic}) {
+      if (name && sched::PriorityClassName(c) == *name) cls = c;
+    }
+    if (!cls) {
+      return Error(path, *node, "sessions.class",
+                   "expected \"critical\", \"normal\" or \"opportunistic\"");
+    }
+    rule->priority_class = *cls;
+  }
+  return Seconds(path, t, "sessions.", "max_runtime_s", 60, 86400.0 * 365, &rule->max_runtime);
+}
+
 Status ReadParking(const std::string& path, const toml::table& t, GleanerConfig* config) {
   const std::string p = "parking.";
   GLEANER_RETURN_IF_ERROR(CheckKeys(
@@ -865,13 +884,13 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     return core::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
                                  std::string(e.description()));
   }
-  GLEANER_RETURN_IF_ERROR(
-      CheckKeys(path, doc, "",
-                {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api",
-                 "limits", "colocation", "parking", "rules", "history", "slurm", "host"}));
+  GLEANER_RETURN_IF_ERROR(CheckKeys(
+      path, doc, "",
+      {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits",
+       "colocation", "parking", "rules", "history", "slurm", "host", "sessions"}));
   for (const char* section :
        {"idle", "sampling", "projects", "alerts", "scheduler", "cost", "ui", "api", "limits",
-        "colocation", "parking", "rules", "history", "slurm", "host"}) {
+        "colocation", "parking", "rules", "history", "slurm", "host", "sessions"}) {
     if (const toml::node* node = doc.get(section); node && !node->is_table()) {
       return Error(path, *node, section, "expected a table: [" + std::string(section) + "]");
     }
@@ -941,6 +960,9 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
   }
   if (const toml::table* host = doc["host"].as_table()) {
     GLEANER_RETURN_IF_ERROR(ReadHost(path, *host, &config.host));
+  }
+  if (const toml::table* sessions = doc["sessions"].as_table()) {
+    GLEANER_RETURN_IF_ERROR(ReadSessions(path, *sessions, &config.sessions));
   }
   // Samples further apart than the gap allowance would all be gaps.
   config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

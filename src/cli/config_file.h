@@ -51,6 +51,8 @@ struct GleanerConfig {
   std::map<sched::PriorityClass, server::ClassRule> class_rules;
   // [rules.lend]: for a pilot, the only hosts and GPUs that may lend.
   observe::LendAllowList lend_allow;
+  // [sessions] class, max_runtime_s: what interactive sessions get.
+  server::SessionRule sessions;
   std::string alert_webhook_url;  // empty: alerts only go to the log
   std::vector<observe::AlertRule> alert_rules;
   sched::SchedulerConfig scheduler;  // [scheduler]: how gleaner up places jobs

@@ -429,7 +429,8 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   options.tokens = config.tokens;
   options.submit_limits = config.submit_limits;
   options.submit_policy = std::make_shared<const server::SubmitPolicy>(
-      server::ProjectMembership(config.projects, config.project_of_user), config.class_rules);
+      server::ProjectMembership(config.projects, config.project_of_user), config.class_rules,
+      config.sessions);
   options.notify_approval = ApprovalNotifier(config.alert_webhook_url, log);
   return options;
 }

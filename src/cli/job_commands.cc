@@ -108,18 +108,40 @@ std::string QueueTable(const json& jobs) {
   return out;
 }
 
+// What a batch job and a session both say: what they need and who pays.
+void AddResourceOptions(CLI::App* cmd, JobOptions& o) {
+  cmd->add_option("command", o.command, "The program and its arguments (after --)")->expected(-1);
+  cmd->add_option("--gpus", o.gpus, "GPUs it needs, all at once (on each node of a gang)")
+      ->capture_default_str();
+  cmd->add_option("--min-memory-gib", o.min_memory_gib, "Only GPUs with at least this memory");
+  cmd->add_option("--gpu-memory", o.gpu_memory,
+                  "The most GPU memory it uses per GPU (20GiB): it may then run beside a "
+                  "quiet holder with that much free, and is stopped if it uses more");
+  cmd->add_option("--cpus", o.cpus,
+                  "Host CPUs it may use (2, 0.5): placed only where that many are "
+                  "unclaimed, held to it by its cgroup");
+  cmd->add_option("--mem", o.memory,
+                  "Host memory it may use (16G, 512M): placed only where that much is "
+                  "unclaimed; it is killed if it uses more");
+  cmd->add_option("--gpu-model", o.gpu_models, "Allowed model (repeatable), e.g. A100");
+  cmd->add_option("--max-runtime", o.max_runtime_s, "Seconds before it is killed");
+  cmd->add_option("-J,--job-name", o.name,
+                  "A name for people and for singleton (default: the program's name)");
+  cmd->add_option("--project", o.project, "Project, for fair share and reports");
+  cmd->add_option("--label", o.labels, "key=value (repeatable)");
+  cmd->add_option("--env", o.env, "NAME=value for the job (repeatable)");
+  cmd->add_option("--workdir", o.workdir, "Working directory (default: the current one)");
+}
+
 }  // namespace
 
 JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   JobCommands c{};
   c.submit = app.add_subcommand("submit", "Queue a job: gleaner submit [options] -- CMD ARGS...");
-  c.submit->add_option("command", o.command, "The program and its arguments (after --)")
-      ->expected(-1);
+  AddResourceOptions(c.submit, o);
   c.submit->add_option("--dag", o.dag,
                        "Submit the jobs of a DAG file, each after those it names "
                        "(docs/jobs.md, DAG files)");
-  c.submit->add_option("--gpus", o.gpus, "GPUs it needs, all at once (on each node of a gang)")
-      ->capture_default_str();
   c.submit
       ->add_option("--nodes", o.nodes,
                    "A gang over this many nodes, --gpus on each, started and stopped together "
@@ -132,17 +154,6 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.submit->add_flag("--can-shrink", o.can_shrink,
                      "Elastic: may restart on fewer GPUs (not below --gpus) when some are "
                      "taken back");
-  c.submit->add_option("--min-memory-gib", o.min_memory_gib, "Only GPUs with at least this memory");
-  c.submit->add_option("--gpu-memory", o.gpu_memory,
-                       "The most GPU memory it uses per GPU (20GiB): it may then run beside a "
-                       "quiet holder with that much free, and is stopped if it uses more");
-  c.submit->add_option("--cpus", o.cpus,
-                       "Host CPUs it may use (2, 0.5): placed only where that many are "
-                       "unclaimed, held to it by its cgroup");
-  c.submit->add_option("--mem", o.memory,
-                       "Host memory it may use (16G, 512M): placed only where that much is "
-                       "unclaimed; it is killed if it uses more");
-  c.submit->add_option("--gpu-model", o.gpu_models, "Allowed model (repeatable), e.g. A100");
   c.submit->add_option("--priority-class", o.priority_class, "critical, normal or opportunistic")
       ->check(CLI::IsMember({"critical", "normal", "opportunistic"}))
       ->capture_default_str();
@@ -152,7 +163,6 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
       ->capture_default_str();
   c.submit->add_option("--grace", o.grace_s, "Seconds from that signal to SIGKILL")
       ->capture_default_str();
-  c.submit->add_option("--max-runtime", o.max_runtime_s, "Seconds before it is killed");
   c.submit->add_option("--expected-runtime", o.expected_runtime_s, "Seconds it usually takes");
   c.submit->add_option("--array", o.array, "A sweep: 0-99%8 (indices, at most 8 at once)");
   c.submit->add_option("--after", o.after, "Start after this job succeeded (repeatable)");
@@ -163,12 +173,19 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
                    "singleton (after the earlier jobs of its name), comma-separated "
                    "(repeatable)")
       ->type_name("KIND:ID");
-  c.submit->add_option("-J,--job-name", o.name,
-                       "A name for people and for singleton (default: the program's name)");
-  c.submit->add_option("--project", o.project, "Project, for fair share and reports");
-  c.submit->add_option("--label", o.labels, "key=value (repeatable)");
-  c.submit->add_option("--env", o.env, "NAME=value for the job (repeatable)");
-  c.submit->add_option("--workdir", o.workdir, "Working directory (default: the current one)");
+  c.run = app.add_subcommand(
+      "run",
+      "Run a command on an idle GPU with your terminal attached, like srun --pty: "
+      "gleaner run --gpus 1 --pty -- bash (docs/jobs.md, interactive sessions)");
+  AddResourceOptions(c.run, o);
+  c.run->add_flag("--pty", o.pty,
+                  "Accepted for srun's sake: a session always has a terminal, and yours is "
+                  "put in raw mode while attached");
+  c.run
+      ->add_option("--grace", o.grace_s,
+                   "Seconds between the warning on your terminal and the end, when the "
+                   "GPU must be given back")
+      ->capture_default_str();
   c.queue = app.add_subcommand("queue", "Jobs waiting and running (--all: finished ones too)");
   c.queue->add_flag("--all", o.all, "Include finished jobs");
   c.queue->add_option("--state", o.states, "Only these states: queued,held,running,...");
@@ -195,11 +212,27 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.unpark = app.add_subcommand("unpark", "Bring your parked process back onto its GPU now");
   c.unpark->add_option("gpu", o.gpu, "GPU index or UUID")->required();
   for (CLI::App* cmd :
-       {c.submit, c.queue, c.show, c.cancel, c.hold, c.release, c.logs, c.keep, c.unpark}) {
+       {c.submit, c.run, c.queue, c.show, c.cancel, c.hold, c.release, c.logs, c.keep, c.unpark}) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.data_dir, "Where `gleaner up` keeps its state");
   }
   return c;
+}
+
+core::Result<json> SubmitToApi(const server::Endpoint& api, const std::string& token,
+                               const sched::JobSpec& spec) {
+  GLEANER_ASSIGN_OR_RETURN(
+      const auto answer,
+      server::HttpCall(api, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), token));
+  const json doc = core::ParseUntrustedJson<json>(answer.second);
+  if (answer.first >= 400) {
+    const std::string message = doc.is_object() && doc.contains("error")
+                                    ? doc["error"].value("message", answer.second)
+                                    : answer.second;
+    return answer.first == 400 ? core::InvalidArgument(message) : core::Unavailable(message);
+  }
+  if (doc.is_discarded()) return core::Internal("gleaner answered with something not JSON");
+  return doc;
 }
 
 namespace {
@@ -208,20 +241,7 @@ namespace {
 // where none runs; the job as the API answers it.
 core::Result<json> SubmitSpec(const JobOptions& o, const sched::JobSpec& spec) {
   GLEANER_ASSIGN_OR_RETURN(const std::optional<server::Endpoint> api, Api(o));
-  if (api) {
-    GLEANER_ASSIGN_OR_RETURN(
-        const auto answer,
-        server::HttpCall(*api, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), o.token));
-    const json doc = core::ParseUntrustedJson<json>(answer.second);
-    if (answer.first >= 400) {
-      const std::string message = doc.is_object() && doc.contains("error")
-                                      ? doc["error"].value("message", answer.second)
-                                      : answer.second;
-      return answer.first == 400 ? core::InvalidArgument(message) : core::Unavailable(message);
-    }
-    if (doc.is_discarded()) return core::Internal("gleaner answered with something not JSON");
-    return doc;
-  }
+  if (api) return SubmitToApi(*api, o.token, spec);
   GLEANER_ASSIGN_OR_RETURN(auto state, OpenState(o.data_dir));
   sched::JobLimits limits;
   // The GPUs this host has, as the running gleaner last judged them.
@@ -240,19 +260,7 @@ core::Result<json> SubmitSpec(const JobOptions& o, const sched::JobSpec& spec) {
 
 }  // namespace
 
-int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
-  if (!o.dag.empty()) {
-    if (!o.command.empty()) {
-      err << "gleaner: --dag FILE names the jobs: give no command after --\n";
-      return kExitUsage;
-    }
-    return RunSubmitDag(o, out, err);
-  }
-  if (o.command.empty()) {
-    err << "gleaner: give the command after --: gleaner submit --gpus 1 -- python train.py (or "
-           "--dag FILE)\n";
-    return kExitUsage;
-  }
+core::Result<sched::JobSpec> SpecFromOptions(const JobOptions& o) {
   sched::JobSpec spec;
   spec.command = o.command;
   spec.gpus = o.gpus;
@@ -263,25 +271,24 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   spec.min_gpu_memory = core::Bytes(static_cast<uint64_t>(o.min_memory_gib * (1ULL << 30)));
   if (!o.gpu_memory.empty()) {
     auto memory = core::ParseBytes(o.gpu_memory);
-    if (!memory.ok())
-      return Fail(err, core::InvalidArgument("--gpu-memory: " + memory.status().message()));
+    if (!memory.ok()) return core::InvalidArgument("--gpu-memory: " + memory.status().message());
     spec.gpu_memory = *memory;
   }
   if (o.cpus < 0 || o.cpus > 1e6 || std::abs(o.cpus * 1000 - std::round(o.cpus * 1000)) > 1e-6) {
-    return Fail(err, core::InvalidArgument("--cpus: a number of CPUs like 2 or 0.5 (in "
-                                           "thousandths at the finest)"));
+    return core::InvalidArgument(
+        "--cpus: a number of CPUs like 2 or 0.5 (in "
+        "thousandths at the finest)");
   }
   spec.cpu_milli = std::llround(o.cpus * 1000);
   if (!o.memory.empty()) {
     // Slurm reads a bare --mem number as megabytes, ParseBytes as bytes:
     // neither guess is safe, so a unit is required.
     if (std::isdigit(static_cast<unsigned char>(o.memory.back()))) {
-      return Fail(err, core::InvalidArgument("--mem " + o.memory.substr(0, 32) +
-                                             ": give a unit, like 16G or 512M"));
+      return core::InvalidArgument("--mem " + o.memory.substr(0, 32) +
+                                   ": give a unit, like 16G or 512M");
     }
     auto memory = core::ParseBytes(o.memory);
-    if (!memory.ok())
-      return Fail(err, core::InvalidArgument("--mem: " + memory.status().message()));
+    if (!memory.ok()) return core::InvalidArgument("--mem: " + memory.status().message());
     spec.memory = *memory;
   }
   spec.gpu_models = o.gpu_models;
@@ -296,12 +303,12 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
   if (o.expected_runtime_s > 0) spec.expected_runtime = Seconds(o.expected_runtime_s);
   if (!o.array.empty()) {
     auto a = sched::ParseArraySpec(o.array);
-    if (!a.ok()) return Fail(err, a.status());
+    if (!a.ok()) return a.status();
     spec.array = *a;
   }
   spec.after_success = o.after;
   for (const std::string& text : o.dependency) {
-    if (core::Status s = sched::AddDependencies(text, &spec); !s.ok()) return Fail(err, s);
+    GLEANER_RETURN_IF_ERROR(sched::AddDependencies(text, &spec));
   }
   spec.name = o.name;
   if (spec.name.empty() && spec.singleton && !spec.command.empty()) {
@@ -314,14 +321,32 @@ int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
     for (const std::string& kv : *list) {
       const size_t eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
-        return Fail(err, core::InvalidArgument("\"" + kv + "\": expected NAME=value"));
+        return core::InvalidArgument("\"" + kv + "\": expected NAME=value");
       }
       (*target)[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
   }
   std::error_code ec;
   spec.working_dir = o.workdir.empty() ? std::filesystem::current_path(ec).string() : o.workdir;
-  auto doc = SubmitSpec(o, spec);
+  return spec;
+}
+
+int RunSubmit(const JobOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.dag.empty()) {
+    if (!o.command.empty()) {
+      err << "gleaner: --dag FILE names the jobs: give no command after --\n";
+      return kExitUsage;
+    }
+    return RunSubmitDag(o, out, err);
+  }
+  if (o.command.empty()) {
+    err << "gleaner: give the command after --: gleaner submit --gpus 1 -- python train.py (or "
+           "--dag FILE)\n";
+    return kExitUsage;
+  }
+  auto spec = SpecFromOptions(o);
+  if (!spec.ok()) return Fail(err, spec.status());
+  auto doc = SubmitSpec(o, *spec);
   if (!doc.ok()) return Fail(err, doc.status());
   out << (o.json ? doc->dump(2) : Submitted(*doc)) << "\n";
   return kExitOk;

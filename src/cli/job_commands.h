@@ -3,10 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "net/tls.h"
+#include "sched/job_spec.h"
+#include "server/http_client.h"
 
 namespace gleaner::cli {
 
@@ -47,6 +51,8 @@ struct JobOptions {
   std::vector<std::string> labels;
   std::vector<std::string> env;
   std::string workdir;
+  // run
+  bool pty = false;  // --pty: srun's word; a session always has a terminal
   // queue
   bool all = false;
   std::string states;  // --state queued,held
@@ -64,6 +70,7 @@ struct JobOptions {
 
 struct JobCommands {
   CLI::App* submit;
+  CLI::App* run;
   CLI::App* queue;
   CLI::App* show;
   CLI::App* cancel;
@@ -75,6 +82,13 @@ struct JobCommands {
 };
 
 JobCommands AddJobCommands(CLI::App& app, JobOptions& options);
+
+// The job the submit options describe (its command included), or what is
+// wrong with them.
+core::Result<sched::JobSpec> SpecFromOptions(const JobOptions& options);
+// Submits `spec` through the API; the job as the API answers it.
+core::Result<nlohmann::json> SubmitToApi(const server::Endpoint& api, const std::string& token,
+                                         const sched::JobSpec& spec);
 
 int RunSubmit(const JobOptions& options, std::ostream& out, std::ostream& err);
 // `submit --dag FILE`: the file's jobs in order, each given the ids of

@@ -15,6 +15,7 @@
 #include "cli/policy_commands.h"
 #include "cli/profile_command.h"
 #include "cli/report_command.h"
+#include "cli/session_command.h"
 #include "cli/sim_command.h"
 #include "cli/sim_cross_command.h"
 #include "cli/sim_harvest_command.h"
@@ -104,6 +105,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
     return RunAgent(agent_opts, clock, inspector, std::cout, std::cerr);
   }
   if (job_cmds.submit->parsed()) return RunSubmit(job, std::cout, std::cerr);
+  if (job_cmds.run->parsed()) return RunSession(job, std::cerr);
   if (job_cmds.queue->parsed()) return RunQueue(job, std::cout, std::cerr);
   if (job_cmds.show->parsed()) return RunShow(job, std::cout, std::cerr);
   if (job_cmds.cancel->parsed()) return RunCancel(job, std::cout, std::cerr);

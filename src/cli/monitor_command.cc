@@ -156,8 +156,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       options.harvest ? MakeBridgeRunner(config.slurm, job_clock) : nullptr;
   agent::JobRunner& runner = bridge ? static_cast<agent::JobRunner&>(*bridge) : executor;
   std::optional<agent::JobCgroups> job_cgroups;
+  // Interactive sessions run where this host runs jobs itself.
+  std::shared_ptr<core::TerminalHandoff> terminals;
   if (options.harvest && !options.shadow && !bridge) {
     job_cgroups = UseJobCgroups(data_dir, executor, log);
+    terminals = std::make_shared<core::TerminalHandoff>();
+    executor.UseTerminals(terminals);
   }
   if (bridge) {
     log("bridge mode: jobs run as Slurm jobs in partition " + config.slurm.bridge.partition +
@@ -270,6 +274,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     server::ApiOptions api_options = std::move(common).value();
     api_options.limits.max_gpus = host_gpus;
     api_options.policy_control = policy.get();
+    api_options.terminals = terminals;
     // A submit is placed at once, not at the next pass.
     if (lender) api_options.queue_changed = [&sampler] { sampler.Wake(); };
     api_options.parking = [&parker, &sampler](const std::string& gpu, bool unpark,
@@ -374,7 +379,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       if (auto next = policy->TakePending()) {
         const GleanerConfig& c = next->config;
         api->SetSubmitPolicy(std::make_shared<const server::SubmitPolicy>(
-            server::ProjectMembership(c.projects, c.project_of_user), c.class_rules));
+            server::ProjectMembership(c.projects, c.project_of_user), c.class_rules, c.sessions));
         sampler.SetLendAllow(c.lend_allow);
         sampler.SetIdleConfig(c.idle);
         if (lender) lender->Reconfigure(c.scheduler, c.project_of_user, c.approval_timeout, log);

@@ -38,6 +38,11 @@ std::pair<JobState, std::string> ExitOutcome(const std::string& agent, const sto
        e.reason.empty() ? preempt_reason : e.reason, e.vacated ? "" : e.reason},
       "ended while gleaner's agent on host " + agent +
           " was restarting; exit status unknown, requeued");
+  // A session started again would have nobody attached: it ends here.
+  if (job.spec.pty && move.to == JobState::kQueued) {
+    return {JobState::kCancelled,
+            "the session was ended (a session is never requeued): " + move.reason};
+  }
   return {move.to, move.reason};
 }
 

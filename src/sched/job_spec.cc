@@ -234,6 +234,11 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
                "a singleton job needs a name (name, --job-name): it waits for the "
                "earlier jobs of that name");
   }
+  if (s.pty && (s.array || s.nodes != 1 || s.max_gpus > s.gpus || s.can_shrink)) {
+    return Bad("pty",
+               "an interactive session is one job on one node: no array, no gang, and not "
+               "elastic (a resize restarts a job, which would end the session)");
+  }
   for (const auto& [key, value] : s.labels) {
     GLEANER_RETURN_IF_ERROR(CheckText("labels", key, kMaxNameBytes));
     GLEANER_RETURN_IF_ERROR(CheckText("labels " + key.substr(0, 64), value, kMaxNameBytes));
@@ -284,6 +289,7 @@ json JobSpecToJson(const JobSpec& s) {
   if (!s.after_failure.empty()) j["after_failure"] = s.after_failure;
   if (!s.name.empty()) j["name"] = s.name;
   if (s.singleton) j["singleton"] = true;
+  if (s.pty) j["pty"] = true;
   // Only gangs say so: a one-node job's JSON stays as it always was.
   if (s.nodes != 1) j["nodes"] = s.nodes;
   if (s.one_rack) j["one_rack"] = true;
@@ -321,6 +327,7 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
                                                 "after_failure",
                                                 "name",
                                                 "singleton",
+                                                "pty",
                                                 "project",
                                                 "labels"};
   for (const auto& [key, unused] : j.items()) {
@@ -419,6 +426,7 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
     }
     get("name", &s.name);
     get("singleton", &s.singleton);
+    get("pty", &s.pty);
     get("project", &s.project);
     get("labels", &s.labels);
   } catch (const json::exception& e) {

@@ -84,6 +84,10 @@ struct JobSpec {
   // Slurm's singleton: start only once no earlier job of the same user and
   // name is left queued or running. Needs a name.
   bool singleton = false;
+  // An interactive session (`gleaner run --pty`): the job's stdin, stdout
+  // and stderr are a pseudo-terminal that the submitter attaches to, not
+  // files. One job on one node.
+  bool pty = false;
   std::string project;
   std::map<std::string, std::string> labels;
 

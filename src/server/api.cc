@@ -79,6 +79,9 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     return r;
   }
   if (seg.size() < 2 || seg[0] != "v1") return NoSuchEndpoint(request);
+  if (seg.size() == 4 && seg[1] == "jobs" && seg[3] == "terminal") {
+    return Terminal(request, peer, seg[2]);
+  }
   if (seg[1] == "jobs") return jobs_.Handle(request, *caller);
   if (seg[1] == "events" && seg.size() == 2) return jobs_.Events(request, *caller);
   if (seg[1] == "approvals" && seg.size() == 2) return jobs_.Approvals(request, *caller);
@@ -126,6 +129,28 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     return Json(200, doc);
   }
   return NoSuchEndpoint(request);
+}
+
+HttpResponse Api::Terminal(const HttpRequest& request, const Peer& peer, const std::string& job) {
+  if (request.method != "POST") return WrongMethod(request);
+  if (options_.terminals == nullptr) {
+    return ErrorResponse(core::NotFound(
+        "this gleaner runs no interactive sessions: `gleaner up` serves them on its host"));
+  }
+  // The descriptor can only cross a Unix socket, and there the kernel says
+  // who asks.
+  if (!peer.uid) {
+    return ErrorResponse(core::InvalidArgument(
+        "a session's terminal is handed over the local Unix socket only: run `gleaner run` "
+        "on the session's host"));
+  }
+  auto id = ParseId(job, "job");
+  if (!id.ok()) return ErrorResponse(id.status());
+  auto master = options_.terminals->Take(*id, *peer.uid);
+  if (!master.ok()) return ErrorResponse(master.status());
+  HttpResponse r = Json(200, {{"job", *id}});
+  r.descriptor = std::make_shared<PassedDescriptor>(*master);
+  return r;
 }
 
 HttpResponse Api::Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "core/terminal_handoff.h"
 #include "server/caller.h"
 #include "server/cost_api.h"
 #include "server/history_api.h"
@@ -57,6 +58,11 @@ struct ApiOptions {
   // POST /v1/gpus/GPU/keep and /unpark (`gleaner keep`, `gleaner unpark`):
   // asks this host's parker; null where this daemon parks nothing.
   std::function<core::Status(const std::string& gpu, bool unpark, const Caller& caller)> parking;
+  // Interactive sessions' terminals, which POST /v1/jobs/ID/terminal hands
+  // their owners (`gleaner run --pty`); null where this daemon runs none
+  // (a coordinator: its jobs run on other hosts), and then sessions are
+  // refused at submit.
+  std::shared_ptr<core::TerminalHandoff> terminals;
 };
 
 // gleaner's HTTP API (docs/api.md): says who the caller is, then routes.
@@ -75,7 +81,7 @@ class Api {
         submit_policy_(options_.submit_policy),
         jobs_(store, store_mu_, clock, options_.limits, options_.submit_limits, options_.log_dir,
               options_.queue_changed, options_.remote_logs, &submit_policy_,
-              options_.notify_approval),
+              options_.notify_approval, options_.terminals != nullptr),
         tokens_(store, store_mu_, clock, options_.uid_of, options_.tokens),
         policy_(store, store_mu_, options_.policy_control) {
     if (options_.observations != nullptr) {
@@ -96,6 +102,9 @@ class Api {
   core::Result<Caller> Identify(const HttpRequest& request, const Peer& peer);
   HttpResponse Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,
                        bool unpark);
+  // POST /v1/jobs/ID/terminal: the session's terminal, passed once to its
+  // owner over the Unix socket.
+  HttpResponse Terminal(const HttpRequest& request, const Peer& peer, const std::string& job);
 
   std::mutex store_mu_;
   ApiOptions options_;

@@ -2,6 +2,7 @@
 
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,6 +14,10 @@
 #include <nlohmann/json.hpp>
 
 namespace gleaner::server {
+
+PassedDescriptor::~PassedDescriptor() {
+  if (fd >= 0) close(fd);
+}
 
 namespace {
 

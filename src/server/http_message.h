@@ -36,6 +36,17 @@ struct LaterResponse {
   std::function<void(std::function<void(HttpResponse)> answer)> wait;
 };
 
+// A descriptor an answer hands the client along with it (SCM_RIGHTS, on a
+// Unix socket only): an interactive session's terminal. Closed here once
+// the answer is sent, or dropped unsent.
+struct PassedDescriptor {
+  explicit PassedDescriptor(int descriptor) : fd(descriptor) {}
+  ~PassedDescriptor();
+  PassedDescriptor(const PassedDescriptor&) = delete;
+  PassedDescriptor& operator=(const PassedDescriptor&) = delete;
+  int fd;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string body;  // JSON, unless content_type says otherwise
@@ -45,6 +56,7 @@ struct HttpResponse {
   // Set for an answer that comes later: this response is then the one sent
   // when `later->limit` passes first.
   std::shared_ptr<LaterResponse> later = nullptr;
+  std::shared_ptr<PassedDescriptor> descriptor = nullptr;
 };
 
 // Limits that keep a bad client from exhausting memory.

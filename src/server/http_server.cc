@@ -17,6 +17,7 @@
 #include <exception>
 #include <map>
 
+#include "server/descriptor_passing.h"
 #include "server/socket_address.h"
 
 namespace gleaner::server {
@@ -101,7 +102,7 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::ServeUnix(const std::strin
   if (fd < 0) return Failed(path, -1);
   // A socket left by a gleaner that was killed; anything else by that name
   // (a file, a link) is not ours to remove.
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
       close(fd);
@@ -184,7 +185,8 @@ HttpServer::~HttpServer() {
 
 void HttpServer::WakeReader() {
   const char byte = 1;
-  if (wake_[1] >= 0) [[maybe_unused]] ssize_t n = write(wake_[1], &byte, 1);
+  if (wake_[1] >= 0) [[maybe_unused]]
+    ssize_t n = write(wake_[1], &byte, 1);
 }
 
 void HttpServer::Read() {
@@ -210,8 +212,9 @@ void HttpServer::Read() {
     return n != per_peer.end() && n->second >= kMaxReadingPerPeer;
   };
   const auto refuse = [&](net::Connection& conn, const std::string& peer_key) {
-    SendNow(conn, ErrorResponse(core::ResourceExhausted("too many open connections from " +
-                                                        peer_key + "; finish or close some first")));
+    SendNow(conn,
+            ErrorResponse(core::ResourceExhausted("too many open connections from " + peer_key +
+                                                  "; finish or close some first")));
   };
   // A request whole (or malformed) goes to the workers; true when it did.
   const auto hand_over = [&](std::map<int, Reading>::iterator it) {
@@ -272,8 +275,8 @@ void HttpServer::Read() {
         continue;
       }
       if (!it->second.idle) {
-        SendNow(*it->second.conn, ErrorResponse(core::InvalidArgument(
-                                      "the request did not arrive within 10 s")));
+        SendNow(*it->second.conn,
+                ErrorResponse(core::InvalidArgument("the request did not arrive within 10 s")));
       }
       it = drop(it);
     }
@@ -333,8 +336,8 @@ void HttpServer::Read() {
     for (int accepted = 0; accepted < 64; ++accepted) {
       sockaddr_storage from{};
       socklen_t from_len = sizeof from;
-      const int client = accept4(fd_, reinterpret_cast<sockaddr*>(&from), &from_len,
-                                 SOCK_CLOEXEC | SOCK_NONBLOCK);
+      const int client =
+          accept4(fd_, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (client < 0) {
         // Out of descriptors (EMFILE, ENFILE): back off instead of spinning.
         if (errno == EMFILE || errno == ENFILE) {
@@ -419,7 +422,13 @@ void HttpServer::Work() {
 
 void HttpServer::Answer(Complete c, const HttpResponse& response) {
   const bool keep_alive = c.keep_alive && !stop_;
-  if (!c.conn->WriteAll(FormatResponse(response, keep_alive)).ok() || !keep_alive) return;
+  const std::string text = FormatResponse(response, keep_alive);
+  // A descriptor travels with the answer's first bytes; only a Unix socket
+  // can carry one (the API hands them out only there).
+  const core::Status sent = response.descriptor != nullptr && unix_socket_ && !c.conn->tls()
+                                ? SendWithDescriptor(c.conn->fd(), text, response.descriptor->fd)
+                                : c.conn->WriteAll(text);
+  if (!sent.ok() || !keep_alive) return;
   SetBlocking(c.conn->fd(), false);
   c.answer.reset();
   {

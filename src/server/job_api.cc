@@ -45,6 +45,11 @@ HttpResponse JobApi::Submit(const HttpRequest& req, const Caller& caller) {
   if (body.is_discarded()) return ErrorResponse(core::InvalidArgument("the body is not JSON"));
   auto spec = sched::JobSpecFromJson(body);
   if (!spec.ok()) return ErrorResponse(spec.status());
+  if (spec->pty && !runs_sessions_) {
+    return ErrorResponse(core::InvalidArgument(
+        "this gleaner runs no interactive sessions: its jobs run on other hosts; run `gleaner "
+        "run` against a `gleaner up` (docs/jobs.md, interactive sessions)"));
+  }
   std::string approval;
   if (const auto policy = policy_ != nullptr ? policy_->Get() : nullptr) {
     auto admitted = policy->Admit(caller, &*spec);

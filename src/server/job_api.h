@@ -23,6 +23,7 @@ namespace gleaner::server {
 //                               or ?state=..., ?all=1; ?user=NAME; ?limit=N, ?after=ID
 //                               (ParseJobListQuery); "next" names the next page's after
 //   GET  /v1/jobs/ID            one job
+//   POST /v1/jobs/ID/terminal   an interactive session's terminal (Api::Terminal)
 //   POST /v1/jobs/ID/cancel     the caller's own job (any, for root); ?array=1: every
 //                               task of its array not yet ended; likewise:
 //   POST /v1/jobs/ID/hold       queued -> held (not started until released)
@@ -55,7 +56,8 @@ class JobApi {
   JobApi(store::Store& store, std::mutex& store_mu, const core::Clock& clock,
          sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir,
          std::function<void()> queue_changed = {}, RemoteLogs remote_logs = {},
-         const SubmitPolicySlot* policy = nullptr, NotifyApproval notify = {})
+         const SubmitPolicySlot* policy = nullptr, NotifyApproval notify = {},
+         bool runs_sessions = false)
       : jobs_(store),
         store_mu_(store_mu),
         batcher_(store, store_mu, clock, submit_limits),
@@ -65,6 +67,7 @@ class JobApi {
         queue_changed_(queue_changed),
         remote_logs_(std::move(remote_logs)),
         policy_(policy),
+        runs_sessions_(runs_sessions),
         events_(store, store_mu, clock),
         approvals_(store, store_mu, clock, policy, std::move(notify), std::move(queue_changed)) {}
 
@@ -95,6 +98,7 @@ class JobApi {
   std::function<void()> queue_changed_;
   RemoteLogs remote_logs_;
   const SubmitPolicySlot* policy_;  // null: a well-formed spec is enough
+  bool runs_sessions_;  // interactive sessions start here (their terminals are handed out)
   EventApi events_;
   ApprovalApi approvals_;
 };

@@ -40,6 +40,19 @@ core::Status Breaks(const ClassRule& r, const std::string& cls, const Caller& ca
 }  // namespace
 
 core::Result<std::string> SubmitPolicy::Admit(const Caller& caller, sched::JobSpec* spec) const {
+  if (spec->pty) {
+    spec->priority_class = sessions_.priority_class;
+    spec->preemptible = spec->priority_class != sched::PriorityClass::kCritical;
+    if (!spec->max_runtime) spec->max_runtime = sessions_.max_runtime;
+    if (*spec->max_runtime > sessions_.max_runtime) {
+      return core::InvalidArgument(
+          "interactive sessions may run at most " + core::FormatDuration(sessions_.max_runtime) +
+          " here ([sessions] max_runtime_s in gleaner.toml); this one asks for " +
+          core::FormatDuration(*spec->max_runtime) +
+          ": ask less with --max-runtime, or submit "
+          "the work as a batch job");
+    }
+  }
   GLEANER_ASSIGN_OR_RETURN(spec->project,
                            projects_.Resolve(caller.user, caller.admin(), spec->project));
   const auto rule = classes_.find(spec->priority_class);

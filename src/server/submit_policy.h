@@ -41,18 +41,30 @@ inline std::optional<ClassRule::Approval> ParseApproval(std::string_view name) {
   return std::nullopt;
 }
 
+// [sessions] of gleaner.toml: what interactive sessions (`gleaner run
+// --pty`) get, whatever their spec asks: a class (whose [rules.class]
+// then bind them like any job) and a time limit, so a forgotten terminal
+// never holds a GPU for long (docs/jobs.md).
+struct SessionRule {
+  sched::PriorityClass priority_class = sched::PriorityClass::kNormal;
+  core::Duration max_runtime = core::Seconds(8 * 3600);  // also what one naming none gets
+  bool operator==(const SessionRule&) const = default;
+};
+
 // What a submit must satisfy beyond a well-formed spec: its project
 // (ProjectMembership) and its class's rules. Root is bound by the sizes
 // but may use any class and project.
 class SubmitPolicy {
  public:
   SubmitPolicy(ProjectMembership projects, std::map<sched::PriorityClass, ClassRule> classes,
-               GroupsOf groups_of = UnixGroupsOf)
+               SessionRule sessions = {}, GroupsOf groups_of = UnixGroupsOf)
       : projects_(std::move(projects)),
         classes_(std::move(classes)),
+        sessions_(sessions),
         groups_of_(std::move(groups_of)) {}
 
-  // Charges `spec` to its project and bounds it by its class (a job of a
+  // Gives a session its class and time limit ([sessions]), charges `spec`
+  // to its project and bounds it by its class (a job of a
   // class with a runtime limit that names none gets the limit), or says
   // why it may not be submitted. Admitted, it is empty, or says which rule
   // makes the job wait for an approver, in words.
@@ -68,6 +80,7 @@ class SubmitPolicy {
  private:
   ProjectMembership projects_;
   std::map<sched::PriorityClass, ClassRule> classes_;
+  SessionRule sessions_;
   GroupsOf groups_of_;
 };
 

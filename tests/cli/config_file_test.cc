@@ -174,6 +174,24 @@ TEST(ParseConfigTest, TheHostsShareForJobsIsSaidInCpusAndASize) {
               HasSubstr("host.gpus: unknown key"));
 }
 
+// [sessions]: interactive sessions' class and longest run.
+TEST(ParseConfigTest, SessionsGetAClassAndATimeLimit) {
+  auto defaults = ParseConfig("", "g.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->sessions.priority_class, sched::PriorityClass::kNormal);
+  EXPECT_EQ(defaults->sessions.max_runtime, core::Seconds(8 * 3600));
+  auto set = ParseConfig("[sessions]\nclass = \"opportunistic\"\nmax_runtime_s = 3600\n", "g.toml");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->sessions.priority_class, sched::PriorityClass::kOpportunistic);
+  EXPECT_EQ(set->sessions.max_runtime, core::Seconds(3600));
+  EXPECT_THAT(ParseConfig("[sessions]\nclass = \"urgent\"\n", "g.toml").status().message(),
+              HasSubstr("sessions.class: expected \"critical\", \"normal\" or \"opportunistic\""));
+  EXPECT_THAT(ParseConfig("[sessions]\nmax_runtime_s = 0\n", "g.toml").status().message(),
+              HasSubstr("sessions.max_runtime_s"));
+  EXPECT_THAT(ParseConfig("sessions = 3\n", "g.toml").status().message(),
+              HasSubstr("expected a table: [sessions]"));
+}
+
 TEST(ParseConfigTest, SlurmIsOffByDefaultAndSaysWhatIsWrong) {
   auto defaults = ParseConfig("", "g.toml");
   ASSERT_TRUE(defaults.ok());

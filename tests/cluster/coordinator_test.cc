@@ -92,9 +92,11 @@ struct Cluster {
   }
 
   sched::JobId Submit(int grace_s = 5,
-                      sched::PriorityClass priority = sched::PriorityClass::kNormal) {
+                      sched::PriorityClass priority = sched::PriorityClass::kNormal,
+                      bool session = false) {
     sched::JobSpec spec;
     spec.priority_class = priority;
+    spec.pty = session;
     spec.command = {"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.02; done"};
     spec.working_dir = "/tmp";
     spec.grace = core::Seconds(grace_s);
@@ -156,6 +158,7 @@ void Host::Restart() {
     executor.reset();
   }
   executor = std::make_unique<agent::Executor>(real_clock);
+  executor->UseTerminals(std::make_shared<core::TerminalHandoff>());
   const std::string dir = (cluster.dir.path() / name).string();
   std::filesystem::create_directories(dir);
   node = std::make_unique<agent::NodeAgent>(
@@ -254,6 +257,19 @@ TEST(CoordinatorTest, ACriticalJobPreemptsAnOpportunisticOneOnAnotherHostsAgent)
   EXPECT_EQ(c.Job(cheap).state, JobState::kQueued);
   EXPECT_THAT(c.log, HasSubstr("job 1 vacating (signal 15)"));
   EXPECT_THAT(c.log, HasSubstr("job 1 on host a vacating -> queued: vacated: "));
+}
+
+TEST(CoordinatorTest, AVacatedSessionEndsRatherThanWaitingToStartAgainForNobody) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  const sched::JobId session = c.Submit(5, sched::PriorityClass::kOpportunistic, true);
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(session); })) << c.log;
+  for (int i = 0; i < 35; ++i) c.Step();  // past its protection
+  const sched::JobId critical = c.Submit(5, sched::PriorityClass::kCritical);
+  ASSERT_TRUE(c.StepUntil([&] { return a.Runs(critical); }, 30)) << c.log;
+  EXPECT_EQ(c.Job(session).state, JobState::kCancelled);
+  EXPECT_THAT(c.Job(session).reason,
+              HasSubstr("the session was ended (a session is never requeued): vacated: "));
 }
 
 TEST(CoordinatorTest, APartitionedHostStopsItsJobBeforeItIsRequeuedElsewhere) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "sched/dependencies.h"
 
 namespace gleaner::sched {
@@ -255,6 +257,34 @@ TEST(JobSpecTest, ANameAndSingletonRoundTripAndAreChecked) {
   EXPECT_THAT(ValidateJobSpec(s, JobLimits{}).message(), HasSubstr("name: printable characters"));
   s.name = std::string(300, 'x');
   EXPECT_THAT(ValidateJobSpec(s, JobLimits{}).message(), HasSubstr("name: 300 bytes"));
+}
+
+// An interactive session: in the JSON only when asked, one job on one node.
+TEST(JobSpecTest, ASessionRoundTripsAndIsOneJobOnOneNode) {
+  JobSpec s = Valid();
+  EXPECT_FALSE(JobSpecToJson(s).contains("pty"));
+  s.pty = true;
+  EXPECT_TRUE(ValidateJobSpec(s, JobLimits{}).ok());
+  auto back = JobSpecFromJson(JobSpecToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, s);
+  JobLimits limits;
+  limits.max_nodes = 4;
+  for (const auto& shape : std::vector<std::function<void(JobSpec&)>>{
+           [](JobSpec& j) {
+             j.array = ArraySpec{0, 3, 1, 0};
+           },
+           [](JobSpec& j) { j.nodes = 2; },
+           [](JobSpec& j) { j.max_gpus = 2; },
+       }) {
+    JobSpec session = s;
+    shape(session);
+    EXPECT_THAT(ValidateJobSpec(session, limits).message(),
+                HasSubstr("pty: an interactive session is one job on one node"));
+  }
+  EXPECT_THAT(
+      JobSpecFromJson(nlohmann::json{{"command", {"bash"}}, {"pty", "yes"}}).status().message(),
+      HasSubstr("type must be boolean"));
 }
 
 TEST(DependenciesTest, WhatGleanerCannotMeanIsRefusedWithTheForm) {

@@ -18,10 +18,11 @@ SubmitPolicy Policy() {
       {"dave"}, {"oncall"}, 4, core::Seconds(86400), ClassRule::Approval::kNever};
   classes[sched::PriorityClass::kOpportunistic] = {
       {}, {}, 0, core::Seconds(3600), ClassRule::Approval::kNever};
-  return SubmitPolicy(ProjectMembership({}, {}), classes, [](const std::string& user) {
-    return user == "erin" ? std::vector<std::string>{"erin", "oncall"}
-                          : std::vector<std::string>{user};
-  });
+  return SubmitPolicy(ProjectMembership({}, {}), classes, SessionRule{},
+                      [](const std::string& user) {
+                        return user == "erin" ? std::vector<std::string>{"erin", "oncall"}
+                                              : std::vector<std::string>{user};
+                      });
 }
 
 sched::JobSpec Job(sched::PriorityClass c, int gpus = 1) {
@@ -48,6 +49,35 @@ TEST(SubmitPolicyTest, OnlyThoseAllowedSubmitAClassByNameOrGroup) {
   EXPECT_TRUE(p.Admit(As("root"), &critical).ok());
   sched::JobSpec normal = Job(sched::PriorityClass::kNormal, 8);
   EXPECT_TRUE(p.Admit(As("alice"), &normal).ok());  // no rule for normal
+}
+
+TEST(SubmitPolicyTest, SessionsGetTheirClassAndTimeLimitWhateverTheyAsk) {
+  // Sessions are opportunistic here, at most 2 h.
+  std::map<sched::PriorityClass, ClassRule> classes;
+  classes[sched::PriorityClass::kOpportunistic] = {
+      {}, {}, 0, core::Seconds(3 * 3600), ClassRule::Approval::kNever};
+  const SubmitPolicy p(ProjectMembership({}, {}), classes,
+                       SessionRule{sched::PriorityClass::kOpportunistic, core::Seconds(7200)});
+  sched::JobSpec session = Job(sched::PriorityClass::kCritical);
+  session.pty = true;
+  ASSERT_TRUE(p.Admit(As("alice"), &session).ok());
+  EXPECT_EQ(session.priority_class, sched::PriorityClass::kOpportunistic);
+  EXPECT_TRUE(session.preemptible);
+  EXPECT_EQ(session.max_runtime, core::Seconds(7200));  // none asked: the sessions' limit
+
+  sched::JobSpec longer = Job(sched::PriorityClass::kNormal);
+  longer.pty = true;
+  longer.max_runtime = core::Seconds(3 * 3600);
+  const core::Status refused = p.Admit(As("root"), &longer).status();
+  EXPECT_EQ(refused.code(), core::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("interactive sessions may run at most 2h"));
+  EXPECT_THAT(refused.message(), HasSubstr("[sessions] max_runtime_s"));
+
+  // A batch job is not a session: its class is its own.
+  sched::JobSpec batch = Job(sched::PriorityClass::kNormal);
+  ASSERT_TRUE(p.Admit(As("alice"), &batch).ok());
+  EXPECT_EQ(batch.priority_class, sched::PriorityClass::kNormal);
+  EXPECT_FALSE(batch.max_runtime);
 }
 
 TEST(SubmitPolicyTest, AClassBoundsItsJobsSizeAndRuntimeForEveryone) {
@@ -93,7 +123,7 @@ SubmitPolicy Approving() {
   return SubmitPolicy(ProjectMembership({{"vision", {"alice", "bob", "carol"}, {}, {"carol"}, {}},
                                          {"nlp", {"bob"}, {}, {}, {"nlp-leads"}}},
                                         {}, groups),
-                      classes, groups);
+                      classes, SessionRule{}, groups);
 }
 
 TEST(SubmitPolicyTest, ARuleCanMakeAJobWaitForTheProjectsApproversInsteadOfRefusingIt) {
