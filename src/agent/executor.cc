@@ -22,6 +22,10 @@
 namespace gleaner::agent {
 namespace {
 
+// A job's oom_score_adj: ended before the host's own processes (0) when
+// memory runs out, as a guest should be.
+constexpr const char* kJobOomScoreAdj = "500";
+
 // Where the child looks for the program: itself when it names a path,
 // else each PATH entry in order, as execvp would. Built before the fork
 // (the child may only make async-signal-safe calls); which one exists is
@@ -76,6 +80,14 @@ void CloseDescriptorsBut(int keep) {
   }
 }
 
+// Writes /proc/self/oom_score_adj; async-signal-safe.
+void SetOomScoreAdj(const char* value) {
+  if (const int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
+    [[maybe_unused]] const ssize_t n = write(fd, value, std::strlen(value));
+    close(fd);
+  }
+}
+
 volatile sig_atomic_t g_hangup_forwarded = 0;
 
 // A session's first process leads the terminal's session, so a hangup (the
@@ -105,6 +117,11 @@ void ForwardHangup(int) {
   // it never dumps core: its memory is gleaner's.
   close_range(3, ~0U, 0);
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // Over its memory limit, the job's cgroup loses a process to the OOM
+  // killer: never this one where the kernel lets root say so, for it looks
+  // larger than most jobs (a copy of gleaner's memory) and alone knows how
+  // the job ended. (The job itself is the OOM killer's first choice: below.)
+  SetOomScoreAdj("-1000");
   // A copy of gleaner that never execs: named for what it is in ps and top.
   prctl(PR_SET_NAME, "gleaner-job", 0, 0, 0);
   int status = 0;
@@ -442,6 +459,9 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
       WaitAndRecord(job_pid, job.exit_path.c_str(), pty);
     }
     for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+    // A guest on the host: when memory runs out, the kernel ends the job
+    // before the owner's own work (any process may raise its own score).
+    SetOomScoreAdj(kJobOomScoreAdj);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -17,10 +17,10 @@ struct GpusOptions {
   std::optional<double> watch_s;  // refresh period; absent: print once
   std::string fake;               // scenario name or file; empty: real NVML
   std::string nvml_library = "libnvidia-ml.so.1";
-  std::string explain;   // a GPU (index, UUID or UUID prefix) to explain
-  std::string data_dir;  // where a running monitor keeps its verdicts
+  std::string explain;       // a GPU (index, UUID or UUID prefix) to explain
+  std::string data_dir;      // where a running monitor keeps its verdicts
   std::string forget_fault;  // a GPU's UUID (or "all") whose remembered Xid to forget
-  std::string server;    // --server: a remote gleaner's GPUs, through its API
+  std::string server;        // --server: a remote gleaner's GPUs, through its API
   std::string token;
   net::TlsFiles tls;  // for an https:// --server
 };

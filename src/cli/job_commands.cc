@@ -186,6 +186,11 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
                    "Seconds between the warning on your terminal and the end, when the "
                    "GPU must be given back")
       ->capture_default_str();
+  c.notebook = app.add_subcommand(
+      "notebook",
+      "Start Jupyter (jupyter lab, where installed) on an idle GPU as a job and print its URL "
+      "(docs/jobs.md, notebooks)");
+  AddResourceOptions(c.notebook, o);
   c.queue = app.add_subcommand("queue", "Jobs waiting and running (--all: finished ones too)");
   c.queue->add_flag("--all", o.all, "Include finished jobs");
   c.queue->add_option("--state", o.states, "Only these states: queued,held,running,...");
@@ -211,8 +216,8 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.keep->add_option("gpu", o.gpu, "GPU index or UUID")->required();
   c.unpark = app.add_subcommand("unpark", "Bring your parked process back onto its GPU now");
   c.unpark->add_option("gpu", o.gpu, "GPU index or UUID")->required();
-  for (CLI::App* cmd :
-       {c.submit, c.run, c.queue, c.show, c.cancel, c.hold, c.release, c.logs, c.keep, c.unpark}) {
+  for (CLI::App* cmd : {c.submit, c.run, c.notebook, c.queue, c.show, c.cancel, c.hold, c.release,
+                        c.logs, c.keep, c.unpark}) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.data_dir, "Where `gleaner up` keeps its state");
   }

@@ -71,6 +71,7 @@ struct JobOptions {
 struct JobCommands {
   CLI::App* submit;
   CLI::App* run;
+  CLI::App* notebook;
   CLI::App* queue;
   CLI::App* show;
   CLI::App* cancel;

@@ -106,6 +106,7 @@ int Main(int argc, char** argv, const core::Clock& clock,
   }
   if (job_cmds.submit->parsed()) return RunSubmit(job, std::cout, std::cerr);
   if (job_cmds.run->parsed()) return RunSession(job, std::cerr);
+  if (job_cmds.notebook->parsed()) return RunNotebook(job, std::cout, std::cerr);
   if (job_cmds.queue->parsed()) return RunQueue(job, std::cout, std::cerr);
   if (job_cmds.show->parsed()) return RunShow(job, std::cout, std::cerr);
   if (job_cmds.cancel->parsed()) return RunCancel(job, std::cout, std::cerr);

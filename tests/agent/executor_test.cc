@@ -149,6 +149,27 @@ TEST(ExecutorAsRootTest, RunsAsTheSubmittingUser) {
   EXPECT_EQ(st.st_uid, uid);  // the user can read their own logs
 }
 
+// Out of memory, the kernel ends a job before the owner's own processes,
+// and before the job's first process, which alone records how it ended.
+TEST(ExecutorTest, TheOomKillerTakesTheJobFirst) {
+  testing::TempDir logs;
+  core::RealClock clock;
+  Executor e(clock);
+  auto job = e.Launch(
+      Request(10, {"sh", "-c", "cat /proc/self/oom_score_adj; sleep 300"}, logs.path().string()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  for (int i = 0; i < 200 && testing::Slurp(job->stdout_path).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(testing::Slurp(job->stdout_path), "500\n");
+  // The recorder: -1000 where the kernel lets root lower it, else as gleaner.
+  const std::string recorder =
+      testing::Slurp("/proc/" + std::to_string(job->pid) + "/oom_score_adj");
+  EXPECT_TRUE(recorder == "-1000\n" || recorder == "0\n") << recorder;
+  ASSERT_TRUE(e.Signal(10, SIGKILL).ok());
+  ASSERT_TRUE(WaitFor(e, 10).has_value());
+}
+
 }  // namespace
 }  // namespace gleaner::agent
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -84,25 +85,34 @@ struct OnTerminal {
   }
 };
 
-TEST(SessionBinaryTest, ASessionGetsThisTerminalAndEndsWithItsExitCode) {
+// A gleaner up on fake GPUs, for 90 s at most.
+struct Up {
   testing::TempDir dir;
-  const std::string data = (dir.path() / "state").string();
-  const std::string config =
-      dir.Write("g.toml",
-                "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.2\n"
-                "[sessions]\nclass = \"opportunistic\"\nmax_runtime_s = 600\n");
-  const std::string pid_file = (dir.path() / "up.pid").string();
-  ASSERT_EQ(std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
-                         " --config " + config + " --for 90 >" + (dir.path() / "up.log").string() +
-                         " 2>&1 & echo $! >" + pid_file)
-                            .c_str()),
-            0);
-  const testing::KillOnExit up(pid_file);
-  // Its API is up once its socket is there.
-  for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  std::string data = (dir.path() / "state").string();
+  std::string pid_file = (dir.path() / "up.pid").string();
+  std::optional<testing::KillOnExit> up;
 
+  Up() {
+    const std::string config =
+        dir.Write("g.toml",
+                  "[idle]\nidle_after_s = 1\n[sampling]\ninterval_s = 0.2\n"
+                  "[sessions]\nclass = \"opportunistic\"\nmax_runtime_s = 600\n");
+    EXPECT_EQ(std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
+                           " --config " + config + " --for 90 >" +
+                           (dir.path() / "up.log").string() + " 2>&1 & echo $! >" + pid_file)
+                              .c_str()),
+              0);
+    up.emplace(pid_file);
+    // Its API is up once its socket is there.
+    for (int i = 0; i < 400 && !std::filesystem::exists(data + "/gleaner.sock"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+};
+
+TEST(SessionBinaryTest, ASessionGetsThisTerminalAndEndsWithItsExitCode) {
+  Up up;
+  const std::string& data = up.data;
   OnTerminal session({"--data-dir", data, "run", "--gpus", "1", "--pty", "--", "sh", "-c",
                       "stty size; echo term=$TERM gpus=$CUDA_VISIBLE_DEVICES; read x; "
                       "echo got:$x; exit 3"});
@@ -121,6 +131,40 @@ TEST(SessionBinaryTest, ASessionGetsThisTerminalAndEndsWithItsExitCode) {
   EXPECT_EQ(job["spec"]["priority_class"], "opportunistic");
   EXPECT_EQ(job["spec"]["max_runtime_s"], 600);
   EXPECT_EQ(job["spec"]["pty"], true);
+}
+
+// `gleaner notebook` prints the URL Jupyter says, with its token, and
+// leaves the server running as a job; without Jupyter it says so.
+TEST(SessionBinaryTest, ANotebookPrintsItsUrlAndRunsOn) {
+  Up up;
+  const std::string bin = (up.dir.path() / "bin").string();
+  std::filesystem::create_directories(bin);
+  up.dir.Write("bin/jupyter",
+               "#!/bin/sh\n"
+               "echo \"args: $*\" >&2\n"
+               "echo '    Or copy and paste one of these URLs:' >&2\n"
+               "echo '        http://127.0.0.1:8891/lab?token=0f3a9c' >&2\n"
+               "exec sleep 300\n");
+  std::filesystem::permissions(bin + "/jupyter", std::filesystem::perms::owner_all |
+                                                     std::filesystem::perms::group_read |
+                                                     std::filesystem::perms::group_exec |
+                                                     std::filesystem::perms::others_read |
+                                                     std::filesystem::perms::others_exec);
+  const testing::Outcome started =
+      Gleaner("--data-dir " + up.data + " notebook --env PATH=" + bin + ":/usr/bin:/bin");
+  ASSERT_EQ(started.rc, 0) << started.err;
+  EXPECT_EQ(started.out, "http://127.0.0.1:8891/lab?token=0f3a9c\n");
+  EXPECT_THAT(started.err, HasSubstr("runs Jupyter on GPU-"));
+  const json job = json::parse(Gleaner("--data-dir " + up.data + " show 1").out);
+  EXPECT_EQ(job["state"], "running");
+  EXPECT_EQ(job["spec"]["command"], json({"jupyter", "lab", "--no-browser", "--ip=127.0.0.1"}));
+  EXPECT_EQ(job["spec"]["max_runtime_s"], 8 * 3600);
+  EXPECT_EQ(Gleaner("--data-dir " + up.data + " cancel 1").rc, 0);
+
+  const testing::Outcome missing =
+      Gleaner("--data-dir " + up.data + " notebook --env PATH=/nonexistent");
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_THAT(missing.err, HasSubstr("command \"jupyter\" not found in PATH"));
 }
 
 }  // namespace
