@@ -107,11 +107,18 @@ void ClusterState::GiveHost(NodeIndex n, const JobRequest& job) {
 
 HostResources ClusterState::LargestHost() const {
   HostResources most;
+  bool cpus_unknown = false;
+  bool memory_unknown = false;
   for (const NodeState& node : nodes_) {
     if (!node.alive) continue;
     most.cpu_milli = std::max(most.cpu_milli, node.capacity.cpu_milli);
     most.memory = std::max(most.memory, node.capacity.memory);
+    cpus_unknown = cpus_unknown || node.capacity.cpu_milli == 0;
+    memory_unknown = memory_unknown || node.capacity.memory.count() == 0;
   }
+  // A node that does not say is never short: no ask is too large for it.
+  if (cpus_unknown) most.cpu_milli = 0;
+  if (memory_unknown) most.memory = core::Bytes();
   return most;
 }
 

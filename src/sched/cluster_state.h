@@ -129,7 +129,8 @@ class ClusterState {
   // them back (GiveHost).
   void TakeHost(NodeIndex n, const JobRequest& job);
   void GiveHost(NodeIndex n, const JobRequest& job);
-  // The most CPUs and memory any live node reports (zero: none reports).
+  // The most CPUs and memory any live node reports; zero where some live
+  // node does not report it (that node is never short of it).
   HostResources LargestHost() const;
 
   // Gives `milli` of the GPU to a job (Take) or back (Give). Taking more

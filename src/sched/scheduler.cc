@@ -611,15 +611,25 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
     int reserved_by = ReservationBook::kNone;
     JobId kept_for = 0;
     if (cluster_.free_milli() > 0) {
+      // The blocked job's GPUs, CPUs and memory on the nodes it waits for.
       const GpuFilter keep_off = [&](GpuIndex g) {
-        const int* spare = shadow_.SpareOn(cluster_.gpu(g).node);
-        return spare == nullptr || req.gpus <= *spare;
+        const NodeIndex n = cluster_.gpu(g).node;
+        const Spare* spare = shadow_.SpareOn(n);
+        return spare == nullptr ||
+               (req.gpus <= spare->gpus &&
+                HostFits(cluster_.node(n).capacity, spare->cpu_milli, spare->memory, req));
       };
       const bool bound = backfill == Backfill::kMustSpare;
       if (auto p = Place(req, allowed, &reserved_by, bound ? &keep_off : nullptr)) {
         if (bound) {
           for (GpuIndex g : p->gpus) {
-            if (int* spare = shadow_.SpareOn(cluster_.gpu(g).node)) --*spare;
+            if (Spare* spare = shadow_.SpareOn(cluster_.gpu(g).node)) --spare->gpus;
+          }
+          for (NodeIndex n : NodesOf(p->gpus)) {
+            if (Spare* spare = shadow_.SpareOn(n)) {
+              spare->cpu_milli -= req.cpu_milli;
+              spare->memory -= static_cast<int64_t>(req.memory.count());
+            }
           }
         }
         Start(job, *p, out);
@@ -807,9 +817,19 @@ void Scheduler::MaybePlanShadow(Job& job) {
   PlanShadow(job);
 }
 
-std::optional<Scheduler::NodeFree> Scheduler::WhenFree(NodeIndex n, ClassId c, int need) const {
+std::optional<Scheduler::NodeFree> Scheduler::WhenFree(NodeIndex n, ClassId c,
+                                                       const JobRequest& blocked) const {
+  const int need = blocked.gpus;
+  const NodeState& node = cluster_.node(n);
   int have = cluster_.FreeWhole(n, c);
-  if (have >= need) return NodeFree{now_, have - need};
+  int64_t cpu = node.free_cpu_milli;
+  int64_t memory = node.free_memory;
+  const auto spare = [&] {
+    return Spare{have - need, cpu - blocked.cpu_milli,
+                 memory - static_cast<int64_t>(blocked.memory.count())};
+  };
+  const auto fits = [&] { return have >= need && HostFits(node.capacity, cpu, memory, blocked); };
+  if (fits()) return NodeFree{now_, spare()};
   // Running jobs by expected end, unknown ends last.
   std::vector<std::pair<std::optional<core::TimePoint>, JobId>> ends;
   for (JobId id : on_node_[n]) ends.emplace_back(ExpectedEnd(jobs_.at(id)), id);
@@ -828,13 +848,14 @@ std::optional<Scheduler::NodeFree> Scheduler::WhenFree(NodeIndex n, ClassId c, i
       it->second += j.req.gpu_milli;
       if (it->second == kMilliPerGpu) ++have;
     }
-    if (have >= need) return NodeFree{end, have - need};
+    cpu += j.req.cpu_milli;
+    memory += static_cast<int64_t>(j.req.memory.count());
+    if (fits()) return NodeFree{end, spare()};
   }
   return std::nullopt;
 }
 
 void Scheduler::PlanShadow(Job& blocked) {
-  const int need = blocked.req.gpus;
   const auto needed = static_cast<size_t>(blocked.req.nodes);
   // Sooner first: known times before unknown, then earlier; ties to the
   // lower node.
@@ -849,8 +870,11 @@ void Scheduler::PlanShadow(Job& blocked) {
     for (NodeIndex n = 0; n < cluster_.node_count(); ++n) {
       if (!cluster_.node(n).alive) continue;
       // One node: a job that fits one now is kept off by something else.
-      if (needed == 1 && (on_node_[n].empty() || cluster_.FreeWhole(n, c) >= need)) continue;
-      if (auto when = WhenFree(n, c, need)) nodes.emplace_back(*when, n);
+      if (needed == 1 && (on_node_[n].empty() || (cluster_.FreeWhole(n, c) >= blocked.req.gpus &&
+                                                  cluster_.HasHostRoom(n, blocked.req)))) {
+        continue;
+      }
+      if (auto when = WhenFree(n, c, blocked.req)) nodes.emplace_back(*when, n);
     }
     if (nodes.size() < needed) continue;
     std::partial_sort(nodes.begin(), nodes.begin() + static_cast<long>(needed), nodes.end(),
@@ -1334,9 +1358,11 @@ core::Result<std::vector<core::GpuUuid>> Scheduler::ReservedGpus(const std::stri
   return out;
 }
 
-std::vector<NodeIndex> Scheduler::NodesOf(const Job& job) const {
+std::vector<NodeIndex> Scheduler::NodesOf(const Job& job) const { return NodesOf(job.gpus); }
+
+std::vector<NodeIndex> Scheduler::NodesOf(const std::vector<GpuIndex>& gpus) const {
   std::vector<NodeIndex> nodes;
-  for (GpuIndex g : job.gpus) {
+  for (GpuIndex g : gpus) {
     const NodeIndex n = cluster_.gpu(g).node;
     if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
   }

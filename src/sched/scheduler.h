@@ -142,28 +142,36 @@ class Scheduler {
 
   // Backfill's promise to the first job of a pass that could not start: the
   // GPUs of the nodes it should fit on by `at`.
+  // What a node will have beyond the blocked job's needs once they are
+  // free: the GPUs, CPUs and memory a job running past that time may take.
+  struct Spare {
+    int gpus = 0;
+    int64_t cpu_milli = 0;
+    int64_t memory = 0;
+  };
   struct Shadow {
     JobId job = 0;                      // 0: none
     OrderKey key;                       // only jobs behind it are held back
     std::optional<core::TimePoint> at;  // unset: not known (a runtime is missing)
-    // The nodes it should fit on (a gang's several), each with the GPUs a
-    // job running past `at` may still take there.
-    std::vector<std::pair<NodeIndex, int>> nodes;
-    // The spare GPUs of node `n`, or null when the shadow does not bind it.
-    int* SpareOn(NodeIndex n) {
+    // The nodes it should fit on (a gang's several), each with what a job
+    // running past `at` may still take there.
+    std::vector<std::pair<NodeIndex, Spare>> nodes;
+    // The spare of node `n`, or null when the shadow does not bind it.
+    Spare* SpareOn(NodeIndex n) {
       for (auto& [node, spare] : nodes) {
         if (node == n) return &spare;
       }
       return nullptr;
     }
   };
-  // When `need` GPUs of class `c` are free on node `n` (now, if they are),
-  // and how many beyond them; nullopt if never, whatever ends.
+  // When the GPUs of class `c` and the host CPUs and memory `blocked`
+  // needs are free on node `n` (now, if they are), and what beyond them;
+  // nullopt if never, whatever ends.
   struct NodeFree {
     std::optional<core::TimePoint> at;
-    int spare = 0;
+    Spare spare;
   };
-  std::optional<NodeFree> WhenFree(NodeIndex n, ClassId c, int need) const;
+  std::optional<NodeFree> WhenFree(NodeIndex n, ClassId c, const JobRequest& blocked) const;
   // How the shadow binds a job: not at all, not on the shadow node's GPUs
   // that the blocked job needs (it runs past `at`), or only by ending first.
   enum class Backfill { kFree, kEndsBefore, kMustSpare };
@@ -238,6 +246,7 @@ class Scheduler {
   void VictimLeft(Job& victim);
   // The nodes a job holds GPUs on, rank 0 first: one, or a gang's.
   std::vector<NodeIndex> NodesOf(const Job& job) const;
+  std::vector<NodeIndex> NodesOf(const std::vector<GpuIndex>& gpus) const;
   int64_t HeldMilli(const Job& job) const {
     return static_cast<int64_t>(job.gpus.size()) * job.req.gpu_milli;
   }

@@ -50,6 +50,33 @@ TEST(HostResourcesTest, JobsGoWhereTheirCpusAreUnclaimedAndGetThemBackOnExit) {
   EXPECT_THAT(Lines(s.Handle(JobFinished{1}, At(6))), ElementsAre("start job 4 on a gpus 0"));
 }
 
+// A job waiting for CPUs is not starved by later small jobs that take each
+// CPU as it frees: backfill keeps what it needs, as it keeps GPUs.
+TEST(HostResourcesTest, BackfillKeepsTheCpusABlockedJobWaitsFor) {
+  SchedulerConfig config;
+  config.backfill = true;
+  Scheduler s(config);
+  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 4, 8, 64)}, At(0)).ok());
+  JobRequest first = Asking(1, 6000);
+  first.expected_runtime = core::Seconds(1000);
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{first}, At(0))), ElementsAre("start job 1 on a gpus 0"));
+  // All 8 CPUs: it fits once job 1 ends, at 1000 s.
+  EXPECT_TRUE(Lines(s.Handle(JobSubmitted{Asking(2, 8000)}, At(10))).empty());
+  // GPUs and 2 CPUs are free, but a job running past 1000 s would keep
+  // job 2 waiting then: kept off.
+  EXPECT_TRUE(Lines(s.Handle(JobSubmitted{Asking(3, 1000)}, At(20))).empty());
+  EXPECT_THAT(*s.PendingReason(3), HasSubstr("kept for job 2"));
+  // One that ends by then may use them.
+  JobRequest quick = Asking(4, 1000);
+  quick.expected_runtime = core::Seconds(500);
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{quick}, At(30))), ElementsAre("start job 4 on a gpus 1"));
+  // One asking no CPUs takes a spare GPU.
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{MakeJob(5, 1)}, At(40))),
+              ElementsAre("start job 5 on a gpus 2"));
+  EXPECT_TRUE(Lines(s.Handle(JobFinished{4}, At(530))).empty());
+  EXPECT_THAT(Lines(s.Handle(JobFinished{1}, At(1000))), ElementsAre("start job 2 on a gpus 0"));
+}
+
 TEST(HostResourcesTest, MemoryIsClaimedLikeCpus) {
   Scheduler s;
   ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 2, 64, 32)}, At(0)).ok());
@@ -85,6 +112,12 @@ TEST(HostResourcesTest, MoreThanAnyNodeHasIsRefusedAtOnce) {
   // Each fits some node, though no node has both: it waits, never starts
   // on a node short of either.
   EXPECT_TRUE(Lines(s.Handle(JobSubmitted{Asking(3, 12'000, 48)}, At(1))).empty());
+  // A node that reports no size is never short: the waiting job starts
+  // there, and nothing is too large now.
+  EXPECT_THAT(Lines(s.Handle(NodeAdded{MakeNode("c", 2)}, At(2))),
+              ElementsAre("start job 3 on c gpus 0"));
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(4, 24'000)}, At(3))),
+              ElementsAre("start job 4 on c gpus 1"));
 }
 
 TEST(HostResourcesTest, PreemptionFreesTheCpusAVictimHeld) {
