@@ -1,5 +1,6 @@
 #include "cluster/queue_feed.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "sched/dependencies.h"
@@ -60,9 +61,24 @@ std::vector<store::JobRecord> QueueFeed::Sync(const std::vector<store::JobRecord
     log("jobs: " + dep_states.status().message());
     return {};
   }
-  // Singletons: per user and name, the jobs not ended, oldest first.
+  // Singletons: per user and name, the jobs not ended, oldest first; held
+  // ones and those waiting for an approver too (as Slurm's singleton
+  // waits for every earlier job of the name that has not terminated), read
+  // only while a singleton waits.
   std::map<std::pair<uint32_t, std::string>, std::set<sched::JobId>> named;
-  for (const std::vector<store::JobRecord>* jobs : {&active, &std::as_const(*queued)}) {
+  std::vector<store::JobRecord> stopped;
+  if (std::any_of(queued->begin(), queued->end(), [this](const store::JobRecord& j) {
+        return j.spec.singleton && !pending_.contains(j.id);
+      })) {
+    auto held = jobs_.List({JobState::kHeld, JobState::kPendingApproval});
+    if (!held.ok()) {
+      log("jobs: " + held.status().message());
+      return {};
+    }
+    stopped = std::move(held).value();
+  }
+  for (const std::vector<store::JobRecord>* jobs :
+       {&active, &std::as_const(*queued), &std::as_const(stopped)}) {
     for (const store::JobRecord& j : *jobs) {
       if (!j.spec.name.empty()) named[{j.uid, j.spec.name}].insert(j.id);
     }

@@ -294,6 +294,40 @@ TEST(LocalClusterDependencyTest, ASingletonWaitsForTheEarlierJobOfItsName) {
   EXPECT_EQ(store->Get(b)->state, store::JobState::kSucceeded);
 }
 
+// An earlier job of the name that is held (or waits for an approver) has
+// not ended either: the singleton waits for it too, as Slurm's does.
+TEST(LocalClusterDependencyTest, ASingletonWaitsForAHeldJobOfItsName) {
+  Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})");
+  auto& store = rig.store;
+  auto& clock = rig.clock;
+  sched::JobSpec first;
+  first.command = {"true"};
+  first.working_dir = "/tmp";
+  first.name = "nightly";
+  sched::JobSpec second = first;
+  second.singleton = true;
+  const sched::JobId a = store->Submit("t", geteuid(), first, clock.Now())->id;
+  store::JobUpdate hold;
+  hold.reason = "held by t";
+  ASSERT_TRUE(store->Transition(a, store::JobState::kQueued, store::JobState::kHeld, hold).ok());
+  const sched::JobId b = store->Submit("t", geteuid(), second, clock.Now())->id;
+  const auto tick = [&] {
+    rig.Tick([](const std::string&) {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    clock.Advance(core::Seconds(1));
+  };
+  for (int t = 0; t < 320 && store->Get(b)->reason.empty(); ++t) tick();
+  for (int t = 0; t < 5; ++t) tick();
+  EXPECT_EQ(store->Get(b)->state, store::JobState::kQueued);
+  EXPECT_EQ(store->Get(b)->reason, "waiting for job " + std::to_string(a) +
+                                       ", also named \"nightly\", to end (singleton)");
+  ASSERT_TRUE(store->Transition(a, store::JobState::kHeld, store::JobState::kQueued, {}).ok());
+  for (int t = 0; t < 320 && store->Get(b)->state != store::JobState::kSucceeded; ++t) tick();
+  EXPECT_EQ(store->Get(a)->state, store::JobState::kSucceeded);
+  EXPECT_EQ(store->Get(b)->state, store::JobState::kSucceeded);
+  EXPECT_LT(*store->Get(a)->started_at, *store->Get(b)->started_at);  // one after the other
+}
+
 TEST(LocalClusterLimitsTest, AJobPastItsMaxRuntimeIsKilled) {
   Rig rig(R"({"gpus": [{"name": "A", "memory_total_mib": 1000}]})");
   auto& store = rig.store;
