@@ -18,6 +18,7 @@
 #include "agent/gang_env.h"
 #include "agent/process_info.h"
 #include "agent/session_terminal.h"
+#include "core/format.h"
 
 namespace gleaner::agent {
 namespace {
@@ -96,7 +97,10 @@ volatile sig_atomic_t g_hangup_forwarded = 0;
 void ForwardHangup(int) {
   if (g_hangup_forwarded) return;
   g_hangup_forwarded = 1;
+  const int saved = errno;
   kill(0, SIGHUP);
+  kill(0, SIGCONT);  // a stopped job must wake to hear it
+  errno = saved;
 }
 
 // The job's first process, root's: it waits for the job and writes how it
@@ -112,6 +116,10 @@ void ForwardHangup(int) {
     sigemptyset(&forward.sa_mask);
     forward.sa_flags = SA_RESTART;
     sigaction(SIGHUP, &forward, nullptr);
+    sigset_t hangup;
+    sigemptyset(&hangup);
+    sigaddset(&hangup, SIGHUP);
+    sigprocmask(SIG_UNBLOCK, &hangup, nullptr);  // one that came meanwhile is passed on now
   }
   // It holds nothing of gleaner's (sockets, the database, the driver), and
   // it never dumps core: its memory is gleaner's.
@@ -239,7 +247,7 @@ core::Result<int> OpenJobLog(const std::string& log_dir, const std::string& name
   // this call created is given to the job's user.
   bool created = true;
   int fd = openat(dir, name.c_str(),
-                  O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+                  O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST) {
     created = false;
     fd = openat(dir, name.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -404,7 +412,9 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
       note = "gleaner: the job's cpus and mem could not be set (" + v1.status().message() +
              "); they are not enforced\n";
     }
-    if (!note.empty() && write(err_fd, note.data(), note.size()) < 0) {
+    // A session hears it on its terminal, without gleaner ever waiting on it.
+    const int note_fd = req.spec.pty ? terminal.notices : err_fd;
+    if (!note.empty() && write(note_fd, note.data(), note.size()) < 0) {
       // The job's stderr log is full or gone: the job itself will find out.
     }
   }
@@ -450,7 +460,14 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     }
     CloseDescriptorsBut(status_pipe[1]);
     // Deaf to the job's signals from before the job exists; the job itself
-    // gets every signal back to its default below.
+    // gets every signal back to its default below. A session's hangup is
+    // held (blocked, not ignored) until its first process can pass it on.
+    if (pty) {
+      sigset_t hangup;
+      sigemptyset(&hangup);
+      sigaddset(&hangup, SIGHUP);
+      sigprocmask(SIG_BLOCK, &hangup, nullptr);
+    }
     for (int sig = 1; sig < NSIG; ++sig) signal(sig, sig == SIGCHLD ? SIG_DFL : SIG_IGN);
     const pid_t job_pid = fork();
     if (job_pid < 0) ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
@@ -582,8 +599,16 @@ void Executor::CloseNotices(sched::JobId id) {
 }
 
 std::vector<JobExit> Executor::Reap() {
-  // Sessions whose client never came are hung up (their jobs then end).
-  if (terminals_) terminals_->Expire(clock_.Now());
+  // Sessions whose client never came: their terminal is hung up, and
+  // whatever ignores that (nohup) or was stopped is ended all the same.
+  if (terminals_) {
+    for (int64_t id : terminals_->Expire(clock_.Now())) {
+      if (!running_.contains(id)) continue;
+      Tell(id, "Nobody attached to this session within " +
+                   core::FormatDuration(core::TerminalHandoff::kAttachWithin) + ": it is ended.");
+      Signal(id, SIGKILL).IgnoreError();
+    }
+  }
   for (const std::string& path : std::set<std::string>(lingering_)) Sweep(path);
   for (const auto& [id, job] : running_) {
     for (const std::string& log : {job.stdout_path, job.stderr_path}) {
@@ -647,6 +672,13 @@ core::Status Executor::Signal(sched::JobId id, int signal) {
   }
   if (kill(-it->second.pid, signal) != 0 && errno != ESRCH) {
     return core::Internal("signalling job " + std::to_string(id) + ": " + std::strerror(errno));
+  }
+  // An interactive shell moves itself and its jobs to process groups of
+  // their own, all in the session the job's first process leads.
+  if (notices_.contains(id)) {
+    for (uint32_t p : ProcessesOfSession(static_cast<uint32_t>(it->second.pid))) {
+      kill(static_cast<pid_t>(p), signal);
+    }
   }
   // The end of a job ends all of it, in its process group or not.
   if (signal == SIGKILL && !it->second.cgroup.empty()) {

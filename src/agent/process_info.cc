@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -166,6 +167,19 @@ std::optional<ProcessInfo> ProcfsInspector::Inspect(uint32_t pid) const {
     info.slurm_job_id = std::move(slurm_job_from_env);
   }
   return info;
+}
+
+std::vector<uint32_t> ProcessesOfSession(uint32_t session, const std::string& proc_root) {
+  std::vector<uint32_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(proc_root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (SessionOf(StatFields(entry.path().string() + "/stat")) == session) {
+      out.push_back(static_cast<uint32_t>(std::stoul(name)));
+    }
+  }
+  return out;
 }
 
 std::optional<core::TimePoint> ProcessStartTime(uint32_t pid, const std::string& proc_root) {

@@ -70,6 +70,11 @@ class ScenarioProcessInspector final : public ProcessInspector {
   const ProcessInspector& fallback_;
 };
 
+// The processes of session `session` (/proc/<pid>/stat's field 6), its
+// leader included: every process an interactive shell started, whatever
+// process group job control moved it to.
+std::vector<uint32_t> ProcessesOfSession(uint32_t session, const std::string& proc_root = "/proc");
+
 // When process `pid` started, from /proc (under `proc_root`); nullopt when
 // it is gone. With the pid, it names a process unambiguously: pids are
 // reused, start times are not.

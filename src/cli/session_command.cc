@@ -175,7 +175,10 @@ int RunSession(const JobOptions& o, std::ostream& err) {
       << "; it ends when its command does\n";
   const core::Status relayed = RelayTerminal(fd, STDIN_FILENO, STDOUT_FILENO);
   close(fd);
-  if (!relayed.ok()) err << "gleaner: " << relayed.message() << "\n";
+  if (!relayed.ok()) {
+    err << "gleaner: job " << id << ": " << relayed.message() << "\n";
+    return kExitFailure;
+  }
   // The session's side is gone: its end is recorded at the daemon's next pass.
   for (int i = 0; i < 150; ++i) {
     auto now = FetchJob(*api, o.token, id);

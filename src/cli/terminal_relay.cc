@@ -9,20 +9,26 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace gleaner::cli {
 namespace {
 
-// The write end of a pipe SIGWINCH wakes the relay through.
-int g_resized = -1;
+// The write end of a pipe the relay's signals wake it through: 'w' for
+// SIGWINCH (the window changed), 'q' for the end of this client (SIGTERM,
+// SIGHUP, SIGQUIT): the relay then returns, so the user's terminal leaves
+// raw mode.
+int g_wake = -1;
 
-void OnResize(int) {
+void OnSignal(int sig) {
   const int saved = errno;
-  const char byte = 'w';
-  [[maybe_unused]] const ssize_t n = write(g_resized, &byte, 1);
+  const char byte = sig == SIGWINCH ? 'w' : 'q';
+  [[maybe_unused]] const ssize_t n = write(g_wake, &byte, 1);
   errno = saved;
 }
+
+constexpr int kWakeSignals[] = {SIGWINCH, SIGTERM, SIGHUP, SIGQUIT};
 
 void CopyWindowSize(int from, int to) {
   winsize size{};
@@ -69,13 +75,21 @@ core::Status RelayTerminal(int master, int in, int out) {
   if (pipe2(resized, O_CLOEXEC | O_NONBLOCK) != 0) {
     return core::Unavailable(std::string("pipe: ") + std::strerror(errno));
   }
-  g_resized = resized[1];
-  struct sigaction on_resize {};
-  on_resize.sa_handler = OnResize;
-  sigemptyset(&on_resize.sa_mask);
-  on_resize.sa_flags = SA_RESTART;
-  struct sigaction before {};
-  sigaction(SIGWINCH, &on_resize, &before);
+  g_wake = resized[1];
+  struct sigaction on_signal {};
+  on_signal.sa_handler = OnSignal;
+  sigemptyset(&on_signal.sa_mask);
+  on_signal.sa_flags = SA_RESTART;
+  struct sigaction before[std::size(kWakeSignals)] = {};
+  for (size_t i = 0; i < std::size(kWakeSignals); ++i) {
+    sigaction(kWakeSignals[i], &on_signal, &before[i]);
+  }
+  // A reader of our output that went away is an error to return, not a
+  // death that would leave the terminal raw.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction pipe_before {};
+  sigaction(SIGPIPE, &ignore, &pipe_before);
   const bool terminal_in = isatty(in) != 0;
   if (terminal_in) CopyWindowSize(in, master);
   // The session's input waits here while the session reads slower than we
@@ -101,7 +115,13 @@ core::Status RelayTerminal(int master, int in, int out) {
         break;
       }
       if (fds[2].revents != 0) {
-        while (read(resized[0], buf, sizeof buf) > 0) {
+        bool quit = false;
+        for (ssize_t n; (n = read(resized[0], buf, sizeof buf)) > 0;) {
+          quit = quit || std::memchr(buf, 'q', static_cast<size_t>(n)) != nullptr;
+        }
+        if (quit) {
+          status = core::Unavailable("interrupted: the session is left, and hung up");
+          break;
         }
         if (terminal_in) CopyWindowSize(in, master);
       }
@@ -118,6 +138,7 @@ core::Status RelayTerminal(int master, int in, int out) {
         const ssize_t n = write(master, to_session.data(), to_session.size());
         if (n > 0) to_session.erase(0, static_cast<size_t>(n));
       }
+      if (fds[1].revents & POLLNVAL) in_open = false;  // no stdin at all: nothing to send
       if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
         const ssize_t n = read(in, buf, sizeof buf);
         if (n > 0) {
@@ -132,8 +153,11 @@ core::Status RelayTerminal(int master, int in, int out) {
     }
   }
   fcntl(master, F_SETFL, master_flags);
-  sigaction(SIGWINCH, &before, nullptr);
-  g_resized = -1;
+  for (size_t i = 0; i < std::size(kWakeSignals); ++i) {
+    sigaction(kWakeSignals[i], &before[i], nullptr);
+  }
+  sigaction(SIGPIPE, &pipe_before, nullptr);
+  g_wake = -1;
   close(resized[0]);
   close(resized[1]);
   return status;

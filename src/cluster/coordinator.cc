@@ -801,8 +801,12 @@ void Coordinator::RequeueStopped(const std::string& agent, Host& host, core::Dur
     store::JobUpdate u;
     u.reason = "host " + agent + " silent for " + core::FormatDuration(quiet) +
                "; its agent's lease ran out";
-    auto moved = store_.Transition(job.id, job.state, JobState::kQueued, u);
-    log(Job(job.id) + (moved.ok() ? " requeued: " + u.reason : ": " + moved.status().message()));
+    // A session started again would have nobody attached: it ends here.
+    const JobState to = job.spec.pty ? JobState::kCancelled : JobState::kQueued;
+    if (job.spec.pty) u.reason = "the session was ended (a session is never requeued): " + u.reason;
+    auto moved = store_.Transition(job.id, job.state, to, u);
+    log(Job(job.id) + (moved.ok() ? (job.spec.pty ? " " : " requeued: ") + u.reason
+                                  : ": " + moved.status().message()));
     preempting_.erase(job.id);
     resizing_.erase(job.id);
     gang_ends_.erase(job.id);

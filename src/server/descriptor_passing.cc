@@ -79,7 +79,9 @@ core::Result<AnswerWithDescriptor> CallForDescriptor(const std::string& socket_p
   std::string text;
   for (;;) {
     pollfd p{sock, POLLIN, 0};
-    if (poll(&p, 1, kAnswerWithinMs) == 0) return fail("gleaner did not answer in 10 s");
+    const int ready = poll(&p, 1, kAnswerWithinMs);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return fail("gleaner did not answer in 10 s");
     char buf[4096];
     DescriptorControl control{};
     iovec iov{buf, sizeof buf};
@@ -91,6 +93,11 @@ core::Result<AnswerWithDescriptor> CallForDescriptor(const std::string& socket_p
     const ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail(std::string("reading gleaner's answer: ") + std::strerror(errno));
+    if (msg.msg_flags & MSG_CTRUNC) {
+      return fail(
+          "the answer's descriptor was lost: this process has no room for another "
+          "(too many open files?)");
+    }
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
       if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
       const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);

@@ -146,7 +146,8 @@ TEST(ExecutorAsRootTest, RunsAsTheSubmittingUser) {
   EXPECT_THAT(out, HasSubstr(std::to_string(uid) + "\n" + user + "\n"));
   struct stat st {};
   ASSERT_EQ(stat(job->stdout_path.c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, uid);  // the user can read their own logs
+  EXPECT_EQ(st.st_uid, uid);            // the user can read their own logs
+  EXPECT_EQ(st.st_mode & 0777, 0600u);  // and nobody else: a log may hold a token
 }
 
 // Out of memory, the kernel ends a job before the owner's own processes,

@@ -114,21 +114,66 @@ TEST(SessionTerminalTest, TheUserReadsWhyAndWhenTheSessionEnds) {
   close(*master);
 }
 
-TEST(SessionTerminalTest, ASessionNobodyAttachesToIsHungUp) {
+// What a session's client closes hangs the session up: SIGHUP, passed on
+// by its first process to the job.
+TEST(SessionTerminalTest, ClosingTheTerminalHangsTheSessionUp) {
   testing::TempDir logs;
-  core::ManualClock clock;
+  core::RealClock clock;
   Executor e(clock);
   auto terminals = std::make_shared<core::TerminalHandoff>();
   e.UseTerminals(terminals);
   auto job = e.Launch(Session(7, "sleep 300", logs.path().string()));
   ASSERT_TRUE(job.ok()) << job.status().ToString();
-  EXPECT_TRUE(e.Reap().empty());
-  clock.Advance(core::TerminalHandoff::kAttachWithin);
-  // The master closed: the kernel hangs the terminal up, SIGHUP ends it.
+  auto master = terminals->Take(7, geteuid());
+  ASSERT_TRUE(master.ok());
+  close(*master);  // at once: the hangup may come before the first process is ready for it
   const auto exit = WaitFor(e, 7);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->signal, SIGHUP);
-  EXPECT_EQ(terminals->Take(7, geteuid()).status().code(), core::StatusCode::kNotFound);
+}
+
+// A session nobody attaches to in time is ended, even one deaf to the
+// hangup (nohup) whose shell moved it to a process group of its own.
+TEST(SessionTerminalTest, ASessionNobodyAttachesToIsEnded) {
+  testing::TempDir logs;
+  core::ManualClock clock;
+  Executor e(clock);
+  auto terminals = std::make_shared<core::TerminalHandoff>();
+  e.UseTerminals(terminals);
+  auto job = e.Launch(
+      Session(9, "trap '' HUP; set -m; sleep 300 & echo child=$!; wait", logs.path().string()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_TRUE(e.Reap().empty());
+  clock.Advance(core::TerminalHandoff::kAttachWithin);
+  const auto exit = WaitFor(e, 9);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->signal, SIGKILL);
+  EXPECT_EQ(terminals->Take(9, geteuid()).status().code(), core::StatusCode::kNotFound);
+}
+
+// An interactive shell puts itself and each of its jobs in a process group
+// of its own: the checkpoint signal reaches them all, through the session.
+TEST(SessionTerminalTest, SignalsReachJobsAShellMovedToOtherProcessGroups) {
+  testing::TempDir logs;
+  core::RealClock clock;
+  Executor e(clock);
+  auto terminals = std::make_shared<core::TerminalHandoff>();
+  e.UseTerminals(terminals);
+  auto job = e.Launch(
+      Session(10,
+              "set -m; sh -c \"trap 'echo got-term; exit 0' TERM; while :; do sleep 0.05; done\" & "
+              "echo started; wait",
+              logs.path().string()));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  auto master = terminals->Take(10, geteuid());
+  ASSERT_TRUE(master.ok());
+  std::string seen;
+  ReadUntil(*master, "started", &seen);
+  ASSERT_TRUE(e.Signal(10, SIGTERM).ok());
+  EXPECT_THAT(ReadUntil(*master, "got-term", &seen), HasSubstr("got-term"));
+  const auto exit = WaitFor(e, 10);
+  ASSERT_TRUE(exit.has_value());
+  close(*master);
 }
 
 TEST(SessionTerminalTest, WithoutAHandoffASessionIsRefused) {

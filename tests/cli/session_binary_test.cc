@@ -108,10 +108,12 @@ struct Up {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
+  bool ready() const { return std::filesystem::exists(data + "/gleaner.sock"); }
 };
 
 TEST(SessionBinaryTest, ASessionGetsThisTerminalAndEndsWithItsExitCode) {
   Up up;
+  ASSERT_TRUE(up.ready()) << testing::Slurp(up.dir.path() / "up.log");
   const std::string& data = up.data;
   OnTerminal session({"--data-dir", data, "run", "--gpus", "1", "--pty", "--", "sh", "-c",
                       "stty size; echo term=$TERM gpus=$CUDA_VISIBLE_DEVICES; read x; "
@@ -137,6 +139,7 @@ TEST(SessionBinaryTest, ASessionGetsThisTerminalAndEndsWithItsExitCode) {
 // leaves the server running as a job; without Jupyter it says so.
 TEST(SessionBinaryTest, ANotebookPrintsItsUrlAndRunsOn) {
   Up up;
+  ASSERT_TRUE(up.ready()) << testing::Slurp(up.dir.path() / "up.log");
   const std::string bin = (up.dir.path() / "bin").string();
   std::filesystem::create_directories(bin);
   up.dir.Write("bin/jupyter",

@@ -58,7 +58,7 @@ TEST_F(TerminalApiTest, ItsOwnerReceivesTheTerminalOnceOverTheUnixSocket) {
   terminals->Offer(7, static_cast<uint32_t>(geteuid()), pipe_fds[0],
                    clock_.Now() + core::TerminalHandoff::kAttachWithin);
 
-  // Over TCP no descriptor can travel.
+  // Over TCP no descriptor can travel (and no caller is named without a token).
   auto tcp = std::move(ParseServerUrl(tcp_server_->address())).value();
   auto over_tcp = HttpCall(tcp, "POST", "/v1/jobs/7/terminal", "", "");
   ASSERT_TRUE(over_tcp.ok());
@@ -83,7 +83,9 @@ TEST_F(TerminalApiTest, ItsOwnerReceivesTheTerminalOnceOverTheUnixSocket) {
   EXPECT_EQ(again->status, 404);
   EXPECT_EQ(again->fd, -1);
   EXPECT_THAT(again->body, HasSubstr("someone attached already"));
-  EXPECT_EQ(CallForDescriptor(socket_, "GET", "/v1/jobs/7/terminal")->status, 405);
+  auto wrong_method = CallForDescriptor(socket_, "GET", "/v1/jobs/7/terminal");
+  ASSERT_TRUE(wrong_method.ok());
+  EXPECT_EQ(wrong_method->status, 405);
 }
 
 TEST_F(TerminalApiTest, AnotherUsersSessionIsNotHandedOut) {
