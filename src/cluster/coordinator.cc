@@ -29,6 +29,12 @@ std::vector<double> LatencyBounds() {
 }
 
 // How one process's end moves its job, and why.
+// Why a session that would have been requeued ended instead: started again,
+// it would have nobody attached.
+std::string SessionEnded(const std::string& why) {
+  return "the session was ended (a session is never requeued): " + why;
+}
+
 std::pair<JobState, std::string> ExitOutcome(const std::string& agent, const store::JobRecord& job,
                                              const JobEvent& e, const std::string& preempt_reason) {
   if (e.launch_failed)
@@ -40,8 +46,7 @@ std::pair<JobState, std::string> ExitOutcome(const std::string& agent, const sto
           " was restarting; exit status unknown, requeued");
   // A session started again would have nobody attached: it ends here.
   if (job.spec.pty && move.to == JobState::kQueued) {
-    return {JobState::kCancelled,
-            "the session was ended (a session is never requeued): " + move.reason};
+    return {JobState::kCancelled, SessionEnded(move.reason)};
   }
   return {move.to, move.reason};
 }
@@ -801,9 +806,8 @@ void Coordinator::RequeueStopped(const std::string& agent, Host& host, core::Dur
     store::JobUpdate u;
     u.reason = "host " + agent + " silent for " + core::FormatDuration(quiet) +
                "; its agent's lease ran out";
-    // A session started again would have nobody attached: it ends here.
     const JobState to = job.spec.pty ? JobState::kCancelled : JobState::kQueued;
-    if (job.spec.pty) u.reason = "the session was ended (a session is never requeued): " + u.reason;
+    if (job.spec.pty) u.reason = SessionEnded(u.reason);
     auto moved = store_.Transition(job.id, job.state, to, u);
     log(Job(job.id) + (moved.ok() ? (job.spec.pty ? " " : " requeued: ") + u.reason
                                   : ": " + moved.status().message()));

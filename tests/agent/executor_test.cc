@@ -18,6 +18,7 @@
 
 #include "testing/temp_dir.h"
 #include "testing/throwaway_user.h"
+#include "testing/wait_for_exit.h"
 
 namespace gleaner::agent {
 namespace {
@@ -36,15 +37,7 @@ LaunchRequest Request(sched::JobId id, std::vector<std::string> command, const s
 }
 
 // Waits (up to 10 s) for the job to end.
-std::optional<JobExit> WaitFor(Executor& e, sched::JobId id) {
-  for (int i = 0; i < 1000; ++i) {
-    for (const JobExit& x : e.Reap()) {
-      if (x.id == id) return x;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return std::nullopt;
-}
+std::optional<JobExit> WaitFor(Executor& e, sched::JobId id) { return testing::WaitForExit(e, id); }
 
 TEST(ExecutorTest, RunsWithGpusAndLogsAndRecordsTheExit) {
   testing::TempDir logs;

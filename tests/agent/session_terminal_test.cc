@@ -15,6 +15,7 @@
 
 #include "agent/executor.h"
 #include "testing/temp_dir.h"
+#include "testing/wait_for_exit.h"
 
 namespace gleaner::agent {
 namespace {
@@ -48,27 +49,28 @@ std::string ReadUntil(int master, const std::string& want, std::string* seen) {
   return *seen;
 }
 
-std::optional<JobExit> WaitFor(Executor& e, sched::JobId id) {
-  for (int i = 0; i < 1000; ++i) {
-    for (const JobExit& x : e.Reap()) {
-      if (x.id == id) return x;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+// An executor whose sessions' terminals wait in `terminals`.
+struct Sessions {
+  explicit Sessions(const core::Clock& clock) : executor(clock) {
+    executor.UseTerminals(terminals);
   }
-  return std::nullopt;
-}
+  core::Result<RunningJob> Launch(sched::JobId id, const std::string& script) {
+    return executor.Launch(Session(id, script, logs.path().string()));
+  }
+  testing::TempDir logs;
+  Executor executor;
+  std::shared_ptr<core::TerminalHandoff> terminals = std::make_shared<core::TerminalHandoff>();
+};
 
 TEST(SessionTerminalTest, ASessionTalksThroughItsOwnControllingTerminal) {
-  testing::TempDir logs;
   core::RealClock clock;
-  Executor e(clock);
-  auto terminals = std::make_shared<core::TerminalHandoff>();
-  e.UseTerminals(terminals);
-  auto job = e.Launch(
-      Session(5,
-              "[ -t 0 ] && [ -t 1 ] && echo on-a-terminal; echo gpus=$CUDA_VISIBLE_DEVICES; "
-              "read line; echo got:$line; exit 4",
-              logs.path().string()));
+  Sessions rig(clock);
+  Executor& e = rig.executor;
+  auto& terminals = rig.terminals;
+  auto job =
+      rig.Launch(5,
+                 "[ -t 0 ] && [ -t 1 ] && echo on-a-terminal; echo gpus=$CUDA_VISIBLE_DEVICES; "
+                 "read line; echo got:$line; exit 4");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_TRUE(job->stdout_path.empty());  // no log: the terminal is its output
 
@@ -80,21 +82,19 @@ TEST(SessionTerminalTest, ASessionTalksThroughItsOwnControllingTerminal) {
   EXPECT_THAT(seen, HasSubstr("on-a-terminal"));
   ASSERT_EQ(write(*master, "hello\n", 6), 6);
   EXPECT_THAT(ReadUntil(*master, "got:hello", &seen), HasSubstr("got:hello"));
-  const auto exit = WaitFor(e, 5);
+  const auto exit = testing::WaitForExit(e, 5);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_code, 4);
   close(*master);
 }
 
 TEST(SessionTerminalTest, TheUserReadsWhyAndWhenTheSessionEnds) {
-  testing::TempDir logs;
   core::RealClock clock;
-  Executor e(clock);
-  auto terminals = std::make_shared<core::TerminalHandoff>();
-  e.UseTerminals(terminals);
+  Sessions rig(clock);
+  Executor& e = rig.executor;
+  auto& terminals = rig.terminals;
   // An interactive shell ignores SIGTERM; the notice is what the user gets.
-  auto job = e.Launch(
-      Session(6, "trap '' TERM; echo ready; while :; do sleep 0.05; done", logs.path().string()));
+  auto job = rig.Launch(6, "trap '' TERM; echo ready; while :; do sleep 0.05; done");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   auto master = terminals->Take(6, geteuid());
   ASSERT_TRUE(master.ok()) << master.status().ToString();
@@ -108,7 +108,7 @@ TEST(SessionTerminalTest, TheUserReadsWhyAndWhenTheSessionEnds) {
   ASSERT_TRUE(e.Signal(6, SIGKILL).ok());
   ReadUntil(*master, "ended now", &seen);
   EXPECT_THAT(seen, HasSubstr("This session is being ended now."));
-  const auto exit = WaitFor(e, 6);
+  const auto exit = testing::WaitForExit(e, 6);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->signal, SIGKILL);
   close(*master);
@@ -117,17 +117,16 @@ TEST(SessionTerminalTest, TheUserReadsWhyAndWhenTheSessionEnds) {
 // What a session's client closes hangs the session up: SIGHUP, passed on
 // by its first process to the job.
 TEST(SessionTerminalTest, ClosingTheTerminalHangsTheSessionUp) {
-  testing::TempDir logs;
   core::RealClock clock;
-  Executor e(clock);
-  auto terminals = std::make_shared<core::TerminalHandoff>();
-  e.UseTerminals(terminals);
-  auto job = e.Launch(Session(7, "sleep 300", logs.path().string()));
+  Sessions rig(clock);
+  Executor& e = rig.executor;
+  auto& terminals = rig.terminals;
+  auto job = rig.Launch(7, "sleep 300");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   auto master = terminals->Take(7, geteuid());
   ASSERT_TRUE(master.ok());
   close(*master);  // at once: the hangup may come before the first process is ready for it
-  const auto exit = WaitFor(e, 7);
+  const auto exit = testing::WaitForExit(e, 7);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->signal, SIGHUP);
 }
@@ -135,17 +134,15 @@ TEST(SessionTerminalTest, ClosingTheTerminalHangsTheSessionUp) {
 // A session nobody attaches to in time is ended, even one deaf to the
 // hangup (nohup) whose shell moved it to a process group of its own.
 TEST(SessionTerminalTest, ASessionNobodyAttachesToIsEnded) {
-  testing::TempDir logs;
   core::ManualClock clock;
-  Executor e(clock);
-  auto terminals = std::make_shared<core::TerminalHandoff>();
-  e.UseTerminals(terminals);
-  auto job = e.Launch(
-      Session(9, "trap '' HUP; set -m; sleep 300 & echo child=$!; wait", logs.path().string()));
+  Sessions rig(clock);
+  Executor& e = rig.executor;
+  auto& terminals = rig.terminals;
+  auto job = rig.Launch(9, "trap '' HUP; set -m; sleep 300 & echo child=$!; wait");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_TRUE(e.Reap().empty());
   clock.Advance(core::TerminalHandoff::kAttachWithin);
-  const auto exit = WaitFor(e, 9);
+  const auto exit = testing::WaitForExit(e, 9);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->signal, SIGKILL);
   EXPECT_EQ(terminals->Take(9, geteuid()).status().code(), core::StatusCode::kNotFound);
@@ -154,16 +151,14 @@ TEST(SessionTerminalTest, ASessionNobodyAttachesToIsEnded) {
 // An interactive shell puts itself and each of its jobs in a process group
 // of its own: the checkpoint signal reaches them all, through the session.
 TEST(SessionTerminalTest, SignalsReachJobsAShellMovedToOtherProcessGroups) {
-  testing::TempDir logs;
   core::RealClock clock;
-  Executor e(clock);
-  auto terminals = std::make_shared<core::TerminalHandoff>();
-  e.UseTerminals(terminals);
-  auto job = e.Launch(
-      Session(10,
-              "set -m; sh -c \"trap 'echo got-term; exit 0' TERM; while :; do sleep 0.05; done\" & "
-              "echo started; wait",
-              logs.path().string()));
+  Sessions rig(clock);
+  Executor& e = rig.executor;
+  auto& terminals = rig.terminals;
+  auto job = rig.Launch(
+      10,
+      "set -m; sh -c \"trap 'echo got-term; exit 0' TERM; while :; do sleep 0.05; done\" & "
+      "echo started; wait");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   auto master = terminals->Take(10, geteuid());
   ASSERT_TRUE(master.ok());
@@ -171,7 +166,7 @@ TEST(SessionTerminalTest, SignalsReachJobsAShellMovedToOtherProcessGroups) {
   ReadUntil(*master, "started", &seen);
   ASSERT_TRUE(e.Signal(10, SIGTERM).ok());
   EXPECT_THAT(ReadUntil(*master, "got-term", &seen), HasSubstr("got-term"));
-  const auto exit = WaitFor(e, 10);
+  const auto exit = testing::WaitForExit(e, 10);
   ASSERT_TRUE(exit.has_value());
   close(*master);
 }
