@@ -15,6 +15,8 @@
 #include <filesystem>
 
 #include "agent/account.h"
+#include "agent/cdi_devices.h"
+#include "agent/container_command.h"
 #include "agent/gang_env.h"
 #include "agent/process_info.h"
 #include "agent/session_terminal.h"
@@ -87,6 +89,51 @@ void SetOomScoreAdj(const char* value) {
     [[maybe_unused]] const ssize_t n = write(fd, value, std::strlen(value));
     close(fd);
   }
+}
+
+// Switches the calling process to `account` for good; false (errno set)
+// where it cannot. Async-signal-safe.
+bool BecomeUser(const Account& account) {
+  if (setgroups(account.groups.size(), account.groups.data()) != 0 || setgid(account.gid) != 0 ||
+      setuid(account.uid) != 0) {
+    return false;
+  }
+  if (account.uid != 0 && setuid(0) == 0) {  // must be gone
+    errno = EPERM;
+    return false;
+  }
+  return true;
+}
+
+// Rootless podman enters the user's namespaces through a pause process it
+// starts on first use. Without one (or without XDG_RUNTIME_DIR to find it)
+// `podman run` forks a second client that waits for the first, and that
+// outer client ends at once, exit 0, on the checkpoint signal, while the
+// container is still saving its work. So the user's pause process is made
+// first, outside the job's cgroup (the job's end must not kill it while
+// another job joins it), by `podman unshare true` as the user, for at
+// most 30 s. Async-signal-safe.
+void StartPodmanPause(const Account& account, const char* home,
+                      const std::vector<const char*>& programs, char* const* argv,
+                      char* const* envp) {
+  const pid_t pid = fork();
+  if (pid < 0) return;  // the job starts all the same
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (!BecomeUser(account) || chdir(home) != 0) _exit(127);
+    for (const char* program : programs) execve(program, argv, envp);
+    _exit(127);
+  }
+  const struct timespec tick = {0, 20'000'000};
+  for (int waited = 0; waited < 1500; ++waited) {
+    const pid_t r = waitpid(pid, nullptr, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return;
+    nanosleep(&tick, nullptr);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
 }
 
 volatile sig_atomic_t g_hangup_forwarded = 0;
@@ -324,9 +371,17 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     env["GLEANER_ARRAY_TASK_ID"] = std::to_string(req.array_index);
   }
   // Whether the directory exists, and the program, are found by the child
-  // as the job's user: root's view of the file system never shows.
-  const std::string workdir = req.spec.working_dir.empty() ? account.home : req.spec.working_dir;
-  const std::vector<std::string> candidates = Candidates(req.spec.command[0], env["PATH"]);
+  // as the job's user: root's view of the file system never shows. A
+  // container job runs podman or apptainer from the user's home; its
+  // working directory is the container's.
+  std::string workdir = req.spec.working_dir.empty() ? account.home : req.spec.working_dir;
+  std::vector<std::string> command = req.spec.command;
+  if (req.spec.container) {
+    GLEANER_ASSIGN_OR_RETURN(command, ContainerCommand(req, account, env));
+    workdir = account.home;
+  }
+  const bool podman = req.spec.container && req.spec.container->sif.empty();
+  const std::vector<std::string> candidates = Candidates(command[0], env["PATH"]);
 
   std::error_code ec;
   std::filesystem::create_directories(req.log_dir, ec);
@@ -382,17 +437,29 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   std::vector<char*> envp;
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::vector<std::string> args = req.spec.command;
+  std::vector<std::string> args = command;
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<const char*> programs;
   for (const std::string& c : candidates) programs.push_back(c.c_str());
+  std::vector<std::string> pause_args = {"podman", "unshare", "true"};
+  std::vector<char*> pause_argv;
+  for (std::string& a : pause_args) pause_argv.push_back(a.data());
+  pause_argv.push_back(nullptr);
 
   job.exit_path = req.log_dir + "/" + std::to_string(req.id) + ".exit";
   unlink(job.exit_path.c_str());  // an earlier attempt's
   std::string cgroup;             // empty: no cgroup for this launch
   if (cgroups_) cgroup = cgroups_->Create(req.id).value_or("");
+  if (req.spec.container && cgroup.empty()) {
+    close_outputs();
+    return core::FailedPrecondition(
+        "job " + std::to_string(req.id) +
+        " runs in a container, and this host gives jobs no cgroup of their own: its container "
+        "would outlive the job's end. Run gleaner as root on a host with cgroup v2 mounted "
+        "(gleaner doctor says why there is none)");
+  }
   // The cgroup.procs files the job joins: its own, then those that hold it
   // to its CPUs and memory where cgroup v1 does.
   std::vector<std::string> joins;
@@ -447,9 +514,6 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     // reach the terminal gleaner was started from (TIOCSTI would type into
     // root's shell). It also makes the child its process group's leader.
     if (setsid() < 0) ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
-    // Join the job's cgroups while still privileged; without them the job
-    // still runs, held by its process group alone.
-    for (const char* procs : join_files) JoinCgroup(procs);
     // A session reads its terminal, which becomes the controlling terminal
     // of this new session; any other job reads nothing.
     if (pty && ioctl(out_fd, TIOCSCTTY, 0) != 0)
@@ -459,6 +523,12 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
       ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
     }
     CloseDescriptorsBut(status_pipe[1]);
+    if (podman) {
+      StartPodmanPause(account, account.home.c_str(), programs, pause_argv.data(), envp.data());
+    }
+    // Join the job's cgroups while still privileged; without them the job
+    // still runs, held by its process group alone.
+    for (const char* procs : join_files) JoinCgroup(procs);
     // Deaf to the job's signals from before the job exists; the job itself
     // gets every signal back to its default below. A session's hangup is
     // held (blocked, not ignored) until its first process can pass it on.
@@ -482,15 +552,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (root) {
-      if (setgroups(account.groups.size(), account.groups.data()) != 0 ||
-          setgid(account.gid) != 0 || setuid(account.uid) != 0) {
-        ChildFail(status_pipe[1], ChildStage::kCredentials, errno);
-      }
-      if (account.uid != 0 && setuid(0) == 0) {  // must be gone
-        ChildFail(status_pipe[1], ChildStage::kCredentials, EPERM);
-      }
-    }
+    if (root && !BecomeUser(account)) ChildFail(status_pipe[1], ChildStage::kCredentials, errno);
     if (chdir(workdir.c_str()) != 0) ChildFail(status_pipe[1], ChildStage::kWorkingDir, errno);
     // As execvp: the first candidate that runs; a file found but not
     // executable is reported over one that is missing.
@@ -516,7 +578,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     CloseSessionTerminal(terminal);
     return core::FailedPrecondition("cannot start job " + std::to_string(req.id) + " as " +
                                     account.name + ": " +
-                                    DescribeFailure(failure, workdir, req.spec.command[0]));
+                                    DescribeFailure(failure, workdir, command[0]));
   }
   job.pid = pid;
   job.cgroup = cgroup;
@@ -562,6 +624,39 @@ core::Status Executor::Adopt(sched::JobId id, pid_t pid, core::TimePoint process
   if (cgroups_) job.cgroup = cgroups_->Of(pid).value_or("");
   running_[id] = job;
   return core::Status::Ok();
+}
+
+core::Result<std::vector<std::string>> Executor::ContainerCommand(
+    const LaunchRequest& req, const Account& account, std::map<std::string, std::string>& env) {
+  // The container has its own HOME, PATH and shell; it gets the rest of
+  // the job's environment, and what the spec sets, whatever it is.
+  static const std::set<std::string> kHostOnly = {"HOME", "USER", "LOGNAME", "SHELL", "PATH"};
+  std::vector<std::string> pass;
+  for (const auto& [name, value] : env) {
+    if (!kHostOnly.contains(name) || req.spec.env.contains(name)) pass.push_back(name);
+  }
+  // Podman keeps its state where XDG_RUNTIME_DIR says, and finds its pause
+  // process there (StartPodmanPause): the user's login one where there is
+  // one, else podman's own choice when none is set.
+  if (!env.contains("XDG_RUNTIME_DIR")) {
+    const std::string login = "/run/user/" + std::to_string(account.uid);
+    struct stat st {};
+    const bool usable = lstat(login.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+                        st.st_uid == account.uid;
+    env["XDG_RUNTIME_DIR"] = usable ? login : "/tmp/podman-run-" + std::to_string(account.uid);
+  }
+  ContainerHost host;
+  host.simulated_gpus = simulated_gpus_;
+  host.unified_cgroups = UnifiedCgroups();
+  if (!req.gpus.empty() && !req.spec.container->image.empty()) host.cdi_gpus = CdiGpuDevices();
+  // One name per launch: a requeued job's next start never meets the
+  // container its last one left behind.
+  const std::string name =
+      "gleaner-job-" + std::to_string(req.id) + "-" +
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                         clock_.Now().time_since_epoch())
+                         .count());
+  return ContainerArgv(req, pass, host, name);
 }
 
 void Executor::RemoveCgroup(const std::string& path) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/account.h"
 #include "agent/job_cgroups.h"
 #include "agent/job_runner.h"
 #include "core/clock.h"
@@ -58,6 +59,10 @@ class Executor final : public JobRunner {
   Executor& operator=(const Executor&) = delete;
 
   void UseCgroups(JobCgroups cgroups) { cgroups_ = std::move(cgroups); }
+
+  // This host's GPUs are simulated: a container job gets no device for
+  // them, only their UUIDs (docs/jobs.md, "Containers").
+  void SimulatedGpus(bool simulated) { simulated_gpus_ = simulated; }
 
   // Where sessions' terminals wait for their clients; without it, a
   // session cannot start here.
@@ -112,6 +117,11 @@ class Executor final : public JobRunner {
 
  private:
   core::Result<RunningJob> Start(const LaunchRequest& request);
+  // The podman or apptainer command line that runs a container job, and
+  // what it needs in the job's environment `env`.
+  core::Result<std::vector<std::string>> ContainerCommand(const LaunchRequest& req,
+                                                          const Account& account,
+                                                          std::map<std::string, std::string>& env);
 
   // Closes an ended session's notices descriptor.
   void CloseNotices(sched::JobId id);
@@ -133,6 +143,7 @@ class Executor final : public JobRunner {
   };
   std::map<sched::JobId, Notices> notices_;
   uint64_t max_log_bytes_ = kDefaultMaxLogBytes;
+  bool simulated_gpus_ = false;
 };
 
 }  // namespace gleaner::agent

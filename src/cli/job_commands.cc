@@ -133,12 +133,23 @@ void AddResourceOptions(CLI::App* cmd, JobOptions& o) {
   cmd->add_option("--workdir", o.workdir, "Working directory (default: the current one)");
 }
 
+// Where a batch job runs: on the host, or in a container (docs/jobs.md).
+void AddContainerOptions(CLI::App* cmd, JobOptions& o) {
+  cmd->add_option("--image", o.image,
+                  "Run it in this OCI image, with podman as you (rootless), its GPUs passed "
+                  "by CDI");
+  cmd->add_option("--sif", o.sif, "Run it in this Apptainer image file (an absolute path)");
+  cmd->add_option("--mount", o.mounts,
+                  "SRC:DST[:ro]: a host path the container sees at DST (repeatable)");
+}
+
 }  // namespace
 
 JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   JobCommands c{};
   c.submit = app.add_subcommand("submit", "Queue a job: gleaner submit [options] -- CMD ARGS...");
   AddResourceOptions(c.submit, o);
+  AddContainerOptions(c.submit, o);
   c.submit->add_option("--dag", o.dag,
                        "Submit the jobs of a DAG file, each after those it names "
                        "(docs/jobs.md, DAG files)");
@@ -191,6 +202,7 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
       "Start Jupyter (jupyter lab, where installed) on an idle GPU as a job and print its URL "
       "(docs/jobs.md, notebooks)");
   AddResourceOptions(c.notebook, o);
+  AddContainerOptions(c.notebook, o);
   c.queue = app.add_subcommand("queue", "Jobs waiting and running (--all: finished ones too)");
   c.queue->add_flag("--all", o.all, "Include finished jobs");
   c.queue->add_option("--state", o.states, "Only these states: queued,held,running,...");
@@ -331,8 +343,20 @@ core::Result<sched::JobSpec> SpecFromOptions(const JobOptions& o) {
       (*target)[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
   }
+  if (!o.image.empty() || !o.sif.empty() || !o.mounts.empty()) {
+    sched::ContainerSpec c{o.image, o.sif, {}};
+    for (const std::string& text : o.mounts) {
+      GLEANER_ASSIGN_OR_RETURN(sched::ContainerMount m, sched::ParseContainerMount(text));
+      c.mounts.push_back(std::move(m));
+    }
+    spec.container = std::move(c);
+  }
+  // A container starts where its image says unless told: this directory
+  // is the host's, which the container may not have.
   std::error_code ec;
-  spec.working_dir = o.workdir.empty() ? std::filesystem::current_path(ec).string() : o.workdir;
+  spec.working_dir = !o.workdir.empty() ? o.workdir
+                     : spec.container   ? ""
+                                        : std::filesystem::current_path(ec).string();
   return spec;
 }
 

@@ -51,6 +51,9 @@ struct JobOptions {
   std::vector<std::string> labels;
   std::vector<std::string> env;
   std::string workdir;
+  std::string image;                // --image: run in this OCI image with podman
+  std::string sif;                  // --sif: run in this Apptainer image file
+  std::vector<std::string> mounts;  // --mount SRC:DST[:ro] into the container
   // run
   bool pty = false;  // --pty: srun's word; a session always has a terminal
   // queue

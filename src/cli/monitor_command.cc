@@ -151,6 +151,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
 
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
+  executor.SimulatedGpus(source.scenario_inspector != nullptr);
   // Bridge mode: Slurm runs the jobs (and confines them); else this host does.
   const std::unique_ptr<agent::SlurmRunner> bridge =
       options.harvest ? MakeBridgeRunner(config.slurm, job_clock) : nullptr;

@@ -239,6 +239,12 @@ core::Status ValidateJobSpec(const JobSpec& s, const JobLimits& limits) {
                "an interactive session is one job on one node: no array, no gang, and not "
                "elastic (a resize restarts a job, which would end the session)");
   }
+  if (s.container) {
+    GLEANER_RETURN_IF_ERROR(ValidateContainerSpec(*s.container));
+    if (s.pty) {
+      return Bad("pty", "an interactive session runs on the host; it cannot be in a container");
+    }
+  }
   for (const auto& [key, value] : s.labels) {
     GLEANER_RETURN_IF_ERROR(CheckText("labels", key, kMaxNameBytes));
     GLEANER_RETURN_IF_ERROR(CheckText("labels " + key.substr(0, 64), value, kMaxNameBytes));
@@ -290,6 +296,7 @@ json JobSpecToJson(const JobSpec& s) {
   if (!s.name.empty()) j["name"] = s.name;
   if (s.singleton) j["singleton"] = true;
   if (s.pty) j["pty"] = true;
+  if (s.container) j["container"] = ContainerSpecToJson(*s.container);
   // Only gangs say so: a one-node job's JSON stays as it always was.
   if (s.nodes != 1) j["nodes"] = s.nodes;
   if (s.one_rack) j["one_rack"] = true;
@@ -328,6 +335,7 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
                                                 "name",
                                                 "singleton",
                                                 "pty",
+                                                "container",
                                                 "project",
                                                 "labels"};
   for (const auto& [key, unused] : j.items()) {
@@ -427,6 +435,9 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
     get("name", &s.name);
     get("singleton", &s.singleton);
     get("pty", &s.pty);
+    if (j.contains("container") && !j.at("container").is_null()) {
+      GLEANER_ASSIGN_OR_RETURN(s.container, ContainerSpecFromJson(j.at("container")));
+    }
     get("project", &s.project);
     get("labels", &s.labels);
   } catch (const json::exception& e) {

@@ -9,6 +9,7 @@
 
 #include "core/result.h"
 #include "core/units.h"
+#include "sched/container_spec.h"
 
 namespace gleaner::sched {
 
@@ -88,6 +89,9 @@ struct JobSpec {
   // and stderr are a pseudo-terminal that the submitter attaches to, not
   // files. One job on one node.
   bool pty = false;
+  // Run the command in a container rather than on the host (docs/jobs.md,
+  // "Containers"); none: on the host.
+  std::optional<ContainerSpec> container;
   std::string project;
   std::map<std::string, std::string> labels;
 

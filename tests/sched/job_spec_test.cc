@@ -307,3 +307,55 @@ TEST(DependenciesTest, WhatGleanerCannotMeanIsRefusedWithTheForm) {
 
 }  // namespace
 }  // namespace gleaner::sched
+
+namespace gleaner::sched {
+namespace {
+
+TEST(JobSpecTest, AContainerRoundTripsAndItsMountsAreCheckedAsPodmanReadsThem) {
+  JobSpec s = Valid();
+  EXPECT_FALSE(JobSpecToJson(s).contains("container"));
+  auto data = ParseContainerMount("/data:/data:ro");
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_EQ(*data, (ContainerMount{"/data", "/data", true}));
+  s.container = ContainerSpec{"localhost/mine:1", "", {*data, {"/scratch", "/tmp/out", false}}};
+  ASSERT_TRUE(ValidateJobSpec(s, JobLimits{}).ok());
+  EXPECT_EQ(JobSpecToJson(s)["container"]["mounts"][1], "/scratch:/tmp/out");
+  auto back = JobSpecFromJson(JobSpecToJson(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, s);
+
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"/data", "expected SOURCE:TARGET[:ro]"},
+           {"data:/data", "must be an absolute path"},
+           {"/a,b:/data", "':' or ','"},
+           {"/a b:/data", "a space"},
+           {"/data:/x:y", "':' or ','"}}) {
+    EXPECT_THAT(ParseContainerMount(text).status().message(), HasSubstr(why)) << text;
+  }
+  for (const auto& [change, why] : std::vector<std::pair<std::function<void(JobSpec&)>, std::string>>{
+           {[](JobSpec& j) { j.container->sif = "/images/a.sif"; }, "not both"},
+           {[](JobSpec& j) { j.container->image = ""; }, "not neither"},
+           {[](JobSpec& j) { j.container->image = "--privileged"; }, "not an image reference"},
+           {[](JobSpec& j) { j.container->image = "ubuntu\n24.04"; }, "not an image reference"},
+           {[](JobSpec& j) { j.container = ContainerSpec{"", "a.sif", {}}; }, "absolute path"},
+           {[](JobSpec& j) { j.container->mounts.resize(kMaxContainerMounts + 1, {"/a", "/b"}); },
+            "at most 64"},
+           {[](JobSpec& j) { j.pty = true; }, "cannot be in a container"},
+       }) {
+    JobSpec bad = s;
+    change(bad);
+    EXPECT_THAT(ValidateJobSpec(bad, JobLimits{}).message(), HasSubstr(why));
+  }
+  EXPECT_THAT(JobSpecFromJson(nlohmann::json{{"command", {"x"}}, {"container", {{"img", "a"}}}})
+                  .status()
+                  .message(),
+              HasSubstr("container img: unknown field"));
+  EXPECT_THAT(
+      JobSpecFromJson(nlohmann::json{{"command", {"x"}}, {"container", {{"mounts", {1}}}}})
+          .status()
+          .message(),
+      HasSubstr("SOURCE:TARGET"));
+}
+
+}  // namespace
+}  // namespace gleaner::sched

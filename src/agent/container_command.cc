@@ -1,0 +1,77 @@
+#include "agent/container_command.h"
+
+#include <sys/vfs.h>
+
+#include <linux/magic.h>
+
+namespace gleaner::agent {
+namespace {
+
+// The GPUs' podman flags; every real GPU needs a CDI device named by its
+// UUID (the index a spec also gives may differ from NVML's order).
+core::Result<std::vector<std::string>> GpuDevices(const LaunchRequest& req,
+                                                  const ContainerHost& host) {
+  std::vector<std::string> out;
+  for (const core::GpuUuid& gpu : req.gpus) {
+    if (host.cdi_gpus.contains(gpu.str())) {
+      out.push_back("--device");
+      out.push_back("nvidia.com/gpu=" + gpu.str());
+    } else if (!host.simulated_gpus) {
+      return core::FailedPrecondition(
+          "no CDI spec names GPU " + gpu.str() +
+          " (looked in /etc/cdi and /var/run/cdi), so its container could not use it; "
+          "as root, run `nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` "
+          "(nvidia-container-toolkit) and submit again");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+core::Result<std::vector<std::string>> ContainerArgv(const LaunchRequest& req,
+                                                     const std::vector<std::string>& pass_env,
+                                                     const ContainerHost& host,
+                                                     const std::string& name) {
+  const sched::ContainerSpec& c = *req.spec.container;
+  std::vector<std::string> argv;
+  if (!c.sif.empty()) {
+    // Apptainer runs the container as the user, in the job's own process
+    // group, and passes the environment in whole.
+    argv = {"apptainer", "exec"};
+    if (!host.simulated_gpus) argv.push_back("--nv");
+    if (!req.spec.working_dir.empty()) argv.insert(argv.end(), {"--pwd", req.spec.working_dir});
+    for (const sched::ContainerMount& m : c.mounts) {
+      argv.insert(argv.end(), {"--bind", sched::ContainerMountToString(m)});
+    }
+    argv.push_back(c.sif);
+  } else {
+    GLEANER_ASSIGN_OR_RETURN(std::vector<std::string> devices, GpuDevices(req, host));
+    // --init: a small init is the container's first process, so the
+    // checkpoint signal podman passes on reaches the job's command even
+    // when it is process 1's. Host networking, as a job on the host has:
+    // gangs rendezvous and notebooks listen on the host's addresses.
+    // keep-id: inside, the job is its user, and files it writes to a mount
+    // are the user's. No log driver: the output comes to the job's logs
+    // only, not to a copy in the user's container storage.
+    argv = {"podman",   "run",  "--rm",       "--init",    "--name", name,
+            "--network", "host", "--userns", "keep-id", "--log-driver", "none"};
+    if (host.unified_cgroups) argv.insert(argv.end(), {"--cgroups", "disabled"});
+    if (!req.spec.working_dir.empty()) argv.insert(argv.end(), {"--workdir", req.spec.working_dir});
+    for (const sched::ContainerMount& m : c.mounts) {
+      argv.insert(argv.end(), {"--volume", sched::ContainerMountToString(m)});
+    }
+    for (const std::string& var : pass_env) argv.insert(argv.end(), {"--env", var});
+    argv.insert(argv.end(), devices.begin(), devices.end());
+    argv.push_back(c.image);
+  }
+  argv.insert(argv.end(), req.spec.command.begin(), req.spec.command.end());
+  return argv;
+}
+
+bool UnifiedCgroups() {
+  struct statfs fs {};
+  return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+}  // namespace gleaner::agent
