@@ -1,8 +1,7 @@
 #include "agent/container_command.h"
 
-#include <sys/vfs.h>
-
 #include <linux/magic.h>
+#include <sys/vfs.h>
 
 namespace gleaner::agent {
 namespace {
@@ -54,7 +53,7 @@ core::Result<std::vector<std::string>> ContainerArgv(const LaunchRequest& req,
     // keep-id: inside, the job is its user, and files it writes to a mount
     // are the user's. No log driver: the output comes to the job's logs
     // only, not to a copy in the user's container storage.
-    argv = {"podman",   "run",  "--rm",       "--init",    "--name", name,
+    argv = {"podman",    "run",  "--rm",     "--init",  "--name",       name,
             "--network", "host", "--userns", "keep-id", "--log-driver", "none"};
     if (host.unified_cgroups) argv.insert(argv.end(), {"--cgroups", "disabled"});
     if (!req.spec.working_dir.empty()) argv.insert(argv.end(), {"--workdir", req.spec.working_dir});

@@ -641,8 +641,8 @@ core::Result<std::vector<std::string>> Executor::ContainerCommand(
   if (!env.contains("XDG_RUNTIME_DIR")) {
     const std::string login = "/run/user/" + std::to_string(account.uid);
     struct stat st {};
-    const bool usable = lstat(login.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-                        st.st_uid == account.uid;
+    const bool usable =
+        lstat(login.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == account.uid;
     env["XDG_RUNTIME_DIR"] = usable ? login : "/tmp/podman-run-" + std::to_string(account.uid);
   }
   ContainerHost host;
@@ -651,11 +651,10 @@ core::Result<std::vector<std::string>> Executor::ContainerCommand(
   if (!req.gpus.empty() && !req.spec.container->image.empty()) host.cdi_gpus = CdiGpuDevices();
   // One name per launch: a requeued job's next start never meets the
   // container its last one left behind.
-  const std::string name =
-      "gleaner-job-" + std::to_string(req.id) + "-" +
-      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                         clock_.Now().time_since_epoch())
-                         .count());
+  const std::string name = "gleaner-job-" + std::to_string(req.id) + "-" +
+                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              clock_.Now().time_since_epoch())
+                                              .count());
   return ContainerArgv(req, pass, host, name);
 }
 

@@ -102,7 +102,8 @@ nlohmann::json ContainerSpecToJson(const ContainerSpec& c) {
 
 core::Result<ContainerSpec> ContainerSpecFromJson(const nlohmann::json& j) {
   if (!j.is_object()) {
-    return Bad("", "an object like {\"image\": \"localhost/mine:1\", \"mounts\": [\"/data:/data\"]}");
+    return Bad("",
+               "an object like {\"image\": \"localhost/mine:1\", \"mounts\": [\"/data:/data\"]}");
   }
   ContainerSpec c;
   for (const auto& [key, value] : j.items()) {

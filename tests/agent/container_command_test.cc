@@ -32,12 +32,31 @@ TEST(ContainerCommandTest, PodmanGetsTheGpuByItsCdiNameAndTheEnvironmentByName) 
   host.cdi_gpus = {"0", kGpu, "all"};
   auto argv = ContainerArgv(ImageJob(), {"CUDA_VISIBLE_DEVICES", "GLEANER_JOB_ID"}, host, "n");
   ASSERT_TRUE(argv.ok()) << argv.status().message();
-  EXPECT_THAT(*argv, ElementsAreArray<std::string>(
-                         {"podman", "run", "--rm", "--init", "--name", "n", "--network", "host",
-                          "--userns", "keep-id", "--log-driver", "none", "--workdir", "/work",
-                          "--volume", "/data:/data:ro", "--env", "CUDA_VISIBLE_DEVICES", "--env",
-                          "GLEANER_JOB_ID", "--device", std::string("nvidia.com/gpu=") + kGpu,
-                          "localhost/train:1", "python", "train.py"}));
+  EXPECT_THAT(*argv, ElementsAreArray<std::string>({"podman",
+                                                    "run",
+                                                    "--rm",
+                                                    "--init",
+                                                    "--name",
+                                                    "n",
+                                                    "--network",
+                                                    "host",
+                                                    "--userns",
+                                                    "keep-id",
+                                                    "--log-driver",
+                                                    "none",
+                                                    "--workdir",
+                                                    "/work",
+                                                    "--volume",
+                                                    "/data:/data:ro",
+                                                    "--env",
+                                                    "CUDA_VISIBLE_DEVICES",
+                                                    "--env",
+                                                    "GLEANER_JOB_ID",
+                                                    "--device",
+                                                    std::string("nvidia.com/gpu=") + kGpu,
+                                                    "localhost/train:1",
+                                                    "python",
+                                                    "train.py"}));
 }
 
 TEST(ContainerCommandTest, OnCgroupV2AlonePodmanLeavesTheJobsCgroupAlone) {

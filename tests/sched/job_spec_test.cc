@@ -324,21 +324,27 @@ TEST(JobSpecTest, AContainerRoundTripsAndItsMountsAreCheckedAsPodmanReadsThem) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, s);
 
-  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
-           {"/data", "expected SOURCE:TARGET[:ro]"},
-           {"data:/data", "must be an absolute path"},
-           {"/a,b:/data", "':' or ','"},
-           {"/a b:/data", "a space"},
-           {"/data:/x:y", "':' or ','"}}) {
+  for (const auto& [text, why] :
+       std::vector<std::pair<std::string, std::string>>{{"/data", "expected SOURCE:TARGET[:ro]"},
+                                                        {"data:/data", "must be an absolute path"},
+                                                        {"/a,b:/data", "':' or ','"},
+                                                        {"/a b:/data", "a space"},
+                                                        {"/data:/x:y", "':' or ','"}}) {
     EXPECT_THAT(ParseContainerMount(text).status().message(), HasSubstr(why)) << text;
   }
-  for (const auto& [change, why] : std::vector<std::pair<std::function<void(JobSpec&)>, std::string>>{
+  for (const auto& [change, why] :
+       std::vector<std::pair<std::function<void(JobSpec&)>, std::string>>{
            {[](JobSpec& j) { j.container->sif = "/images/a.sif"; }, "not both"},
            {[](JobSpec& j) { j.container->image = ""; }, "not neither"},
            {[](JobSpec& j) { j.container->image = "--privileged"; }, "not an image reference"},
            {[](JobSpec& j) { j.container->image = "ubuntu\n24.04"; }, "not an image reference"},
-           {[](JobSpec& j) { j.container = ContainerSpec{"", "a.sif", {}}; }, "absolute path"},
-           {[](JobSpec& j) { j.container->mounts.resize(kMaxContainerMounts + 1, {"/a", "/b"}); },
+           {[](JobSpec& j) {
+              j.container = ContainerSpec{"", "a.sif", {}};
+            },
+            "absolute path"},
+           {[](JobSpec& j) {
+              j.container->mounts.resize(kMaxContainerMounts + 1, {"/a", "/b"});
+            },
             "at most 64"},
            {[](JobSpec& j) { j.pty = true; }, "cannot be in a container"},
        }) {
@@ -350,11 +356,10 @@ TEST(JobSpecTest, AContainerRoundTripsAndItsMountsAreCheckedAsPodmanReadsThem) {
                   .status()
                   .message(),
               HasSubstr("container img: unknown field"));
-  EXPECT_THAT(
-      JobSpecFromJson(nlohmann::json{{"command", {"x"}}, {"container", {{"mounts", {1}}}}})
-          .status()
-          .message(),
-      HasSubstr("SOURCE:TARGET"));
+  EXPECT_THAT(JobSpecFromJson(nlohmann::json{{"command", {"x"}}, {"container", {{"mounts", {1}}}}})
+                  .status()
+                  .message(),
+              HasSubstr("SOURCE:TARGET"));
 }
 
 }  // namespace

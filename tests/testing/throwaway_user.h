@@ -8,16 +8,25 @@
 
 namespace gleaner::testing {
 
-// A login-less user created for one test (needs root) and removed after.
+// A login-less user created for one test (needs root) and removed after,
+// with a home of its own where `with_home` asks (removed with it).
 class ThrowawayUser {
  public:
-  explicit ThrowawayUser(const std::string& prefix)
-      : name_(prefix + std::to_string(getpid() % 100000)) {
-    ok_ = std::system(("useradd --no-create-home --shell /bin/sh " + name_).c_str()) == 0;
-    if (const passwd* p = ok_ ? getpwnam(name_.c_str()) : nullptr) uid_ = p->pw_uid;
+  explicit ThrowawayUser(const std::string& prefix, bool with_home = false)
+      : name_(prefix + std::to_string(getpid() % 100000)), with_home_(with_home) {
+    ok_ = std::system(("useradd " + std::string(with_home ? "--create-home" : "--no-create-home") +
+                       " --shell /bin/sh " + name_)
+                          .c_str()) == 0;
+    if (const passwd* p = ok_ ? getpwnam(name_.c_str()) : nullptr) {
+      uid_ = p->pw_uid;
+      home_ = p->pw_dir;
+    }
   }
   ~ThrowawayUser() {
-    if (ok_) std::system(("userdel " + name_ + " 2>/dev/null").c_str());
+    if (ok_) {
+      std::system(("userdel " + std::string(with_home_ ? "--remove " : "") + name_ + " 2>/dev/null")
+                      .c_str());
+    }
   }
   ThrowawayUser(const ThrowawayUser&) = delete;
   ThrowawayUser& operator=(const ThrowawayUser&) = delete;
@@ -25,9 +34,12 @@ class ThrowawayUser {
   bool ok() const { return ok_; }
   const std::string& name() const { return name_; }
   uint32_t uid() const { return uid_; }
+  const std::string& home() const { return home_; }
 
  private:
   std::string name_;
+  bool with_home_ = false;
+  std::string home_;
   bool ok_ = false;
   uint32_t uid_ = 0;
 };
