@@ -123,6 +123,10 @@ void StartPodmanPause(const Account& account, const char* home,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     if (!BecomeUser(account) || chdir(home) != 0) _exit(127);
+    // Nothing of the job's: the pause process it leaves keeps what it
+    // holds, and podman run says again whatever went wrong here.
+    const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0) _exit(127);
     for (const char* program : programs) execve(program, argv, envp);
     _exit(127);
   }
