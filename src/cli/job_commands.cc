@@ -233,6 +233,14 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.data_dir, "Where `gleaner up` keeps its state");
   }
+  // A repeatable option takes one value each time: otherwise CLI11 reads
+  // `--env X=1 -- sh -c ...` as ending the option's list at `--`, and then
+  // takes `-c` for an option of gleaner's.
+  for (CLI::App* cmd : {c.submit, c.run, c.notebook}) {
+    for (CLI::Option* option : cmd->get_options()) {
+      if (!option->get_positional()) option->allow_extra_args(false);
+    }
+  }
   return c;
 }
 

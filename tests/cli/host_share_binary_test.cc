@@ -100,5 +100,37 @@ TEST(HostShareBinaryTest, JobsClaimTheHostsCpusAndMemoryAndAreHeldToThem) {
   WaitForJob(data, 2, [](const json& j) { return j["state"] == "cancelled"; });
 }
 
+TEST(SubmitBinaryTest, RepeatableOptionsBeforeTheCommandAndAContainer) {
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  const std::string daemon_log = (dir.path() / "up.log").string();
+  const std::string pid_file = (dir.path() / "up.pid").string();
+  ASSERT_EQ(std::system((std::string(GLEANER_BINARY) + " up --fake demo --data-dir " + data +
+                         " --for 60 >" + daemon_log + " 2>&1 & echo $! >" + pid_file)
+                            .c_str()),
+            0);
+  const testing::KillOnExit up(pid_file);
+  for (int i = 0; i < 400 && Gleaner("--data-dir " + data + " queue --json").rc != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Gleaner("--data-dir " + data + " submit --max-runtime 5 -- sleep 30").rc, 0);
+  ASSERT_EQ(Gleaner("--data-dir " + data + " cancel 1").rc, 0);
+  // A repeatable option right before `--` once took the command's own
+  // options (-c) for gleaner's. This one waits on a cancelled job: it never
+  // starts.
+  const testing::Outcome submitted = Gleaner(
+      "--data-dir " + data +
+      " submit --after 1 --image localhost/train:1 --mount /data:/data:ro --env X=1 -- sh -c true");
+  ASSERT_EQ(submitted.rc, 0) << submitted.err;
+  const json job = json::parse(Gleaner("--data-dir " + data + " show 2").out);
+  EXPECT_EQ(job["spec"]["command"], json({"sh", "-c", "true"}));
+  EXPECT_EQ(job["spec"]["env"], json({{"X", "1"}}));
+  EXPECT_EQ(job["spec"]["container"],
+            json({{"image", "localhost/train:1"}, {"mounts", {"/data:/data:ro"}}}));
+  EXPECT_EQ(job["spec"]["working_dir"], "") << "a container starts where its image says";
+  EXPECT_THAT(Gleaner("--data-dir " + data + " submit --mount data:/data -- true").err,
+              HasSubstr("container mount source: must be an absolute path"));
+}
+
 }  // namespace
 }  // namespace gleaner
