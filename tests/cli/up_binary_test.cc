@@ -68,12 +68,18 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   EXPECT_THAT(too_big.err, HasSubstr("gpus: 9 GPUs, but no host here has more than 8"));
 
   json job;
+  std::string refused;  // what a failed `queue` said (once seen in CI under load)
   for (int i = 0; i < 400; ++i) {
-    job = json::parse(Gleaner("--data-dir " + data + " queue --json").out)["jobs"][0];
-    if (job["state"] == "running") break;
+    const Outcome queue = Gleaner("--data-dir " + data + " queue --json");
+    if (queue.rc != 0) {
+      refused = queue.err;
+    } else {
+      job = json::parse(queue.out)["jobs"][0];
+      if (job["state"] == "running") break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_EQ(job["state"], "running") << job.dump();
+  ASSERT_EQ(job["state"], "running") << job.dump() << " " << refused;
   EXPECT_EQ(job["gpus"].size(), 1u);
   EXPECT_EQ(job["attempts"], 1);
   // `sleep` opens no CUDA context, yet its GPU reads as lent, to job 1.
