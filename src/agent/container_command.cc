@@ -3,8 +3,16 @@
 #include <linux/magic.h>
 #include <sys/vfs.h>
 
+#include "agent/cdi_devices.h"
+
 namespace gleaner::agent {
 namespace {
+
+std::string SpecDirs() {
+  std::string out;
+  for (const std::string& dir : kCdiSpecDirs) out += (out.empty() ? "" : " and ") + dir;
+  return out;
+}
 
 // The GPUs' podman flags; every real GPU needs a CDI device named by its
 // UUID (the index a spec also gives may differ from NVML's order).
@@ -17,8 +25,8 @@ core::Result<std::vector<std::string>> GpuDevices(const LaunchRequest& req,
       out.push_back("nvidia.com/gpu=" + gpu.str());
     } else if (!host.simulated_gpus) {
       return core::FailedPrecondition(
-          "no CDI spec names GPU " + gpu.str() +
-          " (looked in /etc/cdi and /var/run/cdi), so its container could not use it; "
+          "no CDI spec names GPU " + gpu.str() + " (looked in " + SpecDirs() +
+          "), so its container could not use it; "
           "as root, run `nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` "
           "(nvidia-container-toolkit) and submit again");
     }

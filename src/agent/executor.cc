@@ -48,6 +48,14 @@ std::vector<std::string> Candidates(const std::string& program, const std::strin
   return out;
 }
 
+// execve's form of `strings`: pointers into them, then a null.
+std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
 std::string Join(const std::vector<core::GpuUuid>& gpus) {
   std::string out;
   for (const core::GpuUuid& g : gpus) out += (out.empty() ? "" : ",") + g.str();
@@ -109,27 +117,32 @@ bool BecomeUser(const Account& account) {
 // starts on first use. Without one (or without XDG_RUNTIME_DIR to find it)
 // `podman run` forks a second client that waits for the first, and that
 // outer client ends at once, exit 0, on the checkpoint signal, while the
-// container is still saving its work. So the user's pause process is made
-// first, outside the job's cgroup (the job's end must not kill it while
-// another job joins it), by `podman unshare true` as the user, for at
-// most 30 s. Async-signal-safe.
-void StartPodmanPause(const Account& account, const char* home,
-                      const std::vector<const char*>& programs, char* const* argv,
-                      char* const* envp) {
+// container is still saving its work. So the job first has `podman unshare
+// true` make the user's pause process: started by the job's process before
+// it joins the job's cgroup (the job's end must not kill a pause process
+// that another job joins), as the user (`account`; null: gleaner is not
+// root and already is the user), killed with the job's process should that
+// die first. Its pid, or -1. Async-signal-safe.
+pid_t StartPodmanPause(const Account* account, const char* home,
+                       const std::vector<const char*>& programs, char* const* argv,
+                       char* const* envp) {
+  const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid < 0) return;  // the job starts all the same
-  if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (!BecomeUser(account) || chdir(home) != 0) _exit(127);
-    // Nothing of the job's: the pause process it leaves keeps what it
-    // holds, and podman run says again whatever went wrong here.
-    const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null_fd < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0) _exit(127);
-    for (const char* program : programs) execve(program, argv, envp);
+  if (pid != 0) return pid;
+  if ((account != nullptr && !BecomeUser(*account)) ||
+      prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent || chdir(home) != 0) {
     _exit(127);
   }
+  // Nothing of the job's: the pause process it leaves keeps what it holds,
+  // and podman run says again whatever went wrong here.
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0) _exit(127);
+  for (const char* program : programs) execve(program, argv, envp);
+  _exit(127);
+}
+
+// Waits for StartPodmanPause's process, for at most 30 s. Async-signal-safe.
+void AwaitPodmanPause(pid_t pid) {
   const struct timespec tick = {0, 20'000'000};
   for (int waited = 0; waited < 1500; ++waited) {
     const pid_t r = waitpid(pid, nullptr, WNOHANG);
@@ -138,6 +151,18 @@ void StartPodmanPause(const Account& account, const char* home,
   }
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
+}
+
+// Whether one of `programs` is there for the caller to run, as execvp
+// would look; else `*error` says why not (a file found but not executable
+// over one that is missing). Async-signal-safe.
+bool AnyRunnable(const std::vector<const char*>& programs, int* error) {
+  *error = ENOENT;
+  for (const char* program : programs) {
+    if (access(program, X_OK) == 0) return true;
+    if (errno != ENOENT && errno != ENOTDIR) *error = errno;
+  }
+  return false;
 }
 
 volatile sig_atomic_t g_hangup_forwarded = 0;
@@ -438,19 +463,12 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   // Everything the child needs, built before the fork.
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = command;
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<char*> envp = NullTerminated(env_strings);
+  std::vector<char*> argv = NullTerminated(command);
   std::vector<const char*> programs;
   for (const std::string& c : candidates) programs.push_back(c.c_str());
   std::vector<std::string> pause_args = {"podman", "unshare", "true"};
-  std::vector<char*> pause_argv;
-  for (std::string& a : pause_args) pause_argv.push_back(a.data());
-  pause_argv.push_back(nullptr);
+  std::vector<char*> pause_argv = NullTerminated(pause_args);
 
   job.exit_path = req.log_dir + "/" + std::to_string(req.id) + ".exit";
   unlink(job.exit_path.c_str());  // an earlier attempt's
@@ -527,12 +545,6 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
       ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
     }
     CloseDescriptorsBut(status_pipe[1]);
-    if (podman) {
-      StartPodmanPause(account, account.home.c_str(), programs, pause_argv.data(), envp.data());
-    }
-    // Join the job's cgroups while still privileged; without them the job
-    // still runs, held by its process group alone.
-    for (const char* procs : join_files) JoinCgroup(procs);
     // Deaf to the job's signals from before the job exists; the job itself
     // gets every signal back to its default below. A session's hangup is
     // held (blocked, not ignored) until its first process can pass it on.
@@ -545,8 +557,11 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     for (int sig = 1; sig < NSIG; ++sig) signal(sig, sig == SIGCHLD ? SIG_DFL : SIG_IGN);
     const pid_t job_pid = fork();
     if (job_pid < 0) ChildFail(status_pipe[1], ChildStage::kSetUp, errno);
+    // Each joins the job's cgroups while still privileged; without them the
+    // job still runs, held by its process group alone.
     if (job_pid > 0) {
       close(status_pipe[1]);  // the exec closes the job's copy: then the parent reads EOF
+      for (const char* procs : join_files) JoinCgroup(procs);
       WaitAndRecord(job_pid, job.exit_path.c_str(), pty);
     }
     for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
@@ -556,8 +571,23 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (root && !BecomeUser(account)) ChildFail(status_pipe[1], ChildStage::kCredentials, errno);
-    if (chdir(workdir.c_str()) != 0) ChildFail(status_pipe[1], ChildStage::kWorkingDir, errno);
+    const pid_t pause = podman ? StartPodmanPause(root ? &account : nullptr, account.home.c_str(),
+                                                  programs, pause_argv.data(), envp.data())
+                               : -1;
+    for (const char* procs : join_files) JoinCgroup(procs);
+    int report = status_pipe[1];
+    if (root && !BecomeUser(account)) ChildFail(report, ChildStage::kCredentials, errno);
+    if (chdir(workdir.c_str()) != 0) ChildFail(report, ChildStage::kWorkingDir, errno);
+    if (pause > 0) {
+      // The job has started, as far as gleaner waits: podman's pause takes
+      // what time it takes in the job's own, never in the daemon's pass.
+      if (int error = ENOENT; !AnyRunnable(programs, &error)) {
+        ChildFail(report, ChildStage::kExec, error);
+      }
+      close(report);
+      report = -1;  // a failure from here on is the job's exit status 127
+      AwaitPodmanPause(pause);
+    }
     // As execvp: the first candidate that runs; a file found but not
     // executable is reported over one that is missing.
     int error = ENOENT;
@@ -565,7 +595,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
       execve(program, argv.data(), envp.data());
       if (errno != ENOENT && errno != ENOTDIR) error = errno;
     }
-    ChildFail(status_pipe[1], ChildStage::kExec, error);
+    ChildFail(report, ChildStage::kExec, error);
   }
   close_outputs();
   close(status_pipe[1]);

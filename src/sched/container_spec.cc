@@ -11,7 +11,7 @@ core::Status Bad(const std::string& field, const std::string& what) {
   return core::InvalidArgument("container " + field + ": " + what);
 }
 
-bool HasControl(const std::string& text) {
+bool HasSpaceOrControl(const std::string& text) {
   return std::any_of(text.begin(), text.end(),
                      [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
 }
@@ -25,7 +25,7 @@ core::Status CheckMountPath(const std::string& field, const std::string& path) {
   if (path.size() > kMaxPathBytes) {
     return Bad(field, "longer than " + std::to_string(kMaxPathBytes) + " bytes");
   }
-  if (HasControl(path) || path.find_first_of(":,") != std::string::npos) {
+  if (HasSpaceOrControl(path) || path.find_first_of(":,") != std::string::npos) {
     return Bad(field, "\"" + path.substr(0, 256) +
                           "\" holds a space, a control character, ':' or ','; podman and "
                           "apptainer cannot mount such a path");
@@ -68,13 +68,13 @@ core::Status ValidateContainerSpec(const ContainerSpec& c) {
   if (!c.image.empty()) {
     // An image reference never starts with '-' (podman would take it for
     // an option) and holds no space or control character.
-    if (c.image.size() > kMaxPathBytes || c.image[0] == '-' || HasControl(c.image)) {
+    if (c.image.size() > kMaxPathBytes || c.image[0] == '-' || HasSpaceOrControl(c.image)) {
       return Bad("image", "not an image reference (like docker.io/library/ubuntu:24.04)");
     }
   }
   if (!c.sif.empty()) {
     if (c.sif[0] != '/') return Bad("sif", "must be an absolute path to a .sif file");
-    if (c.sif.size() > kMaxPathBytes || HasControl(c.sif)) {
+    if (c.sif.size() > kMaxPathBytes || HasSpaceOrControl(c.sif)) {
       return Bad("sif", "not a path apptainer can be given (a space or control character)");
     }
   }
@@ -102,8 +102,9 @@ nlohmann::json ContainerSpecToJson(const ContainerSpec& c) {
 
 core::Result<ContainerSpec> ContainerSpecFromJson(const nlohmann::json& j) {
   if (!j.is_object()) {
-    return Bad("",
-               "an object like {\"image\": \"localhost/mine:1\", \"mounts\": [\"/data:/data\"]}");
+    return core::InvalidArgument(
+        "container: an object like {\"image\": \"localhost/mine:1\", \"mounts\": "
+        "[\"/data:/data\"]}");
   }
   ContainerSpec c;
   for (const auto& [key, value] : j.items()) {

@@ -187,6 +187,32 @@ TEST_F(ContainerJobTest, HearsTheCheckpointSignalAndItsExitCodeComesBack) {
   EXPECT_TRUE(std::filesystem::exists(shared_.path() / "checkpointed"));
 }
 
+TEST_F(ContainerJobTest, APodmanThatHangsNeverHoldsUpTheDaemon) {
+  // The user's own podman, found first in the PATH the spec sets, never
+  // finishes making its pause process. The launch returned only after the
+  // 30 s bound when the daemon waited for it; now the job's process waits.
+  shared_.Write("podman", "#!/bin/sh\n[ \"$1\" = unshare ] && exec sleep 600\necho ran\n");
+  std::filesystem::permissions(shared_.path() / "podman", std::filesystem::perms(0755));
+  executor_.SimulatedGpus(true);
+  LaunchRequest req = Request(5, logs_.path().string(), user_->uid(), {"true"});
+  req.spec.env = {{"PATH", shared_.path().string() + ":/usr/bin:/bin"}};
+  const auto start = std::chrono::steady_clock::now();
+  auto job = executor_.Launch(req);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // Ended meanwhile, the job leaves no pause step behind, though that runs
+  // outside the job's cgroup.
+  ASSERT_TRUE(executor_.Signal(5, SIGKILL).ok());
+  ASSERT_TRUE(WaitForEnd(executor_, 5).has_value());
+  bool left = true;
+  for (int i = 0; i < 100 && left; ++i) {
+    left = Shell("pgrep -u " + user_->name() + " sleep >/dev/null");
+    if (left) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(left) << "the hung pause step outlived its job";
+  EXPECT_EQ(ReadAll(job->stdout_path), "");
+}
+
 TEST_F(ContainerJobTest, ApptainerRunsTheCommandAfterItsImageAsItsUser) {
   // Apptainer is not packaged for Debian 12: a stand-in prints how it was
   // called and runs what follows the image, as apptainer exec would.

@@ -155,10 +155,9 @@ TEST(SessionTerminalTest, SignalsReachJobsAShellMovedToOtherProcessGroups) {
   Sessions rig(clock);
   Executor& e = rig.executor;
   auto& terminals = rig.terminals;
-  auto job = rig.Launch(
-      10,
-      "set -m; sh -c \"trap 'echo got-term; exit 0' TERM; while :; do sleep 0.05; done\" & "
-      "echo started; wait");
+  auto job = rig.Launch(10,
+                        "set -m; sh -c \"trap 'echo got-term; exit 0' TERM; echo started; "
+                        "while :; do sleep 0.05; done\" & wait");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   auto master = terminals->Take(10, geteuid());
   ASSERT_TRUE(master.ok());
