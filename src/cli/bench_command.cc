@@ -3,6 +3,7 @@
 #include <string>
 
 #include "sched/frag_policy.h"
+#include "sched/frag_workload.h"
 
 namespace gleaner::cli {
 
@@ -31,6 +32,18 @@ BenchCommands AddBenchCommands(CLI::App& app, BenchFragOptions& frag, BenchSched
       ->capture_default_str()
       ->check(CLI::Range(0.01, 10.0));
   cmds.frag->add_option("--seed", frag.seed, "Seed of the arrival order, clones and node ties")
+      ->capture_default_str();
+  cmds.frag
+      ->add_option("--runs", frag.runs,
+                   "Run seeds seed, seed+1, ... this many times and print the mean curve")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  cmds.frag
+      ->add_option(
+          "--workload", frag.workload,
+          "Draw a variant of the FGD paper from the pods: " + std::string(sched::kFragVariantForms))
+      ->capture_default_str();
+  cmds.frag->add_option("--workload-seed", frag.workload_seed, "Seed of the variant's draw")
       ->capture_default_str();
   cmds.frag->add_flag("--json", frag.json,
                       "Print {\"policy\", \"allocation_pct\": {\"0\": ..., ...}, \"wall_s\"}");

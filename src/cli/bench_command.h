@@ -15,6 +15,9 @@ struct BenchFragOptions {
   std::string policy = "gleaner";
   double tune = 1.3;
   uint64_t seed = 42;
+  int runs = 1;                      // seeds seed .. seed + runs - 1, curves averaged
+  std::string workload = "default";  // a variant drawn from the pods (sched/frag_workload.h)
+  uint64_t workload_seed = 1;
   bool json = false;
 };
 

@@ -13,7 +13,8 @@ ShapeKey KeyOf(const FragPod& p) { return {p.cpu_milli, p.gpu_milli, p.num_gpu, 
 
 }  // namespace
 
-std::vector<TypicalShape> TypicalShapes(const std::vector<FragPod>& pods, double coverage) {
+std::vector<TypicalShape> TypicalShapes(const std::vector<FragPod>& pods, double coverage,
+                                        bool every_multi_gpu) {
   std::map<ShapeKey, std::pair<int64_t, FragPod>> counts;
   for (const FragPod& p : pods) {
     auto [it, inserted] = counts.try_emplace(KeyOf(p), 0, p);
@@ -28,12 +29,15 @@ std::vector<TypicalShape> TypicalShapes(const std::vector<FragPod>& pods, double
   const double total = static_cast<double>(pods.size());
   std::vector<TypicalShape> out;
   double covered = 0;
+  double kept = 0;
   for (const auto& [count, pod] : ranked) {
-    if (covered >= coverage * total) break;
+    const bool common = covered < coverage * total;
     covered += static_cast<double>(count);
+    if (!common && !(every_multi_gpu && pod.num_gpu > 1)) continue;
+    kept += static_cast<double>(count);
     out.push_back({pod, static_cast<double>(count)});
   }
-  for (TypicalShape& s : out) s.weight /= covered;
+  for (TypicalShape& s : out) s.weight /= kept;
   return out;
 }
 

@@ -19,8 +19,11 @@ struct TypicalShape {
 // constraint), most common first, taken until they cover `coverage` of the
 // pods (the FGD authors' popularity threshold: 0.95), their weights then
 // renormalised to sum to 1. Pods without GPUs count too, as the authors'
-// simulator counts them. Ties in frequency: the larger shape first.
-std::vector<TypicalShape> TypicalShapes(const std::vector<FragPod>& pods, double coverage = 0.95);
+// simulator counts them. Ties in frequency: the larger shape first. With
+// `every_multi_gpu`, every shape of two or more GPUs is kept too, however
+// rare (weights renormalised over all that are kept).
+std::vector<TypicalShape> TypicalShapes(const std::vector<FragPod>& pods, double coverage = 0.95,
+                                        bool every_multi_gpu = false);
 
 // The FGD paper's fragmentation of one node, in milli-GPU: for each typical
 // shape, the node's free milli-GPU that shape could not use, weighted by the

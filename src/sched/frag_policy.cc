@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <string>
+#include <tuple>
 
 #include "sched/frag_measure.h"
+#include "sched/frag_score.h"
 #include "sched/seeded_random.h"
 
 namespace gleaner::sched {
@@ -62,20 +65,32 @@ class RandomPolicy final : public FragPolicy {
 };
 
 // Visits fitting nodes in the tie order and keeps the first best score.
+// A node's score for a request shape changes only when the node does, and
+// most pods share a few shapes: scores are kept per shape and node and
+// reused until the node's version moves (the same answers, several times
+// faster).
 class ScoringPolicy : public FragPolicy {
  public:
-  ScoringPolicy(size_t nodes, uint64_t seed) : order_(TieOrder(nodes, seed)) {}
+  ScoringPolicy(size_t nodes, uint64_t seed) : nodes_(nodes), order_(TieOrder(nodes, seed)) {}
 
   std::optional<FragPlacement> Place(const FragPod& pod, const FragCluster& cluster) override {
+    BeforePlacing(cluster);
+    std::vector<Cached>* cache = CacheFor(pod);
     std::optional<FragPlacement> best;
     Score best_score{};
     for (uint32_t n : order_) {
       const FragNodeState& node = cluster.node(n);
       if (!node.Fits(pod)) continue;
-      uint8_t mask = 0;
-      const Score s = ScoreNode(cluster, n, pod, &mask);
+      Cached fresh;
+      Cached& c = cache ? (*cache)[n] : fresh;
+      if (!c.valid || c.version != cluster.version(n)) {
+        c.score = ScoreNode(cluster, n, pod, &c.mask);
+        c.version = cluster.version(n);
+        c.valid = true;
+      }
+      const Score s = Adjusted(node, pod, c.score);
       if (!best || s > best_score) {
-        best = FragPlacement{n, mask};
+        best = FragPlacement{n, c.mask};
         best_score = s;
       }
     }
@@ -83,20 +98,49 @@ class ScoringPolicy : public FragPolicy {
   }
 
  protected:
-  // Compared in order: the first component decides, the second breaks ties.
+  // Compared in order: the first component decides, the next break ties.
   struct Score {
     double primary = 0;
     double secondary = 0;
+    double tertiary = 0;
     bool operator>(const Score& o) const {
-      return primary != o.primary ? primary > o.primary : secondary > o.secondary;
+      return std::tie(primary, secondary, tertiary) > std::tie(o.primary, o.secondary, o.tertiary);
     }
   };
-  // Scores node `n`, which fits, and sets the GPUs the pod would take there.
+  // Scores node `n`, which fits, and sets the GPUs the pod would take
+  // there. Must depend only on the node and the pod's shape (CPU, GPUs,
+  // share, models): it is reused until the node changes.
   virtual Score ScoreNode(const FragCluster& cluster, uint32_t n, const FragPod& pod,
                           uint8_t* mask) = 0;
+  // For what depends on the whole cluster: called once per pod, then on
+  // each node's (kept) score.
+  virtual void BeforePlacing(const FragCluster& /*cluster*/) {}
+  virtual Score Adjusted(const FragNodeState& /*node*/, const FragPod& /*pod*/, Score s) const {
+    return s;
+  }
 
  private:
+  struct Cached {
+    bool valid = false;
+    uint64_t version = 0;
+    Score score;
+    uint8_t mask = 0;
+  };
+  // Shapes past this many go without (memory: shapes x nodes entries).
+  static constexpr size_t kCachedShapes = 256;
+  using ShapeKey = std::tuple<int64_t, int, int, uint32_t>;  // CPU, GPUs, share, models
+
+  std::vector<Cached>* CacheFor(const FragPod& pod) {
+    const ShapeKey key{pod.cpu_milli, pod.num_gpu, pod.gpu_milli, pod.model_mask};
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return &it->second;
+    if (cache_.size() >= kCachedShapes) return nullptr;
+    return &cache_.emplace(key, std::vector<Cached>(nodes_)).first->second;
+  }
+
+  size_t nodes_;
   std::vector<uint32_t> order_;
+  std::map<ShapeKey, std::vector<Cached>> cache_;
 };
 
 class BestFitPolicy final : public ScoringPolicy {
@@ -119,24 +163,16 @@ class BestFitPolicy final : public ScoringPolicy {
 class FgdPolicy : public ScoringPolicy {
  public:
   FgdPolicy(size_t nodes, uint64_t seed, std::vector<TypicalShape> shapes)
-      : ScoringPolicy(nodes, seed), meter_(std::move(shapes)), before_(nodes) {
-    // trunc(100 sigmoid(d / 1000)) >= k  <=>  d >= 1000 logit(k / 100): the
-    // integer score is a count of thresholds passed, with no exp per node.
-    for (int k = 1; k < 100; ++k) {
-      const double q = k / 100.0;
-      thresholds_.push_back(1000 * std::log(q / (1 - q)));
-    }
-  }
+      : ScoringPolicy(nodes, seed), meter_(std::move(shapes)), before_(nodes) {}
   std::string_view Name() const override { return "fgd"; }
 
  protected:
-  // The authors' integer score of a fragmentation drop.
-  virtual Score FromDrop(double drop_milli, const FragNodeState& /*node*/,
-                         const FragPod& /*pod*/) const {
-    return {
-        static_cast<double>(std::upper_bound(thresholds_.begin(), thresholds_.end(), drop_milli) -
-                            thresholds_.begin()),
-        0};
+  // The score of placing `pod` on `node` with `mask`; `before` is the
+  // node's fragmentation now.
+  virtual Score Evaluate(const FragNodeState& node, const FragPod& pod, uint8_t mask,
+                         double before) {
+    return {static_cast<double>(FgdIntegerScore(before - meter_.Of(AfterPlacing(node, pod, mask)))),
+            0, 0};
   }
 
   Score ScoreNode(const FragCluster& cluster, uint32_t n, const FragPod& pod,
@@ -145,13 +181,13 @@ class FgdPolicy : public ScoringPolicy {
     const double before = Before(cluster, n);
     if (!pod.fractional()) {
       *mask = TightestGpus(node, pod);
-      return FromDrop(before - meter_.Of(AfterPlacing(node, pod, *mask)), node, pod);
+      return Evaluate(node, pod, *mask, before);
     }
     std::optional<Score> best;
     for (int i = 0; i < node.gpus; ++i) {
       if (node.gpu_free[static_cast<size_t>(i)] < pod.gpu_milli) continue;
       const auto m = static_cast<uint8_t>(1u << i);
-      const Score s = FromDrop(before - meter_.Of(AfterPlacing(node, pod, m)), node, pod);
+      const Score s = Evaluate(node, pod, m, before);
       if (!best || s > *best) {
         best = s;
         *mask = m;
@@ -159,6 +195,8 @@ class FgdPolicy : public ScoringPolicy {
     }
     return *best;
   }
+
+  const FragmentationMeter& meter() const { return meter_; }
 
  private:
   // The node's fragmentation now, computed again only after it changed.
@@ -177,50 +215,52 @@ class FgdPolicy : public ScoringPolicy {
   };
   FragmentationMeter meter_;
   std::vector<Cached> before_;
-  std::vector<double> thresholds_;
 };
 
-// gleaner: FGD, with two changes that look further ahead.
-// - The fragmentation counts every request shape of the workload, not only
-//   the commonest that make up 95 % of pods: the rare 8-GPU pods that fit
-//   only on the largest nodes are what a cluster most often turns away.
-// - Among nodes of equal FGD score (the integer score makes many), the one
-//   whose free CPU and free GPU come closest to the workload's own ratio of
-//   CPU to GPU. A node left with GPUs but no CPU (or the reverse) strands
-//   what is left; FGD sees that only through the shapes' CPU checks.
-// Unrounded drops were tried as the first key and did worse (docs/fragmentation.md).
+// Free milli-GPU per model id.
+std::vector<int64_t> FreeByModel(const FragCluster& cluster) {
+  std::vector<int64_t> free(static_cast<size_t>(cluster.model_count()), 0);
+  for (uint32_t n = 0; n < cluster.size(); ++n) {
+    free[static_cast<size_t>(cluster.node(n).model)] += cluster.node(n).TotalGpuFree();
+  }
+  return free;
+}
+
+// gleaner: FGD's search with gleaner's score (sched/frag_score.h), the
+// workload profiled from the experiment's pods.
 class GleanerPolicy final : public FgdPolicy {
  public:
-  GleanerPolicy(size_t nodes, uint64_t seed, const std::vector<FragPod>& workload)
-      : FgdPolicy(nodes, seed, TypicalShapes(workload, 1.0)) {
-    double cpu = 0;
-    double gpu = 0;
-    for (const FragPod& p : workload) {
-      cpu += static_cast<double>(p.cpu_milli);
-      gpu += static_cast<double>(p.total_gpu_milli());
-    }
-    cpu_per_gpu_milli_ = gpu > 0 ? cpu / gpu : 0;
-  }
+  GleanerPolicy(const FragCluster& cluster, uint64_t seed, WorkloadProfile profile)
+      : FgdPolicy(cluster.size(), seed, profile.shapes), profile_(std::move(profile)) {}
   std::string_view Name() const override { return "gleaner"; }
 
  protected:
-  Score FromDrop(double drop_milli, const FragNodeState& node, const FragPod& pod) const override {
-    const double gpu_before = node.TotalGpuFree();
-    const double gpu_after = gpu_before - static_cast<double>(pod.total_gpu_milli());
-    const double cpu_before = static_cast<double>(node.cpu_free);
-    const double cpu_after = cpu_before - static_cast<double>(pod.cpu_milli);
-    return {FgdPolicy::FromDrop(drop_milli, node, pod).primary,
-            Imbalance(cpu_before, gpu_before) - Imbalance(cpu_after, gpu_after)};
+  // Which models are oversubscribed moves as they fill: judged per pod.
+  void BeforePlacing(const FragCluster& cluster) override {
+    oversubscribed_ = OversubscribedModels(profile_, FreeByModel(cluster));
+  }
+  Score Evaluate(const FragNodeState& node, const FragPod& pod, uint8_t mask,
+                 double before) override {
+    const GleanerScore s = ScorePlacement(node, pod, mask, before, meter(), profile_, false);
+    return {0, static_cast<double>(s.fgd), s.shortage_drop};
+  }
+  Score Adjusted(const FragNodeState& node, const FragPod& pod, Score s) const override {
+    s.primary = AvoidModel(pod, oversubscribed_[static_cast<size_t>(node.model)]);
+    return s;
   }
 
  private:
-  // How far a node's free CPU is from what its free GPUs would need at the
-  // workload's ratio, in milli-CPU.
-  double Imbalance(double cpu_milli, double gpu_milli) const {
-    return std::abs(cpu_milli - cpu_per_gpu_milli_ * gpu_milli);
-  }
-  double cpu_per_gpu_milli_ = 0;
+  WorkloadProfile profile_;
+  std::vector<bool> oversubscribed_;
 };
+
+std::vector<int64_t> GpusByModel(const FragCluster& cluster) {
+  std::vector<int64_t> gpus(static_cast<size_t>(cluster.model_count()), 0);
+  for (uint32_t n = 0; n < cluster.size(); ++n) {
+    gpus[static_cast<size_t>(cluster.node(n).model)] += cluster.node(n).gpus;
+  }
+  return gpus;
+}
 
 }  // namespace
 
@@ -237,7 +277,8 @@ core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(std::string_view name,
         new FgdPolicy(cluster.size(), seed, TypicalShapes(workload)));
   }
   if (name == "gleaner") {
-    return std::unique_ptr<FragPolicy>(new GleanerPolicy(cluster.size(), seed, workload));
+    return std::unique_ptr<FragPolicy>(
+        new GleanerPolicy(cluster, seed, ProfileWorkload(workload, GpusByModel(cluster))));
   }
   return core::InvalidArgument("unknown policy \"" + std::string(name) +
                                "\"; use one of: " + std::string(kFragPolicyNames));

@@ -98,6 +98,47 @@ TEST_F(BenchBinaryTest, UnknownPolicyIsAUsageError) {
   EXPECT_EQ(WEXITSTATUS(r.status), 2) << r.out;
 }
 
+TEST_F(BenchBinaryTest, FragDrawsAWorkloadVariantAndAveragesRuns) {
+  const CommandRun r = Gleaner(
+      "bench frag --json --workload gpushare60 --workload-seed 3 --runs 3 "
+      "--pods " +
+      pods_ + " --nodes " + nodes_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["workload"], "gpushare60");
+  EXPECT_EQ(doc["runs"], 3);
+  // 3 whole-GPU pairs (6,000 milli) and 9 shares of 450 (4,050): 60 % of
+  // the same 10,050 from shares is 13 of them, 4,000 left for 2 pairs.
+  EXPECT_EQ(doc["pods"], 15);
+  // The mean of three runs is what three single runs average to.
+  double sum = 0;
+  for (int seed = 42; seed <= 44; ++seed) {
+    const CommandRun one =
+        Gleaner("bench frag --json --workload gpushare60 --workload-seed 3 --seed " +
+                std::to_string(seed) + " --pods " + pods_ + " --nodes " + nodes_);
+    ASSERT_EQ(one.status, 0) << one.out;
+    sum += nlohmann::json::parse(one.out)["allocation_pct"]["130"].get<double>();
+  }
+  EXPECT_NEAR(doc["allocation_pct"]["130"].get<double>(), sum / 3, 1e-9);
+}
+
+TEST_F(BenchBinaryTest, AnUnknownWorkloadSaysWhatIsAccepted) {
+  const CommandRun r =
+      Gleaner("bench frag --workload gpushare --pods " + pods_ + " --nodes " + nodes_);
+  EXPECT_EQ(WEXITSTATUS(r.status), 4) << r.out;
+  EXPECT_NE(r.out.find("unknown workload \"gpushare\"; use one of: default, cpuNNN"),
+            std::string::npos)
+      << r.out;
+  // Nothing to draw: the pods have no multi-GPU pod.
+  const std::string single = Write("bench_single.csv",
+                                   "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+                                   "p0,4000,8192,1,450,\n");
+  const CommandRun none =
+      Gleaner("bench frag --workload multigpu50 --pods " + single + " --nodes " + nodes_);
+  EXPECT_EQ(WEXITSTATUS(none.status), 4) << none.out;
+  EXPECT_NE(none.out.find("needs multi-GPU pods to draw from"), std::string::npos) << none.out;
+}
+
 TEST(BenchSchedBinaryTest, JsonHasRatesLatenciesAndMemory) {
   for (const char* mode : {"", " --gang", " --preempt"}) {
     const CommandRun r = Gleaner(
