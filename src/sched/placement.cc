@@ -23,9 +23,46 @@ void Consider(std::optional<Scored>* best, Scored s) {
   if (!*best || s.Rank() < (*best)->Rank()) *best = std::move(s);
 }
 
+// Host CPU a node that does not report it is never short of.
+constexpr int64_t kUnreportedCpu = int64_t{1} << 40;
+
+// Node `n` as the fragmentation score sees it: its GPUs of the chosen
+// GPUs' class (the chosen first, then by index, at most 8; a GPU that may
+// not be lent counts as full) and its free CPU; `c->gpu_mask`, the chosen.
+void DescribeNode(const ClusterState& cluster, NodeIndex n, const std::vector<GpuIndex>& chosen,
+                  const JobRequest& job, PlacementCandidate* c) {
+  const ClassId cls = cluster.gpu(chosen.front()).gpu_class;
+  if (chosen.size() > static_cast<size_t>(kFragMaxGpusPerNode) || cls >= 32) return;
+  const NodeState& node = cluster.node(n);
+  FragNodeState& view = c->node;
+  view.model = static_cast<int>(cls);
+  view.cpu_free = node.capacity.cpu_milli > 0 ? node.free_cpu_milli : kUnreportedCpu;
+  view.cpu_capacity = node.capacity.cpu_milli > 0 ? node.capacity.cpu_milli : kUnreportedCpu;
+  view.memory_free = node.free_memory;
+  const auto add = [&](GpuIndex g, bool taken) {
+    const GpuState& gpu = cluster.gpu(g);
+    const auto i = static_cast<size_t>(view.gpus++);
+    view.gpu_free[i] = gpu.spec.lendable ? gpu.free_milli : 0;
+    if (taken) c->gpu_mask = static_cast<uint8_t>(c->gpu_mask | 1u << i);
+  };
+  for (GpuIndex g : chosen) add(g, true);
+  for (GpuIndex g : node.gpus) {
+    if (view.gpus == kFragMaxGpusPerNode) break;
+    if (cluster.gpu(g).gpu_class != cls ||
+        std::find(chosen.begin(), chosen.end(), g) != chosen.end()) {
+      continue;
+    }
+    add(g, false);
+  }
+  c->pod.cpu_milli = job.cpu_milli;
+  c->pod.num_gpu = job.gpus;
+  c->pod.gpu_milli = job.gpu_milli;
+}
+
 Scored Score(const ClusterState& cluster, const JobRequest& job, const PlacementScorer& scorer,
              NodeIndex n, const GpuChoice& choice, int gpu_free_milli) {
   PlacementCandidate c;
+  DescribeNode(cluster, n, choice.gpus, job, &c);
   c.gpus = job.gpus;
   c.milli_per_gpu = job.gpu_milli;
   c.node_gpus = static_cast<int>(cluster.node(n).gpus.size());

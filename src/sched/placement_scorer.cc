@@ -1,5 +1,7 @@
 #include "sched/placement_scorer.h"
 
+#include <utility>
+
 namespace gleaner::sched {
 namespace {
 
@@ -9,7 +11,37 @@ int FreeAfter(const PlacementCandidate& c) { return c.node_free_milli - c.gpus *
 
 double BestFitScorer::Cost(const PlacementCandidate& c) const { return FreeAfter(c); }
 
+void FragmentationAwareScorer::Learn(const WorkloadProfile& profile,
+                                     const std::vector<bool>& oversubscribed) {
+  profile_ = profile;
+  oversubscribed_ = oversubscribed;
+  if (profile_.shapes.empty()) {
+    meter_.reset();
+  } else {
+    meter_.emplace(profile_.shapes);
+  }
+}
+
 double FragmentationAwareScorer::Cost(const PlacementCandidate& c) const {
+  if (!meter_ || c.node.gpus == 0) return Heuristic(c);
+  const auto model = static_cast<size_t>(c.node.model);
+  const bool oversubscribed = model < oversubscribed_.size() && oversubscribed_[model];
+  const GleanerScore s = ScorePlacement(c.node, c.pod, c.gpu_mask, meter_->Of(c.node), *meter_,
+                                        profile_, oversubscribed);
+  // Tiers in one number, each worth more than all below it can add up to
+  // (nodes of up to 8 GPUs: islands, shortage and free capacity stay
+  // under 1e5): an oversubscribed class, a gang off NVLink, FGD's score
+  // (0-100), then the rest in milli-GPU.
+  double cost = s.avoid_model < 0 ? 1e9 : 0;
+  if (!c.within_one_island) cost += 2e8;
+  cost += 1e5 * (100 - s.fgd);
+  cost += 2000.0 * c.islands_broken;
+  // The shortage in milli-CPU, as the milli-GPU it strands.
+  if (profile_.cpu_per_gpu_milli > 0) cost -= s.shortage_drop / profile_.cpu_per_gpu_milli;
+  return cost + FreeAfter(c);
+}
+
+double FragmentationAwareScorer::Heuristic(const PlacementCandidate& c) const {
   // Weights in milli-GPU, so each says how many GPUs of leftover capacity
   // it is worth: a gang split across islands costs as much as leaving 8
   // GPUs idle, because its collectives then run over PCIe.

@@ -1,7 +1,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
+#include <vector>
+
+#include "sched/frag_cluster.h"
+#include "sched/frag_measure.h"
+#include "sched/frag_score.h"
 
 namespace gleaner::sched {
 
@@ -16,16 +22,29 @@ struct PlacementCandidate {
   int gpu_free_milli = 1000;
   bool within_one_island = true;
   int islands_broken = 0;
+  // The node as the fragmentation score sees it (sched/frag_score.h): the
+  // free CPU and the free share of each GPU of the candidate's class
+  // (`node.model` is the class id), before; `gpu_mask`, the GPUs taken
+  // there; `pod`, the job. node.gpus == 0 where the search could not
+  // describe the node so (more than 8 GPUs taken, over 32 classes).
+  FragNodeState node = {};
+  uint8_t gpu_mask = 0;
+  FragPod pod = {};
 };
 
 // Policy: how good one placement is. Lower cost is better; the search
-// breaks ties by node and GPU order, so scorers need not. Implementations
-// are stateless and thread-compatible.
+// breaks ties by node and GPU order, so scorers need not. A scorer keeps
+// only what it is told of the workload (Learn), between searches;
+// thread-compatible.
 class PlacementScorer {
  public:
   virtual ~PlacementScorer() = default;
   virtual double Cost(const PlacementCandidate& c) const = 0;
   virtual std::string_view Name() const = 0;
+  // The workload the scheduler places (its jobs as pods, model ids being
+  // class ids) and, per class, whether pinned jobs oversubscribe it now.
+  virtual void Learn(const WorkloadProfile& /*profile*/,
+                     const std::vector<bool>& /*oversubscribed*/) {}
 };
 
 // The classic: the node left with the least free capacity (packs nodes,
@@ -36,14 +55,26 @@ class BestFitScorer final : public PlacementScorer {
   std::string_view Name() const override { return "bestfit"; }
 };
 
-// Best fit plus what it does to the shapes still placeable: keeps gangs on
-// one NVLink island, keeps intact islands intact, puts fractions on GPUs
-// already shared before splitting a whole one, and avoids leaving slivers
-// of a GPU too small for most fractional jobs.
+// The fragmentation experiment's policy (sched/frag_score.h) once it has
+// learned the workload: keeps off classes pinned jobs oversubscribe, then
+// FGD's score over the workload's shapes, then the least CPU shortage. A
+// gang split over NVLink islands ranks below all but an oversubscribed
+// class; intact islands kept and best fit break the remaining ties.
+// Before it has learned a workload (or for a node it cannot describe):
+// best fit with the islands' terms, fractions on GPUs already shared
+// before a whole one is split, and no slivers too small for most jobs.
 class FragmentationAwareScorer final : public PlacementScorer {
  public:
   double Cost(const PlacementCandidate& c) const override;
   std::string_view Name() const override { return "gleaner"; }
+  void Learn(const WorkloadProfile& profile, const std::vector<bool>& oversubscribed) override;
+
+ private:
+  double Heuristic(const PlacementCandidate& c) const;
+
+  WorkloadProfile profile_;
+  std::vector<bool> oversubscribed_;
+  std::optional<FragmentationMeter> meter_;  // over profile_'s shapes; none before Learn
 };
 
 // "bestfit" or "gleaner"; nullptr for other names.

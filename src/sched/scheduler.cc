@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/format.h"
+#include "sched/frag_score.h"
 #include "sched/gang_placement.h"
 #include "sched/placement.h"
 #include "sched/preemption.h"
@@ -138,6 +139,7 @@ core::Result<std::vector<Action>> Scheduler::Submit(const JobRequest& req, core:
   project_usage_.Touch(req.project);
   user_usage_.Touch(req.user);
   Enqueue(job);
+  MaybeLearnWorkload();  // a new shape is learned before it is placed
   if (dirty_) {
     RunPass(false, &out);
   } else {
@@ -476,9 +478,46 @@ bool Scheduler::NothingCanStart(const Job& job, int budget, bool by_reservation)
 
 // ---- the pass -----------------------------------------------------------
 
+void Scheduler::MaybeLearnWorkload() {
+  // The workload changes slowly; a sample keeps a million-job queue cheap.
+  constexpr core::Duration kRelearnEvery = std::chrono::seconds(30);
+  constexpr size_t kSampledJobs = 20'000;
+  if (shapes_.size() == shapes_learned_ && now_ - learned_at_ < kRelearnEvery) return;
+  shapes_learned_ = shapes_.size();
+  learned_at_ = now_;
+  std::vector<FragPod> pods;
+  pods.reserve(std::min(jobs_.size(), kSampledJobs));
+  for (auto& [id, job] : jobs_) {
+    if (pods.size() == kSampledJobs) break;
+    if (job.phase == JobPhase::kUnknown) continue;
+    FragPod p;
+    p.cpu_milli = job.req.cpu_milli;
+    p.num_gpu = job.req.gpus;
+    p.gpu_milli = job.req.gpu_milli;
+    p.model_mask = 0;
+    for (ClassId c : Allowed(job)) p.model_mask |= c < 32 ? 1u << c : 0u;
+    pods.push_back(p);
+  }
+  std::vector<int64_t> gpus(cluster_.class_count(), 0);
+  std::vector<int64_t> free(cluster_.class_count(), 0);
+  for (NodeIndex n = 0; n < cluster_.node_count(); ++n) {
+    if (!cluster_.node(n).alive) continue;
+    for (GpuIndex g : cluster_.node(n).gpus) {
+      const GpuState& gpu = cluster_.gpu(g);
+      ++gpus[gpu.gpu_class];
+      if (gpu.spec.lendable) free[gpu.gpu_class] += gpu.free_milli;
+    }
+  }
+  if (gpus.size() > 32) gpus.resize(32);  // pods name classes in 32 bits
+  if (free.size() > 32) free.resize(32);
+  const WorkloadProfile profile = ProfileWorkload(pods, gpus);
+  policies_.scorer->Learn(profile, OversubscribedModels(profile, free));
+}
+
 void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   dirty_ = false;
   ++pass_;
+  MaybeLearnWorkload();
   int budget = config_.preemptions_per_pass;
   int misses = 0;
   std::vector<JobId> first;

@@ -194,6 +194,10 @@ class Scheduler {
   // Offers free GPUs to pending jobs in queue order. `full` considers every
   // job; otherwise the pass stops after `event_pass_depth` misses in a row.
   void RunPass(bool full, std::vector<Action>* out);
+  // Tells the scorer the workload (its jobs, waiting and running) and the
+  // classes pinned jobs oversubscribe: when a new job shape appears, else
+  // at most every kRelearnEvery of scheduler time.
+  void MaybeLearnWorkload();
   // Tries to start one job, or to preempt for it. Returns true if it started.
   // `job.key` must be its key in the queue now (PendingQueue::KeyOf).
   bool Consider(Job& job, int* preemption_budget, std::vector<Action>* out);
@@ -322,6 +326,8 @@ class Scheduler {
   };
   std::vector<GroupSkip> group_skips_;
   uint64_t pass_ = 0;
+  size_t shapes_learned_ = 0;  // shapes_.size() when the scorer last learned the workload
+  core::TimePoint learned_at_{};
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
   // Indexed by reserved access (ReservedAccess: 0..2), then shape id.

@@ -50,6 +50,22 @@ TEST(HostResourcesTest, JobsGoWhereTheirCpusAreUnclaimedAndGetThemBackOnExit) {
   EXPECT_THAT(Lines(s.Handle(JobFinished{1}, At(6))), ElementsAre("start job 4 on a gpus 0"));
 }
 
+// The scheduler's scorer learns the workload from its jobs: these ask 8
+// CPUs a GPU. The first goes to b, not to the first node that fits: on a
+// it would leave a GPU with no CPU beside it. The second fills b (on a it
+// would strand a's other GPU), the third takes a.
+TEST(HostResourcesTest, AGpuJobLeavesANodesCpusForItsOtherGpus) {
+  Scheduler s;
+  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 2, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{Host("b", 2, 64, 64)}, At(0)).ok());
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(1, 8000)}, At(1))),
+              ElementsAre("start job 1 on b gpus 0"));
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(2, 8000)}, At(2))),
+              ElementsAre("start job 2 on b gpus 1"));
+  EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(3, 8000)}, At(3))),
+              ElementsAre("start job 3 on a gpus 0"));
+}
+
 // A job waiting for CPUs is not starved by later small jobs that take each
 // CPU as it frees: backfill keeps what it needs, as it keeps GPUs.
 TEST(HostResourcesTest, BackfillKeepsTheCpusABlockedJobWaitsFor) {

@@ -31,11 +31,15 @@ struct Started {
 };
 
 // Submits one job to a scheduler with an H100 node of 8 and a T4 node of
-// 2, one of whose GPUs is taken, so that fit alone (the fullest node
-// first) would pick the T4 node.
+// 2, one of whose GPUs is taken, so that fit alone (best fit: the fullest
+// node first) would pick the T4 node. (The gleaner scorer, having learned
+// that half the jobs are pinned to T4, would keep off it for its own
+// reasons: placement_conformance_test.cc.)
 std::optional<Started> PlaceOne(SchedulerConfig config, JobRequest job,
                                 const std::string& t4_model = kT4) {
-  Scheduler s(std::move(config));
+  SchedulerPolicies policies;
+  policies.scorer = std::make_unique<BestFitScorer>();
+  Scheduler s(std::move(config), std::move(policies));
   EXPECT_TRUE(s.Handle(NodeAdded{MakeNode("h100", 8, {}, kH100, 80)}, At(0)).ok());
   EXPECT_TRUE(s.Handle(NodeAdded{MakeNode("t4", 2, {}, t4_model, 16)}, At(0)).ok());
   JobRequest filler = MakeJob(99, 1);

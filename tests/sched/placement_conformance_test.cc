@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
+#include "sched/frag_score.h"
 #include "sched/placement.h"
 #include "sched_test_util.h"
 
@@ -20,6 +23,33 @@ void TakeAll(ClusterState& c, const std::string& node, std::initializer_list<int
   for (int i : indices) c.Take(n.gpus[static_cast<size_t>(i)], milli);
 }
 
+// The profile of a mixed workload: whole GPUs, pairs, whole nodes and
+// halves, some asking CPUs.
+WorkloadProfile MixedProfile() {
+  std::vector<FragPod> pods;
+  for (auto [gpus, milli, cpu] :
+       {std::tuple{1, 1000, 8000}, std::tuple{1, 1000, 0}, std::tuple{2, 1000, 16000},
+        std::tuple{8, 1000, 64000}, std::tuple{1, 500, 4000}}) {
+    FragPod p;
+    p.num_gpu = gpus;
+    p.gpu_milli = milli;
+    p.cpu_milli = cpu;
+    pods.push_back(p);
+  }
+  return ProfileWorkload(pods, {64});
+}
+
+// The gleaner scorer once it has learned a workload: the experiment's score.
+class LearnedGleanerScorer final : public PlacementScorer {
+ public:
+  LearnedGleanerScorer() { scorer_.Learn(MixedProfile(), {false}); }
+  double Cost(const PlacementCandidate& c) const override { return scorer_.Cost(c); }
+  std::string_view Name() const override { return "gleaner, learned"; }
+
+ private:
+  FragmentationAwareScorer scorer_;
+};
+
 template <typename Scorer>
 class PlacementConformanceTest : public ::testing::Test {
  protected:
@@ -32,7 +62,7 @@ class PlacementConformanceTest : public ::testing::Test {
   Scorer scorer_;
 };
 
-using Scorers = ::testing::Types<BestFitScorer, FragmentationAwareScorer>;
+using Scorers = ::testing::Types<BestFitScorer, FragmentationAwareScorer, LearnedGleanerScorer>;
 TYPED_TEST_SUITE(PlacementConformanceTest, Scorers);
 
 TYPED_TEST(PlacementConformanceTest, AnExactFitBeatsAnEmptyNode) {
@@ -115,7 +145,93 @@ TYPED_TEST(PlacementConformanceTest, AGangThatFitsOneNvlinkIslandGetsOne) {
   EXPECT_THAT(Indices(this->cluster_, p->gpus), ElementsAre(4, 5, 6, 7));
 }
 
+TYPED_TEST(PlacementConformanceTest, HostCpusAndMemoryAreRespected) {
+  NodeSpec small = MakeNode("small", 4);
+  small.host = {4000, core::Bytes::GiB(512)};
+  NodeSpec roomy = MakeNode("roomy", 4);
+  roomy.host = {64000, core::Bytes::GiB(32)};
+  ASSERT_TRUE(this->cluster_.AddNode(small).ok());
+  ASSERT_TRUE(this->cluster_.AddNode(roomy).ok());
+  JobRequest cpus = MakeJob(1, 1);
+  cpus.cpu_milli = 8000;
+  auto p = this->Place(cpus);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(this->NodeOf(*p), "roomy");
+  JobRequest memory = MakeJob(2, 1);
+  memory.memory = core::Bytes::GiB(64);
+  p = this->Place(memory);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(this->NodeOf(*p), "small");
+  JobRequest both = MakeJob(3, 1);
+  both.cpu_milli = 8000;
+  both.memory = core::Bytes::GiB(64);
+  EXPECT_FALSE(this->Place(both));
+}
+
 // ---- what distinguishes the scorers -------------------------------------
+
+// Two nodes of 2 GPUs; the workload's GPU jobs ask 8 CPUs a GPU. A has 8
+// CPUs, B 64. Best fit (and the gleaner scorer before it has learned the
+// workload) sees two alike nodes and takes the first; once learned, it
+// leaves A's CPUs to A's other GPU.
+TEST(PlacementScorerTest, TheLearnedGleanerScorerKeepsANodesCpusForItsGpus) {
+  ClusterState c;
+  NodeSpec a = MakeNode("a", 2);
+  a.host = {8000, {}};
+  NodeSpec b = MakeNode("b", 2);
+  b.host = {64000, {}};
+  ASSERT_TRUE(c.AddNode(a).ok() && c.AddNode(b).ok());
+  JobRequest job = MakeJob(1, 1);
+  job.cpu_milli = 8000;
+  const auto allowed = AllowedClasses(c, job);
+  FragmentationAwareScorer gleaner;
+  auto before = FindPlacement(c, job, allowed, gleaner, 16);
+  auto packed = FindPlacement(c, job, allowed, BestFitScorer(), 16);
+  FragPod pod;
+  pod.num_gpu = 1;
+  pod.gpu_milli = 1000;
+  pod.cpu_milli = 8000;
+  gleaner.Learn(ProfileWorkload({pod}, {2}), {false});
+  auto learned = FindPlacement(c, job, allowed, gleaner, 16);
+  ASSERT_TRUE(before && packed && learned);
+  EXPECT_EQ(c.node(before->node).id.str(), "a");
+  EXPECT_EQ(c.node(packed->node).id.str(), "a");
+  EXPECT_EQ(c.node(learned->node).id.str(), "b");
+}
+
+// The candidate a scorer sees describes the node as the experiment does:
+// the chosen GPUs first, the node's other GPUs of the class after, a GPU
+// that may not be lent as full.
+TEST(PlacementScorerTest, TheCandidateDescribesTheNodeAsTheExperimentSeesIt) {
+  class Recorder final : public PlacementScorer {
+   public:
+    double Cost(const PlacementCandidate& c) const override {
+      seen.push_back(c);
+      return 0;
+    }
+    std::string_view Name() const override { return "recorder"; }
+    mutable std::vector<PlacementCandidate> seen;
+  };
+  ClusterState c;
+  NodeSpec n = MakeNode("n", 4);
+  n.host = {32000, {}};
+  ASSERT_TRUE(c.AddNode(n).ok());
+  c.Take(*c.FindGpu(core::GpuUuid("GPU-n-0")), 1000);
+  c.SetLendable(*c.FindGpu(core::GpuUuid("GPU-n-3")), false);
+  Recorder r;
+  JobRequest job = MakeJob(1, 1);
+  job.cpu_milli = 2000;
+  ASSERT_TRUE(FindPlacement(c, job, AllowedClasses(c, job), r, 16));
+  ASSERT_EQ(r.seen.size(), 1u);
+  const PlacementCandidate& seen = r.seen.front();
+  EXPECT_EQ(seen.node.gpus, 4);
+  EXPECT_EQ(seen.gpu_mask, 0b0001);  // the chosen one first: GPU 1
+  EXPECT_EQ(seen.node.gpu_free[0], 1000);
+  EXPECT_EQ(seen.node.TotalGpuFree(), 2000);  // GPU 0 taken, GPU 3 not lendable
+  EXPECT_EQ(seen.node.cpu_free, 32000);
+  EXPECT_EQ(seen.pod.cpu_milli, 2000);
+  EXPECT_EQ(seen.pod.num_gpu, 1);
+}
 
 TEST(PlacementScorerTest, BestFitPacksWhereTheGleanerScorerKeepsTheGangOnNvlink) {
   ClusterState c;
