@@ -80,8 +80,14 @@ double FragmentationMeter::Of(const FragNodeState& node) const {
   const auto cpu_rank = static_cast<uint64_t>(
       std::upper_bound(cpu_thresholds_.begin(), cpu_thresholds_.end(), node.cpu_free) -
       cpu_thresholds_.begin());
+  // Insertion sort: eight values, already nearly in order as often as not.
   std::array<int, kFragMaxGpusPerNode> g = node.gpu_free;
-  std::sort(g.begin(), g.end());
+  for (size_t i = 1; i < g.size(); ++i) {
+    const int v = g[i];
+    size_t j = i;
+    for (; j > 0 && g[j - 1] > v; --j) g[j] = g[j - 1];
+    g[j] = v;
+  }
   uint64_t hi = static_cast<uint64_t>(node.model) << 8 | (cpu_rank & 0xFF);
   uint64_t lo = 0;
   for (size_t i = 0; i < 4; ++i) hi = hi << 11 | static_cast<uint64_t>(g[i]);

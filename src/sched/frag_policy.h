@@ -12,9 +12,10 @@ namespace gleaner::sched {
 
 // Policy: where one pod of the fragmentation experiment goes, given what is
 // free now. Pods are placed one at a time and never retried or moved.
-// PlacementScorer does not fit here: it sees a node as GPU counts only,
-// while these policies weigh CPU against GPU (BestFit) and a node's whole
-// per-GPU state (FGD). Implementations are deterministic for a seed; not
+// The experiment searches every node; the live scheduler's search
+// (placement.h) gives its PlacementScorer a few candidates instead, and
+// the gleaner scorer scores them with the same ScorePlacement
+// (frag_score.h). Implementations are deterministic for a seed; not
 // thread-safe (they keep a memo or a generator).
 class FragPolicy {
  public:
@@ -34,9 +35,9 @@ inline constexpr std::string_view kFragPolicyNames = "random, bestfit, fgd, glea
 // "fgd": the FGD paper's score, the authors' integer 100 * sigmoid(drop in
 //   the node's fragmentation / 1000); a fractional pod takes the GPU that
 //   scores best.
-// "gleaner": FGD's integer score over all the workload's shapes, ties
-//   broken towards nodes left with CPU and GPU in the workload's ratio (see
-//   frag_policy.cc).
+// "gleaner": ScorePlacement (frag_score.h): keep off models pinned pods
+//   oversubscribe, then FGD's integer score over the typical and every
+//   multi-GPU shape, then the least CPU shortage for GPU pods.
 // Ties between nodes: a seeded random order of the nodes fixed for the
 // whole run. `workload` (the resolved pods of the workload) gives FGD and
 // gleaner their typical shapes. InvalidArgument for another name.

@@ -1,5 +1,6 @@
 #include "sched/placement_scorer.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace gleaner::sched {
@@ -7,17 +8,28 @@ namespace {
 
 int FreeAfter(const PlacementCandidate& c) { return c.node_free_milli - c.gpus * c.milli_per_gpu; }
 
+bool SameShapes(const std::vector<TypicalShape>& a, const std::vector<TypicalShape>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const TypicalShape& x, const TypicalShape& y) {
+                      return x.weight == y.weight && x.pod.cpu_milli == y.pod.cpu_milli &&
+                             x.pod.num_gpu == y.pod.num_gpu && x.pod.gpu_milli == y.pod.gpu_milli &&
+                             x.pod.model_mask == y.pod.model_mask;
+                    });
+}
+
 }  // namespace
 
 double BestFitScorer::Cost(const PlacementCandidate& c) const { return FreeAfter(c); }
 
 void FragmentationAwareScorer::Learn(const WorkloadProfile& profile,
                                      const std::vector<bool>& oversubscribed) {
+  // The meter's memo holds while the shapes do: kept when they are alike.
+  const bool same_shapes = meter_ && SameShapes(profile.shapes, profile_.shapes);
   profile_ = profile;
   oversubscribed_ = oversubscribed;
   if (profile_.shapes.empty()) {
     meter_.reset();
-  } else {
+  } else if (!same_shapes) {
     meter_.emplace(profile_.shapes);
   }
 }

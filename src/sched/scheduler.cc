@@ -480,7 +480,7 @@ bool Scheduler::NothingCanStart(const Job& job, int budget, bool by_reservation)
 
 void Scheduler::MaybeLearnWorkload() {
   // The workload changes slowly; a sample keeps a million-job queue cheap.
-  constexpr core::Duration kRelearnEvery = std::chrono::seconds(30);
+  constexpr core::Duration kRelearnEvery = std::chrono::minutes(5);
   constexpr size_t kSampledJobs = 20'000;
   if (shapes_.size() == shapes_learned_ && now_ - learned_at_ < kRelearnEvery) return;
   shapes_learned_ = shapes_.size();

@@ -196,7 +196,7 @@ class Scheduler {
   void RunPass(bool full, std::vector<Action>* out);
   // Tells the scorer the workload (its jobs, waiting and running) and the
   // classes pinned jobs oversubscribe: when a new job shape appears, else
-  // at most every kRelearnEvery of scheduler time.
+  // at most every 5 minutes of scheduler time.
   void MaybeLearnWorkload();
   // Tries to start one job, or to preempt for it. Returns true if it started.
   // `job.key` must be its key in the queue now (PendingQueue::KeyOf).
