@@ -65,6 +65,10 @@ int RunBenchFrag(const BenchFragOptions& options, std::ostream& out, std::ostrea
     err << "gleaner: " << pods.status().message() << "\n";
     return kExitBadInput;
   }
+  if (options.runs < 1) {
+    err << "gleaner: --runs must be at least 1\n";
+    return kExitBadInput;
+  }
   auto variant = sched::ParseFragVariant(options.workload);
   if (!variant.ok()) {
     err << "gleaner: " << variant.status().message() << "\n";

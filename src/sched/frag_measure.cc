@@ -47,7 +47,7 @@ double NodeFragmentation(const FragNodeState& node, const std::vector<TypicalSha
   double frag = 0;
   for (const TypicalShape& s : shapes) {
     const FragPod& p = s.pod;
-    const bool usable = p.num_gpu > 0 && (p.model_mask >> node.model & 1u) &&
+    const bool usable = p.num_gpu > 0 && node.model < 32 && (p.model_mask >> node.model & 1u) &&
                         node.cpu_free >= p.cpu_milli && node.GpusWithFree(p.gpu_milli) >= p.num_gpu;
     if (!usable) {
       frag += s.weight * free_total;
@@ -94,6 +94,7 @@ double FragmentationMeter::Of(const FragNodeState& node) const {
   for (size_t i = 4; i < 8; ++i) lo = lo << 11 | static_cast<uint64_t>(g[i]);
   const std::pair<uint64_t, uint64_t> key{hi, lo};
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  if (memo_.size() >= kMaxMemo) memo_.clear();  // a long-lived meter stays bounded
   const double frag = NodeFragmentation(node, shapes_);
   memo_.emplace(key, frag);
   return frag;

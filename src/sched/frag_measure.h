@@ -50,6 +50,7 @@ class FragmentationMeter {
       return static_cast<size_t>(k.first * 0x9E3779B97F4A7C15ull ^ (k.second + (k.first >> 29)));
     }
   };
+  static constexpr size_t kMaxMemo = size_t{1} << 20;
   std::vector<TypicalShape> shapes_;
   std::vector<int64_t> cpu_thresholds_;  // distinct CPU requests of the shapes, ascending
   mutable std::unordered_map<std::pair<uint64_t, uint64_t>, double, KeyHash> memo_;

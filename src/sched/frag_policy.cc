@@ -68,7 +68,7 @@ class RandomPolicy final : public FragPolicy {
 // A node's score for a request shape changes only when the node does, and
 // most pods share a few shapes: scores are kept per shape and node and
 // reused until the node's version moves (the same answers, several times
-// faster).
+// faster). So a policy serves the one cluster it was made for.
 class ScoringPolicy : public FragPolicy {
  public:
   ScoringPolicy(size_t nodes, uint64_t seed) : nodes_(nodes), order_(TieOrder(nodes, seed)) {}
@@ -230,8 +230,8 @@ std::vector<int64_t> FreeByModel(const FragCluster& cluster) {
 // workload profiled from the experiment's pods.
 class GleanerPolicy final : public FgdPolicy {
  public:
-  GleanerPolicy(const FragCluster& cluster, uint64_t seed, WorkloadProfile profile)
-      : FgdPolicy(cluster.size(), seed, profile.shapes), profile_(std::move(profile)) {}
+  GleanerPolicy(size_t nodes, uint64_t seed, WorkloadProfile profile)
+      : FgdPolicy(nodes, seed, profile.shapes), profile_(std::move(profile)) {}
   std::string_view Name() const override { return "gleaner"; }
 
  protected:
@@ -278,7 +278,7 @@ core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(std::string_view name,
   }
   if (name == "gleaner") {
     return std::unique_ptr<FragPolicy>(
-        new GleanerPolicy(cluster, seed, ProfileWorkload(workload, GpusByModel(cluster))));
+        new GleanerPolicy(cluster.size(), seed, ProfileWorkload(workload, GpusByModel(cluster))));
   }
   return core::InvalidArgument("unknown policy \"" + std::string(name) +
                                "\"; use one of: " + std::string(kFragPolicyNames));

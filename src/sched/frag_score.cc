@@ -11,8 +11,10 @@ WorkloadProfile ProfileWorkload(const std::vector<FragPod>& pods,
                                 const std::vector<int64_t>& model_gpus) {
   WorkloadProfile profile;
   profile.shapes = TypicalShapes(pods, 0.95, /*every_multi_gpu=*/true);
-  const size_t models = model_gpus.size();
+  const size_t models = std::min<size_t>(model_gpus.size(), 32);  // masks hold 32 models
   profile.pinned_share.assign(models, 0);
+  size_t present = 0;
+  for (size_t m = 0; m < models; ++m) present += model_gpus[m] > 0;
   double cpu = 0;
   double gpu = 0;
   for (const FragPod& p : pods) {
@@ -21,8 +23,6 @@ WorkloadProfile ProfileWorkload(const std::vector<FragPod>& pods,
     gpu += static_cast<double>(p.total_gpu_milli());
     size_t allowed = 0;
     for (size_t m = 0; m < models; ++m) allowed += (p.model_mask >> m & 1u) && model_gpus[m] > 0;
-    size_t present = 0;
-    for (size_t m = 0; m < models; ++m) present += model_gpus[m] > 0;
     if (allowed == 0 || allowed == present) continue;  // runs nowhere, or anywhere
     for (size_t m = 0; m < models; ++m) {
       if ((p.model_mask >> m & 1u) && model_gpus[m] > 0) {

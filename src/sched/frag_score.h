@@ -33,7 +33,7 @@ struct WorkloadProfile {
 };
 
 // `model_gpus[m]`: GPUs of model id m in the cluster (absent models take
-// no pinned share).
+// no pinned share; ids past 31, which masks cannot name, neither).
 WorkloadProfile ProfileWorkload(const std::vector<FragPod>& pods,
                                 const std::vector<int64_t>& model_gpus);
 

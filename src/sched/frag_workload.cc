@@ -50,7 +50,7 @@ core::Result<std::vector<FragPodSpec>> SplitGpuDemand(const std::vector<FragPodS
   std::vector<FragPodSpec> out;
   int64_t total = 0;
   for (const FragPodSpec& p : base) {
-    if (p.num_gpu == 0) {
+    if (p.total_gpu_milli() == 0) {  // no GPU asked: kept, never drawn by budget
       out.push_back(p);
       continue;
     }

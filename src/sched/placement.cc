@@ -37,8 +37,6 @@ void DescribeNode(const ClusterState& cluster, NodeIndex n, const std::vector<Gp
   FragNodeState& view = c->node;
   view.model = static_cast<int>(cls);
   view.cpu_free = node.capacity.cpu_milli > 0 ? node.free_cpu_milli : kUnreportedCpu;
-  view.cpu_capacity = node.capacity.cpu_milli > 0 ? node.capacity.cpu_milli : kUnreportedCpu;
-  view.memory_free = node.free_memory;
   const auto add = [&](GpuIndex g, bool taken) {
     const GpuState& gpu = cluster.gpu(g);
     const auto i = static_cast<size_t>(view.gpus++);

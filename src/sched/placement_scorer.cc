@@ -1,6 +1,7 @@
 #include "sched/placement_scorer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace gleaner::sched {
@@ -35,22 +36,30 @@ void FragmentationAwareScorer::Learn(const WorkloadProfile& profile,
 }
 
 double FragmentationAwareScorer::Cost(const PlacementCandidate& c) const {
-  if (!meter_ || c.node.gpus == 0) return Heuristic(c);
+  if (!meter_) return Heuristic(c);
+  // One number orders the tiers: each tier's unit exceeds all that the
+  // tiers below can add (views of at most 8 GPUs: best fit 0..8,000 milli,
+  // the shortage -8,000..8,000 milli-GPU; at most 64 islands), and every
+  // term is a whole number, so doubles keep them exact.
+  constexpr double kShortage = 2e4;
+  constexpr double kIsland = 4e8;
+  constexpr double kFgdPoint = 3e10;
+  constexpr double kOffNvlink = 4e12;
+  constexpr double kAvoid = 8e12;
+  double cost = (c.within_one_island ? 0 : kOffNvlink) + kIsland * c.islands_broken;
+  if (c.node.gpus == 0) return cost + kFgdPoint * 100 + FreeAfter(c);
   const auto model = static_cast<size_t>(c.node.model);
   const bool oversubscribed = model < oversubscribed_.size() && oversubscribed_[model];
   const GleanerScore s = ScorePlacement(c.node, c.pod, c.gpu_mask, meter_->Of(c.node), *meter_,
                                         profile_, oversubscribed);
-  // Tiers in one number, each worth more than all below it can add up to
-  // (nodes of up to 8 GPUs: islands, shortage and free capacity stay
-  // under 1e5): an oversubscribed class, a gang off NVLink, FGD's score
-  // (0-100), then the rest in milli-GPU.
-  double cost = s.avoid_model < 0 ? 1e9 : 0;
-  if (!c.within_one_island) cost += 2e8;
-  cost += 1e5 * (100 - s.fgd);
-  cost += 2000.0 * c.islands_broken;
-  // The shortage in milli-CPU, as the milli-GPU it strands.
-  if (profile_.cpu_per_gpu_milli > 0) cost -= s.shortage_drop / profile_.cpu_per_gpu_milli;
-  return cost + FreeAfter(c);
+  if (s.avoid_model < 0) cost += kAvoid;
+  cost += kFgdPoint * (100 - s.fgd);
+  // The shortage's growth in milli-CPU, as the milli-GPU it strands.
+  const double stranded = profile_.cpu_per_gpu_milli > 0
+                              ? std::round(-s.shortage_drop / profile_.cpu_per_gpu_milli)
+                              : 0;
+  cost += kShortage * (std::clamp(stranded, -8000.0, 8000.0) + 8000);
+  return cost + static_cast<double>(c.node.TotalGpuFree() - c.pod.total_gpu_milli());
 }
 
 double FragmentationAwareScorer::Heuristic(const PlacementCandidate& c) const {

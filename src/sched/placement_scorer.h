@@ -35,7 +35,7 @@ struct PlacementCandidate {
 // Policy: how good one placement is. Lower cost is better; the search
 // breaks ties by node and GPU order, so scorers need not. A scorer keeps
 // only what it is told of the workload (Learn), between searches;
-// thread-compatible.
+// not thread-safe (a scorer may keep a memo, even through const).
 class PlacementScorer {
  public:
   virtual ~PlacementScorer() = default;
@@ -45,6 +45,8 @@ class PlacementScorer {
   // class ids) and, per class, whether pinned jobs oversubscribe it now.
   virtual void Learn(const WorkloadProfile& /*profile*/,
                      const std::vector<bool>& /*oversubscribed*/) {}
+  // Whether Learn does anything: the scheduler profiles its jobs only then.
+  virtual bool LearnsWorkload() const { return false; }
 };
 
 // The classic: the node left with the least free capacity (packs nodes,
@@ -56,18 +58,20 @@ class BestFitScorer final : public PlacementScorer {
 };
 
 // The fragmentation experiment's policy (sched/frag_score.h) once it has
-// learned the workload: keeps off classes pinned jobs oversubscribe, then
-// FGD's score over the workload's shapes, then the least CPU shortage. A
-// gang split over NVLink islands ranks below all but an oversubscribed
-// class; intact islands kept and best fit break the remaining ties.
-// Before it has learned a workload (or for a node it cannot describe):
-// best fit with the islands' terms, fractions on GPUs already shared
-// before a whole one is split, and no slivers too small for most jobs.
+// learned the workload. Its cost orders, each tier before the next: a
+// class pinned jobs oversubscribe (for a job that may go elsewhere), a gang
+// off NVLink, FGD's score over the workload's shapes, intact islands
+// broken, the GPUs the placement leaves short of CPU, best fit within the
+// class. A node it cannot describe (more than 8 GPUs taken, a class id past
+// 31) ranks as FGD's worst score. Before it has learned a workload: best
+// fit with the islands' terms, fractions on GPUs already shared before a
+// whole one is split, and no slivers too small for most jobs.
 class FragmentationAwareScorer final : public PlacementScorer {
  public:
   double Cost(const PlacementCandidate& c) const override;
   std::string_view Name() const override { return "gleaner"; }
   void Learn(const WorkloadProfile& profile, const std::vector<bool>& oversubscribed) override;
+  bool LearnsWorkload() const override { return true; }
 
  private:
   double Heuristic(const PlacementCandidate& c) const;

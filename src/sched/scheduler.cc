@@ -139,7 +139,7 @@ core::Result<std::vector<Action>> Scheduler::Submit(const JobRequest& req, core:
   project_usage_.Touch(req.project);
   user_usage_.Touch(req.user);
   Enqueue(job);
-  MaybeLearnWorkload();  // a new shape is learned before it is placed
+  MaybeLearnWorkload(&job);
   if (dirty_) {
     RunPass(false, &out);
   } else {
@@ -478,46 +478,77 @@ bool Scheduler::NothingCanStart(const Job& job, int budget, bool by_reservation)
 
 // ---- the pass -----------------------------------------------------------
 
-void Scheduler::MaybeLearnWorkload() {
-  // The workload changes slowly; a sample keeps a million-job queue cheap.
+void Scheduler::MaybeLearnWorkload(Job* newcomer) {
+  if (!policies_.scorer->LearnsWorkload()) return;
+  // What the profile reads of a job; a new one is learned before it is
+  // placed, at most once a second of scheduler time on a queue large
+  // enough for learning to cost (learning reads up to kLearnedJobs).
   constexpr core::Duration kRelearnEvery = std::chrono::minutes(5);
-  constexpr size_t kSampledJobs = 20'000;
-  if (shapes_.size() == shapes_learned_ && now_ - learned_at_ < kRelearnEvery) return;
-  shapes_learned_ = shapes_.size();
+  constexpr core::Duration kNewShapeAtMost = std::chrono::seconds(1);
+  constexpr size_t kLearnedJobs = 20'000;
+  constexpr size_t kFewJobs = 1'000;
+  bool new_shape = cluster_.class_count() != classes_learned_;
+  if (newcomer != nullptr) {
+    new_shape |= profile_shapes_
+                     .insert({newcomer->req.gpus, newcomer->req.gpu_milli, newcomer->req.cpu_milli,
+                              PinnedMask(*newcomer)})
+                     .second;
+  }
+  const core::Duration since = now_ - learned_at_;
+  if (!(since >= kRelearnEvery ||
+        (new_shape && (jobs_.size() <= kFewJobs || since >= kNewShapeAtMost)))) {
+    return;
+  }
   learned_at_ = now_;
+  classes_learned_ = cluster_.class_count();
   std::vector<FragPod> pods;
-  pods.reserve(std::min(jobs_.size(), kSampledJobs));
-  for (auto& [id, job] : jobs_) {
-    if (pods.size() == kSampledJobs) break;
-    if (job.phase == JobPhase::kUnknown) continue;
+  pods.reserve(std::min(jobs_.size(), kLearnedJobs));
+  const auto add = [&](Job& job) {
     FragPod p;
     p.cpu_milli = job.req.cpu_milli;
     p.num_gpu = job.req.gpus;
     p.gpu_milli = job.req.gpu_milli;
-    p.model_mask = 0;
-    for (ClassId c : Allowed(job)) p.model_mask |= c < 32 ? 1u << c : 0u;
+    p.model_mask = PinnedMask(job);
     pods.push_back(p);
+  };
+  if (newcomer != nullptr) add(*newcomer);
+  for (auto& [id, job] : jobs_) {
+    if (pods.size() >= kLearnedJobs) break;
+    if (job.phase != JobPhase::kUnknown && &job != newcomer) add(job);
   }
-  std::vector<int64_t> gpus(cluster_.class_count(), 0);
-  std::vector<int64_t> free(cluster_.class_count(), 0);
+  // Classes of GPUs shared with a holder count as absent: only jobs that
+  // declared their memory may use them, so they say nothing of a pin.
+  const size_t classes = std::min<size_t>(cluster_.class_count(), 32);
+  std::vector<int64_t> gpus(classes, 0);
+  std::vector<int64_t> free(classes, 0);
   for (NodeIndex n = 0; n < cluster_.node_count(); ++n) {
     if (!cluster_.node(n).alive) continue;
     for (GpuIndex g : cluster_.node(n).gpus) {
       const GpuState& gpu = cluster_.gpu(g);
+      if (gpu.gpu_class >= classes || cluster_.gpu_class(gpu.gpu_class).lend_memory.count() > 0) {
+        continue;
+      }
       ++gpus[gpu.gpu_class];
       if (gpu.spec.lendable) free[gpu.gpu_class] += gpu.free_milli;
     }
   }
-  if (gpus.size() > 32) gpus.resize(32);  // pods name classes in 32 bits
-  if (free.size() > 32) free.resize(32);
   const WorkloadProfile profile = ProfileWorkload(pods, gpus);
   policies_.scorer->Learn(profile, OversubscribedModels(profile, free));
+}
+
+uint32_t Scheduler::PinnedMask(Job& job) {
+  // Pinned only by what the job asked: a model or a memory size. (Which
+  // classes it may use also depends on lending, which pins nothing.)
+  if (job.req.gpu_models.empty() && job.req.min_gpu_memory.count() == 0) return ~0u;
+  uint32_t mask = 0;
+  for (ClassId c : Allowed(job)) mask |= c < 32 ? 1u << c : 0u;
+  return mask;
 }
 
 void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   dirty_ = false;
   ++pass_;
-  MaybeLearnWorkload();
+  MaybeLearnWorkload(nullptr);
   int budget = config_.preemptions_per_pass;
   int misses = 0;
   std::vector<JobId> first;

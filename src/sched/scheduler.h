@@ -194,10 +194,15 @@ class Scheduler {
   // Offers free GPUs to pending jobs in queue order. `full` considers every
   // job; otherwise the pass stops after `event_pass_depth` misses in a row.
   void RunPass(bool full, std::vector<Action>* out);
-  // Tells the scorer the workload (its jobs, waiting and running) and the
-  // classes pinned jobs oversubscribe: when a new job shape appears, else
-  // at most every 5 minutes of scheduler time.
-  void MaybeLearnWorkload();
+  // Tells the scorer the workload (its jobs, waiting and running: the
+  // newcomer first, then up to 20,000 in the job table's order) and the
+  // classes pinned jobs oversubscribe, judged then: when a job of a new
+  // shape or a new GPU class appears (at most once a second past 1,000
+  // jobs), else every 5 minutes of scheduler time.
+  void MaybeLearnWorkload(Job* newcomer);
+  // The classes a job is pinned to, as bits of class ids below 32; all
+  // bits when it asked for no model and no GPU memory.
+  uint32_t PinnedMask(Job& job);
   // Tries to start one job, or to preempt for it. Returns true if it started.
   // `job.key` must be its key in the queue now (PendingQueue::KeyOf).
   bool Consider(Job& job, int* preemption_budget, std::vector<Action>* out);
@@ -326,7 +331,9 @@ class Scheduler {
   };
   std::vector<GroupSkip> group_skips_;
   uint64_t pass_ = 0;
-  size_t shapes_learned_ = 0;  // shapes_.size() when the scorer last learned the workload
+  // What the scorer's profile has seen: (GPUs, share, CPUs, pinned mask).
+  std::set<std::tuple<int, int, int64_t, uint32_t>> profile_shapes_;
+  size_t classes_learned_ = 0;
   core::TimePoint learned_at_{};
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim

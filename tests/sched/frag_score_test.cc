@@ -69,6 +69,9 @@ TEST(FragScoreTest, CpuShortageCountsTheCpuFreeGpusWouldNeed) {
   n.cpu_free = 10'000;
   EXPECT_DOUBLE_EQ(CpuShortage(n, 4.0), 0);       // needs 6,000
   EXPECT_DOUBLE_EQ(CpuShortage(n, 10.0), 5'000);  // needs 15,000
+}
+
+TEST(FragScoreTest, FgdIntegerScoreIsTheAuthorsTruncatedSigmoid) {
   EXPECT_EQ(FgdIntegerScore(0), 50);
   EXPECT_EQ(FgdIntegerScore(200), 54);   // trunc(100 sigmoid(0.2))
   EXPECT_EQ(FgdIntegerScore(-250), 43);  // trunc(100 sigmoid(-0.25))

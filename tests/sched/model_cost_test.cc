@@ -34,7 +34,8 @@ struct Started {
 // 2, one of whose GPUs is taken, so that fit alone (best fit: the fullest
 // node first) would pick the T4 node. (The gleaner scorer, having learned
 // that half the jobs are pinned to T4, would keep off it for its own
-// reasons: placement_conformance_test.cc.)
+// reasons: PlacementScorerTest.TheLearnedGleanerScorerKeepsOffAClassPinned
+// JobsOversubscribe.)
 std::optional<Started> PlaceOne(SchedulerConfig config, JobRequest job,
                                 const std::string& t4_model = kT4) {
   SchedulerPolicies policies;

@@ -199,6 +199,73 @@ TEST(PlacementScorerTest, TheLearnedGleanerScorerKeepsANodesCpusForItsGpus) {
   EXPECT_EQ(c.node(learned->node).id.str(), "b");
 }
 
+// H100 node: GPU 0 half taken; A100 node: both GPUs free. Three in four
+// GPU jobs are pinned to H100, which has 1,500 of the 3,500 milli free:
+// oversubscribed. FGD's score alone would fill the half-taken H100 (62
+// against 56); a half-GPU job that may run anywhere goes to the A100, one
+// pinned to H100 still goes there.
+TEST(PlacementScorerTest, TheLearnedGleanerScorerKeepsOffAClassPinnedJobsOversubscribe) {
+  ClusterState c;
+  ASSERT_TRUE(c.AddNode(MakeNode("h100", 2, {}, "NVIDIA H100 80GB HBM3", 80)).ok());
+  ASSERT_TRUE(c.AddNode(MakeNode("a100", 2)).ok());
+  c.Take(*c.FindGpu(core::GpuUuid("GPU-h100-0")), 500);
+  const ClassId h100 = c.gpu(*c.FindGpu(core::GpuUuid("GPU-h100-1"))).gpu_class;
+  std::vector<FragPod> jobs(4);
+  for (FragPod& p : jobs) {
+    p.num_gpu = 1;
+    p.gpu_milli = 1000;
+  }
+  for (int i = 0; i < 3; ++i) jobs[static_cast<size_t>(i)].model_mask = 1u << h100;
+  const WorkloadProfile profile = ProfileWorkload(jobs, {2, 2});
+  const std::vector<bool> oversubscribed = OversubscribedModels(
+      profile, h100 == 0 ? std::vector<int64_t>{1500, 2000} : std::vector<int64_t>{2000, 1500});
+  ASSERT_TRUE(oversubscribed[h100]);
+  FragmentationAwareScorer gleaner;
+  gleaner.Learn(profile, oversubscribed);
+  FragmentationAwareScorer fgd_only;  // the same workload, no class oversubscribed
+  fgd_only.Learn(profile, {false, false});
+  const JobRequest half = MakeJob(1, 1, 500);
+  auto anywhere = FindPlacement(c, half, AllowedClasses(c, half), gleaner, 16);
+  auto by_fgd = FindPlacement(c, half, AllowedClasses(c, half), fgd_only, 16);
+  JobRequest pinned = half;
+  pinned.gpu_models = {"H100"};
+  auto on_h100 = FindPlacement(c, pinned, AllowedClasses(c, pinned), gleaner, 16);
+  ASSERT_TRUE(anywhere && by_fgd && on_h100);
+  EXPECT_EQ(c.node(anywhere->node).id.str(), "a100");
+  EXPECT_EQ(c.node(by_fgd->node).id.str(), "h100");
+  EXPECT_EQ(c.node(on_h100->node).id.str(), "h100");
+}
+
+// FGD's score ties when the workload's CPU-heavy jobs are too rare to be
+// a typical shape; then the CPU shortage decides. 99 jobs ask 1 CPU per
+// GPU, one 64: 1.63 CPUs per GPU on average. Node b (added first) has 64
+// CPUs, a only 2: a job asking 1 CPU goes to a, whose GPUs are short of
+// CPU anyway and less so after; best fit takes b, the first.
+TEST(PlacementScorerTest, TheLearnedGleanerScorerBreaksTiesByTheCpuShortage) {
+  ClusterState c;
+  NodeSpec b = MakeNode("b", 2);
+  b.host = {64000, {}};
+  NodeSpec a = MakeNode("a", 2);
+  a.host = {2000, {}};
+  ASSERT_TRUE(c.AddNode(b).ok() && c.AddNode(a).ok());
+  std::vector<FragPod> jobs(100);
+  for (FragPod& p : jobs) {
+    p.num_gpu = 1;
+    p.gpu_milli = 1000;
+    p.cpu_milli = 1000;
+  }
+  jobs.back().cpu_milli = 64000;
+  FragmentationAwareScorer gleaner;
+  gleaner.Learn(ProfileWorkload(jobs, {4}), {false});
+  JobRequest job = MakeJob(1, 1);
+  job.cpu_milli = 1000;
+  auto learned = FindPlacement(c, job, AllowedClasses(c, job), gleaner, 16);
+  auto packed = FindPlacement(c, job, AllowedClasses(c, job), BestFitScorer(), 16);
+  ASSERT_TRUE(learned && packed);
+  EXPECT_EQ(c.node(learned->node).id.str(), "a");
+  EXPECT_EQ(c.node(packed->node).id.str(), "b");
+}
+
 // The candidate a scorer sees describes the node as the experiment does:
 // the chosen GPUs first, the node's other GPUs of the class after, a GPU
 // that may not be lent as full.
