@@ -217,13 +217,14 @@ class FgdPolicy : public ScoringPolicy {
   std::vector<Cached> before_;
 };
 
-// Free milli-GPU per model id.
-std::vector<int64_t> FreeByModel(const FragCluster& cluster) {
-  std::vector<int64_t> free(static_cast<size_t>(cluster.model_count()), 0);
+// `of(node)` summed over the nodes of each model id.
+template <typename Of>
+std::vector<int64_t> SumByModel(const FragCluster& cluster, Of of) {
+  std::vector<int64_t> sums(static_cast<size_t>(cluster.model_count()), 0);
   for (uint32_t n = 0; n < cluster.size(); ++n) {
-    free[static_cast<size_t>(cluster.node(n).model)] += cluster.node(n).TotalGpuFree();
+    sums[static_cast<size_t>(cluster.node(n).model)] += of(cluster.node(n));
   }
-  return free;
+  return sums;
 }
 
 // gleaner: FGD's search with gleaner's score (sched/frag_score.h), the
@@ -237,7 +238,8 @@ class GleanerPolicy final : public FgdPolicy {
  protected:
   // Which models are oversubscribed moves as they fill: judged per pod.
   void BeforePlacing(const FragCluster& cluster) override {
-    oversubscribed_ = OversubscribedModels(profile_, FreeByModel(cluster));
+    oversubscribed_ = OversubscribedModels(
+        profile_, SumByModel(cluster, [](const FragNodeState& n) { return n.TotalGpuFree(); }));
   }
   Score Evaluate(const FragNodeState& node, const FragPod& pod, uint8_t mask,
                  double before) override {
@@ -254,14 +256,6 @@ class GleanerPolicy final : public FgdPolicy {
   std::vector<bool> oversubscribed_;
 };
 
-std::vector<int64_t> GpusByModel(const FragCluster& cluster) {
-  std::vector<int64_t> gpus(static_cast<size_t>(cluster.model_count()), 0);
-  for (uint32_t n = 0; n < cluster.size(); ++n) {
-    gpus[static_cast<size_t>(cluster.node(n).model)] += cluster.node(n).gpus;
-  }
-  return gpus;
-}
-
 }  // namespace
 
 core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(std::string_view name,
@@ -277,8 +271,10 @@ core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(std::string_view name,
         new FgdPolicy(cluster.size(), seed, TypicalShapes(workload)));
   }
   if (name == "gleaner") {
-    return std::unique_ptr<FragPolicy>(
-        new GleanerPolicy(cluster.size(), seed, ProfileWorkload(workload, GpusByModel(cluster))));
+    return std::unique_ptr<FragPolicy>(new GleanerPolicy(
+        cluster.size(), seed,
+        ProfileWorkload(workload,
+                        SumByModel(cluster, [](const FragNodeState& n) { return n.gpus; }))));
   }
   return core::InvalidArgument("unknown policy \"" + std::string(name) +
                                "\"; use one of: " + std::string(kFragPolicyNames));

@@ -94,10 +94,11 @@ core::Result<std::vector<FragPodSpec>> PinToModels(const std::vector<FragPodSpec
                                                    const std::vector<FragNodeSpec>& nodes,
                                                    const FragVariant& v, uint64_t seed) {
   std::map<std::string, std::vector<std::string>> family_models;
+  std::vector<std::string> node_family;  // by node, computed once
   for (const FragNodeSpec& n : nodes) {
+    node_family.push_back(GpuFamily(n.model));
     if (n.gpus == 0) continue;
-    const std::string family = GpuFamily(n.model);
-    std::vector<std::string>& models = family_models[family];
+    std::vector<std::string>& models = family_models[node_family.back()];
     if (std::find(models.begin(), models.end(), n.model) == models.end()) models.push_back(n.model);
   }
   std::vector<FragPodSpec> out = base;
@@ -116,15 +117,20 @@ core::Result<std::vector<FragPodSpec>> PinToModels(const std::vector<FragPodSpec
   for (size_t i : gpu_pods) {
     FragPodSpec& p = out[i];
     if (pinned + p.total_gpu_milli() > target) continue;
-    std::vector<std::string> hosts;  // families with a node that could hold p
-    for (const FragNodeSpec& n : nodes) {
-      if (n.gpus >= p.num_gpu && n.cpu_milli >= p.cpu_milli && n.memory_mib >= p.memory_mib) {
-        const std::string family = GpuFamily(n.model);
-        if (std::find(hosts.begin(), hosts.end(), family) == hosts.end()) hosts.push_back(family);
+    std::vector<const std::string*> hosts;  // families with a node that could hold p
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      const FragNodeSpec& node = nodes[n];
+      if (node.gpus < p.num_gpu || node.cpu_milli < p.cpu_milli || node.memory_mib < p.memory_mib) {
+        continue;
+      }
+      const std::string* family = &node_family[n];
+      if (std::none_of(hosts.begin(), hosts.end(),
+                       [&](const std::string* h) { return *h == *family; })) {
+        hosts.push_back(family);
       }
     }
     if (hosts.empty()) continue;
-    p.gpu_models = family_models[hosts[rng.Below(hosts.size())]];
+    p.gpu_models = family_models[*hosts[rng.Below(hosts.size())]];
     pinned += p.total_gpu_milli();
     if (pinned == target) break;
   }

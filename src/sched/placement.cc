@@ -40,7 +40,8 @@ void DescribeNode(const ClusterState& cluster, NodeIndex n, const std::vector<Gp
   const auto add = [&](GpuIndex g, bool taken) {
     const GpuState& gpu = cluster.gpu(g);
     const auto i = static_cast<size_t>(view.gpus++);
-    view.gpu_free[i] = gpu.spec.lendable ? gpu.free_milli : 0;
+    // Clamped: a job taken back after a restart may leave a GPU over-given.
+    view.gpu_free[i] = gpu.spec.lendable ? std::clamp(gpu.free_milli, 0, kMilliPerGpu) : 0;
     if (taken) c->gpu_mask = static_cast<uint8_t>(c->gpu_mask | 1u << i);
   };
   for (GpuIndex g : chosen) add(g, true);
@@ -60,7 +61,7 @@ void DescribeNode(const ClusterState& cluster, NodeIndex n, const std::vector<Gp
 Scored Score(const ClusterState& cluster, const JobRequest& job, const PlacementScorer& scorer,
              NodeIndex n, const GpuChoice& choice, int gpu_free_milli) {
   PlacementCandidate c;
-  DescribeNode(cluster, n, choice.gpus, job, &c);
+  if (scorer.LearnsWorkload()) DescribeNode(cluster, n, choice.gpus, job, &c);
   c.gpus = job.gpus;
   c.milli_per_gpu = job.gpu_milli;
   c.node_gpus = static_cast<int>(cluster.node(n).gpus.size());

@@ -25,8 +25,9 @@ struct PlacementCandidate {
   // The node as the fragmentation score sees it (sched/frag_score.h): the
   // free CPU and the free share of each GPU of the candidate's class
   // (`node.model` is the class id), before; `gpu_mask`, the GPUs taken
-  // there; `pod`, the job. node.gpus == 0 where the search could not
-  // describe the node so (more than 8 GPUs taken, over 32 classes).
+  // there; `pod`, the job. Filled for scorers that learn the workload;
+  // node.gpus == 0 otherwise, or where the search could not describe the
+  // node so (more than 8 GPUs taken, over 32 classes).
   FragNodeState node = {};
   uint8_t gpu_mask = 0;
   FragPod pod = {};
@@ -45,7 +46,9 @@ class PlacementScorer {
   // class ids) and, per class, whether pinned jobs oversubscribe it now.
   virtual void Learn(const WorkloadProfile& /*profile*/,
                      const std::vector<bool>& /*oversubscribed*/) {}
-  // Whether Learn does anything: the scheduler profiles its jobs only then.
+  // Whether Learn does anything: the scheduler profiles its jobs, and the
+  // search describes each candidate's node (PlacementCandidate::node), only
+  // for such a scorer.
   virtual bool LearnsWorkload() const { return false; }
 };
 

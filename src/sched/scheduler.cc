@@ -487,8 +487,10 @@ void Scheduler::MaybeLearnWorkload(Job* newcomer) {
   constexpr core::Duration kNewShapeAtMost = std::chrono::seconds(1);
   constexpr size_t kLearnedJobs = 20'000;
   constexpr size_t kFewJobs = 1'000;
+  constexpr size_t kRememberedShapes = 1 << 16;  // bounded whatever users submit
   bool new_shape = cluster_.class_count() != classes_learned_;
   if (newcomer != nullptr) {
+    if (profile_shapes_.size() >= kRememberedShapes) profile_shapes_.clear();
     new_shape |= profile_shapes_
                      .insert({newcomer->req.gpus, newcomer->req.gpu_milli, newcomer->req.cpu_milli,
                               PinnedMask(*newcomer)})

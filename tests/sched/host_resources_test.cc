@@ -14,14 +14,9 @@ using testing::At;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::Lines;
+using testing::MakeHostNode;
 using testing::MakeJob;
 using testing::MakeNode;
-
-NodeSpec Host(const std::string& id, int gpus, int cpus, uint64_t gib) {
-  NodeSpec n = MakeNode(id, gpus);
-  n.host = {int64_t{cpus} * 1000, core::Bytes::GiB(gib)};
-  return n;
-}
 
 JobRequest Asking(JobId id, int64_t cpu_milli, uint64_t gib = 0) {
   JobRequest j = MakeJob(id, 1);
@@ -32,8 +27,8 @@ JobRequest Asking(JobId id, int64_t cpu_milli, uint64_t gib = 0) {
 
 TEST(HostResourcesTest, JobsGoWhereTheirCpusAreUnclaimedAndGetThemBackOnExit) {
   Scheduler s;
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 4, 8, 64)}, At(0)).ok());
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("b", 4, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("a", 4, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("b", 4, 8, 64)}, At(0)).ok());
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(1, 6000)}, At(1))),
               ElementsAre("start job 1 on a gpus 0"));
   // a has GPUs free, but only 2 CPUs.
@@ -56,8 +51,8 @@ TEST(HostResourcesTest, JobsGoWhereTheirCpusAreUnclaimedAndGetThemBackOnExit) {
 // would strand a's other GPU), the third takes a.
 TEST(HostResourcesTest, AGpuJobLeavesANodesCpusForItsOtherGpus) {
   Scheduler s;
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 2, 8, 64)}, At(0)).ok());
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("b", 2, 64, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("a", 2, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("b", 2, 64, 64)}, At(0)).ok());
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(1, 8000)}, At(1))),
               ElementsAre("start job 1 on b gpus 0"));
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(2, 8000)}, At(2))),
@@ -72,7 +67,7 @@ TEST(HostResourcesTest, BackfillKeepsTheCpusABlockedJobWaitsFor) {
   SchedulerConfig config;
   config.backfill = true;
   Scheduler s(config);
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 4, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("a", 4, 8, 64)}, At(0)).ok());
   JobRequest first = Asking(1, 6000);
   first.expected_runtime = core::Seconds(1000);
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{first}, At(0))), ElementsAre("start job 1 on a gpus 0"));
@@ -95,7 +90,7 @@ TEST(HostResourcesTest, BackfillKeepsTheCpusABlockedJobWaitsFor) {
 
 TEST(HostResourcesTest, MemoryIsClaimedLikeCpus) {
   Scheduler s;
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 2, 64, 32)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("a", 2, 64, 32)}, At(0)).ok());
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(1, 0, 24)}, At(1))),
               ElementsAre("start job 1 on a gpus 0"));
   EXPECT_TRUE(Lines(s.Handle(JobSubmitted{Asking(2, 1000, 16)}, At(2))).empty());
@@ -117,8 +112,8 @@ TEST(HostResourcesTest, AHostThatReportsNoSizeClaimsNothing) {
 
 TEST(HostResourcesTest, MoreThanAnyNodeHasIsRefusedAtOnce) {
   Scheduler s;
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 2, 8, 64)}, At(0)).ok());
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("b", 2, 16, 32)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("a", 2, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("b", 2, 16, 32)}, At(0)).ok());
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(1, 24'000)}, At(1))),
               ElementsAre("reject job 1: asks 24 CPUs on one node; the largest node here has 16 "
                           "CPUs"));
@@ -140,7 +135,7 @@ TEST(HostResourcesTest, PreemptionFreesTheCpusAVictimHeld) {
   SchedulerConfig config;
   config.min_runtime = core::Seconds(0);
   Scheduler s(config);
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 2, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("a", 2, 8, 64)}, At(0)).ok());
   JobRequest lender = Asking(1, 6000);
   lender.priority_class = PriorityClass::kOpportunistic;
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{lender}, At(1))), ElementsAre("start job 1 on a gpus 0"));
@@ -157,8 +152,8 @@ TEST(HostResourcesTest, PreemptionFreesTheCpusAVictimHeld) {
 TEST(HostResourcesTest, AGangCountsOnlyNodesWithTheCpusForAMember) {
   SchedulerConfig config;
   Scheduler s(config);
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("a", 2, 8, 64)}, At(0)).ok());
-  ASSERT_TRUE(s.Handle(NodeAdded{Host("b", 2, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("a", 2, 8, 64)}, At(0)).ok());
+  ASSERT_TRUE(s.Handle(NodeAdded{MakeHostNode("b", 2, 8, 64)}, At(0)).ok());
   EXPECT_THAT(Lines(s.Handle(JobSubmitted{Asking(1, 6000)}, At(1))),
               ElementsAre("start job 1 on a gpus 0"));
   JobRequest gang = Asking(2, 4000);

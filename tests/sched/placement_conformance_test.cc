@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using testing::Indices;
+using testing::MakeHostNode;
 using testing::MakeJob;
 using testing::MakeNode;
 
@@ -23,18 +24,24 @@ void TakeAll(ClusterState& c, const std::string& node, std::initializer_list<int
   for (int i : indices) c.Take(n.gpus[static_cast<size_t>(i)], milli);
 }
 
+// `count` jobs as the workload profile sees them.
+std::vector<FragPod> Pods(size_t count, int gpus, int milli = 1000, int64_t cpu_milli = 0,
+                          uint32_t classes = ~0u) {
+  FragPod p;
+  p.num_gpu = gpus;
+  p.gpu_milli = milli;
+  p.cpu_milli = cpu_milli;
+  p.model_mask = classes;
+  return std::vector<FragPod>(count, p);
+}
+
 // The profile of a mixed workload: whole GPUs, pairs, whole nodes and
 // halves, some asking CPUs.
 WorkloadProfile MixedProfile() {
   std::vector<FragPod> pods;
-  for (auto [gpus, milli, cpu] :
-       {std::tuple{1, 1000, 8000}, std::tuple{1, 1000, 0}, std::tuple{2, 1000, 16000},
-        std::tuple{8, 1000, 64000}, std::tuple{1, 500, 4000}}) {
-    FragPod p;
-    p.num_gpu = gpus;
-    p.gpu_milli = milli;
-    p.cpu_milli = cpu;
-    pods.push_back(p);
+  for (const auto& one : {Pods(1, 1, 1000, 8000), Pods(1, 1), Pods(1, 2, 1000, 16000),
+                          Pods(1, 8, 1000, 64000), Pods(1, 1, 500, 4000)}) {
+    pods.insert(pods.end(), one.begin(), one.end());
   }
   return ProfileWorkload(pods, {64});
 }
@@ -43,6 +50,7 @@ WorkloadProfile MixedProfile() {
 class LearnedGleanerScorer final : public PlacementScorer {
  public:
   LearnedGleanerScorer() { scorer_.Learn(MixedProfile(), {false}); }
+  bool LearnsWorkload() const override { return true; }
   double Cost(const PlacementCandidate& c) const override { return scorer_.Cost(c); }
   std::string_view Name() const override { return "gleaner, learned"; }
 
@@ -146,12 +154,8 @@ TYPED_TEST(PlacementConformanceTest, AGangThatFitsOneNvlinkIslandGetsOne) {
 }
 
 TYPED_TEST(PlacementConformanceTest, HostCpusAndMemoryAreRespected) {
-  NodeSpec small = MakeNode("small", 4);
-  small.host = {4000, core::Bytes::GiB(512)};
-  NodeSpec roomy = MakeNode("roomy", 4);
-  roomy.host = {64000, core::Bytes::GiB(32)};
-  ASSERT_TRUE(this->cluster_.AddNode(small).ok());
-  ASSERT_TRUE(this->cluster_.AddNode(roomy).ok());
+  ASSERT_TRUE(this->cluster_.AddNode(MakeHostNode("small", 4, 4, 512)).ok());
+  ASSERT_TRUE(this->cluster_.AddNode(MakeHostNode("roomy", 4, 64, 32)).ok());
   JobRequest cpus = MakeJob(1, 1);
   cpus.cpu_milli = 8000;
   auto p = this->Place(cpus);
@@ -176,22 +180,14 @@ TYPED_TEST(PlacementConformanceTest, HostCpusAndMemoryAreRespected) {
 // leaves A's CPUs to A's other GPU.
 TEST(PlacementScorerTest, TheLearnedGleanerScorerKeepsANodesCpusForItsGpus) {
   ClusterState c;
-  NodeSpec a = MakeNode("a", 2);
-  a.host = {8000, {}};
-  NodeSpec b = MakeNode("b", 2);
-  b.host = {64000, {}};
-  ASSERT_TRUE(c.AddNode(a).ok() && c.AddNode(b).ok());
+  ASSERT_TRUE(c.AddNode(MakeHostNode("a", 2, 8)).ok() && c.AddNode(MakeHostNode("b", 2, 64)).ok());
   JobRequest job = MakeJob(1, 1);
   job.cpu_milli = 8000;
   const auto allowed = AllowedClasses(c, job);
   FragmentationAwareScorer gleaner;
   auto before = FindPlacement(c, job, allowed, gleaner, 16);
   auto packed = FindPlacement(c, job, allowed, BestFitScorer(), 16);
-  FragPod pod;
-  pod.num_gpu = 1;
-  pod.gpu_milli = 1000;
-  pod.cpu_milli = 8000;
-  gleaner.Learn(ProfileWorkload({pod}, {2}), {false});
+  gleaner.Learn(ProfileWorkload(Pods(1, 1, 1000, 8000), {2}), {false});
   auto learned = FindPlacement(c, job, allowed, gleaner, 16);
   ASSERT_TRUE(before && packed && learned);
   EXPECT_EQ(c.node(before->node).id.str(), "a");
@@ -210,12 +206,8 @@ TEST(PlacementScorerTest, TheLearnedGleanerScorerKeepsOffAClassPinnedJobsOversub
   ASSERT_TRUE(c.AddNode(MakeNode("a100", 2)).ok());
   c.Take(*c.FindGpu(core::GpuUuid("GPU-h100-0")), 500);
   const ClassId h100 = c.gpu(*c.FindGpu(core::GpuUuid("GPU-h100-1"))).gpu_class;
-  std::vector<FragPod> jobs(4);
-  for (FragPod& p : jobs) {
-    p.num_gpu = 1;
-    p.gpu_milli = 1000;
-  }
-  for (int i = 0; i < 3; ++i) jobs[static_cast<size_t>(i)].model_mask = 1u << h100;
+  std::vector<FragPod> jobs = Pods(3, 1, 1000, 0, 1u << h100);
+  jobs.push_back(Pods(1, 1).front());
   const WorkloadProfile profile = ProfileWorkload(jobs, {2, 2});
   const std::vector<bool> oversubscribed = OversubscribedModels(
       profile, h100 == 0 ? std::vector<int64_t>{1500, 2000} : std::vector<int64_t>{2000, 1500});
@@ -243,18 +235,9 @@ TEST(PlacementScorerTest, TheLearnedGleanerScorerKeepsOffAClassPinnedJobsOversub
 // CPU anyway and less so after; best fit takes b, the first.
 TEST(PlacementScorerTest, TheLearnedGleanerScorerBreaksTiesByTheCpuShortage) {
   ClusterState c;
-  NodeSpec b = MakeNode("b", 2);
-  b.host = {64000, {}};
-  NodeSpec a = MakeNode("a", 2);
-  a.host = {2000, {}};
-  ASSERT_TRUE(c.AddNode(b).ok() && c.AddNode(a).ok());
-  std::vector<FragPod> jobs(100);
-  for (FragPod& p : jobs) {
-    p.num_gpu = 1;
-    p.gpu_milli = 1000;
-    p.cpu_milli = 1000;
-  }
-  jobs.back().cpu_milli = 64000;
+  ASSERT_TRUE(c.AddNode(MakeHostNode("b", 2, 64)).ok() && c.AddNode(MakeHostNode("a", 2, 2)).ok());
+  std::vector<FragPod> jobs = Pods(99, 1, 1000, 1000);
+  jobs.push_back(Pods(1, 1, 1000, 64000).front());
   FragmentationAwareScorer gleaner;
   gleaner.Learn(ProfileWorkload(jobs, {4}), {false});
   JobRequest job = MakeJob(1, 1);
@@ -277,12 +260,11 @@ TEST(PlacementScorerTest, TheCandidateDescribesTheNodeAsTheExperimentSeesIt) {
       return 0;
     }
     std::string_view Name() const override { return "recorder"; }
+    bool LearnsWorkload() const override { return true; }
     mutable std::vector<PlacementCandidate> seen;
   };
   ClusterState c;
-  NodeSpec n = MakeNode("n", 4);
-  n.host = {32000, {}};
-  ASSERT_TRUE(c.AddNode(n).ok());
+  ASSERT_TRUE(c.AddNode(MakeHostNode("n", 4, 32)).ok());
   c.Take(*c.FindGpu(core::GpuUuid("GPU-n-0")), 1000);
   c.SetLendable(*c.FindGpu(core::GpuUuid("GPU-n-3")), false);
   Recorder r;

@@ -45,6 +45,13 @@ inline NodeSpec MakeNode(const std::string& id, int count,
   return n;
 }
 
+// MakeNode's node whose host reports `cpus` CPUs and `gib` GiB of memory.
+inline NodeSpec MakeHostNode(const std::string& id, int gpus, int cpus, uint64_t gib = 0) {
+  NodeSpec n = MakeNode(id, gpus);
+  n.host = {int64_t{cpus} * 1000, core::Bytes::GiB(gib)};
+  return n;
+}
+
 inline JobRequest MakeJob(JobId id, int gpus, int milli = 1000) {
   JobRequest j;
   j.id = id;
