@@ -67,12 +67,18 @@ struct Options {
   bool woken_report_own = true;  // a woken agent reports from its long-poll thread
 };
 
-// One client per coordinator, for one thread.
+// One client per coordinator, for one thread. `source`: a loopback address
+// of its own where the servers are on loopback, since a server limits the
+// connections of each address, as real agents each have theirs.
 using Clients = std::vector<std::unique_ptr<gleaner::server::HttpClient>>;
 
-Clients ClientsOf(const Options& o) {
+Clients ClientsOf(const Options& o, uint32_t source) {
   Clients out;
-  for (const gleaner::server::Endpoint& e : o.servers) {
+  for (gleaner::server::Endpoint e : o.servers) {
+    if (e.host.rfind("127.", 0) == 0) {
+      e.source = "127." + std::to_string(1 + source / 65536 % 254) + "." +
+                 std::to_string(source / 256 % 256) + "." + std::to_string(1 + source % 254);
+    }
     out.push_back(std::make_unique<gleaner::server::HttpClient>(e));
     out.back()->set_keep_alive(o.keep_alive);
   }
@@ -372,7 +378,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
-        Clients clients = ClientsOf(o);
+        Clients clients = ClientsOf(o, static_cast<uint32_t>(t));
         for (size_t i = static_cast<size_t>(t); i < agents.size();
              i += static_cast<size_t>(threads)) {
           body(agents[i], clients);
@@ -413,7 +419,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> waiters;
   std::vector<Clients> wait_clients(o.long_poll ? agents.size() : 0);
   for (size_t i = 0; i < wait_clients.size(); ++i) {
-    wait_clients[i] = ClientsOf(o);
+    wait_clients[i] = ClientsOf(o, static_cast<uint32_t>(1000 + i));
     waiters.emplace_back([&, i] {
       Agent& a = agents[i];
       size_t server = 0;
@@ -465,7 +471,7 @@ int main(int argc, char** argv) {
     });
   }
   std::thread submitter([&] {
-    Clients clients = ClientsOf(o);
+    Clients clients = ClientsOf(o, 999);
     size_t server = 0;
     const auto gap = std::chrono::duration<double>(1.0 / o.jobs_per_second);
     // After every agent's inventory is in and answered: what is measured
@@ -489,7 +495,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      Clients clients = ClientsOf(o);
+      Clients clients = ClientsOf(o, static_cast<uint32_t>(t));
       Wakeup& wakeup = wakeups[static_cast<size_t>(t)];
       Tally tally;
       std::vector<double> longest(agents.size(), 0);

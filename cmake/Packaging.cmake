@@ -83,5 +83,22 @@ set(CPACK_DEBIAN_GLEANER-PG_PACKAGE_NAME gleaner-pg)
 set(CPACK_DEBIAN_GLEANER-PG_PACKAGE_DEPENDS "libc6 (>= 2.36), libpq5, gleaner (= ${PROJECT_VERSION})")
 # The config is the admin's once installed: an upgrade keeps their edits.
 file(WRITE ${CMAKE_BINARY_DIR}/package-control/conffiles "/etc/gleaner/gleaner.toml\n")
-set(CPACK_DEBIAN_GLEANER_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/package-control/conffiles)
+# The config may name secrets (a store's password file, tokens): root's
+# alone, as the policy API treats it. dpkg installs a conffile with the
+# package's mode (0644, which Debian's policy asks of the package itself),
+# so the mode is set after each install or upgrade, unless the admin chose
+# another. $DPKG_ROOT: dpkg --root without a chroot.
+file(WRITE ${CMAKE_BINARY_DIR}/package-control/postinst [=[#!/bin/sh
+set -e
+config="$DPKG_ROOT/etc/gleaner/gleaner.toml"
+if [ "$1" = configure ] && [ -f "$config" ] && [ ! -L "$config" ] &&
+  [ "$(stat -c %a "$config")" = 644 ]; then
+  chmod 0600 "$config"
+fi
+]=])
+file(CHMOD ${CMAKE_BINARY_DIR}/package-control/postinst
+     PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ
+                 WORLD_EXECUTE)
+set(CPACK_DEBIAN_GLEANER_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/package-control/conffiles
+                                               ${CMAKE_BINARY_DIR}/package-control/postinst)
 include(CPack)

@@ -10,13 +10,17 @@ trap 'rm -rf "$work"' EXIT
 deb=$(ls "$work"/pkg/gleaner_*_amd64.deb)
 pg=$(ls "$work"/pkg/gleaner-pg_*_amd64.deb)
 
-# A clean root with an empty dpkg database; no maintainer scripts to run.
+# A clean root with an empty dpkg database; the maintainer script runs
+# outside a chroot, on $DPKG_ROOT.
 root="$work/root"
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 touch "$root/var/lib/dpkg/status"
 dpkg --root="$root" --force-depends --force-script-chrootless -i "$deb" >/dev/null
 dpkg --root="$root" -s gleaner | grep -q "Status: install ok installed"
 grep -qx /etc/gleaner/gleaner.toml "$root/var/lib/dpkg/info/gleaner.conffiles"
+# The config is root's alone (it may name secrets).
+mode=$(stat -c %a "$root/etc/gleaner/gleaner.toml")
+[ "$mode" = 600 ] || { echo "FAIL: /etc/gleaner/gleaner.toml is installed $mode, not 600"; exit 1; }
 
 gleaner="$root/usr/bin/gleaner"
 "$gleaner" --version | grep -Eq '^gleaner [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{12}'

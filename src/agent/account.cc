@@ -4,6 +4,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 namespace gleaner::agent {
 
 core::Result<Account> LookUpAccount(uint32_t uid) {
@@ -11,8 +14,21 @@ core::Result<Account> LookUpAccount(uint32_t uid) {
   std::vector<char> buf(size > 0 ? static_cast<size_t>(size) : 16384);
   passwd entry{};
   passwd* found = nullptr;
-  if (getpwuid_r(uid, &entry, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+  int error;
+  while ((error = getpwuid_r(uid, &entry, buf.data(), buf.size(), &found)) == ERANGE &&
+         buf.size() < (size_t{1} << 24)) {
+    buf.resize(buf.size() * 2);
+  }
+  // Only "no such user" is an answer; anything else (a directory service
+  // that did not answer, descriptors or memory short for a moment) may go
+  // away, and must not fail a job for good.
+  if (found == nullptr &&
+      (error == 0 || error == ENOENT || error == ESRCH || error == EBADF || error == EPERM)) {
     return core::NotFound("no user with uid " + std::to_string(uid) + " on this host");
+  }
+  if (found == nullptr) {
+    return core::Unavailable("cannot look up the user with uid " + std::to_string(uid) + ": " +
+                             std::strerror(error));
   }
   Account a{found->pw_name,
             found->pw_uid,

@@ -19,7 +19,9 @@ struct Account {
   std::vector<gid_t> groups;  // supplementary, the primary included
 };
 
-// NotFound when the host has no user with `uid`.
+// NotFound when the host has no user with `uid`; Unavailable when the
+// host could not say (its directory service, memory or descriptors failed
+// for the moment).
 core::Result<Account> LookUpAccount(uint32_t uid);
 
 }  // namespace gleaner::agent

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/json_depth.h"
+
 namespace gleaner::agent {
 namespace {
 
@@ -46,7 +48,7 @@ void ReadYaml(const std::string& text, std::set<std::string>* out) {
 }
 
 void ReadJson(const std::string& text, std::set<std::string>* out) {
-  const nlohmann::json spec = nlohmann::json::parse(text, nullptr, false);
+  const nlohmann::json spec = core::ParseUntrustedJson<nlohmann::json>(text);
   if (!spec.is_object() || spec.value("kind", "") != kGpuKind) return;
   const auto devices = spec.find("devices");
   if (devices == spec.end() || !devices->is_array()) return;

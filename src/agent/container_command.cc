@@ -1,7 +1,13 @@
 #include "agent/container_command.h"
 
+#include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "agent/cdi_devices.h"
 
@@ -45,7 +51,7 @@ core::Result<std::vector<std::string>> ContainerArgv(const LaunchRequest& req,
   if (!c.sif.empty()) {
     // Apptainer runs the container as the user, in the job's own process
     // group, and passes the environment in whole.
-    argv = {"apptainer", "exec"};
+    argv = {host.program, "exec"};
     if (!host.simulated_gpus) argv.push_back("--nv");
     if (!req.spec.working_dir.empty()) argv.insert(argv.end(), {"--pwd", req.spec.working_dir});
     for (const sched::ContainerMount& m : c.mounts) {
@@ -61,8 +67,8 @@ core::Result<std::vector<std::string>> ContainerArgv(const LaunchRequest& req,
     // keep-id: inside, the job is its user, and files it writes to a mount
     // are the user's. No log driver: the output comes to the job's logs
     // only, not to a copy in the user's container storage.
-    argv = {"podman",    "run",  "--rm",     "--init",  "--name",       name,
-            "--network", "host", "--userns", "keep-id", "--log-driver", "none"};
+    argv = {host.program, "run",  "--rm",     "--init",  "--name",       name,
+            "--network",  "host", "--userns", "keep-id", "--log-driver", "none"};
     if (host.unified_cgroups) argv.insert(argv.end(), {"--cgroups", "disabled"});
     if (!req.spec.working_dir.empty()) argv.insert(argv.end(), {"--workdir", req.spec.working_dir});
     for (const sched::ContainerMount& m : c.mounts) {
@@ -74,6 +80,29 @@ core::Result<std::vector<std::string>> ContainerArgv(const LaunchRequest& req,
   }
   argv.insert(argv.end(), req.spec.command.begin(), req.spec.command.end());
   return argv;
+}
+
+core::Result<std::string> ContainerRuntimeDir(uint32_t uid, uint32_t gid, const std::string& base) {
+  const auto fail = [](const std::string& path, const std::string& why) {
+    return core::FailedPrecondition("cannot prepare podman's runtime directory " + path + ": " +
+                                    why);
+  };
+  if (mkdir(base.c_str(), 0711) != 0 && errno != EEXIST) return fail(base, std::strerror(errno));
+  struct stat st {};
+  if (lstat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return fail(base, "it is not a directory only root can write; remove it");
+  }
+  const std::string dir = base + "/podman-" + std::to_string(uid);
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return fail(dir, std::strerror(errno));
+  // Opened without following a link, then set through the descriptor.
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return fail(dir, std::string(std::strerror(errno)) + " (a link?)");
+  const bool set = fchown(fd, uid, gid) == 0 && fchmod(fd, 0700) == 0;
+  const std::string why = std::strerror(errno);
+  close(fd);
+  if (!set) return fail(dir, why);
+  return dir;
 }
 
 bool UnifiedCgroups() {

@@ -20,10 +20,13 @@ struct ContainerHost {
   // cgroup v2 alone: rootless podman would move its monitor (conmon) to a
   // cgroup of its own, out of the job's, unless told not to.
   bool unified_cgroups = false;
+  // podman's (or apptainer's) absolute path, from root's own directories
+  // (TrustedProgram): never the first one on the job's PATH.
+  std::string program;
 };
 
 // The command line that runs `req`'s command in its container
-// (req.spec.container must be set):
+// (req.spec.container must be set), `host.program` first:
 //   podman run --rm --init ... IMAGE COMMAND...   (rootless, as the job's user)
 //   apptainer exec [--nv] ... FILE.sif COMMAND...
 // `pass_env` names the job's variables the container gets (podman takes
@@ -37,5 +40,13 @@ core::Result<std::vector<std::string>> ContainerArgv(const LaunchRequest& req,
 
 // Whether /sys/fs/cgroup is cgroup v2 alone.
 bool UnifiedCgroups();
+
+// Where rootless podman keeps a user's state when the user has no login
+// runtime directory (/run/user/UID): BASE/podman-UID, made by root in a
+// directory only root writes (BASE, made 0711 if missing), the user's,
+// mode 0700, never a link. Not /tmp/podman-run-UID, which another user
+// could have made first, to break the user's container jobs or read them.
+core::Result<std::string> ContainerRuntimeDir(uint32_t uid, uint32_t gid,
+                                              const std::string& base = "/run/gleaner");
 
 }  // namespace gleaner::agent

@@ -118,11 +118,13 @@ bool BecomeUser(const Account& account) {
 // `podman run` forks a second client that waits for the first, and that
 // outer client ends at once, exit 0, on the checkpoint signal, while the
 // container is still saving its work. So the job first has `podman unshare
-// true` make the user's pause process: started by the job's process before
-// it joins the job's cgroup (the job's end must not kill a pause process
-// that another job joins), as the user (`account`; null: gleaner is not
-// root and already is the user), killed with the job's process should that
-// die first. Its pid, or -1. Async-signal-safe.
+// true` make the user's pause process: started by the job's process once it
+// has joined the job's cgroup, so that nothing the step leaves runs on
+// outside the job's limits after it ends (the next job makes another pause
+// process), as the user (`account`; null: gleaner is not root and already
+// is the user), killed with the job's process should that die first. `argv`
+// names podman by its path in root's directories. Its pid, or -1.
+// Async-signal-safe.
 pid_t StartPodmanPause(const Account* account, const char* home,
                        const std::vector<const char*>& programs, char* const* argv,
                        char* const* envp) {
@@ -405,6 +407,14 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   // working directory is the container's.
   std::string workdir = req.spec.working_dir.empty() ? account.home : req.spec.working_dir;
   std::vector<std::string> command = req.spec.command;
+  const auto no_cgroup = [&] {
+    return core::FailedPrecondition(
+        "job " + std::to_string(req.id) +
+        " runs in a container, and this host gives jobs no cgroup of their own: its container "
+        "would outlive the job's end. Run gleaner as root on a host with cgroup v2 mounted "
+        "(gleaner doctor says why there is none)");
+  };
+  if (req.spec.container && !cgroups_) return no_cgroup();
   if (req.spec.container) {
     GLEANER_ASSIGN_OR_RETURN(command, ContainerCommand(req, account, env));
     workdir = account.home;
@@ -467,7 +477,8 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   std::vector<char*> argv = NullTerminated(command);
   std::vector<const char*> programs;
   for (const std::string& c : candidates) programs.push_back(c.c_str());
-  std::vector<std::string> pause_args = {"podman", "unshare", "true"};
+  // podman itself, from root's directories (ContainerCommand), as argv[0].
+  std::vector<std::string> pause_args = {command[0], "unshare", "true"};
   std::vector<char*> pause_argv = NullTerminated(pause_args);
 
   job.exit_path = req.log_dir + "/" + std::to_string(req.id) + ".exit";
@@ -476,11 +487,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
   if (cgroups_) cgroup = cgroups_->Create(req.id).value_or("");
   if (req.spec.container && cgroup.empty()) {
     close_outputs();
-    return core::FailedPrecondition(
-        "job " + std::to_string(req.id) +
-        " runs in a container, and this host gives jobs no cgroup of their own: its container "
-        "would outlive the job's end. Run gleaner as root on a host with cgroup v2 mounted "
-        "(gleaner doctor says why there is none)");
+    return no_cgroup();
   }
   // The cgroup.procs files the job joins: its own, then those that hold it
   // to its CPUs and memory where cgroup v1 does.
@@ -571,10 +578,10 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (const char* procs : join_files) JoinCgroup(procs);
     const pid_t pause = podman ? StartPodmanPause(root ? &account : nullptr, account.home.c_str(),
                                                   programs, pause_argv.data(), envp.data())
                                : -1;
-    for (const char* procs : join_files) JoinCgroup(procs);
     int report = status_pipe[1];
     if (root && !BecomeUser(account)) ChildFail(report, ChildStage::kCredentials, errno);
     if (chdir(workdir.c_str()) != 0) ChildFail(report, ChildStage::kWorkingDir, errno);
@@ -669,17 +676,26 @@ core::Result<std::vector<std::string>> Executor::ContainerCommand(
   for (const auto& [name, value] : env) {
     if (!kHostOnly.contains(name) || req.spec.env.contains(name)) pass.push_back(name);
   }
+  ContainerHost host;
+  const bool podman = req.spec.container->sif.empty();
+  GLEANER_ASSIGN_OR_RETURN(host.program,
+                           TrustedProgram(podman ? "podman" : "apptainer", program_dirs_));
   // Podman keeps its state where XDG_RUNTIME_DIR says, and finds its pause
   // process there (StartPodmanPause): the user's login one where there is
-  // one, else podman's own choice when none is set.
-  if (!env.contains("XDG_RUNTIME_DIR")) {
+  // one, else one root makes for the user (a gleaner that is not root runs
+  // jobs as itself, so podman's own choice is its own).
+  if (podman && !env.contains("XDG_RUNTIME_DIR")) {
     const std::string login = "/run/user/" + std::to_string(account.uid);
     struct stat st {};
-    const bool usable =
-        lstat(login.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == account.uid;
-    env["XDG_RUNTIME_DIR"] = usable ? login : "/tmp/podman-run-" + std::to_string(account.uid);
+    if (lstat(login.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == account.uid) {
+      env["XDG_RUNTIME_DIR"] = login;
+    } else if (geteuid() == 0) {
+      GLEANER_ASSIGN_OR_RETURN(env["XDG_RUNTIME_DIR"],
+                               ContainerRuntimeDir(account.uid, account.gid, runtime_base_));
+    } else {
+      env["XDG_RUNTIME_DIR"] = "/tmp/podman-run-" + std::to_string(account.uid);
+    }
   }
-  ContainerHost host;
   host.simulated_gpus = simulated_gpus_;
   host.unified_cgroups = UnifiedCgroups();
   if (!req.gpus.empty() && !req.spec.container->image.empty()) host.cdi_gpus = CdiGpuDevices();

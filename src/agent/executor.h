@@ -12,6 +12,7 @@
 #include "agent/account.h"
 #include "agent/job_cgroups.h"
 #include "agent/job_runner.h"
+#include "agent/trusted_program.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
@@ -63,6 +64,14 @@ class Executor final : public JobRunner {
   // This host's GPUs are simulated: a container job gets no device for
   // them, only their UUIDs (docs/jobs.md, "Containers").
   void SimulatedGpus(bool simulated) { simulated_gpus_ = simulated; }
+
+  // Where podman and apptainer are looked for (only files root's alone
+  // count, TrustedProgram), and where root makes users' podman runtime
+  // directories; by default RootProgramDirs() and /run/gleaner.
+  void FindContainerToolsIn(std::vector<std::string> dirs, std::string runtime_base) {
+    program_dirs_ = std::move(dirs);
+    runtime_base_ = std::move(runtime_base);
+  }
 
   // Where sessions' terminals wait for their clients; without it, a
   // session cannot start here.
@@ -144,6 +153,8 @@ class Executor final : public JobRunner {
   std::map<sched::JobId, Notices> notices_;
   uint64_t max_log_bytes_ = kDefaultMaxLogBytes;
   bool simulated_gpus_ = false;
+  std::vector<std::string> program_dirs_ = RootProgramDirs();
+  std::string runtime_base_ = "/run/gleaner";
 };
 
 }  // namespace gleaner::agent

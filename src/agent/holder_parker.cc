@@ -5,9 +5,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "agent/process_info.h"
 #include "core/format.h"
+#include "core/json_depth.h"
 #include "core/private_file.h"
 
 namespace gleaner::agent {
@@ -86,6 +88,8 @@ void HolderParker::Recover(const cluster::Log& log) {
   }
   json doc;
   try {
+    // Refused before parsing: nesting that deep would overflow the stack.
+    if (core::NestsDeeperThan(*text)) throw std::runtime_error("nested too deeply");
     doc = json::parse(*text).at("parked");
     for (const json& j : doc) {
       Parked p;

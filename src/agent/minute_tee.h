@@ -39,6 +39,9 @@ class MinuteTee final : public store::ObservationStore {
     return local_.SaveGpus(gpus);
   }
   core::Result<std::vector<store::GpuRecord>> Gpus() override { return local_.Gpus(); }
+  core::Result<int64_t> ForgetGpus(const std::string& host) override {
+    return local_.ForgetGpus(host);
+  }
   core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) override {
     return local_.SaveVerdicts(verdicts);
   }

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "agent/process_info.h"
 #include "core/format.h"
+#include "core/json_depth.h"
 #include "core/private_file.h"
 #include "observe/lending.h"
 #include "sched/window_fit.h"
@@ -249,6 +251,7 @@ void NodeAgent::Recover(const cluster::Log& log,
 
 void NodeAgent::TakeBackFromState(const std::string& text, const cluster::Log& log) {
   try {
+    if (core::NestsDeeperThan(text)) throw std::runtime_error("nested too deeply");
     const json state = json::parse(text);
     if (auto events = cluster::ReportFromJson(
             {{"gpus", json::array()}, {"running", json::array()}, {"events", state.at("events")}});
@@ -642,9 +645,17 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const HostPass& pass,
                 "user " + job.user + " does not exist on this host; jobs run as their submitter"));
   if (!launched.ok()) {
     e.kind = JobEvent::Kind::kExited;
-    e.launch_failed = true;
     e.reason = launched.status().message();
-    log(Job(job.of.job) + " failed to start: " + e.reason);
+    if (launched.status().code() == core::StatusCode::kUnavailable) {
+      // Something of this host's that may be back in a moment (the user
+      // directory, descriptors, memory): the job goes back to the queue.
+      e.vacated = true;
+      e.reason = "could not start on this host for the moment (" + e.reason + ")";
+      log(Job(job.of.job) + " did not start, requeued: " + e.reason);
+    } else {
+      e.launch_failed = true;
+      log(Job(job.of.job) + " failed to start: " + e.reason);
+    }
     Emit(std::move(e));
     return;
   }

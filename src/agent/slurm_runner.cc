@@ -192,8 +192,9 @@ core::Result<RunningJob> SlurmRunner::Submit(const LaunchRequest& req) {
   std::string id = run->out.substr(0, run->out.find_first_of(";\n"));
   if (run->exit_code != 0 || id.empty() ||
       !std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); })) {
-    return core::Unavailable("sbatch refused the job (exit " + std::to_string(run->exit_code) +
-                             "): " + Excerpt(run->err.empty() ? run->out : run->err));
+    return core::FailedPrecondition("sbatch refused the job (exit " +
+                                    std::to_string(run->exit_code) +
+                                    "): " + Excerpt(run->err.empty() ? run->out : run->err));
   }
   job.slurm_job_id = id;
   started_.erase(req.id);

@@ -5,6 +5,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
+#include "core/format.h"
 #include "core/json_depth.h"
 
 namespace gleaner::cli {
@@ -73,18 +74,20 @@ int CallApi(const server::Endpoint& endpoint, const std::string& token, const st
     const std::string message = doc.is_object() && doc.contains("error")
                                     ? doc["error"].value("message", answer->second)
                                     : answer->second;
-    err << "gleaner: " << message << "\n";
+    err << "gleaner: " << core::TerminalText(message) << "\n";
     return answer->first == 400 ? kExitBadInput : kExitFailure;
   }
   if (doc.is_discarded()) {
     return Fail(err, core::Internal("gleaner answered with something not JSON"));
   }
-  out << (json_out ? doc.dump(2) : text(doc)) << "\n";
+  // The text holds what others wrote (commands, names, reasons, what an
+  // agent said): nothing in it may drive the terminal.
+  out << (json_out ? doc.dump(2) : core::TerminalText(text(doc))) << "\n";
   return kExitOk;
 }
 
 int Fail(std::ostream& err, const core::Status& s) {
-  err << "gleaner: " << s.message() << "\n";
+  err << "gleaner: " << core::TerminalText(s.message()) << "\n";
   return s.code() == core::StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure;
 }
 

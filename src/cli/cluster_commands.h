@@ -23,6 +23,7 @@ struct ServerOptions {
   net::TlsFiles tls;  // the TCP API and agents' reports over TLS
   double silent_after_s = 10;
   double requeue_after_s = 300;
+  int max_gpus_per_host = 16;  // an agent reporting more is refused
   std::optional<double> for_s;
 };
 

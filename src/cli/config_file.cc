@@ -934,10 +934,17 @@ core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string
     GLEANER_RETURN_IF_ERROR(ReadCost(path, *cost, &config.cost));
   }
   if (const toml::table* ui = doc["ui"].as_table()) {
-    GLEANER_RETURN_IF_ERROR(CheckKeys(path, *ui, "ui.", {"anonymous_read"}));
+    GLEANER_RETURN_IF_ERROR(
+        CheckKeys(path, *ui, "ui.", {"anonymous_read", "hide_others_commands"}));
     if (const toml::node* n = ui->get("anonymous_read")) {
       if (!n->is_boolean()) return Error(path, *n, "ui.anonymous_read", "expected true or false");
       config.ui_anonymous_read = *n->value<bool>();
+    }
+    if (const toml::node* n = ui->get("hide_others_commands")) {
+      if (!n->is_boolean()) {
+        return Error(path, *n, "ui.hide_others_commands", "expected true or false");
+      }
+      config.ui_hide_others_commands = *n->value<bool>();
     }
   }
   if (const toml::table* api = doc["api"].as_table()) {

@@ -60,6 +60,9 @@ struct GleanerConfig {
   // [ui] anonymous_read: the dashboard's read-only routes answer over TCP
   // without a token (docs/ui.md); writes still need one.
   bool ui_anonymous_read = false;
+  // [ui] hide_others_commands: others' GPU processes show their program's
+  // name, not their command line; unset: as ui_anonymous_read.
+  std::optional<bool> ui_hide_others_commands;
   // [api] allow_root_tokens, token_lifetime_days: see docs/security.md.
   server::TokenPolicy tokens;
   // [limits]: jobs and spec bytes one user, and one project, may hold.

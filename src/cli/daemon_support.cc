@@ -426,6 +426,7 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   options.cost.settings = config.cost;
   options.cost.project_of_user = config.project_of_user;
   options.anonymous_read = config.ui_anonymous_read;
+  options.hide_others_commands = config.ui_hide_others_commands.value_or(config.ui_anonymous_read);
   options.tokens = config.tokens;
   options.submit_limits = config.submit_limits;
   options.submit_policy = std::make_shared<const server::SubmitPolicy>(

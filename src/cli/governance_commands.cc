@@ -6,6 +6,7 @@
 
 #include "cli/api_client.h"
 #include "cli/exit_codes.h"
+#include "core/format.h"
 #include "core/json_depth.h"
 
 namespace gleaner::cli {
@@ -39,9 +40,13 @@ std::string EventTable(const json& events) {
       for (const json& g : e["gpus"]) gpus += (gpus.empty() ? "" : ",") + g.get<std::string>();
       detail += " [" + gpus + "]";
     }
-    std::snprintf(line, sizeof line, "\n%-20s %-6s %-18s %-10s %-10s %s", e.value("at", "").c_str(),
-                  job.c_str(), e.value("kind", "").c_str(), e.value("user", "").c_str(),
-                  e.value("actor", "").c_str(), detail.c_str());
+    // Each cell one line: a detail holds others' words (a reason, a
+    // command), and root reads this table.
+    std::snprintf(line, sizeof line, "\n%-20s %-6s %-18s %-10s %-10s %s",
+                  core::OneLine(e.value("at", "")).c_str(), job.c_str(),
+                  core::OneLine(e.value("kind", "")).c_str(),
+                  core::OneLine(e.value("user", "")).c_str(),
+                  core::OneLine(e.value("actor", "")).c_str(), core::OneLine(detail).c_str());
     out += line;
   }
   return out;

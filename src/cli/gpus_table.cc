@@ -60,8 +60,10 @@ std::string Header(const HostView& v) {
   std::string driver = Show(v.driver.driver_version, [](const std::string& s) { return s; });
   std::string cuda = Show(v.driver.cuda_driver_version,
                           [](int32_t c) { return Printf("%d.%d", c / 1000, (c % 1000) / 10); });
-  return Printf("%s  driver %s  CUDA %s  source %s  %s\n", v.hostname.c_str(), driver.c_str(),
-                cuda.c_str(), v.driver.source.c_str(), Utc(v.taken_at).c_str());
+  // What an agent reported of itself: one line each.
+  return Printf("%s  driver %s  CUDA %s  source %s  %s\n", core::OneLine(v.hostname).c_str(),
+                core::OneLine(driver).c_str(), cuda.c_str(), core::OneLine(v.driver.source).c_str(),
+                Utc(v.taken_at).c_str());
 }
 
 // "idle 12m" (state, and for how long), or "-" without a verdict.
@@ -79,7 +81,7 @@ std::string State(const GpuView& g, core::TimePoint now) {
 std::string Placement(const agent::ProcessInfo& p) {
   std::string out;
   const auto add = [&](const char* what, const std::string& id, size_t keep) {
-    if (!id.empty()) out += Printf("  [%s %s]", what, id.substr(0, keep).c_str());
+    if (!id.empty()) out += Printf("  [%s %s]", what, core::OneLine(id.substr(0, keep)).c_str());
   };
   add("slurm job", p.slurm_job_id, 20);
   add("container", p.container_id, 12);
@@ -95,8 +97,10 @@ std::string ProcessRow(const ProcessView& pv) {
   const char* type = p.compute && p.graphics ? "C+G" : p.graphics ? "G" : "C";
   std::string mem =
       Show(p.used_memory, [](core::Bytes b) { return Printf("%.1f GiB", b.ToGiB()); });
-  std::string user = pv.owner ? pv.owner->user : "?";
-  std::string command = pv.owner ? pv.owner->command : "(not visible from this PID namespace)";
+  // A process's command line is its user's to write: one line, escaped.
+  std::string user = pv.owner ? core::OneLine(pv.owner->user) : "?";
+  std::string command =
+      pv.owner ? core::OneLine(pv.owner->command) : "(not visible from this PID namespace)";
   if (command.size() > 70) command = command.substr(0, 67) + "...";
   return Printf("      └ pid %-8u %-3s %-10s %10s  %s%s\n", p.pid, type, user.c_str(), mem.c_str(),
                 command.c_str(), pv.owner ? Placement(*pv.owner).c_str() : "");
@@ -111,7 +115,7 @@ std::string SlurmRow(const slurm::JobOnHost& holder, core::TimePoint now) {
   if (!j.qos.empty()) out += " qos " + j.qos;
   out += Printf(", %zu GPU%s here", holder.gpus.size(), holder.gpus.size() == 1 ? "" : "s");
   if (j.start_time) out += ", started " + core::FormatDuration(now - *j.start_time) + " ago";
-  return out + "\n";
+  return core::OneLine(out) + "\n";  // Slurm's fields are its users' words
 }
 
 std::string TopologyMatrix(const HostView& v) {
@@ -165,13 +169,14 @@ std::string GpusToTable(const HostView& v) {
   for (const GpuView& g : v.gpus) {
     const gpu::GpuSnapshot& s = g.snapshot;
     const auto pct = [](uint32_t p) { return Printf("%u%%", p); };
-    std::string name = Show(s.name, [](const std::string& n) { return n; });
+    std::string name = Show(s.name, [](const std::string& n) { return core::OneLine(n); });
     if (name.size() > 24) name = name.substr(0, 24);
     const std::string uuid = s.uuid.empty() ? "?" : s.uuid.str().substr(0, 12);
     const std::string health =
         s.health == gpu::GpuHealth::kOk
             ? "ok"
-            : std::string(gpu::GpuHealthName(s.health)) + " (" + s.health_detail + ")";
+            : std::string(gpu::GpuHealthName(s.health)) + " (" + core::OneLine(s.health_detail) +
+                  ")";
     out += Printf(row, std::to_string(s.index).c_str(), name.c_str(), uuid.c_str(),
                   Show(s.pci_bus_id, [](const std::string& b) { return b; }).c_str(),
                   Show(s.utilization_gpu_pct, pct).c_str(),
@@ -181,7 +186,7 @@ std::string GpusToTable(const HostView& v) {
                   Show(s.sm_clock_mhz, [](uint32_t m) { return Printf("%u", m); }).c_str(),
                   health.c_str(), State(g, v.taken_at).c_str());
     if (g.verdict && !g.verdict->evidence.reason.empty()) {
-      out += "      ↳ " + g.verdict->evidence.reason + "\n";
+      out += "      ↳ " + core::OneLine(g.verdict->evidence.reason) + "\n";
     }
     if (!s.processes.has_value()) {
       out += "      └ processes: " + Missing(s.processes) + "\n";
@@ -196,7 +201,9 @@ std::string GpusToTable(const HostView& v) {
            (v.slurm_at ? " (jobs as of " + Utc(*v.slurm_at) + ")" : "") + "\n";
   }
   if (!v.topology.empty()) out += TopologyMatrix(v);
-  return out;
+  // What an agent or a driver reported (names, Slurm's fields) may drive a
+  // terminal too: nothing but line breaks goes through unescaped.
+  return core::TerminalText(out);
 }
 
 }  // namespace gleaner::cli

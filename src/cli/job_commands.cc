@@ -84,9 +84,11 @@ std::string QueueTable(const json& jobs) {
                 "GPUS", "TRY", "COMMAND", "REASON");
   std::string out = line;
   for (const json& j : jobs) {
+    // Each cell one line, its control characters escaped: the command and
+    // the reason are others' words, and root reads this table.
     std::string command;
     for (const json& a : j["spec"]["command"])
-      command += (command.empty() ? "" : " ") + a.get<std::string>();
+      command += (command.empty() ? "" : " ") + core::OneLine(a.get<std::string>());
     if (command.size() > 40) command = command.substr(0, 37) + "...";
     // The GPUs it holds; while it waits, what it asks for ("2-8": elastic;
     // "4x8": a gang of 4 nodes with 8 each).
@@ -100,9 +102,9 @@ std::string QueueTable(const json& jobs) {
             : std::to_string(j["spec"]["gpus"].get<int>());
     std::snprintf(line, sizeof line, "\n%-6lld %-10s %-9s %4s %3d  %-40s %s",
                   static_cast<long long>(j["id"].get<int64_t>()),
-                  j["user"].get<std::string>().c_str(), j["state"].get<std::string>().c_str(),
-                  gpus.c_str(), j["attempts"].get<int>(), command.c_str(),
-                  j["reason"].get<std::string>().c_str());
+                  core::OneLine(j["user"].get<std::string>()).c_str(),
+                  j["state"].get<std::string>().c_str(), gpus.c_str(), j["attempts"].get<int>(),
+                  command.c_str(), core::OneLine(j["reason"].get<std::string>()).c_str());
     out += line;
   }
   return out;

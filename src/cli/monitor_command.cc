@@ -410,7 +410,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         if (bridge) {
           for (const auto& [id, job] : bridge->running()) bridged.insert(job.slurm_job_id);
         }
-        for (const slurm::PlannedIdleAction& a : slurm_actions.Decide(jobs, pass.at, bridged)) {
+        for (const slurm::PlannedIdleAction& a :
+             slurm_actions.Decide(jobs, pass.at, slurm_alerts->Firing(), bridged)) {
           ActOnSlurmIdleJob(config.slurm, a, **store, pass.at, log);
         }
       }

@@ -94,6 +94,10 @@ CLI::App* AddServerCommand(CLI::App& app, ServerOptions& options) {
                   "agents' lease)")
       ->capture_default_str()
       ->check(CLI::Range(5.0, 86400.0));
+  cmd->add_option("--max-gpus-per-host", options.max_gpus_per_host,
+                  "The most GPUs one host may report: an agent claiming more is refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--for", options.for_s, "Stop after this many seconds")
       ->check(CLI::Range(0.0, 1e9));
   AddServerTlsOptions(*cmd, options.tls);
@@ -140,6 +144,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   coordinator_options.project_of_user = config.project_of_user;
   coordinator_options.silent_after = SecondsToDuration(options.silent_after_s);
   coordinator_options.requeue_after = SecondsToDuration(options.requeue_after_s);
+  coordinator_options.max_gpus_per_host = static_cast<size_t>(options.max_gpus_per_host);
   coordinator_options.approval_timeout = config.approval_timeout;
   coordinator_options.history_retention = config.history_retention;
 
@@ -216,6 +221,14 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
       return core::Unavailable("this coordinator stands by; ask the leading one");
     }
     return coordinator->AskHolder(gpu, unpark, caller.user, caller.admin());
+  };
+  api_options.forget_host = [&current_leader, &log](const std::string& host) {
+    const std::shared_ptr<cluster::Coordinator> coordinator = current_leader();
+    if (coordinator == nullptr) {
+      return core::Result<int64_t>(
+          core::Unavailable("this coordinator stands by; ask the leading one"));
+    }
+    return coordinator->ForgetHost(host, log);
   };
   server::Api api(**api_store, clock, api_options);
   // Agents' joins and credentials have a connection of their own, so a

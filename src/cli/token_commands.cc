@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/gpu_source.h"
+#include "cluster/agent_credentials.h"
 
 namespace gleaner::cli {
 namespace {
@@ -82,7 +83,14 @@ TokenCommands AddTokenCommands(CLI::App& app, TokenOptions& o) {
   c.agent_create->add_option("--hours", o.hours, "How long the token can be used")
       ->capture_default_str()
       ->check(CLI::Range(1, 720));
-  for (CLI::App* cmd : {c.create, c.list, c.revoke, c.agent_create}) {
+  CLI::App* host = app.add_subcommand("host", "A cluster's hosts (docs/cluster.md)");
+  host->require_subcommand(1);
+  c.host_forget = host->add_subcommand(
+      "forget",
+      "Release the GPUs a host reported, so that another host may report them (a GPU moved, a "
+      "host renamed; root, on a coordinator)");
+  c.host_forget->add_option("name", o.host, "The host, as it joined")->required();
+  for (CLI::App* cmd : {c.create, c.list, c.revoke, c.agent_create, c.host_forget}) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.api.data_dir, "Where `gleaner up` keeps its state");
   }
@@ -120,6 +128,19 @@ int RunTokenRevoke(const TokenOptions& o, std::ostream& out, std::ostream& err) 
     return CallApi(
         api, o.api.token, "POST", "/v1/tokens/" + std::to_string(o.id) + "/revoke", "", o.json,
         [&](const json&) { return "revoked token " + std::to_string(o.id); }, out, err);
+  });
+}
+
+int RunHostForget(const TokenOptions& o, std::ostream& out, std::ostream& err) {
+  if (auto s = cluster::CheckAgentName(o.host); !s.ok()) return Fail(err, s);
+  return WithApi(o, err, [&](const server::Endpoint& api) {
+    return CallApi(
+        api, o.api.token, "POST", "/v1/hosts/" + o.host + "/forget", "", o.json,
+        [&](const json& j) {
+          return "forgot host " + o.host + ": its " + std::to_string(j["gpus"].get<int64_t>()) +
+                 " GPU(s) may now be reported by another host";
+        },
+        out, err);
   });
 }
 

@@ -31,6 +31,7 @@ struct TokenCommands {
   CLI::App* list;
   CLI::App* revoke;
   CLI::App* agent_create;  // agent-token create
+  CLI::App* host_forget;   // host forget
 };
 
 TokenCommands AddTokenCommands(CLI::App& app, TokenOptions& options);
@@ -40,5 +41,8 @@ int RunTokenRevoke(const TokenOptions& options, std::ostream& out, std::ostream&
 // `gleaner agent-token create --host NAME`: a one-time token for an agent
 // to join the cluster as NAME (docs/cluster.md).
 int RunAgentTokenCreate(const TokenOptions& options, std::ostream& out, std::ostream& err);
+// `gleaner host forget NAME`: the coordinator forgets the GPUs host NAME
+// reported, so that another host may report them (docs/cluster.md).
+int RunHostForget(const TokenOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gleaner::cli

@@ -259,19 +259,25 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
     }
     return core::Status::Ok();
   }
+  if (options_.max_gpus_per_host > 0 && gpus.size() > options_.max_gpus_per_host) {
+    return core::PermissionDenied("host " + agent + " reports " + std::to_string(gpus.size()) +
+                                  " GPUs, more than the " +
+                                  std::to_string(options_.max_gpus_per_host) +
+                                  " one host may have here (gleaner server --max-gpus-per-host)");
+  }
+  // A GPU is the host's that reported it first, as the store remembers
+  // across restarts and failovers: no agent takes another host's, even one
+  // that has not reported since, or whose agent is gone (it would receive
+  // the jobs placed there, and their users' environments). Only root moves
+  // one (ForgetHost).
   for (const InventoryGpu& g : gpus) {
     auto owner = host_of_gpu_.find(g.uuid);
     if (owner == host_of_gpu_.end() || owner->second == agent) continue;
-    auto other = hosts_.find(owner->second);
-    // A GPU moves to another host only once its old host is lost and holds
-    // no job any more.
-    const bool busy = other != hosts_.end() && !other->second.jobs.empty();
-    if (busy || (other != hosts_.end() && other->second.reported && !other->second.lost)) {
-      return core::InvalidArgument("GPU " + g.uuid.str() + " is already reported by host " +
-                                   owner->second +
-                                   "; two agents cannot share a GPU (one agent per host, and "
-                                   "simulated GPUs need UUIDs of their own)");
-    }
+    return core::PermissionDenied(
+        "GPU " + g.uuid.str() + " is already reported by host " + owner->second +
+        ": a GPU stays with the host that reported it first (one agent per host, and simulated "
+        "GPUs need UUIDs of their own). If it moved to " +
+        agent + ", an admin releases it on a coordinator: gleaner host forget " + owner->second);
   }
   if (host.in_scheduler) {  // a GPU came or went, or its rack: the node is placed anew
     Tell(sched::NodeLost{core::NodeId(agent), "its GPUs or rack changed"}, log);
@@ -674,6 +680,33 @@ void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset
   pending_logs_[id] = {where, {id, job.id, err, offset}, std::move(answer), clock_.Now()};
   NewOrders(where, known->second);
   RunWakes(lock);
+}
+
+core::Result<int64_t> Coordinator::ForgetHost(const std::string& name, const Log& log) {
+  std::unique_lock lock(mu_);
+  const auto it = hosts_.find(name);
+  if (it != hosts_.end()) {
+    const Host& host = it->second;
+    if (!host.jobs.empty()) {
+      return core::FailedPrecondition("host " + name + " holds " +
+                                      std::to_string(host.jobs.size()) +
+                                      " job(s): cancel them, or wait until they end");
+    }
+    if (host.reported && !host.silent && !host.lost) {
+      return core::FailedPrecondition(
+          "host " + name + " reports now: stop its agent first (systemctl stop gleaner-agent)");
+    }
+  }
+  GLEANER_ASSIGN_OR_RETURN(const int64_t forgotten, store_.ForgetGpus(name));
+  std::erase_if(host_of_gpu_, [&](const auto& gpu) { return gpu.second == name; });
+  if (it != hosts_.end()) {
+    if (it->second.in_scheduler) Tell(sched::NodeLost{core::NodeId(name), "forgotten"}, log);
+    hosts_.erase(it);
+  }
+  awaited_.erase(name);
+  log("host " + name + " forgotten: its " + std::to_string(forgotten) +
+      " GPU(s) may be reported by another host");
+  return forgotten;
 }
 
 core::Status Coordinator::AskHolder(const std::string& gpu, bool unpark, const std::string& user,

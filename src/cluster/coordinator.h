@@ -43,6 +43,9 @@ struct CoordinatorOptions {
   // have run where is logged, counted (Shadow) and put in the jobs'
   // reasons.
   bool shadow = false;
+  // The most GPUs one host may report (0: any): an agent that claims
+  // thousands would take the whole queue, and other users' jobs with it.
+  size_t max_gpus_per_host = 0;
 };
 
 // A host as the coordinator sees it, for /v1/gpus, /metrics and the logs.
@@ -109,6 +112,12 @@ class Coordinator {
   // acts on it when it hears its next reply (its long poll wakes it).
   core::Status AskHolder(const std::string& gpu, bool unpark, const std::string& user, bool admin);
 
+  // `gleaner host forget NAME` (root): the GPUs host `name` reported are
+  // no longer its, so that another host may report them (a GPU moved, a
+  // host renamed); nothing else ever moves a GPU between hosts. Refused
+  // while the host reports or holds jobs. How many GPUs it had.
+  core::Result<int64_t> ForgetHost(const std::string& name, const Log& log);
+
   // `with_details`: each GPU's processes and verdict too, which only the
   // gleaner.cluster/v1 document shows (not /metrics).
   std::vector<HostView> Hosts(bool with_details = false) const;
@@ -162,8 +171,8 @@ class Coordinator {
   core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log);
   core::Status ApplyExit(const std::string& agent, Host& host, const store::JobRecord& job,
                          const JobEvent& e, const Log& log);
-  // Refuses GPUs another live host reports; `records`: what to save of
-  // a new inventory.
+  // Refuses GPUs another host reported first, and more GPUs than a host
+  // may have; `records`: what to save of a new inventory.
   core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
                               const std::string& rack, const sched::HostResources& resources,
                               std::vector<store::GpuRecord>* records, const Log& log);

@@ -76,7 +76,10 @@ Result<Bytes> ParseBytes(std::string_view text) {
   return Bytes(static_cast<uint64_t>(bytes));
 }
 
-std::string OneLine(std::string_view text) {
+namespace {
+
+// OneLine; TerminalText where `for_terminal`.
+std::string Escaped(std::string_view text, bool for_terminal) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
@@ -88,8 +91,10 @@ std::string OneLine(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);
     const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-    if (byte == '\\') {
+    if (byte == '\\' && !for_terminal) {
       out += "\\\\";
+    } else if (byte == '\n' && for_terminal) {
+      out += '\n';
     } else if (byte < 0x20 || byte == 0x7f) {
       escape(byte);
     } else if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
@@ -104,5 +109,11 @@ std::string OneLine(std::string_view text) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string OneLine(std::string_view text) { return Escaped(text, false); }
+
+std::string TerminalText(std::string_view text) { return Escaped(text, true); }
 
 }  // namespace gleaner::core

@@ -26,4 +26,10 @@ Result<Bytes> ParseBytes(std::string_view text);
 // drive the terminal reading it. Other bytes, UTF-8 included, are kept.
 std::string OneLine(std::string_view text);
 
+// A table or a report as it may reach a terminal: the control characters
+// OneLine escapes, but for line breaks, as \xNN; the rest as it is. For
+// text that holds what others wrote (commands, names, reasons), whatever
+// cell of it OneLine did not already escape.
+std::string TerminalText(std::string_view text);
+
 }  // namespace gleaner::core

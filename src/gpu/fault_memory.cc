@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/format.h"
+#include "core/json_depth.h"
 #include "core/private_file.h"
 
 namespace gleaner::gpu {
@@ -40,7 +41,7 @@ std::string CurrentBootId() {
 
 core::Result<FaultFile> ReadFaultFile(const std::string& path) {
   GLEANER_ASSIGN_OR_RETURN(std::string text, core::ReadPrivateFile(path));
-  const json doc = json::parse(text, nullptr, false);
+  const json doc = core::ParseUntrustedJson<json>(text);
   if (!doc.is_object()) return NotAFaultFile(path, "not a JSON object");
   FaultFile file;
   if (!doc.contains("boot_id") || !doc["boot_id"].is_string()) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -89,6 +90,9 @@ std::unique_ptr<Connection> Connection::AcceptTls(int fd, const TlsContext& tls)
   }
   SSL_set_fd(ssl, fd);
   SSL_set_accept_state(ssl);
+  // Answers are written as the socket takes them, from the same buffer
+  // that may have moved (it is the tail of a string).
+  SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   return std::unique_ptr<Connection>(new Connection(fd, ssl));
 }
 
@@ -165,6 +169,58 @@ Connection::Got Connection::ReadAvailable(std::string* into, size_t limit) {
     }
   }
   return into->size() > start ? Got::kData : Got::kWouldBlock;
+}
+
+bool Connection::handshaking() const { return ssl_ != nullptr && !SSL_is_init_finished(ssl_); }
+
+Connection::Got Connection::Handshake() {
+  wants_write_ = false;
+  if (ssl_ == nullptr) return Got::kData;
+  const int n = SSL_do_handshake(ssl_);
+  if (n == 1) return Got::kData;
+  switch (SSL_get_error(ssl_, n)) {
+    case SSL_ERROR_WANT_READ:
+      return Got::kWouldBlock;
+    case SSL_ERROR_WANT_WRITE:
+      wants_write_ = true;
+      return Got::kWouldBlock;
+    default:
+      failed_ = true;
+      plain_http_ = ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_HTTP_REQUEST;
+      ERR_clear_error();
+      return Got::kFailed;
+  }
+}
+
+core::Result<size_t> Connection::WriteAvailable(std::string_view data) {
+  wants_read_ = false;
+  if (data.empty()) return size_t{0};
+  if (ssl_ == nullptr) {
+    while (true) {
+      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return size_t{0};
+      return core::Unavailable(std::string("send: ") + std::strerror(errno));
+    }
+  }
+  const int n =
+      SSL_write(ssl_, data.data(), static_cast<int>(std::min<size_t>(data.size(), 1 << 30)));
+  if (n > 0) return static_cast<size_t>(n);
+  switch (SSL_get_error(ssl_, n)) {
+    case SSL_ERROR_WANT_WRITE:
+      return size_t{0};
+    case SSL_ERROR_WANT_READ:
+      wants_read_ = true;
+      return size_t{0};
+    default: {
+      failed_ = true;
+      const int saved = errno;
+      return core::Unavailable("send: " + (ERR_peek_error() != 0
+                                               ? TakeOpenSslErrors()
+                                               : std::string(std::strerror(saved))));
+    }
+  }
 }
 
 core::Result<size_t> Connection::Read(char* buf, size_t size) {

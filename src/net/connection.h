@@ -41,6 +41,18 @@ class Connection {
   // The TLS layer must write (a handshake message) before it reads on:
   // poll for POLLOUT as well.
   bool wants_write() const { return wants_write_; }
+  // The server's side of TLS that has not finished its handshake.
+  bool handshaking() const;
+  // On a non-blocking socket: the next step of the server's handshake,
+  // the costly one (the key exchange) included. kData once it is done,
+  // kWouldBlock while it waits for the peer (poll for POLLIN, and POLLOUT
+  // where wants_write()), kFailed when it cannot succeed.
+  Got Handshake();
+  // On a non-blocking socket: writes what the socket takes of `data` now
+  // and says how much (0: nothing fitted; poll for POLLOUT, and POLLIN
+  // where wants_read()). Call again with the rest.
+  core::Result<size_t> WriteAvailable(std::string_view data);
+  bool wants_read() const { return wants_read_; }
   // After kFailed on a TLS port: the peer spoke plain HTTP to it.
   bool got_plain_http() const { return plain_http_; }
 
@@ -55,6 +67,7 @@ class Connection {
   int fd_;
   ssl_st* ssl_ = nullptr;
   bool wants_write_ = false;
+  bool wants_read_ = false;
   bool plain_http_ = false;
   bool failed_ = false;  // a fatal TLS error: no close_notify after it
   std::string where_;  // the server, on a client's connection

@@ -39,7 +39,7 @@ HttpResponse AgentApi::Join(const HttpRequest& request) {
     return joins_.SpendJoinToken(digest, name, clock_.Now());
   }();
   if (!generation.ok()) {
-    log_("refused a join as " + name + ": " + generation.status().message());
+    refusals_.Note("join", "refused a join as " + name + ": " + generation.status().message());
     return ErrorResponse(generation.status());
   }
   Remember(name, *generation);
@@ -106,7 +106,10 @@ core::Result<std::string> AgentApi::Caller(const HttpRequest& request) {
 
 HttpResponse AgentApi::Wait(const HttpRequest& request) {
   auto agent = Caller(request);
-  if (!agent.ok()) return ErrorResponse(agent.status());
+  if (!agent.ok()) {
+    refusals_.Note("report", "refused an agent: " + agent.status().message());
+    return ErrorResponse(agent.status());
+  }
   const json body = core::ParseUntrustedJson<json>(request.body);
   if (!body.is_object() || !body.contains("orders") || !body["orders"].is_number_unsigned()) {
     return ErrorResponse(
@@ -130,7 +133,10 @@ HttpResponse AgentApi::Wait(const HttpRequest& request) {
 
 HttpResponse AgentApi::Report(const HttpRequest& request) {
   auto agent = Caller(request);
-  if (!agent.ok()) return ErrorResponse(agent.status());
+  if (!agent.ok()) {
+    refusals_.Note("report", "refused an agent's report: " + agent.status().message());
+    return ErrorResponse(agent.status());
+  }
   const std::shared_ptr<cluster::Coordinator> leader = leader_();
   if (leader == nullptr) {
     return ErrorResponse(
@@ -141,7 +147,11 @@ HttpResponse AgentApi::Report(const HttpRequest& request) {
   auto report = cluster::ReportFromJson(body);
   if (!report.ok()) return ErrorResponse(report.status());
   auto reply = leader->HandleReport(*agent, *report, log_);
-  if (!reply.ok()) return ErrorResponse(reply.status());
+  if (!reply.ok()) {
+    refusals_.Note("report",
+                   "refused the report of agent " + *agent + ": " + reply.status().message());
+    return ErrorResponse(reply.status());
+  }
   return Json(200, cluster::ReplyToJson(*reply));
 }
 

@@ -10,6 +10,7 @@
 #include "cluster/coordinator.h"
 #include "core/clock.h"
 #include "server/http_message.h"
+#include "server/refusal_log.h"
 #include "store/token_store.h"
 
 namespace gleaner::server {
@@ -39,7 +40,8 @@ class AgentApi {
         joins_(joins),
         clock_(clock),
         leader_(std::move(leader)),
-        log_(std::move(log)) {}
+        log_(log),
+        refusals_(clock, std::move(log)) {}
 
   static bool Owns(const HttpRequest& request) { return request.path.rfind("/v1/agents/", 0) == 0; }
   HttpResponse Handle(const HttpRequest& request);
@@ -61,6 +63,7 @@ class AgentApi {
   const core::Clock& clock_;
   Leader leader_;
   cluster::Log log_;
+  RefusalLog refusals_;  // refused joins and reports, without a flood
   // Each host's generation as last read: all are read again at most
   // kGenerationTtl after the last such read, so a join through another
   // coordinator is seen within it.

@@ -1,6 +1,7 @@
 #include "server/api.h"
 
 #include "server/anonymous_read.h"
+#include "server/process_privacy.h"
 #include "server/routing.h"
 #include "server/ui_files.h"
 
@@ -99,6 +100,9 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
   if (seg.size() == 4 && seg[1] == "gpus" && (seg[3] == "keep" || seg[3] == "unpark")) {
     return Parking(request, *caller, seg[2], seg[3] == "unpark");
   }
+  if (seg.size() == 4 && seg[1] == "hosts" && seg[3] == "forget") {
+    return ForgetHost(request, *caller, seg[2]);
+  }
   if (seg.size() != 2) return NoSuchEndpoint(request);
   if (seg[1] == "whoami") {
     if (request.method != "GET") return WrongMethod(request);
@@ -126,6 +130,9 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     if (doc.is_null()) {
       return ErrorResponse(core::Unavailable("no pass over the GPUs yet; ask again in a second"));
     }
+    if (options_.hide_others_commands && !caller->admin()) {
+      HideOthersCommands(doc, caller->anonymous ? std::string() : caller->user);
+    }
     return Json(200, doc);
   }
   return NoSuchEndpoint(request);
@@ -151,6 +158,23 @@ HttpResponse Api::Terminal(const HttpRequest& request, const Peer& peer, const s
   HttpResponse r = Json(200, {{"job", *id}});
   r.descriptor = std::make_shared<PassedDescriptor>(*master);
   return r;
+}
+
+HttpResponse Api::ForgetHost(const HttpRequest& request, const Caller& caller,
+                             const std::string& host) {
+  if (request.method != "POST") return WrongMethod(request);
+  if (!caller.admin()) {
+    return ErrorResponse(core::PermissionDenied("only root forgets a host's GPUs"));
+  }
+  if (!options_.forget_host) {
+    return ErrorResponse(
+        core::NotFound("this gleaner runs no cluster: `gleaner host forget` is for a coordinator"));
+  }
+  auto forgotten = options_.forget_host(host);
+  if (!forgotten.ok()) return ErrorResponse(forgotten.status());
+  return Json(200, {{"host", host},
+                    {"gpus", *forgotten},
+                    {"message", "its GPUs may now be reported by another host"}});
 }
 
 HttpResponse Api::Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,

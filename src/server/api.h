@@ -39,6 +39,10 @@ struct ApiOptions {
   // Over TCP, a request without a token may read what the dashboard shows
   // (AnonymousMayRead); [ui] anonymous_read in gleaner.toml.
   bool anonymous_read = false;
+  // GET /v1/gpus shows others' processes by their program's name only
+  // (HideOthersCommands); root sees every command. [ui]
+  // hide_others_commands, by default as anonymous_read.
+  bool hide_others_commands = false;
   // Token lifetime, and whether root may hold one ([api] in gleaner.toml).
   TokenPolicy tokens;
   // Called once a submit, cancel, hold or release is durable, so that a
@@ -58,6 +62,10 @@ struct ApiOptions {
   // POST /v1/gpus/GPU/keep and /unpark (`gleaner keep`, `gleaner unpark`):
   // asks this host's parker; null where this daemon parks nothing.
   std::function<core::Status(const std::string& gpu, bool unpark, const Caller& caller)> parking;
+  // POST /v1/hosts/NAME/forget (`gleaner host forget`, root only): a
+  // coordinator forgets a host's GPUs (cluster::Coordinator::ForgetHost);
+  // how many. Unset where there is no cluster.
+  std::function<core::Result<int64_t>(const std::string& host)> forget_host;
   // Interactive sessions' terminals, which POST /v1/jobs/ID/terminal hands
   // their owners (`gleaner run --pty`); null where this daemon runs none
   // (a coordinator: its jobs run on other hosts), and then sessions are
@@ -100,6 +108,8 @@ class Api {
 
  private:
   core::Result<Caller> Identify(const HttpRequest& request, const Peer& peer);
+  HttpResponse ForgetHost(const HttpRequest& request, const Caller& caller,
+                          const std::string& host);
   HttpResponse Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,
                        bool unpark);
   // POST /v1/jobs/ID/terminal: the session's terminal, passed once to its

@@ -26,7 +26,7 @@ union DescriptorControl {
 
 }  // namespace
 
-core::Status SendWithDescriptor(int socket, std::string_view data, int fd) {
+core::Result<size_t> SendWithDescriptor(int socket, std::string_view data, int fd) {
   DescriptorControl control{};
   iovec iov{const_cast<char*>(data.data()), data.size()};
   msghdr msg{};
@@ -42,15 +42,9 @@ core::Status SendWithDescriptor(int socket, std::string_view data, int fd) {
   ssize_t n;
   while ((n = sendmsg(socket, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
   }
-  if (n < 0) return core::Unavailable(std::string("sending a descriptor: ") + std::strerror(errno));
-  // The descriptor went with the first bytes; the rest is plain.
-  for (size_t sent = static_cast<size_t>(n); sent < data.size();) {
-    const ssize_t m = send(socket, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (m < 0 && errno == EINTR) continue;
-    if (m <= 0) return core::Unavailable(std::string("writing an answer: ") + std::strerror(errno));
-    sent += static_cast<size_t>(m);
-  }
-  return core::Status::Ok();
+  if (n <= 0)
+    return core::Unavailable(std::string("sending a descriptor: ") + std::strerror(errno));
+  return static_cast<size_t>(n);
 }
 
 core::Result<AnswerWithDescriptor> CallForDescriptor(const std::string& socket_path,

@@ -8,9 +8,10 @@
 
 namespace gleaner::server {
 
-// Writes all of `data` to the blocking Unix stream socket `socket`, the
-// descriptor `fd` travelling with its first bytes (SCM_RIGHTS).
-core::Status SendWithDescriptor(int socket, std::string_view data, int fd);
+// Writes the first bytes of `data` that the Unix stream socket `socket`
+// takes now (it may be non-blocking), the descriptor `fd` travelling with
+// them (SCM_RIGHTS); how many. The rest is the caller's to write.
+core::Result<size_t> SendWithDescriptor(int socket, std::string_view data, int fd);
 
 // An answer that may carry a descriptor.
 struct AnswerWithDescriptor {

@@ -138,6 +138,14 @@ core::Status HttpClient::Connect(core::Duration timeout) {
     fd = socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
     SetTimeouts(fd, timeout);
+    if (!endpoint_.source.empty()) {
+      auto from = ResolveTcp(endpoint_.source, 0);
+      if (!from.ok() || bind(fd, reinterpret_cast<sockaddr*>(&from->storage), from->length) != 0) {
+        close(fd);
+        return core::Unavailable("cannot connect from " + endpoint_.source +
+                                 (from.ok() ? ": " + std::string(std::strerror(errno)) : ""));
+      }
+    }
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr.storage), addr.length) != 0) {
       const std::string why = std::strerror(errno);
       close(fd);

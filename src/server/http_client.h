@@ -25,6 +25,10 @@ struct Endpoint {
   // For https://: whom to trust and what certificate to present (mTLS);
   // null: the system's CAs, no client certificate.
   std::shared_ptr<const net::TlsContext> tls_context{};
+  // The numeric local address to connect from; empty: the system's choice.
+  // Emulated agents each take one of 127.0.0.0/8, as real ones have their
+  // own (a server limits the connections of each address).
+  std::string source{};
 
   std::string ToString() const;
 };

@@ -10,10 +10,15 @@ double Hours(core::Duration d) {
   return std::chrono::duration<double, std::ratio<3600>>(d).count();
 }
 
-// How long `gpu` has been unused at `now`, or nullopt when it is in use.
-std::optional<core::Duration> UnusedSpell(const AllocatedGpu& gpu, core::TimePoint now) {
+// How long `job` has left `gpu` unused at `now`, or nullopt when it is in
+// use: from the later of the verdict's start and the job's, since a GPU that
+// sat idle for an hour before the job got it says nothing of the job.
+std::optional<core::Duration> UnusedSpell(const SlurmJob& job, const AllocatedGpu& gpu,
+                                          core::TimePoint now) {
   if (!gpu.Unused()) return std::nullopt;
-  return std::max(core::Duration{}, now - gpu.verdict->since);
+  const core::TimePoint since =
+      job.start_time ? std::max(gpu.verdict->since, *job.start_time) : gpu.verdict->since;
+  return std::max(core::Duration{}, now - since);
 }
 
 }  // namespace
@@ -25,7 +30,7 @@ bool AllocatedGpu::Unused() const {
 
 int JobOnHost::UnusedGpus(core::TimePoint now, core::Duration at_least) const {
   return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [&](const AllocatedGpu& g) {
-    auto spell = UnusedSpell(g, now);
+    auto spell = UnusedSpell(job, g, now);
     return spell && *spell >= at_least;
   }));
 }
@@ -34,7 +39,7 @@ std::optional<core::Duration> JobOnHost::UnusedFor(core::TimePoint now,
                                                    core::Duration at_least) const {
   std::optional<core::Duration> shortest;
   for (const AllocatedGpu& g : gpus) {
-    auto spell = UnusedSpell(g, now);
+    auto spell = UnusedSpell(job, g, now);
     if (spell && *spell >= at_least && (!shortest || *spell < *shortest)) shortest = spell;
   }
   return shortest;

@@ -38,7 +38,8 @@ struct JobOnHost {
   SlurmJob job;
   std::vector<AllocatedGpu> gpus;
 
-  // How many of its GPUs have been unused for at least `at_least`, at `now`.
+  // How many of its GPUs it has left unused for at least `at_least`, at
+  // `now`: counted from the job's start, not from when the GPU quieted.
   int UnusedGpus(core::TimePoint now, core::Duration at_least = {}) const;
   // How long the most recently quieted of those has been unused.
   std::optional<core::Duration> UnusedFor(core::TimePoint now, core::Duration at_least = {}) const;

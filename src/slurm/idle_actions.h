@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,17 +31,23 @@ struct PlannedIdleAction {
 
 // Chooses the jobs to act on, each once per run of the job (a requeued job
 // that idles again is acted on again). Only a job whose whole allocation is
-// on this host: another node's GPUs may be busy. Pure.
+// on this host: another node's GPUs may be busy. A job's idleness is its
+// own: counted from the later of its start and the first time this object
+// saw this run of it (a restart, or a Slurm that gives no start time), never
+// from before it held the GPU. Pure.
 class IdleAllocationActions {
  public:
   explicit IdleAllocationActions(IdleActionRule rule) : rule_(rule) {}
-  // `exempt`: Slurm job ids never acted on (gleaner's own bridged jobs).
+  // `alerted`: Slurm job ids whose owner's alert fires now; only those are
+  // acted on. `exempt`: ids never acted on (gleaner's own bridged jobs).
   std::vector<PlannedIdleAction> Decide(const std::vector<JobOnHost>& jobs, core::TimePoint now,
+                                        const std::set<std::string>& alerted,
                                         const std::set<std::string>& exempt = {});
 
  private:
   IdleActionRule rule_;
-  std::set<std::string> acted_;  // "id/restarts"
+  std::map<std::string, core::TimePoint> first_seen_;  // by "id/restarts"
+  std::set<std::string> acted_;                        // "id/restarts"
 };
 
 }  // namespace gleaner::slurm

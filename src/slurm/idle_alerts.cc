@@ -23,6 +23,12 @@ std::string IdleAllocationSummary(const JobOnHost& job, core::TimePoint now,
   return out;
 }
 
+std::set<std::string> IdleAllocationAlerts::Firing() const {
+  std::set<std::string> ids;
+  for (const auto& [id, event] : firing_) ids.insert(id);
+  return ids;
+}
+
 std::vector<observe::AlertEvent> IdleAllocationAlerts::Observe(const std::vector<JobOnHost>& jobs,
                                                                core::TimePoint now) {
   std::vector<observe::AlertEvent> events;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ class IdleAllocationAlerts {
  public:
   explicit IdleAllocationAlerts(IdleAllocationRule rule) : rule_(std::move(rule)) {}
   std::vector<observe::AlertEvent> Observe(const std::vector<JobOnHost>& jobs, core::TimePoint now);
+  // The Slurm job ids whose alert fires now.
+  std::set<std::string> Firing() const;
 
  private:
   IdleAllocationRule rule_;

@@ -63,6 +63,9 @@ class ObservationStore {
   // rest is replaced.
   virtual core::Status SaveGpus(const std::vector<GpuRecord>& gpus) = 0;
   virtual core::Result<std::vector<GpuRecord>> Gpus() = 0;
+  // Forgets the GPUs recorded on `host` (an admin's `gleaner host
+  // forget`): another host may then report them as its own. How many.
+  virtual core::Result<int64_t> ForgetGpus(const std::string& host) = 0;
 
   // Replaces each GPU's latest verdict.
   virtual core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) = 0;

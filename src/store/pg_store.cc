@@ -323,6 +323,12 @@ core::Result<std::vector<GpuRecord>> PgStore::Gpus() {
   return out;
 }
 
+core::Result<int64_t> PgStore::ForgetGpus(const std::string& host) {
+  GLEANER_ASSIGN_OR_RETURN(Rows rows, db_->Query("DELETE FROM gpus WHERE host = $1 RETURNING uuid",
+                                                 {host}, "forgetting GPUs"));
+  return static_cast<int64_t>(rows.size());
+}
+
 Status PgStore::SaveVerdicts(const std::vector<observe::Verdict>& verdicts) {
   if (verdicts.empty()) return Status::Ok();
   return db_->InTransaction([&]() -> Status {

@@ -311,6 +311,14 @@ core::Result<std::vector<GpuRecord>> SqliteStore::Gpus() {
   return out;
 }
 
+core::Result<int64_t> SqliteStore::ForgetGpus(const std::string& host) {
+  Statement remove(db_, "DELETE FROM gpus WHERE host = ?");
+  GLEANER_RETURN_IF_ERROR(remove.status());
+  remove.Bind(1, host);
+  if (remove.Step() != SQLITE_DONE) return SqlError(db_, "forgetting GPUs");
+  return static_cast<int64_t>(sqlite3_changes(db_));
+}
+
 Status SqliteStore::SaveVerdicts(const std::vector<observe::Verdict>& verdicts) {
   if (verdicts.empty()) return Status::Ok();
   return InTransaction([&]() -> Status {

@@ -38,6 +38,7 @@ class SqliteStore final : public Store {
                                                                   core::TimePoint to) override;
   core::Status SaveGpus(const std::vector<GpuRecord>& gpus) override;
   core::Result<std::vector<GpuRecord>> Gpus() override;
+  core::Result<int64_t> ForgetGpus(const std::string& host) override;
   core::Status SaveVerdicts(const std::vector<observe::Verdict>& verdicts) override;
   core::Result<std::vector<observe::Verdict>> LatestVerdicts() override;
   core::Status SavePauseModel(const std::string& host,

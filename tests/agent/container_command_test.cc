@@ -30,9 +30,10 @@ LaunchRequest ImageJob() {
 TEST(ContainerCommandTest, PodmanGetsTheGpuByItsCdiNameAndTheEnvironmentByName) {
   ContainerHost host;
   host.cdi_gpus = {"0", kGpu, "all"};
+  host.program = "/usr/bin/podman";
   auto argv = ContainerArgv(ImageJob(), {"CUDA_VISIBLE_DEVICES", "GLEANER_JOB_ID"}, host, "n");
   ASSERT_TRUE(argv.ok()) << argv.status().message();
-  EXPECT_THAT(*argv, ElementsAreArray<std::string>({"podman",
+  EXPECT_THAT(*argv, ElementsAreArray<std::string>({"/usr/bin/podman",
                                                     "run",
                                                     "--rm",
                                                     "--init",
@@ -81,10 +82,12 @@ TEST(ContainerCommandTest, ARealGpuWithoutACdiNameIsRefusedWithTheMend) {
 TEST(ContainerCommandTest, ApptainerBindsTheMountsAndAddsTheDriverOnRealGpus) {
   LaunchRequest req = ImageJob();
   req.spec.container = sched::ContainerSpec{"", "/images/train.sif", {{"/data", "/d", false}}};
-  auto real = ContainerArgv(req, {"IGNORED"}, ContainerHost{}, "n");
+  ContainerHost host;
+  host.program = "/usr/local/bin/apptainer";
+  auto real = ContainerArgv(req, {"IGNORED"}, host, "n");
   ASSERT_TRUE(real.ok());
-  EXPECT_THAT(*real, ElementsAre("apptainer", "exec", "--nv", "--pwd", "/work", "--bind",
-                                 "/data:/d", "/images/train.sif", "python", "train.py"));
+  EXPECT_THAT(*real, ElementsAre("/usr/local/bin/apptainer", "exec", "--nv", "--pwd", "/work",
+                                 "--bind", "/data:/d", "/images/train.sif", "python", "train.py"));
   ContainerHost simulated;
   simulated.simulated_gpus = true;
   EXPECT_THAT(*ContainerArgv(req, {}, simulated, "n"), ::testing::Not(::testing::Contains("--nv")));

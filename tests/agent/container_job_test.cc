@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/container_command.h"
 #include "agent/executor.h"
 #include "core/clock.h"
 #include "testing/temp_dir.h"
@@ -74,6 +75,17 @@ class ContainerJobTest : public ::testing::Test {
     ASSERT_TRUE(user_->ok());
     std::filesystem::permissions(logs_.path(), std::filesystem::perms(0755));
     std::filesystem::permissions(shared_.path(), std::filesystem::perms(0777));
+    std::filesystem::permissions(tools_.path(), std::filesystem::perms(0755));
+    std::filesystem::permissions(runtime_.path(), std::filesystem::perms(0711));
+    executor_.FindContainerToolsIn(RootProgramDirs(), runtime_.path().string());
+  }
+
+  // A stand-in for podman or apptainer where root's own programs are: a
+  // directory only root writes.
+  void InstallTool(const std::string& name, const std::string& script) {
+    tools_.Write(name, script);
+    std::filesystem::permissions(tools_.path() / name, std::filesystem::perms(0755));
+    executor_.FindContainerToolsIn({tools_.path().string()}, runtime_.path().string());
   }
 
   void TearDown() override {
@@ -85,7 +97,6 @@ class ContainerJobTest : public ::testing::Test {
     if (user_ && user_->ok()) {
       // The user's podman pause process outlives its jobs, as it should.
       Shell("pkill -KILL -u " + user_->name() + " 2>/dev/null; sleep 0.2");
-      std::filesystem::remove_all("/tmp/podman-run-" + std::to_string(user_->uid()));
     }
     if (cgroups_) {
       for (int i = 0; i < 300 && !cgroups_->RemoveBase().ok(); ++i) {
@@ -137,6 +148,8 @@ class ContainerJobTest : public ::testing::Test {
   std::optional<std::string> cdi_spec_;
   testing::TempDir logs_;
   testing::TempDir shared_;
+  testing::TempDir tools_;    // root's: stand-ins for podman and apptainer
+  testing::TempDir runtime_;  // root's: where users' podman runtime dirs are made
 };
 
 TEST_F(ContainerJobTest, GetsItsGpuItsMountsAndItsVariablesAsItsUser) {
@@ -188,20 +201,17 @@ TEST_F(ContainerJobTest, HearsTheCheckpointSignalAndItsExitCodeComesBack) {
 }
 
 TEST_F(ContainerJobTest, APodmanThatHangsNeverHoldsUpTheDaemon) {
-  // The user's own podman, found first in the PATH the spec sets, never
-  // finishes making its pause process. The launch returned only after the
-  // 30 s bound when the daemon waited for it; now the job's process waits.
-  shared_.Write("podman", "#!/bin/sh\n[ \"$1\" = unshare ] && exec sleep 600\necho ran\n");
-  std::filesystem::permissions(shared_.path() / "podman", std::filesystem::perms(0755));
+  // A podman that never finishes making its pause process. The launch
+  // returned only after the 30 s bound when the daemon waited for it; now
+  // the job's process waits.
+  InstallTool("podman", "#!/bin/sh\n[ \"$1\" = unshare ] && exec sleep 600\necho ran\n");
   executor_.SimulatedGpus(true);
   LaunchRequest req = Request(5, logs_.path().string(), user_->uid(), {"true"});
-  req.spec.env = {{"PATH", shared_.path().string() + ":/usr/bin:/bin"}};
   const auto start = std::chrono::steady_clock::now();
   auto job = executor_.Launch(req);
   ASSERT_TRUE(job.ok()) << job.status().message();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
-  // Ended meanwhile, the job leaves no pause step behind, though that runs
-  // outside the job's cgroup.
+  // Ended meanwhile, the job leaves no pause step behind.
   ASSERT_TRUE(executor_.Signal(5, SIGKILL).ok());
   ASSERT_TRUE(WaitForEnd(executor_, 5).has_value());
   bool left = true;
@@ -216,14 +226,12 @@ TEST_F(ContainerJobTest, APodmanThatHangsNeverHoldsUpTheDaemon) {
 TEST_F(ContainerJobTest, ApptainerRunsTheCommandAfterItsImageAsItsUser) {
   // Apptainer is not packaged for Debian 12: a stand-in prints how it was
   // called and runs what follows the image, as apptainer exec would.
-  shared_.Write("apptainer",
-                "#!/bin/sh\necho \"apptainer $*\"\n"
-                "while [ \"$1\" != /images/t.sif ]; do shift; done\nshift\nexec \"$@\"\n");
-  std::filesystem::permissions(shared_.path() / "apptainer", std::filesystem::perms(0755));
+  InstallTool("apptainer",
+              "#!/bin/sh\necho \"apptainer $*\"\n"
+              "while [ \"$1\" != /images/t.sif ]; do shift; done\nshift\nexec \"$@\"\n");
   LaunchRequest req = Request(3, logs_.path().string(), user_->uid(),
                               {"sh", "-c", "echo gpu=$CUDA_VISIBLE_DEVICES uid=$(id -u)"});
   req.spec.container = sched::ContainerSpec{"", "/images/t.sif", {{"/a", "/b", true}}};
-  req.spec.env = {{"PATH", shared_.path().string() + ":/usr/bin:/bin"}};
   auto job = executor_.Launch(req);
   ASSERT_TRUE(job.ok()) << job.status().message();
   const std::optional<JobExit> exit = WaitForEnd(executor_, 3);
@@ -234,6 +242,79 @@ TEST_F(ContainerJobTest, ApptainerRunsTheCommandAfterItsImageAsItsUser) {
       "apptainer exec --nv --bind /a:/b:ro /images/t.sif sh -c echo gpu=$CUDA_VISIBLE_DEVICES "
       "uid=$(id -u)\ngpu=" +
           std::string(kGpu) + " uid=" + std::to_string(user_->uid()) + "\n");
+}
+
+// Before: the pause step ran the first `podman` on the job's own PATH, as
+// the user, before the job joined its cgroup, so what it started outlived
+// the job outside its limits.
+TEST_F(ContainerJobTest, TheUsersOwnPodmanIsNeverRunAndThePauseStepIsInTheJobsCgroup) {
+  const std::string ran = (shared_.path() / "users-podman-ran").string();
+  shared_.Write("podman", "#!/bin/sh\ntouch " + ran + "\n");
+  std::filesystem::permissions(shared_.path() / "podman", std::filesystem::perms(0755));
+  const std::string pause_cgroup = (shared_.path() / "pause-cgroup").string();
+  InstallTool("podman", "#!/bin/sh\nif [ \"$1\" = unshare ]; then cat /proc/self/cgroup >" +
+                            pause_cgroup +
+                            "; exit 0; fi\necho \"trusted $1 runtime=$XDG_RUNTIME_DIR\"\n");
+  executor_.SimulatedGpus(true);
+  LaunchRequest req = Request(6, logs_.path().string(), user_->uid(), {"true"});
+  req.spec.env = {{"PATH", shared_.path().string() + ":/usr/bin:/bin"}};
+  auto job = executor_.Launch(req);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  const std::optional<JobExit> exit = WaitForEnd(executor_, 6);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->exit_code, 0) << ReadAll(job->stderr_path);
+  const std::string runtime = runtime_.path().string() + "/podman-" + std::to_string(user_->uid());
+  EXPECT_EQ(ReadAll(job->stdout_path), "trusted run runtime=" + runtime + "\n");
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "the user's podman ran as root's";
+  ASSERT_FALSE(job->cgroup.empty());
+  const std::string leaf = job->cgroup.substr(job->cgroup.rfind('/'));
+  EXPECT_THAT(ReadAll(pause_cgroup), HasSubstr(leaf)) << "the pause step ran outside the job";
+  // The runtime directory is the user's alone.
+  struct stat st {};
+  ASSERT_EQ(lstat(runtime.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_uid, user_->uid());
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+}
+
+TEST_F(ContainerJobTest, APodmanOnlyInAPlaceOthersWriteIsRefused) {
+  std::filesystem::permissions(tools_.path(), std::filesystem::perms(0777));
+  tools_.Write("podman", "#!/bin/sh\necho ran\n");
+  std::filesystem::permissions(tools_.path() / "podman", std::filesystem::perms(0755));
+  executor_.FindContainerToolsIn({tools_.path().string()}, runtime_.path().string());
+  executor_.SimulatedGpus(true);
+  auto job = executor_.Launch(Request(7, logs_.path().string(), user_->uid(), {"true"}));
+  EXPECT_EQ(job.status().code(), core::StatusCode::kNotFound);
+  EXPECT_THAT(job.status().message(),
+              HasSubstr("podman is not installed where root's programs are"));
+  EXPECT_THAT(job.status().message(), HasSubstr("can be written by others"));
+  EXPECT_TRUE(executor_.running().empty());
+}
+
+TEST(ContainerRuntimeDirTest, ASquattedOrLinkedDirectoryIsNeverUsed) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0711));
+  const std::string base = dir.path().string();
+  // A link where the user's directory would be: refused, not followed.
+  std::filesystem::create_directory_symlink("/etc", base + "/podman-4242");
+  auto linked = ContainerRuntimeDir(4242, 4242, base);
+  EXPECT_EQ(linked.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(linked.status().message(), HasSubstr("a link?"));
+  // A directory another user left: taken back for the user, 0700.
+  std::filesystem::create_directory(base + "/podman-4343");
+  chown((base + "/podman-4343").c_str(), 4444, 4444);
+  chmod((base + "/podman-4343").c_str(), 0777);
+  auto taken = ContainerRuntimeDir(4343, 4343, base);
+  ASSERT_TRUE(taken.ok()) << taken.status().message();
+  struct stat st {};
+  ASSERT_EQ(lstat(taken->c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 4343u);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  // A base others could write is refused.
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0777));
+  EXPECT_THAT(ContainerRuntimeDir(4343, 4343, base).status().message(),
+              HasSubstr("not a directory only root can write"));
 }
 
 TEST(ContainerJobRefusalTest, WithoutACgroupOfItsOwnAContainerJobIsRefused) {

@@ -62,6 +62,9 @@ struct Host {
   core::RealClock real_clock;
   std::unique_ptr<agent::Executor> executor;
   std::unique_ptr<agent::NodeAgent> node;
+  // Set before a Restart: what the agent launches jobs through, in place of
+  // the executor (which it may pass on to).
+  std::unique_ptr<agent::JobRunner> runner;
   bool reachable = true;
   bool alive = true;           // false: its agent is dead (its jobs run on)
   std::vector<pid_t> orphans;  // jobs of agents that died
@@ -162,7 +165,7 @@ void Host::Restart() {
   const std::string dir = (cluster.dir.path() / name).string();
   std::filesystem::create_directories(dir);
   node = std::make_unique<agent::NodeAgent>(
-      *executor, cluster.clock,
+      runner ? *runner : static_cast<agent::JobRunner&>(*executor), cluster.clock,
       agent::NodeAgentOptions{dir + "/logs", dir + "/agent-jobs.json", {}},
       [this](const AgentReport& report) -> core::Result<AgentReply> {
         if (!reachable) return core::Unavailable("partitioned");
@@ -204,6 +207,62 @@ TEST(CoordinatorTest, RunsAJobOnAnAgentAndRecordsItsEnd) {
   ASSERT_EQ(hosts.size(), 1u);
   EXPECT_EQ(hosts[0].health, HostView::Health::kUp);
   EXPECT_EQ(hosts[0].gpus.size(), 1u);
+}
+
+// A host whose user directory (LDAP, sssd) does not answer for a moment:
+// its first launches fail as getpwuid_r does then, the rest go to the
+// host's executor.
+class FlakyRunner final : public agent::JobRunner {
+ public:
+  FlakyRunner(Host& host, int failures) : host_(host), failures_(failures) {}
+  core::Result<agent::RunningJob> Launch(const agent::LaunchRequest& request) override {
+    if (failures_-- > 0) {
+      return core::Unavailable("cannot look up the user with uid " + std::to_string(request.uid) +
+                               ": Connection refused");
+    }
+    return host_.executor->Launch(request);
+  }
+  core::Status Adopt(const agent::JobHandle& job) override { return host_.executor->Adopt(job); }
+  std::optional<agent::JobExit> EndedWhileAway(const agent::JobHandle& job) override {
+    return host_.executor->EndedWhileAway(job);
+  }
+  void SweepLeftovers() override { host_.executor->SweepLeftovers(); }
+  std::vector<agent::JobExit> Reap() override { return host_.executor->Reap(); }
+  core::Status Signal(sched::JobId id, int signal) override {
+    return host_.executor->Signal(id, signal);
+  }
+  const std::map<sched::JobId, agent::RunningJob>& running() const override {
+    return host_.executor->running();
+  }
+
+ private:
+  Host& host_;
+  int failures_;
+};
+
+// Before: "no user with uid 1001" for a moment failed the job for good.
+// Only a host that answers that the user does not exist fails it.
+TEST(CoordinatorTest, AJobWhoseUserCannotBeLookedUpForAMomentIsRequeuedNotFailed) {
+  Cluster c;
+  Host& a = c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  a.runner = std::make_unique<FlakyRunner>(a, 1);
+  a.Restart();
+  sched::JobSpec spec;
+  spec.command = {"sh", "-c", "exit 0"};
+  spec.working_dir = "/tmp";
+  const sched::JobId id =
+      c.store->Submit(Me(), static_cast<uint32_t>(geteuid()), spec, c.clock.Now())->id;
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(id).state == JobState::kSucceeded; }, 600))
+      << c.log << c.Job(id).reason;
+  EXPECT_GE(c.Job(id).attempts, 2);
+  EXPECT_THAT(c.log, HasSubstr("did not start, requeued: could not start on this host for the "
+                               "moment (cannot look up the user"));
+  // A user the host says does not exist still fails at once.
+  spec.command = {"true"};
+  const sched::JobId nobody =
+      c.store->Submit("no-such-user-here", 4'000'000'000u, spec, c.clock.Now())->id;
+  ASSERT_TRUE(c.StepUntil([&] { return c.Job(nobody).state == JobState::kFailed; }, 600)) << c.log;
+  EXPECT_THAT(c.Job(nobody).reason, HasSubstr("does not exist on this host"));
 }
 
 TEST(CoordinatorTest, AJobGoesToTheCheaperUsefulGpuHourAndItsRecordSaysWhy) {
@@ -755,6 +814,52 @@ TEST(CoordinatorTest, AsksForTheInventoryAndRefusesAGpuTwoHostsClaim) {
   auto twice = c.coordinator->HandleReport("b", with, c.Record());
   ASSERT_FALSE(twice.ok());
   EXPECT_THAT(twice.status().message(), HasSubstr("GPU-1 is already reported by host a"));
+}
+
+// Before: after a coordinator restarted (or failed over), any agent could
+// report another host's GPUs while that host had not reported yet, and
+// then received the jobs placed on them, with their users' environments.
+TEST(CoordinatorTest, AGpuStaysWithItsHostAcrossRestartsUntilRootForgetsTheHost) {
+  Cluster c;
+  AgentReport with;
+  with.inventory = {{core::GpuUuid("GPU-1"), 0, "A100", core::Bytes::GiB(80), -1}};
+  with.gpus = {GpuStatus{}};
+  ASSERT_TRUE(c.coordinator->HandleReport("a", with, c.Record()).ok());
+  // A restart: a new coordinator on the same store; host a has not
+  // reported since.
+  CoordinatorOptions options;
+  options.max_gpus_per_host = 2;
+  c.coordinator = std::make_unique<Coordinator>(*c.store, c.clock, options, c.Record());
+  auto rogue = c.coordinator->HandleReport("b", with, c.Record());
+  ASSERT_FALSE(rogue.ok());
+  EXPECT_EQ(rogue.status().code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(rogue.status().message(), HasSubstr("GPU-1 is already reported by host a"));
+  EXPECT_THAT(rogue.status().message(), HasSubstr("gleaner host forget a"));
+  c.clock.Advance(core::Seconds(3600));  // a long gone: still its
+  EXPECT_FALSE(c.coordinator->HandleReport("b", with, c.Record()).ok());
+  // Too many GPUs for one host.
+  AgentReport many;
+  many.inventory = std::vector<InventoryGpu>{};
+  for (int i = 0; i < 3; ++i) {
+    many.inventory->push_back(
+        {core::GpuUuid("GPU-m" + std::to_string(i)), i, "A100", core::Bytes::GiB(80), -1});
+  }
+  many.gpus.assign(3, GpuStatus{});
+  auto swallow = c.coordinator->HandleReport("m", many, c.Record());
+  ASSERT_FALSE(swallow.ok());
+  EXPECT_THAT(swallow.status().message(), HasSubstr("reports 3 GPUs, more than the 2"));
+  // Root forgets host a: its GPU may be reported by b, and is b's from then on.
+  auto forgotten = c.coordinator->ForgetHost("a", c.Record());
+  ASSERT_TRUE(forgotten.ok()) << forgotten.status().message();
+  EXPECT_EQ(*forgotten, 1);
+  ASSERT_TRUE(c.coordinator->HandleReport("b", with, c.Record()).ok());
+  auto gpus = c.store->Gpus();
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ(gpus->size(), 1u);
+  EXPECT_EQ((*gpus)[0].host, "b");
+  // A host that reports now is not forgotten.
+  EXPECT_EQ(c.coordinator->ForgetHost("b", c.Record()).status().code(),
+            core::StatusCode::kFailedPrecondition);
 }
 
 // `gleaner keep` and `unpark` on a cluster: the coordinator checks who asks

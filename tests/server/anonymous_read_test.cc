@@ -21,7 +21,7 @@ using ::testing::HasSubstr;
 
 class AnonymousReadTest : public ::testing::Test {
  protected:
-  void Serve(bool anonymous_read) {
+  void Serve(bool anonymous_read, bool hide_others_commands = false) {
     store_ = std::move(store::SqliteStore::Open((dir_.path() / "g.db").string())).value();
     sched::JobSpec spec;
     spec.command = {"train"};
@@ -31,10 +31,19 @@ class AnonymousReadTest : public ::testing::Test {
     options.log_dir = dir_.path().string();
     options.user_name = [](uint32_t uid) { return "u" + std::to_string(uid); };
     options.uid_of = [](const std::string&) { return std::nullopt; };
-    options.gpus = [] { return json{{"schema", "gleaner.gpus/v1"}, {"gpus", json::array()}}; };
+    options.gpus = [] {
+      return json{{"schema", "gleaner.gpus/v1"},
+                  {"gpus",
+                   {{{"index", 0},
+                     {"processes",
+                      {{{"pid", 7},
+                        {"user", "alice"},
+                        {"command", "/opt/conda/bin/python train.py --db-password hunter2"}}}}}}}};
+    };
     options.metrics = [](const std::map<std::string, int64_t>&, bool) { return std::string(); };
     options.observations = store_.get();
     options.anonymous_read = anonymous_read;
+    options.hide_others_commands = hide_others_commands;
     api_ = std::make_unique<Api>(*store_, clock_, options);
     server_ =
         std::move(HttpServer::ServeTcp("127.0.0.1", 0, [this](const HttpRequest& r, const Peer& p) {
@@ -57,6 +66,17 @@ class AnonymousReadTest : public ::testing::Test {
   std::unique_ptr<HttpServer> server_;
   Endpoint tcp_;
 };
+
+// Before: every GPU process's whole command line went to anyone who could
+// read the dashboard, a password in it included.
+TEST_F(AnonymousReadTest, OthersCommandLinesShowOnlyTheirProgram) {
+  Serve(true, true);
+  auto [status, gpus] = Call("GET", "/v1/gpus");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(gpus["gpus"][0]["processes"][0]["command"], "python") << gpus.dump();
+  EXPECT_EQ(gpus["gpus"][0]["processes"][0]["user"], "alice");
+  EXPECT_EQ(gpus["commands_hidden"], true);
+}
 
 TEST_F(AnonymousReadTest, ReadsWhatTheDashboardShowsAndNothingElse) {
   Serve(true);

@@ -121,5 +121,19 @@ TEST(SlurmIdleAlertTest, FiresOncePerEpisodeToTheOwnerAndResolves) {
   EXPECT_FALSE(gone[0].firing);
 }
 
+// A GPU that sat idle for an hour before the job got it: the job's own
+// unused time starts with the job, so its owner is not alerted at once.
+TEST(SlurmIdleAlertTest, CountsOnlyTheTimeSinceTheJobGotTheGpu) {
+  IdleAllocationAlerts alerts({minutes(30), 1, "warning"});
+  SlurmJob job = Job("77", {0});
+  job.start_time = kT0 + hours(1);
+  const auto on_host = JobsOnHost({job}, "n1", {Gpu(0, observe::GpuState::kIdle, kT0)});
+  EXPECT_EQ(*on_host[0].UnusedFor(kT0 + hours(1) + minutes(2)), minutes(2));
+  EXPECT_TRUE(alerts.Observe(on_host, kT0 + hours(1) + minutes(2)).empty());
+  EXPECT_TRUE(alerts.Firing().empty());
+  EXPECT_EQ(alerts.Observe(on_host, kT0 + hours(1) + minutes(30)).size(), 1u);
+  EXPECT_EQ(alerts.Firing(), std::set<std::string>{"77"});
+}
+
 }  // namespace
 }  // namespace gleaner::slurm

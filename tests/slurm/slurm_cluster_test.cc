@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@ namespace {
 using nlohmann::json;
 using testing::Gleaner;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::Outcome;
 
 // Four idle GPUs, no process on any: what a job that never touches its
@@ -188,6 +190,33 @@ TEST_F(SlurmClusterTest, AnIdleActionCancelsTheJobAfterItsOwnerWasAlerted) {
   EXPECT_EQ(events->at(0).actor, "gleaner");
   EXPECT_EQ(events->at(0).gpus.size(), 2u);
   EXPECT_THAT(events->at(0).detail, HasSubstr("Slurm job " + id));
+}
+
+// A user's job that computes at once, on GPUs that sat idle before it
+// started, is never touched: its idleness is its own, not the GPU's.
+TEST_F(SlurmClusterTest, AJobThatComputesAtOnceOnLongIdleGpusIsNeverActedOn) {
+  // Idle from the daemon's start; computing from 12 s. The job starts at
+  // about 9 s, on GPUs idle for 8 s, past the 5 s of the rules.
+  scenario_ = data_.Write("scenario.json", R"j({
+  "name": "slurm-node",
+  "gpus": [
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920,
+     "timeline": [{"at_s": 0}, {"at_s": 12, "utilization_gpu_pct": 95}]},
+    {"name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": 81920,
+     "timeline": [{"at_s": 0}, {"at_s": 12, "utilization_gpu_pct": 95}]}
+  ]
+})j");
+  WriteConfig("idle_alert_after_s = 5\nidle_action = \"cancel\"\nidle_action_after_s = 5\n");
+  auto monitor =
+      std::async(std::launch::async, [&] { return Gleaner("monitor --for 18" + Flags()); });
+  std::this_thread::sleep_for(std::chrono::seconds(9));
+  const std::string id = SubmitIdleJob(2);
+  const Outcome out = monitor.get();
+  ASSERT_EQ(out.rc, 0) << out.err << out.out;
+  EXPECT_THAT(out.out, Not(HasSubstr("alert firing SlurmJobGpusIdle"))) << out.out;
+  EXPECT_THAT(out.out, Not(HasSubstr("slurm: Slurm job " + id))) << out.out;
+  EXPECT_THAT(slurm_.Run("squeue -h -j " + id + " -o %T"), HasSubstr("RUNNING"));
+  slurm_.Run("scancel " + id);
 }
 
 TEST_F(SlurmClusterTest, ThroughSlurmrestdWithAToken) {

@@ -95,6 +95,23 @@ TEST_P(ObservationStoreTest, GpusKeepWhenTheyWereFirstSeen) {
   EXPECT_EQ((*gpus)[1], expected);
 }
 
+TEST_P(ObservationStoreTest, AHostsGpusAreForgottenOnlyWhenAsked) {
+  GpuRecord g;
+  g.uuid = core::GpuUuid("GPU-a");
+  g.host = "node1";
+  g.first_seen = g.last_seen = kT0;
+  GpuRecord other = g;
+  other.uuid = core::GpuUuid("GPU-b");
+  other.host = "node2";
+  ASSERT_TRUE(store_->SaveGpus({g, other}).ok());
+  EXPECT_EQ(store_->ForgetGpus("node9").value(), 0);
+  EXPECT_EQ(store_->ForgetGpus("node1").value(), 1);
+  auto gpus = store_->Gpus();
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ(gpus->size(), 1u);
+  EXPECT_EQ((*gpus)[0].host, "node2");
+}
+
 TEST_P(ObservationStoreTest, LatestVerdictsAreReplaced) {
   observe::Verdict v;
   v.uuid = core::GpuUuid("GPU-a");
