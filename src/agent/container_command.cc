@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "agent/cdi_devices.h"
@@ -83,26 +84,43 @@ core::Result<std::vector<std::string>> ContainerArgv(const LaunchRequest& req,
 }
 
 core::Result<std::string> ContainerRuntimeDir(uint32_t uid, uint32_t gid, const std::string& base) {
-  const auto fail = [](const std::string& path, const std::string& why) {
-    return core::FailedPrecondition("cannot prepare podman's runtime directory " + path + ": " +
+  const std::string dir = base + "/podman-run-" + std::to_string(uid);
+  const auto fail = [&](const std::string& why) {
+    return core::FailedPrecondition("cannot prepare podman's runtime directory " + dir + ": " +
                                     why);
   };
-  if (mkdir(base.c_str(), 0711) != 0 && errno != EEXIST) return fail(base, std::strerror(errno));
   struct stat st {};
   if (lstat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return fail(base, "it is not a directory only root can write; remove it");
+      ((st.st_mode & S_IWOTH) != 0 && (st.st_mode & S_ISVTX) == 0)) {
+    return fail(base + " is not a directory of root's where users cannot replace others' files");
   }
-  const std::string dir = base + "/podman-" + std::to_string(uid);
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return fail(dir, std::strerror(errno));
-  // Opened without following a link, then set through the descriptor.
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return fail(dir, std::string(std::strerror(errno)) + " (a link?)");
-  const bool set = fchown(fd, uid, gid) == 0 && fchmod(fd, 0700) == 0;
-  const std::string why = std::strerror(errno);
-  close(fd);
-  if (!set) return fail(dir, why);
-  return dir;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const bool made = mkdir(dir.c_str(), 0700) == 0;
+    if (!made && errno != EEXIST) return fail(std::strerror(errno));
+    // Opened without following a link, then judged and set through the
+    // descriptor: what is judged is what is used.
+    const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0 && (made || st.st_uid == uid)) {
+      const bool set = fchown(fd, uid, gid) == 0 && fchmod(fd, 0700) == 0;
+      const std::string why = std::strerror(errno);
+      close(fd);
+      if (!set) return fail(why);
+      return dir;
+    }
+    if (fd >= 0) close(fd);
+    // A link, a file, or another user's directory, made first to break
+    // or read the user's containers: moved aside (rename never follows the
+    // link it moves), kept for root to look at, and made anew.
+    const std::string aside = dir + ".not-uid-" + std::to_string(uid) + "." +
+                              std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                 .count());
+    if (rename(dir.c_str(), aside.c_str()) != 0 && errno != ENOENT) {
+      return fail(std::string("it is not the user's, and cannot be moved aside: ") +
+                  std::strerror(errno));
+    }
+  }
+  return fail("it was replaced again while being made");
 }
 
 bool UnifiedCgroups() {

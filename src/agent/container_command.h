@@ -42,11 +42,13 @@ core::Result<std::vector<std::string>> ContainerArgv(const LaunchRequest& req,
 bool UnifiedCgroups();
 
 // Where rootless podman keeps a user's state when the user has no login
-// runtime directory (/run/user/UID): BASE/podman-UID, made by root in a
-// directory only root writes (BASE, made 0711 if missing), the user's,
-// mode 0700, never a link. Not /tmp/podman-run-UID, which another user
-// could have made first, to break the user's container jobs or read them.
+// runtime directory (/run/user/UID): BASE/podman-run-UID, podman's own
+// choice then (so a job and the user's own podman share their state), but
+// made sure of by root: the user's directory, mode 0700, not a link. What
+// another user put there first, to break the user's container jobs or read
+// them, is moved aside (BASE/podman-run-UID.not-uid-UID.TIME) and the
+// directory made anew. BASE must be root's, sticky where others write it.
 core::Result<std::string> ContainerRuntimeDir(uint32_t uid, uint32_t gid,
-                                              const std::string& base = "/run/gleaner");
+                                              const std::string& base = "/tmp");
 
 }  // namespace gleaner::agent

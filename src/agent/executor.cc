@@ -682,8 +682,8 @@ core::Result<std::vector<std::string>> Executor::ContainerCommand(
                            TrustedProgram(podman ? "podman" : "apptainer", program_dirs_));
   // Podman keeps its state where XDG_RUNTIME_DIR says, and finds its pause
   // process there (StartPodmanPause): the user's login one where there is
-  // one, else one root makes for the user (a gleaner that is not root runs
-  // jobs as itself, so podman's own choice is its own).
+  // one, else podman's own choice, made sure of by root (a gleaner that is
+  // not root runs jobs as itself, so that choice is its own).
   if (podman && !env.contains("XDG_RUNTIME_DIR")) {
     const std::string login = "/run/user/" + std::to_string(account.uid);
     struct stat st {};

@@ -66,8 +66,9 @@ class Executor final : public JobRunner {
   void SimulatedGpus(bool simulated) { simulated_gpus_ = simulated; }
 
   // Where podman and apptainer are looked for (only files root's alone
-  // count, TrustedProgram), and where root makes users' podman runtime
-  // directories; by default RootProgramDirs() and /run/gleaner.
+  // count, TrustedProgram), and where root makes sure of users' podman
+  // runtime directories (ContainerRuntimeDir); by default RootProgramDirs()
+  // and /tmp.
   void FindContainerToolsIn(std::vector<std::string> dirs, std::string runtime_base) {
     program_dirs_ = std::move(dirs);
     runtime_base_ = std::move(runtime_base);
@@ -154,7 +155,7 @@ class Executor final : public JobRunner {
   uint64_t max_log_bytes_ = kDefaultMaxLogBytes;
   bool simulated_gpus_ = false;
   std::vector<std::string> program_dirs_ = RootProgramDirs();
-  std::string runtime_base_ = "/run/gleaner";
+  std::string runtime_base_ = "/tmp";
 };
 
 }  // namespace gleaner::agent

@@ -77,7 +77,8 @@ class ContainerJobTest : public ::testing::Test {
     std::filesystem::permissions(shared_.path(), std::filesystem::perms(0777));
     std::filesystem::permissions(tools_.path(), std::filesystem::perms(0755));
     std::filesystem::permissions(runtime_.path(), std::filesystem::perms(0711));
-    executor_.FindContainerToolsIn(RootProgramDirs(), runtime_.path().string());
+    // The real podman's state is where `podman import` left it.
+    executor_.FindContainerToolsIn(RootProgramDirs(), "/tmp");
   }
 
   // A stand-in for podman or apptainer where root's own programs are: a
@@ -97,6 +98,7 @@ class ContainerJobTest : public ::testing::Test {
     if (user_ && user_->ok()) {
       // The user's podman pause process outlives its jobs, as it should.
       Shell("pkill -KILL -u " + user_->name() + " 2>/dev/null; sleep 0.2");
+      std::filesystem::remove_all("/tmp/podman-run-" + std::to_string(user_->uid()));
     }
     if (cgroups_) {
       for (int i = 0; i < 300 && !cgroups_->RemoveBase().ok(); ++i) {
@@ -149,7 +151,7 @@ class ContainerJobTest : public ::testing::Test {
   testing::TempDir logs_;
   testing::TempDir shared_;
   testing::TempDir tools_;    // root's: stand-ins for podman and apptainer
-  testing::TempDir runtime_;  // root's: where users' podman runtime dirs are made
+  testing::TempDir runtime_;  // root's: where stand-ins' runtime dirs are made
 };
 
 TEST_F(ContainerJobTest, GetsItsGpuItsMountsAndItsVariablesAsItsUser) {
@@ -263,7 +265,8 @@ TEST_F(ContainerJobTest, TheUsersOwnPodmanIsNeverRunAndThePauseStepIsInTheJobsCg
   const std::optional<JobExit> exit = WaitForEnd(executor_, 6);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_code, 0) << ReadAll(job->stderr_path);
-  const std::string runtime = runtime_.path().string() + "/podman-" + std::to_string(user_->uid());
+  const std::string runtime =
+      runtime_.path().string() + "/podman-run-" + std::to_string(user_->uid());
   EXPECT_EQ(ReadAll(job->stdout_path), "trusted run runtime=" + runtime + "\n");
   EXPECT_FALSE(std::filesystem::exists(ran)) << "the user's podman ran as root's";
   ASSERT_FALSE(job->cgroup.empty());
@@ -291,30 +294,46 @@ TEST_F(ContainerJobTest, APodmanOnlyInAPlaceOthersWriteIsRefused) {
   EXPECT_TRUE(executor_.running().empty());
 }
 
-TEST(ContainerRuntimeDirTest, ASquattedOrLinkedDirectoryIsNeverUsed) {
+// Before: /tmp/podman-run-UID was used as found, so another user who made
+// it first (or a link there) broke the user's container jobs, or read them.
+TEST(ContainerRuntimeDirTest, WhatAnotherUserPutThereIsMovedAsideAndMadeAnew) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
   testing::TempDir dir;
-  std::filesystem::permissions(dir.path(), std::filesystem::perms(0711));
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(01777));
   const std::string base = dir.path().string();
-  // A link where the user's directory would be: refused, not followed.
-  std::filesystem::create_directory_symlink("/etc", base + "/podman-4242");
+  const auto mine = [](const std::string& path, uint32_t uid) {
+    struct stat st {};
+    return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid &&
+           (st.st_mode & 07777) == 0700;
+  };
+  // A link where the user's directory would be: moved aside, not followed.
+  std::filesystem::create_directory_symlink("/etc", base + "/podman-run-4242");
   auto linked = ContainerRuntimeDir(4242, 4242, base);
-  EXPECT_EQ(linked.status().code(), core::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(linked.status().message(), HasSubstr("a link?"));
-  // A directory another user left: taken back for the user, 0700.
-  std::filesystem::create_directory(base + "/podman-4343");
-  chown((base + "/podman-4343").c_str(), 4444, 4444);
-  chmod((base + "/podman-4343").c_str(), 0777);
+  ASSERT_TRUE(linked.ok()) << linked.status().message();
+  EXPECT_EQ(*linked, base + "/podman-run-4242");
+  EXPECT_TRUE(mine(*linked, 4242));
+  struct stat etc {};
+  ASSERT_EQ(stat("/etc", &etc), 0);
+  EXPECT_EQ(etc.st_uid, 0u) << "the link was followed";
+  // Another user's directory: moved aside, with what it holds.
+  std::filesystem::create_directory(base + "/podman-run-4343");
+  std::ofstream(base + "/podman-run-4343/planted") << "x";
+  chown((base + "/podman-run-4343").c_str(), 4444, 4444);
+  chmod((base + "/podman-run-4343").c_str(), 0777);
   auto taken = ContainerRuntimeDir(4343, 4343, base);
   ASSERT_TRUE(taken.ok()) << taken.status().message();
-  struct stat st {};
-  ASSERT_EQ(lstat(taken->c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, 4343u);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  // A base others could write is refused.
+  EXPECT_TRUE(mine(*taken, 4343));
+  EXPECT_FALSE(std::filesystem::exists(*taken + "/planted"));
+  // The user's own is kept, made private.
+  std::ofstream(*taken + "/state") << "x";
+  chmod(taken->c_str(), 0755);
+  EXPECT_TRUE(ContainerRuntimeDir(4343, 4343, base).ok());
+  EXPECT_TRUE(mine(*taken, 4343));
+  EXPECT_TRUE(std::filesystem::exists(*taken + "/state"));
+  // A base others could replace files in is refused.
   std::filesystem::permissions(dir.path(), std::filesystem::perms(0777));
   EXPECT_THAT(ContainerRuntimeDir(4343, 4343, base).status().message(),
-              HasSubstr("not a directory only root can write"));
+              HasSubstr("where users cannot replace others' files"));
 }
 
 TEST(ContainerJobRefusalTest, WithoutACgroupOfItsOwnAContainerJobIsRefused) {
