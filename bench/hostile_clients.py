@@ -11,8 +11,9 @@ scenario:
               requests each and never read the answers;
   idle        20,000 connections from one address (127.0.0.1, two processes
               of 10,000), each asking once and then kept open;
-  handshakes  (a TLS port) 4 threads that open connections and shake hands
-              as fast as they can.
+  tls         a TLS port, nobody else (the baseline of the next);
+  handshakes  a TLS port, and 4 threads that open connections and shake
+              hands as fast as they can.
 The legitimate client asks GET /v1/whoami N times (default 50), each on a
 new connection: over TCP from another address (127.0.0.2; over TLS in the
 handshake scenario, its own handshake included) and over the Unix socket.
@@ -132,7 +133,7 @@ def run(build, scenario, n):
     args = [os.path.join(build, "gleaner"), "up", "--fake", "demo", "--data-dir", data,
             "--listen", "127.0.0.1:%d" % port, "--for", "600"]
     tls = None
-    if scenario == "handshakes":
+    if scenario in ("tls", "handshakes"):
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                         "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", work + "/key.pem",
                         "-out", work + "/cert.pem", "-subj", "/CN=127.0.0.1", "-addext",
@@ -202,7 +203,7 @@ def main():
         n, argv = int(argv[1]), argv[2:]
     for build in argv:
         print("# %s" % os.path.abspath(build))
-        for scenario in ("quiet", "slow", "idle", "handshakes"):
+        for scenario in ("quiet", "slow", "idle", "tls", "handshakes"):
             over_tcp, over_socket, note = run(build, scenario, n)
             print("%-10s TCP: %s | socket: %s%s" % (scenario, over_tcp, over_socket, note),
                   flush=True)
