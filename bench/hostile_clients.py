@@ -7,12 +7,14 @@ its connections (docs/benchmarks.md, "The API under hostile clients").
 For each build's gleaner, on simulated GPUs, with a fresh daemon for each
 scenario:
   quiet       nobody else;
-  slow        20 clients over TCP and 20 on the Unix socket that pipeline 16
-              requests each and never read the answers;
+  slow        20 clients over TCP and 20 on the Unix socket that pipeline
+              200 requests each (5 MB of answers) and read the answers slowly
+              (512 bytes every 3 s, so a server that waits on them never
+              times out);
   idle        20,000 connections from one address (127.0.0.1, two processes
               of 10,000), each asking once and then kept open;
   tls         a TLS port, nobody else (the baseline of the next);
-  handshakes  a TLS port, and 4 threads that open connections and shake
+  handshakes  a TLS port, and 6 processes that open connections and shake
               hands as fast as they can.
 The legitimate client asks GET /v1/whoami N times (default 50), each on a
 new connection: over TCP from another address (127.0.0.2; over TLS in the
@@ -77,12 +79,21 @@ def measure(connect, n):
     return "median %.2f ms, slowest %.1f ms%s" % (statistics.median(ok), max(ok), note)
 
 
-def slow_reader(connect, keep):
+def slow_reader(connect, keep, stop):
     c = connect()
     c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    c.sendall(b"GET /v1/gpus HTTP/1.1\r\nHost: x\r\n\r\n" * 8 +
-              b"GET /strings.json HTTP/1.1\r\nHost: x\r\n\r\n" * 8)
-    keep.append(c)
+    c.sendall(b"GET /ui/strings.json HTTP/1.1\r\nHost: x\r\n\r\n" * 200)
+
+    def trickle():
+        while not stop.wait(3):
+            try:
+                if not c.recv(512):
+                    return
+            except OSError:
+                return
+    t = threading.Thread(target=trickle)
+    t.start()
+    keep.extend([c, t])
 
 
 def hold_idle(port, count, ready, done):
@@ -154,8 +165,8 @@ def run(build, scenario, n):
         keep, procs, stop = [], [], threading.Event()
         if scenario == "slow":
             for _ in range(20):
-                slow_reader(tcp_from(port, "127.0.0.1"), keep)
-                slow_reader(unix_at(sock), keep)
+                slow_reader(tcp_from(port, "127.0.0.1"), keep, stop)
+                slow_reader(unix_at(sock), keep, stop)
             time.sleep(0.5)
         elif scenario == "idle":
             ready, done = multiprocessing.Queue(), multiprocessing.Event()
@@ -168,23 +179,31 @@ def run(build, scenario, n):
             if sum(r for _, r in kept):
                 note += ", %d could not connect" % sum(r for _, r in kept)
         elif scenario == "handshakes":
-            threads = [threading.Thread(target=flood, args=(port, stop)) for _ in range(4)]
-            for t in threads:
-                t.start()
-            keep = threads
+            flooding = multiprocessing.Event()
+            procs = [multiprocessing.Process(target=flood, args=(port, flooding))
+                     for _ in range(6)]
+            for p in procs:
+                p.start()
             time.sleep(0.5)
         over_tcp = measure(tcp, n)
         over_socket = measure(unix_at(sock), n)
         if scenario == "idle":
             done.set()
-            for p in procs:
-                p.join()
+        if scenario == "handshakes":
+            flooding.set()
+        for p in procs:
+            p.join()
         stop.set()
+        for k in keep:
+            if isinstance(k, socket.socket):
+                try:
+                    k.shutdown(socket.SHUT_RDWR)  # wakes a trickling reader
+                except OSError:
+                    pass
+                k.close()
         for k in keep:
             if isinstance(k, threading.Thread):
                 k.join()
-            else:
-                k.close()
     finally:
         daemon.terminate()
         daemon.wait()
