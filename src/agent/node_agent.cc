@@ -24,7 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string Job(sched::JobId id) { return "job " + std::to_string(id); }
+using cluster::Job;
 
 // Why a claimed GPU's job is asked to leave, as the preemption counter
 // names it.

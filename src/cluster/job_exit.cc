@@ -13,4 +13,8 @@ ExitMove MoveForExit(const ExitFacts& facts, const std::string& unknown_reason) 
   return {JobState::kFailed, facts.killed_for.empty() ? how : how + ": " + facts.killed_for};
 }
 
+std::string SessionEnded(const std::string& why) {
+  return "the session was ended (a session is never requeued): " + why;
+}
+
 }  // namespace gleaner::cluster

@@ -27,4 +27,8 @@ struct ExitMove {
 };
 ExitMove MoveForExit(const ExitFacts& facts, const std::string& unknown_reason);
 
+// Why a session that would have been requeued ended instead: started again,
+// it would have nobody attached.
+std::string SessionEnded(const std::string& why);
+
 }  // namespace gleaner::cluster

@@ -162,13 +162,17 @@ Connection::Got Connection::ReadAvailable(std::string* into, size_t limit) {
       case SSL_ERROR_ZERO_RETURN:
         return Got::kEnded;
       default:
-        failed_ = true;
-        plain_http_ = ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_HTTP_REQUEST;
-        ERR_clear_error();
-        return Got::kFailed;
+        return Failed();
     }
   }
   return into->size() > start ? Got::kData : Got::kWouldBlock;
+}
+
+Connection::Got Connection::Failed() {
+  failed_ = true;
+  plain_http_ = ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_HTTP_REQUEST;
+  ERR_clear_error();
+  return Got::kFailed;
 }
 
 bool Connection::handshaking() const { return ssl_ != nullptr && !SSL_is_init_finished(ssl_); }
@@ -185,10 +189,7 @@ Connection::Got Connection::Handshake() {
       wants_write_ = true;
       return Got::kWouldBlock;
     default:
-      failed_ = true;
-      plain_http_ = ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_HTTP_REQUEST;
-      ERR_clear_error();
-      return Got::kFailed;
+      return Failed();
   }
 }
 

@@ -64,6 +64,9 @@ class Connection {
 
  private:
   Connection(int fd, ssl_st* ssl) : fd_(fd), ssl_(ssl) {}
+  // A fatal TLS error on the server's side: noted (and whether the peer
+  // spoke plain HTTP), OpenSSL's queue cleared.
+  Got Failed();
   int fd_;
   ssl_st* ssl_ = nullptr;
   bool wants_write_ = false;

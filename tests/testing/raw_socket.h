@@ -37,18 +37,29 @@ inline int ConnectLoopback(uint16_t port, const char* from = nullptr) {
   return fd;
 }
 
-// Everything the peer sends before it closes, waiting at most `limit`.
-inline std::string ReadAll(int fd, std::chrono::milliseconds limit) {
-  std::string out;
+// Reads what the peer sends into `out` for at most `limit`, until it
+// closes (true) or `enough` says so (false); false at the limit too.
+template <typename Enough>
+bool ReadUntil(int fd, std::chrono::milliseconds limit, std::string* out, Enough enough) {
   char buf[4096];
   const auto until = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < until) {
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) != 1) continue;
+    if (poll(&p, 1, 20) != 1) {
+      if (enough(*out)) return false;
+      continue;
+    }
     const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    if (n <= 0) return true;
+    out->append(buf, static_cast<size_t>(n));
   }
+  return false;
+}
+
+// Everything the peer sends before it closes, waiting at most `limit`.
+inline std::string ReadAll(int fd, std::chrono::milliseconds limit) {
+  std::string out;
+  ReadUntil(fd, limit, &out, [](const std::string&) { return false; });
   return out;
 }
 
@@ -67,33 +78,16 @@ inline bool SendAll(int fd, const std::string& text) {
 // body as came within `limit` (enough for the short answers tests use).
 inline std::string ReadSome(int fd, std::chrono::milliseconds limit) {
   std::string out;
-  char buf[4096];
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 20) != 1) {
-      if (out.find("\r\n\r\n") != std::string::npos) break;
-      continue;
-    }
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
+  ReadUntil(fd, limit, &out,
+            [](const std::string& got) { return got.find("\r\n\r\n") != std::string::npos; });
   return out;
 }
 
 // Whether the peer closed `fd` within `limit` (what it sent first is read
 // and dropped).
 inline bool ClosedWithin(int fd, std::chrono::milliseconds limit) {
-  char buf[4096];
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 20) != 1) continue;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return true;
-  }
-  return false;
+  std::string dropped;
+  return ReadUntil(fd, limit, &dropped, [](const std::string&) { return false; });
 }
 
 }  // namespace gleaner::testing
