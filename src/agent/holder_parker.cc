@@ -1,6 +1,10 @@
 #include "agent/holder_parker.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -26,6 +30,30 @@ std::string Pid(uint32_t pid, const std::string& user = {}) {
 // How long a pass waits for the driver to park or restore a holder before
 // it goes on and hears the result at a later pass.
 constexpr std::chrono::milliseconds kQuickDriverCall(250);
+
+// A failed restore is tried again after 30 s, then 1, 2, 4 ... minutes, at
+// most half an hour apart: a driver that failed once for a passing reason
+// gets the holder back soon, one that keeps failing is not hammered. Its
+// alert is said again each hour it lasts.
+constexpr core::Duration kFirstRestoreRetry = core::Seconds(30);
+constexpr core::Duration kLongestRestoreRetry = core::Seconds(1800);
+constexpr core::Duration kRestoreAlertRepeat = core::Seconds(3600);
+
+}  // namespace
+
+std::string HolderParker::BackingOff(const RestoreTrouble& t, core::TimePoint now) {
+  return "its restore failed " + std::to_string(t.failures) +
+         (t.failures == 1 ? " time (" : " times (") + t.error + "); tried again in " +
+         core::FormatDuration(t.retry_at - now);
+}
+
+namespace {
+
+core::Duration RestoreBackOff(int failures) {
+  core::Duration d = kFirstRestoreRetry;
+  for (int i = 1; i < failures && d < kLongestRestoreRetry; ++i) d *= 2;
+  return std::min(d, kLongestRestoreRetry);
+}
 
 std::string Millis(std::chrono::steady_clock::duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
@@ -188,13 +216,29 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
                         const cluster::Log& log) {
   FinishCalls(std::chrono::milliseconds(0), log);
   const core::TimePoint now = clock_.Now();
+  std::map<core::GpuUuid, GiveUpAsk> give_up;
+  {
+    // A holder the driver is moving is given up on once it is done.
+    std::lock_guard lock(mu_);
+    for (auto it = give_up_asked_.begin(); it != give_up_asked_.end();) {
+      if (calls_.contains(it->first)) {
+        ++it;
+        continue;
+      }
+      give_up.insert(*it);
+      it = give_up_asked_.erase(it);
+    }
+  }
+  for (const auto& [gpu, ask] : give_up) GiveUpNow(gpu, ask, log);
   std::vector<observe::ParkFacts> facts;
   std::map<core::GpuUuid, Seen> seen;
+  std::map<core::GpuUuid, const observe::GpuSample*> samples;
   {
     std::lock_guard lock(mu_);
     for (size_t i = 0; i < pass.verdicts.size() && i < pass.samples.size(); ++i) {
       const observe::Verdict& v = pass.verdicts[i];
       if (v.uuid.empty()) continue;
+      samples[v.uuid] = &pass.samples[i];
       observe::ParkFacts f;
       f.verdict = v;
       Seen& one = seen[v.uuid];
@@ -228,6 +272,7 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
   const std::vector<observe::ParkAction> actions = planner_.Plan(
       facts, host ? std::optional(host->first) : std::nullopt, host ? host->second : core::Bytes(),
       [this](uint32_t pid) { return CpuTime(pid); }, now);
+  std::map<core::GpuUuid, std::string> waiting;
   for (const observe::ParkAction& a : actions) {
     const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
     // What becomes of a holder the driver is moving is decided once it is done.
@@ -253,19 +298,64 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
       case Kind::kPark:
         Park(a, log);
         break;
-      case Kind::kRestore:
+      case Kind::kRestore: {
         if (restoring_.emplace(a.gpu, now).second) log("restoring " + where + ": " + a.reason);
         // Its job leaves first: the verdict says restoring, which claims it.
-        if (!lent.contains(a.gpu)) Restore(a, log);
+        if (lent.contains(a.gpu)) break;
+        const auto sample = samples.find(a.gpu);
+        std::optional<std::string> wait =
+            RestoreWait(a, sample == samples.end() ? nullptr : sample->second, now);
+        if (!wait) {
+          Restore(a, log);
+          break;
+        }
+        // Said once as it begins; a failed try's back-off was said with it.
+        if (!waiting_.contains(a.gpu) && !restore_trouble_.contains(a.gpu)) {
+          log("restoring " + where + " waits: " + *wait);
+        }
+        waiting[a.gpu] = std::move(*wait);
         break;
+      }
     }
   }
   // A small holder moves within the pass; a large one goes on beside the
   // passes that follow.
   FinishCalls(kQuickDriverCall, log);
+  // A try that failed just now waits from now on.
+  for (const auto& [gpu, trouble] : restore_trouble_) {
+    if (now < trouble.retry_at && !calls_.contains(gpu)) waiting[gpu] = BackingOff(trouble, now);
+  }
+  waiting_ = std::move(waiting);
   std::lock_guard lock(mu_);
   if (!pass.verdicts.empty()) seen_ = std::move(seen);  // a pass that read no GPU says nothing
   parkings_ = planner_.Parkings();
+  for (const auto& [gpu, why] : waiting_) {
+    if (auto p = parkings_.find(gpu); p != parkings_.end()) p->second.waiting = why;
+  }
+}
+
+std::optional<std::string> HolderParker::RestoreWait(const observe::ParkAction& a,
+                                                     const observe::GpuSample* sample,
+                                                     core::TimePoint now) const {
+  if (auto t = restore_trouble_.find(a.gpu); t != restore_trouble_.end() && now < t->second.retry_at) {
+    return BackingOff(t->second, now);
+  }
+  if (sample == nullptr || !sample->memory_total || !sample->memory_used) return std::nullopt;
+  const core::Bytes free = *sample->memory_total - std::min(*sample->memory_used, *sample->memory_total);
+  if (free >= a.memory) return std::nullopt;
+  std::string who;
+  size_t named = 0;
+  for (const observe::ObservedProcess& p : sample->processes) {
+    if (named == 3) {
+      who += " and " + std::to_string(sample->processes.size() - named) + " more";
+      break;
+    }
+    who += (named++ == 0 ? "" : ", ") + Pid(p.pid, p.user) + " (" +
+           core::FormatBytes(p.used_memory) + ")";
+  }
+  return "it needs " + core::FormatBytes(a.memory) + " on the GPU, which has " +
+         core::FormatBytes(free) + " free: waiting for " +
+         (who.empty() ? std::string("its memory") : who) + " to free it";
 }
 
 void HolderParker::Park(const observe::ParkAction& a, const cluster::Log& log) {
@@ -338,11 +428,20 @@ void HolderParker::RestoreDone(const observe::ParkAction& a, const DriverResult&
   const std::string where = Pid(a.pid, a.user) + " on " + a.gpu.str();
   if (!r.status.ok()) {
     if (metrics_ != nullptr) metrics_->Parking("restore_failed");
-    // Logged and alerted once; tried again at every pass.
-    if (restore_failing_.insert(a.gpu).second) {
-      log("restoring " + where + " failed: " + r.status.message() + "; tried again each pass");
+    const core::TimePoint now = clock_.Now();
+    RestoreTrouble& t = restore_trouble_[a.gpu];
+    ++t.failures;
+    t.error = r.status.message();
+    t.retry_at = now + RestoreBackOff(t.failures);
+    const std::string what = "restoring " + where + " failed (" + std::to_string(t.failures) +
+                             (t.failures == 1 ? " time): " : " times): ") + t.error +
+                             "; tried again in " + core::FormatDuration(t.retry_at - now);
+    log(what);
+    if (t.failures == 1 || now - t.alerted_at >= kRestoreAlertRepeat) {
+      t.alerted_at = now;
       Tell("holder_restore_failed", a.gpu, a.user, true,
-           "restoring " + where + " failed: " + r.status.message());
+           what + "; while it fails its GPU is held for it. `gleaner unpark " + a.gpu.str() +
+               " --give-up` leaves it frozen for its user to end, `--kill` ends it");
     }
     return;
   }
@@ -359,14 +458,54 @@ void HolderParker::RestoreDone(const observe::ParkAction& a, const DriverResult&
     metrics_->Parking("restored");
     metrics_->HolderRestored(waited);
   }
-  planner_.Restored(a.gpu);
+  planner_.Release(a.gpu);
   parked_.erase(a.gpu);
   restoring_.erase(a.gpu);
   Save(log);
   Tell("holder_parked", a.gpu, a.user, false, where + " " + how);
-  if (restore_failing_.erase(a.gpu) > 0) {
+  if (restore_trouble_.erase(a.gpu) > 0) {
     Tell("holder_restore_failed", a.gpu, a.user, false, where + " " + how);
   }
+}
+
+void HolderParker::GiveUpNow(const core::GpuUuid& gpu, const GiveUpAsk& ask,
+                             const cluster::Log& log) {
+  const auto p = parked_.find(gpu);
+  if (p == parked_.end()) {
+    log("nothing to give up on GPU " + gpu.str() + ": its holder was restored, or exited");
+    return;
+  }
+  const Parked holder = p->second;
+  const std::string where = Pid(holder.pid, holder.user) + " on " + gpu.str();
+  const std::string by = ask.by.empty() ? "an admin" : ask.by;
+  std::string what;
+  if (!ask.kill) {
+    what = "left frozen with " + core::FormatBytes(holder.memory) + " in host memory for " +
+           (holder.user.empty() ? std::string("its user") : holder.user) + " to end (`kill " +
+           std::to_string(holder.pid) + "`)";
+  } else if (const auto started = ProcessStartTime(holder.pid, options_.proc_root); !started) {
+    what = "it had exited";
+  } else if (!holder.started_at || *started != *holder.started_at) {
+    // Pids are reused: only the very process parked is ended.
+    what = "not killed: pid " + std::to_string(holder.pid) +
+           " may be another process now (its start time is not the parked one's)";
+  } else if (::kill(static_cast<pid_t>(holder.pid), SIGKILL) != 0) {
+    what = std::string("not killed: ") + std::strerror(errno);
+  } else {
+    what = "ended (SIGKILL)";
+  }
+  planner_.Release(gpu);
+  parked_.erase(gpu);
+  restoring_.erase(gpu);
+  waiting_.erase(gpu);
+  const bool was_failing = restore_trouble_.erase(gpu) > 0;
+  Save(log);
+  const std::string text = by + " gave up restoring " + where + ": " + what + "; its GPU is free";
+  log(text);
+  if (record_) record_("parking_given_up", gpu, holder.user, text);
+  if (metrics_ != nullptr) metrics_->Parking("given_up");
+  Tell("holder_parked", gpu, holder.user, false, text);
+  if (was_failing) Tell("holder_restore_failed", gpu, holder.user, false, text);
 }
 
 void HolderParker::Call(const observe::ParkAction& a, bool park,
@@ -460,6 +599,37 @@ core::Status HolderParker::Keep(const std::string& gpu, const std::string& user,
   }
   kept_[uuid] = pids;
   return core::Status::Ok();
+}
+
+core::Status HolderParker::GiveUp(const std::string& gpu, const std::string& user, bool admin,
+                                  bool kill) {
+  std::lock_guard lock(mu_);
+  GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Resolve(gpu));
+  const auto parked = parkings_.find(uuid);
+  if (parked == parkings_.end() || parked->second.phase == observe::HolderParking::Phase::kNotice) {
+    return core::NotFound("no holder is parked on GPU " + gpu);
+  }
+  if (!admin) {
+    return core::PermissionDenied(
+        "only root (an admin) may give up on GPU " + gpu + "'s parked holder; its user may end it, "
+        "or bring it back with `gleaner unpark " + gpu + "`");
+  }
+  give_up_asked_[uuid] = {kill, user};
+  return core::Status::Ok();
+}
+
+core::Status HolderParker::Ask(observe::HolderAsk ask, const std::string& gpu,
+                               const std::string& user, bool admin) {
+  switch (ask) {
+    case observe::HolderAsk::kKeep:
+      return Keep(gpu, user, admin);
+    case observe::HolderAsk::kUnpark:
+      return Unpark(gpu, user, admin);
+    case observe::HolderAsk::kGiveUp:
+    case observe::HolderAsk::kKill:
+      return GiveUp(gpu, user, admin, ask == observe::HolderAsk::kKill);
+  }
+  return core::InvalidArgument("unknown ask");
 }
 
 core::Status HolderParker::Unpark(const std::string& gpu, const std::string& user, bool admin) {

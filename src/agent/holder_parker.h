@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "gpu/cuda/cuda_checkpoint.h"
 #include "observe/alerts.h"
+#include "observe/holder_ask.h"
 #include "observe/parking.h"
 
 namespace gleaner::agent {
@@ -31,8 +32,10 @@ struct HolderParkerOptions {
 // and restores it through the CUDA driver, keeps what it parks in a state
 // file across restarts, and logs and counts every step. A holder is
 // restored only onto a GPU no job holds: its job is sent away first (the
-// verdict says `restoring`, which claims the GPU). A holder is never
-// killed, and never forgotten while the driver holds it parked.
+// verdict says `restoring`, which claims the GPU), and only when what it
+// held fits in what the GPU has free; a failed restore is tried again
+// after a back-off that doubles. A holder is never killed, and never
+// forgotten while the driver holds it parked, unless root gives up on it.
 // Step, Recover: the sampling thread's; Parkings, Keep, Unpark: any thread.
 // The driver's calls run on threads of their own (DriverCall).
 class HolderParker {
@@ -72,6 +75,14 @@ class HolderParker {
   // or an index; allowed to the holder's user and to admins.
   core::Status Keep(const std::string& gpu, const std::string& user, bool admin);
   core::Status Unpark(const std::string& gpu, const std::string& user, bool admin);
+  // `gleaner unpark GPU --give-up [--kill]`, admins' alone: its parked
+  // holder is no longer restored, left frozen in host memory for its user
+  // to end (or, `kill`, ended), its GPU free; done at the next pass, and
+  // recorded in the history.
+  core::Status GiveUp(const std::string& gpu, const std::string& user, bool admin, bool kill);
+  // Whichever of the above `ask` names.
+  core::Status Ask(observe::HolderAsk ask, const std::string& gpu, const std::string& user,
+                   bool admin);
 
  private:
   // A holder it parks, as the state file keeps it.
@@ -106,7 +117,30 @@ class HolderParker {
     bool said_under_way = false;
   };
 
+  // A restore that failed: tried again after a back-off that doubles, and
+  // alerted again while it lasts.
+  struct RestoreTrouble {
+    int failures = 0;
+    std::string error;  // the last try's
+    core::TimePoint retry_at;
+    core::TimePoint alerted_at;
+  };
+  // An admin's give-up, done at the next pass.
+  struct GiveUpAsk {
+    bool kill = false;
+    std::string by;  // empty: an admin through the coordinator
+  };
+
   void Save(const cluster::Log& log);
+  // Why a restore of `a` waits, if it must: a failed try's back-off, or
+  // too little free memory on the GPU (`sample`: its last sample) for what
+  // the holder held (a restore that fails for want of memory can break
+  // every later restore of that process).
+  std::optional<std::string> RestoreWait(const observe::ParkAction& a,
+                                         const observe::GpuSample* sample, core::TimePoint now) const;
+  void GiveUpNow(const core::GpuUuid& gpu, const GiveUpAsk& ask, const cluster::Log& log);
+  // "its restore failed 2 times (...); tried again in 1m00s".
+  static std::string BackingOff(const RestoreTrouble& t, core::TimePoint now);
   // Asks the driver to park (or restore) the holder; the result is heard
   // by FinishCalls. A failed restore is tried again at the next pass.
   void Park(const observe::ParkAction& a, const cluster::Log& log);
@@ -130,7 +164,8 @@ class HolderParker {
   observe::ParkingPlanner planner_;
   std::map<core::GpuUuid, Parked> parked_;              // in the state file
   std::map<core::GpuUuid, core::TimePoint> restoring_;  // since its wake, or the ask
-  std::set<core::GpuUuid> restore_failing_;             // alerted, until restored
+  std::map<core::GpuUuid, RestoreTrouble> restore_trouble_;  // until restored
+  std::map<core::GpuUuid, std::string> waiting_;              // why a restore waits
   HostMetrics* metrics_ = nullptr;
   Notify notify_;
   Record record_;
@@ -140,6 +175,7 @@ class HolderParker {
   std::map<core::GpuUuid, observe::HolderParking> parkings_;
   std::map<core::GpuUuid, std::vector<uint32_t>> kept_;  // the holder pids that asked
   std::set<core::GpuUuid> unpark_asked_;
+  std::map<core::GpuUuid, GiveUpAsk> give_up_asked_;
 
   std::mutex driver_mu_;  // one driver call at a time
   // Last: destroyed first, each waiting for its driver call to end.

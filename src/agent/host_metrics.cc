@@ -293,9 +293,9 @@ std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& pri
   e.HistogramSamples("gleaner_owner_return_seconds", {}, owner_return_.Read());
   e.Family("gleaner_holder_parking_total", "counter",
            "Parking held-idle GPUs' holders, by event: notice, refused, parked, park_failed, "
-           "restored, restore_failed, exited.");
-  for (const char* event :
-       {"notice", "refused", "parked", "park_failed", "restored", "restore_failed", "exited"}) {
+           "restored, restore_failed, exited, given_up.");
+  for (const char* event : {"notice", "refused", "parked", "park_failed", "restored",
+                            "restore_failed", "exited", "given_up"}) {
     const auto n = parking_.find(event);
     e.Sample("gleaner_holder_parking_total", {{"event", event}},
              n == parking_.end() ? 0 : n->second);

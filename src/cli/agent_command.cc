@@ -433,9 +433,8 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   node.OnHolderRequests(
       [&parker](const std::vector<cluster::HolderRequest>& asked, const cluster::Log& to) {
         for (const cluster::HolderRequest& r : asked) {
-          const core::Status s =
-              r.unpark ? parker.Unpark(r.gpu.str(), "", true) : parker.Keep(r.gpu.str(), "", true);
-          to(std::string(r.unpark ? "unpark " : "keep ") + r.gpu.str() + ": " +
+          const core::Status s = parker.Ask(r.ask, r.gpu.str(), "", true);
+          to(std::string(observe::HolderAskName(r.ask)) + " " + r.gpu.str() + ": " +
              (s.ok() ? "done" : s.message()));
         }
       });

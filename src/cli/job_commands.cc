@@ -230,6 +230,11 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   c.keep->add_option("gpu", o.gpu, "GPU index or UUID")->required();
   c.unpark = app.add_subcommand("unpark", "Bring your parked process back onto its GPU now");
   c.unpark->add_option("gpu", o.gpu, "GPU index or UUID")->required();
+  c.unpark->add_flag("--give-up", o.give_up,
+                     "Root: stop restoring its parked process; it stays frozen in host memory "
+                     "for its user to end, and the GPU is free");
+  c.unpark->add_flag("--kill", o.kill_holder,
+                     "Root: give up on its parked process and end it (SIGKILL)");
   for (CLI::App* cmd : {c.submit, c.run, c.notebook, c.queue, c.show, c.cancel, c.hold, c.release,
                         c.logs, c.keep, c.unpark}) {
     cmd->add_flag("--json", o.json, "JSON output");
@@ -587,7 +592,8 @@ int RunHoldRelease(const JobOptions& o, const std::string& action, std::ostream&
       out, err);
 }
 
-int RunParking(const JobOptions& o, bool unpark, std::ostream& out, std::ostream& err) {
+int RunParking(const JobOptions& o, observe::HolderAsk ask, std::ostream& out,
+               std::ostream& err) {
   if (o.gpu.empty() || o.gpu.size() > 96 ||
       o.gpu.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
           std::string::npos) {
@@ -598,7 +604,8 @@ int RunParking(const JobOptions& o, bool unpark, std::ostream& out, std::ostream
   auto api = RunningApi(o);
   if (!api.ok()) return Fail(err, api.status());
   return CallApi(
-      *api, o.token, "POST", "/v1/gpus/" + o.gpu + (unpark ? "/unpark" : "/keep"), "", o.json,
+      *api, o.token, "POST", "/v1/gpus/" + o.gpu + "/" + std::string(observe::HolderAskName(ask)),
+      "", o.json,
       [&](const json& j) { return "GPU " + o.gpu + ": " + j["message"].get<std::string>(); }, out,
       err);
 }

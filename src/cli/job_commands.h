@@ -9,6 +9,7 @@
 
 #include "core/result.h"
 #include "net/tls.h"
+#include "observe/holder_ask.h"
 #include "sched/job_spec.h"
 #include "server/http_client.h"
 
@@ -69,6 +70,8 @@ struct JobOptions {
   bool stderr_stream = false;  // logs --err
   // keep, unpark
   std::string gpu;  // an index or a UUID
+  bool give_up = false;      // unpark --give-up: leave the parked holder frozen (root)
+  bool kill_holder = false;  // unpark --kill: give up and end it (root)
 };
 
 struct JobCommands {
@@ -105,7 +108,9 @@ int RunCancel(const JobOptions& options, std::ostream& out, std::ostream& err);
 int RunHoldRelease(const JobOptions& options, const std::string& action, std::ostream& out,
                    std::ostream& err);
 int RunLogs(const JobOptions& options, std::ostream& out, std::ostream& err);
-// keep and unpark a held GPU's holder (docs/held-idle.md).
-int RunParking(const JobOptions& options, bool unpark, std::ostream& out, std::ostream& err);
+// keep and unpark a held GPU's holder (docs/held-idle.md); `unpark`
+// --give-up and --kill are root's.
+int RunParking(const JobOptions& options, observe::HolderAsk ask, std::ostream& out,
+               std::ostream& err);
 
 }  // namespace gleaner::cli

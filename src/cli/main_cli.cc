@@ -110,8 +110,15 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (job_cmds.queue->parsed()) return RunQueue(job, std::cout, std::cerr);
   if (job_cmds.show->parsed()) return RunShow(job, std::cout, std::cerr);
   if (job_cmds.cancel->parsed()) return RunCancel(job, std::cout, std::cerr);
-  if (job_cmds.keep->parsed()) return RunParking(job, false, std::cout, std::cerr);
-  if (job_cmds.unpark->parsed()) return RunParking(job, true, std::cout, std::cerr);
+  if (job_cmds.keep->parsed()) {
+    return RunParking(job, observe::HolderAsk::kKeep, std::cout, std::cerr);
+  }
+  if (job_cmds.unpark->parsed()) {
+    const observe::HolderAsk ask = job.kill_holder ? observe::HolderAsk::kKill
+                                   : job.give_up   ? observe::HolderAsk::kGiveUp
+                                                   : observe::HolderAsk::kUnpark;
+    return RunParking(job, ask, std::cout, std::cerr);
+  }
   if (policy_cmds.show->parsed()) return RunPolicyShow(policy, job, std::cout, std::cerr);
   if (policy_cmds.list->parsed()) return RunPolicyList(job, std::cout, std::cerr);
   if (policy_cmds.diff->parsed()) return RunPolicyDiff(policy, job, std::cout, std::cerr);

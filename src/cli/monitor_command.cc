@@ -278,10 +278,9 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     api_options.terminals = terminals;
     // A submit is placed at once, not at the next pass.
     if (lender) api_options.queue_changed = [&sampler] { sampler.Wake(); };
-    api_options.parking = [&parker, &sampler](const std::string& gpu, bool unpark,
+    api_options.parking = [&parker, &sampler](const std::string& gpu, observe::HolderAsk ask,
                                               const server::Caller& caller) {
-      core::Status s = unpark ? parker.Unpark(gpu, caller.user, caller.admin())
-                              : parker.Keep(gpu, caller.user, caller.admin());
+      core::Status s = parker.Ask(ask, gpu, caller.user, caller.admin());
       if (s.ok()) sampler.Wake();  // acted on at the next pass, now
       return s;
     };

@@ -213,14 +213,20 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
         }});
     return late;
   };
-  // `gleaner keep` and `unpark`: passed on to the GPU's host.
-  api_options.parking = [&current_leader](const std::string& gpu, bool unpark,
-                                          const server::Caller& caller) {
+  // `gleaner keep` and `unpark`: passed on to the GPU's host, which
+  // records what it does with a parked holder in its own log.
+  api_options.parking = [&current_leader, &log](const std::string& gpu, observe::HolderAsk ask,
+                                                const server::Caller& caller) {
     const std::shared_ptr<cluster::Coordinator> coordinator = current_leader();
     if (coordinator == nullptr) {
       return core::Unavailable("this coordinator stands by; ask the leading one");
     }
-    return coordinator->AskHolder(gpu, unpark, caller.user, caller.admin());
+    core::Status s = coordinator->AskHolder(gpu, ask, caller.user, caller.admin());
+    if (s.ok() && observe::GivesUp(ask)) {
+      log(caller.user + " asked GPU " + gpu + "'s host to " + std::string(HolderAskName(ask)) +
+          " its parked holder");
+    }
+    return s;
   };
   api_options.forget_host = [&current_leader, &log](const std::string& host) {
     const std::shared_ptr<cluster::Coordinator> coordinator = current_leader();

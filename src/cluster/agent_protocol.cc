@@ -440,7 +440,7 @@ json ReplyToJson(const AgentReply& r) {
   if (!r.holders.empty()) {
     json holders = json::array();
     for (const HolderRequest& h : r.holders) {
-      holders.push_back(json::array({h.gpu.str(), h.unpark ? "unpark" : "keep"}));
+      holders.push_back(json::array({h.gpu.str(), observe::HolderAskName(h.ask)}));
     }
     j["holders"] = std::move(holders);
   }
@@ -489,10 +489,9 @@ core::Result<AgentReply> ReplyFromJson(const json& j) {
     }
     for (const json& h : j.value("holders", json::array())) {
       const std::string action = h.at(1).get<std::string>();
-      if (action != "keep" && action != "unpark") {
-        throw std::invalid_argument("holders: action " + action);
-      }
-      r.holders.push_back({core::GpuUuid(h.at(0).get<std::string>()), action == "unpark"});
+      const std::optional<observe::HolderAsk> ask = observe::ParseHolderAsk(action);
+      if (!ask) throw std::invalid_argument("holders: action " + action);
+      r.holders.push_back({core::GpuUuid(h.at(0).get<std::string>()), *ask});
     }
     return r;
   });

@@ -8,6 +8,7 @@
 #include "core/ids.h"
 #include "core/result.h"
 #include "core/units.h"
+#include "observe/holder_ask.h"
 #include "observe/minute_rollup.h"
 #include "observe/verdict.h"
 #include "sched/cluster_state.h"
@@ -110,7 +111,7 @@ struct LogRequest {
 // by a user the coordinator found allowed (the holder's, or root).
 struct HolderRequest {
   core::GpuUuid gpu;
-  bool unpark = false;  // else keep
+  observe::HolderAsk ask = observe::HolderAsk::kKeep;
   bool operator==(const HolderRequest&) const = default;
 };
 struct LogChunk {
@@ -203,7 +204,7 @@ struct AgentReply {
   // grows. Absent (0) from coordinators before long polls.
   uint64_t orders = 0;
   std::vector<LogRequest> logs;        // pieces of logs to send at once
-  std::vector<HolderRequest> holders;  // keep or unpark these GPUs' holders
+  std::vector<HolderRequest> holders;  // keep, unpark or give up these GPUs' holders
 
   bool operator==(const AgentReply&) const = default;
 };

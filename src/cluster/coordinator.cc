@@ -476,8 +476,8 @@ core::Result<int64_t> Coordinator::ForgetHost(const std::string& name, const Log
   return forgotten;
 }
 
-core::Status Coordinator::AskHolder(const std::string& gpu, bool unpark, const std::string& user,
-                                    bool admin) {
+core::Status Coordinator::AskHolder(const std::string& gpu, observe::HolderAsk ask,
+                                    const std::string& user, bool admin) {
   std::unique_lock lock(mu_);
   const core::GpuUuid uuid(gpu);
   const auto at = host_of_gpu_.find(uuid);
@@ -501,8 +501,14 @@ core::Status Coordinator::AskHolder(const std::string& gpu, bool unpark, const s
     parking = host.details[i]->verdict.evidence.parking;
     if (parking && !parking->user.empty()) holders.insert(parking->user);
   }
-  if (unpark && (!parking || parking->phase == observe::HolderParking::Phase::kNotice)) {
+  if (ask != observe::HolderAsk::kKeep &&
+      (!parking || parking->phase == observe::HolderParking::Phase::kNotice)) {
     return core::NotFound("no holder is parked on GPU " + gpu);
+  }
+  if (!admin && observe::GivesUp(ask)) {
+    return core::PermissionDenied("only root (an admin) may give up on GPU " + gpu +
+                                  "'s parked holder; its user may end it, or bring it back "
+                                  "with `gleaner unpark " + gpu + "`");
   }
   if (!admin && !holders.contains(user)) {
     return core::PermissionDenied("GPU " + gpu + " is not held by " + user +
@@ -510,9 +516,10 @@ core::Status Coordinator::AskHolder(const std::string& gpu, bool unpark, const s
   }
   std::vector<HolderRequest>& asked = holder_requests_[known->first];
   // One standing request per GPU: asking again changes nothing.
-  if (std::find(asked.begin(), asked.end(), HolderRequest{uuid, unpark}) == asked.end()) {
-    asked.push_back({uuid, unpark});
+  if (std::find(asked.begin(), asked.end(), HolderRequest{uuid, ask}) == asked.end()) {
+    asked.push_back({uuid, ask});
   }
+
   NewOrders(known->first, host);
   RunWakes(lock);
   return core::Status::Ok();

@@ -108,9 +108,11 @@ class Coordinator {
 
   // `gleaner keep GPU` or `gleaner unpark GPU` (its UUID) on the GPU's
   // host, by `user`: allowed to a user of a process holding it (or of its
-  // parked holder) and to admins, as the host last reported them. The host
-  // acts on it when it hears its next reply (its long poll wakes it).
-  core::Status AskHolder(const std::string& gpu, bool unpark, const std::string& user, bool admin);
+  // parked holder) and to admins, as the host last reported them; giving
+  // up on a parked holder to admins alone. The host acts on it when it
+  // hears its next reply (its long poll wakes it).
+  core::Status AskHolder(const std::string& gpu, observe::HolderAsk ask, const std::string& user,
+                         bool admin);
 
   // `gleaner host forget NAME` (root): the GPUs host `name` reported are
   // no longer its, so that another host may report them (a GPU moved, a

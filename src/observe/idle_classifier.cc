@@ -442,7 +442,8 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   if (s.parking && s.parking->phase == HolderParking::Phase::kRestoring) {
     // Its holder is on its way back: the GPU is emptied for it.
     e.reason = "process " + std::to_string(s.parking->pid) + " is being restored (" +
-               s.parking->reason + ")" + (lent_to.empty() ? "" : "; " + lent_to + " leaves first");
+               s.parking->reason + ")" + (lent_to.empty() ? "" : "; " + lent_to + " leaves first") +
+               (s.parking->waiting.empty() ? "" : "; " + s.parking->waiting);
     return GpuState::kBusy;
   }
   if (!lent_to.empty() && beside) return DecideBesideHolder(s, busy_now, lent_to, e);

@@ -150,7 +150,7 @@ void ParkingPlanner::ParkFailed(const core::GpuUuid& gpu, core::TimePoint at) {
   t->second.since = at;
 }
 
-void ParkingPlanner::Restored(const core::GpuUuid& gpu) { tracks_.erase(gpu); }
+void ParkingPlanner::Release(const core::GpuUuid& gpu) { tracks_.erase(gpu); }
 
 void ParkingPlanner::Adopt(const core::GpuUuid& gpu, uint32_t pid, std::string user,
                            core::Bytes memory, core::Duration cpu_time, core::TimePoint parked_at) {
@@ -163,16 +163,16 @@ std::map<core::GpuUuid, HolderParking> ParkingPlanner::Parkings() const {
     using P = HolderParking::Phase;
     switch (t.phase) {
       case Phase::kNoticed:
-        out[gpu] = {P::kNotice, t.pid, t.user, t.memory, t.since + config_.notice, {}};
+        out[gpu] = {P::kNotice, t.pid, t.user, t.memory, t.since + config_.notice, {}, {}};
         break;
       case Phase::kParking:
-        out[gpu] = {P::kParking, t.pid, t.user, t.memory, t.since, {}};
+        out[gpu] = {P::kParking, t.pid, t.user, t.memory, t.since, {}, {}};
         break;
       case Phase::kParked:
-        out[gpu] = {P::kParked, t.pid, t.user, t.memory, t.since, {}};
+        out[gpu] = {P::kParked, t.pid, t.user, t.memory, t.since, {}, {}};
         break;
       case Phase::kRestoring:
-        out[gpu] = {P::kRestoring, t.pid, t.user, t.memory, t.since, t.why};
+        out[gpu] = {P::kRestoring, t.pid, t.user, t.memory, t.since, t.why, {}};
         break;
       case Phase::kFailed:
         break;  // it runs on as before

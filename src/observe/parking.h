@@ -75,11 +75,12 @@ class ParkingPlanner {
   void Parked(const core::GpuUuid& gpu, core::Duration cpu_time, core::TimePoint at);
   // The holder runs on; it is not tried again for park_idle_timeout.
   void ParkFailed(const core::GpuUuid& gpu, core::TimePoint at);
-  // Restored and unlocked. Until then Plan says kRestore at every pass:
-  // the job on the GPU leaves first, and a failed restore is tried again
-  // (a woken holder blocks in its first CUDA call, so its wake is not
-  // seen twice; it must not be forgotten).
-  void Restored(const core::GpuUuid& gpu);
+  // Restored and unlocked, or given up on by root: no longer watched.
+  // Until then Plan says kRestore at every pass: the job on the GPU leaves
+  // first, and a failed restore is tried again (a woken holder blocks in
+  // its first CUDA call, so its wake is not seen twice; it must not be
+  // forgotten).
+  void Release(const core::GpuUuid& gpu);
 
   // A holder the daemon finds parked when it starts (its state file, and
   // the driver's word): watched for waking like one it parked itself.

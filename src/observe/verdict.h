@@ -57,7 +57,8 @@ struct HolderParking {
   std::string user;    // empty when unknown
   core::Bytes memory;  // what it holds on the GPU, or in host memory once parked
   core::TimePoint at;
-  std::string reason;  // restoring: why
+  std::string reason;   // restoring: why
+  std::string waiting;  // restoring: why not yet (the GPU's free memory, a failed try)
 
   bool operator==(const HolderParking&) const = default;
 };

@@ -72,7 +72,8 @@ json ParkingToJson(const HolderParking& p) {
           {"memory_bytes", p.memory.count()},
           {"at", Rfc3339(p.at)},
           {"at_us", core::ToUnixMicros(p.at)},
-          {"reason", p.reason}};
+          {"reason", p.reason},
+          {"waiting", p.waiting}};
 }
 
 HolderParking ParkingFromJson(const json& j) {
@@ -84,7 +85,8 @@ HolderParking ParkingFromJson(const json& j) {
           j.at("user").get<std::string>(),
           core::Bytes(j.at("memory_bytes").get<uint64_t>()),
           core::FromUnixMicros(j.at("at_us").get<int64_t>()),
-          j.at("reason").get<std::string>()};
+          j.at("reason").get<std::string>(),
+          j.value("waiting", std::string())};  // absent from hosts before it was said
 }
 
 json VerdictToJson(const Verdict& v) {

@@ -97,8 +97,8 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     if (!history_) return ErrorResponse(core::Unavailable("this gleaner keeps no history"));
     return history_->Handle(request);
   }
-  if (seg.size() == 4 && seg[1] == "gpus" && (seg[3] == "keep" || seg[3] == "unpark")) {
-    return Parking(request, *caller, seg[2], seg[3] == "unpark");
+  if (seg.size() == 4 && seg[1] == "gpus" && observe::ParseHolderAsk(seg[3])) {
+    return Parking(request, *caller, seg[2], *observe::ParseHolderAsk(seg[3]));
   }
   if (seg.size() == 4 && seg[1] == "hosts" && seg[3] == "forget") {
     return ForgetHost(request, *caller, seg[2]);
@@ -178,7 +178,7 @@ HttpResponse Api::ForgetHost(const HttpRequest& request, const Caller& caller,
 }
 
 HttpResponse Api::Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,
-                          bool unpark) {
+                          observe::HolderAsk ask) {
   if (request.method != "POST") return WrongMethod(request);
   if (caller.anonymous) {
     return ErrorResponse(core::Unauthenticated("keeping or unparking a GPU needs a token"));
@@ -187,10 +187,23 @@ HttpResponse Api::Parking(const HttpRequest& request, const Caller& caller, cons
     return ErrorResponse(
         core::Unavailable("this gleaner parks no holders: parking runs in `gleaner up`"));
   }
-  if (core::Status s = options_.parking(gpu, unpark, caller); !s.ok()) return ErrorResponse(s);
-  return Json(200, {{"gpu", gpu},
-                    {"message", unpark ? "its parked holder is restored at the next pass"
-                                       : "its holder is not parked until it computes again"}});
+  if (core::Status s = options_.parking(gpu, ask, caller); !s.ok()) return ErrorResponse(s);
+  const char* done = "";
+  switch (ask) {
+    case observe::HolderAsk::kKeep:
+      done = "its holder is not parked until it computes again";
+      break;
+    case observe::HolderAsk::kUnpark:
+      done = "its parked holder is restored at the next pass";
+      break;
+    case observe::HolderAsk::kGiveUp:
+      done = "its parked holder is given up on at the next pass: left frozen for its user to end";
+      break;
+    case observe::HolderAsk::kKill:
+      done = "its parked holder is given up on and ended at the next pass";
+      break;
+  }
+  return Json(200, {{"gpu", gpu}, {"message", done}});
 }
 
 }  // namespace gleaner::server

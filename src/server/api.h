@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/terminal_handoff.h"
+#include "observe/holder_ask.h"
 #include "server/caller.h"
 #include "server/cost_api.h"
 #include "server/history_api.h"
@@ -59,9 +60,11 @@ struct ApiOptions {
   // Hears of jobs that wait for an approver, and of the decisions (the
   // alert webhook's); empty: the log and the API only.
   NotifyApproval notify_approval;
-  // POST /v1/gpus/GPU/keep and /unpark (`gleaner keep`, `gleaner unpark`):
-  // asks this host's parker; null where this daemon parks nothing.
-  std::function<core::Status(const std::string& gpu, bool unpark, const Caller& caller)> parking;
+  // POST /v1/gpus/GPU/keep, /unpark, /give-up and /kill (`gleaner keep`,
+  // `gleaner unpark [--give-up|--kill]`): asks this host's parker (or the
+  // GPU's host); null where this daemon parks nothing.
+  std::function<core::Status(const std::string& gpu, observe::HolderAsk ask, const Caller& caller)>
+      parking;
   // POST /v1/hosts/NAME/forget (`gleaner host forget`, root only): a
   // coordinator forgets a host's GPUs (cluster::Coordinator::ForgetHost);
   // how many. Unset where there is no cluster.
@@ -111,7 +114,7 @@ class Api {
   HttpResponse ForgetHost(const HttpRequest& request, const Caller& caller,
                           const std::string& host);
   HttpResponse Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,
-                       bool unpark);
+                       observe::HolderAsk ask);
   // POST /v1/jobs/ID/terminal: the session's terminal, passed once to its
   // owner over the Unix socket.
   HttpResponse Terminal(const HttpRequest& request, const Peer& peer, const std::string& job);

@@ -249,7 +249,7 @@ Lend HarvestRun::Judge(int gpu, int64_t t) {
   Gpu& g = gpus_[static_cast<size_t>(gpu)];
   if (!s.has_data) {
     g.parked = false;  // the GPU is gone: nothing to restore it to
-    parking_.Restored(g.uuid);
+    parking_.Release(g.uuid);
     return {};
   }
   if (config_.policy == HarvestPolicy::kNaive) {
@@ -344,7 +344,7 @@ Lend HarvestRun::JudgeParked(int gpu, int64_t t) {
     }
     if (a.kind != observe::ParkAction::Kind::kRestore) continue;
     g.parked = false;
-    parking_.Restored(g.uuid);
+    parking_.Release(g.uuid);
     const int64_t copy_s = static_cast<int64_t>(
         std::ceil(static_cast<double>(g.parked_memory) / config_.restore_bytes_per_s));
     const int64_t wait_s = (g.holder >= 0 ? config_.vacate_s : 0) + copy_s;

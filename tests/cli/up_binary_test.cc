@@ -100,6 +100,10 @@ TEST(UpBinaryTest, SubmitRunsOnAnIdleGpuAndCancelStopsIt) {
   EXPECT_THAT(keep.err, HasSubstr("[parking] is off in gleaner.toml"));
   EXPECT_THAT(Gleaner("--data-dir " + data + " unpark 0").err,
               HasSubstr("no holder is parked on GPU 0"));
+  EXPECT_THAT(Gleaner("--data-dir " + data + " unpark 0 --give-up").err,
+              HasSubstr("no holder is parked on GPU 0"));
+  EXPECT_THAT(Gleaner("--data-dir " + data + " unpark 0 --kill").err,
+              HasSubstr("no holder is parked on GPU 0"));
   EXPECT_THAT(Gleaner("--data-dir " + data + " keep 'GPU 0'").err,
               HasSubstr("is not a GPU: give its index (0) or its UUID"));
 

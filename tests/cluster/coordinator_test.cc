@@ -24,6 +24,11 @@
 namespace gleaner::cluster {
 namespace {
 
+using observe::HolderAsk::kGiveUp;
+using observe::HolderAsk::kKeep;
+using observe::HolderAsk::kKill;
+using observe::HolderAsk::kUnpark;
+
 using store::JobState;
 using ::testing::HasSubstr;
 
@@ -879,15 +884,15 @@ TEST(CoordinatorTest, KeepAndUnparkGoToTheHostForTheHoldersUserOnly) {
   report.details = {{0, held}};
   ASSERT_TRUE(c.coordinator->HandleReport("a", report, c.Record()).ok());
 
-  EXPECT_EQ(c.coordinator->AskHolder("GPU-9", false, "alice", false).code(),
+  EXPECT_EQ(c.coordinator->AskHolder("GPU-9", kKeep, "alice", false).code(),
             core::StatusCode::kNotFound);
-  const core::Status mallory = c.coordinator->AskHolder("GPU-1", false, "mallory", false);
+  const core::Status mallory = c.coordinator->AskHolder("GPU-1", kKeep, "mallory", false);
   EXPECT_EQ(mallory.code(), core::StatusCode::kPermissionDenied);
   EXPECT_THAT(mallory.message(), HasSubstr("only its holder's user (or root)"));
-  EXPECT_THAT(c.coordinator->AskHolder("GPU-1", true, "alice", false).message(),
+  EXPECT_THAT(c.coordinator->AskHolder("GPU-1", kUnpark, "alice", false).message(),
               HasSubstr("no holder is parked on GPU GPU-1"));
-  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", false, "alice", false).ok());
-  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", false, "alice", false).ok());  // asked twice
+  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", kKeep, "alice", false).ok());
+  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", kKeep, "alice", false).ok());  // asked twice
 
   // Parked: the holder is off the GPU, and its user may bring it back.
   held.processes.clear();
@@ -897,19 +902,29 @@ TEST(CoordinatorTest, KeepAndUnparkGoToTheHostForTheHoldersUserOnly) {
                                                          "alice",
                                                          core::Bytes::GiB(30),
                                                          c.clock.Now(),
+                                                         {},
                                                          {}};
   report.inventory.reset();
   report.details = {{0, held}};
   auto reply = c.coordinator->HandleReport("a", report, c.Record());
   ASSERT_TRUE(reply.ok());
-  EXPECT_EQ(reply->holders, (std::vector<HolderRequest>{{gpu, false}}));  // once
-  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", true, "alice", false).ok());
-  EXPECT_TRUE(c.coordinator->AskHolder("GPU-1", true, "root", true).ok());
+  EXPECT_EQ(reply->holders, (std::vector<HolderRequest>{{gpu, kKeep}}));  // once
+  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", kUnpark, "alice", false).ok());
+  EXPECT_TRUE(c.coordinator->AskHolder("GPU-1", kUnpark, "root", true).ok());
   reply = c.coordinator->HandleReport("a", report, c.Record());
   ASSERT_TRUE(reply.ok());
-  EXPECT_EQ(reply->holders, (std::vector<HolderRequest>{{gpu, true}}));
+  EXPECT_EQ(reply->holders, (std::vector<HolderRequest>{{gpu, kUnpark}}));
   reply = c.coordinator->HandleReport("a", report, c.Record());
   EXPECT_TRUE(reply->holders.empty());
+
+  // Giving up on a parked holder is root's alone, its user's included.
+  const core::Status own = c.coordinator->AskHolder("GPU-1", kKill, "alice", false);
+  EXPECT_EQ(own.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(own.message(), HasSubstr("only root (an admin) may give up"));
+  ASSERT_TRUE(c.coordinator->AskHolder("GPU-1", kGiveUp, "root", true).ok());
+  reply = c.coordinator->HandleReport("a", report, c.Record());
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->holders, (std::vector<HolderRequest>{{gpu, kGiveUp}}));
 }
 
 // The agent hands what the coordinator passed on to its parker.
@@ -921,11 +936,11 @@ TEST(CoordinatorTest, AnAgentHandsKeepRequestsToItsParker) {
       [&](const std::vector<HolderRequest>& asked, const Log&) { heard = asked; });
   c.Step();
   ASSERT_TRUE(
-      c.coordinator->AskHolder("GPU-aaaaaaaa-0000-4000-8000-000000000000", false, "root", true)
+      c.coordinator->AskHolder("GPU-aaaaaaaa-0000-4000-8000-000000000000", kKeep, "root", true)
           .ok());
   c.Step();
   EXPECT_EQ(heard, (std::vector<HolderRequest>{
-                       {core::GpuUuid("GPU-aaaaaaaa-0000-4000-8000-000000000000"), false}}));
+                       {core::GpuUuid("GPU-aaaaaaaa-0000-4000-8000-000000000000"), kKeep}}));
 }
 
 }  // namespace

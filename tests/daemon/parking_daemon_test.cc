@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "agent/executor.h"
@@ -56,6 +57,21 @@ std::string HeldGpu(pid_t holder) {
          std::to_string(holder) + R"(, "used_memory_mib": 1024, "sm_util_pct": 0}]}]}]})";
 }
 
+// The same GPU, whose frames from 1000 s on show another process filling
+// it while the holder is parked (the holder is not listed: it is off the
+// GPU), and from 2000 s on the holder alone again.
+std::string GpuFilledWhileParked(pid_t holder) {
+  const std::string alone = R"({"utilization_gpu_pct": 0, "memory_used_mib": 1500,
+       "processes": [{"pid": )" + std::to_string(holder) +
+                            R"(, "used_memory_mib": 1024, "sm_util_pct": 0}]})";
+  const std::string filled = R"({"at_s": 1000, "utilization_gpu_pct": 0, "memory_used_mib": 81500,
+       "processes": [{"pid": )" + std::to_string(getpid()) +
+                             R"(, "used_memory_mib": 81000, "sm_util_pct": 0}]})";
+  return R"({"gpus": [{"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81920, "timeline": [)" +
+         std::string(alone).insert(1, R"("at_s": 0, )") + ", " + filled + ", " +
+         std::string(alone).insert(1, R"("at_s": 2000, )") + "]}]}";
+}
+
 std::string FakeCuda() { return std::string(GLEANER_FAKE_CUDA_DIR) + "/checkpoint/libcuda.so.1"; }
 
 constexpr const char* kFakeCudaEnv[] = {"GLEANER_FAKE_CUDA_PIDS", "GLEANER_FAKE_CUDA_STATE",
@@ -63,11 +79,12 @@ constexpr const char* kFakeCudaEnv[] = {"GLEANER_FAKE_CUDA_PIDS", "GLEANER_FAKE_
                                         "GLEANER_FAKE_CUDA_COPY_FILE"};
 
 struct ParkingRig {
-  ParkingRig()
+  // `scenario`: the fake GPU, given the holder's pid.
+  explicit ParkingRig(const std::function<std::string(pid_t)>& scenario = HeldGpu)
       : wake((dir.path() / "wake").string()),
         holder(StartHolder(wake)),
         store(std::move(store::SqliteStore::Open(":memory:")).value()),
-        nvml("modern", HeldGpu(holder)),
+        nvml("modern", scenario(holder)),
         executor(real_clock),
         cluster(*store, executor, clock, ClusterOptionsIn(dir.path()), [](const std::string&) {}) {
     setenv("GLEANER_FAKE_CUDA_PIDS", std::to_string(holder).c_str(), 1);
@@ -392,6 +409,120 @@ TEST(ParkingDaemonTest, ADaemonKilledMidParkLetsItsHolderGoAndForgetsOneThatExit
   EXPECT_THAT(rig.log, HasSubstr("cuda-checkpoint --toggle --pid PID"));
   EXPECT_THAT(testing::Slurp(rig.dir.path() / "parked-holders.json.malformed"),
               HasSubstr("\"pid\": \"x\""));
+}
+
+// A restore waits until what the holder held fits in what the GPU has
+// free (a driver's restore that fails for want of memory can break every
+// later restore of that process), and says so where people look.
+TEST(ParkingDaemonTest, ARestoreWaitsForTheMemoryItNeedsAndSaysWhy) {
+  ParkingRig rig(GpuFilledWhileParked);
+  rig.nvml.SetTime(0);
+  TickUntil(rig, "parked process", 40);
+  ASSERT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << rig.log;
+
+  rig.nvml.SetTime(1000);  // another process fills the GPU
+  rig.Tick();
+  ASSERT_TRUE(rig.parker->Unpark("0", rig.HolderUser(), false).ok());
+  observe::Verdict v;
+  for (int i = 0; i < 3; ++i) v = rig.Tick();
+  EXPECT_THAT(rig.log, HasSubstr("restoring process " + rig.Pid() + " of " + rig.HolderUser() +
+                                 " on " + v.uuid.str() + " waits: it needs 1.0 GiB on the GPU, "
+                                 "which has 420 MiB free: waiting for process " +
+                                 std::to_string(getpid())));
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << "restored into a full GPU";
+  EXPECT_EQ(rig.metrics.Render({}, {}, false).find("event=\"restore_failed\"} 1"), std::string::npos);
+  ASSERT_TRUE(v.evidence.parking.has_value());
+  EXPECT_EQ(v.evidence.parking->phase, observe::HolderParking::Phase::kRestoring);
+  EXPECT_THAT(v.evidence.parking->waiting, HasSubstr("which has 420 MiB free"));
+  EXPECT_THAT(v.evidence.reason, HasSubstr("is being restored (asked to unpark); it needs 1.0 GiB"));
+
+  rig.nvml.SetTime(2000);  // the other process is gone
+  TickUntil(rig, " restored: ", 5);
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_RUNNING) << rig.log;
+  EXPECT_EQ(rig.log.find("waits:", rig.log.find("waits:") + 1), std::string::npos)
+      << "the wait was said more than once:\n" << rig.log;
+}
+
+// The driver fails every restore: tried again after a back-off that
+// doubles, alerted again while it lasts, until root gives up on the holder
+// (left frozen for its user to end), which the history records.
+TEST(ParkingDaemonTest, AFailingRestoreBacksOffAlertsAgainAndRootMayGiveUp) {
+  ParkingRig rig;
+  TickUntil(rig, "parked process", 40);
+  ASSERT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << rig.log;
+  setenv("GLEANER_FAKE_CUDA_FAIL", "restore", 1);
+  ASSERT_TRUE(rig.parker->Unpark("0", rig.HolderUser(), false).ok());
+  const auto failures = [&] {
+    size_t n = 0;
+    for (size_t at = rig.log.find(" failed ("); at != std::string::npos;
+         at = rig.log.find(" failed (", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  observe::Verdict v = rig.Tick();
+  EXPECT_THAT(rig.log, HasSubstr(" failed (1 time): "));
+  EXPECT_THAT(rig.log, HasSubstr("; tried again in 30s"));
+  v = rig.Tick();  // 10 s later: within the back-off
+  EXPECT_EQ(failures(), 1u) << rig.log;
+  EXPECT_THAT(v.evidence.reason, HasSubstr("its restore failed 1 time ("));
+  EXPECT_EQ(v.state, observe::GpuState::kBusy) << "held for its holder meanwhile";
+  // Two hours of passes 30 s apart: tried 30 s, 1, 2, 4, 8, 16 minutes
+  // apart, then every half hour (each pass, before, tried it again).
+  for (int i = 0; i < 240; ++i) rig.Tick(core::Seconds(30));
+  EXPECT_GE(failures(), 7u) << rig.log;
+  EXPECT_LE(failures(), 11u) << rig.log;
+  EXPECT_THAT(rig.log, HasSubstr(" failed (2 times): "));
+  EXPECT_THAT(rig.log, HasSubstr("; tried again in 30m00s"));
+  size_t alerts = 0;
+  for (const observe::AlertEvent& e : rig.told) {
+    if (e.rule == "holder_restore_failed" && e.firing) ++alerts;
+  }
+  EXPECT_EQ(alerts, 2u) << "said at the first failure and again an hour on";
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED);
+
+  // Giving up is root's; the holder stays frozen, its GPU free.
+  const core::Status own = rig.parker->GiveUp("0", rig.HolderUser(), false, false);
+  EXPECT_EQ(own.code(), core::StatusCode::kPermissionDenied);
+  EXPECT_THAT(own.message(), HasSubstr("only root (an admin) may give up"));
+  ASSERT_TRUE(rig.parker->GiveUp("0", "root", true, false).ok());
+  rig.told.clear();
+  v = rig.Tick();
+  EXPECT_THAT(rig.log, HasSubstr("root gave up restoring process " + rig.Pid() + " of " +
+                                 rig.HolderUser() + " on " + v.uuid.str() +
+                                 ": left frozen with 1.0 GiB in host memory for " +
+                                 rig.HolderUser() + " to end (`kill " + rig.Pid() + "`)"));
+  EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED);
+  EXPECT_EQ(kill(rig.holder, 0), 0) << "the holder was killed";
+  EXPECT_TRUE(rig.parker->Parkings().empty());
+  EXPECT_THAT(testing::Slurp(rig.dir.path() / "parked-holders.json"),
+              Not(HasSubstr("\"pid\":" + rig.Pid())));
+  EXPECT_THAT(rig.recorded, ElementsAre("parked " + v.uuid.str() + " " + rig.HolderUser(),
+                                        "parking_given_up " + v.uuid.str() + " " + rig.HolderUser()));
+  bool resolved = false;
+  for (const observe::AlertEvent& e : rig.told) {
+    resolved = resolved || (e.rule == "holder_restore_failed" && !e.firing);
+  }
+  EXPECT_TRUE(resolved) << "the restore alert was left firing";
+  EXPECT_THAT(rig.metrics.Render({}, {}, false),
+              HasSubstr("gleaner_holder_parking_total{event=\"given_up\"} 1\n"));
+  for (int i = 0; i < 7; ++i) v = rig.Tick();
+  EXPECT_EQ(v.state, observe::GpuState::kIdle) << v.evidence.reason;
+  EXPECT_EQ(rig.parker->GiveUp("0", "root", true, false).code(), core::StatusCode::kNotFound);
+}
+
+TEST(ParkingDaemonTest, RootMayEndAParkedHolderItGivesUpOn) {
+  ParkingRig rig;
+  TickUntil(rig, "parked process", 40);
+  ASSERT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << rig.log;
+  ASSERT_TRUE(rig.parker->Ask(observe::HolderAsk::kKill, "0", "root", true).ok());
+  rig.Tick();
+  EXPECT_THAT(rig.log, HasSubstr("root gave up restoring process " + rig.Pid()));
+  EXPECT_THAT(rig.log, HasSubstr(": ended (SIGKILL); its GPU is free"));
+  int status = 0;
+  ASSERT_EQ(waitpid(rig.holder, &status, 0), rig.holder);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(rig.parker->Parkings().empty());
 }
 
 }  // namespace

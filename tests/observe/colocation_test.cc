@@ -204,7 +204,7 @@ TEST(ParkedVerdictTest, IdleWhileParkedClaimedWhileRestoring) {
     GpuSample x = HeldSample(kT0 + core::Seconds(s), 0, core::Bytes::GiB(30));
     if (s == 300) {
       x.parking = HolderParking{HolderParking::Phase::kNotice, 7, "alice", core::Bytes::GiB(30),
-                                kT0 + core::Seconds(900),      {}};
+                                kT0 + core::Seconds(900),      {}, {}};
     }
     v = c.Observe(x);
   }
@@ -218,7 +218,7 @@ TEST(ParkedVerdictTest, IdleWhileParkedClaimedWhileRestoring) {
   parked.utilization_pct = 0;
   parked.processes_known = true;  // the holder is no longer listed
   parked.parking = HolderParking{HolderParking::Phase::kParked, 7, "alice", core::Bytes::GiB(30),
-                                 kT0 + core::Seconds(900),      {}};
+                                 kT0 + core::Seconds(900),      {}, {}};
   v = c.Observe(parked);
   EXPECT_EQ(v.state, GpuState::kIdle) << v.evidence.reason;
   EXPECT_NE(v.evidence.reason.find("process 7 of alice parked for 1s (30.0 GiB in host memory)"),

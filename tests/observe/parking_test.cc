@@ -86,7 +86,7 @@ TEST(ParkingPlannerTest, ToldThenParkedThenRestoredWhenItsProcessWakes) {
   EXPECT_THAT(restore[0].reason, HasSubstr("uses the CPU again"));
   // Blocked in its first CUDA call, it uses no CPU: still restored, until done.
   EXPECT_EQ(PlanAt(p, HeldSince(0), 4215, h).at(0).kind, Kind::kRestore);
-  p.Restored(kGpu);
+  p.Release(kGpu);
   ParkFacts busy = HeldSince(0);
   busy.verdict.state = GpuState::kBusy;
   EXPECT_TRUE(PlanAt(p, busy, 4216, h).empty());

@@ -308,8 +308,8 @@ TEST_F(ApiTest, KeepAndUnparkReachTheParkerAsTheCaller) {
   ApiOptions options;
   options.user_name = [](uint32_t uid) { return uid == 0 ? "root" : "u" + std::to_string(uid); };
   std::vector<std::string> asked;
-  options.parking = [&](const std::string& gpu, bool unpark, const Caller& caller) {
-    asked.push_back(gpu + (unpark ? " unpark by " : " keep by ") + caller.user +
+  options.parking = [&](const std::string& gpu, observe::HolderAsk ask, const Caller& caller) {
+    asked.push_back(gpu + " " + std::string(observe::HolderAskName(ask)) + " by " + caller.user +
                     (caller.admin() ? " (admin)" : ""));
     return gpu == "9" ? core::NotFound("no GPU 9 on this host") : core::Status::Ok();
   };
@@ -321,8 +321,15 @@ TEST_F(ApiTest, KeepAndUnparkReachTheParkerAsTheCaller) {
   EXPECT_EQ(parking.Handle({"GET", "/v1/gpus/0/keep", {}, ""}, Peer{1000}).status, 405);
   EXPECT_EQ(parking.Handle({"POST", "/v1/gpus/9/keep", {}, ""}, Peer{1000}).status, 404);
   EXPECT_EQ(parking.Handle({"POST", "/v1/gpus/0/evict", {}, ""}, Peer{0}).status, 404);
-  EXPECT_EQ(asked, (std::vector<std::string>{"0 keep by u1000", "GPU-abc unpark by root (admin)",
-                                             "9 keep by u1000"}));
+  const HttpResponse given_up = parking.Handle({"POST", "/v1/gpus/0/give-up", {}, ""}, Peer{0});
+  EXPECT_EQ(given_up.status, 200);
+  EXPECT_THAT(given_up.body, HasSubstr("left frozen for its user to end"));
+  EXPECT_THAT(parking.Handle({"POST", "/v1/gpus/0/kill", {}, ""}, Peer{0}).body,
+              HasSubstr("given up on and ended at the next pass"));
+  EXPECT_EQ(asked,
+            (std::vector<std::string>{"0 keep by u1000", "GPU-abc unpark by root (admin)",
+                                      "9 keep by u1000", "0 give-up by root (admin)",
+                                      "0 kill by root (admin)"}));
 }
 
 TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {

@@ -265,6 +265,7 @@ class GpuCard {
       if (p.phase === 'notice') text = t('evidence.parking_notice', {who, memory, span: duration(Math.max(0, -secondsSince(p.at)))});
       else if (p.phase === 'parking') text = t('evidence.parking_parking', {who, memory, span: duration(secondsSince(p.at))});
       else if (p.phase === 'parked') text = t('evidence.parking_parked', {who, memory, span: duration(secondsSince(p.at))});
+      else if (p.waiting) text = t('evidence.parking_restore_waits', {who, why: p.reason, waiting: p.waiting});
       else text = t('evidence.parking_restoring', {who, why: p.reason});
       rows.push(['evidence.parking', text]);
     }
