@@ -39,16 +39,6 @@ constexpr core::Duration kFirstRestoreRetry = core::Seconds(30);
 constexpr core::Duration kLongestRestoreRetry = core::Seconds(1800);
 constexpr core::Duration kRestoreAlertRepeat = core::Seconds(3600);
 
-}  // namespace
-
-std::string HolderParker::BackingOff(const RestoreTrouble& t, core::TimePoint now) {
-  return "its restore failed " + std::to_string(t.failures) +
-         (t.failures == 1 ? " time (" : " times (") + t.error + "); tried again in " +
-         core::FormatDuration(t.retry_at - now);
-}
-
-namespace {
-
 core::Duration RestoreBackOff(int failures) {
   core::Duration d = kFirstRestoreRetry;
   for (int i = 1; i < failures && d < kLongestRestoreRetry; ++i) d *= 2;
@@ -334,14 +324,22 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
   }
 }
 
+std::string HolderParker::BackingOff(const RestoreTrouble& t, core::TimePoint now) {
+  return "its restore failed " + std::to_string(t.failures) +
+         (t.failures == 1 ? " time (" : " times (") + t.error + "); tried again in " +
+         core::FormatDuration(t.retry_at - now);
+}
+
 std::optional<std::string> HolderParker::RestoreWait(const observe::ParkAction& a,
                                                      const observe::GpuSample* sample,
                                                      core::TimePoint now) const {
-  if (auto t = restore_trouble_.find(a.gpu); t != restore_trouble_.end() && now < t->second.retry_at) {
+  if (auto t = restore_trouble_.find(a.gpu);
+      t != restore_trouble_.end() && now < t->second.retry_at) {
     return BackingOff(t->second, now);
   }
   if (sample == nullptr || !sample->memory_total || !sample->memory_used) return std::nullopt;
-  const core::Bytes free = *sample->memory_total - std::min(*sample->memory_used, *sample->memory_total);
+  const core::Bytes free =
+      *sample->memory_total - std::min(*sample->memory_used, *sample->memory_total);
   if (free >= a.memory) return std::nullopt;
   std::string who;
   size_t named = 0;
@@ -610,9 +608,10 @@ core::Status HolderParker::GiveUp(const std::string& gpu, const std::string& use
     return core::NotFound("no holder is parked on GPU " + gpu);
   }
   if (!admin) {
-    return core::PermissionDenied(
-        "only root (an admin) may give up on GPU " + gpu + "'s parked holder; its user may end it, "
-        "or bring it back with `gleaner unpark " + gpu + "`");
+    return core::PermissionDenied("only root (an admin) may give up on GPU " + gpu +
+                                  "'s parked holder; its user may end it, "
+                                  "or bring it back with `gleaner unpark " +
+                                  gpu + "`");
   }
   give_up_asked_[uuid] = {kill, user};
   return core::Status::Ok();

@@ -137,7 +137,8 @@ class HolderParker {
   // the holder held (a restore that fails for want of memory can break
   // every later restore of that process).
   std::optional<std::string> RestoreWait(const observe::ParkAction& a,
-                                         const observe::GpuSample* sample, core::TimePoint now) const;
+                                         const observe::GpuSample* sample,
+                                         core::TimePoint now) const;
   void GiveUpNow(const core::GpuUuid& gpu, const GiveUpAsk& ask, const cluster::Log& log);
   // "its restore failed 2 times (...); tried again in 1m00s".
   static std::string BackingOff(const RestoreTrouble& t, core::TimePoint now);
@@ -162,10 +163,10 @@ class HolderParker {
   const core::Clock& clock_;
   HolderParkerOptions options_;
   observe::ParkingPlanner planner_;
-  std::map<core::GpuUuid, Parked> parked_;              // in the state file
-  std::map<core::GpuUuid, core::TimePoint> restoring_;  // since its wake, or the ask
+  std::map<core::GpuUuid, Parked> parked_;                   // in the state file
+  std::map<core::GpuUuid, core::TimePoint> restoring_;       // since its wake, or the ask
   std::map<core::GpuUuid, RestoreTrouble> restore_trouble_;  // until restored
-  std::map<core::GpuUuid, std::string> waiting_;              // why a restore waits
+  std::map<core::GpuUuid, std::string> waiting_;             // why a restore waits
   HostMetrics* metrics_ = nullptr;
   Notify notify_;
   Record record_;

@@ -592,8 +592,7 @@ int RunHoldRelease(const JobOptions& o, const std::string& action, std::ostream&
       out, err);
 }
 
-int RunParking(const JobOptions& o, observe::HolderAsk ask, std::ostream& out,
-               std::ostream& err) {
+int RunParking(const JobOptions& o, observe::HolderAsk ask, std::ostream& out, std::ostream& err) {
   if (o.gpu.empty() || o.gpu.size() > 96 ||
       o.gpu.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
           std::string::npos) {

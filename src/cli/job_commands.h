@@ -69,7 +69,7 @@ struct JobOptions {
   bool follow = false;         // logs -f
   bool stderr_stream = false;  // logs --err
   // keep, unpark
-  std::string gpu;  // an index or a UUID
+  std::string gpu;           // an index or a UUID
   bool give_up = false;      // unpark --give-up: leave the parked holder frozen (root)
   bool kill_holder = false;  // unpark --kill: give up and end it (root)
 };

@@ -139,7 +139,8 @@ int Main(int argc, char** argv, const core::Clock& clock,
   if (token_cmds.list->parsed()) return RunTokenList(token, std::cout, std::cerr);
   if (token_cmds.revoke->parsed()) return RunTokenRevoke(token, std::cout, std::cerr);
   if (token_cmds.agent_create->parsed()) return RunAgentTokenCreate(token, std::cout, std::cerr);
-  if (token_cmds.host_forget->parsed()) return RunHostForget(token, std::cout, std::cerr);
+  if (token_cmds.host_forget->parsed()) return RunHostGpus(token, false, std::cout, std::cerr);
+  if (token_cmds.host_accept->parsed()) return RunHostGpus(token, true, std::cout, std::cerr);
   if (eval_cmds.idle->parsed()) return RunEvalIdle(eval_idle, std::cout, std::cerr);
   if (eval_cmds.forecast->parsed()) return RunEvalForecast(eval_forecast, std::cout, std::cerr);
   if (monitor_cmd->parsed()) return RunMonitor(monitor, clock, inspector, std::cout, std::cerr);

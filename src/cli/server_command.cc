@@ -228,13 +228,13 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     }
     return s;
   };
-  api_options.forget_host = [&current_leader, &log](const std::string& host) {
+  api_options.host_gpus = [&current_leader, &log](const std::string& host, bool accept) {
     const std::shared_ptr<cluster::Coordinator> coordinator = current_leader();
     if (coordinator == nullptr) {
       return core::Result<int64_t>(
           core::Unavailable("this coordinator stands by; ask the leading one"));
     }
-    return coordinator->ForgetHost(host, log);
+    return accept ? coordinator->AcceptHostGpus(host, log) : coordinator->ForgetHost(host, log);
   };
   server::Api api(**api_store, clock, api_options);
   // Agents' joins and credentials have a connection of their own, so a

@@ -90,7 +90,12 @@ TokenCommands AddTokenCommands(CLI::App& app, TokenOptions& o) {
       "Release the GPUs a host reported, so that another host may report them (a GPU moved, a "
       "host renamed; root, on a coordinator)");
   c.host_forget->add_option("name", o.host, "The host, as it joined")->required();
-  for (CLI::App* cmd : {c.create, c.list, c.revoke, c.agent_create, c.host_forget}) {
+  c.host_accept = host->add_subcommand(
+      "accept",
+      "Accept the GPUs a host reported after it joined (a GPU added or replaced), which are "
+      "refused until then (root, on a coordinator)");
+  c.host_accept->add_option("name", o.host, "The host, as it joined")->required();
+  for (CLI::App* cmd : {c.create, c.list, c.revoke, c.agent_create, c.host_forget, c.host_accept}) {
     cmd->add_flag("--json", o.json, "JSON output");
     cmd->add_option("--data-dir", o.api.data_dir, "Where `gleaner up` keeps its state");
   }
@@ -131,14 +136,17 @@ int RunTokenRevoke(const TokenOptions& o, std::ostream& out, std::ostream& err) 
   });
 }
 
-int RunHostForget(const TokenOptions& o, std::ostream& out, std::ostream& err) {
+int RunHostGpus(const TokenOptions& o, bool accept, std::ostream& out, std::ostream& err) {
   if (auto s = cluster::CheckAgentName(o.host); !s.ok()) return Fail(err, s);
   return WithApi(o, err, [&](const server::Endpoint& api) {
     return CallApi(
-        api, o.api.token, "POST", "/v1/hosts/" + o.host + "/forget", "", o.json,
+        api, o.api.token, "POST", "/v1/hosts/" + o.host + (accept ? "/accept" : "/forget"), "",
+        o.json,
         [&](const json& j) {
-          return "forgot host " + o.host + ": its " + std::to_string(j["gpus"].get<int64_t>()) +
-                 " GPU(s) may now be reported by another host";
+          const std::string gpus = std::to_string(j["gpus"].get<int64_t>()) + " GPU(s)";
+          return accept ? "accepted " + gpus + " new on host " + o.host
+                        : "forgot host " + o.host + ": its " + gpus +
+                              " may now be reported by another host";
         },
         out, err);
   });

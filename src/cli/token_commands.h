@@ -32,6 +32,7 @@ struct TokenCommands {
   CLI::App* revoke;
   CLI::App* agent_create;  // agent-token create
   CLI::App* host_forget;   // host forget
+  CLI::App* host_accept;   // host accept
 };
 
 TokenCommands AddTokenCommands(CLI::App& app, TokenOptions& options);
@@ -42,7 +43,9 @@ int RunTokenRevoke(const TokenOptions& options, std::ostream& out, std::ostream&
 // to join the cluster as NAME (docs/cluster.md).
 int RunAgentTokenCreate(const TokenOptions& options, std::ostream& out, std::ostream& err);
 // `gleaner host forget NAME`: the coordinator forgets the GPUs host NAME
-// reported, so that another host may report them (docs/cluster.md).
-int RunHostForget(const TokenOptions& options, std::ostream& out, std::ostream& err);
+// reported, so that another host may report them; `gleaner host accept
+// NAME` (`accept`): the GPUs it reported after it joined are its own
+// (docs/cluster.md).
+int RunHostGpus(const TokenOptions& options, bool accept, std::ostream& out, std::ostream& err);
 
 }  // namespace gleaner::cli

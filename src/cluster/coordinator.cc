@@ -253,6 +253,31 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
         "GPUs need UUIDs of their own). If it moved to " +
         agent + ", an admin releases it on a coordinator: gleaner host forget " + owner->second);
   }
+  // The GPUs a host joins with are its own; one it reports later waits for
+  // root. Otherwise an agent could add GPUs it does not have, up to the
+  // limit, and receive the jobs placed there with their users' environments.
+  const bool joined = std::any_of(host_of_gpu_.begin(), host_of_gpu_.end(),
+                                  [&](const auto& owned) { return owned.second == agent; });
+  std::vector<InventoryGpu> fresh;
+  for (const InventoryGpu& g : gpus) {
+    if (!host_of_gpu_.contains(g.uuid)) fresh.push_back(g);
+  }
+  if (joined && !fresh.empty()) {
+    std::string named;
+    for (const InventoryGpu& g : fresh) named += (named.empty() ? "" : ", ") + g.uuid.str();
+    if (host.unaccepted != fresh) {
+      log("host " + agent + " reports " + std::to_string(fresh.size()) +
+          " GPU(s) it did not join with (" + named +
+          "); refused until root accepts them: " + "gleaner host accept " + agent);
+    }
+    host.unaccepted = std::move(fresh);
+    return core::PermissionDenied(
+        "host " + agent + " reports " + std::to_string(host.unaccepted.size()) +
+        " GPU(s) it did not join with (" + named +
+        "): new GPUs wait for an admin, who accepts them on a coordinator: gleaner host accept " +
+        agent);
+  }
+  host.unaccepted.clear();
   if (host.in_scheduler) {  // a GPU came or went, or its rack: the node is placed anew
     Tell(sched::NodeLost{core::NodeId(agent), "its GPUs or rack changed"}, log);
     host.in_scheduler = false;
@@ -449,6 +474,31 @@ void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset
   RunWakes(lock);
 }
 
+core::Result<int64_t> Coordinator::AcceptHostGpus(const std::string& name, const Log& log) {
+  std::unique_lock lock(mu_);
+  const auto it = hosts_.find(name);
+  if (it == hosts_.end() || it->second.unaccepted.empty()) {
+    return core::FailedPrecondition("host " + name +
+                                    " has no new GPUs waiting: they wait here once its agent "
+                                    "reports them to this coordinator");
+  }
+  Host& host = it->second;
+  const core::TimePoint now = clock_.Now();
+  std::vector<store::GpuRecord> records;
+  std::string named;
+  for (const InventoryGpu& g : host.unaccepted) {
+    if (host_of_gpu_.contains(g.uuid)) continue;  // another host's since: stays so
+    records.push_back({g.uuid, name, static_cast<uint32_t>(g.index), g.model, g.memory, now, now});
+    named += (named.empty() ? "" : ", ") + g.uuid.str();
+  }
+  GLEANER_RETURN_IF_ERROR(store_.SaveGpus(records));
+  for (const store::GpuRecord& r : records) host_of_gpu_[r.uuid] = name;
+  host.unaccepted.clear();
+  log("host " + name + ": " + std::to_string(records.size()) + " new GPU(s) accepted" +
+      (named.empty() ? "" : " (" + named + ")"));
+  return static_cast<int64_t>(records.size());
+}
+
 core::Result<int64_t> Coordinator::ForgetHost(const std::string& name, const Log& log) {
   std::unique_lock lock(mu_);
   const auto it = hosts_.find(name);
@@ -508,7 +558,8 @@ core::Status Coordinator::AskHolder(const std::string& gpu, observe::HolderAsk a
   if (!admin && observe::GivesUp(ask)) {
     return core::PermissionDenied("only root (an admin) may give up on GPU " + gpu +
                                   "'s parked holder; its user may end it, or bring it back "
-                                  "with `gleaner unpark " + gpu + "`");
+                                  "with `gleaner unpark " +
+                                  gpu + "`");
   }
   if (!admin && !holders.contains(user)) {
     return core::PermissionDenied("GPU " + gpu + " is not held by " + user +

@@ -120,6 +120,11 @@ class Coordinator {
   // while the host reports or holds jobs. How many GPUs it had.
   core::Result<int64_t> ForgetHost(const std::string& name, const Log& log);
 
+  // `gleaner host accept NAME` (root): the GPUs host `name` reported after
+  // its first join, refused until now, are its own (a GPU added or
+  // replaced); how many. Its agent's next report is heard.
+  core::Result<int64_t> AcceptHostGpus(const std::string& name, const Log& log);
+
   // `with_details`: each GPU's processes and verdict too, which only the
   // gleaner.cluster/v1 document shows (not /metrics).
   std::vector<HostView> Hosts(bool with_details = false) const;
@@ -162,6 +167,9 @@ class Coordinator {
     // reports running them: the only ones whose end is looked up.
     std::set<sched::JobId> left;
     uint64_t orders = 0;  // AgentReply::orders
+    // GPUs it reported after its first join, waiting for root to accept
+    // them (AcceptHostGpus); its reports are refused meanwhile.
+    std::vector<InventoryGpu> unaccepted;
   };
 
   // The host has something new to hear: its count grows and its waiter
@@ -173,8 +181,9 @@ class Coordinator {
   core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log);
   core::Status ApplyExit(const std::string& agent, Host& host, const store::JobRecord& job,
                          const JobEvent& e, const Log& log);
-  // Refuses GPUs another host reported first, and more GPUs than a host
-  // may have; `records`: what to save of a new inventory.
+  // Refuses GPUs another host reported first, more GPUs than a host may
+  // have, and GPUs new since its first join until root accepts them;
+  // `records`: what to save of a new inventory.
   core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
                               const std::string& rack, const sched::HostResources& resources,
                               std::vector<store::GpuRecord>* records, const Log& log);

@@ -100,8 +100,8 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
   if (seg.size() == 4 && seg[1] == "gpus" && observe::ParseHolderAsk(seg[3])) {
     return Parking(request, *caller, seg[2], *observe::ParseHolderAsk(seg[3]));
   }
-  if (seg.size() == 4 && seg[1] == "hosts" && seg[3] == "forget") {
-    return ForgetHost(request, *caller, seg[2]);
+  if (seg.size() == 4 && seg[1] == "hosts" && (seg[3] == "forget" || seg[3] == "accept")) {
+    return HostGpus(request, *caller, seg[2], seg[3] == "accept");
   }
   if (seg.size() != 2) return NoSuchEndpoint(request);
   if (seg[1] == "whoami") {
@@ -160,21 +160,24 @@ HttpResponse Api::Terminal(const HttpRequest& request, const Peer& peer, const s
   return r;
 }
 
-HttpResponse Api::ForgetHost(const HttpRequest& request, const Caller& caller,
-                             const std::string& host) {
+HttpResponse Api::HostGpus(const HttpRequest& request, const Caller& caller,
+                           const std::string& host, bool accept) {
   if (request.method != "POST") return WrongMethod(request);
+  const std::string command = accept ? "accept" : "forget";
   if (!caller.admin()) {
-    return ErrorResponse(core::PermissionDenied("only root forgets a host's GPUs"));
+    return ErrorResponse(core::PermissionDenied("only root " + command +
+                                                "s a host's GPUs (gleaner host " + command + ")"));
   }
-  if (!options_.forget_host) {
-    return ErrorResponse(
-        core::NotFound("this gleaner runs no cluster: `gleaner host forget` is for a coordinator"));
+  if (!options_.host_gpus) {
+    return ErrorResponse(core::NotFound("this gleaner runs no cluster: `gleaner host " + command +
+                                        "` is for a coordinator"));
   }
-  auto forgotten = options_.forget_host(host);
-  if (!forgotten.ok()) return ErrorResponse(forgotten.status());
+  auto done = options_.host_gpus(host, accept);
+  if (!done.ok()) return ErrorResponse(done.status());
   return Json(200, {{"host", host},
-                    {"gpus", *forgotten},
-                    {"message", "its GPUs may now be reported by another host"}});
+                    {"gpus", *done},
+                    {"message", accept ? "its new GPUs are its own; its next report is heard"
+                                       : "its GPUs may now be reported by another host"}});
 }
 
 HttpResponse Api::Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,

@@ -65,10 +65,12 @@ struct ApiOptions {
   // GPU's host); null where this daemon parks nothing.
   std::function<core::Status(const std::string& gpu, observe::HolderAsk ask, const Caller& caller)>
       parking;
-  // POST /v1/hosts/NAME/forget (`gleaner host forget`, root only): a
-  // coordinator forgets a host's GPUs (cluster::Coordinator::ForgetHost);
-  // how many. Unset where there is no cluster.
-  std::function<core::Result<int64_t>(const std::string& host)> forget_host;
+  // POST /v1/hosts/NAME/forget and /accept (`gleaner host forget|accept`,
+  // root only): a coordinator forgets a host's GPUs
+  // (cluster::Coordinator::ForgetHost), or accepts those it reported after
+  // its first join (AcceptHostGpus); how many. Unset where there is no
+  // cluster.
+  std::function<core::Result<int64_t>(const std::string& host, bool accept)> host_gpus;
   // Interactive sessions' terminals, which POST /v1/jobs/ID/terminal hands
   // their owners (`gleaner run --pty`); null where this daemon runs none
   // (a coordinator: its jobs run on other hosts), and then sessions are
@@ -111,8 +113,8 @@ class Api {
 
  private:
   core::Result<Caller> Identify(const HttpRequest& request, const Peer& peer);
-  HttpResponse ForgetHost(const HttpRequest& request, const Caller& caller,
-                          const std::string& host);
+  HttpResponse HostGpus(const HttpRequest& request, const Caller& caller, const std::string& host,
+                        bool accept);
   HttpResponse Parking(const HttpRequest& request, const Caller& caller, const std::string& gpu,
                        observe::HolderAsk ask);
   // POST /v1/jobs/ID/terminal: the session's terminal, passed once to its

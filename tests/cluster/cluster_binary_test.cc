@@ -152,6 +152,11 @@ TEST_F(ClusterBinaryTest, NothingIsLostOrRunTwiceWhenAgentsAndTheLeaderDie) {
   auto token = testing::Gleaner("--data-dir " + (dir_.path() / "s1").string() + " token create");
   ASSERT_EQ(token.rc, 0) << token.err;
   token_ = token.out.substr(token.out.rfind("glt_"), 68);
+  // Every host reported the GPUs it joined with: nothing waits for root.
+  auto accept =
+      testing::Gleaner("--data-dir " + (dir_.path() / "s1").string() + " host accept host1");
+  EXPECT_NE(accept.rc, 0);
+  EXPECT_THAT(accept.err, HasSubstr("host host1 has no new GPUs waiting"));
   std::vector<int64_t> jobs;
   for (int i = 0; i < 6; ++i) jobs.push_back(Submit(port1));
 

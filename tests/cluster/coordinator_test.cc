@@ -867,6 +867,54 @@ TEST(CoordinatorTest, AGpuStaysWithItsHostAcrossRestartsUntilRootForgetsTheHost)
             core::StatusCode::kFailedPrecondition);
 }
 
+// Before: a host that had joined could add GPUs it does not have (up to
+// the limit), and received the jobs placed on them, with their users'
+// environments.
+TEST(CoordinatorTest, GpusAHostReportsAfterItJoinedWaitForRoot) {
+  Cluster c;
+  AgentReport with;
+  with.inventory = {{core::GpuUuid("GPU-1"), 0, "A100", core::Bytes::GiB(80), -1}};
+  with.gpus = {GpuStatus{}};
+  ASSERT_TRUE(c.coordinator->HandleReport("a", with, c.Record()).ok());  // its first join
+  EXPECT_EQ(c.coordinator->AcceptHostGpus("a", c.Record()).status().code(),
+            core::StatusCode::kFailedPrecondition);
+
+  AgentReport grown = with;
+  grown.inventory->push_back({core::GpuUuid("GPU-2"), 1, "A100", core::Bytes::GiB(80), -1});
+  grown.gpus.assign(2, GpuStatus{});
+  c.log.clear();
+  for (int i = 0; i < 3; ++i) {
+    auto refused = c.coordinator->HandleReport("a", grown, c.Record());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), core::StatusCode::kPermissionDenied);
+    EXPECT_THAT(refused.status().message(),
+                HasSubstr("reports 1 GPU(s) it did not join with (GPU-2)"));
+    EXPECT_THAT(refused.status().message(), HasSubstr("gleaner host accept a"));
+  }
+  EXPECT_EQ(c.log.find("did not join with"), c.log.rfind("did not join with"))
+      << "said once, not at every report:\n"
+      << c.log;
+  ASSERT_EQ(c.store->Gpus()->size(), 1u);
+  // One GPU fewer needs no one.
+  AgentReport shrunk = with;
+  shrunk.inventory->clear();
+  shrunk.gpus.clear();
+  EXPECT_TRUE(c.coordinator->HandleReport("a", shrunk, c.Record()).ok());
+
+  // Root accepts: it is the host's, across restarts.
+  ASSERT_FALSE(c.coordinator->HandleReport("a", grown, c.Record()).ok());
+  auto accepted = c.coordinator->AcceptHostGpus("a", c.Record());
+  ASSERT_TRUE(accepted.ok()) << accepted.status().message();
+  EXPECT_EQ(*accepted, 1);
+  EXPECT_THAT(c.log, HasSubstr("host a: 1 new GPU(s) accepted (GPU-2)"));
+  ASSERT_TRUE(c.coordinator->HandleReport("a", grown, c.Record()).ok());
+  c.coordinator =
+      std::make_unique<Coordinator>(*c.store, c.clock, CoordinatorOptions{}, c.Record());
+  EXPECT_TRUE(c.coordinator->HandleReport("a", grown, c.Record()).ok());
+  auto b = c.coordinator->HandleReport("b", grown, c.Record());
+  EXPECT_THAT(b.status().message(), HasSubstr("GPU-1 is already reported by host a"));
+}
+
 // `gleaner keep` and `unpark` on a cluster: the coordinator checks who asks
 // against what the GPU's host last reported (its holders' users, its
 // parked holder), then passes the request on in the host's next reply.

@@ -35,10 +35,14 @@ AgentReport FullReport() {
                                                               {},
                                                               {},
                                                               "29.0 GiB to lend beside the holder"};
-  held.verdict.evidence.parking = observe::HolderParking{
-      observe::HolderParking::Phase::kNotice,      4242, "alice", core::Bytes::GiB(40),
-      core::FromUnixMicros(1'800'000'600'000'000), "asked to unpark",
-      "it needs 40.0 GiB on the GPU, which has 2.0 GiB free"};
+  held.verdict.evidence.parking =
+      observe::HolderParking{observe::HolderParking::Phase::kNotice,
+                             4242,
+                             "alice",
+                             core::Bytes::GiB(40),
+                             core::FromUnixMicros(1'800'000'600'000'000),
+                             "asked to unpark",
+                             "it needs 40.0 GiB on the GPU, which has 2.0 GiB free"};
   GpuDetail unreadable;
   unreadable.verdict = held.verdict;
   r.details = {{1, held}, {0, unreadable}};
@@ -131,8 +135,8 @@ TEST(AgentProtocolTest, RepliesSurviveTheirJson) {
   r.orders = 12;
   r.logs = {{3, 7, false, 4078}, {4, 8, true, 0}};
   r.holders = {{core::GpuUuid("GPU-2"), observe::HolderAsk::kKeep},
-                {core::GpuUuid("GPU-1"), observe::HolderAsk::kUnpark},
-                {core::GpuUuid("GPU-3"), observe::HolderAsk::kKill}};
+               {core::GpuUuid("GPU-1"), observe::HolderAsk::kUnpark},
+               {core::GpuUuid("GPU-3"), observe::HolderAsk::kKill}};
   auto back = ReplyFromJson(nlohmann::json::parse(ReplyToJson(r).dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, r);

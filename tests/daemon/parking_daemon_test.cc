@@ -62,10 +62,12 @@ std::string HeldGpu(pid_t holder) {
 // GPU), and from 2000 s on the holder alone again.
 std::string GpuFilledWhileParked(pid_t holder) {
   const std::string alone = R"({"utilization_gpu_pct": 0, "memory_used_mib": 1500,
-       "processes": [{"pid": )" + std::to_string(holder) +
+       "processes": [{"pid": )" +
+                            std::to_string(holder) +
                             R"(, "used_memory_mib": 1024, "sm_util_pct": 0}]})";
   const std::string filled = R"({"at_s": 1000, "utilization_gpu_pct": 0, "memory_used_mib": 81500,
-       "processes": [{"pid": )" + std::to_string(getpid()) +
+       "processes": [{"pid": )" +
+                             std::to_string(getpid()) +
                              R"(, "used_memory_mib": 81000, "sm_util_pct": 0}]})";
   return R"({"gpus": [{"name": "NVIDIA H100 80GB HBM3", "memory_total_mib": 81920, "timeline": [)" +
          std::string(alone).insert(1, R"("at_s": 0, )") + ", " + filled + ", " +
@@ -426,21 +428,25 @@ TEST(ParkingDaemonTest, ARestoreWaitsForTheMemoryItNeedsAndSaysWhy) {
   observe::Verdict v;
   for (int i = 0; i < 3; ++i) v = rig.Tick();
   EXPECT_THAT(rig.log, HasSubstr("restoring process " + rig.Pid() + " of " + rig.HolderUser() +
-                                 " on " + v.uuid.str() + " waits: it needs 1.0 GiB on the GPU, "
+                                 " on " + v.uuid.str() +
+                                 " waits: it needs 1.0 GiB on the GPU, "
                                  "which has 420 MiB free: waiting for process " +
                                  std::to_string(getpid())));
   EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << "restored into a full GPU";
-  EXPECT_EQ(rig.metrics.Render({}, {}, false).find("event=\"restore_failed\"} 1"), std::string::npos);
+  EXPECT_EQ(rig.metrics.Render({}, {}, false).find("event=\"restore_failed\"} 1"),
+            std::string::npos);
   ASSERT_TRUE(v.evidence.parking.has_value());
   EXPECT_EQ(v.evidence.parking->phase, observe::HolderParking::Phase::kRestoring);
   EXPECT_THAT(v.evidence.parking->waiting, HasSubstr("which has 420 MiB free"));
-  EXPECT_THAT(v.evidence.reason, HasSubstr("is being restored (asked to unpark); it needs 1.0 GiB"));
+  EXPECT_THAT(v.evidence.reason,
+              HasSubstr("is being restored (asked to unpark); it needs 1.0 GiB"));
 
   rig.nvml.SetTime(2000);  // the other process is gone
   TickUntil(rig, " restored: ", 5);
   EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_RUNNING) << rig.log;
   EXPECT_EQ(rig.log.find("waits:", rig.log.find("waits:") + 1), std::string::npos)
-      << "the wait was said more than once:\n" << rig.log;
+      << "the wait was said more than once:\n"
+      << rig.log;
 }
 
 // The driver fails every restore: tried again after a back-off that
@@ -488,17 +494,18 @@ TEST(ParkingDaemonTest, AFailingRestoreBacksOffAlertsAgainAndRootMayGiveUp) {
   ASSERT_TRUE(rig.parker->GiveUp("0", "root", true, false).ok());
   rig.told.clear();
   v = rig.Tick();
-  EXPECT_THAT(rig.log, HasSubstr("root gave up restoring process " + rig.Pid() + " of " +
-                                 rig.HolderUser() + " on " + v.uuid.str() +
-                                 ": left frozen with 1.0 GiB in host memory for " +
-                                 rig.HolderUser() + " to end (`kill " + rig.Pid() + "`)"));
+  EXPECT_THAT(rig.log,
+              HasSubstr("root gave up restoring process " + rig.Pid() + " of " + rig.HolderUser() +
+                        " on " + v.uuid.str() + ": left frozen with 1.0 GiB in host memory for " +
+                        rig.HolderUser() + " to end (`kill " + rig.Pid() + "`)"));
   EXPECT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED);
   EXPECT_EQ(kill(rig.holder, 0), 0) << "the holder was killed";
   EXPECT_TRUE(rig.parker->Parkings().empty());
   EXPECT_THAT(testing::Slurp(rig.dir.path() / "parked-holders.json"),
               Not(HasSubstr("\"pid\":" + rig.Pid())));
-  EXPECT_THAT(rig.recorded, ElementsAre("parked " + v.uuid.str() + " " + rig.HolderUser(),
-                                        "parking_given_up " + v.uuid.str() + " " + rig.HolderUser()));
+  EXPECT_THAT(rig.recorded,
+              ElementsAre("parked " + v.uuid.str() + " " + rig.HolderUser(),
+                          "parking_given_up " + v.uuid.str() + " " + rig.HolderUser()));
   bool resolved = false;
   for (const observe::AlertEvent& e : rig.told) {
     resolved = resolved || (e.rule == "holder_restore_failed" && !e.firing);

@@ -203,7 +203,7 @@ TEST(ParkedVerdictTest, IdleWhileParkedClaimedWhileRestoring) {
   for (int s = 0; s <= 300; ++s) {
     GpuSample x = HeldSample(kT0 + core::Seconds(s), 0, core::Bytes::GiB(30));
     if (s == 300) {
-      x.parking = HolderParking{HolderParking::Phase::kNotice, 7, "alice", core::Bytes::GiB(30),
+      x.parking = HolderParking{HolderParking::Phase::kNotice, 7,  "alice", core::Bytes::GiB(30),
                                 kT0 + core::Seconds(900),      {}, {}};
     }
     v = c.Observe(x);
@@ -217,7 +217,7 @@ TEST(ParkedVerdictTest, IdleWhileParkedClaimedWhileRestoring) {
   parked.uuid = kGpu;
   parked.utilization_pct = 0;
   parked.processes_known = true;  // the holder is no longer listed
-  parked.parking = HolderParking{HolderParking::Phase::kParked, 7, "alice", core::Bytes::GiB(30),
+  parked.parking = HolderParking{HolderParking::Phase::kParked, 7,  "alice", core::Bytes::GiB(30),
                                  kT0 + core::Seconds(900),      {}, {}};
   v = c.Observe(parked);
   EXPECT_EQ(v.state, GpuState::kIdle) << v.evidence.reason;

@@ -326,10 +326,9 @@ TEST_F(ApiTest, KeepAndUnparkReachTheParkerAsTheCaller) {
   EXPECT_THAT(given_up.body, HasSubstr("left frozen for its user to end"));
   EXPECT_THAT(parking.Handle({"POST", "/v1/gpus/0/kill", {}, ""}, Peer{0}).body,
               HasSubstr("given up on and ended at the next pass"));
-  EXPECT_EQ(asked,
-            (std::vector<std::string>{"0 keep by u1000", "GPU-abc unpark by root (admin)",
-                                      "9 keep by u1000", "0 give-up by root (admin)",
-                                      "0 kill by root (admin)"}));
+  EXPECT_EQ(asked, (std::vector<std::string>{"0 keep by u1000", "GPU-abc unpark by root (admin)",
+                                             "9 keep by u1000", "0 give-up by root (admin)",
+                                             "0 kill by root (admin)"}));
 }
 
 TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {
