@@ -297,10 +297,22 @@ bool NodeAgent::Exchange(const HostPass& pass, const cluster::Log& log) {
   Vacate(pass, log);
   auto reply = send_(Report(pass));
   if (!reply.ok()) {
-    if (connected_) log("coordinator unreachable: " + reply.status().message());
+    // A refusal stands until someone acts on it: said once as it changes,
+    // apart from the coordinator being away.
+    const core::StatusCode code = reply.status().code();
+    const bool refused = code == core::StatusCode::kPermissionDenied ||
+                         code == core::StatusCode::kFailedPrecondition ||
+                         code == core::StatusCode::kInvalidArgument;
+    if (refused && reply.status().message() != refusal_) {
+      log("the coordinator refused this host's report: " + reply.status().message());
+    } else if (!refused && connected_) {
+      log("coordinator unreachable: " + reply.status().message());
+    }
+    refusal_ = refused ? reply.status().message() : "";
     connected_ = false;
     return false;
   }
+  refusal_.clear();
   if (!connected_) log("reporting to the coordinator");
   connected_ = true;
   heard_ = clock_.Now();

@@ -148,6 +148,7 @@ class NodeAgent {
   core::TimePoint saved_heard_;                     // heard_ as the state file has it
   bool send_inventory_ = true;
   bool connected_ = false;
+  std::string refusal_;  // the coordinator's last word refusing a report, while it lasts
   std::vector<observe::GpuState> sent_states_;   // in the report under way
   std::vector<observe::GpuState> acked_states_;  // in the last one answered
   // A GPU's details as last sent: what they showed (state and processes)

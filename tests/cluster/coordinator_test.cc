@@ -867,6 +867,22 @@ TEST(CoordinatorTest, AGpuStaysWithItsHostAcrossRestartsUntilRootForgetsTheHost)
             core::StatusCode::kFailedPrecondition);
 }
 
+// Before: a refused report read "coordinator unreachable" in the agent's
+// log, and a first report refused said nothing at all.
+TEST(CoordinatorTest, AnAgentSaysOnceWhyItsReportsAreRefused) {
+  Cluster c;
+  c.AddHost("a", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  c.Step();
+  c.AddHost("b", Scenario("GPU-aaaaaaaa-0000-4000-8000-000000000000"));
+  for (int i = 0; i < 5; ++i) c.Step();
+  const std::string said =
+      "the coordinator refused this host's report: GPU GPU-aaaaaaaa-0000-4000-8000-000000000000 "
+      "is already reported by host a";
+  EXPECT_THAT(c.log, HasSubstr(said));
+  EXPECT_EQ(c.log.find(said), c.log.rfind(said)) << c.log;
+  EXPECT_THAT(c.log, Not(HasSubstr("coordinator unreachable")));
+}
+
 // Before: a host that had joined could add GPUs it does not have (up to
 // the limit), and received the jobs placed on them, with their users'
 // environments.
