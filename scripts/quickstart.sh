@@ -39,7 +39,7 @@ case "${1:-}" in
     install_missing "${packages[@]}"
     build gleaner  # only what runs: the tests and benchmarks wait for `test`
     shift
-    # Where there is no NVIDIA driver, gleaner up says so and runs on the
+    # Where there is no NVIDIA hardware, gleaner up says so and runs on the
     # built-in simulated GPUs. Submit from another terminal:
     #   build/gleaner --data-dir "$data" submit --gpus 1 -- sleep 60
     data="${GLEANER_DATA_DIR:-$here/.gleaner}"

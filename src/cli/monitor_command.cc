@@ -52,6 +52,9 @@ void AddDaemonOptions(CLI::App* cmd, MonitorOptions& options) {
       ->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--for", options.for_s, "Stop after this many seconds")
       ->check(CLI::Range(0.0, 1e9));
+  cmd->add_flag("--accept-gpu-source", options.accept_gpu_source,
+                "Write to a data dir whose history came from the other kind of GPU source "
+                "(simulated or the real driver)");
 }
 
 }  // namespace
@@ -122,12 +125,26 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   GpuSource source;
   int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
   if (rc == kExitNoDriver && options.up && options.fake.empty()) {
-    // `gleaner up` on a machine without NVIDIA GPUs: say so, and show what
-    // it does on simulated ones rather than stopping.
-    err << "gleaner: no NVIDIA driver here; running on simulated GPUs (--fake demo) instead\n";
+    std::error_code exists_ec;
+    const std::optional<std::string> why_not =
+        WhyNotSimulate(options.nvml_library, std::filesystem::exists(config_path, exists_ec));
+    if (why_not) {
+      err << "gleaner: the NVIDIA driver cannot be used and " << *why_not
+          << ", so gleaner does not run on simulated GPUs: fix the driver (`gleaner doctor` "
+             "explains), or pass --fake demo to try gleaner on simulated GPUs\n";
+      return rc;
+    }
+    // `gleaner up` by hand on a machine without NVIDIA GPUs: say so
+    // loudly, and show what it does on simulated ones rather than stopping.
+    err << "gleaner: *** no NVIDIA hardware or driver on this host: running on SIMULATED GPUs "
+           "(--fake demo); nothing here is real ***\n";
     rc = OpenGpuSource("demo", options.nvml_library, clock, inspector, err, &source);
   }
   if (rc != kExitOk) return rc;
+  if (core::Status s = CheckGpuSourceKind(data_dir, source, options.accept_gpu_source); !s.ok()) {
+    err << "gleaner: " << s.message() << "\n";
+    return kExitBadInput;
+  }
   // The webhook's thread logs too.
   std::mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);

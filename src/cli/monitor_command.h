@@ -29,6 +29,9 @@ struct MonitorOptions {
   std::string listen = std::string(kDefaultListen);
   bool listen_given = false;
   net::TlsFiles tls;  // gleaner up: the TCP API over TLS
+  // The data dir's history came from another kind of GPU source (real or
+  // simulated): write this one's there anyway.
+  bool accept_gpu_source = false;
 };
 
 // Registers `gleaner monitor` (observe only).

@@ -83,6 +83,8 @@ std::string_view Advice(nvmlReturn_t code) {
       return "the operating system blocked the request (cgroup device rules?)";
     case NVML_ERROR_NOT_SUPPORTED:
       return "this GPU or driver does not support it";
+    case NVML_ERROR_UNKNOWN:
+      return "the driver reported an unknown error; `nvidia-smi` and dmesg say more";
     default:
       return {};
   }
