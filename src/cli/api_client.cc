@@ -31,7 +31,8 @@ core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target) {
     return std::optional(e);
   }
   const std::string socket = ClientDataDir(target.data_dir) + "/gleaner.sock";
-  if (!std::filesystem::exists(socket)) return std::optional<server::Endpoint>();
+  GLEANER_ASSIGN_OR_RETURN(const bool served, InDataDir(socket));
+  if (!served) return std::optional<server::Endpoint>();
   server::Endpoint e;
   e.unix_path = socket;
   return std::optional(e);

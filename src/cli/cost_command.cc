@@ -98,7 +98,9 @@ std::optional<cost::IdleForecast> HistoryForecast(const std::string& data_dir,
                                                   const std::string& gpu_model, core::TimePoint now,
                                                   std::ostream& err) {
   const std::string db = data_dir + "/gleaner.db";
-  if (!std::filesystem::exists(db)) return std::nullopt;
+  const core::Result<bool> kept = InDataDir(db);
+  if (!kept.ok()) err << "gleaner: " << kept.status().message() << "\n";
+  if (!kept.ok() || !*kept) return std::nullopt;
   auto store = store::SqliteStore::Open(db);
   core::Result<std::optional<cost::IdleForecast>> forecast =
       store.ok()

@@ -116,9 +116,12 @@ void CheckCgroups(std::vector<Check>& checks) {
 void CheckDataAndConfig(const DoctorOptions& o, std::vector<Check>& checks) {
   const std::string data_dir = DataDir(o.data_dir);
   std::error_code ec;
+  const core::Result<bool> reachable = InDataDir(data_dir + "/gleaner.sock");
   if (!std::filesystem::exists(data_dir, ec)) {
     checks.push_back(
         {"data-dir", Level::kWarn, data_dir + " does not exist yet: gleaner up creates it"});
+  } else if (!reachable.ok()) {
+    checks.push_back({"data-dir", Level::kFail, reachable.status().message()});
   } else if (core::Status s = CheckDataDir(data_dir); !s.ok()) {
     checks.push_back({"data-dir", Level::kFail, s.message()});
   } else {

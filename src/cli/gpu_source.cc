@@ -1,8 +1,11 @@
 #include "cli/gpu_source.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <ostream>
 
@@ -116,6 +119,21 @@ std::string DataDir(const std::string& flag) {
   }
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : ".") + "/.local/share/gleaner";
+}
+
+core::Result<bool> InDataDir(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0) return true;
+  const int error = errno;
+  if (error == ENOENT || error == ENOTDIR) return false;
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  if (error == EACCES) {
+    return core::PermissionDenied(
+        "cannot look in " + dir +
+        ": it is private to its owner. Run this as its owner, give "
+        "your own --data-dir, or reach its gleaner with --server URL and a token");
+  }
+  return core::Unavailable("cannot look at " + path + ": " + std::strerror(error));
 }
 
 std::string ClientDataDir(const std::string& flag) {

@@ -63,6 +63,11 @@ inline constexpr const char* kSystemConfig = "/etc/gleaner/gleaner.toml";
 // ~/.local/share/gleaner) otherwise.
 std::string DataDir(const std::string& flag);
 
+// Whether `path`, in a data directory, exists; an error that says what to
+// do where this user may not look in the directory (one private to
+// another user), never an exception.
+core::Result<bool> InDataDir(const std::string& path);
+
 // The one a client command talks to: as DataDir, except that a user with no
 // gleaner of their own running (no socket in their data directory), and no
 // --data-dir or $GLEANER_DATA_DIR, finds root's in /var/lib/gleaner.

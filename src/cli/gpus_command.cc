@@ -63,7 +63,7 @@ std::map<core::GpuUuid, observe::Verdict> StoredVerdicts(const std::string& data
                                                          core::TimePoint now) {
   std::map<core::GpuUuid, observe::Verdict> out;
   const std::string path = DataDir(data_dir) + "/gleaner.db";
-  if (!std::filesystem::exists(path)) return out;
+  if (!InDataDir(path).value_or(false)) return out;
   auto store = store::SqliteStore::Open(path);
   if (!store.ok()) return out;
   auto verdicts = (*store)->LatestVerdicts();
@@ -193,7 +193,7 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
   // The faults a daemon remembers, where this user may read them: this
   // reading alone hears no Xid raised before it started.
   const std::string data_dir = DataDir(options.data_dir);
-  if (std::filesystem::exists(GpuFaultFile(data_dir))) {
+  if (InDataDir(GpuFaultFile(data_dir)).value_or(false)) {
     RememberGpuFaults(
         data_dir, env.clock,
         [&](const std::string& line) { env.err << "gleaner: " << line << "\n"; }, &source);

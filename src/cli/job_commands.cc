@@ -41,7 +41,8 @@ core::Duration Seconds(double s) { return core::Duration(static_cast<int64_t>(s 
 core::Result<std::unique_ptr<store::SqliteStore>> OpenState(const std::string& data_dir_flag) {
   const std::string dir = DataDir(data_dir_flag);
   const std::string path = dir + "/gleaner.db";
-  if (!std::filesystem::exists(path)) {
+  GLEANER_ASSIGN_OR_RETURN(const bool kept, InDataDir(path));
+  if (!kept) {
     return core::NotFound("no gleaner state in " + dir + ": start `gleaner up` first (or pass " +
                           "--data-dir)");
   }

@@ -26,7 +26,12 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileOptions& options) {
 
 int RunProfile(const ProfileOptions& options, std::ostream& out, std::ostream& err) {
   const std::string path = DataDir(options.data_dir) + "/gleaner.db";
-  if (!std::filesystem::exists(path)) {
+  const core::Result<bool> stored = InDataDir(path);
+  if (!stored.ok()) {
+    err << "gleaner: " << stored.status().message() << "\n";
+    return kExitFailure;
+  }
+  if (!*stored) {
     err << "gleaner: no history at " << path
         << "; `gleaner monitor` builds it (or pass --data-dir)\n";
     return kExitFailure;

@@ -72,5 +72,33 @@ TEST(StandardPathsTest, RootsDaemonIsFoundByUsersAndReadsEtcGleaner) {
   testing::Gleaner("cancel 1");
 }
 
+// Before: every command a user ran on another user's private (0700) data
+// dir aborted (exit 134, an uncaught filesystem_error), and doctor called
+// the directory ok.
+TEST(StandardPathsTest, AUserFacingAPrivateDataDirIsToldWhatToDo) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  testing::ThrowawayUser account("glpriv");
+  ASSERT_TRUE(account.ok());
+  testing::TempDir dir;
+  const std::string data = (dir.path() / "state").string();
+  std::filesystem::create_directory(data);
+  std::filesystem::permissions(data, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace);
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  const testing::SharedGleaner shared;
+  const std::string as_user = "cd /tmp && runuser -u " + account.name() + " --";
+  for (const char* command : {"queue", "gpus", "show 1", "events", "profile"}) {
+    const Outcome r =
+        testing::RunBinary(shared.path(), "--data-dir " + data + " " + command, as_user);
+    EXPECT_NE(r.rc, 134) << command << " aborted: " << r.err;
+    EXPECT_NE(r.rc, 0) << command;
+    EXPECT_THAT(r.err, HasSubstr("cannot look in " + data + ": it is private to its owner"))
+        << command;
+  }
+  const Outcome doctor =
+      testing::RunBinary(shared.path(), "doctor --fake demo --data-dir " + data, as_user);
+  EXPECT_THAT(doctor.out, HasSubstr("FAIL  data-dir  cannot look in " + data)) << doctor.out;
+}
+
 }  // namespace
 }  // namespace gleaner
