@@ -34,6 +34,17 @@ core::Result<std::vector<store::EventRecord>> EventsBetween(store::Store& store,
 
 double SecondsBetween(core::TimePoint a, core::TimePoint b) { return core::ToSecondsDouble(b - a); }
 
+// Why a job was asked to leave, without the GPU the claim was on: the
+// scheduler writes "GPU-...: for job 9 (...)" (sched/vacate.cc).
+std::string_view VacateCause(std::string_view detail) {
+  const size_t colon = detail.find(": ");
+  if (colon == std::string_view::npos ||
+      detail.substr(0, colon).find(' ') != std::string_view::npos) {
+    return detail;
+  }
+  return detail.substr(colon + 2);
+}
+
 }  // namespace
 
 core::Result<JobActivity> JobActivityFromStore(store::Store& store, core::TimePoint from,
@@ -63,11 +74,14 @@ core::Result<JobActivity> JobActivityFromStore(store::Store& store, core::TimePo
       }
     } else if (k == "vacating") {
       // A preemption names the job it makes room for, an owner's return
-      // the owner (docs/events.md); the rest is a GPU's state or a lost
-      // coordinator.
-      ++(e.detail.rfind("for job ", 0) == 0         ? a.preempted
-         : e.detail.rfind("owner returned", 0) == 0 ? a.owner_returns
-                                                    : a.sent_away);
+      // the owner (docs/events.md), after the GPU that was claimed; the
+      // rest is a GPU's state or a lost coordinator.
+      const std::string_view cause = VacateCause(e.detail);
+      ++(cause.starts_with("for job ") ? a.preempted
+         : cause.starts_with("owner returned") ||
+                 cause.find(" is being restored (") != std::string_view::npos
+             ? a.owner_returns
+             : a.sent_away);
     } else if (k == "policy_applied" || k == "policy_rolled_back") {
       a.policy_changes.push_back(observe::Rfc3339(e.at) + " " +
                                  (k == "policy_applied" ? "applied" : "rolled back") + " by " +

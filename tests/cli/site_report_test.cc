@@ -74,9 +74,14 @@ std::unique_ptr<store::SqliteStore> Week() {
     ASSERT_TRUE(store->Transition(job, from, to, u).ok()) << reason;
   };
   move(S::kQueued, S::kRunning, 1260, "idle");
-  move(S::kRunning, S::kVacating, 2400, "owner returned: process 7 of alice");
+  // As the scheduler writes them: the GPU claimed, then why.
+  move(S::kRunning, S::kVacating, 2400, g.uuid.str() + ": owner returned: process 7 of alice");
   move(S::kVacating, S::kQueued, 2430, "requeued: its GPU's owner came back");
   move(S::kQueued, S::kRunning, 3000, "idle");
+  move(S::kRunning, S::kVacating, 3100,
+       g.uuid.str() + ": for job 9 (critical, needs 1 GPU): critical work outranks opportunistic");
+  move(S::kVacating, S::kQueued, 3130, "requeued: preempted");
+  move(S::kQueued, S::kRunning, 3200, "idle");
   move(S::kRunning, S::kSucceeded, 3300, "exited 0");
 
   store::NewJob waiting{"carol", 1002, spec, "waiting for approval by dave: critical jobs need it"};
@@ -101,8 +106,8 @@ TEST(SiteReportTest, TheJobsHistoryIsCountedFromTheEvents) {
   EXPECT_EQ(a->started, 1);
   EXPECT_EQ(a->succeeded, 1);
   EXPECT_EQ(a->owner_returns, 1);
-  EXPECT_EQ(a->preempted, 0);
-  EXPECT_EQ(a->requeued, 1);
+  EXPECT_EQ(a->preempted, 1);
+  EXPECT_EQ(a->requeued, 2);
   EXPECT_EQ(a->approvals_asked, 1);
   EXPECT_EQ(a->denied, 1);
   ASSERT_TRUE(a->mean_wait_s.has_value());
