@@ -127,11 +127,14 @@ std::map<core::GpuUuid, LentGpu> NodeAgent::LentGpus() const {
                                    : std::nullopt;
     for (const core::GpuUuid& g : j.gpus) {
       const auto loan = j.beside_holder.find(g);
-      lent[g] = {id, session,
+      lent[g] = {id,
+                 session,
                  loan == j.beside_holder.end()
                      ? std::nullopt
                      : std::optional<observe::LoanBesideHolder>(loan->second),
-                 slurm_job, known ? run->second.uid : std::nullopt};
+                 slurm_job,
+                 known ? run->second.uid : std::nullopt,
+                 j.user};
     }
   }
   return lent;
@@ -162,7 +165,8 @@ void NodeAgent::Save(const cluster::Log& log) {
                 {"attempt", j.of.attempt},
                 {"gpus", std::move(gpus)},
                 {"checkpoint_signal", j.checkpoint_signal},
-                {"grace_us", j.grace.count()}};
+                {"grace_us", j.grace.count()},
+                {"user", j.user}};
     if (run != runner_.running().end() && run->second.process_started_at) {
       one["pid"] = run->second.pid;
       one["process_started_us"] = core::ToUnixMicros(*run->second.process_started_at);
@@ -209,8 +213,8 @@ void NodeAgent::TakeBack(const HeldJob& held, const cluster::Log& log) {
         (held.slurm_job_id.empty() ? "pid " + std::to_string(held.pid.value_or(0))
                                    : "Slurm job " + held.slurm_job_id) +
         "): taken back");
-    jobs_[held.of.job] = {held.of,    held.gpus,          held.checkpoint_signal,
-                          held.grace, held.beside_holder, ""};
+    jobs_[held.of.job] = {
+        held.of, held.gpus, held.checkpoint_signal, held.grace, held.beside_holder, "", held.user};
     return;
   }
   JobEvent e;
@@ -268,6 +272,7 @@ void NodeAgent::TakeBackFromState(const std::string& text, const cluster::Log& l
       held.checkpoint_signal = j.at("checkpoint_signal").get<int>();
       held.grace = core::Duration(j.at("grace_us").get<int64_t>());
       held.slurm_job_id = j.value("slurm_job", "");
+      held.user = j.value("user", "");
       if (j.contains("pid")) {
         held.pid = j["pid"].get<int>();
         held.process_started_at = core::FromUnixMicros(j.at("process_started_us").get<int64_t>());
@@ -672,7 +677,8 @@ void NodeAgent::Launch(const cluster::JobToStart& job, const HostPass& pass,
     return;
   }
   jobs_[job.of.job] = {job.of,         job.gpus, job.spec.checkpoint_signal,
-                       job.spec.grace, beside,   launched->slurm_state};
+                       job.spec.grace, beside,   launched->slurm_state,
+                       job.user};
   e.kind = JobEvent::Kind::kStarted;
   if (launched->slurm_job_id.empty()) {
     e.pid = launched->pid;

@@ -33,6 +33,7 @@ struct HeldJob {
   std::optional<core::TimePoint> process_started_at;
   std::string slurm_job_id;  // run through Slurm: the job to take back
   std::map<core::GpuUuid, observe::LoanBesideHolder> beside_holder;  // lent beside a holder
+  std::string user;  // whose job it is; empty in a state file from before it was kept
 };
 
 struct NodeAgentOptions {
@@ -107,6 +108,7 @@ class NodeAgent {
     core::Duration grace{};
     std::map<core::GpuUuid, observe::LoanBesideHolder> beside_holder;
     std::string reported_state;  // the runner's word on it, as last reported
+    std::string user;
   };
 
   void TakeBack(const HeldJob& held, const cluster::Log& log);

@@ -80,6 +80,7 @@ core::Result<HostPass> Sampler::SampleOnce(core::Status* store_status) {
     observe::GpuSample sample = ToSample(snapshot, pass.at, l == lent.end() ? nullptr : &l->second);
     if (l != lent.end()) {
       sample.lent_to_job = l->second.job;
+      sample.lent_to_user = l->second.user;
       sample.beside_holder = l->second.beside_holder;
     }
     if (auto p = parkings.find(snapshot.uuid); p != parkings.end()) sample.parking = p->second;

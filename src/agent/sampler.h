@@ -46,6 +46,9 @@ struct LentGpu {
   // process's own claim).
   std::string slurm_job;
   std::optional<uint32_t> slurm_job_uid;
+  // Whose job it is: the history names them for the GPU's lent minutes
+  // even while no process of the job shows on the GPU.
+  std::string user;
 };
 
 // One pass over the host: each GPU's sample and verdict.

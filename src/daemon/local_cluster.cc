@@ -68,8 +68,9 @@ void LocalCluster::Recover(const cluster::Log& log) {
                       j.spec.grace,
                       j.pid,
                       j.process_started_at,
-                      "",    // (jobs run through Slurm are all in the state file)
-                      {}});  // (a loan beside a holder is not in the store: reclaimed)
+                      "",  // (jobs run through Slurm are all in the state file)
+                      {},  // (a loan beside a holder is not in the store: reclaimed)
+                      j.user});
     }
     return held;
   });

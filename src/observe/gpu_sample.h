@@ -55,6 +55,7 @@ struct GpuSample {
   // whether or not the job's process shows on the GPU (one that opened no
   // CUDA context yet does not).
   std::optional<int64_t> lent_to_job;
+  std::string lent_to_user;  // that job's user, where known
   // Set when that job was lent the GPU beside its holder.
   std::optional<LoanBesideHolder> beside_holder;
   // Its holder told it will be parked, parked, or being restored (the

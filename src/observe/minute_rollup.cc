@@ -61,6 +61,9 @@ std::vector<MinuteRollup> MinuteRollupBuilder::Add(const GpuSample& s, const Ver
   r.minute = minute;
   o.last_at = s.at;
   o.last_state = v.state;
+  // The job lent the GPU is named whether or not its process shows there
+  // yet (one loading its data has opened no CUDA context).
+  if (!s.lent_to_user.empty()) r.job_users.insert(s.lent_to_user);
   if (!s.utilization_pct) return done;
   const double u = *s.utilization_pct;
   r.utilization_min_pct = r.samples == 0 ? u : std::min(r.utilization_min_pct, u);

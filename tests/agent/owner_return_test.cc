@@ -107,7 +107,7 @@ TEST(OwnerReturnTest, JobIsCheckpointedAndRequeuedWhenTheOwnerComesBack) {
   Sampler sampler(**backend, inspector, nullptr, clock, {});
   const auto session = static_cast<uint32_t>(job->pid);  // the keeper's session
   sampler.WatchLending([&] {
-    return std::map<core::GpuUuid, LentGpu>{{gpu, {id, session, {}, "", {}}}};
+    return std::map<core::GpuUuid, LentGpu>{{gpu, {id, session, {}, "", {}, ""}}};
   });
   sched::VacatePlanner planner;
 
@@ -195,7 +195,7 @@ TEST(OwnerReturnTest, AProcessThatOnlyClaimsToBeTheJobIsAnOwner) {
   // Lent to job 7, started in another session: the process is not its.
   uint32_t job_session = 1;
   sampler.WatchLending([&] {
-    return std::map<core::GpuUuid, LentGpu>{{gpu, {7, job_session, {}, "", {}}}};
+    return std::map<core::GpuUuid, LentGpu>{{gpu, {7, job_session, {}, "", {}, ""}}};
   });
   observe::Verdict v = sampler.SampleOnce()->verdicts[0];
   EXPECT_EQ(v.state, observe::GpuState::kBusy) << v.evidence.reason;

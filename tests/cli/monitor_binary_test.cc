@@ -71,7 +71,12 @@ TEST(MonitorBinaryTest, JudgesStoresAndAlertsAWebhook) {
   // the in-process demo declares them.
   EXPECT_THAT(Gleaner("profile --kind user --data-dir " + data.path().string()).out,
               HasSubstr("no user profiles yet"));
-  ASSERT_EQ(Gleaner("monitor --fake demo --for 1 --data-dir " + data.path().string()).rc, 0);
+  // Simulated history on a real driver's data dir: only when told.
+  ASSERT_EQ(Gleaner("monitor --fake demo --for 1 --data-dir " + data.path().string()).rc, 4);
+  ASSERT_EQ(
+      Gleaner("monitor --fake demo --for 1 --accept-gpu-source --data-dir " + data.path().string())
+          .rc,
+      0);
   Outcome users = Gleaner("profile --kind user --data-dir " + data.path().string());
   EXPECT_THAT(users.out, HasSubstr("user bob:"));
   EXPECT_THAT(users.out, HasSubstr("user alice:"));

@@ -612,6 +612,8 @@ TEST(LocalClusterTest, OnlyThePilotsGpusLend) {
   }
   ASSERT_EQ((*store)->Get(first)->state, store::JobState::kRunning);
   EXPECT_EQ((*store)->Get(first)->gpus, std::vector<core::GpuUuid>{pilot});
+  // Whose job it is, for the history, though `sleep` never opens the GPU.
+  EXPECT_EQ(cluster.LentGpus().at(pilot).user, "tester");
   for (int t = 0; t < 30; ++t) {
     auto pass = sampler.SampleOnce();
     cluster.Act(*pass, kQuiet);

@@ -94,6 +94,24 @@ TEST(MinuteRollupTest, HeldIdleAndHarvestedTimeAndJobUsersAreKeptApart) {
   EXPECT_EQ(merged.job_users, r.job_users);
 }
 
+// Before: a job lent the GPU whose process had not opened it (loading its
+// data; `sleep` on the demo) was harvested time credited to no one, and
+// `cost report --by user` showed it as (unknown).
+TEST(MinuteRollupTest, TheLentJobsUserIsNamedBeforeItsProcessShows) {
+  MinuteRollupBuilder b(core::Seconds(5));
+  for (int s = 0; s < 60; ++s) {
+    GpuSample lent = Sample(s, 0);
+    lent.lent_to_job = 9;
+    lent.lent_to_user = "carol";
+    b.Add(lent, V(GpuState::kHarvested));
+  }
+  auto done = b.Add(Sample(60, 0), V(GpuState::kIdle));
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].job_users, (std::set<std::string>{"carol"}));
+  EXPECT_TRUE(done[0].users.empty());
+  EXPECT_EQ(done[0].harvested, core::Seconds(60));
+}
+
 TEST(MinuteRollupTest, GapsAndMissingReadingsAreNotIdleTime) {
   MinuteRollupBuilder b(core::Seconds(5));
   b.Add(Sample(0, 0), V(GpuState::kIdle));
