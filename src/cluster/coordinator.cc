@@ -256,13 +256,13 @@ core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
   // The GPUs a host joins with are its own; one it reports later waits for
   // root. Otherwise an agent could add GPUs it does not have, up to the
   // limit, and receive the jobs placed there with their users' environments.
-  const bool joined = std::any_of(host_of_gpu_.begin(), host_of_gpu_.end(),
-                                  [&](const auto& owned) { return owned.second == agent; });
   std::vector<InventoryGpu> fresh;
   for (const InventoryGpu& g : gpus) {
     if (!host_of_gpu_.contains(g.uuid)) fresh.push_back(g);
   }
-  if (joined && !fresh.empty()) {
+  // (A scan of every GPU, only when one is new: at a host's first join.)
+  if (!fresh.empty() && std::any_of(host_of_gpu_.begin(), host_of_gpu_.end(),
+                                    [&](const auto& o) { return o.second == agent; })) {
     std::string named;
     for (const InventoryGpu& g : fresh) named += (named.empty() ? "" : ", ") + g.uuid.str();
     if (host.unaccepted != fresh) {
