@@ -276,6 +276,10 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
       case Kind::kForget:
         log(where + ": " + a.reason);
         restoring_.erase(a.gpu);
+        // A holder that exits while its restore backs off takes its alert with it.
+        if (restore_trouble_.erase(a.gpu) > 0) {
+          Tell("holder_restore_failed", a.gpu, a.user, false, where + ": " + a.reason);
+        }
         if (parked_.erase(a.gpu) > 0) {
           if (metrics_ != nullptr) metrics_->Parking("exited");
           Save(log);

@@ -518,6 +518,34 @@ TEST(ParkingDaemonTest, AFailingRestoreBacksOffAlertsAgainAndRootMayGiveUp) {
   EXPECT_EQ(rig.parker->GiveUp("0", "root", true, false).code(), core::StatusCode::kNotFound);
 }
 
+// A holder that exits while its failed restore backs off is forgotten with
+// its trouble: the alert resolved, the GPU free, nothing tried again.
+TEST(ParkingDaemonTest, AHolderThatExitsDuringItsRestoreBackOffTakesItsAlertWithIt) {
+  ParkingRig rig;
+  TickUntil(rig, "parked process", 40);
+  ASSERT_EQ(rig.CudaState(), CU_PROCESS_STATE_CHECKPOINTED) << rig.log;
+  setenv("GLEANER_FAKE_CUDA_FAIL", "restore", 1);
+  ASSERT_TRUE(rig.parker->Unpark("0", rig.HolderUser(), false).ok());
+  rig.Tick();
+  ASSERT_THAT(rig.log, HasSubstr(" failed (1 time): "));
+  kill(rig.holder, SIGKILL);
+  waitpid(rig.holder, nullptr, 0);
+  rig.told.clear();
+  rig.log.clear();
+  observe::Verdict v = rig.Tick();
+  EXPECT_THAT(rig.log, HasSubstr("exited while parked: nothing to restore"));
+  bool resolved = false;
+  for (const observe::AlertEvent& e : rig.told) {
+    resolved = resolved || (e.rule == "holder_restore_failed" && !e.firing);
+  }
+  EXPECT_TRUE(resolved) << "the restore alert was left firing";
+  for (int i = 0; i < 10; ++i) v = rig.Tick(core::Seconds(30));
+  EXPECT_THAT(rig.log, Not(HasSubstr(" failed (2 times)")));
+  EXPECT_FALSE(v.evidence.parking.has_value());
+  EXPECT_THAT(v.evidence.reason, Not(HasSubstr("its restore failed")));
+  EXPECT_TRUE(rig.parker->Parkings().empty());
+}
+
 TEST(ParkingDaemonTest, RootMayEndAParkedHolderItGivesUpOn) {
   ParkingRig rig;
   TickUntil(rig, "parked process", 40);
