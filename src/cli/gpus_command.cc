@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 #include "agent/sampler.h"
@@ -97,60 +98,59 @@ namespace {
 
 using nlohmann::json;
 
-// A header and one line per GPU of `gpus`: a host's (gleaner.gpus/v1,
-// the verdict nested) or a coordinator's (gleaner.cluster/v1, flat).
-std::string GpuRows(const json& gpus) {
-  char line[512];
-  std::snprintf(line, sizeof line, "%-4s %-26s %6s %20s  %-10s %s", "GPU", "NAME", "UTIL", "MEMORY",
-                "STATE", "REASON");
-  std::string out = line;
-  const auto text = [](const json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
-                                                                  : std::string();
-  };
-  const auto gib = [](const json& g, const char* key) {
-    return g.contains(key) && g[key].is_number() ? g[key].get<double>() / (1ULL << 30) : 0.0;
-  };
-  if (!gpus.is_array()) return out;
-  for (const json& g : gpus) {
-    if (!g.is_object()) continue;
-    const json verdict = g.value("verdict", json::object());
-    const std::string state = g.contains("verdict") ? text(verdict, "state") : text(g, "state");
-    const std::string reason = g.contains("verdict")
-                                   ? text(verdict.value("evidence", json()), "reason")
-                                   : text(g, "reason");
-    const std::string util =
-        g.contains("utilization_gpu_pct") && g["utilization_gpu_pct"].is_number_integer()
-            ? std::to_string(g["utilization_gpu_pct"].get<int64_t>())
-            : "-";
-    std::snprintf(line, sizeof line, "\n%-4lld %-26.26s %5s%% %8.1f / %6.1f GiB  %-10s %s",
-                  static_cast<long long>(g.value("index", int64_t{-1})), text(g, "name").c_str(),
-                  util.c_str(), gib(g, "memory_used_bytes"), gib(g, "memory_total_bytes"),
-                  state.empty() ? "-" : state.c_str(), reason.c_str());
-    out += line;
-    if (const json slurm = g.value("slurm_job", json()); slurm.is_object()) {
-      out += "\n     slurm job " + text(slurm, "id") + " " + text(slurm, "user") + "/" +
-             text(slurm, "account") + " " + text(slurm, "partition");
-    }
+// The views in a gleaner's /v1/gpus document: one host's (gleaner.gpus/v1),
+// or each host's of a coordinator (gleaner.cluster/v1, whose agents report
+// fewer readings: those it lacks show as n/a).
+core::Result<std::vector<HostView>> RemoteViews(const json& doc) {
+  if (!doc.is_object() || doc.value("schema", "") != "gleaner.cluster/v1") {
+    auto view = HostViewFromJson(doc);
+    if (!view.ok()) return view.status();
+    return std::vector<HostView>{std::move(view).value()};
   }
-  return out;
+  std::vector<HostView> views;
+  for (const json& host : doc.value("hosts", json::array())) {
+    if (!host.is_object()) continue;
+    const json one = {{"schema", "gleaner.gpus/v1"},
+                      {"taken_at", doc.value("taken_at", "")},
+                      {"host", host.value("host", "?")},
+                      {"source", "agent, " + host.value("health", std::string("?"))},
+                      {"gpus", host.value("gpus", json::array())}};
+    auto view = HostViewFromJson(one);
+    if (!view.ok()) return view.status();
+    views.push_back(std::move(view).value());
+  }
+  return views;
 }
 
-// The GPUs of a gleaner's /v1/gpus document: one host's, or each host's of
-// a coordinator.
-std::string RemoteGpuTable(const json& doc) {
-  if (!doc.is_object()) return "gleaner answered something that is not a GPU document";
-  if (doc.value("schema", "") == "gleaner.cluster/v1") {
-    std::string out;
-    for (const json& host : doc.value("hosts", json::array())) {
-      if (!host.is_object()) continue;
-      out += (out.empty() ? "" : "\n\n") + host.value("host", "?") + "  " +
-             host.value("health", "?") + "\n" + GpuRows(host.value("gpus", json::array()));
-    }
-    return out.empty() ? "no agent has reported yet" : out;
+// What `gpus` prints of a served document: the table, or with `explain`
+// one GPU's reasoning (sets *rc on a GPU it cannot name).
+std::string ShowRemote(const json& doc, const GpusOptions& options, std::ostream& err, int* rc) {
+  auto views = RemoteViews(doc);
+  if (!views.ok()) {
+    *rc = kExitFailure;
+    err << "gleaner: the daemon answered " << views.status().message() << "\n";
+    return "";
   }
-  return doc.value("host", "") + "  source " + doc.value("source", "") + "\n" +
-         GpuRows(doc.value("gpus", json::array()));
+  if (views->empty()) return "no agent has reported yet";
+  if (options.explain.empty()) {
+    std::string out;
+    for (const HostView& v : *views) out += (out.empty() ? "" : "\n") + GpusToTable(v);
+    if (!out.empty() && out.back() == '\n') out.pop_back();  // the caller ends the line
+    return out;
+  }
+  // One view of every host's GPUs: an index that names several asks for
+  // the UUID.
+  HostView all = views->front();
+  for (size_t i = 1; i < views->size(); ++i) {
+    for (GpuView& g : (*views)[i].gpus) all.gpus.push_back(std::move(g));
+  }
+  // The thresholds this host's config sets, where it can be read.
+  auto config = LoadConfig(ConfigPath(DataDir(options.data_dir), ""), false);
+  std::ostringstream out;
+  *rc = Explain(all, options.explain, config.ok() ? config->idle : observe::IdleConfig(), out, err);
+  std::string text = out.str();
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
 }
 
 }  // namespace
@@ -160,26 +160,27 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
   // A remote gleaner (--server), or the one serving the data directory:
   // its view has the history a one-off reading lacks, and works where this
   // process could not open the GPUs (a daemon on simulated ones). An
-  // explicit --fake, --nvml-library, --explain or --topology reads here.
+  // explicit --fake, --nvml-library or --topology reads here.
   const bool local_only = !options.fake.empty() ||
-                          options.nvml_library != GpusOptions().nvml_library ||
-                          !options.explain.empty() || options.topology;
+                          options.nvml_library != GpusOptions().nvml_library || options.topology;
   if (!options.server.empty() || !local_only) {
     auto api = FindApi({options.server, options.token, options.data_dir, options.tls});
     if (!api.ok()) return Fail(env.err, api.status());
     if (*api) {
       for (;;) {
         if (options.watch_s && !options.json) env.out << "\033[H\033[2J";  // clear the terminal
+        int shown = kExitOk;
         const int rc = CallApi(
             **api, options.token, "GET", "/v1/gpus", "", false,
             [&](const json& doc) {
               return options.json ? doc.dump(options.watch_s ? -1 : 2, ' ', false,
                                              json::error_handler_t::replace)
-                                  : RemoteGpuTable(doc);
+                                  : ShowRemote(doc, options, env.err, &shown);
             },
             env.out, env.err);
         env.out.flush();
-        if (rc != kExitOk || !options.watch_s) return rc;
+        if (rc != kExitOk) return rc;
+        if (shown != kExitOk || !options.watch_s) return shown;
         std::this_thread::sleep_for(std::chrono::duration<double>(*options.watch_s));
       }
     }

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/result.h"
+
 #include "cli/host_view.h"
 
 namespace gleaner::cli {
@@ -10,6 +12,11 @@ namespace gleaner::cli {
 // A reading that has no value is null, and its reason is listed under the
 // GPU's "unavailable" object, so zero is never confused with "not supported".
 nlohmann::json GpusToJson(const HostView& view);
+
+// The view a gleaner.gpus/v1 document was written from (GpusToJson's
+// inverse, for the view a daemon serves); the error counters and the
+// topology are left out. A document of another schema is an error.
+core::Result<HostView> HostViewFromJson(const nlohmann::json& doc);
 
 // A Slurm job as the documents show it: id, user, account, partition, ...
 nlohmann::json SlurmJobJson(const slurm::SlurmJob& job);

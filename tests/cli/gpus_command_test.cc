@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "cli/exit_codes.h"
+#include "cli/gpus_json.h"
+#include "cli/gpus_table.h"
 #include "testing/temp_dir.h"
 
 namespace gleaner::cli {
@@ -56,6 +58,26 @@ TEST(GpusCommandTest, TableShowsGpusProcessesAndTopology) {
                         "PIX", "SYS", "NV"}) {
     EXPECT_THAT(r.out, HasSubstr(s));
   }
+}
+
+// A daemon serves its view as JSON: read back, it shows as the same table.
+TEST(GpusCommandTest, AServedDocumentShowsAsTheSameTable) {
+  core::ManualClock clock(core::FromUnixMicros(1'700'000'000'123'000));
+  GpusOptions options;
+  options.fake = "demo";
+  const Outcome table = RunWith(options, clock);
+  ASSERT_EQ(table.rc, kExitOk) << table.err;
+  options.json = true;
+  const Outcome doc = RunWith(options, clock);
+  ASSERT_EQ(doc.rc, kExitOk) << doc.err;
+  auto view = HostViewFromJson(nlohmann::json::parse(doc.out));
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  view->topology.clear();
+  EXPECT_EQ(GpusToTable(*view), table.out);
+  EXPECT_FALSE(HostViewFromJson(nlohmann::json{{"schema", "other/v1"}}).ok());
+  const auto damaged = HostViewFromJson(
+      nlohmann::json{{"schema", "gleaner.gpus/v1"}, {"gpus", {{{"index", "zero"}}}}});
+  EXPECT_FALSE(damaged.ok());
 }
 
 TEST(GpusCommandTest, UnreadableFieldsShowAsNotAvailableNotZero) {

@@ -614,6 +614,16 @@ TEST(UpBinaryTest, GpusShowsTheRunningDaemonsView) {
   ASSERT_EQ(table.rc, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("source fake:demo"));
   EXPECT_THAT(table.out, HasSubstr("held_idle"));
+  // The same table as a reading here: processes with their users, the
+  // temperature, the power and the clock.
+  for (const char* s : {"python eval.py --suite full", "carol", "612 / 700 W", "SM MHz", "TEMP"}) {
+    EXPECT_THAT(table.out, HasSubstr(s));
+  }
+  const testing::Outcome explained = testing::Gleaner("--data-dir " + data + " gpus --explain 0");
+  ASSERT_EQ(explained.rc, 0) << explained.err;
+  EXPECT_THAT(explained.out, HasSubstr("why        "));
+  EXPECT_THAT(explained.out, HasSubstr("thresholds busy at"));
+  EXPECT_EQ(testing::Gleaner("--data-dir " + data + " gpus --explain 99").rc, 2) << "a GPU it cannot name is a usage error";
   const testing::Outcome doc = testing::Gleaner("--data-dir " + data + " gpus --json");
   ASSERT_EQ(doc.rc, 0) << doc.err;
   EXPECT_EQ(json::parse(doc.out)["schema"], "gleaner.gpus/v1");

@@ -184,6 +184,20 @@ TEST_F(ClusterBinaryTest, NothingIsLostOrRunTwiceWhenAgentsAndTheLeaderDie) {
     EXPECT_EQ(h["health"], "up");
     for (const json& g : h["gpus"]) host_of[g["uuid"]] = h["host"];
   }
+  // `gleaner gpus` on the coordinator: each host's GPUs with their jobs'
+  // processes; a GPU named by its UUID explained wherever it is.
+  const std::string server =
+      "--server http://127.0.0.1:" + std::to_string(port1) + " --token " + token_;
+  const testing::Outcome table = testing::Gleaner(server + " gpus");
+  ASSERT_EQ(table.rc, 0) << table.err;
+  for (const char* host : {"host1  ", "host2  ", "host3  "}) EXPECT_THAT(table.out, HasSubstr(host));
+  EXPECT_THAT(table.out, HasSubstr("source agent, up"));
+  EXPECT_THAT(table.out, HasSubstr("harvested"));
+  const std::string some_gpu = running.begin()->second["gpus"][0];
+  const testing::Outcome explained = testing::Gleaner(server + " gpus --explain " + some_gpu);
+  ASSERT_EQ(explained.rc, 0) << explained.err;
+  EXPECT_THAT(explained.out, HasSubstr("state      harvested"));
+  EXPECT_EQ(testing::Gleaner(server + " gpus --explain 0").rc, 2) << "index 0 is on every host";
   // The leader's metrics count the agents and the placed jobs.
   auto metrics =
       server::HttpCall(*server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port1)), "GET",
