@@ -112,9 +112,13 @@ int RunTokenCreate(const TokenOptions& o, std::ostream& out, std::ostream& err) 
     return CallApi(
         api, o.api.token, "POST", "/v1/tokens", body.dump(), o.json,
         [](const json& t) {
+          std::string scopes;
+          for (const json& s : t.value("scopes", json::array())) {
+            if (s.is_string()) scopes += (scopes.empty() ? "" : ", ") + s.get<std::string>();
+          }
           return "token " + std::to_string(t["id"].get<int64_t>()) + " for " +
-                 t["user"].get<std::string>() + " (shown only now; keep it secret):\n" +
-                 t["token"].get<std::string>();
+                 t["user"].get<std::string>() + (scopes.empty() ? "" : " (may " + scopes + ")") +
+                 ", shown only now; keep it secret:\n" + t["token"].get<std::string>();
         },
         out, err);
   });

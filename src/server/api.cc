@@ -28,20 +28,30 @@ core::Result<Caller> Api::Identify(const HttpRequest& request, const Peer& peer)
 namespace {
 
 // What a token must be allowed to do `request`: reading is "read",
-// deciding approvals "approve", managing tokens and the policy "admin",
-// anything else that changes something "submit".
+// deciding approvals "approve", managing tokens, the policy and hosts, and
+// giving up on a parked holder "admin", anything else that changes
+// something "submit".
 core::Status WithinScopes(const HttpRequest& request, const std::vector<std::string>& seg,
-                          const Caller& caller) {
+                          const Caller& caller, bool root_may_submit) {
   std::pair<Scope, const char*> needed = {kScopeSubmit, "submit"};
   if (request.method == "GET") {
     needed = {kScopeRead, "read"};
   } else if (seg.size() == 4 && seg[1] == "jobs" && (seg[3] == "approve" || seg[3] == "deny")) {
     needed = {kScopeApprove, "approve"};
-  } else if (seg.size() >= 2 &&
-             (seg[1] == "tokens" || seg[1] == "agent-tokens" || seg[1] == "policy")) {
+  } else if (seg.size() >= 2 && (seg[1] == "tokens" || seg[1] == "agent-tokens" ||
+                                  seg[1] == "policy" || seg[1] == "hosts")) {
+    needed = {kScopeAdmin, "admin"};
+  } else if (seg.size() == 4 && seg[1] == "gpus" && observe::ParseHolderAsk(seg[3]) &&
+             observe::GivesUp(*observe::ParseHolderAsk(seg[3]))) {
     needed = {kScopeAdmin, "admin"};
   }
   if (caller.May(needed.first)) return core::Status::Ok();
+  if (caller.uid == 0 && needed.first == kScopeSubmit && !root_may_submit) {
+    return core::PermissionDenied(
+        "this root token may not " + request.method + " " + request.path +
+        ": root's tokens never submit, so that none starts a job as root ([api] "
+        "allow_root_tokens); run it as root on the server host, or with an ordinary user's token");
+  }
   std::string has;
   for (const std::string& s : ScopeNames(caller.scopes)) has += (has.empty() ? "" : ", ") + s;
   return core::PermissionDenied("this token may not " + request.method + " " + request.path +
@@ -59,7 +69,10 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
   std::string query;
   const std::vector<std::string> seg = Segments(request.path, &query);
   if (caller->by_token) {
-    if (core::Status s = WithinScopes(request, seg, *caller); !s.ok()) return ErrorResponse(s);
+    if (core::Status s = WithinScopes(request, seg, *caller, options_.tokens.allow_root);
+        !s.ok()) {
+      return ErrorResponse(s);
+    }
   }
   if (seg.size() == 1 && seg[0] == "metrics" && options_.metrics) {
     if (request.method != "GET") return WrongMethod(request);

@@ -17,6 +17,9 @@ inline constexpr uint32_t kAnonymousUid = 0xFFFFFFFF;
 // powers, for a root token). A caller on the Unix socket may do all.
 enum Scope : uint8_t { kScopeRead = 1, kScopeSubmit = 2, kScopeApprove = 4, kScopeAdmin = 8 };
 inline constexpr uint8_t kAllScopes = kScopeRead | kScopeSubmit | kScopeApprove | kScopeAdmin;
+// What a root token may do unless [api] allow_root_tokens: everything but
+// submit, so that no token starts a job as root.
+inline constexpr uint8_t kRootTokenScopes = kScopeRead | kScopeApprove | kScopeAdmin;
 
 // Who is calling, once authenticated: on the Unix socket the kernel says
 // (SO_PEERCRED); over TCP, the token's owner, within its scopes and

@@ -71,10 +71,11 @@ core::Result<Caller> TokenApi::Authenticate(const std::string& secret) {
     return core::Unauthenticated("this token expired at " + observe::Rfc3339(*found->expires_at) +
                                  "; create a new one with `gleaner token create`");
   }
-  if (found->uid == 0 && !policy_.allow_root) {
+  if (found->uid == 0 && !policy_.allow_root && (ScopesOf(*found) & kScopeSubmit) != 0) {
     return core::Unauthenticated(
-        "tokens that act as root are refused ([api] allow_root_tokens is off); use a token of "
-        "an ordinary user");
+        "this root token may submit, and tokens that start jobs as root are refused ([api] "
+        "allow_root_tokens is off); create one without the submit scope (gleaner token create), "
+        "or use a token of an ordinary user");
   }
   return Caller{found->uid, found->user, true, false, ScopesOf(*found), found->projects};
 }
@@ -203,12 +204,6 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
     if (!uid) return ErrorResponse(core::InvalidArgument("no local user \"" + t.user + "\""));
     t.uid = *uid;
   }
-  if (t.uid == 0 && !policy_.allow_root) {
-    return ErrorResponse(core::PermissionDenied(
-        "a token that acts as root would let whoever holds it run jobs as root over TCP; create "
-        "one for an ordinary user (--user NAME), or set allow_root_tokens = true under [api] in "
-        "gleaner.toml"));
-  }
   t.expires_at = t.created_at + policy_.lifetime;
   if (body.contains("scopes")) {
     const std::vector<std::string> names = body["scopes"];
@@ -218,6 +213,18 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
           core::InvalidArgument("scopes: expected one or more of read, submit, approve, admin"));
     }
     t.scopes = ScopeNames(*scopes);
+  }
+  // Root's tokens read, approve and administer, but never start a job as
+  // root over TCP, unless the site allows it: by default they are made so.
+  if (t.uid == 0 && !policy_.allow_root) {
+    if (!t.scopes) {
+      t.scopes = ScopeNames(kRootTokenScopes);
+    } else if ((ScopesOf(t) & kScopeSubmit) != 0) {
+      return ErrorResponse(core::PermissionDenied(
+          "a root token with the submit scope would let whoever holds it run jobs as root over "
+          "TCP; leave submit out (--scope read,approve,admin), create one for an ordinary user "
+          "(--user NAME), or set allow_root_tokens = true under [api] in gleaner.toml"));
+    }
   }
   if (body.contains("projects")) t.projects = body["projects"].get<std::vector<std::string>>();
   auto secret = NewTokenSecret();

@@ -38,7 +38,7 @@ class ApiTest : public ::testing::Test {
     };
     options.gpus = [] { return json{{"schema", "gleaner.gpus/v1"}, {"gpus", json::array()}}; };
     // CI runs these as root, whose tokens must be allowed explicitly
-    // (RootTokensAreRefusedUnlessAllowed).
+    // (RootTokensNeverSubmitUnlessAllowed).
     options.tokens.allow_root = true;
     options.queue_changed = [this] { ++queue_changed_; };
     api_ = std::make_unique<Api>(*store_, clock_, options);
@@ -273,13 +273,28 @@ TEST_F(ApiTest, AHugeArrayOfAHugeSpecIsRefused) {
   EXPECT_TRUE(store_->List({})->empty());
 }
 
-TEST_F(ApiTest, RootTokensAreRefusedUnlessAllowed) {
+// Root's tokens read, approve and administer, but none may start a job as
+// root over TCP unless the site allows it.
+TEST_F(ApiTest, RootTokensNeverSubmitUnlessAllowed) {
   ApiOptions options;
   options.uid_of = [](const std::string&) -> std::optional<uint32_t> { return 0; };
   options.user_name = [](uint32_t uid) { return uid == 0 ? "root" : "u" + std::to_string(uid); };
   Api strict(*store_, clock_, options);
   const HttpRequest mint{"POST", "/v1/tokens", {}, R"({"name": "laptop"})"};
-  const HttpResponse refused = strict.Handle(mint, Peer{0});
+  const HttpResponse made = strict.Handle(mint, Peer{0});
+  ASSERT_EQ(made.status, 201) << made.body;
+  EXPECT_EQ(json::parse(made.body)["scopes"], json({"read", "approve", "admin"}));
+  const std::string bearer = "Bearer " + json::parse(made.body)["token"].get<std::string>();
+  EXPECT_EQ(strict.Handle({"GET", "/v1/whoami", {{"authorization", bearer}}, ""}, Peer{}).status,
+            200);
+  const HttpResponse submit = strict.Handle(
+      {"POST", "/v1/jobs", {{"authorization", bearer}}, R"({"command": ["true"]})"}, Peer{});
+  EXPECT_EQ(submit.status, 403);
+  EXPECT_THAT(json::parse(submit.body)["error"]["message"].get<std::string>(),
+              HasSubstr("root's tokens never submit"));
+  EXPECT_TRUE(store_->List({})->empty());
+  const HttpResponse refused = strict.Handle(
+      {"POST", "/v1/tokens", {}, R"({"name": "ci", "scopes": ["read", "submit"]})"}, Peer{0});
   EXPECT_EQ(refused.status, 403);
   EXPECT_THAT(refused.body, HasSubstr("allow_root_tokens"));
   // One made where root tokens were allowed stops working here.
