@@ -366,10 +366,11 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   out << line;
   for (const sim::HarvestBaselineRun& r : *runs) {
     std::snprintf(line, sizeof line,
-                  "  %-8s %-16s harvested %8.1f GPU-h (%5.1f %% of idle), lost %7.1f, owner "
-                  "returns %6lld, jobs finished %lld\n",
+                  "  %-8s %-16s harvested %8.1f GPU-h (%8.1f while idle: %5.1f %% of idle), lost "
+                  "%7.1f, owner returns %6lld, jobs finished %lld\n",
                   r.metrics.policy.c_str(), r.checkpoints ? "checkpoints" : "no checkpoints",
-                  r.metrics.harvested_gpu_hours, 100 * r.metrics.harvested_share_of_idle,
+                  r.metrics.harvested_gpu_hours, r.metrics.harvested_idle_gpu_hours,
+                  100 * r.metrics.harvested_share_of_idle,
                   r.metrics.lost_gpu_hours, static_cast<long long>(r.metrics.owner_returns),
                   static_cast<long long>(r.metrics.jobs_finished));
     out << line;

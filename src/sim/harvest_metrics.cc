@@ -15,6 +15,7 @@ HarvestMetrics ComputeHarvestMetrics(const std::string& policy, bool checkpoints
   m.policy = policy;
   m.checkpoints = checkpoints;
   m.harvested_gpu_hours = Hours(r.harvested_gpu_s);
+  m.harvested_idle_gpu_hours = Hours(r.harvested_idle_gpu_s);
   m.harvested_share_of_idle = r.idle_gpu_s > 0 ? static_cast<double>(r.harvested_idle_gpu_s) /
                                                      static_cast<double>(r.idle_gpu_s)
                                                : 0;
@@ -81,6 +82,7 @@ nlohmann::ordered_json HarvestMetricsJson(const HarvestMetrics& m) {
   j["policy"] = m.policy;
   j["checkpoints"] = m.checkpoints;
   j["harvested_gpu_hours"] = m.harvested_gpu_hours;
+  j["harvested_idle_gpu_hours"] = m.harvested_idle_gpu_hours;
   j["harvested_share_of_idle"] = m.harvested_share_of_idle;
   j["useful_gpu_hours"] = m.useful_gpu_hours;
   j["lost_gpu_hours"] = m.lost_gpu_hours;

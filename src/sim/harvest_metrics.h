@@ -14,8 +14,12 @@ namespace gleaner::sim {
 struct HarvestMetrics {
   std::string policy;
   bool checkpoints = false;
+  // GPU-time jobs held lent GPUs, also while their owners computed beside
+  // them (naive lending): it may exceed the physical limit.
   double harvested_gpu_hours = 0;
-  // Of the physical limit, the share jobs used while owners were away.
+  // Of that, what they used while owners were away, and its share of the
+  // physical limit (never above 1).
+  double harvested_idle_gpu_hours = 0;
   double harvested_share_of_idle = 0;
   double useful_gpu_hours = 0;  // harvested less the work thrown away
   double lost_gpu_hours = 0;

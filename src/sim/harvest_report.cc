@@ -59,7 +59,9 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
       title,
       ".line2{fill:none;stroke:#d9822b;stroke-width:1.5}.line3{fill:none;stroke:#2a9d4b;"
       "stroke-width:1.5}.line4{fill:none;stroke:#999;stroke-width:1.5}.bar1{fill:#2a9d4b}"
-      ".bar2{fill:#c0392b}.bar3{fill:#d9822b}p.note{color:#555}td,th{font-size:13px}");
+      ".line5{fill:none;stroke:#2b6cd9;stroke-width:1.5}.line6{fill:none;stroke:#8e44ad;"
+      "stroke-width:1.5}.bar2{fill:#c0392b}.bar3{fill:#d9822b}p.note{color:#555}"
+      "td,th{font-size:13px}");
   h += info.preface_html;
   const int64_t span_s = owner.end_s - owner.start_s;
   const HarvestLimit limit = runs.empty() ? HarvestLimit{} : LimitOf(runs.front().result);
@@ -75,13 +77,15 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
        " of them with an owner's process holding the GPU; " + Hours(limit.owner_busy_gpu_hours) +
        " GPU-hours busy, " + Hours(limit.no_data_gpu_hours) + " without data.</p>\n";
 
-  h += "<table>\n<tr><th>run</th><th>harvested GPU-h</th><th>of idle</th><th>useful GPU-h</th>"
+  h += "<table>\n<tr><th>run</th><th>harvested GPU-h</th><th>while owners idle GPU-h (of "
+       "idle)</th><th>useful GPU-h</th>"
        "<th>lost GPU-h</th><th>owner returns</th><th>owner wait GPU-h</th><th>jobs done</th>"
        "<th>median / p99 JCT</th><th>median wait</th><th>Jain</th></tr>\n";
   for (const HarvestBaselineRun& r : runs) {
     const HarvestMetrics& m = r.metrics;
     h += "<tr><th>" + EscapeHtml(RunName(r)) + "</th><td>" + Hours(m.harvested_gpu_hours) +
-         "</td><td>" + FormatFixed(100 * m.harvested_share_of_idle, 1) + " %</td><td>" +
+         "</td><td>" + Hours(m.harvested_idle_gpu_hours) + " (" +
+         FormatFixed(100 * m.harvested_share_of_idle, 1) + " %)</td><td>" +
          Hours(m.useful_gpu_hours) + "</td><td>" + Hours(m.lost_gpu_hours) + "</td><td>" +
          std::to_string(m.owner_returns) + "</td><td>" + FormatFixed(m.owner_delay_gpu_hours, 1) +
          "</td><td>" + std::to_string(m.jobs_finished) + " / " + std::to_string(queue.size()) +
@@ -112,37 +116,50 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
     }
     h += "</table>\n";
   }
-  h += "<p class=\"note\">Harvested: GPU-time jobs held lent GPUs; of idle: the share "
-       "of the physical limit used while owners were away. Useful: harvested less the work "
+  h += "<p class=\"note\">Harvested: GPU-time jobs held lent GPUs, also while owners "
+       "computed beside them (so it may pass the physical limit); while owners idle: the part "
+       "used while owners were away, and its share of the physical limit. Useful: harvested less the work "
        "preemptions threw away (lost). Owner returns: lent GPUs their owners took back; owner "
        "wait: the GPU-time owners waited for a job to leave. Jain: fairness across users of the "
        "share of their asked GPU-hours that finished (1 = equal).</p>\n";
 
-  const HarvestBaselineRun* gleaner = Pick(runs, HarvestPolicy::kGleaner);
-  const HarvestBaselineRun* naive = Pick(runs, HarvestPolicy::kNaive);
+  // Every lending policy that ran, each in its colour; "none" lends nothing.
+  struct Drawn {
+    const HarvestBaselineRun* run;
+    const char* css;
+  };
+  std::vector<Drawn> lending;
+  for (const auto& [policy, css] : {std::pair{HarvestPolicy::kNaive, "line2"},
+                                    std::pair{HarvestPolicy::kGleaner, "line3"},
+                                    std::pair{HarvestPolicy::kColocate, "line5"},
+                                    std::pair{HarvestPolicy::kPark, "line6"}}) {
+    const HarvestBaselineRun* r = Pick(runs, policy);
+    if (r != nullptr && !r->result.slices.empty()) lending.push_back({r, css});
+  }
   const HarvestBaselineRun* none = Pick(runs, HarvestPolicy::kNone);
-  if (gleaner != nullptr && !gleaner->result.slices.empty()) {
-    const std::vector<HarvestSlice>& gs = gleaner->result.slices;
-    const double slice_s = static_cast<double>(span_s) / static_cast<double>(gs.size());
+  if (!lending.empty()) {
+    const std::vector<HarvestSlice>& first = lending.front().run->result.slices;
+    const double slice_s = static_cast<double>(span_s) / static_cast<double>(first.size());
     double top = 1;
-    for (const HarvestSlice& s : gs) top = std::max(top, Idle(s) / slice_s);
+    for (const HarvestSlice& s : first) top = std::max(top, Idle(s) / slice_s);
     top = NiceTop(top, 1);
     LineChart c{"GPUs idle (the physical limit) and harvested over time (mean per slice)",
-                {SliceLine(gs, slice_s, top, Idle, "line4", "idle")},
+                {SliceLine(first, slice_s, top, Idle, "line4", "idle")},
                 TimeTicks(span_s),
                 YTicks(top, 0),
                 true};
-    if (naive != nullptr) {
-      c.lines.push_back(
-          SliceLine(naive->result.slices, slice_s, top, Harvested, "line2", "harvested: naive"));
+    for (const Drawn& d : lending) {
+      c.lines.push_back(SliceLine(d.run->result.slices, slice_s, top, Harvested, d.css,
+                                  "harvested: " + std::string(HarvestPolicyName(d.run->policy))));
     }
-    c.lines.push_back(SliceLine(gs, slice_s, top, Harvested, "line3", "harvested: gleaner"));
     h += RenderLineChart(c);
 
     double qtop = 1;
-    for (const HarvestBaselineRun* r : {none, naive, gleaner}) {
-      if (r == nullptr) continue;
-      for (const HarvestSlice& s : r->result.slices) qtop = std::max(qtop, Queued(s) / slice_s);
+    if (none != nullptr) {
+      for (const HarvestSlice& s : none->result.slices) qtop = std::max(qtop, Queued(s) / slice_s);
+    }
+    for (const Drawn& d : lending) {
+      for (const HarvestSlice& s : d.run->result.slices) qtop = std::max(qtop, Queued(s) / slice_s);
     }
     qtop = NiceTop(qtop, 1);
     LineChart q{
@@ -150,10 +167,10 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
     if (none != nullptr) {
       q.lines.push_back(SliceLine(none->result.slices, slice_s, qtop, Queued, "line4", "none"));
     }
-    if (naive != nullptr) {
-      q.lines.push_back(SliceLine(naive->result.slices, slice_s, qtop, Queued, "line2", "naive"));
+    for (const Drawn& d : lending) {
+      q.lines.push_back(SliceLine(d.run->result.slices, slice_s, qtop, Queued, d.css,
+                                  HarvestPolicyName(d.run->policy)));
     }
-    q.lines.push_back(SliceLine(gs, slice_s, qtop, Queued, "line3", "gleaner"));
     h += RenderLineChart(q);
   }
 
@@ -178,15 +195,14 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
 
   std::vector<ChartLine> lines;
   std::vector<std::vector<int64_t>> jcts;
-  const char* classes[] = {"line2", "line3"};
-  int k = 0;
-  for (const HarvestBaselineRun* r : {naive, gleaner}) {
-    if (r == nullptr) continue;
+  for (const Drawn& d : lending) {
     std::vector<int64_t> jct;
     for (size_t j = 0; j < queue.size(); ++j) {
-      if (r->result.jobs[j].end_s >= 0) jct.push_back(r->result.jobs[j].end_s - queue[j].submit_s);
+      if (d.run->result.jobs[j].end_s >= 0) {
+        jct.push_back(d.run->result.jobs[j].end_s - queue[j].submit_s);
+      }
     }
-    lines.push_back({{}, classes[k++], std::string(HarvestPolicyName(r->policy))});
+    lines.push_back({{}, d.css, std::string(HarvestPolicyName(d.run->policy))});
     jcts.push_back(std::move(jct));
   }
   h += RenderLineChart(

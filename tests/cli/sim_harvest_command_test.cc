@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli/exit_codes.h"
@@ -74,7 +75,8 @@ TEST(SimHarvestCommandTest, WritesEveryBaselineAndTheSameBytesTwice) {
     EXPECT_EQ(r["policy"], runs[i].first);
     EXPECT_EQ(r["checkpoints"], runs[i].second);
     for (const char* key :
-         {"harvested_gpu_hours", "harvested_share_of_idle", "useful_gpu_hours", "lost_gpu_hours",
+         {"harvested_gpu_hours", "harvested_idle_gpu_hours", "harvested_share_of_idle",
+          "useful_gpu_hours", "lost_gpu_hours",
           "preemptions", "owner_returns", "owner_delay_gpu_hours", "owner_delay_per_return_s",
           "jobs_finished", "jobs_unfinished", "jobs_rejected", "mean_jct_s", "median_jct_s",
           "p99_jct_s", "mean_queue_s", "median_queue_s", "p99_queue_s", "jain_fairness",
@@ -107,6 +109,53 @@ TEST(SimHarvestCommandTest, WritesEveryBaselineAndTheSameBytesTwice) {
     EXPECT_EQ(timing["runs"][i]["policy"], m["runs"][i]["policy"]);
     EXPECT_GT(timing["runs"][i]["wall_s"].get<double>(), 0.0);
     EXPECT_GT(timing["runs"][i]["jobs_per_s"].get<double>(), 0.0);
+  }
+}
+
+// Eight pods for six hours, each holding 20 GB, computing for ten minutes
+// every hour and a half (each pod at its own time), quiet otherwise.
+std::pair<std::string, std::string> GenAiPods() {
+  std::string duty = "value,timestamp_anon,container_ip\n";
+  std::string memory = "timestamp_anon,value,container_ip\n";
+  for (int minute = 0; minute < 360; ++minute) {
+    const std::string at = std::to_string(1662858720 + 60 * minute) + ".0";
+    for (int pod = 0; pod < 8; ++pod) {
+      const std::string ip = "pod" + std::to_string(pod);
+      const bool busy = (minute + 11 * pod) % 90 < 10;
+      duty += std::string(busy ? "0.8" : "0.0") + "," + at + "," + ip + "\n";
+      memory += at + ",20000000000.0," + ip + "\n";
+    }
+  }
+  return {duty, memory};
+}
+
+// Held-idle GPUs: the co-location and parking runs are in the report's
+// charts too, and no run claims more of the idle GPU-hours than there were.
+TEST(SimHarvestCommandTest, TheReportDrawsEveryLendingRunWithinThePhysicalLimit) {
+  testing::TempDir dir;
+  const auto [duty, memory] = GenAiPods();
+  SimHarvestOptions o;
+  o.genai = dir.Write("duty.csv", duty);
+  o.genai_memory = dir.Write("memory.csv", memory);
+  o.colocate_min_history_s = 600;
+  o.out_dir = (dir.path() / "a").string();
+  const HarvestRun a = RunHarvest(o);
+  ASSERT_EQ(a.rc, kExitOk) << a.err;
+  EXPECT_NE(a.out.find(" while idle: "), std::string::npos) << a.out;
+  const auto m = nlohmann::json::parse(testing::Slurp(dir.path().string() + "/a/metrics.json"));
+  const double idle = m["physical_limit"]["idle_gpu_hours"].get<double>();
+  std::set<std::string> policies;
+  for (const auto& r : m["runs"]) {
+    policies.insert(r["policy"].get<std::string>());
+    EXPECT_LE(r["harvested_idle_gpu_hours"].get<double>(), idle + 1e-9) << r.dump();
+    EXPECT_LE(r["harvested_idle_gpu_hours"].get<double>(),
+              r["harvested_gpu_hours"].get<double>() + 1e-9);
+  }
+  EXPECT_TRUE(policies.contains("colocate") && policies.contains("park")) << m["runs"].dump();
+  const std::string report = testing::Slurp(dir.path().string() + "/a/report.html");
+  for (const char* drawn : {"harvested: naive", "harvested: gleaner", "harvested: colocate",
+                            "harvested: park", ">colocate<", ">park<", "while owners idle"}) {
+    EXPECT_NE(report.find(drawn), std::string::npos) << drawn;
   }
 }
 
