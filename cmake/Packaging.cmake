@@ -77,7 +77,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_GLEANER_PACKAGE_NAME gleaner)
-set(CPACK_DEBIAN_GLEANER_PACKAGE_DEPENDS "libc6 (>= 2.36)")
+# The static gleaner loads on glibc 2.28 and newer (cmake/OldGlibc.cmake);
+# gleaner-pg links this system's libpq, so it needs this system's glibc.
+set(CPACK_DEBIAN_GLEANER_PACKAGE_DEPENDS "libc6 (>= 2.28)")
 set(CPACK_DEBIAN_GLEANER_PACKAGE_RECOMMENDS "systemd")
 set(CPACK_DEBIAN_GLEANER-PG_PACKAGE_NAME gleaner-pg)
 set(CPACK_DEBIAN_GLEANER-PG_PACKAGE_DEPENDS "libc6 (>= 2.36), libpq5, gleaner (= ${PROJECT_VERSION})")

@@ -18,9 +18,11 @@ packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-
 # Slurm tests start a whole Slurm cluster on this host (docs/slurm.md);
 # systemd-analyze checks the units in deploy/systemd (docs/systemd.md);
 # lintian the .deb packages (docs/install.md); container jobs run with
-# rootless podman on an image made from busybox (docs/jobs.md).
+# rootless podman on an image made from busybox (docs/jobs.md); the
+# release binary runs in a Debian 11 root that debootstrap makes
+# (docs/install.md).
 test_packages=(postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge
-  systemd lintian podman runc catatonit uidmap containernetworking-plugins busybox-static)
+  systemd lintian podman runc catatonit uidmap containernetworking-plugins busybox-static debootstrap)
 # For the tests only, and not required: the browser tests (the reports,
 # the dashboard) skip without Chromium.
 optional_test_packages=(chromium)
