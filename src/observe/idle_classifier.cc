@@ -11,6 +11,12 @@
 namespace gleaner::observe {
 namespace {
 
+// Fewer quiet spells than this behind a bucket do not hold a quiet GPU
+// back: one GPU's one pause that ended soon (Laplace's rule makes it 33 %,
+// under min_confidence) is an anecdote, and read as a pattern it called an
+// empty GPU busy for the ten minutes after another GPU woke.
+constexpr int64_t kPausesToDoubt = 3;
+
 using core::Duration;
 using core::FormatDuration;
 using core::TimePoint;
@@ -145,6 +151,7 @@ void IdleClassifier::Restart(Tracker& t, TimePoint at) {
   t.last_active = at;
   t.utilization.clear();
   t.pending.clear();
+  t.spell_cell.reset();
 }
 
 Duration IdleClassifier::Resume(const core::GpuUuid& uuid, const std::vector<MinuteRollup>& minutes,
@@ -238,12 +245,13 @@ void IdleClassifier::Resolve(Tracker& t, TimePoint at, bool busy_now) {
   // Everything older than the horizon saw no activity (activity resolves
   // the queue at once): it stayed quiet.
   while (!t.pending.empty() && t.pending.front().at + config_.horizon < at) {
-    model_.Learn(t.pending.front().features, true);
+    model_.Learn(t.pending.front().features, true, t.pending.front().new_pause);
     t.pending.pop_front();
   }
   if (busy_now) {
-    for (const Pending& p : t.pending) model_.Learn(p.features, false);
+    for (const Pending& p : t.pending) model_.Learn(p.features, false, p.new_pause);
     t.pending.clear();
+    t.spell_cell.reset();  // the spell is over
   }
 }
 
@@ -496,13 +504,17 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
     features = QuietSpellModel::Features{s.at - t.last_active, active_last_hour, util == 0};
     estimate = model_.Predict(*features);
     e.confidence = estimate->probability;
-    e.similar_pauses = estimate->similar;
-    if (estimate->similar >= config_.trusted_pauses) {
+    // Spells, not moments: how many a bucket holds does not depend on how
+    // often the GPU is read (the daemon each pass, the simulator each minute).
+    e.similar_pauses = estimate->pauses;
+    if (estimate->pauses >= config_.trusted_pauses) {
       e.window = std::min(e.window, config_.idle_after_with_history);
     }
     // Every quiet moment the model could speak on teaches it, whatever the
     // verdict: this is the population it predicts.
-    t.pending.push_back({s.at, *features});
+    const size_t cell = QuietSpellModel::Cell(*features);
+    t.pending.push_back({s.at, *features, t.spell_cell != cell});
+    t.spell_cell = cell;
   }
   if (observed < e.window && quiet >= observed) {
     e.reason = "watching: " + FormatDuration(observed) + " of data, " + FormatDuration(e.window) +
@@ -520,11 +532,14 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
     return GpuState::kHeldIdle;
   }
   const std::string history =
-      estimate->similar == 0
+      estimate->pauses == 0
           ? "no similar pauses seen yet"
-          : Percent(estimate->probability * 100) + " of " + std::to_string(estimate->similar) +
-                " similar pauses stayed quiet " + FormatDuration(config_.horizon) + " more";
-  if (estimate->probability < config_.min_confidence) {
+          : Percent(estimate->probability * 100) + " of " + std::to_string(estimate->pauses) +
+                " similar pauses stayed quiet " + FormatDuration(config_.horizon) + " more" +
+                (estimate->pauses < kPausesToDoubt && estimate->probability < config_.min_confidence
+                     ? " (too few to go by)"
+                     : "");
+  if (estimate->pauses >= kPausesToDoubt && estimate->probability < config_.min_confidence) {
     e.reason = procs + (", " + quiet_text()) + ", but only " + history + " (needs " +
                Percent(config_.min_confidence * 100) + ")";
     return GpuState::kBusy;

@@ -87,6 +87,7 @@ class IdleClassifier {
   struct Pending {
     core::TimePoint at;
     QuietSpellModel::Features features;
+    bool new_pause = true;  // its spell's first moment in its bucket
   };
   struct Tracker {
     bool seen = false;
@@ -101,7 +102,8 @@ class IdleClassifier {
     std::vector<uint32_t> pids;
     std::optional<double> idle_power_w;
     std::deque<Pending> pending;
-    Verdict* verdict = nullptr;  // its entry in verdicts_
+    std::optional<size_t> spell_cell;  // the bucket of this spell's last quiet moment
+    Verdict* verdict = nullptr;        // its entry in verdicts_
   };
 
   void Restart(Tracker& t, core::TimePoint at);

@@ -33,13 +33,14 @@ QuietSpellModel::Estimate QuietSpellModel::Predict(const Features& f) const {
   const Count& c = cells_[Cell(f)];
   // Laplace's rule: one pause of each kind before any is seen.
   const double p = (static_cast<double>(c.stayed_quiet) + 1) / (static_cast<double>(c.total) + 2);
-  return {p, c.total, c.stayed_quiet};
+  return {p, c.total, c.stayed_quiet, c.pauses};
 }
 
-void QuietSpellModel::Learn(const Features& f, bool stayed_quiet) {
+void QuietSpellModel::Learn(const Features& f, bool stayed_quiet, bool new_pause) {
   Count& c = cells_[Cell(f)];
   ++c.total;
   if (stayed_quiet) ++c.stayed_quiet;
+  if (new_pause) ++c.pauses;
 }
 
 }  // namespace gleaner::observe

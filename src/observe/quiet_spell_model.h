@@ -26,13 +26,18 @@ class QuietSpellModel {
   };
   struct Estimate {
     double probability = 0.5;  // chance to stay quiet for the horizon
-    int64_t similar = 0;       // pauses with these features seen so far
+    int64_t similar = 0;       // quiet moments with these features seen so far
     int64_t stayed_quiet = 0;  // of which stayed quiet
+    int64_t pauses = 0;        // the quiet spells those moments came from
   };
 
+  // A quiet GPU is judged every pass, so one spell brings many moments to
+  // a bucket: `pauses` counts the spells, to tell a pattern from one
+  // GPU's one pause.
   struct Count {
     int64_t stayed_quiet = 0;
     int64_t total = 0;
+    int64_t pauses = 0;
     bool operator==(const Count&) const = default;
   };
   static constexpr int kSinceBuckets = 6;
@@ -42,15 +47,17 @@ class QuietSpellModel {
 
   QuietSpellModel() = default;
   // Resumes from an earlier model's cells(), which the caller has checked
-  // (0 <= stayed_quiet <= total).
+  // (0 <= stayed_quiet <= total, 0 <= pauses <= total).
   explicit QuietSpellModel(const Cells& cells) : cells_(cells) {}
 
   Estimate Predict(const Features& f) const;
-  void Learn(const Features& f, bool stayed_quiet);
+  // `new_pause`: the first moment of its spell in this bucket.
+  void Learn(const Features& f, bool stayed_quiet, bool new_pause = true);
   const Cells& cells() const { return cells_; }
+  // The bucket of `f`: the same for two moments that are similar.
+  static size_t Cell(const Features& f);
 
  private:
-  static size_t Cell(const Features& f);
 
   Cells cells_{};
 };

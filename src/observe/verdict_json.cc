@@ -173,7 +173,9 @@ core::Result<Verdict> VerdictFromJson(const json& j) {
 
 json PauseModelToJson(const QuietSpellModel& model) {
   json cells = json::array();
-  for (const QuietSpellModel::Count& c : model.cells()) cells.push_back({c.stayed_quiet, c.total});
+  for (const QuietSpellModel::Count& c : model.cells()) {
+    cells.push_back({c.stayed_quiet, c.total, c.pauses});
+  }
   return cells;
 }
 
@@ -181,16 +183,24 @@ core::Result<QuietSpellModel> PauseModelFromJson(const json& j) {
   QuietSpellModel::Cells cells;
   if (!j.is_array() || j.size() != cells.size()) {
     return core::InvalidArgument("a pause model has " + std::to_string(cells.size()) +
-                                 " [stayed quiet, total] pairs");
+                                 " [stayed quiet, total, pauses] buckets");
   }
   for (size_t i = 0; i < cells.size(); ++i) {
     const json& c = j[i];
-    if (!c.is_array() || c.size() != 2 || !c[0].is_number_integer() || !c[1].is_number_integer() ||
-        c[0].get<int64_t>() < 0 || c[0].get<int64_t>() > c[1].get<int64_t>()) {
+    // A model kept before pauses were counted has pairs: each moment is
+    // taken for a pause, as it was then.
+    const bool pair = c.is_array() && c.size() == 2;
+    const bool ok = c.is_array() && (pair || c.size() == 3) && c[0].is_number_integer() &&
+                    c[1].is_number_integer() && (pair || c[2].is_number_integer()) &&
+                    c[0].get<int64_t>() >= 0 && c[0].get<int64_t>() <= c[1].get<int64_t>() &&
+                    (pair || (c[2].get<int64_t>() >= 0 && c[2].get<int64_t>() <= c[1].get<int64_t>()));
+    if (!ok) {
       return core::InvalidArgument("pause model bucket " + std::to_string(i) + " is " + c.dump() +
-                                   ", not [stayed quiet, total] with 0 <= stayed quiet <= total");
+                                   ", not [stayed quiet, total, pauses] with 0 <= stayed quiet <= "
+                                   "total and 0 <= pauses <= total");
     }
-    cells[i] = {c[0].get<int64_t>(), c[1].get<int64_t>()};
+    cells[i] = {c[0].get<int64_t>(), c[1].get<int64_t>(),
+                pair ? c[1].get<int64_t>() : c[2].get<int64_t>()};
   }
   return QuietSpellModel(cells);
 }

@@ -15,7 +15,9 @@ nlohmann::json VerdictToJson(const Verdict& v);
 core::Result<Verdict> VerdictFromJson(const nlohmann::json& j);
 
 // What the pause model learned, as kept across restarts: one [stayed
-// quiet, total] pair per bucket. Anything else (a damaged row) is an error.
+// quiet, total, pauses] triple per bucket (a pair, from before pauses were
+// counted, reads as total pauses). Anything else (a damaged row) is an
+// error.
 nlohmann::json PauseModelToJson(const QuietSpellModel& model);
 core::Result<QuietSpellModel> PauseModelFromJson(const nlohmann::json& j);
 

@@ -284,6 +284,34 @@ TEST(SamplerRecallTest, VerdictsStartWithTheScenariosPast) {
   EXPECT_EQ(pass->verdicts[2].state, observe::GpuState::kHeldIdle);
 }
 
+// The demo's empty GPUs (3 and 6: nothing on them, 0 %) read idle from the
+// start and stay idle while GPU 5's sweep comes and goes beside them.
+TEST(SamplerRecallTest, TheDemosEmptyGpusStayIdleWhileAnotherWakes) {
+  core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
+  auto scenario = gpu::LoadScenario("demo");
+  ASSERT_TRUE(scenario.ok());
+  auto backend = gpu::FakeBackend::Create(*scenario, clock);
+  ASSERT_TRUE(backend.ok());
+  ProcfsInspector procfs;
+  ScenarioProcessInspector inspector(*scenario, procfs);
+  SamplerOptions options;
+  options.interval = core::Seconds(10);
+  Sampler sampler(**backend, inspector, nullptr, clock, options);
+  sampler.Recall(core::Seconds(300));
+  bool gpu5_woke = false;
+  for (int pass = 0; pass < 6 * 40; ++pass) {
+    auto p = sampler.SampleOnce();
+    ASSERT_TRUE(p.ok());
+    gpu5_woke = gpu5_woke || p->verdicts[5].state == observe::GpuState::kBusy;
+    for (size_t gpu : {size_t{3}, size_t{6}}) {
+      EXPECT_EQ(p->verdicts[gpu].state, observe::GpuState::kIdle)
+          << "GPU " << gpu << " at pass " << pass << ": " << p->verdicts[gpu].evidence.reason;
+    }
+    clock.Advance(core::Seconds(10));
+  }
+  EXPECT_TRUE(gpu5_woke);
+}
+
 TEST(SamplerRecallTest, ARealDriverHasNoPastToRecall) {
   FakeNvml fake("modern", "demo");
   auto backend = fake.Open();

@@ -156,13 +156,13 @@ TEST(HarvestParityTest, TheDaemonAndTheSimulatorMakeTheSameDecisions) {
   // 320; quiet from his last busy second (399) it is idle again at 699.
   // GPU 1 is idle 300 s after carol's last busy second (499), at 799; she
   // is back at 900. Bob is back on GPU 0 at 1000, gone after 1099, so it is
-  // idle at 1399. GPU 1, quiet again from 950, is not lent by 1500: the
-  // pause model has now seen pauses like this one end within its 10-minute
-  // horizon (carol's last one did) and is not confident enough.
+  // idle at 1399. GPU 1, quiet again from 950 (its last busy second 949),
+  // is idle at 1249: the pause model has seen one pause like this one end
+  // within its 10-minute horizon (carol's last), too few to doubt it.
   const std::vector<std::string> expected = {
-      "300 start job 0 on gpus 0", "320 vacate job 0", "699 start job 0 on gpus 0",
-      "799 start job 1 on gpus 1", "900 vacate job 1", "1000 vacate job 0",
-      "1399 start job 0 on gpus 0"};
+      "300 start job 0 on gpus 0", "320 vacate job 0",         "699 start job 0 on gpus 0",
+      "799 start job 1 on gpus 1", "900 vacate job 1",         "1000 vacate job 0",
+      "1249 start job 0 on gpus 1", "1399 start job 1 on gpus 0"};
   EXPECT_EQ(sim, expected);
   EXPECT_EQ(daemon, sim);
 }

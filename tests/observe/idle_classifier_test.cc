@@ -127,7 +127,7 @@ TEST(IdleClassifierTest, HistoryOfShortPausesKeepsAGpuBusyLongerThanTheWindow) {
   EXPECT_EQ(v.state, GpuState::kBusy);
   ASSERT_TRUE(v.evidence.confidence.has_value());
   EXPECT_LT(*v.evidence.confidence, 0.1);
-  EXPECT_GT(v.evidence.similar_pauses, 100);
+  EXPECT_GE(v.evidence.similar_pauses, 30);  // spells, one a cycle
   EXPECT_THAT(v.evidence.reason, HasSubstr("but only"));
 }
 
@@ -297,6 +297,33 @@ TEST(IdleClassifierTest, GpusAreJudgedSeparately) {
   }
   EXPECT_EQ(c.verdicts().at(core::GpuUuid("GPU-0")).state, GpuState::kIdle);
   EXPECT_EQ(c.verdicts().at(core::GpuUuid("GPU-1")).state, GpuState::kBusy);
+}
+
+// Two empty GPUs quiet from the start: when one wakes after 8 minutes, the
+// many moments of its one pause that ended are no reason to call the
+// other, still empty, busy; three such pauses are.
+TEST(IdleClassifierTest, OneOtherGpusPauseThatEndedDoesNotMakeAnEmptyGpuBusy) {
+  IdleClassifier c({});
+  int at = 0;
+  const auto run = [&](int seconds, double other_util) {
+    for (const int end = at + seconds; at < end; ++at) {
+      for (int g = 0; g < 2; ++g) {
+        GpuSample s;
+        s.at = kStart + core::Seconds(at);
+        s.uuid = core::GpuUuid("GPU-" + std::to_string(g));
+        s.utilization_pct = g == 0 ? 0 : other_util;
+        s.processes_known = true;
+        c.Observe(s);
+      }
+    }
+    return c.verdicts().at(core::GpuUuid("GPU-0"));
+  };
+  run(480, 0);
+  ASSERT_EQ(c.verdicts().at(core::GpuUuid("GPU-0")).state, GpuState::kIdle);
+  Verdict v = run(60, 90);
+  EXPECT_EQ(v.state, GpuState::kIdle) << v.evidence.reason;
+  EXPECT_EQ(v.evidence.similar_pauses, 1);
+  EXPECT_THAT(v.evidence.reason, HasSubstr("of 1 similar pauses stayed quiet 10m00s more (too few to go by)"));
 }
 
 }  // namespace

@@ -237,10 +237,19 @@ TEST(ResumeTest, ThePauseModelGoesOnFromItsCells) {
 
 TEST(ResumeTest, AStoredPauseModelRoundTripsAndADamagedOneIsRefused) {
   QuietSpellModel m;
-  m.Learn({core::Seconds(900), {}, true}, true);
+  const QuietSpellModel::Features quiet{core::Seconds(900), {}, true};
+  m.Learn(quiet, true);
+  m.Learn(quiet, true, false);  // the same spell's next moment
   auto back = PauseModelFromJson(PauseModelToJson(m));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->cells(), m.cells());
+  EXPECT_EQ(back->Predict(quiet).pauses, 1);
+  // One kept before spells were counted: each moment its own.
+  nlohmann::json pairs = PauseModelToJson(m);
+  for (nlohmann::json& cell : pairs) cell.erase(2);
+  auto old = PauseModelFromJson(pairs);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->Predict(quiet).pauses, 2);
 
   nlohmann::json bad = PauseModelToJson(m);
   bad[3] = {5, 4};  // more stayed quiet than were seen
@@ -248,6 +257,8 @@ TEST(ResumeTest, AStoredPauseModelRoundTripsAndADamagedOneIsRefused) {
   bad[3] = {-1, 4};
   EXPECT_FALSE(PauseModelFromJson(bad).ok());
   bad[3] = {1.5, 4};
+  EXPECT_FALSE(PauseModelFromJson(bad).ok());
+  bad[3] = {1, 4, 5};  // more spells than moments
   EXPECT_FALSE(PauseModelFromJson(bad).ok());
   bad.erase(3);
   EXPECT_THAT(PauseModelFromJson(bad).status().message(), HasSubstr("has 72"));
