@@ -97,8 +97,17 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   // released: no tick and no other report waits for it.
   std::vector<store::GpuRecord> gpu_records;
   if (report.inventory) {
-    GLEANER_RETURN_IF_ERROR(LearnInventory(agent, host, *report.inventory, report.rack, report.host,
-                                           &gpu_records, log));
+    if (core::Status refused = LearnInventory(agent, host, *report.inventory, report.rack,
+                                              report.host, &gpu_records, log);
+        !refused.ok()) {
+      // What it reports now cannot be matched to the GPUs it joined with:
+      // none is lent to anyone new until that is settled (its jobs keep
+      // theirs), as for a pass that read no GPU. The host is alive.
+      host.blind = true;
+      host.inventory_refused = refused.message();
+      return refused;
+    }
+    host.inventory_refused.clear();
   }
   host.running = {report.running.begin(), report.running.end()};
   // A pass that read no GPU (the driver failed) says nothing of them: as

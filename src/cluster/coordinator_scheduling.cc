@@ -75,7 +75,10 @@ void Coordinator::TellGpus(const Log& log) {
       changed.changes.push_back({host.gpus[i].uuid, now.lendable,
                                  host.silent ? "host " + name + " is silent"
                                  : host.blind
-                                     ? "host " + name + "'s agent read no GPU in its last pass"
+                                     ? (host.inventory_refused.empty()
+                                            ? "host " + name + "'s agent read no GPU in its last pass"
+                                            : "not lent while its host's report is refused: " +
+                                                  host.inventory_refused)
                                      : host.reasons[i],
                                  now.lend_memory, now.quiet_p80});
     }

@@ -911,6 +911,22 @@ TEST(CoordinatorTest, GpusAHostReportsAfterItJoinedWaitForRoot) {
       << "said once, not at every report:\n"
       << c.log;
   ASSERT_EQ(c.store->Gpus()->size(), 1u);
+  // Meanwhile the GPU it joined with, idle, is lent to no one: what the
+  // host reports cannot be matched to it. Before: the last accepted report
+  // stood, the host never went silent, and jobs went there.
+  AgentReport idle = with;
+  idle.gpus[0].state = observe::GpuState::kIdle;
+  idle.gpus[0].lendable_free = true;
+  ASSERT_TRUE(c.coordinator->HandleReport("a", idle, c.Record()).ok());
+  grown.gpus[0] = idle.gpus[0];
+  const sched::JobId waiting = c.Submit();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_FALSE(c.coordinator->HandleReport("a", grown, c.Record()).ok());
+    c.coordinator->Tick(c.Record());
+    c.clock.Advance(core::Seconds(1));
+  }
+  EXPECT_EQ(c.Job(waiting).state, store::JobState::kQueued) << c.log;
+  grown.gpus[0] = GpuStatus{};
   // One GPU fewer needs no one.
   AgentReport shrunk = with;
   shrunk.inventory->clear();
