@@ -2,17 +2,14 @@
 // (2.28 on RHEL 8, 2.31 on Debian 11 and Ubuntu 20.04, 2.35 on Ubuntu
 // 22.04), though it is built on Debian 12 (2.36). A program linked against
 // a newer glibc asks for the newest version of each symbol it uses; the
-// linker is told (--wrap, apps/gleaner/CMakeLists.txt) to send every
+// linker is told (--wrap, cmake/OldGlibc.cmake) to send every
 // reference to a symbol newer than 2.28 here instead, where it calls the
 // version older glibcs have, or, for the few they lack, does the same
 // work itself (the program's start: old_glibc_start.cc).
 // tests/static_binary_test.sh fails when a new one appears, and
 // tests/old_glibc_test.sh runs the binary on Debian 11.
-#include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <link.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/random.h>
