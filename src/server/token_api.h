@@ -30,8 +30,9 @@ core::Result<std::string> NewTokenSecret(std::string_view prefix = "glt_");
 //                               only (root, or the user the daemon runs as)
 // Tokens are created only on the Unix socket, where the kernel vouches for
 // the caller: a token cannot mint more tokens that would outlive it. Every
-// token expires (TokenPolicy); one that acts as root exists only where the
-// policy allows it, since over TCP its holder could run jobs as root.
+// token expires (TokenPolicy); a root token may submit only where the
+// policy allows it, since over TCP its holder could run jobs as root: by
+// default root's tokens read, approve and administer.
 // Thread-safe: `store_mu` guards the store.
 struct TokenPolicy {
   bool allow_root = false;                              // [api] allow_root_tokens

@@ -59,9 +59,9 @@ class SharedGleaner {
   TempDir dir_;
 };
 
-// For `token create` run by the test's user: root may not hold a token
-// (unless [api] allow_root_tokens), so as root the token is nobody's, which
-// is enough for reading.
+// For `token create` run by the test's user, where the token must submit:
+// root's tokens never do (unless [api] allow_root_tokens), so as root the
+// token is nobody's.
 inline std::string OrdinaryUserFlag() { return geteuid() == 0 ? " --user nobody" : ""; }
 
 // A join token for an agent named `host`, from the coordinator whose data
