@@ -13,10 +13,10 @@
 
 #include "cli/gpu_source.h"
 
-#define TOML_HEADER_ONLY 1
-#include <toml++/toml.h>
-
+#include "cli/config_sections.h"
 #include "cli/model_prices.h"
+#include "cli/toml_ascii.h"
+#include "cli/toml_fields.h"
 #include "core/format.h"
 #include "sched/scheduler.h"
 
@@ -24,55 +24,6 @@ namespace gleaner::cli {
 namespace {
 
 using core::Status;
-
-Status Error(const std::string& path, const toml::node& node, const std::string& key,
-             const std::string& what) {
-  return core::InvalidArgument(path + ":" + std::to_string(node.source().begin.line) + ": " + key +
-                               ": " + what);
-}
-
-Status CheckKeys(const std::string& path, const toml::table& table, const std::string& prefix,
-                 std::initializer_list<const char*> allowed) {
-  for (const auto& [key, node] : table) {
-    bool known = false;
-    for (const char* a : allowed) known = known || key.str() == a;
-    if (!known) {
-      std::string list;
-      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      return Error(path, node, prefix + std::string(key.str()),
-                   "unknown key; expected one of: " + list);
-    }
-  }
-  return Status::Ok();
-}
-
-Status Number(const std::string& path, const toml::table& t, const std::string& prefix,
-              const char* key, double min, double max, double* out) {
-  const toml::node* node = t.get(key);
-  if (node == nullptr) return Status::Ok();
-  std::optional<double> v = node->value<double>();
-  if (!v || !(*v >= min && *v <= max)) {
-    return Error(path, *node, prefix + key,
-                 "expected a number from " + std::to_string(min) + " to " + std::to_string(max));
-  }
-  *out = *v;
-  return Status::Ok();
-}
-
-// A whole number from `min` to `max`: a count is never 2.5.
-Status WholeNumber(const std::string& path, const toml::table& t, const std::string& prefix,
-                   const char* key, int64_t min, int64_t max, int64_t* out) {
-  const toml::node* node = t.get(key);
-  if (node == nullptr) return Status::Ok();
-  std::optional<int64_t> v = node->is_integer() ? node->value<int64_t>() : std::nullopt;
-  if (!v || *v < min || *v > max) {
-    return Error(
-        path, *node, prefix + key,
-        "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max));
-  }
-  *out = *v;
-  return Status::Ok();
-}
 
 // [host]: the CPUs and memory this host's jobs may claim, less than all it
 // has where the owner's own work needs the rest.
@@ -110,49 +61,6 @@ Status ReadLimits(const std::string& path, const toml::table& t, server::SubmitL
     GLEANER_RETURN_IF_ERROR(WholeNumber(path, t, p, key, 0, kMaxMiB, &mib));
     *bytes = mib << 20;
   }
-  return Status::Ok();
-}
-
-Status Seconds(const std::string& path, const toml::table& t, const std::string& prefix,
-               const char* key, double min_s, double max_s, core::Duration* out) {
-  double s = core::ToSecondsDouble(*out);
-  GLEANER_RETURN_IF_ERROR(Number(path, t, prefix, key, min_s, max_s, &s));
-  *out = core::Duration(static_cast<int64_t>(s * 1e6));
-  return Status::Ok();
-}
-
-Status Strings(const std::string& path, const toml::table& t, const std::string& prefix,
-               const char* key, std::vector<std::string>* out) {
-  const toml::node* node = t.get(key);
-  if (node == nullptr) return Status::Ok();
-  const toml::array* array = node->as_array();
-  if (array == nullptr) return Error(path, *node, prefix + key, "expected a list of strings");
-  out->clear();
-  for (const toml::node& item : *array) {
-    std::optional<std::string> s = item.value<std::string>();
-    if (!s) return Error(path, item, prefix + key, "expected a list of strings");
-    out->push_back(*s);
-  }
-  return Status::Ok();
-}
-
-// A string value of `key`, left as it is when absent.
-Status Text(const std::string& path, const toml::table& t, const std::string& prefix,
-            const char* key, std::string* out) {
-  const toml::node* node = t.get(key);
-  if (node == nullptr) return Status::Ok();
-  std::optional<std::string> s = node->value<std::string>();
-  if (!s) return Error(path, *node, prefix + key, "expected a string");
-  *out = *s;
-  return Status::Ok();
-}
-
-Status Flag(const std::string& path, const toml::table& t, const std::string& prefix,
-            const char* key, bool* out) {
-  const toml::node* node = t.get(key);
-  if (node == nullptr) return Status::Ok();
-  if (!node->is_boolean()) return Error(path, *node, prefix + key, "expected true or false");
-  *out = *node->value<bool>();
   return Status::Ok();
 }
 
@@ -508,29 +416,6 @@ Status ReadAlerts(const std::string& path, const toml::table& t, GleanerConfig* 
   return Status::Ok();
 }
 
-// An offset date-time (2026-12-01T18:00:00Z) as a time point.
-core::Result<core::TimePoint> Instant(const std::string& path, const toml::node& node,
-                                      const std::string& key) {
-  const std::optional<toml::date_time> dt = node.value<toml::date_time>();
-  if (!dt || !dt->offset) {
-    return Error(path, node, key,
-                 "expected a date and time with its offset, e.g. "
-                 "2026-12-01T18:00:00Z");
-  }
-  // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-  // days_from_civil algorithm).
-  const int y = dt->date.year - (dt->date.month <= 2 ? 1 : 0);
-  const int era = (y >= 0 ? y : y - 399) / 400;
-  const int yoe = y - era * 400;
-  const int mp = (dt->date.month + 9) % 12;
-  const int doy = (153 * mp + 2) / 5 + dt->date.day - 1;
-  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const int64_t days = int64_t{era} * 146097 + doe - 719468;
-  const int64_t seconds = days * 86400 + dt->time.hour * 3600 + dt->time.minute * 60 +
-                          dt->time.second - int64_t{dt->offset->minutes} * 60;
-  return core::FromUnixMicros(seconds * 1'000'000 + dt->time.nanosecond / 1000);
-}
-
 Status ReadScheduler(const std::string& path, const toml::table& t, sched::SchedulerConfig* c) {
   GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, "scheduler.",
                                     {"min_runtime_s", "usage_half_life_s", "backfill", "cost_aware",
@@ -610,209 +495,6 @@ Status ReadScheduler(const std::string& path, const toml::table& t, sched::Sched
     c->reservations.push_back(std::move(res));
   }
   return sched::Scheduler::CheckConfig(*c).WithContext(path);
-}
-
-Status ReadOnPrem(const std::string& path, const toml::table& t, cost::CostSettings* c) {
-  for (const auto& [model, node] : t) {
-    const std::string p = "cost.onprem." + std::string(model.str()) + ".";
-    const toml::table* table = node.as_table();
-    if (table == nullptr) {
-      return Error(path, node, p, "expected a table: [cost.onprem.\"MODEL\"]");
-    }
-    const std::optional<cost::OnPremParams> defaults = cost::DefaultOnPremParams(model.str());
-    cost::OnPremParams params = defaults.value_or(cost::OnPremParams{});
-    params.gpu_model = std::string(model.str());
-    std::string given;
-    for (const auto& [key, value] : *table) {
-      if (key.str() == "currency") {
-        const auto currency = cost::ParseCurrency(value.value<std::string>().value_or(""));
-        if (!currency) return Error(path, value, p + "currency", "expected \"USD\" or \"CNY\"");
-        params.currency = *currency;
-      } else {
-        const std::optional<double> v = value.value<double>();
-        if (!v) return Error(path, value, p + std::string(key.str()), "expected a number");
-        if (Status s = cost::SetOnPremParameter(params, key.str(), *v); !s.ok()) {
-          std::string names = "currency";
-          for (std::string_view n : cost::OnPremParameterNames()) names += ", " + std::string(n);
-          return Error(path, value, p + std::string(key.str()),
-                       "unknown key; expected one of: " + names);
-        }
-      }
-      given += (given.empty() ? "" : ", ") + std::string(key.str());
-    }
-    if (!defaults) {
-      for (const char* needed : {"server_capex", "server_power_kw", "gpu_busy_w", "gpu_idle_w"}) {
-        if (table->get(needed) == nullptr) {
-          return Error(path, node, p + needed,
-                       "required: " + std::string(model.str()) + " has no on-prem defaults");
-        }
-      }
-    }
-    if (Status s = cost::ValidateOnPremParams(params); !s.ok()) {
-      return Error(path, node, p, s.message());
-    }
-    params.source = "gleaner.toml (" + given + ")" +
-                    (defaults ? "; otherwise " + defaults->source : std::string());
-    c->onprem[params.gpu_model] = std::move(params);
-  }
-  return Status::Ok();
-}
-
-Status ReadCost(const std::string& path, const toml::table& t, cost::CostSettings* c) {
-  const std::string p = "cost.";
-  GLEANER_RETURN_IF_ERROR(CheckKeys(path, t, p,
-                                    {"currency", "cny_per_usd", "max_price_age_days", "catalogs",
-                                     "gpu_models", "onprem", "speed"}));
-  if (const toml::node* n = t.get("currency")) {
-    const auto currency = cost::ParseCurrency(n->value<std::string>().value_or(""));
-    if (!currency) return Error(path, *n, p + "currency", "expected \"USD\" or \"CNY\"");
-    c->currency = *currency;
-  }
-  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "cny_per_usd", 0.001, 1e6, &c->rates.cny_per_usd));
-  double age = static_cast<double>(c->max_price_age_days);
-  GLEANER_RETURN_IF_ERROR(Number(path, t, p, "max_price_age_days", 1, 36500, &age));
-  c->max_price_age_days = static_cast<int64_t>(age);
-  GLEANER_RETURN_IF_ERROR(Strings(path, t, p, "catalogs", &c->catalog_files));
-  // A relative path is the config file's neighbour, wherever gleaner runs.
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  for (std::string& file : c->catalog_files) {
-    if (std::filesystem::path(file).is_relative()) file = (dir / file).string();
-  }
-  if (const toml::node* n = t.get("gpu_models")) {
-    const toml::table* models = n->as_table();
-    if (models == nullptr) return Error(path, *n, p + "gpu_models", "expected a table");
-    for (const auto& [name, model] : *models) {
-      std::optional<std::string> m = model.value<std::string>();
-      if (!m || m->empty()) {
-        return Error(path, model, p + "gpu_models." + std::string(name.str()),
-                     "expected a catalog model name such as \"H100-80GB-SXM\"");
-      }
-      c->gpu_models[std::string(name.str())] = *m;
-    }
-  }
-  if (const toml::node* n = t.get("onprem")) {
-    const toml::table* onprem = n->as_table();
-    if (onprem == nullptr) return Error(path, *n, p + "onprem", "expected [cost.onprem.\"MODEL\"]");
-    GLEANER_RETURN_IF_ERROR(ReadOnPrem(path, *onprem, c));
-  }
-  if (const toml::node* n = t.get("speed")) {
-    const toml::table* speeds = n->as_table();
-    if (speeds == nullptr) return Error(path, *n, p + "speed", "expected [cost.speed]");
-    for (const auto& [name, node] : *speeds) {
-      const std::optional<double> v = node.value<double>();
-      if (!v || !(*v > 0 && *v <= 100)) {
-        return Error(path, node, p + "speed." + std::string(name.str()),
-                     "expected the model's speed beside an A100's, above 0 and at most 100 "
-                     "(2 for twice an A100's work per hour)");
-      }
-      c->speeds[std::string(name.str())] = *v;
-    }
-  }
-  return Status::Ok();
-}
-
-// The code point of the UTF-8 sequence at text[at] and its length, or
-// nothing when it is not valid UTF-8 (overlong, surrogate, past U+10FFFF).
-std::optional<std::pair<char32_t, size_t>> DecodeUtf8(std::string_view text, size_t at) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned lead = byte(at);
-  const size_t n = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
-  if (n == 0 || at + n > text.size()) return std::nullopt;
-  char32_t c = lead & (0x7Fu >> n);
-  for (size_t i = at + 1; i < at + n; ++i) {
-    if ((byte(i) & 0xC0u) != 0x80u) return std::nullopt;
-    c = (c << 6) | (byte(i) & 0x3Fu);
-  }
-  constexpr char32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (c < kLeast[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return std::nullopt;
-  return std::pair{c, n};
-}
-
-// toml++ 3.3.0, Debian 12's, reaches __builtin_unreachable (undefined
-// behaviour; a failed assertion in a debug build) when it asks whether
-// some non-ASCII characters (U+00A1-U+0499, among others) are whitespace:
-// marzer/tomlplusplus#295. It asks wherever it reads code rather than a
-// string or a comment, and how far a token goes depends on how toml++
-// reads a broken line, so the text it sees holds no non-ASCII character at
-// all: one in code is an error here (TOML allows none there), one in a
-// string becomes its \U escape (a literal string is written as the basic
-// string that means the same), one in a comment becomes '?'. A valid
-// document means what it meant, and lines stay where they were, so
-// toml++'s errors name the right one.
-core::Result<std::string> WithoutNonAscii(std::string_view text, const std::string& path) {
-  enum class In { kCode, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
-  In in = In::kCode;
-  int line = 1;
-  const auto error = [&](const std::string& what) {
-    return core::InvalidArgument(path + ":" + std::to_string(line) + ": " + what);
-  };
-  const auto non_ascii = [&](size_t at) { return static_cast<unsigned char>(text[at]) >= 0x80; };
-  std::string out;
-  out.reserve(text.size());
-  // A byte order mark, which toml++ skips.
-  size_t i = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  out.append(text.substr(0, i));
-  while (i < text.size()) {
-    const char c = text[i];
-    const std::string_view rest = text.substr(i);
-    if (non_ascii(i)) {
-      const auto code_point = DecodeUtf8(text, i);
-      if (!code_point) return error("the text is not valid UTF-8");
-      if (in == In::kCode) {
-        return error(
-            "a non-ASCII character outside a quoted string or a comment; TOML allows them only "
-            "there (quote the key or the value)");
-      }
-      if (in == In::kComment) {
-        out += '?';
-      } else {
-        char escape[16];
-        std::snprintf(escape, sizeof escape, "\\U%08X", static_cast<unsigned>(code_point->first));
-        out += escape;
-      }
-      i += code_point->second;
-      continue;
-    }
-    size_t used = 1;  // bytes of `text` this step reads
-    if (c == '\n') {
-      ++line;
-      if (in == In::kComment || in == In::kBasic || in == In::kLiteral) in = In::kCode;
-      out += c;
-    } else if (in == In::kCode) {
-      const bool multi = (c == '"' || c == '\'') && rest.starts_with(std::string(3, c));
-      if (c == '#') in = In::kComment;
-      if (c == '"') in = multi ? In::kMultiBasic : In::kBasic;
-      if (c == '\'') in = multi ? In::kMultiLiteral : In::kLiteral;
-      used = multi ? 3 : 1;
-      // A literal string opens as a basic one.
-      out.append(multi ? R"(""")" : c == '\'' ? "\"" : std::string_view(&c, 1));
-    } else if ((in == In::kBasic || in == In::kMultiBasic) && c == '\\') {
-      // An escape: the backslash and the character after it, unless that
-      // ends the line (the loop counts lines). An escape of a non-ASCII
-      // character would become one of a backslash.
-      if (i + 1 < text.size() && non_ascii(i + 1)) {
-        return error("a backslash before a non-ASCII character; escape it as \\uXXXX instead");
-      }
-      used = i + 1 < text.size() && text[i + 1] != '\n' ? 2 : 1;
-      out.append(rest.substr(0, used));
-    } else if ((in == In::kBasic && c == '"') || (in == In::kLiteral && c == '\'')) {
-      in = In::kCode;
-      out += '"';
-    } else if ((in == In::kMultiBasic && rest.starts_with(R"(""")")) ||
-               (in == In::kMultiLiteral && rest.starts_with("'''"))) {
-      // Up to two more quotes belong to the string: the run ends it.
-      used = std::min(rest.find_first_not_of(c), rest.size());
-      out.append(used - 3, c).append(R"(""")");
-      in = In::kCode;
-    } else if ((in == In::kLiteral || in == In::kMultiLiteral) && (c == '\\' || c == '"')) {
-      // What a literal string holds as it is, a basic one escapes.
-      out.append(1, '\\').append(1, c);
-    } else {
-      out += c;
-    }
-    i += used;
-  }
-  return out;
 }
 
 }  // namespace
