@@ -20,7 +20,7 @@
 #include "agent/sampler.h"
 #include "cli/api_client.h"
 #include "cli/cluster_commands.h"
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
@@ -334,7 +334,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     return kExitBadInput;
   }
   const std::string& data_dir = base->data_dir;
-  const GleanerConfig& config = base->config;
+  const config::GleanerConfig& config = base->config;
   std::mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
   Coordinators coordinators(*endpoints);

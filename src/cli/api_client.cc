@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
+#include "config/data_dir.h"
 #include "core/format.h"
 #include "core/json_depth.h"
 
@@ -30,8 +30,8 @@ core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target) {
     GLEANER_RETURN_IF_ERROR(UseClientTls(target.tls, &e));
     return std::optional(e);
   }
-  const std::string socket = ClientDataDir(target.data_dir) + "/gleaner.sock";
-  GLEANER_ASSIGN_OR_RETURN(const bool served, InDataDir(socket));
+  const std::string socket = config::ClientDataDir(target.data_dir) + "/gleaner.sock";
+  GLEANER_ASSIGN_OR_RETURN(const bool served, config::InDataDir(socket));
   if (!served) return std::optional<server::Endpoint>();
   server::Endpoint e;
   e.unix_path = socket;
@@ -58,7 +58,7 @@ core::Result<server::Endpoint> RunningApi(const ApiTarget& target) {
   GLEANER_ASSIGN_OR_RETURN(std::optional<server::Endpoint> api, FindApi(target));
   if (!api) {
     return core::Unavailable("gleaner up is not running here (no " +
-                             ClientDataDir(target.data_dir) +
+                             config::ClientDataDir(target.data_dir) +
                              "/gleaner.sock); pass --data-dir or --server");
   }
   return *std::move(api);

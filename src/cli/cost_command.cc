@@ -8,9 +8,9 @@
 #include <ostream>
 #include <sstream>
 
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
+#include "config/data_dir.h"
 #include "cost/advice_json.h"
 #include "cost/advisor.h"
 #include "cost/catalog.h"
@@ -98,7 +98,7 @@ std::optional<cost::IdleForecast> HistoryForecast(const std::string& data_dir,
                                                   const std::string& gpu_model, core::TimePoint now,
                                                   std::ostream& err) {
   const std::string db = data_dir + "/gleaner.db";
-  const core::Result<bool> kept = InDataDir(db);
+  const core::Result<bool> kept = config::InDataDir(db);
   if (!kept.ok()) err << "gleaner: " << kept.status().message() << "\n";
   if (!kept.ok() || !*kept) return std::nullopt;
   auto store = store::SqliteStore::Open(db);
@@ -198,7 +198,7 @@ CostCommands AddCostCommands(CLI::App& app, CostAdviseOptions& o, CostReportOpti
 
 int RunCostAdvise(const CostAdviseOptions& o, core::TimePoint now, std::ostream& out,
                   std::ostream& err) {
-  auto config = LoadConfig(ConfigPath(DataDir(o.data_dir), o.config), !o.config.empty());
+  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(o.data_dir), o.config), !o.config.empty());
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
@@ -269,7 +269,7 @@ int RunCostAdvise(const CostAdviseOptions& o, core::TimePoint now, std::ostream&
   req.onprem = *onprem;
   if (!req.onprem && site.onprem.count(o.gpu)) req.onprem = site.OnPremFor(o.gpu);
   if (o.use_history && !req.idle_gpu_hours_per_day) {
-    req.idle_forecast = HistoryForecast(DataDir(o.data_dir), site, o.gpu, now, err);
+    req.idle_forecast = HistoryForecast(config::DataDir(o.data_dir), site, o.gpu, now, err);
   }
 
   std::vector<std::string> catalog_files = site.catalog_files;

@@ -2,11 +2,11 @@
 #include <cstdio>
 #include <ostream>
 
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
+#include "config/data_dir.h"
 #include "cost/advisor.h"
 #include "cost/civil_date.h"
 #include "observe/verdict_json.h"
@@ -63,7 +63,7 @@ std::string DayName(const int64_t& day) { return cost::FormatIsoDate(day); }
 
 int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream& out,
                   std::ostream& err) {
-  auto config = LoadConfig(ConfigPath(DataDir(o.data_dir), o.config), !o.config.empty());
+  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(o.data_dir), o.config), !o.config.empty());
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
@@ -82,7 +82,7 @@ int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream&
     err << "gleaner: --" << span.status().message() << "\n";
     return kExitUsage;
   }
-  auto store = OpenHistory(DataDir(o.data_dir));
+  auto store = OpenHistory(config::DataDir(o.data_dir));
   if (!store.ok()) {
     err << "gleaner: " << store.status().message() << "\n";
     return kExitFailure;

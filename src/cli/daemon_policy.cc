@@ -16,7 +16,7 @@ core::Result<std::string> ReadConfigText(const std::string& path) {
   return text;
 }
 
-std::vector<std::string> LockOutsOf(const GleanerConfig& config) {
+std::vector<std::string> LockOutsOf(const config::GleanerConfig& config) {
   return server::LockOuts(config.projects, config.class_rules, server::ThisHostNames());
 }
 
@@ -46,7 +46,7 @@ core::Result<server::PolicyControl::Applied> DaemonPolicy::Apply(
     const std::string& text, const std::string& name, const std::string& author,
     const std::string& note, const std::string& event, bool force) {
   // Checked whole first: a policy with errors changes nothing.
-  GLEANER_ASSIGN_OR_RETURN(GleanerConfig config, ParseConfig(text, name));
+  GLEANER_ASSIGN_OR_RETURN(config::GleanerConfig config, config::ParseConfig(text, name));
   if (const std::vector<std::string> out = LockOutsOf(config); !out.empty() && !force) {
     std::string why;
     for (const std::string& o : out) why += (why.empty() ? "" : "; ") + o;
@@ -55,7 +55,7 @@ core::Result<server::PolicyControl::Applied> DaemonPolicy::Apply(
   }
   std::lock_guard lock(mu_);
   Applied applied;
-  applied.at_restart = ChangedSections(active_text_, text, LiveSections());
+  applied.at_restart = config::ChangedSections(active_text_, text, LiveSections());
   GLEANER_RETURN_IF_ERROR(core::ReplaceFile(path_, text));
   auto saved = store_->AddPolicy({0, clock_.Now(), author, note, text}, event);
   if (!saved.ok()) {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cluster/log.h"
 #include "core/clock.h"
 #include "server/policy_api.h"
@@ -25,7 +25,7 @@ class DaemonPolicy final : public server::PolicyControl {
  public:
   // What the loop applies: the config, and which version it is.
   struct Pending {
-    GleanerConfig config;
+    config::GleanerConfig config;
     store::PolicyVersion version;
   };
 
@@ -65,7 +65,7 @@ class DaemonPolicy final : public server::PolicyControl {
 
 // What in `config`'s usage rules would lock every user but root out, on
 // this host (server::LockOuts).
-std::vector<std::string> LockOutsOf(const GleanerConfig& config);
+std::vector<std::string> LockOutsOf(const config::GleanerConfig& config);
 
 // The config file's text; "" where there is none.
 core::Result<std::string> ReadConfigText(const std::string& path);

@@ -22,8 +22,8 @@
 #include "agent/process_info.h"
 #include "cli/cost_command.h"
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
 #include "cluster/agent_credentials.h"
+#include "config/data_dir.h"
 #include "core/format.h"
 #include "core/sha256.h"
 #include "cost/gpu_hour_prices.h"
@@ -304,9 +304,9 @@ core::Result<std::string> TrustedConfigPath(const std::string& path) {
   return canonical.string();
 }
 
-core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
+core::Result<config::GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
                                              std::optional<double> interval_s) {
-  GLEANER_ASSIGN_OR_RETURN(GleanerConfig config, LoadConfig(path, must_exist));
+  GLEANER_ASSIGN_OR_RETURN(config::GleanerConfig config, config::LoadConfig(path, must_exist));
   if (interval_s) {
     config.sample_interval = core::Duration(static_cast<int64_t>(*interval_s * 1e6));
     config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);
@@ -323,8 +323,8 @@ std::optional<DaemonBase> StartDaemon(const std::string& data_dir_flag,
   // First, while the daemon has one thread: it takes the variables out of
   // the environment.
   base.notifier = core::ServiceNotifier::FromEnvironment();
-  base.data_dir = DataDir(data_dir_flag);
-  base.config_path = ConfigPath(base.data_dir, config_flag);
+  base.data_dir = config::DataDir(data_dir_flag);
+  base.config_path = config::ConfigPath(base.data_dir, config_flag);
   // Its rules say who may do what as root: only those who could be root
   // anyway may write them. Read from where it was checked, never again
   // through a link.
@@ -409,7 +409,7 @@ server::NotifyApproval ApprovalNotifier(const std::string& webhook_url, const cl
 
 core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
                                                   const std::string& config_path,
-                                                  const GleanerConfig& config,
+                                                  const config::GleanerConfig& config,
                                                   store::ObservationStore* observations,
                                                   const cluster::Log& log) {
   server::ApiOptions options;

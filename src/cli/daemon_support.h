@@ -12,7 +12,7 @@
 #include "agent/host_metrics.h"
 #include "agent/job_cgroups.h"
 #include "agent/sampler.h"
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cluster/log.h"
 #include "core/result.h"
 #include "core/service_notify.h"
@@ -85,14 +85,14 @@ core::Result<std::string> TrustedConfigPath(const std::string& path);
 // The config at `path` (`must_exist`: named by --config), with
 // `--interval` laid over it (and the gap that still counts as one sample
 // widened to three intervals).
-core::Result<GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
+core::Result<config::GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
                                              std::optional<double> interval_s);
 
 // What every daemon starts from: its data directory and its config.
 struct DaemonBase {
   std::string data_dir;
   std::string config_path;
-  GleanerConfig config;
+  config::GleanerConfig config;
   // systemd's Type=notify: ready, watchdog pings, stopping.
   core::ServiceNotifier notifier;
 };
@@ -123,7 +123,7 @@ cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu);
 // webhook where one is configured.
 core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
                                                   const std::string& config_path,
-                                                  const GleanerConfig& config,
+                                                  const config::GleanerConfig& config,
                                                   store::ObservationStore* observations,
                                                   const cluster::Log& log);
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "cli/config_file.h"
+#include "config/config_file.h"
 
 namespace gleaner::cli {
 namespace {
@@ -52,7 +52,7 @@ std::string Replaced(std::string text, const std::string& key, const std::string
 }  // namespace
 
 core::Result<std::vector<DagJob>> ParseDagFile(std::string_view text, const std::string& path) {
-  GLEANER_ASSIGN_OR_RETURN(const json doc, TomlToJson(text, path));
+  GLEANER_ASSIGN_OR_RETURN(const json doc, config::TomlToJson(text, path));
   for (const auto& [key, value] : doc.items()) {
     if (key != "defaults" && key != "job") {
       return core::InvalidArgument(path + ": unknown table [" + key +

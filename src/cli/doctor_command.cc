@@ -12,10 +12,10 @@
 
 #include "agent/job_cgroups.h"
 #include "cli/api_client.h"
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
+#include "config/data_dir.h"
 #include "gpu/nvml/nvml_backend.h"
 #include "server/http_client.h"
 #include "server/http_server.h"
@@ -114,9 +114,9 @@ void CheckCgroups(std::vector<Check>& checks) {
 }
 
 void CheckDataAndConfig(const DoctorOptions& o, std::vector<Check>& checks) {
-  const std::string data_dir = DataDir(o.data_dir);
+  const std::string data_dir = config::DataDir(o.data_dir);
   std::error_code ec;
-  const core::Result<bool> reachable = InDataDir(data_dir + "/gleaner.sock");
+  const core::Result<bool> reachable = config::InDataDir(data_dir + "/gleaner.sock");
   if (!std::filesystem::exists(data_dir, ec)) {
     checks.push_back(
         {"data-dir", Level::kWarn, data_dir + " does not exist yet: gleaner up creates it"});
@@ -127,7 +127,7 @@ void CheckDataAndConfig(const DoctorOptions& o, std::vector<Check>& checks) {
   } else {
     checks.push_back({"data-dir", Level::kOk, data_dir});
   }
-  const std::string path = ConfigPath(data_dir, o.config);
+  const std::string path = config::ConfigPath(data_dir, o.config);
   if (o.config.empty() && !std::filesystem::exists(path, ec)) {
     checks.push_back({"config", Level::kOk, "no " + path + ": the defaults hold"});
     return;
@@ -161,7 +161,7 @@ void CheckListen(const DoctorOptions& o, std::vector<Check>& checks) {
     return;
   }
   server::Endpoint own;
-  own.unix_path = DataDir(o.data_dir) + "/gleaner.sock";
+  own.unix_path = config::DataDir(o.data_dir) + "/gleaner.sock";
   if (server::HttpCall(own, "GET", "/metrics", "", "").ok()) {
     checks.push_back({"listen", Level::kWarn,
                       o.listen + " is taken; a gleaner runs on " + own.unix_path +

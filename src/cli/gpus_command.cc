@@ -10,7 +10,7 @@
 
 #include "agent/sampler.h"
 #include "cli/api_client.h"
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/exit_codes.h"
 #include "cli/explain.h"
 #include "cli/gpu_source.h"
@@ -18,6 +18,7 @@
 #include "cli/gpus_table.h"
 #include "cli/host_view.h"
 #include "cli/slurm_source.h"
+#include "config/data_dir.h"
 #include "gpu/fault_memory.h"
 #include "store/sqlite_store.h"
 
@@ -63,8 +64,8 @@ namespace {
 std::map<core::GpuUuid, observe::Verdict> StoredVerdicts(const std::string& data_dir,
                                                          core::TimePoint now) {
   std::map<core::GpuUuid, observe::Verdict> out;
-  const std::string path = DataDir(data_dir) + "/gleaner.db";
-  if (!InDataDir(path).value_or(false)) return out;
+  const std::string path = config::DataDir(data_dir) + "/gleaner.db";
+  if (!config::InDataDir(path).value_or(false)) return out;
   auto store = store::SqliteStore::Open(path);
   if (!store.ok()) return out;
   auto verdicts = (*store)->LatestVerdicts();
@@ -78,7 +79,7 @@ std::map<core::GpuUuid, observe::Verdict> StoredVerdicts(const std::string& data
 
 // `gleaner gpus --forget-fault`: the operator has reset the GPU.
 int ForgetFault(const GpusOptions& options, const GpusEnv& env) {
-  const std::string path = GpuFaultFile(DataDir(options.data_dir));
+  const std::string path = GpuFaultFile(config::DataDir(options.data_dir));
   auto forgotten = gpu::ForgetFaults(path, options.forget_fault);
   if (!forgotten.ok()) {
     env.err << "gleaner: " << forgotten.status().message() << "\n";
@@ -145,7 +146,7 @@ std::string ShowRemote(const json& doc, const GpusOptions& options, std::ostream
     for (GpuView& g : (*views)[i].gpus) all.gpus.push_back(std::move(g));
   }
   // The thresholds this host's config sets, where it can be read.
-  auto config = LoadConfig(ConfigPath(DataDir(options.data_dir), ""), false);
+  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(options.data_dir), ""), false);
   std::ostringstream out;
   *rc = Explain(all, options.explain, config.ok() ? config->idle : observe::IdleConfig(), out, err);
   std::string text = out.str();
@@ -193,14 +194,14 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
   }
   // The faults a daemon remembers, where this user may read them: this
   // reading alone hears no Xid raised before it started.
-  const std::string data_dir = DataDir(options.data_dir);
-  if (InDataDir(GpuFaultFile(data_dir)).value_or(false)) {
+  const std::string data_dir = config::DataDir(options.data_dir);
+  if (config::InDataDir(GpuFaultFile(data_dir)).value_or(false)) {
     RememberGpuFaults(
         data_dir, env.clock,
         [&](const std::string& line) { env.err << "gleaner: " << line << "\n"; }, &source);
   }
   // The same thresholds as the monitor's, from DATA_DIR/gleaner.toml.
-  auto config = LoadConfig(ConfigPath(data_dir, ""), false);
+  auto config = config::LoadConfig(config::ConfigPath(data_dir, ""), false);
   if (!config.ok()) {
     env.err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

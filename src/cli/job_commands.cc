@@ -20,7 +20,7 @@
 #include "cli/dag_file.h"
 #include "cli/exit_codes.h"
 #include "cli/governance_commands.h"
-#include "cli/gpu_source.h"
+#include "config/data_dir.h"
 #include "core/format.h"
 #include "core/json_depth.h"
 #include "observe/verdict_json.h"
@@ -39,9 +39,9 @@ core::Duration Seconds(double s) { return core::Duration(static_cast<int64_t>(s 
 
 // The state a running `gleaner up` keeps; never created here.
 core::Result<std::unique_ptr<store::SqliteStore>> OpenState(const std::string& data_dir_flag) {
-  const std::string dir = DataDir(data_dir_flag);
+  const std::string dir = config::DataDir(data_dir_flag);
   const std::string path = dir + "/gleaner.db";
-  GLEANER_ASSIGN_OR_RETURN(const bool kept, InDataDir(path));
+  GLEANER_ASSIGN_OR_RETURN(const bool kept, config::InDataDir(path));
   if (!kept) {
     return core::NotFound("no gleaner state in " + dir + ": start `gleaner up` first (or pass " +
                           "--data-dir)");

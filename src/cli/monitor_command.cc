@@ -17,7 +17,7 @@
 #include "agent/host_metrics.h"
 #include "agent/host_resources.h"
 #include "agent/sampler.h"
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/cost_command.h"
 #include "cli/daemon_policy.h"
 #include "cli/daemon_support.h"
@@ -106,7 +106,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   }
   const std::string& data_dir = base->data_dir;
   const std::string& config_path = base->config_path;
-  const GleanerConfig& config = base->config;
+  const config::GleanerConfig& config = base->config;
   // The database itself is made private below.
   std::error_code ec;
   // It records who submitted what, with their environments: owner only.
@@ -394,7 +394,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     if (policy) {
       if (StopSignal::TakeHangup()) policy->Reload(log);
       if (auto next = policy->TakePending()) {
-        const GleanerConfig& c = next->config;
+        const config::GleanerConfig& c = next->config;
         api->SetSubmitPolicy(std::make_shared<const server::SubmitPolicy>(
             server::ProjectMembership(c.projects, c.project_of_user), c.class_rules, c.sessions));
         sampler.SetLendAllow(c.lend_allow);

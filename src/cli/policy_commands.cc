@@ -12,8 +12,8 @@
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
 #include "cli/policy_dry_run.h"
+#include "config/data_dir.h"
 #include "core/json_depth.h"
 #include "server/event_api.h"
 
@@ -255,14 +255,14 @@ int RunPolicyDryRun(const PolicyOptions& p, const JobOptions& o, std::ostream& o
                     std::ostream& err) {
   auto age = server::ParseAge(p.since);
   if (!age.ok()) return Fail(err, core::InvalidArgument("--" + age.status().message()));
-  const std::string running = ConfigPath(DataDir(o.data_dir), p.config);
-  auto current = LoadConfig(running, false);
+  const std::string running = config::ConfigPath(config::DataDir(o.data_dir), p.config);
+  auto current = config::LoadConfig(running, false);
   if (!current.ok()) return Fail(err, current.status());
   auto text = ReadFile(p.file);
   if (!text.ok()) return Fail(err, text.status());
-  auto candidate = ParseConfig(*text, p.file);
+  auto candidate = config::ParseConfig(*text, p.file);
   if (!candidate.ok()) return Fail(err, candidate.status());
-  auto store = OpenHistory(DataDir(o.data_dir));
+  auto store = OpenHistory(config::DataDir(o.data_dir));
   if (!store.ok()) return Fail(err, store.status());
   // Money is a part of the answer: without the site's catalog, none.
   auto catalog = LoadCatalog(current->cost.catalog_files);

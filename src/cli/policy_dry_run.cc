@@ -156,7 +156,7 @@ core::Result<SiteScenario> SiteScenarioFromStore(store::Store& store, core::Time
   return s;
 }
 
-sim::HarvestConfig HarvestConfigOf(const GleanerConfig& policy) {
+sim::HarvestConfig HarvestConfigOf(const config::GleanerConfig& policy) {
   sim::HarvestConfig c;
   c.idle = policy.idle;
   c.policy = sim::HarvestPolicy::kGleaner;
@@ -173,7 +173,7 @@ sim::HarvestConfig HarvestConfigOf(const GleanerConfig& policy) {
 }
 
 std::optional<cost::GpuHourPrices> PriceSiteGpus(const std::vector<store::GpuRecord>& gpus,
-                                                 const GleanerConfig& policy,
+                                                 const config::GleanerConfig& policy,
                                                  const cost::Catalog& catalog) {
   std::map<std::string, int> models;
   for (const store::GpuRecord& g : gpus) {
@@ -193,8 +193,8 @@ std::optional<cost::GpuHourPrices> PriceSiteGpus(const std::vector<store::GpuRec
   return p;
 }
 
-core::Result<DryRun> RunDryRun(store::Store& store, const GleanerConfig& current,
-                               const GleanerConfig& candidate, const cost::Catalog& catalog,
+core::Result<DryRun> RunDryRun(store::Store& store, const config::GleanerConfig& current,
+                               const config::GleanerConfig& candidate, const cost::Catalog& catalog,
                                core::TimePoint from, core::TimePoint to) {
   DryRun run;
   GLEANER_ASSIGN_OR_RETURN(run.scenario, SiteScenarioFromStore(store, from, to));

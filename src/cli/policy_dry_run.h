@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "core/result.h"
 #include "cost/catalog.h"
 #include "cost/gpu_hour_prices.h"
@@ -32,13 +32,13 @@ core::Result<SiteScenario> SiteScenarioFromStore(store::Store& store, core::Time
 
 // What a policy would do on that history: the harvest simulator, with the
 // policy's idle rules and, where they are on, its co-location and parking.
-sim::HarvestConfig HarvestConfigOf(const GleanerConfig& policy);
+sim::HarvestConfig HarvestConfigOf(const config::GleanerConfig& policy);
 
 // The site's GPUs priced as their most common catalog model (as `policy`'s
 // [cost] names and prices them), where every part of the price is known;
 // nullopt otherwise.
 std::optional<cost::GpuHourPrices> PriceSiteGpus(const std::vector<store::GpuRecord>& gpus,
-                                                 const GleanerConfig& policy,
+                                                 const config::GleanerConfig& policy,
                                                  const cost::Catalog& catalog);
 
 // Both policies replayed; the comparison as text, or as JSON. Money where
@@ -51,8 +51,8 @@ struct DryRun {
   sim::HarvestResult candidate;
   std::optional<cost::GpuHourPrices> prices;
 };
-core::Result<DryRun> RunDryRun(store::Store& store, const GleanerConfig& current,
-                               const GleanerConfig& candidate, const cost::Catalog& catalog,
+core::Result<DryRun> RunDryRun(store::Store& store, const config::GleanerConfig& current,
+                               const config::GleanerConfig& candidate, const cost::Catalog& catalog,
                                core::TimePoint from, core::TimePoint to);
 std::string DryRunText(const DryRun& run);
 nlohmann::ordered_json DryRunJson(const DryRun& run);

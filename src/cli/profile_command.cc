@@ -7,7 +7,7 @@
 #include <ostream>
 
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
+#include "config/data_dir.h"
 #include "store/sqlite_store.h"
 
 namespace gleaner::cli {
@@ -25,8 +25,8 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileOptions& options) {
 }
 
 int RunProfile(const ProfileOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string path = DataDir(options.data_dir) + "/gleaner.db";
-  const core::Result<bool> stored = InDataDir(path);
+  const std::string path = config::DataDir(options.data_dir) + "/gleaner.db";
+  const core::Result<bool> stored = config::InDataDir(path);
   if (!stored.ok()) {
     err << "gleaner: " << stored.status().message() << "\n";
     return kExitFailure;

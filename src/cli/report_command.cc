@@ -6,8 +6,8 @@
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
 #include "cli/site_report.h"
+#include "config/data_dir.h"
 #include "core/private_file.h"
 #include "sim/svg_chart.h"
 
@@ -34,8 +34,8 @@ int RunReport(const ReportOptions& o, core::TimePoint now, std::ostream& out, st
     err << "gleaner: --" << span.status().message() << "\n";
     return kExitUsage;
   }
-  const std::string data_dir = DataDir(o.data_dir);
-  auto config = LoadConfig(ConfigPath(data_dir, o.config), !o.config.empty());
+  const std::string data_dir = config::DataDir(o.data_dir);
+  auto config = config::LoadConfig(config::ConfigPath(data_dir, o.config), !o.config.empty());
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

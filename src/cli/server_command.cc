@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "cli/cluster_commands.h"
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
@@ -117,7 +117,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   if (!base) return start_rc;
   const std::string& data_dir = base->data_dir;
   const std::string& config_path = base->config_path;
-  const GleanerConfig& config = base->config;
+  const config::GleanerConfig& config = base->config;
   auto secret = ReadJoinSecret(options.join_secret_file);
   if (!secret.ok()) {
     err << "gleaner: " << secret.status().message() << "\n";

@@ -111,7 +111,7 @@ core::Result<JobActivity> JobActivityFromStore(store::Store& store, core::TimePo
   return a;
 }
 
-core::Result<SiteReport> BuildSiteReport(store::Store& store, const GleanerConfig& policy,
+core::Result<SiteReport> BuildSiteReport(store::Store& store, const config::GleanerConfig& policy,
                                          const cost::Catalog& catalog, core::TimePoint from,
                                          core::TimePoint to) {
   SiteReport r;

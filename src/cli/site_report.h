@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/policy_dry_run.h"
 #include "core/result.h"
 #include "cost/catalog.h"
@@ -55,7 +55,7 @@ struct SiteReport {
   std::vector<sim::HarvestBaselineRun> runs;
   std::optional<cost::GpuHourPrices> prices;  // the replay's GPUs, where priced whole
 };
-core::Result<SiteReport> BuildSiteReport(store::Store& store, const GleanerConfig& policy,
+core::Result<SiteReport> BuildSiteReport(store::Store& store, const config::GleanerConfig& policy,
                                          const cost::Catalog& catalog, core::TimePoint from,
                                          core::TimePoint to);
 

@@ -3,15 +3,15 @@
 #include <ostream>
 
 #include "cli/api_client.h"
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
-#include "cli/gpu_source.h"
 #include "cli/gpus_json.h"
 #include "cli/host_view.h"
 #include "cli/policy_dry_run.h"
 #include "cli/slurm_source.h"
+#include "config/data_dir.h"
 #include "core/format.h"
 #include "observe/verdict_json.h"
 #include "sim/svg_chart.h"
@@ -140,8 +140,8 @@ CLI::App* AddSlurmCommand(CLI::App& app, SlurmJobsOptions& o) {
 
 int RunSlurmJobs(const SlurmJobsOptions& o, core::TimePoint now, std::ostream& out,
                  std::ostream& err) {
-  const std::string data_dir = DataDir(o.data_dir);
-  auto config = LoadConfig(ConfigPath(data_dir, o.config), !o.config.empty());
+  const std::string data_dir = config::DataDir(o.data_dir);
+  auto config = config::LoadConfig(config::ConfigPath(data_dir, o.config), !o.config.empty());
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/config_file.h"
+#include "config/config_file.h"
 #include "cost/onprem.h"
 #include "testing/http_receiver.h"
 #include "testing/run_gleaner.h"
@@ -204,7 +204,7 @@ TEST(EvalForecastBinaryTest, ScoresAFileBesideTheBaselines) {
 
 TEST(ConfigFileTest, DefaultsAndValues) {
   testing::TempDir dir;
-  auto defaults = cli::LoadConfig((dir.path() / "none.toml").string(), false);
+  auto defaults = config::LoadConfig((dir.path() / "none.toml").string(), false);
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->sample_interval, core::Seconds(1));
   EXPECT_EQ(defaults->idle.idle_after, core::Seconds(300));
@@ -223,7 +223,7 @@ when = "temperature_above"
 threshold = 85
 for_s = 60
 )");
-  auto c = cli::LoadConfig(path, true);
+  auto c = config::LoadConfig(path, true);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->idle.busy_utilization_pct, 5);
   EXPECT_EQ(c->idle.protected_users, std::vector<std::string>{"ceo"});
@@ -237,36 +237,36 @@ for_s = 60
 
   const std::string bad_rule =
       dir.Write("r.toml", "[[alerts.rule]]\nname = \"x\"\nwhen = \"sometimes\"\n");
-  EXPECT_THAT(cli::LoadConfig(bad_rule, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(bad_rule, true).status().message(),
               HasSubstr("r.toml:3: alerts.rule.when: expected one of"));
   const std::string bad_toml = dir.Write("t.toml", "[idle\n");
-  EXPECT_THAT(cli::LoadConfig(bad_toml, true).status().message(), HasSubstr("t.toml:1:"));
+  EXPECT_THAT(config::LoadConfig(bad_toml, true).status().message(), HasSubstr("t.toml:1:"));
   const std::string ftp = dir.Write("h.toml", "[alerts]\nwebhook_url = \"ftp://x\"\n");
-  EXPECT_THAT(cli::LoadConfig(ftp, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(ftp, true).status().message(),
               HasSubstr("expected an https:// or http:// URL"));
   const std::string https = dir.Write("s.toml", "[alerts]\nwebhook_url = \"https://x/h\"\n");
-  EXPECT_TRUE(cli::LoadConfig(https, true).ok());
+  EXPECT_TRUE(config::LoadConfig(https, true).ok());
   const std::string range = dir.Write("n.toml", "[idle]\nmin_confidence = 2\n");
-  EXPECT_THAT(cli::LoadConfig(range, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(range, true).status().message(),
               HasSubstr("n.toml:2: idle.min_confidence"));
 }
 
 TEST(ConfigFileTest, AnonymousReadIsOffUnlessTurnedOn) {
   testing::TempDir dir;
-  auto defaults = cli::LoadConfig((dir.path() / "none.toml").string(), false);
+  auto defaults = config::LoadConfig((dir.path() / "none.toml").string(), false);
   ASSERT_TRUE(defaults.ok());
   EXPECT_FALSE(defaults->ui_anonymous_read);
-  auto on = cli::LoadConfig(dir.Write("on.toml", "[ui]\nanonymous_read = true\n"), true);
+  auto on = config::LoadConfig(dir.Write("on.toml", "[ui]\nanonymous_read = true\n"), true);
   ASSERT_TRUE(on.ok()) << on.status().ToString();
   EXPECT_TRUE(on->ui_anonymous_read);
-  EXPECT_THAT(cli::LoadConfig(dir.Write("s.toml", "[ui]\nanonymous_read = \"yes\"\n"), true)
+  EXPECT_THAT(config::LoadConfig(dir.Write("s.toml", "[ui]\nanonymous_read = \"yes\"\n"), true)
                   .status()
                   .message(),
               HasSubstr("s.toml:2: ui.anonymous_read: expected true or false"));
   EXPECT_THAT(
-      cli::LoadConfig(dir.Write("k.toml", "[ui]\nanonymous = true\n"), true).status().message(),
+      config::LoadConfig(dir.Write("k.toml", "[ui]\nanonymous = true\n"), true).status().message(),
       HasSubstr("k.toml:2: ui.anonymous: unknown key; expected one of: anonymous_read"));
-  EXPECT_THAT(cli::LoadConfig(dir.Write("t.toml", "ui = 1\n"), true).status().message(),
+  EXPECT_THAT(config::LoadConfig(dir.Write("t.toml", "ui = 1\n"), true).status().message(),
               HasSubstr("t.toml:1: ui: expected a table"));
 }
 
@@ -288,7 +288,7 @@ gpu_model = "H100"
 starts_at = 2026-12-01T18:00:00Z
 ends_at = 2026-12-02T06:00:00+01:00
 )");
-  auto c = cli::LoadConfig(path, true);
+  auto c = config::LoadConfig(path, true);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->scheduler.min_runtime, core::Seconds(120));
   EXPECT_TRUE(c->scheduler.backfill);
@@ -309,7 +309,7 @@ name = "x"
 project = "p"
 starts_at = 2026-12-01T18:00:00
 )");
-  EXPECT_THAT(cli::LoadConfig(local, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(local, true).status().message(),
               HasSubstr("l.toml:4: scheduler.reservation.starts_at: expected a date and time "
                         "with its offset"));
   const std::string backwards = dir.Write("b.toml", R"([[scheduler.reservation]]
@@ -318,10 +318,10 @@ project = "p"
 starts_at = 2026-12-02T00:00:00Z
 ends_at = 2026-12-01T00:00:00Z
 )");
-  EXPECT_THAT(cli::LoadConfig(backwards, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(backwards, true).status().message(),
               HasSubstr("b.toml:1: scheduler.reservation:"));
   const std::string typo = dir.Write("k.toml", "[scheduler]\nbackfil = true\n");
-  EXPECT_THAT(cli::LoadConfig(typo, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(typo, true).status().message(),
               HasSubstr("k.toml:2: scheduler.backfil: unknown key"));
 }
 
@@ -344,7 +344,7 @@ server_power_kw = 3
 gpu_busy_w = 350
 gpu_idle_w = 35
 )");
-  auto c = cli::LoadConfig(path, true);
+  auto c = config::LoadConfig(path, true);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const cost::CostSettings& s = c->cost;
   EXPECT_EQ(s.currency, cost::Currency::kCny);
@@ -365,16 +365,16 @@ gpu_idle_w = 35
   EXPECT_FALSE(s.OnPremFor("T4").has_value());
 
   const std::string missing = dir.Write("m.toml", "[cost.onprem.\"T4\"]\ngpu_busy_w = 70\n");
-  EXPECT_THAT(cli::LoadConfig(missing, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(missing, true).status().message(),
               HasSubstr("m.toml:1: cost.onprem.T4.server_capex: required"));
   const std::string typo = dir.Write("t.toml", "[cost.onprem.\"A100-80GB\"]\npeu = 1.2\n");
-  EXPECT_THAT(cli::LoadConfig(typo, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(typo, true).status().message(),
               HasSubstr("t.toml:2: cost.onprem.A100-80GB.peu: unknown key"));
   const std::string range = dir.Write("r.toml", "[cost.onprem.\"A100-80GB\"]\npue = 0.5\n");
-  EXPECT_THAT(cli::LoadConfig(range, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(range, true).status().message(),
               HasSubstr("pue: expected at least 1"));
   const std::string money = dir.Write("e.toml", "[cost]\ncurrency = \"EUR\"\n");
-  EXPECT_THAT(cli::LoadConfig(money, true).status().message(),
+  EXPECT_THAT(config::LoadConfig(money, true).status().message(),
               HasSubstr("e.toml:2: cost.currency: expected \"USD\" or \"CNY\""));
 }
 

@@ -66,9 +66,9 @@ std::unique_ptr<store::SqliteStore> History() {
 
 TEST(PolicyDryRunTest, ACandidateThatJudgesSoonerLendsMoreOfTheSameHistory) {
   auto store = History();
-  GleanerConfig current;
+  config::GleanerConfig current;
   current.idle.idle_after = core::Seconds(3000);  // GPU 0 idle only for the last 10 minutes
-  GleanerConfig candidate;
+  config::GleanerConfig candidate;
   candidate.idle.idle_after = core::Seconds(120);
   auto run = RunDryRun(*store, current, candidate, Builtin(), kT0, kT0 + core::Seconds(3600));
   ASSERT_TRUE(run.ok()) << run.status().ToString();
@@ -104,7 +104,7 @@ TEST(PolicyDryRunTest, ACandidateThatJudgesSoonerLendsMoreOfTheSameHistory) {
 
 TEST(PolicyDryRunTest, ATinyHistoryIsRefusedWithWhatToDo) {
   auto store = History();
-  auto run = RunDryRun(*store, GleanerConfig{}, GleanerConfig{}, Builtin(),
+  auto run = RunDryRun(*store, config::GleanerConfig{}, config::GleanerConfig{}, Builtin(),
                        kT0 + core::Seconds(3540), kT0 + core::Seconds(3600));
   EXPECT_EQ(run.status().code(), core::StatusCode::kFailedPrecondition);
   EXPECT_THAT(run.status().message(),
@@ -112,7 +112,7 @@ TEST(PolicyDryRunTest, ATinyHistoryIsRefusedWithWhatToDo) {
                         "least 2: let gleaner up watch longer, or give a longer --since"));
   auto empty = std::move(store::SqliteStore::Open(":memory:")).value();
   EXPECT_EQ(
-      RunDryRun(*empty, GleanerConfig{}, GleanerConfig{}, Builtin(), kT0, kT0 + core::Seconds(3600))
+      RunDryRun(*empty, config::GleanerConfig{}, config::GleanerConfig{}, Builtin(), kT0, kT0 + core::Seconds(3600))
           .status()
           .code(),
       core::StatusCode::kFailedPrecondition);
@@ -121,7 +121,7 @@ TEST(PolicyDryRunTest, ATinyHistoryIsRefusedWithWhatToDo) {
 TEST(PolicyDryRunTest, WithNoJobsInTheSpanASeededStandInIsPlacedUnderBoth) {
   auto store = History();
   auto run =
-      RunDryRun(*store, GleanerConfig{}, GleanerConfig{}, Builtin(), kT0 + core::Seconds(1200),
+      RunDryRun(*store, config::GleanerConfig{}, config::GleanerConfig{}, Builtin(), kT0 + core::Seconds(1200),
                 kT0 + core::Seconds(3600));  // the jobs came at 5 minutes
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_TRUE(run->scenario.synthetic_queue);

@@ -135,7 +135,7 @@ TEST(SiteReportTest, WhatUsersWroteIsShownAsTextNeverAsMarkup) {
                   ->AddPolicy({0, At(200), "root", "<img src=x onerror=alert(2)>", "[idle]\n"},
                               "policy_applied")
                   .ok());
-  GleanerConfig policy;
+  config::GleanerConfig policy;
   policy.project_of_user["alice"] = "<b>vision</b>";
   auto report = BuildSiteReport(*store, policy, Builtin(), kT0, At(3600));
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -150,7 +150,7 @@ TEST(SiteReportTest, WhatUsersWroteIsShownAsTextNeverAsMarkup) {
 
 TEST(SiteReportTest, ThePageSaysWhatTheGpusDidWhatItCostAndReplaysTheSpan) {
   auto store = Week();
-  GleanerConfig policy;
+  config::GleanerConfig policy;
   auto report = BuildSiteReport(*store, policy, Builtin(), kT0, At(3600));
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_NEAR(report->ledger.report.total.observed_h, 1.0, 1e-9);
@@ -172,7 +172,7 @@ TEST(SiteReportTest, ThePageSaysWhatTheGpusDidWhatItCostAndReplaysTheSpan) {
 
 TEST(SiteReportTest, ASpanTooShortToReplayStillReportsWhatHappened) {
   auto store = Week();
-  auto report = BuildSiteReport(*store, GleanerConfig{}, Builtin(), At(3540), At(3600));
+  auto report = BuildSiteReport(*store, config::GleanerConfig{}, Builtin(), At(3540), At(3600));
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_FALSE(report->scenario.has_value());
   const std::string page = RenderSiteReport(*report);

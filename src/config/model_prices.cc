@@ -1,6 +1,6 @@
-#include "cli/model_prices.h"
+#include "config/model_prices.h"
 
-namespace gleaner::cli {
+namespace gleaner::config {
 
 sched::ModelPriceFn ModelPrices(const cost::CostSettings& settings) {
   return [settings](const std::string& gpu_name,
@@ -17,4 +17,4 @@ sched::ModelPriceFn ModelPrices(const cost::CostSettings& settings) {
   };
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

@@ -21,7 +21,7 @@
 #include "server/token_api.h"
 #include "slurm/slurm_settings.h"
 
-namespace gleaner::cli {
+namespace gleaner::config {
 
 // gleaner.toml: every key is optional; docs/configuration.md lists them
 // with their defaults.
@@ -94,4 +94,4 @@ core::Result<nlohmann::json> TomlToJson(std::string_view text, const std::string
 std::vector<std::string> ChangedSections(std::string_view before, std::string_view after,
                                          const std::vector<std::string>& live);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

@@ -1,11 +1,11 @@
-#include "cli/toml_ascii.h"
+#include "config/toml_ascii.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <utility>
 
-namespace gleaner::cli {
+namespace gleaner::config {
 namespace {
 
 // The code point of the UTF-8 sequence at text[at] and its length, or
@@ -114,4 +114,4 @@ core::Result<std::string> WithoutNonAscii(std::string_view text, const std::stri
   return out;
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

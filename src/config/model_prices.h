@@ -3,7 +3,7 @@
 #include "cost/cost_settings.h"
 #include "sched/model_cost.h"
 
-namespace gleaner::cli {
+namespace gleaner::config {
 
 // The prices the scheduler's cost-aware choice between GPU models uses:
 // what an owned GPU-hour of the model costs by the on-prem model (the
@@ -12,4 +12,4 @@ namespace gleaner::cli {
 // unpriced, so the choice never guesses.
 sched::ModelPriceFn ModelPrices(const cost::CostSettings& settings);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

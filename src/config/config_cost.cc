@@ -2,10 +2,10 @@
 #include <filesystem>
 #include <optional>
 
-#include "cli/config_sections.h"
-#include "cli/toml_fields.h"
+#include "config/config_sections.h"
+#include "config/toml_fields.h"
 
-namespace gleaner::cli {
+namespace gleaner::config {
 namespace {
 
 using core::Status;
@@ -111,4 +111,4 @@ Status ReadCost(const std::string& path, const toml::table& t, cost::CostSetting
   return Status::Ok();
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

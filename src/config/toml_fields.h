@@ -12,7 +12,7 @@
 #include "core/result.h"
 #include "core/units.h"
 
-namespace gleaner::cli {
+namespace gleaner::config {
 
 core::Status Error(const std::string& path, const toml::node& node, const std::string& key,
                    const std::string& what);
@@ -37,4 +37,4 @@ core::Status Flag(const std::string& path, const toml::table& t, const std::stri
 core::Result<core::TimePoint> Instant(const std::string& path, const toml::node& node,
                                       const std::string& key);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

@@ -1,8 +1,8 @@
-#include "cli/toml_fields.h"
+#include "config/toml_fields.h"
 
 #include <optional>
 
-namespace gleaner::cli {
+namespace gleaner::config {
 
 using core::Status;
 
@@ -118,4 +118,4 @@ core::Result<core::TimePoint> Instant(const std::string& path, const toml::node&
   return core::FromUnixMicros(seconds * 1'000'000 + dt->time.nanosecond / 1000);
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

@@ -1,4 +1,4 @@
-#include "cli/config_file.h"
+#include "config/config_file.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,16 +11,16 @@
 #include <sstream>
 #include <utility>
 
-#include "cli/gpu_source.h"
 
-#include "cli/config_sections.h"
-#include "cli/model_prices.h"
-#include "cli/toml_ascii.h"
-#include "cli/toml_fields.h"
+#include "config/config_sections.h"
+#include "config/data_dir.h"
+#include "config/model_prices.h"
+#include "config/toml_ascii.h"
+#include "config/toml_fields.h"
 #include "core/format.h"
 #include "sched/scheduler.h"
 
-namespace gleaner::cli {
+namespace gleaner::config {
 namespace {
 
 using core::Status;
@@ -711,4 +711,4 @@ std::string ConfigPath(const std::string& data_dir, const std::string& config_fl
   return data_dir + "/gleaner.toml";
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

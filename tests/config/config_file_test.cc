@@ -1,9 +1,9 @@
-#include "cli/config_file.h"
+#include "config/config_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace gleaner::cli {
+namespace gleaner::config {
 namespace {
 
 using ::testing::HasSubstr;
@@ -281,9 +281,9 @@ TEST(ParseConfigTest, NonAsciiInStringsAndCommentsIsRead) {
 }
 
 }  // namespace
-}  // namespace gleaner::cli
+}  // namespace gleaner::config
 
-namespace gleaner::cli {
+namespace gleaner::config {
 namespace {
 
 TEST(ParseConfigTest, ModelsArePricedFromTheOnPremModelAndSpeedsAndTheChoiceCanBeSwitchedOff) {
@@ -327,4 +327,4 @@ TEST(ParseConfigTest, ModelsArePricedFromTheOnPremModelAndSpeedsAndTheChoiceCanB
 }
 
 }  // namespace
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

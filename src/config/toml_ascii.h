@@ -5,7 +5,7 @@
 
 #include "core/result.h"
 
-namespace gleaner::cli {
+namespace gleaner::config {
 
 // `text` with no non-ASCII character left where toml++ reads code (see
 // toml_ascii.cc for why): an error for one in code, its \U escape in a
@@ -13,4 +13,4 @@ namespace gleaner::cli {
 // lines stay where they were.
 core::Result<std::string> WithoutNonAscii(std::string_view text, const std::string& path);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config

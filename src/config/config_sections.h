@@ -3,14 +3,14 @@
 // Sections of gleaner.toml read outside config_file.cc.
 #include <string>
 
-#include "cli/toml_fields.h"
+#include "config/toml_fields.h"
 
 #include "core/result.h"
 #include "cost/cost_settings.h"
 
-namespace gleaner::cli {
+namespace gleaner::config {
 
 // [cost] and its [cost.onprem.MODEL] tables (docs/cost.md).
 core::Status ReadCost(const std::string& path, const toml::table& t, cost::CostSettings* c);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::config
