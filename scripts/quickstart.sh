@@ -20,8 +20,9 @@ packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-
 # lintian the .deb packages (docs/install.md); container jobs run with
 # rootless podman on an image made from busybox (docs/jobs.md); the
 # release binary runs in a Debian 11 root that debootstrap makes
-# (docs/install.md).
-test_packages=(postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge
+# (docs/install.md); python3 re-runs docs/benchmarks.md's quick tables
+# (scripts/benchmark_tables.py).
+test_packages=(python3 postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge
   systemd lintian podman runc catatonit uidmap containernetworking-plugins busybox-static debootstrap)
 # For the tests only, and not required: the browser tests (the reports,
 # the dashboard) skip without Chromium.

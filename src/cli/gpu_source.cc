@@ -1,11 +1,6 @@
 #include "cli/gpu_source.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <ostream>
 
