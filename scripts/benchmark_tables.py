@@ -300,6 +300,7 @@ TABLES = {
                                                   (1200, "history"), (1800, "none"), (1800, "history"),
                                                   (1800, "declared"), (3600, "history")])),
     "forecast-genai": (True, forecasts(GENAI, [(0, None), (900, None)])),
+    "forecast-philly": (False, forecasts(PHILLY, [(0, None), (900, None), (1200, None), (1800, None)])),
     "frag-default": (True, frag_allocation()),
     "replay-itp": (True, replay_itp()),
     "replay-openb": (True, replay_openb()),
@@ -342,10 +343,9 @@ def render(name, gleaner, traces, jobs, cache):
     return renderer(outputs)
 
 
-def blocks(page):
-    pattern = re.compile(r"(<!-- table (\S+): scripts/benchmark_tables.py -->\n)(.*?)(<!-- end table \2 -->)",
-                         re.S)
-    return pattern
+# One generated table: its opening marker, its name, what it says, its end.
+BLOCK = re.compile(r"(<!-- table (\S+): scripts/benchmark_tables.py -->\n)(.*?)(<!-- end table \2 -->)",
+                   re.S)
 
 
 def main():
@@ -362,6 +362,7 @@ def main():
     o = parser.parse_args()
 
     if o.list:
+        print(f"T={o.traces}")
         for name, (quick, (commands, _)) in TABLES.items():
             print(f"{name}{' (quick)' if quick else ''}:")
             for c in commands:
@@ -381,7 +382,7 @@ def main():
 
     with open(o.page, encoding="utf-8") as f:
         page = f.read()
-    in_page = {m.group(2) for m in blocks(page).finditer(page)}
+    in_page = {m.group(2) for m in BLOCK.finditer(page)}
     missing = [n for n in TABLES if n not in in_page]
     if missing:
         print(f"benchmark_tables: {o.page} has no marker for {', '.join(missing)}", file=sys.stderr)
@@ -411,7 +412,7 @@ def main():
         if not o.check:  # read again: the page may have been edited meanwhile
             with open(o.page, encoding="utf-8") as f:
                 page = f.read()
-        page = blocks(page).sub(replace, page)
+        page = BLOCK.sub(replace, page)
         if not o.check and stale and stale[-1] == name:
             with open(o.page, "w", encoding="utf-8") as f:
                 f.write(page)
