@@ -95,7 +95,7 @@ def span(metrics):
 def harvest_trace(title, args):
     """One owner trace under the default settings: its limit and every
     lending run of the one command."""
-    def render(outputs):
+    def render(outputs, _traces):
         m = outputs[0]
         limit = m["physical_limit"]
         held = limit["held_idle_gpu_hours"]
@@ -148,7 +148,7 @@ def held_idle():
                 if parked else "-",
                 f"{thousands(run['jobs_finished'])} / {thousands(jobs)}"]
 
-    def render(outputs):
+    def render(outputs, _traces):
         rows = []
         jobs = outputs[0]["queue"]["jobs"]
         for (_, label, policies), m in zip(variants, outputs):
@@ -162,21 +162,24 @@ def held_idle():
 
 def forecasts(args, settings):
     """The lending gate and runtime guesses on one trace; each row against
-    naive lending's checkpointed run of its own command."""
-    # The default row is the plain command, so it is run once for this
-    # table and the trace's own.
-    commands = [args + ([] if q == 900 else ["--min-expected-quiet-s", str(q)]) +
-                (["--runtimes", r] if r and r != "history" else []) for q, r in settings]
-    with_runtimes = any(r for _, r in settings)
+    naive lending's checkpointed run of its own command. `settings`: pairs
+    of --min-expected-quiet-s and --runtimes, None for the default (the
+    flag left out, so the default's row is the trace's plain command, run
+    once for this table and its own). A row says what its run's
+    metrics.json says it ran with."""
+    commands = [args + ([] if q is None else ["--min-expected-quiet-s", str(q)]) +
+                ([] if r is None else ["--runtimes", r]) for q, r in settings]
+    with_runtimes = any(r is not None for _, r in settings)
 
-    def render(outputs):
+    def render(outputs, _traces):
         rows = []
         for (q, r), m in zip(settings, outputs):
             naive, gleaner = find_run(m, "naive"), find_run(m, "gleaner")
-            default = q == 900 and r in (None, "history")
-            cells = [f"{q} (default)" if default else str(q)]
+            default = q is None and r is None
+            quiet = f"{m['settings']['min_expected_quiet_s']:g}"
+            cells = [f"{quiet} (default)" if default else quiet]
             if with_runtimes:
-                cells.append(r or "history")
+                cells.append(m["settings"]["runtimes"])
             cells += [pct(gleaner["harvested_share_of_idle"]),
                       f"{hours(gleaner['lost_gpu_hours'])} ({ratio(gleaner['lost_gpu_hours'], naive['lost_gpu_hours'])})",
                       f"{thousands(gleaner['owner_returns'])} ({ratio(gleaner['owner_returns'], naive['owner_returns'])})",
@@ -201,7 +204,7 @@ def replay_itp():
     commands = [["sim", "replay", "--itp", f"{{T}}/itp/cluster{c}.csv", "--gpus", str(n), "--policy", p]
                 for c, n in clusters for p in policies]
 
-    def render(outputs):
+    def render(outputs, _traces):
         rows = []
         for m in outputs:
             rows.append([m["trace"].removesuffix(".csv"), m["gpus"], m["policy"], m["jobs"],
@@ -218,7 +221,7 @@ def replay_openb():
     commands = [["sim", "replay", "--openb", "{T}/alibaba-openb/openb_pod_list_default.csv", "--gpus",
                  str(n), "--gpus-per-node", "8", "--policy", p] for n in sizes for p in policies]
 
-    def render(outputs):
+    def render(outputs, _traces):
         rows = []
         for i, n in enumerate(sizes):
             runs = outputs[len(policies) * i:len(policies) * (i + 1)]
@@ -281,7 +284,7 @@ def frag_allocation():
     return commands, render
 
 
-# name: (quick, (commands, render)). The quick ones run in --check, in a
+# name: (quick, (commands, render(outputs, traces))). The quick ones run in --check, in a
 # minute or two on 2 cores, and cover the code every slow one runs: the
 # harvest replay with and without memory (GenAI, Philly), the gate and
 # holders' variants, the fragmentation score and the plain replays.
@@ -296,11 +299,11 @@ TABLES = {
     "harvest-philly-1": (False, harvest_trace("Philly, `--load 1` (the default)", PHILLY)),
     "harvest-philly-2": (False, harvest_trace("Philly, `--load 2`", PHILLY + ["--load", "2"])),
     "held-idle": (True, held_idle()),
-    "forecast-helios": (False, forecasts(HELIOS, [(0, "none"), (0, "history"), (900, "history"),
-                                                  (1200, "history"), (1800, "none"), (1800, "history"),
-                                                  (1800, "declared"), (3600, "history")])),
-    "forecast-genai": (True, forecasts(GENAI, [(0, None), (900, None)])),
-    "forecast-philly": (False, forecasts(PHILLY, [(0, None), (900, None), (1200, None), (1800, None)])),
+    "forecast-helios": (False, forecasts(HELIOS, [(0, "none"), (0, None), (None, None), (1200, None),
+                                                  (1800, "none"), (1800, None), (1800, "declared"),
+                                                  (3600, None)])),
+    "forecast-genai": (True, forecasts(GENAI, [(0, None), (None, None)])),
+    "forecast-philly": (False, forecasts(PHILLY, [(0, None), (None, None), (1200, None), (1800, None)])),
     "frag-default": (True, frag_allocation()),
     "replay-itp": (True, replay_itp()),
     "replay-openb": (True, replay_openb()),
@@ -338,9 +341,7 @@ def render(name, gleaner, traces, jobs, cache):
     commands, renderer = TABLES[name][1]
     with tempfile.TemporaryDirectory(prefix="gleaner-tables.") as workdir:
         outputs = run_commands(gleaner, traces, commands, workdir, jobs, cache)
-    if name.startswith("frag"):
-        return renderer(outputs, traces)
-    return renderer(outputs)
+    return renderer(outputs, traces)
 
 
 # One generated table: its opening marker, its name, what it says, its end.
