@@ -20,17 +20,21 @@
 #include "agent/sampler.h"
 #include "cli/api_client.h"
 #include "cli/cluster_commands.h"
-#include "config/config_file.h"
-#include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
-#include "cli/slurm_source.h"
 #include "cluster/agent_credentials.h"
+#include "config/catalog_files.h"
+#include "config/config_file.h"
 #include "core/format.h"
+#include "core/host_name.h"
 #include "core/json_depth.h"
 #include "core/private_file.h"
+#include "daemon/daemon_start.h"
+#include "daemon/host_setup.h"
 #include "daemon/host_watch.h"
+#include "daemon/secrets.h"
+#include "daemon/slurm_source.h"
 #include "observe/verdict_json.h"
 #include "server/http_client.h"
 #include "server/http_server.h"
@@ -233,7 +237,7 @@ core::Result<std::string> Credential(const std::string& data_dir, const std::str
         "create --host " +
         name + "`; put the token in a file only root can read and pass --join-token-file FILE");
   }
-  GLEANER_ASSIGN_OR_RETURN(*spent, ReadJoinToken(token_file));
+  GLEANER_ASSIGN_OR_RETURN(*spent, daemon::ReadJoinToken(token_file));
   return Join(data_dir, name, *spent, coordinators, log);
 }
 
@@ -309,7 +313,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
            "and the agent joins with --join-token-file\n";
     return kExitUsage;
   }
-  const std::string name = options.name.empty() ? Hostname() : options.name;
+  const std::string name = options.name.empty() ? core::Hostname() : options.name;
   if (auto s = cluster::CheckAgentName(name); !s.ok()) {
     err << "gleaner: --name: " << s.message() << "\n";
     return kExitUsage;
@@ -326,17 +330,18 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
     return kExitUsage;
   }
   int start_rc = kExitOk;
-  std::optional<DaemonBase> base =
+  std::optional<daemon::DaemonBase> base =
       StartDaemon(options.data_dir, options.config, options.interval_s, err, &start_rc);
   if (!base) return start_rc;
-  if (core::Status s = CheckWatchdog(base->notifier, base->config.sample_interval); !s.ok()) {
+  if (core::Status s = daemon::CheckWatchdog(base->notifier, base->config.sample_interval);
+      !s.ok()) {
     err << "gleaner: " << s.message() << "\n";
     return kExitBadInput;
   }
   const std::string& data_dir = base->data_dir;
   const config::GleanerConfig& config = base->config;
   std::mutex log_mu;
-  const cluster::Log log = TimestampedLog(out, log_mu);
+  const cluster::Log log = daemon::TimestampedLog(out, log_mu);
   Coordinators coordinators(*endpoints);
   std::string spent_token;  // a join token is tried once
   auto credential =
@@ -362,10 +367,10 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   const core::RealClock job_clock;  // exit times are wall-clock facts
   agent::Executor executor(job_clock);
   // Bridge mode: Slurm runs the jobs (and confines them); else this host does.
-  const std::unique_ptr<agent::SlurmRunner> bridge = MakeBridgeRunner(config.slurm, job_clock);
+  const std::unique_ptr<agent::SlurmRunner> bridge = daemon::MakeBridgeRunner(config.slurm, job_clock);
   agent::JobRunner& runner = bridge ? static_cast<agent::JobRunner&>(*bridge) : executor;
   std::optional<agent::JobCgroups> job_cgroups;
-  if (!bridge) job_cgroups = UseJobCgroups(data_dir, executor, log);
+  if (!bridge) job_cgroups = daemon::UseJobCgroups(data_dir, executor, log);
   agent::NodeAgentOptions agent_options;
   agent_options.log_dir = data_dir + "/logs";
   agent_options.state_path = data_dir + "/agent-jobs.json";
@@ -384,7 +389,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
         // tried.
         if (!reply.ok() && reply.status().code() == core::StatusCode::kUnauthenticated &&
             !options.join_token_file.empty() && job_clock.Now() - last_join > kRejoinEvery) {
-          auto fresh_token = ReadJoinToken(options.join_token_file);
+          auto fresh_token = daemon::ReadJoinToken(options.join_token_file);
           if (fresh_token.ok() && *fresh_token != spent) {
             last_join = job_clock.Now();
             spent = *fresh_token;
@@ -419,10 +424,10 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       {name, "agent", config.alert_rules, config.alert_webhook_url, config.idle.max_sample_gap},
       log);
   node.ReportTo(&watch.metrics());
-  ResumeFromHistory(sampler, log);
+  daemon::ResumeFromHistory(sampler, log);
   const std::string parked_path = data_dir + "/parked-holders.json";
   const std::unique_ptr<gpu::CudaCheckpoint> cuda =
-      OpenCudaForParking(config.parking, config.cuda_library, parked_path, log);
+      daemon::OpenCudaForParking(config.parking, config.cuda_library, parked_path, log);
   agent::HolderParker parker(cuda.get(), clock, {config.parking, parked_path});
   parker.ReportTo(&watch.metrics());
   parker.NotifyThrough(
@@ -445,15 +450,15 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
       err << "gleaner: --metrics-listen: " << host_port.status().message() << "\n";
       return kExitUsage;
     }
-    auto catalog = LoadCatalog(config.cost.catalog_files);
+    auto catalog = config::LoadCatalog(config.cost.catalog_files);
     if (!catalog.ok()) {
       err << "gleaner: " << catalog.status().message() << " ([cost] catalogs in "
           << base->config_path << ")\n";
       return kExitBadInput;
     }
-    const agent::IdleCostPrices prices =
-        IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
-                         *catalog, config.cost);
+    const agent::IdleCostPrices prices = daemon::IdleCostPricesOf(
+        source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}), *catalog,
+        config.cost);
     auto served = server::HttpServer::ServeTcp(host_port->first, host_port->second,
                                                MetricsOnly(watch.metrics(), prices));
     if (!served.ok()) {
@@ -471,7 +476,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   waiter->Heard(*credential, 0);
   waiter->Start();
   {
-    StopSignal stop(options.for_s);
+    daemon::StopSignal stop(options.for_s);
     core::ServiceNotifier& notifier = base->notifier;
     notifier.Ready("agent " + name + " reporting to " + options.servers);
     sampler.Run(stop.flag(), [&](const agent::HostPass& pass, const core::Status& status) {

@@ -2,14 +2,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
-#include <sstream>
 
-#include "config/config_file.h"
 #include "cli/exit_codes.h"
+#include "config/catalog_files.h"
+#include "config/config_file.h"
 #include "config/data_dir.h"
 #include "cost/advice_json.h"
 #include "cost/advisor.h"
@@ -116,20 +115,6 @@ std::optional<cost::IdleForecast> HistoryForecast(const std::string& data_dir,
 
 }  // namespace
 
-core::Result<cost::Catalog> LoadCatalog(const std::vector<std::string>& files) {
-  GLEANER_ASSIGN_OR_RETURN(cost::Catalog catalog, cost::Catalog::Parse(cost::BuiltinCatalogCsv(),
-                                                                       cost::kBuiltinCatalogName));
-  for (const std::string& path : files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return core::NotFound("cannot read the catalog " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    GLEANER_ASSIGN_OR_RETURN(cost::Catalog user, cost::Catalog::Parse(text.str(), path));
-    catalog.Merge(user);
-  }
-  return catalog;
-}
-
 CostCommands AddCostCommands(CLI::App& app, CostAdviseOptions& o, CostReportOptions& r) {
   CLI::App* cost = app.add_subcommand("cost", "What GPU time costs, and where to buy it");
   cost->require_subcommand(1);
@@ -198,7 +183,8 @@ CostCommands AddCostCommands(CLI::App& app, CostAdviseOptions& o, CostReportOpti
 
 int RunCostAdvise(const CostAdviseOptions& o, core::TimePoint now, std::ostream& out,
                   std::ostream& err) {
-  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(o.data_dir), o.config), !o.config.empty());
+  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(o.data_dir), o.config),
+                                   !o.config.empty());
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
@@ -274,7 +260,7 @@ int RunCostAdvise(const CostAdviseOptions& o, core::TimePoint now, std::ostream&
 
   std::vector<std::string> catalog_files = site.catalog_files;
   catalog_files.insert(catalog_files.end(), o.catalogs.begin(), o.catalogs.end());
-  core::Result<cost::Catalog> catalog = LoadCatalog(catalog_files);
+  core::Result<cost::Catalog> catalog = config::LoadCatalog(catalog_files);
   if (!catalog.ok()) {
     err << "gleaner: " << catalog.status().message() << "\n";
     return catalog.status().code() == core::StatusCode::kNotFound ? kExitFailure : kExitBadInput;

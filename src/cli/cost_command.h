@@ -82,7 +82,4 @@ int RunCostAdvise(const CostAdviseOptions& options, core::TimePoint now, std::os
 int RunCostReport(const CostReportOptions& options, core::TimePoint now, std::ostream& out,
                   std::ostream& err);
 
-// The shipped catalog with `files`' rows laid over it.
-core::Result<cost::Catalog> LoadCatalog(const std::vector<std::string>& files);
-
 }  // namespace gleaner::cli

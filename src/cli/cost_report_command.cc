@@ -2,13 +2,15 @@
 #include <cstdio>
 #include <ostream>
 
-#include "config/config_file.h"
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
+#include "config/catalog_files.h"
+#include "config/config_file.h"
 #include "config/data_dir.h"
 #include "cost/advisor.h"
 #include "cost/civil_date.h"
+#include "daemon/daemon_start.h"
 #include "observe/verdict_json.h"
 #include "server/cost_ledger.h"
 
@@ -63,7 +65,8 @@ std::string DayName(const int64_t& day) { return cost::FormatIsoDate(day); }
 
 int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream& out,
                   std::ostream& err) {
-  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(o.data_dir), o.config), !o.config.empty());
+  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(o.data_dir), o.config),
+                                   !o.config.empty());
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
@@ -82,12 +85,12 @@ int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream&
     err << "gleaner: --" << span.status().message() << "\n";
     return kExitUsage;
   }
-  auto store = OpenHistory(config::DataDir(o.data_dir));
+  auto store = daemon::OpenHistory(config::DataDir(o.data_dir));
   if (!store.ok()) {
     err << "gleaner: " << store.status().message() << "\n";
     return kExitFailure;
   }
-  core::Result<cost::Catalog> catalog = LoadCatalog(site.catalog_files);
+  core::Result<cost::Catalog> catalog = config::LoadCatalog(site.catalog_files);
   if (!catalog.ok()) {
     err << "gleaner: " << catalog.status().message() << "\n";
     return catalog.status().code() == core::StatusCode::kNotFound ? kExitFailure : kExitBadInput;

@@ -12,10 +12,13 @@
 
 #include "agent/job_cgroups.h"
 #include "cli/api_client.h"
-#include "config/config_file.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
+#include "config/config_file.h"
 #include "config/data_dir.h"
+#include "config/trusted_paths.h"
+#include "daemon/daemon_start.h"
+#include "daemon/secrets.h"
 #include "gpu/nvml/nvml_backend.h"
 #include "server/http_client.h"
 #include "server/http_server.h"
@@ -122,7 +125,7 @@ void CheckDataAndConfig(const DoctorOptions& o, std::vector<Check>& checks) {
         {"data-dir", Level::kWarn, data_dir + " does not exist yet: gleaner up creates it"});
   } else if (!reachable.ok()) {
     checks.push_back({"data-dir", Level::kFail, reachable.status().message()});
-  } else if (core::Status s = CheckDataDir(data_dir); !s.ok()) {
+  } else if (core::Status s = config::CheckDataDir(data_dir); !s.ok()) {
     checks.push_back({"data-dir", Level::kFail, s.message()});
   } else {
     checks.push_back({"data-dir", Level::kOk, data_dir});
@@ -132,12 +135,12 @@ void CheckDataAndConfig(const DoctorOptions& o, std::vector<Check>& checks) {
     checks.push_back({"config", Level::kOk, "no " + path + ": the defaults hold"});
     return;
   }
-  auto trusted = TrustedConfigPath(path);
+  auto trusted = config::TrustedConfigPath(path);
   if (!trusted.ok()) {
     checks.push_back({"config", Level::kFail, trusted.status().message()});
     return;
   }
-  auto config = LoadDaemonConfig(*trusted, !o.config.empty(), std::nullopt);
+  auto config = daemon::LoadDaemonConfig(*trusted, !o.config.empty(), std::nullopt);
   checks.push_back(config.ok() ? Check{"config", Level::kOk, *trusted + " reads well"}
                                : Check{"config", Level::kFail, config.status().message()});
 }
@@ -212,14 +215,14 @@ void CheckStoreAndTls(const DoctorOptions& o, std::vector<Check>& checks) {
   if (o.store.empty() && o.store_file.empty()) {
     checks.push_back(
         {"store", Level::kSkipped, "no --store: gleaner up keeps DATA_DIR/gleaner.db"});
-  } else if (auto uri = StoreUri(o.store, o.store_file); !uri.ok()) {
+  } else if (auto uri = daemon::StoreUri(o.store, o.store_file); !uri.ok()) {
     checks.push_back({"store", Level::kFail, uri.status().message()});
   } else {
     checks.push_back(StoreCheck(*uri));
   }
   if (o.tls.cert.empty() && o.tls.key.empty()) {
     checks.push_back({"tls", Level::kSkipped, "no --tls-cert"});
-  } else if (auto context = ServerTls(o.tls); !context.ok()) {
+  } else if (auto context = daemon::ServerTls(o.tls); !context.ok()) {
     checks.push_back({"tls", Level::kFail, context.status().message()});
   } else {
     checks.push_back({"tls", Level::kOk, o.tls.cert + " and its key load and match"});

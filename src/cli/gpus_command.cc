@@ -10,15 +10,15 @@
 
 #include "agent/sampler.h"
 #include "cli/api_client.h"
-#include "config/config_file.h"
 #include "cli/exit_codes.h"
 #include "cli/explain.h"
 #include "cli/gpu_source.h"
 #include "cli/gpus_json.h"
 #include "cli/gpus_table.h"
 #include "cli/host_view.h"
-#include "cli/slurm_source.h"
+#include "config/config_file.h"
 #include "config/data_dir.h"
+#include "daemon/slurm_source.h"
 #include "gpu/fault_memory.h"
 #include "store/sqlite_store.h"
 
@@ -146,7 +146,8 @@ std::string ShowRemote(const json& doc, const GpusOptions& options, std::ostream
     for (GpuView& g : (*views)[i].gpus) all.gpus.push_back(std::move(g));
   }
   // The thresholds this host's config sets, where it can be read.
-  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(options.data_dir), ""), false);
+  auto config =
+      config::LoadConfig(config::ConfigPath(config::DataDir(options.data_dir), ""), false);
   std::ostringstream out;
   *rc = Explain(all, options.explain, config.ok() ? config->idle : observe::IdleConfig(), out, err);
   std::string text = out.str();
@@ -237,8 +238,8 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
                                   *source.inspector, verdicts);
     view.topology = with_topology ? topology : std::vector<gpu::GpuLink>{};
     if (config->slurm.enabled) {
-      auto jobs = FetchSlurmJobs(config->slurm);
-      AttachSlurmJobs(view, SlurmNodeName(config->slurm),
+      auto jobs = daemon::FetchSlurmJobs(config->slurm);
+      AttachSlurmJobs(view, daemon::SlurmNodeName(config->slurm),
                       jobs.ok() ? jobs->jobs : std::vector<slurm::SlurmJob>{},
                       jobs.ok() ? std::optional(pass->at) : std::nullopt,
                       jobs.ok() ? "" : jobs.status().message());

@@ -1,17 +1,8 @@
 #include "cli/host_view.h"
 
-#include <unistd.h>
+#include "core/host_name.h"
 
 namespace gleaner::cli {
-namespace {
-
-std::string Hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
-
-}  // namespace
 
 HostView BuildHostView(core::TimePoint at, const gpu::DriverInfo& driver,
                        std::vector<gpu::GpuSnapshot> snapshots,
@@ -19,7 +10,7 @@ HostView BuildHostView(core::TimePoint at, const gpu::DriverInfo& driver,
                        const std::map<core::GpuUuid, observe::Verdict>& verdicts) {
   HostView view;
   view.taken_at = at;
-  view.hostname = Hostname();
+  view.hostname = core::Hostname();
   view.driver = driver;
   for (gpu::GpuSnapshot& s : snapshots) {
     GpuView gv;

@@ -17,20 +17,24 @@
 #include "agent/host_metrics.h"
 #include "agent/host_resources.h"
 #include "agent/sampler.h"
-#include "config/config_file.h"
 #include "cli/cost_command.h"
-#include "cli/daemon_policy.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
 #include "cli/gpus_json.h"
 #include "cli/host_view.h"
-#include "cli/slurm_source.h"
+#include "config/config_file.h"
 #include "core/format.h"
+#include "core/host_name.h"
 #include "core/sha256.h"
 #include "cost/gpu_hour_prices.h"
+#include "daemon/api_options.h"
+#include "daemon/daemon_policy.h"
+#include "daemon/daemon_start.h"
+#include "daemon/host_setup.h"
 #include "daemon/host_watch.h"
 #include "daemon/local_cluster.h"
+#include "daemon/slurm_source.h"
 #include "observe/verdict_json.h"
 #include "server/api.h"
 #include "server/socket_address.h"
@@ -97,10 +101,11 @@ CLI::App* AddUpCommand(CLI::App& app, MonitorOptions& options) {
 int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
                const agent::ProcessInspector& inspector, std::ostream& out, std::ostream& err) {
   int start_rc = kExitOk;
-  std::optional<DaemonBase> base =
+  std::optional<daemon::DaemonBase> base =
       StartDaemon(options.data_dir, options.config, options.interval_s, err, &start_rc);
   if (!base) return start_rc;
-  if (core::Status s = CheckWatchdog(base->notifier, base->config.sample_interval); !s.ok()) {
+  if (core::Status s = daemon::CheckWatchdog(base->notifier, base->config.sample_interval);
+      !s.ok()) {
     err << "gleaner: " << s.message() << "\n";
     return kExitBadInput;
   }
@@ -147,7 +152,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   }
   // The webhook's thread logs too.
   std::mutex log_mu;
-  const cluster::Log log = TimestampedLog(out, log_mu);
+  const cluster::Log log = daemon::TimestampedLog(out, log_mu);
   RememberGpuFaults(data_dir, clock, log, &source);
 
   agent::SamplerOptions sampler_options;
@@ -157,12 +162,12 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   sampler_options.colocation = config.colocation;
   sampler_options.lend_allow = config.lend_allow;
   sampler_options.project_of_user = config.project_of_user;
-  sampler_options.host = Hostname();
+  sampler_options.host = core::Hostname();
   agent::Sampler sampler(*source.backend, *source.inspector, store->get(), clock, sampler_options);
   // A simulated host has a past to recall; a real one starts watching now.
   const core::Duration recalled =
       sampler.Recall(std::max(config.idle.idle_after, config.idle.held_idle_after));
-  daemon::HostWatch watch({Hostname(), options.up ? "up" : "monitor", config.alert_rules,
+  daemon::HostWatch watch({core::Hostname(), options.up ? "up" : "monitor", config.alert_rules,
                            config.alert_webhook_url, config.idle.max_sample_gap},
                           log);
 
@@ -171,19 +176,19 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   executor.SimulatedGpus(source.scenario_inspector != nullptr);
   // Bridge mode: Slurm runs the jobs (and confines them); else this host does.
   const std::unique_ptr<agent::SlurmRunner> bridge =
-      options.harvest ? MakeBridgeRunner(config.slurm, job_clock) : nullptr;
+      options.harvest ? daemon::MakeBridgeRunner(config.slurm, job_clock) : nullptr;
   agent::JobRunner& runner = bridge ? static_cast<agent::JobRunner&>(*bridge) : executor;
   std::optional<agent::JobCgroups> job_cgroups;
   // Interactive sessions run where this host runs jobs itself.
   std::shared_ptr<core::TerminalHandoff> terminals;
   if (options.harvest && !options.shadow && !bridge) {
-    job_cgroups = UseJobCgroups(data_dir, executor, log);
+    job_cgroups = daemon::UseJobCgroups(data_dir, executor, log);
     terminals = std::make_shared<core::TerminalHandoff>();
     executor.UseTerminals(terminals);
   }
   if (bridge) {
     log("bridge mode: jobs run as Slurm jobs in partition " + config.slurm.bridge.partition +
-        " on node " + SlurmNodeName(config.slurm) + ", submitted as their users");
+        " on node " + daemon::SlurmNodeName(config.slurm) + ", submitted as their users");
   }
   // The most GPUs one job can get: all of this host's.
   const int host_gpus = std::max<int>(
@@ -192,7 +197,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::optional<daemon::LocalCluster> lender;
   if (options.harvest) {
     daemon::LocalClusterOptions layout;
-    layout.node = Hostname();
+    layout.node = core::Hostname();
     layout.log_dir = data_dir + "/logs";
     layout.state_path = data_dir + "/agent-jobs.json";
     layout.links = source.backend->Topology().value_or(std::vector<gpu::GpuLink>{});
@@ -214,7 +219,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   parking.enabled = parking.enabled && options.harvest && !options.shadow;
   const std::string parked_path = data_dir + "/parked-holders.json";
   const std::unique_ptr<gpu::CudaCheckpoint> cuda =
-      OpenCudaForParking(parking, config.cuda_library, parked_path, log);
+      daemon::OpenCudaForParking(parking, config.cuda_library, parked_path, log);
   agent::HolderParker parker(cuda.get(), clock, {parking, parked_path});
   parker.ReportTo(&host_metrics);
   parker.NotifyThrough(
@@ -235,15 +240,15 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     log("recalled the last " + core::FormatDuration(recalled) + " of " +
         source.backend->Driver().source + ", so verdicts start with that history");
   }
-  ResumeFromHistory(sampler, log);
+  daemon::ResumeFromHistory(sampler, log);
   // [slurm]: Slurm's jobs on this node, asked on a thread of its own.
   // Declared before the API, whose workers read it.
-  std::unique_ptr<SlurmPoller> slurm_poller;
+  std::unique_ptr<daemon::SlurmPoller> slurm_poller;
   std::optional<slurm::IdleAllocationAlerts> slurm_alerts;
   slurm::IdleAllocationActions slurm_actions(config.slurm.idle_action);
   std::string slurm_error;  // the failure last logged, so each is logged once
   if (config.slurm.enabled) {
-    slurm_poller = std::make_unique<SlurmPoller>(config.slurm, clock);
+    slurm_poller = std::make_unique<daemon::SlurmPoller>(config.slurm, clock);
     if (config.slurm.idle_alerts) slurm_alerts.emplace(config.slurm.idle_alert);
     log("asking Slurm (" +
         (config.slurm.slurmrestd_url.empty() ? config.slurm.squeue + " --json"
@@ -257,7 +262,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::mutex latest_mu;
   std::optional<agent::HostPass> latest;
   std::unique_ptr<store::SqliteStore> api_store;  // the API threads' own connection
-  std::unique_ptr<DaemonPolicy> policy;           // the policy's versions (gleaner up)
+  std::unique_ptr<daemon::DaemonPolicy> policy;   // the policy's versions (gleaner up)
   std::unique_ptr<server::Api> api;
   std::vector<std::unique_ptr<server::HttpServer>> api_servers;
   if (lender) lender->Recover(log);
@@ -270,21 +275,22 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     }
     api_store = std::move(opened).value();
     auto policy_store = store::SqliteStore::Open(data_dir + "/gleaner.db");
-    auto config_text = ReadConfigText(config_path);
+    auto config_text = daemon::ReadConfigText(config_path);
     if (!policy_store.ok() || !config_text.ok()) {
       err << "gleaner: "
           << (policy_store.ok() ? config_text.status() : policy_store.status()).message() << "\n";
       return kExitFailure;
     }
-    policy = std::make_unique<DaemonPolicy>(config_path, std::move(policy_store).value(), clock);
+    policy =
+        std::make_unique<daemon::DaemonPolicy>(config_path, std::move(policy_store).value(), clock);
     if (core::Status s = policy->Start(*config_text, log); !s.ok()) {
       err << "gleaner: recording the policy: " << s.message() << "\n";
       return kExitFailure;
     }
-    for (const std::string& locked : LockOutsOf(config)) {
+    for (const std::string& locked : daemon::LockOutsOf(config)) {
       log("warning: " + locked + " (" + config_path + ")");
     }
-    auto common = DaemonApiOptions(data_dir, config_path, config, api_store.get(), log);
+    auto common = daemon::DaemonApiOptions(data_dir, config_path, config, api_store.get(), log);
     if (!common.ok()) {
       err << "gleaner: " << common.status().message() << "\n";
       return kExitBadInput;
@@ -301,9 +307,9 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       if (s.ok()) sampler.Wake();  // acted on at the next pass, now
       return s;
     };
-    const agent::IdleCostPrices idle_prices =
-        IdleCostPricesOf(source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
-                         api_options.cost.catalog, config.cost);
+    const agent::IdleCostPrices idle_prices = daemon::IdleCostPricesOf(
+        source.backend->Snapshot().value_or(std::vector<gpu::GpuSnapshot>{}),
+        api_options.cost.catalog, config.cost);
     api_options.metrics = [&host_metrics, &lender, &policy, idle_prices](
                               const std::map<std::string, int64_t>& jobs, bool dcgm) {
       agent::JobCounts counts{jobs, std::nullopt, std::nullopt};
@@ -327,7 +333,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       HostView view = BuildHostView(pass->at, source.backend->Driver(), pass->snapshots,
                                     *source.inspector, verdicts);
       if (slurm_poller) {
-        const SlurmPoller::Latest slurm = slurm_poller->latest();
+        const daemon::SlurmPoller::Latest slurm = slurm_poller->latest();
         AttachSlurmJobs(view, slurm_poller->node(),
                         slurm.jobs ? slurm.jobs->jobs : std::vector<slurm::SlurmJob>{},
                         slurm.jobs ? std::optional(slurm.at) : std::nullopt, slurm.error);
@@ -352,7 +358,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         err << "gleaner: --listen: " << host_port.status().message() << "\n";
         return kExitBadInput;
       }
-      auto tls = ServerTls(options.tls);
+      auto tls = daemon::ServerTls(options.tls);
       if (!tls.ok()) {
         err << "gleaner: " << tls.status().message() << "\n";
         return kExitBadInput;
@@ -377,14 +383,14 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
               ? dashboard + "; anyone who reaches it reads it without a token ([ui] anonymous_read)"
               : dashboard + " (sign in with a token from `gleaner token create`)");
     }
-    if (ListensBeyondLoopback(options.listen) && options.tls.cert.empty()) {
+    if (daemon::ListensBeyondLoopback(options.listen) && options.tls.cert.empty()) {
       log("warning: the HTTP API listens beyond this host without TLS; tokens cross the network "
           "in clear text: pass --tls-cert and --tls-key (docs/api.md)");
     }
   }
 
   // Only now, with nothing left that can fail: signals and the deadline.
-  std::optional<StopSignal> stop(std::in_place, options.for_s);
+  std::optional<daemon::StopSignal> stop(std::in_place, options.for_s);
   bool failed = false;
   core::ServiceNotifier& notifier = base->notifier;
   notifier.Ready(std::string(options.up ? "harvesting" : "monitoring") + " " +
@@ -392,7 +398,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   sampler.Run(stop->flag(), [&](const agent::HostPass& pass, const core::Status& status) {
     notifier.Alive();
     if (policy) {
-      if (StopSignal::TakeHangup()) policy->Reload(log);
+      if (daemon::StopSignal::TakeHangup()) policy->Reload(log);
       if (auto next = policy->TakePending()) {
         const config::GleanerConfig& c = next->config;
         api->SetSubmitPolicy(std::make_shared<const server::SubmitPolicy>(
@@ -411,7 +417,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     }
     watch.Observe(pass, log);
     if (slurm_poller) {
-      const SlurmPoller::Latest slurm = slurm_poller->latest();
+      const daemon::SlurmPoller::Latest slurm = slurm_poller->latest();
       if (slurm.error != slurm_error) {
         log(slurm.error.empty() ? "slurm: answering again" : "slurm: " + slurm.error);
         slurm_error = slurm.error;
@@ -428,7 +434,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
         }
         for (const slurm::PlannedIdleAction& a :
              slurm_actions.Decide(jobs, pass.at, slurm_alerts->Firing(), bridged)) {
-          ActOnSlurmIdleJob(config.slurm, a, **store, pass.at, log);
+          daemon::ActOnSlurmIdleJob(config.slurm, a, **store, pass.at, log);
         }
       }
     }

@@ -9,12 +9,13 @@
 #include <sstream>
 
 #include "cli/api_client.h"
-#include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/policy_dry_run.h"
+#include "config/catalog_files.h"
 #include "config/data_dir.h"
 #include "core/json_depth.h"
+#include "daemon/daemon_start.h"
 #include "server/event_api.h"
 
 namespace gleaner::cli {
@@ -262,10 +263,10 @@ int RunPolicyDryRun(const PolicyOptions& p, const JobOptions& o, std::ostream& o
   if (!text.ok()) return Fail(err, text.status());
   auto candidate = config::ParseConfig(*text, p.file);
   if (!candidate.ok()) return Fail(err, candidate.status());
-  auto store = OpenHistory(config::DataDir(o.data_dir));
+  auto store = daemon::OpenHistory(config::DataDir(o.data_dir));
   if (!store.ok()) return Fail(err, store.status());
   // Money is a part of the answer: without the site's catalog, none.
-  auto catalog = LoadCatalog(current->cost.catalog_files);
+  auto catalog = config::LoadCatalog(current->cost.catalog_files);
   if (!catalog.ok()) {
     err << "gleaner: no money in the dry-run: " << catalog.status().message() << "\n";
     catalog = cost::Catalog();

@@ -3,12 +3,14 @@
 #include <ostream>
 
 #include "cli/api_client.h"
-#include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/site_report.h"
+#include "config/catalog_files.h"
 #include "config/data_dir.h"
+#include "config/trusted_paths.h"
 #include "core/private_file.h"
+#include "daemon/daemon_start.h"
 #include "sim/svg_chart.h"
 
 namespace gleaner::cli {
@@ -40,10 +42,10 @@ int RunReport(const ReportOptions& o, core::TimePoint now, std::ostream& out, st
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
   }
-  auto store = OpenHistory(data_dir);
+  auto store = daemon::OpenHistory(data_dir);
   if (!store.ok()) return Fail(err, store.status());
-  if (auto s = CheckOutputDirTrusted(o.out); !s.ok()) return Fail(err, s);
-  auto catalog = LoadCatalog(config->cost.catalog_files);
+  if (auto s = config::CheckOutputDirTrusted(o.out); !s.ok()) return Fail(err, s);
+  auto catalog = config::LoadCatalog(config->cost.catalog_files);
   if (!catalog.ok()) return Fail(err, catalog.status());
   auto report = BuildSiteReport(**store, *config, *catalog, span->first, span->second);
   if (!report.ok()) return Fail(err, report.status());

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "cli/cluster_commands.h"
-#include "config/config_file.h"
 #include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
@@ -18,7 +17,11 @@
 #include "cluster/agent_credentials.h"
 #include "cluster/cluster_view.h"
 #include "cluster/coordinator.h"
+#include "config/config_file.h"
 #include "core/format.h"
+#include "daemon/api_options.h"
+#include "daemon/daemon_start.h"
+#include "daemon/secrets.h"
 #include "observe/verdict_json.h"
 #include "server/agent_api.h"
 #include "server/api.h"
@@ -112,25 +115,25 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     return kExitUsage;
   }
   int start_rc = kExitOk;
-  std::optional<DaemonBase> base =
+  std::optional<daemon::DaemonBase> base =
       StartDaemon(options.data_dir, options.config, std::nullopt, err, &start_rc);
   if (!base) return start_rc;
   const std::string& data_dir = base->data_dir;
   const std::string& config_path = base->config_path;
   const config::GleanerConfig& config = base->config;
-  auto secret = ReadJoinSecret(options.join_secret_file);
+  auto secret = daemon::ReadJoinSecret(options.join_secret_file);
   if (!secret.ok()) {
     err << "gleaner: " << secret.status().message() << "\n";
     return kExitBadInput;
   }
-  auto store_uri = StoreUri(options.store, options.store_file);
+  auto store_uri = daemon::StoreUri(options.store, options.store_file);
   if (!store_uri.ok()) {
     err << "gleaner: " << store_uri.status().message() << "\n";
     return kExitBadInput;
   }
   const std::string where = store_uri->empty() ? data_dir + "/gleaner.db" : *store_uri;
   std::mutex log_mu;
-  const cluster::Log log = TimestampedLog(out, log_mu);
+  const cluster::Log log = daemon::TimestampedLog(out, log_mu);
   auto api_store = store::OpenStore(where);
   auto lease = api_store.ok()
                    ? store::OpenLeaderLease(where)
@@ -155,7 +158,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     std::lock_guard lock(leader_mu);
     return leader;
   };
-  auto common = DaemonApiOptions(data_dir, config_path, config, api_store->get(), log);
+  auto common = daemon::DaemonApiOptions(data_dir, config_path, config, api_store->get(), log);
   if (!common.ok()) {
     err << "gleaner: " << common.status().message() << "\n";
     return kExitBadInput;
@@ -260,7 +263,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     err << "gleaner: --listen: " << host_port.status().message() << "\n";
     return kExitBadInput;
   }
-  auto tls = ServerTls(options.tls);
+  auto tls = daemon::ServerTls(options.tls);
   if (!tls.ok()) {
     err << "gleaner: " << tls.status().message() << "\n";
     return kExitBadInput;
@@ -273,13 +276,13 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   servers.push_back(std::move(tcp).value());
   log("coordinator on " + servers.back()->address() + " and " + servers.front()->address() +
       "; store " + (store::IsPostgresUri(where) ? "PostgreSQL" : where));
-  if (ListensBeyondLoopback(options.listen) && options.tls.cert.empty()) {
+  if (daemon::ListensBeyondLoopback(options.listen) && options.tls.cert.empty()) {
     log("warning: no TLS on " + options.listen +
         ": tokens and agent credentials cross the network in clear text; pass --tls-cert and "
         "--tls-key (docs/cluster.md)");
   }
 
-  StopSignal stop(options.for_s);
+  daemon::StopSignal stop(options.for_s);
   core::ServiceNotifier& notifier = base->notifier;
   notifier.Ready("coordinator serving the API");
   bool said_standby = false;

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "config/config_file.h"
 #include "cli/policy_dry_run.h"
+#include "config/config_file.h"
 #include "core/result.h"
 #include "cost/catalog.h"
 #include "server/cost_ledger.h"

@@ -3,16 +3,17 @@
 #include <ostream>
 
 #include "cli/api_client.h"
-#include "config/config_file.h"
-#include "cli/cost_command.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpus_json.h"
 #include "cli/host_view.h"
 #include "cli/policy_dry_run.h"
-#include "cli/slurm_source.h"
+#include "config/catalog_files.h"
+#include "config/config_file.h"
 #include "config/data_dir.h"
 #include "core/format.h"
+#include "daemon/daemon_start.h"
+#include "daemon/slurm_source.h"
 #include "observe/verdict_json.h"
 #include "sim/svg_chart.h"
 #include "slurm/jobs_report.h"
@@ -146,10 +147,10 @@ int RunSlurmJobs(const SlurmJobsOptions& o, core::TimePoint now, std::ostream& o
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;
   }
-  auto doc = FetchSlurmJobs(config->slurm);
+  auto doc = daemon::FetchSlurmJobs(config->slurm);
   if (!doc.ok()) return Fail(err, doc.status());
   for (const std::string& s : doc->skipped) err << "gleaner: Slurm job left out: " << s << "\n";
-  const std::string node = SlurmNodeName(config->slurm);
+  const std::string node = daemon::SlurmNodeName(config->slurm);
 
   core::TimePoint from = now;
   for (const slurm::SlurmJob& j : doc->jobs) {
@@ -158,12 +159,12 @@ int RunSlurmJobs(const SlurmJobsOptions& o, core::TimePoint now, std::ostream& o
   History history;
   std::optional<double> price;
   std::string currency;
-  auto store = OpenHistory(data_dir);
+  auto store = daemon::OpenHistory(data_dir);
   if (store.ok()) {
     auto read = ReadHistory(**store, from, now);
     if (!read.ok()) return Fail(err, read.status());
     history = std::move(read).value();
-    auto catalog = LoadCatalog(config->cost.catalog_files);
+    auto catalog = config::LoadCatalog(config->cost.catalog_files);
     if (catalog.ok()) {
       if (auto prices = PriceSiteGpus(history.gpus, *config, *catalog)) {
         price = prices->owned_per_gpu_hour;

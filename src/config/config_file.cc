@@ -11,7 +11,6 @@
 #include <sstream>
 #include <utility>
 
-
 #include "config/config_sections.h"
 #include "config/data_dir.h"
 #include "config/model_prices.h"

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "config/toml_fields.h"
-
 #include "core/result.h"
 #include "cost/cost_settings.h"
 

@@ -1,9 +1,9 @@
-#include "cli/daemon_policy.h"
+#include "daemon/daemon_policy.h"
 
-#include "cli/daemon_support.h"
+#include "config/trusted_paths.h"
 #include "core/private_file.h"
 
-namespace gleaner::cli {
+namespace gleaner::daemon {
 
 const std::vector<std::string>& DaemonPolicy::LiveSections() {
   static const std::vector<std::string> kLive = {"idle", "projects", "rules", "scheduler"};
@@ -82,7 +82,7 @@ std::optional<DaemonPolicy::Pending> DaemonPolicy::TakePending() {
 }
 
 void DaemonPolicy::Reload(const cluster::Log& log) {
-  if (auto trusted = TrustedConfigPath(path_); !trusted.ok()) {
+  if (auto trusted = config::TrustedConfigPath(path_); !trusted.ok()) {
     log("SIGHUP: " + trusted.status().message() + "; policy version " +
         std::to_string(ActiveVersion()) + " runs on");
     return;
@@ -108,4 +108,4 @@ void DaemonPolicy::Reload(const cluster::Log& log) {
   }
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::daemon

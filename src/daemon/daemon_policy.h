@@ -5,13 +5,13 @@
 #include <optional>
 #include <string>
 
-#include "config/config_file.h"
 #include "cluster/log.h"
+#include "config/config_file.h"
 #include "core/clock.h"
 #include "server/policy_api.h"
 #include "store/store.h"
 
-namespace gleaner::cli {
+namespace gleaner::daemon {
 
 // The policy `gleaner up` runs (docs/policy.md): gleaner.toml, versioned in
 // the store. An applied version is checked whole (errors name file:line
@@ -70,4 +70,4 @@ std::vector<std::string> LockOutsOf(const config::GleanerConfig& config);
 // The config file's text; "" where there is none.
 core::Result<std::string> ReadConfigText(const std::string& path);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::daemon

@@ -1,14 +1,13 @@
-#include "cli/slurm_source.h"
-
-#include <unistd.h>
+#include "daemon/slurm_source.h"
 
 #include <fstream>
 #include <sstream>
 
 #include "agent/run_program.h"
+#include "core/host_name.h"
 #include "server/http_client.h"
 
-namespace gleaner::cli {
+namespace gleaner::daemon {
 namespace {
 
 core::Result<std::string> ReadToken(const std::string& file) {
@@ -116,9 +115,7 @@ std::unique_ptr<agent::SlurmRunner> MakeBridgeRunner(const slurm::SlurmSettings&
 
 std::string SlurmNodeName(const slurm::SlurmSettings& settings) {
   if (!settings.node.empty()) return settings.node;
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "";
-  std::string host = name;
+  const std::string host = core::Hostname();
   return host.substr(0, host.find('.'));
 }
 
@@ -163,4 +160,4 @@ void SlurmPoller::Run() {
   }
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::daemon

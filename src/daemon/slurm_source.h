@@ -15,7 +15,7 @@
 #include "slurm/slurm_settings.h"
 #include "store/event_store.h"
 
-namespace gleaner::cli {
+namespace gleaner::daemon {
 
 // This host's name in Slurm: `[slurm] node`, else the short hostname.
 std::string SlurmNodeName(const slurm::SlurmSettings& settings);
@@ -69,4 +69,4 @@ class SlurmPoller {
   std::thread thread_;
 };
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::daemon

@@ -111,18 +111,18 @@ TEST(PolicyDryRunTest, ATinyHistoryIsRefusedWithWhatToDo) {
               HasSubstr("the store holds 1 minute(s) of history in the span; a dry-run needs at "
                         "least 2: let gleaner up watch longer, or give a longer --since"));
   auto empty = std::move(store::SqliteStore::Open(":memory:")).value();
-  EXPECT_EQ(
-      RunDryRun(*empty, config::GleanerConfig{}, config::GleanerConfig{}, Builtin(), kT0, kT0 + core::Seconds(3600))
-          .status()
-          .code(),
-      core::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(RunDryRun(*empty, config::GleanerConfig{}, config::GleanerConfig{}, Builtin(), kT0,
+                      kT0 + core::Seconds(3600))
+                .status()
+                .code(),
+            core::StatusCode::kFailedPrecondition);
 }
 
 TEST(PolicyDryRunTest, WithNoJobsInTheSpanASeededStandInIsPlacedUnderBoth) {
   auto store = History();
-  auto run =
-      RunDryRun(*store, config::GleanerConfig{}, config::GleanerConfig{}, Builtin(), kT0 + core::Seconds(1200),
-                kT0 + core::Seconds(3600));  // the jobs came at 5 minutes
+  auto run = RunDryRun(*store, config::GleanerConfig{}, config::GleanerConfig{}, Builtin(),
+                       kT0 + core::Seconds(1200),
+                       kT0 + core::Seconds(3600));  // the jobs came at 5 minutes
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_TRUE(run->scenario.synthetic_queue);
   EXPECT_FALSE(run->scenario.queue.empty());

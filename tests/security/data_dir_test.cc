@@ -13,6 +13,9 @@
 #include "agent/executor.h"
 #include "agent/node_agent.h"
 #include "cli/daemon_support.h"
+#include "config/trusted_paths.h"
+#include "daemon/daemon_start.h"
+#include "daemon/secrets.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
 #include "testing/throwaway_user.h"
@@ -26,9 +29,9 @@ using ::testing::Not;
 TEST(DataDirTest, AWritableDataDirIsRefusedWithTheFix) {
   testing::TempDir dir;
   const std::string data = (dir.path() / "data").string();
-  ASSERT_TRUE(PrepareDataDir(data).ok());  // new: made private
+  ASSERT_TRUE(config::PrepareDataDir(data).ok());  // new: made private
   chmod(data.c_str(), 0777);
-  auto s = PrepareDataDir(data);
+  auto s = config::PrepareDataDir(data);
   EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
   EXPECT_THAT(s.message(), HasSubstr("chmod go-w " + data));
 }
@@ -38,11 +41,11 @@ TEST(DataDirTest, AWritableParentIsRefusedButASharedStickyOneIsFine) {
   const std::string parent = (dir.path() / "shared").string();
   std::filesystem::create_directory(parent);
   chmod(parent.c_str(), 0777);
-  auto s = PrepareDataDir(parent + "/data");
+  auto s = config::PrepareDataDir(parent + "/data");
   EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
   EXPECT_THAT(s.message(), HasSubstr("a parent of the data directory, " + parent));
   chmod(parent.c_str(), 01777);  // like /tmp: no one may replace our entries
-  EXPECT_TRUE(PrepareDataDir(parent + "/data").ok());
+  EXPECT_TRUE(config::PrepareDataDir(parent + "/data").ok());
 }
 
 TEST(DataDirTest, ALinkInPlaceOfTheLogsDirectoryIsRefused) {
@@ -52,7 +55,7 @@ TEST(DataDirTest, ALinkInPlaceOfTheLogsDirectoryIsRefused) {
   std::filesystem::create_directory(data);
   chmod(data.c_str(), 0711);
   ASSERT_EQ(symlink(elsewhere.path().c_str(), (data + "/logs").c_str()), 0);
-  auto s = PrepareDataDir(data);
+  auto s = config::PrepareDataDir(data);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("logs is not a directory"));
 }
@@ -65,7 +68,7 @@ TEST(DataDirAsRootTest, ADirectoryAnotherUserOwnsIsRefused) {
   const std::string clone = (dir.path() / "clone").string();  // a user's checkout
   std::filesystem::create_directory(clone);
   ASSERT_EQ(chown(clone.c_str(), account.uid(), 0), 0);
-  auto s = PrepareDataDir(clone + "/.gleaner");
+  auto s = config::PrepareDataDir(clone + "/.gleaner");
   EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
   EXPECT_THAT(s.message(), HasSubstr("belongs to uid " + std::to_string(account.uid())));
 }
@@ -75,12 +78,12 @@ TEST(DataDirAsRootTest, ADirectoryAnotherUserOwnsIsRefused) {
 TEST(ConfigFileTest, AConfigOthersCanChangeIsRefusedWithTheFix) {
   testing::TempDir dir;
   const std::string none = (dir.path() / "none.toml").string();
-  EXPECT_EQ(*TrustedConfigPath(none), none);  // the defaults
+  EXPECT_EQ(*config::TrustedConfigPath(none), none);  // the defaults
   const std::string config = dir.Write("gleaner.toml", "[rules]\n");
   chmod(config.c_str(), 0644);
-  EXPECT_EQ(*TrustedConfigPath(config), config);
+  EXPECT_EQ(*config::TrustedConfigPath(config), config);
   chmod(config.c_str(), 0666);
-  auto s = TrustedConfigPath(config).status();
+  auto s = config::TrustedConfigPath(config).status();
   EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
   EXPECT_THAT(s.message(), HasSubstr("the config file " + config));
   EXPECT_THAT(s.message(), HasSubstr("chmod go-w " + config));
@@ -91,14 +94,14 @@ TEST(ConfigFileTest, AConfigOthersCanChangeIsRefusedWithTheFix) {
   chmod(shared.c_str(), 0777);  // anyone could put their own file in its place
   const std::string inside = dir.Write("shared/gleaner.toml", "[rules]\n");
   chmod(inside.c_str(), 0644);
-  s = TrustedConfigPath(inside).status();
+  s = config::TrustedConfigPath(inside).status();
   EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
   EXPECT_THAT(s.message(), HasSubstr("a parent of the config file, " + shared));
   // A link to a trusted file is judged, and read from then on, where it
   // leads: whoever may swap the link cannot swap what is read.
   const std::string link = shared + "/link.toml";
   ASSERT_EQ(symlink(config.c_str(), link.c_str()), 0);
-  EXPECT_EQ(*TrustedConfigPath(link), config);
+  EXPECT_EQ(*config::TrustedConfigPath(link), config);
 }
 
 TEST(ConfigFileAsRootTest, AConfigAnotherUserOwnsIsRefused) {
@@ -108,7 +111,7 @@ TEST(ConfigFileAsRootTest, AConfigAnotherUserOwnsIsRefused) {
   testing::TempDir dir;
   const std::string config = dir.Write("gleaner.toml", "[rules]\n");
   ASSERT_EQ(chown(config.c_str(), account.uid(), 0), 0);
-  auto s = TrustedConfigPath(config).status();
+  auto s = config::TrustedConfigPath(config).status();
   EXPECT_EQ(s.code(), core::StatusCode::kPermissionDenied);
   EXPECT_THAT(s.message(), HasSubstr("belongs to uid " + std::to_string(account.uid())));
 }
@@ -118,7 +121,7 @@ TEST(ConfigFileAsRootTest, AConfigAnotherUserOwnsIsRefused) {
 TEST(DaemonLogTest, WhatUsersWroteCannotForgeALine) {
   std::ostringstream out;
   std::mutex mu;
-  const cluster::Log log = TimestampedLog(out, mu);
+  const cluster::Log log = daemon::TimestampedLog(out, mu);
   log("job 3 denied by bob: ok\n2026-12-02T00:00:00Z job 4 approved by root\x1b[2J");
   const std::string text = out.str();
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
@@ -132,18 +135,18 @@ TEST(StoreUriTest, APasswordNeverTravelsOnTheCommandLine) {
   for (const char* uri :
        {"postgresql://gleaner:hunter2@db:5432/gleaner", "postgresql://db/gleaner?password=hunter2",
         "host=db user=gleaner password=hunter2"}) {
-    auto s = StoreUri(uri, "");
+    auto s = daemon::StoreUri(uri, "");
     EXPECT_EQ(s.status().code(), core::StatusCode::kInvalidArgument) << uri;
     EXPECT_THAT(s.status().message(), HasSubstr("--store-file")) << uri;
   }
-  EXPECT_EQ(*StoreUri("postgresql://gleaner@db:5432/gleaner", ""),
+  EXPECT_EQ(*daemon::StoreUri("postgresql://gleaner@db:5432/gleaner", ""),
             "postgresql://gleaner@db:5432/gleaner");
   testing::TempDir dir;
   const std::string file = dir.Write("store", "postgresql://gleaner:hunter2@db/gleaner\n");
   chmod(file.c_str(), 0644);
-  EXPECT_THAT(StoreUri("", file).status().message(), HasSubstr("chmod 600"));
+  EXPECT_THAT(daemon::StoreUri("", file).status().message(), HasSubstr("chmod 600"));
   chmod(file.c_str(), 0600);
-  EXPECT_EQ(*StoreUri("", file), "postgresql://gleaner:hunter2@db/gleaner");
+  EXPECT_EQ(*daemon::StoreUri("", file), "postgresql://gleaner:hunter2@db/gleaner");
 }
 
 TEST(StoreFileTest, TheDatabaseAndItsJournalAreReadableByTheirOwnerOnly) {
