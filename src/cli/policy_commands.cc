@@ -11,11 +11,11 @@
 #include "cli/api_client.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
-#include "cli/policy_dry_run.h"
 #include "config/catalog_files.h"
 #include "config/data_dir.h"
 #include "core/json_depth.h"
 #include "daemon/daemon_start.h"
+#include "report/policy_dry_run.h"
 #include "server/event_api.h"
 
 namespace gleaner::cli {
@@ -272,11 +272,11 @@ int RunPolicyDryRun(const PolicyOptions& p, const JobOptions& o, std::ostream& o
     catalog = cost::Catalog();
   }
   const core::TimePoint now = core::RealClock().Now();
-  auto run = RunDryRun(**store, *current, *candidate, *catalog, now - *age, now);
+  auto run = report::RunDryRun(**store, *current, *candidate, *catalog, now - *age, now);
   if (!run.ok()) return Fail(err, run.status());
   run->current_name = "running (" + running + ")";
   run->candidate_name = p.file;
-  out << (o.json ? DryRunJson(*run).dump(2) : DryRunText(*run)) << "\n";
+  out << (o.json ? report::DryRunJson(*run).dump(2) : report::DryRunText(*run)) << "\n";
   return kExitOk;
 }
 

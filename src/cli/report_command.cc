@@ -5,12 +5,12 @@
 #include "cli/api_client.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
-#include "cli/site_report.h"
 #include "config/catalog_files.h"
 #include "config/data_dir.h"
 #include "config/trusted_paths.h"
 #include "core/private_file.h"
 #include "daemon/daemon_start.h"
+#include "report/site_report.h"
 #include "sim/svg_chart.h"
 
 namespace gleaner::cli {
@@ -47,11 +47,11 @@ int RunReport(const ReportOptions& o, core::TimePoint now, std::ostream& out, st
   if (auto s = config::CheckOutputDirTrusted(o.out); !s.ok()) return Fail(err, s);
   auto catalog = config::LoadCatalog(config->cost.catalog_files);
   if (!catalog.ok()) return Fail(err, catalog.status());
-  auto report = BuildSiteReport(**store, *config, *catalog, span->first, span->second);
+  auto report = report::BuildSiteReport(**store, *config, *catalog, span->first, span->second);
   if (!report.ok()) return Fail(err, report.status());
   // Written whole beside the old one and renamed, so a reader never sees
   // half a page; readable by all, like any report.
-  if (auto s = core::ReplaceFile(o.out, RenderSiteReport(*report), 0644); !s.ok()) {
+  if (auto s = core::ReplaceFile(o.out, report::RenderSiteReport(*report), 0644); !s.ok()) {
     return Fail(err, s);
   }
   const cost::CostLine& t = report->ledger.report.total;

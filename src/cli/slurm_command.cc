@@ -7,7 +7,6 @@
 #include "cli/exit_codes.h"
 #include "cli/gpus_json.h"
 #include "cli/host_view.h"
-#include "cli/policy_dry_run.h"
 #include "config/catalog_files.h"
 #include "config/config_file.h"
 #include "config/data_dir.h"
@@ -15,6 +14,7 @@
 #include "daemon/daemon_start.h"
 #include "daemon/slurm_source.h"
 #include "observe/verdict_json.h"
+#include "report/policy_dry_run.h"
 #include "sim/svg_chart.h"
 #include "slurm/jobs_report.h"
 
@@ -166,7 +166,7 @@ int RunSlurmJobs(const SlurmJobsOptions& o, core::TimePoint now, std::ostream& o
     history = std::move(read).value();
     auto catalog = config::LoadCatalog(config->cost.catalog_files);
     if (catalog.ok()) {
-      if (auto prices = PriceSiteGpus(history.gpus, *config, *catalog)) {
+      if (auto prices = report::PriceSiteGpus(history.gpus, *config, *catalog)) {
         price = prices->owned_per_gpu_hour;
         currency = cost::CurrencyName(prices->currency);
       }

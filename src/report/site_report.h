@@ -5,15 +5,15 @@
 #include <string>
 #include <vector>
 
-#include "cli/policy_dry_run.h"
 #include "config/config_file.h"
 #include "core/result.h"
 #include "cost/catalog.h"
+#include "report/policy_dry_run.h"
 #include "server/cost_ledger.h"
 #include "sim/harvest_scenario.h"
 #include "store/store.h"
 
-namespace gleaner::cli {
+namespace gleaner::report {
 
 // What the store says happened to the jobs in [from, to): the moves of its
 // history counted, and how long the jobs started there waited.
@@ -62,4 +62,4 @@ core::Result<SiteReport> BuildSiteReport(store::Store& store, const config::Glea
 // One self-contained HTML page: the same report gives the same bytes.
 std::string RenderSiteReport(const SiteReport& report);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::report

@@ -1,6 +1,6 @@
 // A dry-run replays the store's own minutes and jobs under two policies:
 // a candidate that judges GPUs idle sooner lends more of the same history.
-#include "cli/policy_dry_run.h"
+#include "report/policy_dry_run.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include "site_history.h"
 #include "store/sqlite_store.h"
 
-namespace gleaner::cli {
+namespace gleaner::report {
 namespace {
 
 using ::testing::HasSubstr;
@@ -131,4 +131,4 @@ TEST(PolicyDryRunTest, WithNoJobsInTheSpanASeededStandInIsPlacedUnderBoth) {
 }
 
 }  // namespace
-}  // namespace gleaner::cli
+}  // namespace gleaner::report

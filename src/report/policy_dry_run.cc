@@ -1,4 +1,4 @@
-#include "cli/policy_dry_run.h"
+#include "report/policy_dry_run.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include "core/format.h"
 #include "sim/svg_chart.h"
 
-namespace gleaner::cli {
+namespace gleaner::report {
 namespace {
 
 // A dry-run on fewer minutes than this says nothing.
@@ -374,4 +374,4 @@ nlohmann::ordered_json DryRunJson(const DryRun& run) {
       {"candidate", figures(run.candidate, run.candidate_name)}};
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::report

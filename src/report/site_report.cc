@@ -1,4 +1,4 @@
-#include "cli/site_report.h"
+#include "report/site_report.h"
 
 #include <algorithm>
 #include <set>
@@ -8,7 +8,7 @@
 #include "sim/harvest_report.h"
 #include "sim/svg_chart.h"
 
-namespace gleaner::cli {
+namespace gleaner::report {
 namespace {
 
 // The events of [from, to), a page at a time.
@@ -255,4 +255,4 @@ std::string RenderSiteReport(const SiteReport& r) {
   return sim::RenderHarvestReport(info, r.scenario->owner, r.scenario->queue, r.runs);
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::report

@@ -1,7 +1,7 @@
 // The periodic report reads what the store recorded: the GPUs' hours and
 // their money, what happened to the jobs, and a replay of the span under
 // the running policy.
-#include "cli/site_report.h"
+#include "report/site_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "site_history.h"
 #include "store/sqlite_store.h"
 
-namespace gleaner::cli {
+namespace gleaner::report {
 namespace {
 
 using ::testing::HasSubstr;
@@ -182,4 +182,4 @@ TEST(SiteReportTest, ASpanTooShortToReplayStillReportsWhatHappened) {
 }
 
 }  // namespace
-}  // namespace gleaner::cli
+}  // namespace gleaner::report

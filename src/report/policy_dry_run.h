@@ -11,7 +11,7 @@
 #include "sim/harvest.h"
 #include "store/store.h"
 
-namespace gleaner::cli {
+namespace gleaner::report {
 
 // The site's own record as a harvest scenario (docs/policy.md#dry-run):
 // each GPU's minutes from the store as its owners' timeline (gleaner's jobs
@@ -57,4 +57,4 @@ core::Result<DryRun> RunDryRun(store::Store& store, const config::GleanerConfig&
 std::string DryRunText(const DryRun& run);
 nlohmann::ordered_json DryRunJson(const DryRun& run);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::report

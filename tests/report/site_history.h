@@ -5,7 +5,7 @@
 #include "core/units.h"
 #include "cost/catalog.h"
 
-namespace gleaner::cli::testing {
+namespace gleaner::report::testing {
 
 inline const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
 
@@ -15,4 +15,4 @@ inline const cost::Catalog& BuiltinCatalog() {
   return catalog;
 }
 
-}  // namespace gleaner::cli::testing
+}  // namespace gleaner::report::testing
