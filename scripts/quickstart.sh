@@ -10,8 +10,9 @@ build="${GLEANER_BUILD_DIR:-$here/build}"
 # shellcheck source=scripts/install_missing.sh
 source "$here/scripts/install_missing.sh"
 # What the build needs (gleaner_build_packages, nodejs and npm included when
-# no npm is there), and the test and benchmark libraries.
-packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-dev)
+# no npm is there), the test and benchmark libraries, and openssl, which
+# makes the cluster secret in the README's "Many hosts".
+packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-dev openssl)
 # For the tests only, and required, since they must run wherever CI runs:
 # the PostgreSQL store's tests start a throwaway server (initdb, pg_ctl),
 # and a real Prometheus (with promtool) scrapes and lints /metrics; the
@@ -21,7 +22,8 @@ packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-
 # rootless podman on an image made from busybox (docs/jobs.md); the
 # release binary runs in a Debian 11 root that debootstrap makes
 # (docs/install.md); python3 re-runs docs/benchmarks.md's quick tables
-# (scripts/benchmark_tables.py).
+# (scripts/benchmark_tables.py) and the shell blocks of README.md and docs/
+# (scripts/doc_commands.py).
 test_packages=(python3 postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge
   systemd lintian podman runc catatonit uidmap containernetworking-plugins busybox-static debootstrap)
 # For the tests only, and not required: the browser tests (the reports,
