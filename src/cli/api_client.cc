@@ -12,22 +12,10 @@ namespace gleaner::cli {
 
 using nlohmann::json;
 
-core::Status UseClientTls(const net::TlsFiles& tls, server::Endpoint* endpoint) {
-  if (tls.ca.empty() && tls.cert.empty() && tls.key.empty()) return core::Status::Ok();
-  if (!endpoint->tls) {
-    return core::InvalidArgument(
-        "--ca-file, --tls-cert and --tls-key are for https:// servers, "
-        "and " +
-        endpoint->ToString() + " is not one");
-  }
-  GLEANER_ASSIGN_OR_RETURN(endpoint->tls_context, net::TlsContext::ForClient(tls));
-  return core::Status::Ok();
-}
-
 core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target) {
   if (!target.server.empty()) {
     GLEANER_ASSIGN_OR_RETURN(server::Endpoint e, server::ParseServerUrl(target.server));
-    GLEANER_RETURN_IF_ERROR(UseClientTls(target.tls, &e));
+    GLEANER_RETURN_IF_ERROR(server::UseClientTls(target.tls, &e));
     return std::optional(e);
   }
   const std::string socket = config::ClientDataDir(target.data_dir) + "/gleaner.sock";

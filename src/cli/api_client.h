@@ -21,10 +21,6 @@ struct ApiTarget {
   net::TlsFiles tls;  // --ca-file, --tls-cert, --tls-key, for an https:// server
 };
 
-// Gives an https:// endpoint the client's TLS files (none given: the
-// system's CAs); refuses them for any other.
-core::Status UseClientTls(const net::TlsFiles& tls, server::Endpoint* endpoint);
-
 // The endpoint to call; nullopt when no server was named and no local
 // `gleaner up` is serving (its socket is absent).
 core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target);

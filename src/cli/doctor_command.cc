@@ -239,7 +239,8 @@ void CheckClock(const DoctorOptions& o, std::vector<Check>& checks) {
     return;
   }
   auto endpoint = server::ParseServerUrl(o.server);
-  core::Status tls = endpoint.ok() ? UseClientTls(o.server_tls, &*endpoint) : endpoint.status();
+  core::Status tls =
+      endpoint.ok() ? server::UseClientTls(o.server_tls, &*endpoint) : endpoint.status();
   if (!tls.ok()) {
     checks.push_back({"clock", Level::kFail, tls.message()});
     return;

@@ -59,6 +59,17 @@ std::string Endpoint::ToString() const {
   return (tls ? "https://" : "http://") + FormatHostPort(host, port);
 }
 
+core::Status UseClientTls(const net::TlsFiles& tls, Endpoint* endpoint) {
+  if (tls.ca.empty() && tls.cert.empty() && tls.key.empty()) return core::Status::Ok();
+  if (!endpoint->tls) {
+    return core::InvalidArgument(
+        "--ca-file, --tls-cert and --tls-key are for https:// servers, and " +
+        endpoint->ToString() + " is not one");
+  }
+  GLEANER_ASSIGN_OR_RETURN(endpoint->tls_context, net::TlsContext::ForClient(tls));
+  return core::Status::Ok();
+}
+
 core::Result<Endpoint> ParseServerUrl(const std::string& url) {
   Endpoint e;
   if (url.rfind("unix:", 0) == 0) {

@@ -37,6 +37,10 @@ struct Endpoint {
 // allowed) or "unix:/path/gleaner.sock".
 core::Result<Endpoint> ParseServerUrl(const std::string& url);
 
+// Gives an https:// endpoint the client's TLS files (none given: the
+// system's CAs); refuses them for any other.
+core::Status UseClientTls(const net::TlsFiles& tls, Endpoint* endpoint);
+
 // A client of one server that keeps its connection open between calls
 // (HTTP/1.1 keep-alive) and opens it again when the server has closed it.
 // One thread calls at a time; Interrupt may come from any.
