@@ -198,6 +198,34 @@ def forecasts(args, settings):
     return commands, render
 
 
+def gate_beside_holders(quiets):
+    """The forecast gate's price on held-idle GPUs: co-location on GenAI
+    with memory under each --min-expected-quiet-s (None: the default),
+    with the useful work each return more than the default's buys (or
+    each one fewer costs)."""
+    commands = [GENAI_MEM + ([] if q is None else ["--min-expected-quiet-s", str(q)]) for q in quiets]
+
+    def render(outputs, _traces):
+        base = find_run(outputs[quiets.index(None)], "colocate")
+        rows = []
+        for q, m in zip(quiets, outputs):
+            run = find_run(m, "colocate")
+            quiet = f"{m['settings']['min_expected_quiet_s']:g}"
+            more = run["owner_returns"] - base["owner_returns"]
+            per_return = (f"{60 * (run['useful_gpu_hours'] - base['useful_gpu_hours']) / more:.1f}"
+                          if more != 0 else "-")
+            cells = [f"{quiet} (default)" if q is None else quiet,
+                     f"{hours(run['harvested_idle_gpu_hours'])} ({pct(run['harvested_share_of_idle'])})",
+                     hours(run["useful_gpu_hours"]), hours(run["lost_gpu_hours"]),
+                     thousands(run["owner_returns"]), hours(run["owner_delay_gpu_hours"]),
+                     str(run["holder_oom_risk_minutes"]), per_return]
+            rows.append([f"**{c}**" for c in cells] if q is None else cells)
+        return table(["`min_expected_quiet_s`", "while owners idle GPU-h (of idle)", "useful GPU-h",
+                      "lost GPU-h", "returns", "owner wait GPU-h", "holder-OOM risk minutes",
+                      "useful GPU-min per return, against the default"], rows)
+    return commands, render
+
+
 def replay_itp():
     clusters = [("01", 64), ("04", 624), ("05", 16), ("10", 16)]
     policies = ("fifo", "sjf", "gleaner")
@@ -299,6 +327,7 @@ TABLES = {
     "harvest-philly-1": (False, harvest_trace("Philly, `--load 1` (the default)", PHILLY)),
     "harvest-philly-2": (False, harvest_trace("Philly, `--load 2`", PHILLY + ["--load", "2"])),
     "held-idle": (True, held_idle()),
+    "gate-beside-holders": (True, gate_beside_holders([0, 60, 180, 300, 600, None, 1800])),
     "forecast-helios": (False, forecasts(HELIOS, [(0, "none"), (0, None), (None, None), (1200, None),
                                                   (1800, "none"), (1800, None), (1800, "declared"),
                                                   (3600, None)])),
