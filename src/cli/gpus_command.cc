@@ -79,7 +79,7 @@ std::map<core::GpuUuid, observe::Verdict> StoredVerdicts(const std::string& data
 
 // `gleaner gpus --forget-fault`: the operator has reset the GPU.
 int ForgetFault(const GpusOptions& options, const GpusEnv& env) {
-  const std::string path = GpuFaultFile(config::DataDir(options.data_dir));
+  const std::string path = daemon::GpuFaultFile(config::DataDir(options.data_dir));
   auto forgotten = gpu::ForgetFaults(path, options.forget_fault);
   if (!forgotten.ok()) {
     env.err << "gleaner: " << forgotten.status().message() << "\n";
@@ -196,8 +196,8 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
   // The faults a daemon remembers, where this user may read them: this
   // reading alone hears no Xid raised before it started.
   const std::string data_dir = config::DataDir(options.data_dir);
-  if (config::InDataDir(GpuFaultFile(data_dir)).value_or(false)) {
-    RememberGpuFaults(
+  if (config::InDataDir(daemon::GpuFaultFile(data_dir)).value_or(false)) {
+    daemon::RememberGpuFaults(
         data_dir, env.clock,
         [&](const std::string& line) { env.err << "gleaner: " << line << "\n"; }, &source);
   }

@@ -131,8 +131,8 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
   if (rc == kExitNoDriver && options.up && options.fake.empty()) {
     std::error_code exists_ec;
-    const std::optional<std::string> why_not =
-        WhyNotSimulate(options.nvml_library, std::filesystem::exists(config_path, exists_ec));
+    const std::optional<std::string> why_not = daemon::WhyNotSimulate(
+        options.nvml_library, std::filesystem::exists(config_path, exists_ec));
     if (why_not) {
       err << "gleaner: the NVIDIA driver cannot be used and " << *why_not
           << ", so gleaner does not run on simulated GPUs: fix the driver (`gleaner doctor` "
@@ -146,14 +146,15 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
     rc = OpenGpuSource("demo", options.nvml_library, clock, inspector, err, &source);
   }
   if (rc != kExitOk) return rc;
-  if (core::Status s = CheckGpuSourceKind(data_dir, source, options.accept_gpu_source); !s.ok()) {
+  if (core::Status s = daemon::CheckGpuSourceKind(data_dir, source, options.accept_gpu_source);
+      !s.ok()) {
     err << "gleaner: " << s.message() << "\n";
     return kExitBadInput;
   }
   // The webhook's thread logs too.
   std::mutex log_mu;
   const cluster::Log log = daemon::TimestampedLog(out, log_mu);
-  RememberGpuFaults(data_dir, clock, log, &source);
+  daemon::RememberGpuFaults(data_dir, clock, log, &source);
 
   agent::SamplerOptions sampler_options;
   sampler_options.interval = config.sample_interval;
