@@ -156,14 +156,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   const cluster::Log log = daemon::TimestampedLog(out, log_mu);
   daemon::RememberGpuFaults(data_dir, clock, log, &source);
 
-  agent::SamplerOptions sampler_options;
-  sampler_options.interval = config.sample_interval;
-  sampler_options.retention = config.retention;
-  sampler_options.idle = config.idle;
-  sampler_options.colocation = config.colocation;
-  sampler_options.lend_allow = config.lend_allow;
-  sampler_options.project_of_user = config.project_of_user;
-  sampler_options.host = core::Hostname();
+  const agent::SamplerOptions sampler_options = daemon::SamplerOptionsOf(config, core::Hostname());
   agent::Sampler sampler(*source.backend, *source.inspector, store->get(), clock, sampler_options);
   // A simulated host has a past to recall; a real one starts watching now.
   const core::Duration recalled =

@@ -83,14 +83,7 @@ core::Status RunAgentDaemon(const AgentDaemonOptions& options, DaemonBase& base,
   agent::MinuteTee history(**local, [&node](const std::vector<observe::MinuteRollup>& minutes) {
     node.AddMinutes(minutes);
   });
-  agent::SamplerOptions sampler_options;
-  sampler_options.interval = config.sample_interval;
-  sampler_options.retention = config.retention;
-  sampler_options.idle = config.idle;
-  sampler_options.colocation = config.colocation;
-  sampler_options.lend_allow = config.lend_allow;
-  sampler_options.project_of_user = config.project_of_user;
-  sampler_options.host = name;
+  const agent::SamplerOptions sampler_options = SamplerOptionsOf(config, name);
   agent::Sampler sampler(*source.backend, *source.inspector, &history, clock, sampler_options);
   sampler.WatchLending([&node] { return node.LentGpus(); });
   sampler.Recall(std::max(config.idle.idle_after, config.idle.held_idle_after));

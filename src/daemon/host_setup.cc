@@ -89,4 +89,17 @@ agent::IdleCostPrices IdleCostPricesOf(const std::vector<gpu::GpuSnapshot>& gpus
   return prices;
 }
 
+agent::SamplerOptions SamplerOptionsOf(const config::GleanerConfig& config,
+                                       const std::string& host) {
+  agent::SamplerOptions o;
+  o.interval = config.sample_interval;
+  o.retention = config.retention;
+  o.idle = config.idle;
+  o.colocation = config.colocation;
+  o.lend_allow = config.lend_allow;
+  o.project_of_user = config.project_of_user;
+  o.host = host;
+  return o;
+}
+
 }  // namespace gleaner::daemon

@@ -10,6 +10,7 @@
 #include "agent/job_cgroups.h"
 #include "agent/sampler.h"
 #include "cluster/log.h"
+#include "config/config_file.h"
 #include "cost/catalog.h"
 #include "cost/cost_settings.h"
 #include "gpu/cuda/cuda_checkpoint.h"
@@ -39,6 +40,10 @@ std::unique_ptr<gpu::CudaCheckpoint> OpenCudaForParking(const observe::ParkingCo
 // Resumes the sampler's verdicts and pause model from the store
 // (Sampler::ResumeFromStore) and says what it resumed, or why not.
 void ResumeFromHistory(agent::Sampler& sampler, const cluster::Log& log);
+
+// What a host's sampler takes from the config, as `host`.
+agent::SamplerOptions SamplerOptionsOf(const config::GleanerConfig& config,
+                                       const std::string& host);
 
 // What an owned GPU-hour of each of the host's GPU models costs, for the
 // idle-cost gauge; models that cannot be priced are left out.
