@@ -7,9 +7,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "cluster/agent_credentials.h"
 
@@ -32,19 +29,39 @@ bool HoldsPassword(const std::string& uri) {
   return uri.find("password=") != std::string::npos;
 }
 
-core::Result<std::string> ReadPrivateFile(const std::string& path, const std::string& what) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return core::NotFound("cannot read " + what + " " + path + ": " + std::strerror(errno));
+}  // namespace
+
+core::Result<std::string> ReadSecretFile(const std::string& path, const std::string& what) {
+  // Opened once, without following a link or blocking on a FIFO, and
+  // judged by what was opened: a check on the path and a second open could
+  // meet two different files.
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      return core::PermissionDenied("the " + what + " " + path +
+                                    " is a symbolic link: give the file itself");
+    }
+    return core::NotFound("cannot read the " + what + " " + path + ": " + std::strerror(errno));
+  }
   struct stat st {};
-  if (fstat(fd, &st) != 0 || (st.st_mode & 077) != 0) {
+  std::string refused;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    refused = " is not a regular file";
+  } else if ((st.st_mode & 077) != 0) {
+    refused = " can be read or written by others: chmod 600 " + path;
+  } else if (st.st_size > kMaxSecretBytes) {
+    refused = " is larger than a secret (" + std::to_string(kMaxSecretBytes) + " bytes at most)";
+  }
+  if (!refused.empty()) {
     close(fd);
-    return core::PermissionDenied(what + " " + path + " can be read by others: chmod 600 " + path);
+    return core::PermissionDenied("the " + what + " " + path + refused);
   }
   std::string text;
   char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0 && text.size() < 65536) {
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || text.size() + static_cast<size_t>(n) > kMaxSecretBytes) break;
     text.append(buf, static_cast<size_t>(n));
   }
   close(fd);
@@ -52,26 +69,6 @@ core::Result<std::string> ReadPrivateFile(const std::string& path, const std::st
   const auto last = text.find_last_not_of(" \t\r\n");
   return first == std::string::npos ? "" : text.substr(first, last - first + 1);
 }
-
-// A secret kept in a file: readable by its owner only, surrounding blanks
-// dropped.
-core::Result<std::string> ReadSecretFile(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec) return core::NotFound("cannot read the " + what + " " + path + ": " + ec.message());
-  using std::filesystem::perms;
-  if ((status.permissions() & (perms::group_read | perms::others_read)) != perms::none) {
-    return core::PermissionDenied("the " + what + " " + path +
-                                  " is readable by others: chmod 600 " + path);
-  }
-  std::ifstream in(path);
-  std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto first = secret.find_first_not_of(" \t\r\n");
-  const auto last = secret.find_last_not_of(" \t\r\n");
-  return first == std::string::npos ? "" : secret.substr(first, last - first + 1);
-}
-
-}  // namespace
 
 core::Result<std::string> StoreUri(const std::string& flag, const std::string& file) {
   if (!flag.empty() && !file.empty()) {
@@ -86,7 +83,7 @@ core::Result<std::string> StoreUri(const std::string& flag, const std::string& f
     }
     return flag;
   }
-  if (!file.empty()) return ReadPrivateFile(file, "the store file");
+  if (!file.empty()) return ReadSecretFile(file, "store file");
   const char* env = std::getenv("GLEANER_STORE");
   return std::string(env != nullptr ? env : "");
 }
