@@ -87,13 +87,16 @@ def unmarked(blocks):
 
 def make_user():
     subprocess.run(["userdel", USER], stderr=subprocess.DEVNULL)  # a killed run's
+    subprocess.run(["groupdel", USER], stderr=subprocess.DEVNULL)
     subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "--user-group", USER],
                    check=True)
     return pwd.getpwnam(USER)
 
 
 def scratch_paths(text):
-    return sorted(set(re.findall(r"/tmp/[A-Za-z0-9._-]+", text)))
+    # Names only: "/tmp/.." must never become a path to remove.
+    names = set(re.findall(r"/tmp/([A-Za-z0-9._-]+)", text))
+    return sorted("/tmp/" + n for n in names if n.strip("."))
 
 
 def wait_for_demo(gleaner, data, deadline_s=30):
