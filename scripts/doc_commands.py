@@ -35,6 +35,7 @@ import pwd
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -88,8 +89,16 @@ def unmarked(blocks):
 def make_user():
     subprocess.run(["userdel", USER], stderr=subprocess.DEVNULL)  # a killed run's
     subprocess.run(["groupdel", USER], stderr=subprocess.DEVNULL)
-    subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "--user-group", USER],
-                   check=True)
+    # Tests that run beside this one add users too, and useradd gives up at
+    # once on a locked /etc/passwd: try again for a while.
+    for _ in range(50):
+        made = subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "--user-group", USER],
+                              stderr=subprocess.PIPE, text=True)
+        if made.returncode == 0 or "lock" not in made.stderr:
+            break
+        time.sleep(0.2)
+    if made.returncode != 0:
+        raise SystemExit(f"useradd {USER} failed (exit code {made.returncode}): {made.stderr.strip()}")
     return pwd.getpwnam(USER)
 
 
@@ -127,11 +136,29 @@ def kill_jobs_writing_under(prefixes):
                 break
 
 
+def traversable_by_all(path):
+    """Whether every directory from / down to path lets others through."""
+    path = os.path.realpath(path)
+    while True:
+        if not os.stat(path).st_mode & stat.S_IXOTH:
+            return False
+        if path == "/":
+            return True
+        path = os.path.dirname(path)
+
+
+def scratch_base():
+    """Where the blocks' directories go: $TMPDIR when the throwaway user
+    can reach it (a TMPDIR under root's 700 home is not), else /tmp."""
+    base = tempfile.gettempdir()
+    return base if traversable_by_all(base) else "/tmp"
+
+
 def run_block(block, binary, user):
     """Runs one block in a fresh directory on a fresh demo; returns
     (ok, what it printed)."""
     who = user.pw_name if user else pwd.getpwuid(os.getuid()).pw_name
-    work = tempfile.mkdtemp(prefix="gleaner-docs-")
+    work = tempfile.mkdtemp(prefix="gleaner-docs-", dir=scratch_base())
     os.chmod(work, 0o755)
     home = os.path.join(work, "home")
     os.makedirs(os.path.join(work, "build"))

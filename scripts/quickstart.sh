@@ -56,7 +56,13 @@ case "${1:-}" in
     install_missing "${test_packages[@]}"
     install_missing optional "${optional_test_packages[@]}"
     build
-    ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+    if ! ctest --test-dir "$build" --output-on-failure -j "$(nproc)"; then
+      # What failed, again and last, so that the end of the log (all that
+      # some CI systems keep) says why, and whether it fails alone too.
+      echo "gleaner: tests failed; running them again, one at a time:" >&2
+      ctest --test-dir "$build" --rerun-failed --output-on-failure || true
+      exit 1
+    fi
     ;;
   *)
     echo "usage: $0 up|test" >&2

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <pwd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,9 +15,18 @@ class ThrowawayUser {
  public:
   explicit ThrowawayUser(const std::string& prefix, bool with_home = false)
       : name_(prefix + std::to_string(getpid() % 100000)), with_home_(with_home) {
-    ok_ = std::system(("useradd " + std::string(with_home ? "--create-home" : "--no-create-home") +
-                       " --shell /bin/sh " + name_)
-                          .c_str()) == 0;
+    const std::string add = "useradd " +
+                            std::string(with_home ? "--create-home" : "--no-create-home") +
+                            " --shell /bin/sh " + name_;
+    // useradd gives up at once when another test holds /etc/passwd's lock
+    // (exit 1, or 10 for /etc/group): try again for a while.
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      const int status = std::system(add.c_str());
+      ok_ = status == 0;
+      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      if (ok_ || (code != 1 && code != 10)) break;
+      usleep(200'000);
+    }
     if (const passwd* p = ok_ ? getpwnam(name_.c_str()) : nullptr) {
       uid_ = p->pw_uid;
       home_ = p->pw_dir;
