@@ -395,8 +395,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       if (daemon::StopSignal::TakeHangup()) policy->Reload(log);
       if (auto next = policy->TakePending()) {
         const config::GleanerConfig& c = next->config;
-        api->SetSubmitPolicy(std::make_shared<const server::SubmitPolicy>(
-            server::ProjectMembership(c.projects, c.project_of_user), c.class_rules, c.sessions));
+        api->SetSubmitPolicy(daemon::SubmitPolicyOf(c));
         sampler.SetLendAllow(c.lend_allow);
         sampler.SetIdleConfig(c.idle);
         if (lender) lender->Reconfigure(c.scheduler, c.project_of_user, c.approval_timeout, log);

@@ -89,7 +89,6 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     err << "gleaner: " << tls.status().message() << "\n";
     return kExitBadInput;
   }
-  const config::GleanerConfig& config = base->config;
   daemon::CoordinatorDaemonOptions coordinator;
   coordinator.store = store_uri->empty() ? base->data_dir + "/gleaner.db" : *store_uri;
   coordinator.join_secret = std::move(secret).value();
@@ -97,14 +96,11 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
   coordinator.listen_at = std::move(listen_at).value();
   coordinator.tls = std::move(tls).value();
   coordinator.for_s = options.for_s;
-  cluster::CoordinatorOptions& c = coordinator.coordinator;
-  c.scheduler = config.scheduler;
-  c.project_of_user = config.project_of_user;
-  c.silent_after = SecondsToDuration(options.silent_after_s);
-  c.requeue_after = SecondsToDuration(options.requeue_after_s);
-  c.max_gpus_per_host = static_cast<size_t>(options.max_gpus_per_host);
-  c.approval_timeout = config.approval_timeout;
-  c.history_retention = config.history_retention;
+  cluster::CoordinatorOptions flags;
+  flags.silent_after = SecondsToDuration(options.silent_after_s);
+  flags.requeue_after = SecondsToDuration(options.requeue_after_s);
+  flags.max_gpus_per_host = static_cast<size_t>(options.max_gpus_per_host);
+  coordinator.coordinator = daemon::WithConfig(flags, base->config);
   const core::Status ran = daemon::RunCoordinatorDaemon(coordinator, *base, clock, out);
   if (!ran.ok()) {
     err << "gleaner: " << ran.message() << "\n";

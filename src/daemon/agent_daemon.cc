@@ -12,6 +12,7 @@
 #include "agent/sampler.h"
 #include "config/catalog_files.h"
 #include "core/format.h"
+#include "daemon/config_reload.h"
 #include "daemon/coordinator_client.h"
 #include "daemon/host_setup.h"
 #include "daemon/host_watch.h"
@@ -137,12 +138,21 @@ core::Status RunAgentDaemon(const AgentDaemonOptions& options, DaemonBase& base,
   waiter.Heard((*reporter)->credential(), 0);
   (*reporter)->TellOrdersTo(&waiter);
   waiter.Start();
+  // What an agent takes up on SIGHUP: when a GPU is idle, and which may
+  // be lent ([rules.lend]); the rest of [rules] is the coordinators'.
+  ConfigReload reload(base.config_path, {"idle", "rules"});
   {
     StopSignal stop(options.for_s);
     core::ServiceNotifier& notifier = base.notifier;
     notifier.Ready("agent " + name + " reporting to " + options.servers);
     sampler.Run(stop.flag(), [&](const agent::HostPass& pass, const core::Status& status) {
       notifier.Alive();
+      if (StopSignal::TakeHangup()) {
+        if (auto next = reload.Reload(log)) {
+          sampler.SetIdleConfig(next->idle);
+          sampler.SetLendAllow(next->lend_allow);
+        }
+      }
       if (!status.ok()) log("error: " + status.message());
       watch.Observe(pass, log);
       // Even a pass that read no GPU reaps, keeps the lease and reports.

@@ -59,11 +59,15 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
   options.hide_others_commands = config.ui_hide_others_commands.value_or(config.ui_anonymous_read);
   options.tokens = config.tokens;
   options.submit_limits = config.submit_limits;
-  options.submit_policy = std::make_shared<const server::SubmitPolicy>(
-      server::ProjectMembership(config.projects, config.project_of_user), config.class_rules,
-      config.sessions);
+  options.submit_policy = SubmitPolicyOf(config);
   options.notify_approval = ApprovalNotifier(config.alert_webhook_url, log);
   return options;
+}
+
+std::shared_ptr<const server::SubmitPolicy> SubmitPolicyOf(const config::GleanerConfig& config) {
+  return std::make_shared<const server::SubmitPolicy>(
+      server::ProjectMembership(config.projects, config.project_of_user), config.class_rules,
+      config.sessions);
 }
 
 }  // namespace gleaner::daemon

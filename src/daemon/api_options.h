@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "cluster/log.h"
@@ -20,5 +21,8 @@ core::Result<server::ApiOptions> DaemonApiOptions(const std::string& data_dir,
                                                   const config::GleanerConfig& config,
                                                   store::ObservationStore* observations,
                                                   const cluster::Log& log);
+
+// Who may submit what ([projects], [rules], [sessions]), as the API takes it.
+std::shared_ptr<const server::SubmitPolicy> SubmitPolicyOf(const config::GleanerConfig& config);
 
 }  // namespace gleaner::daemon

@@ -8,6 +8,7 @@
 #include "cluster/cluster_view.h"
 #include "config/config_file.h"
 #include "daemon/api_options.h"
+#include "daemon/config_reload.h"
 #include "observe/verdict_json.h"
 #include "server/agent_api.h"
 #include "server/api.h"
@@ -58,8 +59,16 @@ void Leadership::Step() {
   auto holds = lease_->Hold();
   if (!holds.ok()) log_("leader lease: " + holds.status().message());
   const bool leads = holds.ok() && *holds;
-  if (leads && leader() == nullptr) {
-    auto coordinator = StartLeading(store_, clock_, options_, log_);
+  cluster::CoordinatorOptions options;
+  bool restart;
+  {
+    std::lock_guard lock(mu_);
+    options = options_;
+    restart = std::exchange(restart_, false) && leader_ != nullptr;
+  }
+  if (leads && (leader() == nullptr || restart)) {
+    if (restart) log_("leading afresh on the config read again");
+    auto coordinator = StartLeading(store_, clock_, options, log_);
     std::lock_guard lock(mu_);
     leader_ = std::move(coordinator);
   } else if (!leads && leader() != nullptr) {
@@ -75,6 +84,21 @@ void Leadership::Step() {
 std::shared_ptr<cluster::Coordinator> Leadership::leader() const {
   std::lock_guard lock(mu_);
   return leader_;
+}
+
+void Leadership::Reconfigure(cluster::CoordinatorOptions options) {
+  std::lock_guard lock(mu_);
+  options_ = std::move(options);
+  restart_ = true;
+}
+
+cluster::CoordinatorOptions WithConfig(cluster::CoordinatorOptions options,
+                                       const config::GleanerConfig& config) {
+  options.scheduler = config.scheduler;
+  options.project_of_user = config.project_of_user;
+  options.approval_timeout = config.approval_timeout;
+  options.history_retention = config.history_retention;
+  return options;
 }
 
 core::Status RunCoordinatorDaemon(const CoordinatorDaemonOptions& options, DaemonBase& base,
@@ -196,6 +220,9 @@ core::Status RunCoordinatorDaemon(const CoordinatorDaemonOptions& options, Daemo
         "--tls-key (docs/cluster.md)");
   }
 
+  // What a coordinator takes up on SIGHUP: who may submit what and how
+  // jobs are placed; the rest waits for a restart.
+  ConfigReload reload(config_path, {"projects", "rules", "scheduler", "sessions"});
   StopSignal stop(options.for_s);
   core::ServiceNotifier& notifier = base.notifier;
   notifier.Ready("coordinator serving the API");
@@ -203,6 +230,13 @@ core::Status RunCoordinatorDaemon(const CoordinatorDaemonOptions& options, Daemo
   auto next_tick = next_hold;
   while (!stop.stopped()) {
     notifier.Alive();
+    if (StopSignal::TakeHangup()) {
+      if (auto next = reload.Reload(log)) {
+        api.SetSubmitPolicy(SubmitPolicyOf(*next));
+        leadership.Reconfigure(WithConfig(options.coordinator, *next));
+        next_hold = std::chrono::steady_clock::now();  // lead on it now
+      }
+    }
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_hold) {
       next_hold = now + kLeasePoll;

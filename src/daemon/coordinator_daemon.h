@@ -14,6 +14,7 @@
 
 #include "cluster/coordinator.h"
 #include "cluster/log.h"
+#include "config/config_file.h"
 #include "core/clock.h"
 #include "core/status.h"
 #include "daemon/daemon_start.h"
@@ -32,23 +33,28 @@ class Leadership {
       : lease_(std::move(lease)),
         store_(std::move(store)),
         clock_(clock),
-        options_(std::move(options)),
-        log_(log) {}
+        log_(log),
+        options_(std::move(options)) {}
 
   // Holds the lease once (every fraction of a second: a leader whose hold
   // broke must stop at once).
   void Step();
   // The coordinator while this server leads; null while it stands by.
   std::shared_ptr<cluster::Coordinator> leader() const;
+  // Options for every coordinator from now on; a leading one is started
+  // afresh on them at the next Step, as a new leader would be (agents'
+  // next reports fill its view of the hosts again).
+  void Reconfigure(cluster::CoordinatorOptions options);
 
  private:
   std::unique_ptr<store::LeaderLease> lease_;
   const std::string store_;
   const core::Clock& clock_;
-  const cluster::CoordinatorOptions options_;
   const cluster::Log& log_;
   bool said_standby_ = false;
   mutable std::mutex mu_;
+  cluster::CoordinatorOptions options_;           // guarded by mu_
+  bool restart_ = false;                          // guarded by mu_
   std::shared_ptr<cluster::Coordinator> leader_;  // guarded by mu_
 };
 
@@ -61,6 +67,11 @@ struct CoordinatorDaemonOptions {
   cluster::CoordinatorOptions coordinator;
   std::optional<double> for_s;  // stop after this long; nullopt: at a signal
 };
+
+// `options` (what the flags set) with what the config sets: the
+// scheduler's rules, projects, approvals' timeout and history's retention.
+cluster::CoordinatorOptions WithConfig(cluster::CoordinatorOptions options,
+                                       const config::GleanerConfig& config);
 
 // Serves the API on DATA_DIR/gleaner.sock and `listen_at`, and leads when
 // it holds the lease, until a signal (or `for_s`), logging to `out`. An

@@ -1,0 +1,54 @@
+#include "daemon/config_reload.h"
+
+#include <utility>
+
+#include "config/trusted_paths.h"
+#include "daemon/daemon_policy.h"
+
+namespace gleaner::daemon {
+
+namespace {
+
+std::string SectionList(const std::vector<std::string>& sections) {
+  std::string list;
+  for (const std::string& s : sections) list += (list.empty() ? "[" : ", [") + s + "]";
+  return list;
+}
+
+}  // namespace
+
+ConfigReload::ConfigReload(std::string path, std::vector<std::string> live)
+    : path_(std::move(path)), live_(std::move(live)) {
+  // The daemon started from this text a moment ago (checked then).
+  active_text_ = ReadConfigText(path_).value_or(std::string());
+}
+
+std::optional<config::GleanerConfig> ConfigReload::Reload(const cluster::Log& log) {
+  const std::string stays = "; the running config stays";
+  if (auto trusted = config::TrustedConfigPath(path_); !trusted.ok()) {
+    log("SIGHUP: " + trusted.status().message() + stays);
+    return std::nullopt;
+  }
+  auto text = ReadConfigText(path_);
+  if (!text.ok()) {
+    log("SIGHUP: " + text.status().message() + stays);
+    return std::nullopt;
+  }
+  if (*text == active_text_) {
+    log("SIGHUP: " + path_ + " is unchanged");
+    return std::nullopt;
+  }
+  auto parsed = config::ParseConfig(*text, path_);
+  if (!parsed.ok()) {
+    log("SIGHUP: " + parsed.status().message() + stays);
+    return std::nullopt;
+  }
+  const std::vector<std::string> later = config::ChangedSections(active_text_, *text, live_);
+  active_text_ = std::move(text).value();
+  log("SIGHUP: " + path_ + " read again; " + SectionList(live_) + " in effect" +
+      (later.empty() ? ""
+                     : "; " + SectionList(later) + " changed and take effect at the next restart"));
+  return std::move(parsed).value();
+}
+
+}  // namespace gleaner::daemon
