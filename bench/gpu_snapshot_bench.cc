@@ -10,10 +10,10 @@
 #include <string>
 
 #include "agent/process_info.h"
-#include "cli/gpus_json.h"
-#include "cli/host_view.h"
 #include "gpu/fake_backend.h"
 #include "gpu/nvml/nvml_backend.h"
+#include "views/gpus_json.h"
+#include "views/host_view.h"
 
 extern char** environ;
 
@@ -65,8 +65,8 @@ void BM_GpusJsonDocument(benchmark::State& state) {
   core::RealClock clock;
   agent::ProcfsInspector inspector;
   for (auto _ : state) {
-    auto view = cli::ReadHost(*backend, inspector, clock.Now(), true);
-    std::string text = cli::GpusToJson(*view).dump();
+    auto view = views::ReadHost(*backend, inspector, clock.Now(), true);
+    std::string text = views::GpusToJson(*view).dump();
     benchmark::DoNotOptimize(text);
   }
 }

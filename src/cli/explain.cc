@@ -18,9 +18,10 @@ std::string Pct(double p) {
   return buf;
 }
 
-const GpuView* Find(const HostView& view, const std::string& which, std::string* problem) {
-  const GpuView* found = nullptr;
-  for (const GpuView& g : view.gpus) {
+const views::GpuView* Find(const views::HostView& view, const std::string& which,
+                           std::string* problem) {
+  const views::GpuView* found = nullptr;
+  for (const views::GpuView& g : view.gpus) {
     const bool match = std::to_string(g.snapshot.index) == which ||
                        (!g.snapshot.uuid.empty() && g.snapshot.uuid.str().rfind(which, 0) == 0);
     if (!match) continue;
@@ -40,10 +41,10 @@ const GpuView* Find(const HostView& view, const std::string& which, std::string*
 
 }  // namespace
 
-int Explain(const HostView& view, const std::string& which, const observe::IdleConfig& c,
+int Explain(const views::HostView& view, const std::string& which, const observe::IdleConfig& c,
             std::ostream& out, std::ostream& err) {
   std::string problem;
-  const GpuView* g = Find(view, which, &problem);
+  const views::GpuView* g = Find(view, which, &problem);
   if (g == nullptr) {
     err << "gleaner: " << problem << "\n";
     return kExitUsage;

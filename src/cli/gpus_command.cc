@@ -13,14 +13,14 @@
 #include "cli/exit_codes.h"
 #include "cli/explain.h"
 #include "cli/gpu_source.h"
-#include "cli/gpus_json.h"
-#include "cli/gpus_table.h"
-#include "cli/host_view.h"
 #include "config/config_file.h"
 #include "config/data_dir.h"
 #include "daemon/slurm_source.h"
 #include "gpu/fault_memory.h"
 #include "store/sqlite_store.h"
+#include "views/gpus_json.h"
+#include "views/gpus_table.h"
+#include "views/host_view.h"
 
 namespace gleaner::cli {
 
@@ -102,13 +102,13 @@ using nlohmann::json;
 // The views in a gleaner's /v1/gpus document: one host's (gleaner.gpus/v1),
 // or each host's of a coordinator (gleaner.cluster/v1, whose agents report
 // fewer readings: those it lacks show as n/a).
-core::Result<std::vector<HostView>> RemoteViews(const json& doc) {
+core::Result<std::vector<views::HostView>> RemoteViews(const json& doc) {
   if (!doc.is_object() || doc.value("schema", "") != "gleaner.cluster/v1") {
-    auto view = HostViewFromJson(doc);
+    auto view = views::HostViewFromJson(doc);
     if (!view.ok()) return view.status();
-    return std::vector<HostView>{std::move(view).value()};
+    return std::vector<views::HostView>{std::move(view).value()};
   }
-  std::vector<HostView> views;
+  std::vector<views::HostView> views;
   for (const json& host : doc.value("hosts", json::array())) {
     if (!host.is_object()) continue;
     const json one = {{"schema", "gleaner.gpus/v1"},
@@ -116,7 +116,7 @@ core::Result<std::vector<HostView>> RemoteViews(const json& doc) {
                       {"host", host.value("host", "?")},
                       {"source", "agent, " + host.value("health", std::string("?"))},
                       {"gpus", host.value("gpus", json::array())}};
-    auto view = HostViewFromJson(one);
+    auto view = views::HostViewFromJson(one);
     if (!view.ok()) return view.status();
     views.push_back(std::move(view).value());
   }
@@ -135,15 +135,16 @@ std::string ShowRemote(const json& doc, const GpusOptions& options, std::ostream
   if (views->empty()) return "no agent has reported yet";
   if (options.explain.empty()) {
     std::string out;
-    for (const HostView& v : *views) out += (out.empty() ? "" : "\n") + GpusToTable(v);
+    for (const views::HostView& v : *views)
+      out += (out.empty() ? "" : "\n") + views::GpusToTable(v);
     if (!out.empty() && out.back() == '\n') out.pop_back();  // the caller ends the line
     return out;
   }
   // One view of every host's GPUs: an index that names several asks for
   // the UUID.
-  HostView all = views->front();
+  views::HostView all = views->front();
   for (size_t i = 1; i < views->size(); ++i) {
-    for (GpuView& g : (*views)[i].gpus) all.gpus.push_back(std::move(g));
+    for (views::GpuView& g : (*views)[i].gpus) all.gpus.push_back(std::move(g));
   }
   // The thresholds this host's config sets, where it can be read.
   auto config =
@@ -234,15 +235,16 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
       auto links = source.backend->Topology();
       if (links.ok()) topology = std::move(links).value();
     }
-    HostView view = BuildHostView(pass->at, source.backend->Driver(), std::move(pass->snapshots),
-                                  *source.inspector, verdicts);
+    views::HostView view =
+        views::BuildHostView(pass->at, source.backend->Driver(), std::move(pass->snapshots),
+                             *source.inspector, verdicts);
     view.topology = with_topology ? topology : std::vector<gpu::GpuLink>{};
     if (config->slurm.enabled) {
       auto jobs = daemon::FetchSlurmJobs(config->slurm);
-      AttachSlurmJobs(view, daemon::SlurmNodeName(config->slurm),
-                      jobs.ok() ? jobs->jobs : std::vector<slurm::SlurmJob>{},
-                      jobs.ok() ? std::optional(pass->at) : std::nullopt,
-                      jobs.ok() ? "" : jobs.status().message());
+      views::AttachSlurmJobs(view, daemon::SlurmNodeName(config->slurm),
+                             jobs.ok() ? jobs->jobs : std::vector<slurm::SlurmJob>{},
+                             jobs.ok() ? std::optional(pass->at) : std::nullopt,
+                             jobs.ok() ? "" : jobs.status().message());
     }
     if (!options.explain.empty()) {
       if (options.watch_s) env.out << "\033[H\033[2J";
@@ -252,13 +254,13 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
       }
     } else if (options.json) {
       // Command lines from /proc need not be UTF-8: replace what is not.
-      const nlohmann::json doc = GpusToJson(view);
+      const nlohmann::json doc = views::GpusToJson(view);
       env.out << doc.dump(options.watch_s ? -1 : 2, ' ', false,
                           nlohmann::json::error_handler_t::replace)
               << "\n";
     } else {
       if (options.watch_s) env.out << "\033[H\033[2J";  // clear the terminal
-      env.out << GpusToTable(view);
+      env.out << views::GpusToTable(view);
     }
     env.out.flush();
     if (!options.watch_s) return kExitOk;

@@ -21,8 +21,6 @@
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
 #include "cli/gpu_source.h"
-#include "cli/gpus_json.h"
-#include "cli/host_view.h"
 #include "config/config_file.h"
 #include "core/format.h"
 #include "core/host_name.h"
@@ -39,6 +37,8 @@
 #include "server/api.h"
 #include "server/socket_address.h"
 #include "store/sqlite_store.h"
+#include "views/gpus_json.h"
+#include "views/host_view.h"
 
 namespace gleaner::cli {
 namespace {
@@ -324,15 +324,15 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       if (!pass) return nullptr;
       std::map<core::GpuUuid, observe::Verdict> verdicts;
       for (const observe::Verdict& v : pass->verdicts) verdicts[v.uuid] = v;
-      HostView view = BuildHostView(pass->at, source.backend->Driver(), pass->snapshots,
-                                    *source.inspector, verdicts);
+      views::HostView view = views::BuildHostView(pass->at, source.backend->Driver(),
+                                                  pass->snapshots, *source.inspector, verdicts);
       if (slurm_poller) {
         const daemon::SlurmPoller::Latest slurm = slurm_poller->latest();
-        AttachSlurmJobs(view, slurm_poller->node(),
-                        slurm.jobs ? slurm.jobs->jobs : std::vector<slurm::SlurmJob>{},
-                        slurm.jobs ? std::optional(slurm.at) : std::nullopt, slurm.error);
+        views::AttachSlurmJobs(view, slurm_poller->node(),
+                               slurm.jobs ? slurm.jobs->jobs : std::vector<slurm::SlurmJob>{},
+                               slurm.jobs ? std::optional(slurm.at) : std::nullopt, slurm.error);
       }
-      nlohmann::json doc = GpusToJson(view);
+      nlohmann::json doc = views::GpusToJson(view);
       if (policy) doc["policy_version"] = policy->ActiveVersion();  // the dashboard's top bar
       return doc;
     };
@@ -419,7 +419,7 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
       const core::Duration fresh = 3 * config.slurm.poll_interval + config.slurm.timeout;
       if (slurm_alerts && slurm.jobs && pass.at - slurm.at <= fresh) {
         const auto jobs = slurm::JobsOnHost(slurm.jobs->jobs, slurm_poller->node(),
-                                            SlurmHostGpus(pass.snapshots, pass.verdicts));
+                                            views::SlurmHostGpus(pass.snapshots, pass.verdicts));
         watch.Notify(slurm_alerts->Observe(jobs, pass.at), log);
         std::set<std::string> bridged;
         if (bridge) {

@@ -5,8 +5,6 @@
 #include "cli/api_client.h"
 #include "cli/daemon_support.h"
 #include "cli/exit_codes.h"
-#include "cli/gpus_json.h"
-#include "cli/host_view.h"
 #include "config/catalog_files.h"
 #include "config/config_file.h"
 #include "config/data_dir.h"
@@ -17,6 +15,8 @@
 #include "report/policy_dry_run.h"
 #include "sim/svg_chart.h"
 #include "slurm/jobs_report.h"
+#include "views/gpus_json.h"
+#include "views/host_view.h"
 
 namespace gleaner::cli {
 namespace {
@@ -193,7 +193,7 @@ int RunSlurmJobs(const SlurmJobsOptions& o, core::TimePoint now, std::ostream& o
             {"by_account", json::array()},
             {"total", UsageJson(report.total, price)}};
   for (const slurm::JobReportRow& row : report.jobs) {
-    json job = JobOnHostJson(row.job, now);
+    json job = views::JobOnHostJson(row.job, now);
     job["usage"] = UsageJson(row.usage, price);
     j["jobs"].push_back(std::move(job));
   }

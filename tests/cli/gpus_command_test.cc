@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "cli/exit_codes.h"
-#include "cli/gpus_json.h"
-#include "cli/gpus_table.h"
 #include "testing/temp_dir.h"
+#include "views/gpus_json.h"
+#include "views/gpus_table.h"
 
 namespace gleaner::cli {
 namespace {
@@ -70,12 +70,12 @@ TEST(GpusCommandTest, AServedDocumentShowsAsTheSameTable) {
   options.json = true;
   const Outcome doc = RunWith(options, clock);
   ASSERT_EQ(doc.rc, kExitOk) << doc.err;
-  auto view = HostViewFromJson(nlohmann::json::parse(doc.out));
+  auto view = views::HostViewFromJson(nlohmann::json::parse(doc.out));
   ASSERT_TRUE(view.ok()) << view.status().ToString();
   view->topology.clear();
-  EXPECT_EQ(GpusToTable(*view), table.out);
-  EXPECT_FALSE(HostViewFromJson(nlohmann::json{{"schema", "other/v1"}}).ok());
-  const auto damaged = HostViewFromJson(
+  EXPECT_EQ(views::GpusToTable(*view), table.out);
+  EXPECT_FALSE(views::HostViewFromJson(nlohmann::json{{"schema", "other/v1"}}).ok());
+  const auto damaged = views::HostViewFromJson(
       nlohmann::json{{"schema", "gleaner.gpus/v1"}, {"gpus", {{{"index", "zero"}}}}});
   EXPECT_FALSE(damaged.ok());
 }

@@ -11,12 +11,12 @@
 #include <string>
 
 #include "cli/governance_commands.h"
-#include "cli/gpus_table.h"
-#include "cli/host_view.h"
 #include "core/format.h"
 #include "store/sqlite_store.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
+#include "views/gpus_table.h"
+#include "views/host_view.h"
 
 namespace gleaner {
 namespace {
@@ -50,13 +50,13 @@ TEST(TerminalOutputTest, TheEventTableEscapesEveryCell) {
 }
 
 TEST(TerminalOutputTest, GpusEscapesProcessesAndWhatAnAgentReported) {
-  cli::HostView view;
+  views::HostView view;
   view.hostname = kHostile;
   view.driver.source = kHostile;
-  cli::GpuView gpu;
+  views::GpuView gpu;
   gpu.snapshot.name = gpu::Reading<std::string>::Of(kHostile);
   gpu.snapshot.health_detail = kHostile;
-  cli::ProcessView process;
+  views::ProcessView process;
   process.process.pid = 4242;
   process.owner = agent::ProcessInfo{};
   process.owner->user = kHostile;
@@ -65,7 +65,7 @@ TEST(TerminalOutputTest, GpusEscapesProcessesAndWhatAnAgentReported) {
   gpu.verdict = observe::Verdict{};
   gpu.verdict->evidence.reason = kHostile;
   view.gpus.push_back(gpu);
-  const std::string table = cli::GpusToTable(view);
+  const std::string table = views::GpusToTable(view);
   EXPECT_TRUE(Clean(table)) << table;
   EXPECT_THAT(table, Not(HasSubstr("\nFAKE ROW"))) << "a process's line break forged a row";
 }

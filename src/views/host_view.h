@@ -11,7 +11,7 @@
 #include "observe/verdict.h"
 #include "slurm/allocation.h"
 
-namespace gleaner::cli {
+namespace gleaner::views {
 
 // A GPU process with who runs it, when the host can tell.
 struct ProcessView {
@@ -64,4 +64,4 @@ void AttachSlurmJobs(HostView& view, const std::string& node,
 core::Result<HostView> ReadHost(gpu::GpuBackend& backend, const agent::ProcessInspector& inspector,
                                 core::TimePoint now, bool with_topology);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::views

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "cli/host_view.h"
+#include "views/host_view.h"
 
-namespace gleaner::cli {
+namespace gleaner::views {
 
 // The human view of `gleaner gpus`: a row per GPU, a row per process under
 // it, and (when the view has topology) a pairwise matrix like `nvidia-smi
@@ -12,4 +12,4 @@ namespace gleaner::cli {
 // readings that failed.
 std::string GpusToTable(const HostView& view);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::views

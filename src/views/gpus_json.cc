@@ -1,8 +1,8 @@
-#include "cli/gpus_json.h"
+#include "views/gpus_json.h"
 
 #include "observe/verdict_json.h"
 
-namespace gleaner::cli {
+namespace gleaner::views {
 namespace {
 
 using nlohmann::json;
@@ -184,4 +184,4 @@ json JobOnHostJson(const slurm::JobOnHost& job, core::TimePoint now) {
   return j;
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::views

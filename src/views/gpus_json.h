@@ -3,10 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "views/host_view.h"
 
-#include "cli/host_view.h"
-
-namespace gleaner::cli {
+namespace gleaner::views {
 
 // The `gleaner gpus --json` document, schema "gleaner.gpus/v1" (docs/gpus-json.md).
 // A reading that has no value is null, and its reason is listed under the
@@ -23,4 +22,4 @@ nlohmann::json SlurmJobJson(const slurm::SlurmJob& job);
 // A Slurm job on this host with each of its GPUs' verdicts at `now`.
 nlohmann::json JobOnHostJson(const slurm::JobOnHost& job, core::TimePoint now);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::views

@@ -1,4 +1,4 @@
-#include "cli/gpus_table.h"
+#include "views/gpus_table.h"
 
 #include <cstdio>
 #include <ctime>
@@ -7,7 +7,7 @@
 
 #include "core/format.h"
 
-namespace gleaner::cli {
+namespace gleaner::views {
 namespace {
 
 std::string Printf(const char* format, auto... args) {
@@ -172,11 +172,10 @@ std::string GpusToTable(const HostView& v) {
     std::string name = Show(s.name, [](const std::string& n) { return core::OneLine(n); });
     if (name.size() > 24) name = name.substr(0, 24);
     const std::string uuid = s.uuid.empty() ? "?" : s.uuid.str().substr(0, 12);
-    const std::string health =
-        s.health == gpu::GpuHealth::kOk
-            ? "ok"
-            : std::string(gpu::GpuHealthName(s.health)) + " (" + core::OneLine(s.health_detail) +
-                  ")";
+    const std::string health = s.health == gpu::GpuHealth::kOk
+                                   ? "ok"
+                                   : std::string(gpu::GpuHealthName(s.health)) + " (" +
+                                         core::OneLine(s.health_detail) + ")";
     out += Printf(row, std::to_string(s.index).c_str(), name.c_str(), uuid.c_str(),
                   Show(s.pci_bus_id, [](const std::string& b) { return b; }).c_str(),
                   Show(s.utilization_gpu_pct, pct).c_str(),
@@ -206,4 +205,4 @@ std::string GpusToTable(const HostView& v) {
   return core::TerminalText(out);
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::views

@@ -1,8 +1,8 @@
-#include "cli/host_view.h"
+#include "views/host_view.h"
 
 #include "core/host_name.h"
 
-namespace gleaner::cli {
+namespace gleaner::views {
 
 HostView BuildHostView(core::TimePoint at, const gpu::DriverInfo& driver,
                        std::vector<gpu::GpuSnapshot> snapshots,
@@ -67,4 +67,4 @@ core::Result<HostView> ReadHost(gpu::GpuBackend& backend, const agent::ProcessIn
   return view;
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::views

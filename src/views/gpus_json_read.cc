@@ -2,10 +2,10 @@
 // so that `gleaner gpus` shows a daemon's view exactly as it shows its own.
 #include <ctime>
 
-#include "cli/gpus_json.h"
 #include "observe/verdict_json.h"
+#include "views/gpus_json.h"
 
-namespace gleaner::cli {
+namespace gleaner::views {
 namespace {
 
 using nlohmann::json;
@@ -90,8 +90,9 @@ ProcessView ProcessFromJson(const json& j) {
 }
 
 gpu::GpuHealth Health(const std::string& name) {
-  for (gpu::GpuHealth h : {gpu::GpuHealth::kOk, gpu::GpuHealth::kNoPermission,
-                           gpu::GpuHealth::kLost, gpu::GpuHealth::kError, gpu::GpuHealth::kFaulty}) {
+  for (gpu::GpuHealth h :
+       {gpu::GpuHealth::kOk, gpu::GpuHealth::kNoPermission, gpu::GpuHealth::kLost,
+        gpu::GpuHealth::kError, gpu::GpuHealth::kFaulty}) {
     if (gpu::GpuHealthName(h) == name) return h;
   }
   return gpu::GpuHealth::kError;
@@ -185,9 +186,8 @@ core::Result<HostView> HostViewFromJson(const json& doc) {
     }
     return view;
   } catch (const json::exception& e) {
-    return core::InvalidArgument(std::string("malformed gleaner.gpus/v1 document: ") +
-                                         e.what());
+    return core::InvalidArgument(std::string("malformed gleaner.gpus/v1 document: ") + e.what());
   }
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::views
