@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "sched/frag_policy.h"
-#include "sched/frag_workload.h"
+#include "lab/frag_policy.h"
+#include "lab/frag_workload.h"
 
 namespace gleaner::cli {
 
@@ -25,7 +25,7 @@ BenchCommands AddBenchCommands(CLI::App& app, BenchFragOptions& frag, BenchSched
       ->check(CLI::ExistingFile);
   cmds.frag
       ->add_option("--policy", frag.policy,
-                   "Placement policy: " + std::string(sched::kFragPolicyNames))
+                   "Placement policy: " + std::string(lab::kFragPolicyNames))
       ->capture_default_str()
       ->check(CLI::IsMember({"random", "bestfit", "fgd", "gleaner"}));
   cmds.frag->add_option("--tune", frag.tune, "Arrive until requests reach this x cluster GPUs")
@@ -41,7 +41,7 @@ BenchCommands AddBenchCommands(CLI::App& app, BenchFragOptions& frag, BenchSched
   cmds.frag
       ->add_option(
           "--workload", frag.workload,
-          "Draw a variant of the FGD paper from the pods: " + std::string(sched::kFragVariantForms))
+          "Draw a variant of the FGD paper from the pods: " + std::string(lab::kFragVariantForms))
       ->capture_default_str();
   cmds.frag->add_option("--workload-seed", frag.workload_seed, "Seed of the variant's draw")
       ->capture_default_str();
@@ -52,26 +52,28 @@ BenchCommands AddBenchCommands(CLI::App& app, BenchFragOptions& frag, BenchSched
       "sched",
       "Drive the scheduler on a synthetic cluster and queue; prints placements per second, "
       "p50/p99 decision latency and peak memory");
-  cmds.sched->add_option("--nodes", sched.nodes, "Nodes in the cluster")
+  cmds.sched->add_option("--nodes", sched.setup.nodes, "Nodes in the cluster")
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
-  cmds.sched->add_option("--gpus-per-node", sched.gpus_per_node, "GPUs per node")
+  cmds.sched->add_option("--gpus-per-node", sched.setup.gpus_per_node, "GPUs per node")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  cmds.sched->add_option("--pending", sched.pending, "Jobs waiting when GPUs start to free up")
+  cmds.sched
+      ->add_option("--pending", sched.setup.pending, "Jobs waiting when GPUs start to free up")
       ->capture_default_str()
       ->check(CLI::Range(1, 100'000'000));
-  cmds.sched->add_option("--users", sched.users, "Users the jobs are spread over (7 projects)")
+  cmds.sched
+      ->add_option("--users", sched.setup.users, "Users the jobs are spread over (7 projects)")
       ->capture_default_str()
       ->check(CLI::Range(1, 10'000'000));
   cmds.sched
-      ->add_option("--ticks", sched.ticks,
+      ->add_option("--ticks", sched.setup.ticks,
                    "Ticks timed after the events, 30 s apart, in each of two states: the "
                    "cluster full, and GPUs free while the backlog waits on project quotas")
       ->capture_default_str()
       ->check(CLI::Range(0, 100'000));
-  cmds.sched->add_flag("--gang", sched.gang, "Jobs of 2, 4 and 8 GPUs on one node");
-  cmds.sched->add_flag("--preempt", sched.preempt,
+  cmds.sched->add_flag("--gang", sched.setup.gang, "Jobs of 2, 4 and 8 GPUs on one node");
+  cmds.sched->add_flag("--preempt", sched.setup.preempt,
                        "Start from a full cluster of opportunistic jobs; every pending job is "
                        "critical and must preempt");
   cmds.sched->add_flag(

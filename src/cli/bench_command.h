@@ -5,6 +5,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "lab/sched_timing.h"
+
 namespace gleaner::cli {
 
 // `gleaner bench frag`: the FGD paper's fragmentation experiment on openb
@@ -16,20 +18,14 @@ struct BenchFragOptions {
   double tune = 1.3;
   uint64_t seed = 42;
   int runs = 1;                      // seeds seed .. seed + runs - 1, curves averaged
-  std::string workload = "default";  // a variant drawn from the pods (sched/frag_workload.h)
+  std::string workload = "default";  // a variant drawn from the pods (lab/frag_workload.h)
   uint64_t workload_seed = 1;
   bool json = false;
 };
 
 // `gleaner bench sched`: the scheduler on a synthetic cluster and queue.
 struct BenchSchedOptions {
-  int nodes = 5000;
-  int gpus_per_node = 8;
-  int pending = 100'000;
-  int users = 101;       // jobs spread over this many users (7 projects)
-  int ticks = 10;        // Ticks timed after the events, 30 s apart
-  bool gang = false;     // jobs of 2, 4 and 8 GPUs instead of 1
-  bool preempt = false;  // a full cluster of opportunistic jobs, critical jobs arriving
+  lab::SchedTimingSetup setup;
   bool json = false;
 };
 

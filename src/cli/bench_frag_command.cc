@@ -8,8 +8,8 @@
 #include "cli/bench_command.h"
 #include "cli/exit_codes.h"
 #include "core/result.h"
-#include "sched/frag_experiment.h"
-#include "sched/frag_workload.h"
+#include "lab/frag_experiment.h"
+#include "lab/frag_workload.h"
 #include "sim/openb_trace.h"
 
 namespace gleaner::cli {
@@ -18,20 +18,20 @@ namespace {
 // The experiment at seeds seed .. seed + runs - 1, each column averaged
 // (the authors' published curves are means over their seeds too); the
 // counts are the runs' means, rounded.
-core::Result<sched::FragCurve> MeanCurve(const std::vector<sched::FragNodeSpec>& nodes,
-                                         const std::vector<sched::FragPodSpec>& pods,
-                                         const BenchFragOptions& options) {
-  sched::FragCurve mean;
+core::Result<lab::FragCurve> MeanCurve(const std::vector<sched::FragNodeSpec>& nodes,
+                                       const std::vector<sched::FragPodSpec>& pods,
+                                       const BenchFragOptions& options) {
+  lab::FragCurve mean;
   double arrived = 0;
   double clones = 0;
   double failed = 0;
   double allocated = 0;
   for (int r = 0; r < options.runs; ++r) {
-    sched::FragExperimentConfig config;
+    lab::FragExperimentConfig config;
     config.policy = options.policy;
     config.tune = options.tune;
     config.seed = options.seed + static_cast<uint64_t>(r);
-    GLEANER_ASSIGN_OR_RETURN(sched::FragCurve curve, sched::RunFragExperiment(nodes, pods, config));
+    GLEANER_ASSIGN_OR_RETURN(lab::FragCurve curve, lab::RunFragExperiment(nodes, pods, config));
     if (r == 0) {
       mean = curve;
       std::fill(mean.allocation_pct.begin(), mean.allocation_pct.end(), 0.0);
@@ -69,12 +69,12 @@ int RunBenchFrag(const BenchFragOptions& options, std::ostream& out, std::ostrea
     err << "gleaner: --runs must be at least 1\n";
     return kExitBadInput;
   }
-  auto variant = sched::ParseFragVariant(options.workload);
+  auto variant = lab::ParseFragVariant(options.workload);
   if (!variant.ok()) {
     err << "gleaner: " << variant.status().message() << "\n";
     return kExitBadInput;
   }
-  auto workload = sched::MakeFragWorkload(*pods, *nodes, *variant, options.workload_seed);
+  auto workload = lab::MakeFragWorkload(*pods, *nodes, *variant, options.workload_seed);
   if (!workload.ok()) {
     err << "gleaner: " << workload.status().message() << "\n";
     return kExitBadInput;

@@ -1,5 +1,5 @@
 // Runs every golden scenario in tests/sched/scenarios through the Scheduler.
-#include "sched/scenario.h"
+#include "sched/scenario_runner.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "sched/frag_experiment.h"
-#include "sched/frag_workload.h"
+#include "lab/frag_experiment.h"
+#include "lab/frag_workload.h"
 #include "sim/openb_trace.h"
 #include "testing/trace_dir.h"
 
@@ -27,7 +27,7 @@ std::pair<double, double> MeanOverSeeds(const std::string& policy) {
   double at100 = 0;
   double at130 = 0;
   for (uint64_t seed = 42; seed <= 51; ++seed) {
-    auto curve = sched::RunFragExperiment(*nodes, *pods, {policy, 1.3, seed});
+    auto curve = lab::RunFragExperiment(*nodes, *pods, {policy, 1.3, seed});
     EXPECT_TRUE(curve.ok()) << curve.status().ToString();
     if (!curve.ok()) return {0, 0};
     EXPECT_EQ(curve->allocation_pct.size(), 131u);
@@ -71,15 +71,15 @@ TEST(FragTracesTest, GleanerHoldsAgainstFgdOnEveryWorkloadShape) {
   auto base = ReadOpenbPods(dir + "openb_pod_list_default.csv");
   ASSERT_TRUE(nodes.ok() && base.ok());
   for (const char* name : {"cpu250", "gpushare60", "multigpu50", "gpuspec33"}) {
-    auto variant = sched::ParseFragVariant(name);
+    auto variant = lab::ParseFragVariant(name);
     ASSERT_TRUE(variant.ok());
-    auto pods = sched::MakeFragWorkload(*base, *nodes, *variant, 1);
+    auto pods = lab::MakeFragWorkload(*base, *nodes, *variant, 1);
     ASSERT_TRUE(pods.ok()) << pods.status().ToString();
     double gleaner[2] = {0, 0};
     double fgd[2] = {0, 0};
     for (uint64_t seed = 42; seed <= 44; ++seed) {
       for (auto [policy, sums] : {std::pair{"gleaner", gleaner}, std::pair{"fgd", fgd}}) {
-        auto curve = sched::RunFragExperiment(*nodes, *pods, {policy, 1.3, seed});
+        auto curve = lab::RunFragExperiment(*nodes, *pods, {policy, 1.3, seed});
         ASSERT_TRUE(curve.ok()) << curve.status().ToString();
         sums[0] += curve->allocation_pct[100] / 3;
         sums[1] += curve->allocation_pct[130] / 3;

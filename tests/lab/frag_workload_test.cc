@@ -1,7 +1,7 @@
 // The FGD paper's workload variants drawn from a base pod list: names,
 // the share each variant promises, what they refuse, and that a seed
 // gives the same draw.
-#include "sched/frag_workload.h"
+#include "lab/frag_workload.h"
 
 #include <gtest/gtest.h>
 
@@ -52,24 +52,25 @@ bool Multi(const FragPodSpec& p) { return p.num_gpu > 1; }
 bool Pinned(const FragPodSpec& p) { return !p.gpu_models.empty(); }
 
 TEST(FragWorkloadTest, NamesAreTheAuthorsFileNames) {
-  auto cpu = ParseFragVariant("cpu250");
+  auto cpu = lab::ParseFragVariant("cpu250");
   ASSERT_TRUE(cpu.ok());
-  EXPECT_EQ(cpu->kind, FragVariant::Kind::kNonGpu);
+  EXPECT_EQ(cpu->kind, lab::FragVariant::Kind::kNonGpu);
   EXPECT_DOUBLE_EQ(cpu->share, 0.25);
-  auto share = ParseFragVariant("gpushare60");
+  auto share = lab::ParseFragVariant("gpushare60");
   ASSERT_TRUE(share.ok());
-  EXPECT_EQ(share->kind, FragVariant::Kind::kGpuShare);
+  EXPECT_EQ(share->kind, lab::FragVariant::Kind::kGpuShare);
   EXPECT_DOUBLE_EQ(share->share, 0.6);
-  EXPECT_DOUBLE_EQ(ParseFragVariant("multigpu50")->share, 0.5);
-  EXPECT_EQ(ParseFragVariant("gpuspec33")->kind, FragVariant::Kind::kGpuSpec);
-  EXPECT_EQ(ParseFragVariant("default")->kind, FragVariant::Kind::kDefault);
+  EXPECT_DOUBLE_EQ(lab::ParseFragVariant("multigpu50")->share, 0.5);
+  EXPECT_EQ(lab::ParseFragVariant("gpuspec33")->kind, lab::FragVariant::Kind::kGpuSpec);
+  EXPECT_EQ(lab::ParseFragVariant("default")->kind, lab::FragVariant::Kind::kDefault);
   for (const char* bad : {"", "cpu", "gpushare", "gpushare6x", "multigpu0", "gpuspec101", "cpu1001",
                           "gpushare-5", "fancy40"}) {
-    auto v = ParseFragVariant(bad);
+    auto v = lab::ParseFragVariant(bad);
     ASSERT_FALSE(v.ok()) << bad;
     EXPECT_NE(v.status().message().find(bad), std::string::npos) << v.status().message();
   }
-  EXPECT_NE(ParseFragVariant("fancy40").status().message().find("gpushareNN"), std::string::npos);
+  EXPECT_NE(lab::ParseFragVariant("fancy40").status().message().find("gpushareNN"),
+            std::string::npos);
 }
 
 TEST(FragWorkloadTest, GpuShareAndMultiGpuKeepTheDemandAndShiftItsShare) {
@@ -78,9 +79,9 @@ TEST(FragWorkloadTest, GpuShareAndMultiGpuKeepTheDemandAndShiftItsShare) {
   using Pick = bool (*)(const FragPodSpec&);
   for (auto [name, pick] : {std::pair<const char*, Pick>{"gpushare60", Sharing},
                             std::pair<const char*, Pick>{"multigpu50", Multi}}) {
-    auto v = ParseFragVariant(name);
+    auto v = lab::ParseFragVariant(name);
     ASSERT_TRUE(v.ok());
-    auto pods = MakeFragWorkload(base, Nodes(), *v, 7);
+    auto pods = lab::MakeFragWorkload(base, Nodes(), *v, 7);
     ASSERT_TRUE(pods.ok()) << pods.status().ToString();
     // Each part stops short of its budget by less than its largest pod:
     // the shares' 300 or the 8-GPU pods' 8,000.
@@ -97,8 +98,8 @@ TEST(FragWorkloadTest, GpuShareAndMultiGpuKeepTheDemandAndShiftItsShare) {
     int cpu_only = 0;
     for (const FragPodSpec& p : *pods) cpu_only += p.num_gpu == 0;
     EXPECT_EQ(cpu_only, 20) << name;  // kept as they are
-    auto again = MakeFragWorkload(base, Nodes(), *v, 7);
-    auto other = MakeFragWorkload(base, Nodes(), *v, 8);
+    auto again = lab::MakeFragWorkload(base, Nodes(), *v, 7);
+    auto other = lab::MakeFragWorkload(base, Nodes(), *v, 8);
     ASSERT_TRUE(again.ok() && other.ok());
     const auto names = [](const std::vector<FragPodSpec>& ps) {
       std::vector<std::string> out;
@@ -111,9 +112,9 @@ TEST(FragWorkloadTest, GpuShareAndMultiGpuKeepTheDemandAndShiftItsShare) {
 }
 
 TEST(FragWorkloadTest, CpuVariantsSetTheShareOfPodsWithoutGpus) {
-  auto v = ParseFragVariant("cpu250");
+  auto v = lab::ParseFragVariant("cpu250");
   ASSERT_TRUE(v.ok());
-  auto pods = MakeFragWorkload(Base(), Nodes(), *v, 3);
+  auto pods = lab::MakeFragWorkload(Base(), Nodes(), *v, 3);
   ASSERT_TRUE(pods.ok());
   ASSERT_EQ(pods->size(), 100u);
   int cpu_only = 0;
@@ -122,10 +123,10 @@ TEST(FragWorkloadTest, CpuVariantsSetTheShareOfPodsWithoutGpus) {
 }
 
 TEST(FragWorkloadTest, GpuSpecPinsAShareOfRequestsToFamiliesThatCanHostThem) {
-  auto v = ParseFragVariant("gpuspec33");
+  auto v = lab::ParseFragVariant("gpuspec33");
   ASSERT_TRUE(v.ok());
   const std::vector<FragPodSpec> base = Base();
-  auto pods = MakeFragWorkload(base, Nodes(), *v, 11);
+  auto pods = lab::MakeFragWorkload(base, Nodes(), *v, 11);
   ASSERT_TRUE(pods.ok());
   ASSERT_EQ(pods->size(), base.size());
   const double demand = static_cast<double>(GpuMilli(*pods, AnyGpu));
@@ -147,20 +148,20 @@ TEST(FragWorkloadTest, GpuSpecPinsAShareOfRequestsToFamiliesThatCanHostThem) {
   EXPECT_GT(pinned_whole_nodes, 0);
   // A V100 pin names both V100s, as openb's own gpu_spec does.
   EXPECT_TRUE(families.count({"V100M16", "V100M32"})) << families.size();
-  EXPECT_EQ(GpuFamily("V100M32"), "V100");
-  EXPECT_EQ(GpuFamily("T4"), "T4");
-  EXPECT_EQ(GpuFamily("M60"), "M60");
+  EXPECT_EQ(lab::GpuFamily("V100M32"), "V100");
+  EXPECT_EQ(lab::GpuFamily("T4"), "T4");
+  EXPECT_EQ(lab::GpuFamily("M60"), "M60");
 }
 
 TEST(FragWorkloadTest, AVariantWithNothingToDrawFromSaysSo) {
   std::vector<FragPodSpec> whole_only;
   for (int i = 0; i < 10; ++i) whole_only.push_back(Spec("w" + std::to_string(i), 1, 1000));
   for (const char* name : {"gpushare60", "multigpu50", "cpu100"}) {
-    auto pods = MakeFragWorkload(whole_only, Nodes(), *ParseFragVariant(name), 1);
+    auto pods = lab::MakeFragWorkload(whole_only, Nodes(), *lab::ParseFragVariant(name), 1);
     ASSERT_FALSE(pods.ok()) << name;
     EXPECT_NE(pods.status().message().find("the base pod list has none"), std::string::npos);
   }
-  auto same = MakeFragWorkload(whole_only, Nodes(), *ParseFragVariant("default"), 1);
+  auto same = lab::MakeFragWorkload(whole_only, Nodes(), *lab::ParseFragVariant("default"), 1);
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(same->size(), whole_only.size());
 }

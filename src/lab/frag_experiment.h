@@ -7,7 +7,7 @@
 #include "core/result.h"
 #include "sched/frag_cluster.h"
 
-namespace gleaner::sched {
+namespace gleaner::lab {
 
 // The FGD paper's fragmentation experiment (Weng et al., ATC'23, and their
 // kubernetes-scheduler-simulator): pods arrive one at a time and never
@@ -37,14 +37,14 @@ struct FragCurve {
 // requests (num_gpu x gpu_milli) stay within tune x `capacity_milli`,
 // stopping at the first that would overshoot. When the originals alone
 // overshoot, the permutation is cut at the first pod that would.
-std::vector<size_t> ArrivalOrder(const std::vector<FragPodSpec>& pods, int64_t capacity_milli,
-                                 double tune, uint64_t seed);
+std::vector<size_t> ArrivalOrder(const std::vector<sched::FragPodSpec>& pods,
+                                 int64_t capacity_milli, double tune, uint64_t seed);
 
 // Runs the experiment. InvalidArgument for an unknown policy, a tune
 // outside (0, 10], a cluster without GPUs or a pod that asks for more than
 // one node could ever hold (more than 8 GPUs, a share above 1000).
-core::Result<FragCurve> RunFragExperiment(const std::vector<FragNodeSpec>& nodes,
-                                          const std::vector<FragPodSpec>& pods,
+core::Result<FragCurve> RunFragExperiment(const std::vector<sched::FragNodeSpec>& nodes,
+                                          const std::vector<sched::FragPodSpec>& pods,
                                           const FragExperimentConfig& config);
 
-}  // namespace gleaner::sched
+}  // namespace gleaner::lab

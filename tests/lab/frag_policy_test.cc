@@ -1,15 +1,15 @@
 // The fragmentation experiment's pieces on clusters small enough to work by
 // hand: the FGD fragmentation measure, the policies' choices, the arrival
 // order and the curve.
-#include "sched/frag_policy.h"
+#include "lab/frag_policy.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
+#include "lab/frag_experiment.h"
 #include "sched/frag_cluster.h"
-#include "sched/frag_experiment.h"
 #include "sched/frag_measure.h"
 
 namespace gleaner::sched {
@@ -95,7 +95,7 @@ TEST(FragMeasureTest, TypicalShapesCoverNinetyFivePercentMostCommonFirst) {
 
 TEST(FragPolicyTest, BestFitScoreByHand) {
   // 1 - [0.5 (64,000 - 16,000)/128,000 + 0.5 (2,000 - 1,000)/8,000] = 1 - 0.1875 - 0.0625
-  EXPECT_DOUBLE_EQ(BestFitScore(Node({1000, 1000}, 64'000), Pod(1, 1000, 16'000)), 0.75);
+  EXPECT_DOUBLE_EQ(lab::BestFitScore(Node({1000, 1000}, 64'000), Pod(1, 1000, 16'000)), 0.75);
 }
 
 // Two one-GPU nodes: X has 600 milli free and all its CPU, Y a whole GPU
@@ -117,7 +117,7 @@ class TwoNodeChoice : public ::testing::Test {
     cluster_.Apply(Pod(1, 400), {0, 0b1});
   }
   FragPlacement PlaceWith(const char* policy) {
-    auto p = MakeFragPolicy(policy, cluster_, workload_, 7);
+    auto p = lab::MakeFragPolicy(policy, cluster_, workload_, 7);
     EXPECT_TRUE(p.ok());
     auto placed = (*p)->Place(Pod(1, 500), cluster_);
     EXPECT_TRUE(placed.has_value());
@@ -132,15 +132,15 @@ TEST_F(TwoNodeChoice, FgdKeepsTheWholeGpuWhole) {
   ASSERT_EQ(shapes.size(), 2u);
   EXPECT_DOUBLE_EQ(NodeFragmentation(cluster_.node(0), shapes), 300);
   EXPECT_DOUBLE_EQ(NodeFragmentation(cluster_.node(1), shapes), 0);
-  EXPECT_EQ(std::trunc(Sigmoid(0.2) * 100), 54);    // X's integer score
-  EXPECT_EQ(std::trunc(Sigmoid(-0.25) * 100), 43);  // Y's
+  EXPECT_EQ(std::trunc(lab::Sigmoid(0.2) * 100), 54);    // X's integer score
+  EXPECT_EQ(std::trunc(lab::Sigmoid(-0.25) * 100), 43);  // Y's
   EXPECT_EQ(PlaceWith("fgd").node, 0u);
   EXPECT_EQ(PlaceWith("gleaner").node, 0u);
 }
 
 TEST_F(TwoNodeChoice, BestFitPacksTheNodeShortOfCpu) {
-  EXPECT_NEAR(BestFitScore(cluster_.node(0), Pod(1, 500)), 0.49375, 1e-12);
-  EXPECT_NEAR(BestFitScore(cluster_.node(1), Pod(1, 500)),
+  EXPECT_NEAR(lab::BestFitScore(cluster_.node(0), Pod(1, 500)), 0.49375, 1e-12);
+  EXPECT_NEAR(lab::BestFitScore(cluster_.node(1), Pod(1, 500)),
               1 - (0.5 * 1000 / 128000 + 0.5 * 500 / 8000.0), 1e-12);
   EXPECT_EQ(PlaceWith("bestfit").node, 1u);
 }
@@ -153,7 +153,7 @@ TEST(FragPolicyTest, FgdPicksTheGpuThatStrandsLeast) {
   auto c = FragCluster::Build({{"n", 64'000, 1 << 20, 2, "T4"}});
   ASSERT_TRUE(c.ok());
   c->Apply(Pod(1, 400), {0, 0b10});
-  auto fgd = MakeFragPolicy("fgd", *c, {Pod(1, 500), Pod(1, 1000)}, 1);
+  auto fgd = lab::MakeFragPolicy("fgd", *c, {Pod(1, 500), Pod(1, 1000)}, 1);
   ASSERT_TRUE(fgd.ok());
   const auto placed = (*fgd)->Place(Pod(1, 500), *c);
   ASSERT_TRUE(placed.has_value());
@@ -164,14 +164,14 @@ TEST(FragPolicyTest, EveryPolicyFailsWhenNothingFitsAndKnowsItsName) {
   auto c = FragCluster::Build({{"n", 1'000, 1024, 1, "T4"}});
   ASSERT_TRUE(c.ok());
   for (const char* name : {"random", "bestfit", "fgd", "gleaner"}) {
-    auto p = MakeFragPolicy(name, *c, {Pod(1, 500)}, 3);
+    auto p = lab::MakeFragPolicy(name, *c, {Pod(1, 500)}, 3);
     ASSERT_TRUE(p.ok()) << name;
     EXPECT_EQ((*p)->Name(), name);
     EXPECT_FALSE((*p)->Place(Pod(2, 1000), *c).has_value()) << name;
     EXPECT_FALSE((*p)->Place(Pod(1, 500, 2'000), *c).has_value()) << name;  // CPU
     EXPECT_TRUE((*p)->Place(Pod(1, 500, 1'000), *c).has_value()) << name;
   }
-  auto unknown = MakeFragPolicy("worstfit", *c, {}, 3);
+  auto unknown = lab::MakeFragPolicy("worstfit", *c, {}, 3);
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("random, bestfit, fgd, gleaner"), std::string::npos);
 }
@@ -195,7 +195,7 @@ TEST(FragExperimentTest, ArrivalOrderIsAPermutationThenClonesUpToTheTarget) {
   int64_t originals = 0;
   for (const auto& p : pods) originals += p.total_gpu_milli();
   const int64_t capacity = originals;  // tune 1.3: clones add about 30 %
-  const std::vector<size_t> order = ArrivalOrder(pods, capacity, 1.3, 42);
+  const std::vector<size_t> order = lab::ArrivalOrder(pods, capacity, 1.3, 42);
   ASSERT_GT(order.size(), pods.size());
   std::vector<size_t> first(order.begin(), order.begin() + static_cast<long>(pods.size()));
   std::sort(first.begin(), first.end());
@@ -203,10 +203,10 @@ TEST(FragExperimentTest, ArrivalOrderIsAPermutationThenClonesUpToTheTarget) {
   int64_t requested = 0;
   for (size_t i : order) requested += pods[i].total_gpu_milli();
   EXPECT_LE(requested, static_cast<int64_t>(1.3 * static_cast<double>(capacity)));
-  EXPECT_EQ(order, ArrivalOrder(pods, capacity, 1.3, 42));  // deterministic
-  EXPECT_NE(order, ArrivalOrder(pods, capacity, 1.3, 43));
+  EXPECT_EQ(order, lab::ArrivalOrder(pods, capacity, 1.3, 42));  // deterministic
+  EXPECT_NE(order, lab::ArrivalOrder(pods, capacity, 1.3, 43));
   // Originals beyond the target are cut.
-  EXPECT_LT(ArrivalOrder(pods, capacity, 0.5, 42).size(), pods.size());
+  EXPECT_LT(lab::ArrivalOrder(pods, capacity, 0.5, 42).size(), pods.size());
 }
 
 TEST(FragExperimentTest, CurveHasEveryPercentAndNeverAllocatesMoreThanArrived) {
@@ -214,7 +214,7 @@ TEST(FragExperimentTest, CurveHasEveryPercentAndNeverAllocatesMoreThanArrived) {
                                            {"b", 16'000, 65'536, 4, "T4"},
                                            {"c", 8'000, 32'768, 2, "P100"}};
   for (const char* policy : {"random", "bestfit", "fgd", "gleaner"}) {
-    auto curve = RunFragExperiment(nodes, Workload(), {policy, 1.3, 42});
+    auto curve = lab::RunFragExperiment(nodes, Workload(), {policy, 1.3, 42});
     ASSERT_TRUE(curve.ok()) << curve.status().ToString();
     ASSERT_EQ(curve->allocation_pct.size(), 131u) << policy;
     for (size_t x = 0; x < curve->allocation_pct.size(); ++x) {
@@ -231,9 +231,9 @@ TEST(FragExperimentTest, CurveHasEveryPercentAndNeverAllocatesMoreThanArrived) {
 }
 
 TEST(FragExperimentTest, RejectsWhatCannotRun) {
-  EXPECT_FALSE(RunFragExperiment({{"a", 1, 1, 1, "T4"}}, Workload(), {"fgd", 0, 1}).ok());
-  EXPECT_FALSE(RunFragExperiment({{"a", 1, 1, 0, ""}}, Workload(), {"fgd", 1.3, 1}).ok());
-  EXPECT_FALSE(RunFragExperiment({{"a", 1, 1, 9, "T4"}}, Workload(), {"fgd", 1.3, 1}).ok());
+  EXPECT_FALSE(lab::RunFragExperiment({{"a", 1, 1, 1, "T4"}}, Workload(), {"fgd", 0, 1}).ok());
+  EXPECT_FALSE(lab::RunFragExperiment({{"a", 1, 1, 0, ""}}, Workload(), {"fgd", 1.3, 1}).ok());
+  EXPECT_FALSE(lab::RunFragExperiment({{"a", 1, 1, 9, "T4"}}, Workload(), {"fgd", 1.3, 1}).ok());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "sched/scenario.h"
+#include "sched/scenario_runner.h"
 
 #include <cmath>
 

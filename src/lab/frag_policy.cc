@@ -1,4 +1,4 @@
-#include "sched/frag_policy.h"
+#include "lab/frag_policy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +11,9 @@
 #include "sched/frag_score.h"
 #include "sched/seeded_random.h"
 
-namespace gleaner::sched {
+namespace gleaner::lab {
 
-double BestFitScore(const FragNodeState& node, const FragPod& pod) {
+double BestFitScore(const sched::FragNodeState& node, const sched::FragPod& pod) {
   // The authors' normalisers: the largest node's CPU and GPUs.
   constexpr double kMaxCpuMilli = 128'000;
   constexpr double kMaxGpuMilli = 8'000;
@@ -30,7 +30,7 @@ namespace {
 std::vector<uint32_t> TieOrder(size_t nodes, uint64_t seed) {
   std::vector<uint32_t> order(nodes);
   std::iota(order.begin(), order.end(), 0u);
-  SeededRandom rng(seed ^ 0x7469652D6F726465ull);
+  sched::SeededRandom rng(seed ^ 0x7469652D6F726465ull);
   rng.Shuffle(order);
   return order;
 }
@@ -39,7 +39,8 @@ class RandomPolicy final : public FragPolicy {
  public:
   explicit RandomPolicy(uint64_t seed) : rng_(seed ^ 0x72616E646F6D2121ull) {}
 
-  std::optional<FragPlacement> Place(const FragPod& pod, const FragCluster& cluster) override {
+  std::optional<sched::FragPlacement> Place(const sched::FragPod& pod,
+                                            const sched::FragCluster& cluster) override {
     std::optional<uint32_t> chosen;
     uint64_t seen = 0;
     for (uint32_t n = 0; n < cluster.size(); ++n) {
@@ -47,8 +48,8 @@ class RandomPolicy final : public FragPolicy {
       if (rng_.Below(++seen) == 0) chosen = n;  // reservoir: each fitting node alike
     }
     if (!chosen) return std::nullopt;
-    const FragNodeState& node = cluster.node(*chosen);
-    if (!pod.fractional()) return FragPlacement{*chosen, TightestGpus(node, pod)};
+    const sched::FragNodeState& node = cluster.node(*chosen);
+    if (!pod.fractional()) return sched::FragPlacement{*chosen, TightestGpus(node, pod)};
     uint64_t fitting = 0;
     int gpu = 0;
     for (int i = 0; i < node.gpus; ++i) {
@@ -56,12 +57,12 @@ class RandomPolicy final : public FragPolicy {
         gpu = i;
       }
     }
-    return FragPlacement{*chosen, static_cast<uint8_t>(1u << gpu)};
+    return sched::FragPlacement{*chosen, static_cast<uint8_t>(1u << gpu)};
   }
   std::string_view Name() const override { return "random"; }
 
  private:
-  SeededRandom rng_;
+  sched::SeededRandom rng_;
 };
 
 // Visits fitting nodes in the tie order and keeps the first best score.
@@ -73,13 +74,14 @@ class ScoringPolicy : public FragPolicy {
  public:
   ScoringPolicy(size_t nodes, uint64_t seed) : nodes_(nodes), order_(TieOrder(nodes, seed)) {}
 
-  std::optional<FragPlacement> Place(const FragPod& pod, const FragCluster& cluster) override {
+  std::optional<sched::FragPlacement> Place(const sched::FragPod& pod,
+                                            const sched::FragCluster& cluster) override {
     BeforePlacing(cluster);
     std::vector<Cached>* cache = CacheFor(pod);
-    std::optional<FragPlacement> best;
+    std::optional<sched::FragPlacement> best;
     Score best_score{};
     for (uint32_t n : order_) {
-      const FragNodeState& node = cluster.node(n);
+      const sched::FragNodeState& node = cluster.node(n);
       if (!node.Fits(pod)) continue;
       Cached fresh;
       Cached& c = cache ? (*cache)[n] : fresh;
@@ -90,7 +92,7 @@ class ScoringPolicy : public FragPolicy {
       }
       const Score s = Adjusted(node, pod, c.score);
       if (!best || s > best_score) {
-        best = FragPlacement{n, c.mask};
+        best = sched::FragPlacement{n, c.mask};
         best_score = s;
       }
     }
@@ -110,12 +112,13 @@ class ScoringPolicy : public FragPolicy {
   // Scores node `n`, which fits, and sets the GPUs the pod would take
   // there. Must depend only on the node and the pod's shape (CPU, GPUs,
   // share, models): it is reused until the node changes.
-  virtual Score ScoreNode(const FragCluster& cluster, uint32_t n, const FragPod& pod,
+  virtual Score ScoreNode(const sched::FragCluster& cluster, uint32_t n, const sched::FragPod& pod,
                           uint8_t* mask) = 0;
   // For what depends on the whole cluster: called once per pod, then on
   // each node's (kept) score.
-  virtual void BeforePlacing(const FragCluster& /*cluster*/) {}
-  virtual Score Adjusted(const FragNodeState& /*node*/, const FragPod& /*pod*/, Score s) const {
+  virtual void BeforePlacing(const sched::FragCluster& /*cluster*/) {}
+  virtual Score Adjusted(const sched::FragNodeState& /*node*/, const sched::FragPod& /*pod*/,
+                         Score s) const {
     return s;
   }
 
@@ -130,7 +133,7 @@ class ScoringPolicy : public FragPolicy {
   static constexpr size_t kCachedShapes = 256;
   using ShapeKey = std::tuple<int64_t, int, int, uint32_t>;  // CPU, GPUs, share, models
 
-  std::vector<Cached>* CacheFor(const FragPod& pod) {
+  std::vector<Cached>* CacheFor(const sched::FragPod& pod) {
     const ShapeKey key{pod.cpu_milli, pod.num_gpu, pod.gpu_milli, pod.model_mask};
     auto it = cache_.find(key);
     if (it != cache_.end()) return &it->second;
@@ -149,9 +152,9 @@ class BestFitPolicy final : public ScoringPolicy {
   std::string_view Name() const override { return "bestfit"; }
 
  protected:
-  Score ScoreNode(const FragCluster& cluster, uint32_t n, const FragPod& pod,
+  Score ScoreNode(const sched::FragCluster& cluster, uint32_t n, const sched::FragPod& pod,
                   uint8_t* mask) override {
-    const FragNodeState& node = cluster.node(n);
+    const sched::FragNodeState& node = cluster.node(n);
     *mask = TightestGpus(node, pod);
     // The authors' plugin returns an integer 0..100, so near scores tie.
     return {std::trunc(BestFitScore(node, pod) * 100), 0};
@@ -162,22 +165,23 @@ class BestFitPolicy final : public ScoringPolicy {
 // it adds some). A fractional pod tries each GPU it fits on.
 class FgdPolicy : public ScoringPolicy {
  public:
-  FgdPolicy(size_t nodes, uint64_t seed, std::vector<TypicalShape> shapes)
+  FgdPolicy(size_t nodes, uint64_t seed, std::vector<sched::TypicalShape> shapes)
       : ScoringPolicy(nodes, seed), meter_(std::move(shapes)), before_(nodes) {}
   std::string_view Name() const override { return "fgd"; }
 
  protected:
   // The score of placing `pod` on `node` with `mask`; `before` is the
   // node's fragmentation now.
-  virtual Score Evaluate(const FragNodeState& node, const FragPod& pod, uint8_t mask,
+  virtual Score Evaluate(const sched::FragNodeState& node, const sched::FragPod& pod, uint8_t mask,
                          double before) {
-    return {static_cast<double>(FgdIntegerScore(before - meter_.Of(AfterPlacing(node, pod, mask)))),
+    return {static_cast<double>(
+                sched::FgdIntegerScore(before - meter_.Of(sched::AfterPlacing(node, pod, mask)))),
             0, 0};
   }
 
-  Score ScoreNode(const FragCluster& cluster, uint32_t n, const FragPod& pod,
+  Score ScoreNode(const sched::FragCluster& cluster, uint32_t n, const sched::FragPod& pod,
                   uint8_t* mask) override {
-    const FragNodeState& node = cluster.node(n);
+    const sched::FragNodeState& node = cluster.node(n);
     const double before = Before(cluster, n);
     if (!pod.fractional()) {
       *mask = TightestGpus(node, pod);
@@ -196,11 +200,11 @@ class FgdPolicy : public ScoringPolicy {
     return *best;
   }
 
-  const FragmentationMeter& meter() const { return meter_; }
+  const sched::FragmentationMeter& meter() const { return meter_; }
 
  private:
   // The node's fragmentation now, computed again only after it changed.
-  double Before(const FragCluster& cluster, uint32_t n) {
+  double Before(const sched::FragCluster& cluster, uint32_t n) {
     Cached& c = before_[n];
     if (!c.valid || c.version != cluster.version(n)) {
       c = {true, cluster.version(n), meter_.Of(cluster.node(n))};
@@ -213,13 +217,13 @@ class FgdPolicy : public ScoringPolicy {
     uint64_t version = 0;
     double frag = 0;
   };
-  FragmentationMeter meter_;
+  sched::FragmentationMeter meter_;
   std::vector<Cached> before_;
 };
 
 // `of(node)` summed over the nodes of each model id.
 template <typename Of>
-std::vector<int64_t> SumByModel(const FragCluster& cluster, Of of) {
+std::vector<int64_t> SumByModel(const sched::FragCluster& cluster, Of of) {
   std::vector<int64_t> sums(static_cast<size_t>(cluster.model_count()), 0);
   for (uint32_t n = 0; n < cluster.size(); ++n) {
     sums[static_cast<size_t>(cluster.node(n).model)] += of(cluster.node(n));
@@ -231,53 +235,55 @@ std::vector<int64_t> SumByModel(const FragCluster& cluster, Of of) {
 // workload profiled from the experiment's pods.
 class GleanerPolicy final : public FgdPolicy {
  public:
-  GleanerPolicy(size_t nodes, uint64_t seed, WorkloadProfile profile)
+  GleanerPolicy(size_t nodes, uint64_t seed, sched::WorkloadProfile profile)
       : FgdPolicy(nodes, seed, profile.shapes), profile_(std::move(profile)) {}
   std::string_view Name() const override { return "gleaner"; }
 
  protected:
   // Which models are oversubscribed moves as they fill: judged per pod.
-  void BeforePlacing(const FragCluster& cluster) override {
-    oversubscribed_ = OversubscribedModels(
-        profile_, SumByModel(cluster, [](const FragNodeState& n) { return n.TotalGpuFree(); }));
+  void BeforePlacing(const sched::FragCluster& cluster) override {
+    oversubscribed_ = sched::OversubscribedModels(
+        profile_,
+        SumByModel(cluster, [](const sched::FragNodeState& n) { return n.TotalGpuFree(); }));
   }
-  Score Evaluate(const FragNodeState& node, const FragPod& pod, uint8_t mask,
+  Score Evaluate(const sched::FragNodeState& node, const sched::FragPod& pod, uint8_t mask,
                  double before) override {
-    const GleanerScore s = ScorePlacement(node, pod, mask, before, meter(), profile_, false);
+    const sched::GleanerScore s =
+        sched::ScorePlacement(node, pod, mask, before, meter(), profile_, false);
     return {0, static_cast<double>(s.fgd), s.shortage_drop};
   }
-  Score Adjusted(const FragNodeState& node, const FragPod& pod, Score s) const override {
-    s.primary = AvoidModel(pod, oversubscribed_[static_cast<size_t>(node.model)]);
+  Score Adjusted(const sched::FragNodeState& node, const sched::FragPod& pod,
+                 Score s) const override {
+    s.primary = sched::AvoidModel(pod, oversubscribed_[static_cast<size_t>(node.model)]);
     return s;
   }
 
  private:
-  WorkloadProfile profile_;
+  sched::WorkloadProfile profile_;
   std::vector<bool> oversubscribed_;
 };
 
 }  // namespace
 
-core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(std::string_view name,
-                                                         const FragCluster& cluster,
-                                                         const std::vector<FragPod>& workload,
-                                                         uint64_t seed) {
+core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(
+    std::string_view name, const sched::FragCluster& cluster,
+    const std::vector<sched::FragPod>& workload, uint64_t seed) {
   if (name == "random") return std::unique_ptr<FragPolicy>(new RandomPolicy(seed));
   if (name == "bestfit") {
     return std::unique_ptr<FragPolicy>(new BestFitPolicy(cluster.size(), seed));
   }
   if (name == "fgd") {
     return std::unique_ptr<FragPolicy>(
-        new FgdPolicy(cluster.size(), seed, TypicalShapes(workload)));
+        new FgdPolicy(cluster.size(), seed, sched::TypicalShapes(workload)));
   }
   if (name == "gleaner") {
     return std::unique_ptr<FragPolicy>(new GleanerPolicy(
         cluster.size(), seed,
-        ProfileWorkload(workload,
-                        SumByModel(cluster, [](const FragNodeState& n) { return n.gpus; }))));
+        sched::ProfileWorkload(
+            workload, SumByModel(cluster, [](const sched::FragNodeState& n) { return n.gpus; }))));
   }
   return core::InvalidArgument("unknown policy \"" + std::string(name) +
                                "\"; use one of: " + std::string(kFragPolicyNames));
 }
 
-}  // namespace gleaner::sched
+}  // namespace gleaner::lab

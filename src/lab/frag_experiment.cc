@@ -1,15 +1,15 @@
-#include "sched/frag_experiment.h"
+#include "lab/frag_experiment.h"
 
 #include <cmath>
 
-#include "sched/frag_policy.h"
+#include "lab/frag_policy.h"
 #include "sched/seeded_random.h"
 
-namespace gleaner::sched {
+namespace gleaner::lab {
 
-std::vector<size_t> ArrivalOrder(const std::vector<FragPodSpec>& pods, int64_t capacity_milli,
-                                 double tune, uint64_t seed) {
-  SeededRandom rng(seed);
+std::vector<size_t> ArrivalOrder(const std::vector<sched::FragPodSpec>& pods,
+                                 int64_t capacity_milli, double tune, uint64_t seed) {
+  sched::SeededRandom rng(seed);
   std::vector<size_t> order(pods.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   rng.Shuffle(order);
@@ -36,30 +36,30 @@ std::vector<size_t> ArrivalOrder(const std::vector<FragPodSpec>& pods, int64_t c
   return order;
 }
 
-core::Result<FragCurve> RunFragExperiment(const std::vector<FragNodeSpec>& nodes,
-                                          const std::vector<FragPodSpec>& pods,
+core::Result<FragCurve> RunFragExperiment(const std::vector<sched::FragNodeSpec>& nodes,
+                                          const std::vector<sched::FragPodSpec>& pods,
                                           const FragExperimentConfig& config) {
   if (!(config.tune > 0 && config.tune <= 10)) {
     return core::InvalidArgument("tune must be in (0, 10]; the paper uses 1.3");
   }
-  for (const FragPodSpec& p : pods) {
-    if (p.num_gpu < 0 || p.num_gpu > kFragMaxGpusPerNode || p.gpu_milli < 0 || p.gpu_milli > 1000 ||
-        (p.num_gpu > 1 && p.gpu_milli < 1000 && p.gpu_milli != 0)) {
+  for (const sched::FragPodSpec& p : pods) {
+    if (p.num_gpu < 0 || p.num_gpu > sched::kFragMaxGpusPerNode || p.gpu_milli < 0 ||
+        p.gpu_milli > 1000 || (p.num_gpu > 1 && p.gpu_milli < 1000 && p.gpu_milli != 0)) {
       return core::InvalidArgument("pod " + p.name + " asks for " + std::to_string(p.num_gpu) +
                                    " GPUs of " + std::to_string(p.gpu_milli) +
                                    " milli each; expected 0-8 GPUs, a share of 1-1000 milli, "
                                    "and shares below 1000 only for one GPU");
     }
   }
-  core::Result<FragCluster> built = FragCluster::Build(nodes);
+  core::Result<sched::FragCluster> built = sched::FragCluster::Build(nodes);
   if (!built.ok()) return built.status();
-  FragCluster cluster = std::move(built).value();
+  sched::FragCluster cluster = std::move(built).value();
   const int64_t capacity = cluster.gpu_capacity_milli();
   if (capacity == 0) return core::InvalidArgument("the cluster has no GPUs; nothing to allocate");
 
-  std::vector<FragPod> workload;
+  std::vector<sched::FragPod> workload;
   workload.reserve(pods.size());
-  for (const FragPodSpec& p : pods) workload.push_back(cluster.Resolve(p));
+  for (const sched::FragPodSpec& p : pods) workload.push_back(cluster.Resolve(p));
   auto policy = MakeFragPolicy(config.policy, cluster, workload, config.seed);
   if (!policy.ok()) return policy.status();
 
@@ -75,7 +75,7 @@ core::Result<FragCurve> RunFragExperiment(const std::vector<FragNodeSpec>& nodes
                  static_cast<int64_t>(std::min(order.size(), pods.size()));
   int64_t arrived = 0;
   for (size_t i : order) {
-    const FragPod& pod = workload[i];
+    const sched::FragPod& pod = workload[i];
     arrived += pod.total_gpu_milli();
     if (auto p = (*policy)->Place(pod, cluster)) {
       cluster.Apply(pod, *p);
@@ -114,4 +114,4 @@ core::Result<FragCurve> RunFragExperiment(const std::vector<FragNodeSpec>& nodes
   return curve;
 }
 
-}  // namespace gleaner::sched
+}  // namespace gleaner::lab

@@ -1,4 +1,4 @@
-#include "sched/frag_workload.h"
+#include "lab/frag_workload.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,13 +7,13 @@
 
 #include "sched/seeded_random.h"
 
-namespace gleaner::sched {
+namespace gleaner::lab {
 namespace {
 
-using Pods = std::vector<const FragPodSpec*>;
+using Pods = std::vector<const sched::FragPodSpec*>;
 
-bool Sharing(const FragPodSpec& p) { return p.num_gpu == 1 && p.gpu_milli < 1000; }
-bool MultiGpu(const FragPodSpec& p) { return p.num_gpu >= 2; }
+bool Sharing(const sched::FragPodSpec& p) { return p.num_gpu == 1 && p.gpu_milli < 1000; }
+bool MultiGpu(const sched::FragPodSpec& p) { return p.num_gpu >= 2; }
 
 core::Status NoneToDraw(const FragVariant& v, std::string_view kind) {
   return core::InvalidArgument("workload " + v.name + " needs " + std::string(kind) +
@@ -23,33 +23,33 @@ core::Status NoneToDraw(const FragVariant& v, std::string_view kind) {
 // Pods of `from` drawn with replacement until their GPU requests would pass
 // `budget_milli` (the first that would ends the draw, as the authors' tune
 // does).
-void DrawGpuBudget(const Pods& from, int64_t budget_milli, SeededRandom& rng,
-                   std::vector<FragPodSpec>* out) {
+void DrawGpuBudget(const Pods& from, int64_t budget_milli, sched::SeededRandom& rng,
+                   std::vector<sched::FragPodSpec>* out) {
   int64_t drawn = 0;
   while (!from.empty()) {
-    const FragPodSpec& p = *from[rng.Below(from.size())];
+    const sched::FragPodSpec& p = *from[rng.Below(from.size())];
     if (drawn + p.total_gpu_milli() > budget_milli) return;
     drawn += p.total_gpu_milli();
     out->push_back(p);
   }
 }
 
-void DrawCount(const Pods& from, int64_t count, SeededRandom& rng, std::vector<FragPodSpec>* out) {
+void DrawCount(const Pods& from, int64_t count, sched::SeededRandom& rng,
+               std::vector<sched::FragPodSpec>* out) {
   for (int64_t i = 0; i < count && !from.empty(); ++i)
     out->push_back(*from[rng.Below(from.size())]);
 }
 
 // The same GPU demand as the base, `share` of it from the pods `in_a` picks,
 // the rest from the other GPU pods; pods without GPUs kept as they are.
-core::Result<std::vector<FragPodSpec>> SplitGpuDemand(const std::vector<FragPodSpec>& base,
-                                                      const FragVariant& v,
-                                                      bool (*in_a)(const FragPodSpec&),
-                                                      std::string_view a_kind, uint64_t seed) {
+core::Result<std::vector<sched::FragPodSpec>> SplitGpuDemand(
+    const std::vector<sched::FragPodSpec>& base, const FragVariant& v,
+    bool (*in_a)(const sched::FragPodSpec&), std::string_view a_kind, uint64_t seed) {
   Pods a;
   Pods b;
-  std::vector<FragPodSpec> out;
+  std::vector<sched::FragPodSpec> out;
   int64_t total = 0;
-  for (const FragPodSpec& p : base) {
+  for (const sched::FragPodSpec& p : base) {
     if (p.total_gpu_milli() == 0) {  // no GPU asked: kept, never drawn by budget
       out.push_back(p);
       continue;
@@ -59,7 +59,7 @@ core::Result<std::vector<FragPodSpec>> SplitGpuDemand(const std::vector<FragPodS
   }
   if (a.empty()) return NoneToDraw(v, a_kind);
   if (b.empty() && v.share < 1) return NoneToDraw(v, "other GPU pods");
-  SeededRandom rng(seed);
+  sched::SeededRandom rng(seed);
   const auto a_budget = static_cast<int64_t>(std::llround(v.share * static_cast<double>(total)));
   DrawGpuBudget(a, a_budget, rng, &out);
   DrawGpuBudget(b, total - a_budget, rng, &out);
@@ -67,17 +67,17 @@ core::Result<std::vector<FragPodSpec>> SplitGpuDemand(const std::vector<FragPodS
 }
 
 // `count` pods in all, `share` of them without GPUs.
-core::Result<std::vector<FragPodSpec>> SplitPodCount(const std::vector<FragPodSpec>& base,
-                                                     const FragVariant& v, uint64_t seed) {
+core::Result<std::vector<sched::FragPodSpec>> SplitPodCount(
+    const std::vector<sched::FragPodSpec>& base, const FragVariant& v, uint64_t seed) {
   Pods cpu_only;
   Pods gpu;
-  for (const FragPodSpec& p : base) (p.num_gpu == 0 ? cpu_only : gpu).push_back(&p);
+  for (const sched::FragPodSpec& p : base) (p.num_gpu == 0 ? cpu_only : gpu).push_back(&p);
   const auto count = static_cast<int64_t>(base.size());
   const auto cpu_count = static_cast<int64_t>(std::llround(v.share * static_cast<double>(count)));
   if (cpu_only.empty() && cpu_count > 0) return NoneToDraw(v, "pods without GPUs");
   if (gpu.empty() && cpu_count < count) return NoneToDraw(v, "GPU pods");
-  SeededRandom rng(seed);
-  std::vector<FragPodSpec> out;
+  sched::SeededRandom rng(seed);
+  std::vector<sched::FragPodSpec> out;
   DrawCount(cpu_only, cpu_count, rng, &out);
   DrawCount(gpu, count - cpu_count, rng, &out);
   return out;
@@ -90,18 +90,18 @@ core::Result<std::vector<FragPodSpec>> SplitPodCount(const std::vector<FragPodSp
 // proportion to the families' GPUs instead, nearly every pin lands on the
 // largest family and binds nothing: FGD and BestFit then allocate 93-94 %
 // at 100 % load where the authors' gpuspec33 curves show 88 and 80.)
-core::Result<std::vector<FragPodSpec>> PinToModels(const std::vector<FragPodSpec>& base,
-                                                   const std::vector<FragNodeSpec>& nodes,
-                                                   const FragVariant& v, uint64_t seed) {
+core::Result<std::vector<sched::FragPodSpec>> PinToModels(
+    const std::vector<sched::FragPodSpec>& base, const std::vector<sched::FragNodeSpec>& nodes,
+    const FragVariant& v, uint64_t seed) {
   std::map<std::string, std::vector<std::string>> family_models;
   std::vector<std::string> node_family;  // by node, computed once
-  for (const FragNodeSpec& n : nodes) {
+  for (const sched::FragNodeSpec& n : nodes) {
     node_family.push_back(GpuFamily(n.model));
     if (n.gpus == 0) continue;
     std::vector<std::string>& models = family_models[node_family.back()];
     if (std::find(models.begin(), models.end(), n.model) == models.end()) models.push_back(n.model);
   }
-  std::vector<FragPodSpec> out = base;
+  std::vector<sched::FragPodSpec> out = base;
   std::vector<size_t> gpu_pods;
   int64_t total = 0;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -110,16 +110,16 @@ core::Result<std::vector<FragPodSpec>> PinToModels(const std::vector<FragPodSpec
     total += out[i].total_gpu_milli();
   }
   if (gpu_pods.empty()) return NoneToDraw(v, "GPU pods");
-  SeededRandom rng(seed);
+  sched::SeededRandom rng(seed);
   rng.Shuffle(gpu_pods);
   const auto target = static_cast<int64_t>(std::llround(v.share * static_cast<double>(total)));
   int64_t pinned = 0;
   for (size_t i : gpu_pods) {
-    FragPodSpec& p = out[i];
+    sched::FragPodSpec& p = out[i];
     if (pinned + p.total_gpu_milli() > target) continue;
     std::vector<const std::string*> hosts;  // families with a node that could hold p
     for (size_t n = 0; n < nodes.size(); ++n) {
-      const FragNodeSpec& node = nodes[n];
+      const sched::FragNodeSpec& node = nodes[n];
       if (node.gpus < p.num_gpu || node.cpu_milli < p.cpu_milli || node.memory_mib < p.memory_mib) {
         continue;
       }
@@ -181,9 +181,9 @@ core::Result<FragVariant> ParseFragVariant(std::string_view name) {
                                "\"; use one of: " + std::string(kFragVariantForms));
 }
 
-core::Result<std::vector<FragPodSpec>> MakeFragWorkload(const std::vector<FragPodSpec>& base,
-                                                        const std::vector<FragNodeSpec>& nodes,
-                                                        const FragVariant& variant, uint64_t seed) {
+core::Result<std::vector<sched::FragPodSpec>> MakeFragWorkload(
+    const std::vector<sched::FragPodSpec>& base, const std::vector<sched::FragNodeSpec>& nodes,
+    const FragVariant& variant, uint64_t seed) {
   switch (variant.kind) {
     case FragVariant::Kind::kDefault:
       return base;
@@ -199,4 +199,4 @@ core::Result<std::vector<FragPodSpec>> MakeFragWorkload(const std::vector<FragPo
   return base;
 }
 
-}  // namespace gleaner::sched
+}  // namespace gleaner::lab

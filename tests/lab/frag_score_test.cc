@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "lab/frag_experiment.h"
+#include "lab/frag_policy.h"
 #include "sched/frag_cluster.h"
-#include "sched/frag_experiment.h"
-#include "sched/frag_policy.h"
 
 namespace gleaner::sched {
 namespace {
@@ -90,8 +90,8 @@ TEST(FragScoreTest, AnUnpinnedPodKeepsOffAModelPinnedPodsOversubscribe) {
   const std::vector<FragPod> workload = {Pod(1, 1000, 0, v100), Pod(1, 1000, 0, v100),
                                          Pod(1, 1000, 0, v100), Pod(1, 1000)};
   for (uint64_t seed = 1; seed <= 8; ++seed) {
-    auto fgd = MakeFragPolicy("fgd", *c, workload, seed);
-    auto gleaner = MakeFragPolicy("gleaner", *c, workload, seed);
+    auto fgd = lab::MakeFragPolicy("fgd", *c, workload, seed);
+    auto gleaner = lab::MakeFragPolicy("gleaner", *c, workload, seed);
     ASSERT_TRUE(fgd.ok() && gleaner.ok());
     const auto by_fgd = (*fgd)->Place(Pod(1, 500), *c);
     const auto by_gleaner = (*gleaner)->Place(Pod(1, 500), *c);
@@ -114,7 +114,7 @@ TEST(FragScoreTest, AGpuPodGoesWhereItLeavesTheLeastGpuShortOfCpu) {
   ASSERT_TRUE(c.ok());
   const std::vector<FragPod> workload = {Pod(1, 1000, 8000)};
   for (uint64_t seed = 1; seed <= 8; ++seed) {
-    auto gleaner = MakeFragPolicy("gleaner", *c, workload, seed);
+    auto gleaner = lab::MakeFragPolicy("gleaner", *c, workload, seed);
     ASSERT_TRUE(gleaner.ok());
     const auto placed = (*gleaner)->Place(Pod(1, 500, 8000), *c);
     ASSERT_TRUE(placed.has_value());
@@ -156,11 +156,11 @@ TEST(FragScoreTest, KeptScoresGiveTheSameAnswersAsScoringAfresh) {
     FragCluster fresh_cluster = *built;
     std::vector<FragPod> workload;
     for (const FragPodSpec& p : Mixed()) workload.push_back(kept_cluster.Resolve(p));
-    auto kept = MakeFragPolicy(name, kept_cluster, workload, 5);
+    auto kept = lab::MakeFragPolicy(name, kept_cluster, workload, 5);
     ASSERT_TRUE(kept.ok());
     int placed = 0;
     for (const FragPod& pod : workload) {
-      auto fresh = MakeFragPolicy(name, fresh_cluster, workload, 5);
+      auto fresh = lab::MakeFragPolicy(name, fresh_cluster, workload, 5);
       ASSERT_TRUE(fresh.ok());
       const auto a = (*kept)->Place(pod, kept_cluster);
       const auto b = (*fresh)->Place(pod, fresh_cluster);

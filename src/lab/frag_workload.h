@@ -8,7 +8,7 @@
 #include "core/result.h"
 #include "sched/frag_cluster.h"
 
-namespace gleaner::sched {
+namespace gleaner::lab {
 
 // Workload variants of the FGD paper's evaluation (Weng et al., ATC'23,
 // sec. 6), each resampled from a base pod list (openb_pod_list_default) so
@@ -41,12 +41,12 @@ core::Result<FragVariant> ParseFragVariant(std::string_view name);
 // Draws the variant from `base` with `seed`. `nodes` tells which GPU models
 // can host a pod (gpuspec). InvalidArgument when the base has no pod of a
 // kind the variant needs (say, no multi-GPU pod to draw from).
-core::Result<std::vector<FragPodSpec>> MakeFragWorkload(const std::vector<FragPodSpec>& base,
-                                                        const std::vector<FragNodeSpec>& nodes,
-                                                        const FragVariant& variant, uint64_t seed);
+core::Result<std::vector<sched::FragPodSpec>> MakeFragWorkload(
+    const std::vector<sched::FragPodSpec>& base, const std::vector<sched::FragNodeSpec>& nodes,
+    const FragVariant& variant, uint64_t seed);
 
 // A model's family: the name without a trailing memory size ("V100M32" ->
 // "V100"), so a pinned pod accepts both V100s as openb's own gpu_spec does.
 std::string GpuFamily(std::string_view model);
 
-}  // namespace gleaner::sched
+}  // namespace gleaner::lab

@@ -8,20 +8,21 @@
 #include "core/result.h"
 #include "sched/frag_cluster.h"
 
-namespace gleaner::sched {
+namespace gleaner::lab {
 
 // Policy: where one pod of the fragmentation experiment goes, given what is
 // free now. Pods are placed one at a time and never retried or moved.
 // The experiment searches every node; the live scheduler's search
 // (placement.h) gives its PlacementScorer a few candidates instead, and
-// the gleaner scorer scores them with the same ScorePlacement
+// the gleaner scorer scores them with the same sched::ScorePlacement
 // (frag_score.h). Implementations are deterministic for a seed; not
 // thread-safe (they keep a memo or a generator).
 class FragPolicy {
  public:
   virtual ~FragPolicy() = default;
   // A node that fits and the GPUs taken there; nullopt when none fits.
-  virtual std::optional<FragPlacement> Place(const FragPod& pod, const FragCluster& cluster) = 0;
+  virtual std::optional<sched::FragPlacement> Place(const sched::FragPod& pod,
+                                                    const sched::FragCluster& cluster) = 0;
   virtual std::string_view Name() const = 0;
 };
 
@@ -35,21 +36,20 @@ inline constexpr std::string_view kFragPolicyNames = "random, bestfit, fgd, glea
 // "fgd": the FGD paper's score, the authors' integer 100 * sigmoid(drop in
 //   the node's fragmentation / 1000); a fractional pod takes the GPU that
 //   scores best.
-// "gleaner": ScorePlacement (frag_score.h): keep off models pinned pods
+// "gleaner": sched::ScorePlacement (frag_score.h): keep off models pinned pods
 //   oversubscribe, then FGD's integer score over the typical and every
 //   multi-GPU shape, then the least CPU shortage for GPU pods.
 // Ties between nodes: a seeded random order of the nodes fixed for the
 // whole run. `workload` (the resolved pods of the workload) gives FGD and
 // gleaner their typical shapes. InvalidArgument for another name.
-core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(std::string_view name,
-                                                         const FragCluster& cluster,
-                                                         const std::vector<FragPod>& workload,
-                                                         uint64_t seed);
+core::Result<std::unique_ptr<FragPolicy>> MakeFragPolicy(
+    std::string_view name, const sched::FragCluster& cluster,
+    const std::vector<sched::FragPod>& workload, uint64_t seed);
 
 // The parts of the scores, exposed so tests can work them by hand.
 // BestFit's score before rounding (higher is better).
-double BestFitScore(const FragNodeState& node, const FragPod& pod);
+double BestFitScore(const sched::FragNodeState& node, const sched::FragPod& pod);
 // 1 / (1 + e^-x).
 double Sigmoid(double x);
 
-}  // namespace gleaner::sched
+}  // namespace gleaner::lab
