@@ -3,7 +3,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "net/tls.h"
+#include "daemon/host_checks.h"
 
 namespace CLI {
 class App;
@@ -12,18 +12,7 @@ class App;
 namespace gleaner::cli {
 
 struct DoctorOptions {
-  std::string data_dir;
-  std::string config;
-  std::string fake;
-  std::string nvml_library = "libnvidia-ml.so.1";
-  std::string listen = "127.0.0.1:7380";
-  std::string store;
-  std::string store_file;
-  net::TlsFiles tls;
-  // A coordinator to compare clocks with (the global --server), and how to
-  // reach it over https.
-  std::string server;
-  net::TlsFiles server_tls;
+  daemon::HostCheckSetup setup;
   bool json = false;
 };
 

@@ -90,13 +90,13 @@ int Main(int argc, char** argv, const core::Clock& clock,
   for (std::string* d :
        {&gpus.data_dir, &monitor.data_dir, &up.data_dir, &server.data_dir, &agent_opts.data_dir,
         &profile.data_dir, &job.data_dir, &token.api.data_dir, &cost_advise.data_dir,
-        &cost_report.data_dir, &report.data_dir, &slurm_jobs.data_dir, &doctor.data_dir}) {
+        &cost_report.data_dir, &report.data_dir, &slurm_jobs.data_dir, &doctor.setup.data_dir}) {
     if (d->empty()) *d = data_dir;
   }
   job.server = token.api.server = gpus.server = remote.server;
   job.token = token.api.token = gpus.token = remote.token;
-  job.tls = token.api.tls = gpus.tls = doctor.server_tls = remote.tls;
-  doctor.server = remote.server;
+  job.tls = token.api.tls = gpus.tls = doctor.setup.server_tls = remote.tls;
+  doctor.setup.server = remote.server;
   if (doctor_cmd->parsed()) return RunDoctor(doctor, std::cout, std::cerr);
   if (gpus_cmd->parsed()) return RunGpus(gpus, {clock, inspector, std::cout, std::cerr});
   if (up_cmd->parsed()) return RunMonitor(up, clock, inspector, std::cout, std::cerr);
