@@ -9,47 +9,14 @@
 #include "cli/exit_codes.h"
 #include "cli/run_outputs.h"
 #include "cli/sim_cross_command.h"
-#include "cli/sim_models.h"
-#include "sim/itp_trace.h"
-#include "sim/openb_jobs.h"
+#include "sim/priced_cluster.h"
 #include "sim/replay.h"
+#include "sim/replay_jobs.h"
 #include "sim/replay_metrics.h"
 #include "sim/replay_policy.h"
 #include "sim/replay_report.h"
 
 namespace gleaner::cli {
-namespace {
-
-// Either reader's jobs, with what it skipped and left out.
-struct Jobs {
-  std::vector<sim::TraceJob> jobs;
-  int64_t skipped_rows = 0;
-  std::vector<std::string> skipped_messages;
-  std::optional<sim::ReplayLeftOut> left_out;
-};
-
-core::Result<Jobs> ReadJobs(const SimReplayOptions& o) {
-  Jobs j;
-  if (!o.itp.empty()) {
-    sim::ItpReadOptions read_options;
-    read_options.skip_bad_rows = o.skip_bad_rows;
-    GLEANER_ASSIGN_OR_RETURN(sim::ItpTrace itp, sim::ReadItpJobs(o.itp, read_options));
-    j.jobs = std::move(itp.jobs);
-    j.skipped_rows = itp.skipped_rows;
-    j.skipped_messages = std::move(itp.skipped_messages);
-    return j;
-  }
-  sim::OpenbJobsOptions read_options;
-  read_options.skip_bad_rows = o.skip_bad_rows;
-  GLEANER_ASSIGN_OR_RETURN(sim::OpenbJobs openb, sim::ReadOpenbJobs(o.openb, read_options));
-  j.jobs = std::move(openb.jobs);
-  j.skipped_rows = openb.skipped_rows;
-  j.skipped_messages = std::move(openb.skipped_messages);
-  j.left_out = sim::ReplayLeftOut{openb.left_out_without_gpus, openb.left_out_never_scheduled};
-  return j;
-}
-
-}  // namespace
 
 CLI::App* AddSimCommands(CLI::App& app, SimReplayOptions& o) {
   CLI::App* sim = app.add_subcommand("sim", "Replay real cluster traces through gleaner's policy");
@@ -128,7 +95,7 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
     err << "gleaner: --no-cost-aware needs --openb-nodes (a cluster of several models)\n";
     return kExitUsage;
   }
-  auto trace = ReadJobs(o);
+  auto trace = sim::ReadReplayJobs(o.itp, o.openb, o.skip_bad_rows);
   if (!trace.ok()) {
     err << "gleaner: " << trace.status().message() << "\n";
     return kExitBadInput;
@@ -143,14 +110,14 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   config.policy = o.policy;
   std::optional<int64_t> without_a_node;
   if (!o.openb_nodes.empty()) {
-    auto cluster = ReadPricedOpenbCluster(o.openb_nodes);
+    auto cluster = sim::ReadPricedOpenbCluster(o.openb_nodes);
     if (!cluster.ok()) {
       err << "gleaner: " << cluster.status().message() << "\n";
       return kExitBadInput;
     }
     for (const std::string& p : cluster->priced) out << "priced " << p << "\n";
     for (const std::string& l : cluster->left_out) out << "left out unpriced " << l << "\n";
-    without_a_node = DropJobsWithoutANode(cluster->nodes, &trace->jobs);
+    without_a_node = sim::DropJobsWithoutANode(cluster->nodes, &trace->jobs);
     config.nodes = std::move(cluster->nodes);
     config.model_price = std::move(cluster->price);
     config.cost_aware = !o.no_cost_aware;

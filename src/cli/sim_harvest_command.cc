@@ -8,132 +8,12 @@
 #include "cli/exit_codes.h"
 #include "cli/run_outputs.h"
 #include "cost/catalog.h"
+#include "sim/harvest_inputs.h"
 #include "sim/harvest_money.h"
 #include "sim/harvest_report.h"
 #include "sim/harvest_scenario.h"
-#include "sim/itp_trace.h"
-#include "sim/owner_sources.h"
-#include "sim/utilization_trace.h"
 
 namespace gleaner::cli {
-namespace {
-
-namespace fs = std::filesystem;
-
-// A file's or folder's own name, also for a folder given with a trailing /.
-std::string NameOf(const std::string& path) {
-  fs::path p(path);
-  if (!p.has_filename()) p = p.parent_path();
-  return p.filename().string();
-}
-
-struct Owner {
-  sim::OwnerTimeline timeline;
-  std::string kind;
-  std::string trace;
-  int64_t skipped_rows = 0;
-};
-
-core::Result<Owner> LoadOwner(const SimHarvestOptions& o, std::ostream& err) {
-  Owner owner;
-  if (!o.genai.empty()) {
-    sim::TraceCleaning cleaning;
-    GLEANER_ASSIGN_OR_RETURN(
-        std::vector<sim::UtilizationSeries> series,
-        sim::ReadUtilizationTrace(o.genai, o.genai_memory, o.skip_bad_rows, &cleaning));
-    if (cleaning.bad_rows_skipped > 0) {
-      err << "gleaner: skipped " << cleaning.bad_rows_skipped << " dirty rows of " << o.genai
-          << "\n";
-    }
-    owner.kind = "genai";
-    owner.trace = NameOf(o.genai);
-    owner.skipped_rows = cleaning.bad_rows_skipped;
-    owner.timeline = sim::TimelineFromUtilization(owner.trace, series, o.gpus_per_node);
-    return owner;
-  }
-  if (!o.helios.empty()) {
-    sim::HeliosReadOptions read;
-    read.skip_bad_rows = o.skip_bad_rows;
-    std::vector<sim::HeliosVc> vcs;
-    if (fs::is_directory(o.helios)) {
-      GLEANER_ASSIGN_OR_RETURN(vcs, sim::ReadHeliosDir(o.helios, read));
-    } else {
-      GLEANER_ASSIGN_OR_RETURN(sim::HeliosVc vc, sim::ReadHeliosVc(o.helios, read));
-      vcs.push_back(std::move(vc));
-    }
-    for (const sim::HeliosVc& vc : vcs) {
-      for (const std::string& m : vc.skipped_messages) err << "gleaner: skipped " << m << "\n";
-      owner.skipped_rows += vc.cleaning.bad_rows_skipped;
-    }
-    owner.kind = "helios";
-    owner.trace = NameOf(o.helios);
-    GLEANER_ASSIGN_OR_RETURN(owner.timeline, sim::TimelineFromHelios(vcs, o.gpus_per_node));
-    return owner;
-  }
-  if (!o.philly.empty()) {
-    sim::PhillyReadOptions read;
-    read.skip_bad_rows = o.skip_bad_rows;
-    GLEANER_ASSIGN_OR_RETURN(sim::PhillyNodeSequence seq,
-                             sim::ReadPhillyNodeSequence(o.philly, read));
-    for (const std::string& m : seq.skipped_messages) err << "gleaner: skipped " << m << "\n";
-    const std::string machines_path =
-        o.philly_machines.empty()
-            ? (fs::path(o.philly).parent_path() / "cluster_machine_list").string()
-            : o.philly_machines;
-    GLEANER_ASSIGN_OR_RETURN(std::vector<sim::PhillyMachine> machines,
-                             sim::ReadPhillyMachines(machines_path));
-    owner.kind = "philly";
-    owner.trace = NameOf(o.philly);
-    owner.skipped_rows = seq.cleaning.bad_rows_skipped;
-    GLEANER_ASSIGN_OR_RETURN(owner.timeline, sim::TimelineFromPhilly(seq, machines));
-    return owner;
-  }
-  return core::InvalidArgument(
-      "give the owner workload: --genai FILE, --helios DIR or --philly FILE");
-}
-
-struct Queue {
-  std::vector<sim::HarvestJob> jobs;
-  std::string source;
-  double offered_gpu_hours = 0;
-  int64_t too_large = 0;
-  int64_t too_late = 0;
-};
-
-core::Result<Queue> LoadQueue(const SimHarvestOptions& o, const sim::OwnerTimeline& owner,
-                              double idle_gpu_s, core::Bytes gpu_memory, std::ostream& err) {
-  Queue q;
-  int largest_node = 1;
-  for (int n : owner.node_gpus) largest_node = std::max(largest_node, n);
-  if (!o.queue_itp.empty()) {
-    sim::ItpReadOptions read;
-    read.skip_bad_rows = o.skip_bad_rows;
-    GLEANER_ASSIGN_OR_RETURN(sim::ItpTrace trace, sim::ReadItpJobs(o.queue_itp, read));
-    for (const std::string& m : trace.skipped_messages) err << "gleaner: skipped " << m << "\n";
-    sim::QueueFromTrace from =
-        sim::QueueFromTraceJobs(trace.jobs, owner.start_s, owner.end_s, largest_node);
-    q.jobs = std::move(from.jobs);
-    q.too_large = from.too_large;
-    q.too_late = from.too_late;
-    q.source = NameOf(o.queue_itp);
-  } else {
-    sim::SyntheticQueueOptions s;
-    s.seed = o.seed;
-    s.start_s = owner.start_s;
-    s.end_s = owner.end_s;
-    s.offered_gpu_s = o.load * idle_gpu_s;
-    s.max_gpus = largest_node;
-    s.max_gpu_memory = gpu_memory;
-    q.jobs = sim::SyntheticQueue(s);
-    q.source = "synthetic";
-  }
-  for (const sim::HarvestJob& j : q.jobs) {
-    q.offered_gpu_hours += static_cast<double>(j.work_s * j.gpus) / 3600.0;
-  }
-  return q;
-}
-
-}  // namespace
 
 CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
   CLI::App* h = sim.add_subcommand(
@@ -225,7 +105,11 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
 
 int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
-  auto owner = LoadOwner(o, err);
+  auto owner = sim::LoadOwnerWorkload({o.genai, o.genai_memory, o.helios, o.philly,
+                                       o.philly_machines, o.gpus_per_node, o.skip_bad_rows});
+  for (const std::string& m : owner.ok() ? owner->skipped : std::vector<std::string>{}) {
+    err << "gleaner: skipped " << m << "\n";
+  }
   if (!owner.ok()) {
     err << "gleaner: " << owner.status().message() << "\n";
     return owner.status().code() == core::StatusCode::kInvalidArgument ? kExitBadInput
@@ -258,7 +142,11 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   const int64_t idle_gpu_s =
       sim::QuietGpuSeconds(owner->timeline, config.idle.busy_utilization_pct);
   auto queue =
-      LoadQueue(o, owner->timeline, static_cast<double>(idle_gpu_s), config.gpu_memory, err);
+      sim::LoadHarvestQueue({o.queue_itp, o.load, o.seed, o.skip_bad_rows}, owner->timeline,
+                            static_cast<double>(idle_gpu_s), config.gpu_memory);
+  for (const std::string& m : queue.ok() ? queue->skipped : std::vector<std::string>{}) {
+    err << "gleaner: skipped " << m << "\n";
+  }
   if (!queue.ok()) {
     err << "gleaner: " << queue.status().message() << "\n";
     return kExitBadInput;
@@ -370,8 +258,8 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
                   "%7.1f, owner returns %6lld, jobs finished %lld\n",
                   r.metrics.policy.c_str(), r.checkpoints ? "checkpoints" : "no checkpoints",
                   r.metrics.harvested_gpu_hours, r.metrics.harvested_idle_gpu_hours,
-                  100 * r.metrics.harvested_share_of_idle,
-                  r.metrics.lost_gpu_hours, static_cast<long long>(r.metrics.owner_returns),
+                  100 * r.metrics.harvested_share_of_idle, r.metrics.lost_gpu_hours,
+                  static_cast<long long>(r.metrics.owner_returns),
                   static_cast<long long>(r.metrics.jobs_finished));
     out << line;
     if (r.policy == sim::HarvestPolicy::kColocate || r.policy == sim::HarvestPolicy::kPark) {
@@ -386,7 +274,7 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
     }
   }
   std::snprintf(line, sizeof line, "%.2f s wall; wrote %s, timing.json, report.html\n", wall_s,
-                (fs::path(o.out_dir) / "metrics.json").string().c_str());
+                (std::filesystem::path(o.out_dir) / "metrics.json").string().c_str());
   out << line;
   return kExitOk;
 }

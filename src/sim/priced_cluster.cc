@@ -1,4 +1,4 @@
-#include "cli/sim_models.h"
+#include "sim/priced_cluster.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include "cost/gpu_speed.h"
 #include "sim/openb_trace.h"
 
-namespace gleaner::cli {
+namespace gleaner::sim {
 namespace {
 
 // The catalog's name for an openb model code.
@@ -22,8 +22,7 @@ std::string CatalogModel(const std::string& openb_model) {
 }  // namespace
 
 core::Result<PricedCluster> ReadPricedOpenbCluster(const std::string& node_list) {
-  GLEANER_ASSIGN_OR_RETURN(const std::vector<sched::FragNodeSpec> specs,
-                           sim::ReadOpenbNodes(node_list));
+  GLEANER_ASSIGN_OR_RETURN(const std::vector<sched::FragNodeSpec> specs, ReadOpenbNodes(node_list));
   GLEANER_ASSIGN_OR_RETURN(
       const cost::Catalog catalog,
       cost::Catalog::Parse(cost::BuiltinCatalogCsv(), cost::kBuiltinCatalogName));
@@ -68,14 +67,13 @@ core::Result<PricedCluster> ReadPricedOpenbCluster(const std::string& node_list)
   return out;
 }
 
-int64_t DropJobsWithoutANode(const std::vector<sim::ReplayNode>& nodes,
-                             std::vector<sim::TraceJob>* jobs) {
+int64_t DropJobsWithoutANode(const std::vector<ReplayNode>& nodes, std::vector<TraceJob>* jobs) {
   const size_t before = jobs->size();
-  std::erase_if(*jobs, [&](const sim::TraceJob& j) {
+  std::erase_if(*jobs, [&](const TraceJob& j) {
     return std::none_of(nodes.begin(), nodes.end(),
-                        [&](const sim::ReplayNode& n) { return sim::NodeCanRun(n, j); });
+                        [&](const ReplayNode& n) { return NodeCanRun(n, j); });
   });
   return static_cast<int64_t>(before - jobs->size());
 }
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::sim

@@ -8,7 +8,7 @@
 #include "sim/replay.h"
 #include "sim/trace_job.h"
 
-namespace gleaner::cli {
+namespace gleaner::sim {
 
 // A replay's cluster of several GPU models from an openb node list, each
 // model priced at the shipped catalog's cheapest on-demand GPU-hour (USD;
@@ -16,7 +16,7 @@ namespace gleaner::cli {
 // published speed (cost::PublishedGpuSpeed). Nodes of a model without both
 // are left out: G1-G3 are undisclosed models, and P100 has no catalog row.
 struct PricedCluster {
-  std::vector<sim::ReplayNode> nodes;
+  std::vector<ReplayNode> nodes;
   sched::ModelPriceFn price;
   std::vector<std::string> priced;    // "T4 0.53 USD/h at 0.21", model order
   std::vector<std::string> left_out;  // "G2 (549 nodes)"
@@ -27,7 +27,6 @@ core::Result<PricedCluster> ReadPricedOpenbCluster(const std::string& node_list)
 
 // Removes the jobs no node of `nodes` can run (too many GPUs, or only
 // models left out); returns how many.
-int64_t DropJobsWithoutANode(const std::vector<sim::ReplayNode>& nodes,
-                             std::vector<sim::TraceJob>* jobs);
+int64_t DropJobsWithoutANode(const std::vector<ReplayNode>& nodes, std::vector<TraceJob>* jobs);
 
-}  // namespace gleaner::cli
+}  // namespace gleaner::sim
