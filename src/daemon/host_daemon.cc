@@ -17,6 +17,7 @@
 #include "core/format.h"
 #include "core/host_name.h"
 #include "daemon/api_options.h"
+#include "daemon/config_reload.h"
 #include "daemon/daemon_policy.h"
 #include "daemon/host_setup.h"
 #include "daemon/host_watch.h"
@@ -265,6 +266,9 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
     }
   }
 
+  // `gleaner monitor` keeps no policy versions: on SIGHUP it takes up the
+  // idle rules, as an agent does.
+  ConfigReload reload(config_path, {"idle", "rules"});
   // Only now, with nothing left that can fail: signals and the deadline.
   std::optional<StopSignal> stop(std::in_place, options.for_s);
   bool failed = false;
@@ -284,6 +288,11 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
         log("policy version " + std::to_string(next->version.version) + " by " +
             next->version.author + " in effect" +
             (next->version.note.empty() ? "" : ": " + next->version.note));
+      }
+    } else if (StopSignal::TakeHangup()) {
+      if (auto next = reload.Reload(log)) {
+        sampler.SetLendAllow(next->lend_allow);
+        sampler.SetIdleConfig(next->idle);
       }
     }
     if (!status.ok()) {

@@ -34,7 +34,8 @@ struct HostDaemonOptions {
 
 // Samples, judges, stores and alerts (and, as asked, serves and lends)
 // until SIGINT or SIGTERM (or `for_s`), logging to `out`; SIGHUP reads the
-// policy again (DaemonPolicy). An error says why it could not start or
+// config again (`up`: as a policy version, DaemonPolicy; `monitor`: its
+// idle rules, ConfigReload). An error says why it could not start or
 // run: kUnavailable where the store, a port or the GPUs are not to be had,
 // another code where its configuration is wrong.
 core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, GpuSource source,

@@ -1,4 +1,5 @@
-// `gleaner server` and `gleaner agent` read their config again on SIGHUP,
+// `gleaner server`, `gleaner agent` and `gleaner monitor` read their config
+// again on SIGHUP,
 // as `gleaner up` does (tests/cli/governance_binary_test.cc): a file with
 // an error changes nothing and says where it is wrong; a good one takes
 // effect without a restart, and what it changed that needs one is named.
@@ -156,6 +157,26 @@ TEST_F(ReloadBinaryTest, TheAgentTakesUpNewIdleRules) {
     if (!idle) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(idle) << Slurp(agent.log);
+}
+
+TEST(MonitorReloadBinaryTest, TheMonitorTakesUpNewIdleRules) {
+  testing::TempDir dir;
+  const std::string config = dir.Write(
+      "monitor.toml",
+      "[sampling]\ninterval_s = 0.2\n[idle]\nidle_after_s = 1\nbusy_utilization_pct = 0\n");
+  const Daemon monitor =
+      testing::Spawn(dir, "monitor",
+                     std::string(GLEANER_BINARY) + " monitor --fake demo --config " + config +
+                         " --data-dir " + (dir.path() / "d").string() + " --for 60");
+  const std::string third = "GPU 3 GPU-d891083c-464e-7078-2ef8-84c14c3b3243 ";
+  ASSERT_TRUE(testing::WaitForLog(monitor, third + "- -> busy: utilization 0% at or above 0%"))
+      << Slurp(monitor.log);
+  dir.Write("monitor.toml", "[sampling]\ninterval_s = 0.2\n[idle]\nidle_after_s = 1\n");
+  ASSERT_EQ(kill(monitor.pid, SIGHUP), 0);
+  EXPECT_TRUE(testing::WaitForLog(monitor, "read again; [idle], [rules] in effect"))
+      << Slurp(monitor.log);
+  EXPECT_TRUE(testing::WaitForLog(monitor, third + "busy -> idle")) << Slurp(monitor.log);
+  kill(monitor.pid, SIGTERM);
 }
 
 }  // namespace
