@@ -16,6 +16,7 @@
 
 #include "agent/account.h"
 #include "agent/cdi_devices.h"
+#include "agent/child_process.h"
 #include "agent/container_command.h"
 #include "agent/gang_env.h"
 #include "agent/process_info.h"
@@ -28,25 +29,6 @@ namespace {
 // A job's oom_score_adj: ended before the host's own processes (0) when
 // memory runs out, as a guest should be.
 constexpr const char* kJobOomScoreAdj = "500";
-
-// Where the child looks for the program: itself when it names a path,
-// else each PATH entry in order, as execvp would. Built before the fork
-// (the child may only make async-signal-safe calls); which one exists is
-// found by the child, as the job's user, so root's view of the file system
-// never shows in an error.
-std::vector<std::string> Candidates(const std::string& program, const std::string& path) {
-  if (program.find('/') != std::string::npos) return {program};
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    const std::string dir = path.substr(start, end - start);
-    out.push_back((dir.empty() ? "." : dir) + "/" + program);
-    start = end + 1;
-  }
-  return out;
-}
 
 // execve's form of `strings`: pointers into them, then a null.
 std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
@@ -78,39 +60,12 @@ struct ChildFailure {
   _exit(127);
 }
 
-// Closes every descriptor above stderr but `keep`: a job must hold none of
-// gleaner's (the database, sockets, the driver). Async-signal-safe.
-void CloseDescriptorsBut(int keep) {
-  if (close_range(3, static_cast<unsigned>(keep) - 1, 0) == 0 &&
-      close_range(static_cast<unsigned>(keep) + 1, ~0U, 0) == 0) {
-    return;
-  }
-  const long max = sysconf(_SC_OPEN_MAX);  // a kernel without close_range
-  for (int fd = 3; fd < (max > 0 ? max : 65536); ++fd) {
-    if (fd != keep) close(fd);
-  }
-}
-
 // Writes /proc/self/oom_score_adj; async-signal-safe.
 void SetOomScoreAdj(const char* value) {
   if (const int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
     [[maybe_unused]] const ssize_t n = write(fd, value, std::strlen(value));
     close(fd);
   }
-}
-
-// Switches the calling process to `account` for good; false (errno set)
-// where it cannot. Async-signal-safe.
-bool BecomeUser(const Account& account) {
-  if (setgroups(account.groups.size(), account.groups.data()) != 0 || setgid(account.gid) != 0 ||
-      setuid(account.uid) != 0) {
-    return false;
-  }
-  if (account.uid != 0 && setuid(0) == 0) {  // must be gone
-    errno = EPERM;
-    return false;
-  }
-  return true;
 }
 
 // Rootless podman enters the user's namespaces through a pause process it
@@ -139,7 +94,7 @@ pid_t StartPodmanPause(const Account* account, const char* home,
   // and podman run says again whatever went wrong here.
   const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null_fd < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0) _exit(127);
-  for (const char* program : programs) execve(program, argv, envp);
+  ExecFirst(programs, argv, envp);
   _exit(127);
 }
 
@@ -153,18 +108,6 @@ void AwaitPodmanPause(pid_t pid) {
   }
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-}
-
-// Whether one of `programs` is there for the caller to run, as execvp
-// would look; else `*error` says why not (a file found but not executable
-// over one that is missing). Async-signal-safe.
-bool AnyRunnable(const std::vector<const char*>& programs, int* error) {
-  *error = ENOENT;
-  for (const char* program : programs) {
-    if (access(program, X_OK) == 0) return true;
-    if (errno != ENOENT && errno != ENOTDIR) *error = errno;
-  }
-  return false;
 }
 
 volatile sig_atomic_t g_hangup_forwarded = 0;
@@ -201,7 +144,7 @@ void ForwardHangup(int) {
   }
   // It holds nothing of gleaner's (sockets, the database, the driver), and
   // it never dumps core: its memory is gleaner's.
-  close_range(3, ~0U, 0);
+  CloseDescriptorsBut(-1);
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // Over its memory limit, the job's cgroup loses a process to the OOM
   // killer: never this one where the kernel lets root say so, for it looks
@@ -420,7 +363,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
     workdir = account.home;
   }
   const bool podman = req.spec.container && req.spec.container->sif.empty();
-  const std::vector<std::string> candidates = Candidates(command[0], env["PATH"]);
+  const std::vector<std::string> candidates = ExecCandidates(command[0], env["PATH"]);
 
   std::error_code ec;
   std::filesystem::create_directories(req.log_dir, ec);
@@ -595,14 +538,7 @@ core::Result<RunningJob> Executor::Start(const LaunchRequest& req) {
       report = -1;  // a failure from here on is the job's exit status 127
       AwaitPodmanPause(pause);
     }
-    // As execvp: the first candidate that runs; a file found but not
-    // executable is reported over one that is missing.
-    int error = ENOENT;
-    for (const char* program : programs) {
-      execve(program, argv.data(), envp.data());
-      if (errno != ENOENT && errno != ENOTDIR) error = errno;
-    }
-    ChildFail(report, ChildStage::kExec, error);
+    ChildFail(report, ChildStage::kExec, ExecFirst(programs, argv.data(), envp.data()));
   }
   close_outputs();
   close(status_pipe[1]);

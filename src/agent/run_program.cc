@@ -1,10 +1,8 @@
 #include "agent/run_program.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include <string_view>
 #include <thread>
 
+#include "agent/child_process.h"
 #include "core/format.h"
 
 extern char** environ;
@@ -32,22 +31,6 @@ struct Pipe {
     }
   }
 };
-
-// Where execve will find `program`: itself when it names a path, else the
-// first executable file on PATH, as execvp would; empty when none is.
-std::string Resolve(const std::string& program, const std::string& path) {
-  if (program.find('/') != std::string::npos) return program;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    const std::string candidate =
-        (end == start ? std::string(".") : path.substr(start, end - start)) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
 
 // A message from the child between fork and exec, where only write(2) is safe.
 void ChildSays(const char* message) {
@@ -77,8 +60,14 @@ core::Result<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
   for (const std::string& e : env_text) {
     if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
   }
-  const std::string program = Resolve(argv[0], path);
-  if (program.empty()) return core::Unavailable("cannot run " + argv[0] + ": not found on " + path);
+  // Found by the child, as the user it runs as; here only whether it is
+  // there at all, for a clear error.
+  const std::vector<std::string> candidates = ExecCandidates(argv[0], path);
+  std::vector<const char*> programs;
+  for (const std::string& c : candidates) programs.push_back(c.c_str());
+  if (int error = ENOENT; !AnyRunnable(programs, &error) && error == ENOENT) {
+    return core::Unavailable("cannot run " + argv[0] + ": not found on " + path);
+  }
   std::vector<char*> env;
   for (std::string& e : env_text) env.push_back(e.data());
   env.push_back(nullptr);
@@ -104,17 +93,12 @@ core::Result<ProgramOutput> RunProgram(const std::vector<std::string>& argv,
   const pid_t pid = fork();
   if (pid == 0) {
     if (dup2(null_fd, 0) < 0 || dup2(out.fd[1], 1) < 0 || dup2(err.fd[1], 2) < 0) _exit(126);
-    // Nothing of the daemon's (sockets, the database) leaks into the child.
-    syscall(SYS_close_range, 3U, ~0U, 0U);
-    if (switch_user) {
-      const Account& a = *options.as;
-      if (setgroups(a.groups.size(), a.groups.data()) != 0 || setgid(a.gid) != 0 ||
-          setuid(a.uid) != 0 || chdir("/") != 0) {
-        ChildSays("cannot switch to the user\n");
-        _exit(126);
-      }
+    CloseDescriptorsBut(-1);
+    if (switch_user && (!BecomeUser(*options.as) || chdir("/") != 0)) {
+      ChildSays("cannot switch to the user\n");
+      _exit(126);
     }
-    execve(program.c_str(), args.data(), env.data());
+    ExecFirst(programs, args.data(), env.data());
     ChildSays("cannot execute the program\n");
     _exit(127);
   }
