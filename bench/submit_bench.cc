@@ -47,14 +47,14 @@ Stack& Shared(bool limited) {
                                             limits, s->dir);
   s->socket.unix_path = s->dir + "/g.sock";
   Stack* stack = s;
-  s->server = std::move(server::HttpServer::ServeUnix(
-                            s->socket.unix_path,
-                            [stack](const server::HttpRequest& r, const server::Peer&) {
-                              // 1,000 users in turn, each well within its limit.
-                              const uint32_t uid = 100'000 + stack->next_user++ % 1000;
-                              return stack->api->Handle(r, {uid, "u" + std::to_string(uid)});
-                            }))
-                  .value();
+  s->server =
+      std::move(server::HttpServer::ServeUnix(s->socket.unix_path, [stack](
+                                                                       const server::HttpRequest& r,
+                                                                       const server::Peer&) {
+        // 1,000 users in turn, each well within its limit.
+        const uint32_t uid = 100'000 + stack->next_user++ % 1000;
+        return stack->api->Handle(r, {uid, "u" + std::to_string(uid)});
+      })).value();
   std::atexit([] {
     for (Stack* st : stacks) {
       if (st != nullptr) std::filesystem::remove_all(st->dir);
@@ -85,8 +85,8 @@ BENCHMARK(BM_SubmitOverSocket)
 // What a submit's check reads for a user who holds 10,000 queued jobs (the
 // default limit): one past the limit, from the covering index.
 void BM_UsageOfAUserAtTheLimit(benchmark::State& state) {
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("gleaner-bench-usage-" + std::to_string(getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("gleaner-bench-usage-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto store = std::move(store::SqliteStore::Open(dir + "/gleaner.db")).value();
   sched::JobSpec spec;

@@ -72,9 +72,9 @@ GLEANER_FORWARD(double, pow, "GLIBC_2.2.5", (double x, double y), (x, y))
 
 // --- stat and friends became functions of their own in 2.33; before, they
 // were __xstat with the structure's version (1 on x86-64).
-#define GLEANER_XSTAT(name, old, arg_type, struct_type)                  \
-  int old_##old(int version, arg_type arg, struct struct_type* buf);     \
-  GLEANER_OLD(old, "GLIBC_2.2.5");                                       \
+#define GLEANER_XSTAT(name, old, arg_type, struct_type)              \
+  int old_##old(int version, arg_type arg, struct struct_type* buf); \
+  GLEANER_OLD(old, "GLIBC_2.2.5");                                   \
   int __wrap_##name(arg_type arg, struct struct_type* buf) { return old_##old(1, arg, buf); }
 
 GLEANER_XSTAT(stat, __xstat, const char*, stat)
@@ -97,14 +97,15 @@ int __wrap_pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid
       reinterpret_cast<ClockWait>(old_dlvsym(RTLD_DEFAULT, "pthread_cond_clockwait", "GLIBC_2.30"));
   if (own != nullptr) return own(c, m, clock, deadline);
   if (clock == CLOCK_REALTIME) return pthread_cond_timedwait(c, m, deadline);
-  struct timespec now_clock {}, now_wall {};
+  struct timespec now_clock = {};
+  struct timespec now_wall = {};
   clock_gettime(clock, &now_clock);
   clock_gettime(CLOCK_REALTIME, &now_wall);
   const int64_t left_ns = (deadline->tv_sec - now_clock.tv_sec) * 1'000'000'000 +
                           (deadline->tv_nsec - now_clock.tv_nsec);
-  const int64_t at_ns = now_wall.tv_sec * int64_t{1'000'000'000} + now_wall.tv_nsec +
-                        (left_ns > 0 ? left_ns : 0);
-  const struct timespec wall_deadline {at_ns / 1'000'000'000, at_ns % 1'000'000'000};
+  const int64_t at_ns =
+      now_wall.tv_sec * int64_t{1'000'000'000} + now_wall.tv_nsec + (left_ns > 0 ? left_ns : 0);
+  const struct timespec wall_deadline { at_ns / 1'000'000'000, at_ns % 1'000'000'000 };
   return pthread_cond_timedwait(c, m, &wall_deadline);
 }
 

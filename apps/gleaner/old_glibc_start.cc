@@ -23,8 +23,8 @@ int old___libc_start_main(int (*main)(int, char**, char**), int argc, char** arg
                           void (*rtld_fini)(void), void* stack_end);
 __asm__(".symver old___libc_start_main,__libc_start_main@GLIBC_2.2.5");
 int __wrap___libc_start_main(int (*main)(int, char**, char**), int argc, char** argv,
-                             void (*)(int, char**, char**), void (*)(void),
-                             void (*rtld_fini)(void), void* stack_end) {
+                             void (*)(int, char**, char**), void (*)(void), void (*rtld_fini)(void),
+                             void* stack_end) {
   return old___libc_start_main(main, argc, argv, RunConstructors, nullptr, rtld_fini, stack_end);
 }
 

@@ -111,10 +111,11 @@ core::Result<std::string> ContainerRuntimeDir(uint32_t uid, uint32_t gid, const 
     // A link, a file, or another user's directory, made first to break
     // or read the user's containers: moved aside (rename never follows the
     // link it moves), kept for root to look at, and made anew.
-    const std::string aside = dir + ".not-uid-" + std::to_string(uid) + "." +
-                              std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count());
+    const std::string aside =
+        dir + ".not-uid-" + std::to_string(uid) + "." +
+        std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count());
     if (rename(dir.c_str(), aside.c_str()) != 0 && errno != ENOENT) {
       return fail(std::string("it is not the user's, and cannot be moved aside: ") +
                   std::strerror(errno));

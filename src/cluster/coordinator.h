@@ -151,7 +151,7 @@ class Coordinator {
     bool reported = false;  // since leadership began
     bool silent = false;
     bool lost = false;
-    bool blind = false;  // its last report read no GPU, or was refused
+    bool blind = false;             // its last report read no GPU, or was refused
     std::string inventory_refused;  // why its GPUs, as last reported, were refused
     bool in_scheduler = false;
     std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there (a gang: on each)

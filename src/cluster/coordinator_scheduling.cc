@@ -72,15 +72,15 @@ void Coordinator::TellGpus(const Log& log) {
       Told& told = host.told[i];
       if (told == now) continue;
       told = now;
-      changed.changes.push_back({host.gpus[i].uuid, now.lendable,
-                                 host.silent ? "host " + name + " is silent"
-                                 : host.blind
-                                     ? (host.inventory_refused.empty()
-                                            ? "host " + name + "'s agent read no GPU in its last pass"
-                                            : "not lent while its host's report is refused: " +
-                                                  host.inventory_refused)
-                                     : host.reasons[i],
-                                 now.lend_memory, now.quiet_p80});
+      changed.changes.push_back(
+          {host.gpus[i].uuid, now.lendable,
+           host.silent ? "host " + name + " is silent"
+           : host.blind
+               ? (host.inventory_refused.empty()
+                      ? "host " + name + "'s agent read no GPU in its last pass"
+                      : "not lent while its host's report is refused: " + host.inventory_refused)
+               : host.reasons[i],
+           now.lend_memory, now.quiet_p80});
     }
   }
   if (!changed.changes.empty()) Tell(changed, log);

@@ -14,7 +14,8 @@ GpuHourPrices PriceGpuHours(const std::string& gpu_model, const Catalog& catalog
   if (params) {
     const OnPremCost owned = ComputeOnPremCost(*params);
     p.owned_per_gpu_hour = rates.Convert(owned.per_gpu_hour, params->currency, currency);
-    p.marginal_per_gpu_hour = rates.Convert(owned.marginal_per_gpu_hour, params->currency, currency);
+    p.marginal_per_gpu_hour =
+        rates.Convert(owned.marginal_per_gpu_hour, params->currency, currency);
     p.onprem_source = params->source;
   } else {
     p.missing.push_back("no on-prem cost parameters for " + gpu_model +
@@ -28,8 +29,8 @@ GpuHourPrices PriceGpuHours(const std::string& gpu_model, const Catalog& catalog
       for (const PriceRow& r : *rows) {
         if (r.pricing_model != PricingModel::kOnDemand) continue;
         if (!allow_low && r.confidence == "low") continue;
-        const double per_gpu = rates.Convert(r.price_per_instance_hour, r.currency, currency) /
-                               r.gpu_count;
+        const double per_gpu =
+            rates.Convert(r.price_per_instance_hour, r.currency, currency) / r.gpu_count;
         if (best == nullptr || per_gpu < best_price) {
           best = &r;
           best_price = per_gpu;

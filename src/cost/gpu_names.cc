@@ -41,10 +41,9 @@ struct Family {
 // Longer names first where one is a prefix of another (L40S before L40).
 const std::vector<Family>& Families() {
   static const std::vector<Family> families = {
-      {"H200", {141}}, {"H100", {80, 94}}, {"A100", {40, 80}}, {"V100", {16, 32}},
-      {"L40S", {}},    {"L40", {}},        {"L4", {}},         {"A10G", {}},
-      {"A10", {}},     {"A30", {}},        {"A40", {}},        {"T4", {}},
-      {"P40", {}},     {"P4", {}},
+      {"H200", {141}}, {"H100", {80, 94}}, {"A100", {40, 80}}, {"V100", {16, 32}}, {"L40S", {}},
+      {"L40", {}},     {"L4", {}},         {"A10G", {}},       {"A10", {}},        {"A30", {}},
+      {"A40", {}},     {"T4", {}},         {"P40", {}},        {"P4", {}},
   };
   return families;
 }

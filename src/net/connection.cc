@@ -46,8 +46,8 @@ std::string ClientFailure(SSL* ssl, const std::string& where, int saved_errno) {
              "--ca-file";
     default:
       ERR_clear_error();
-      return "the certificate of " + where + " is not valid: " +
-             X509_verify_cert_error_string(verify);
+      return "the certificate of " + where +
+             " is not valid: " + X509_verify_cert_error_string(verify);
   }
   switch (ERR_GET_REASON(ERR_peek_last_error())) {
     case SSL_R_WRONG_VERSION_NUMBER:
@@ -59,8 +59,9 @@ std::string ClientFailure(SSL* ssl, const std::string& where, int saved_errno) {
       return where + " requires a client certificate: pass --tls-cert and --tls-key";
     case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
       ERR_clear_error();
-      return where + " does not trust this client's certificate (its CA is not in the "
-                     "server's --ca-file)";
+      return where +
+             " does not trust this client's certificate (its CA is not in the "
+             "server's --ca-file)";
     case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
       ERR_clear_error();
       return where + " refused this client's certificate: it has expired; renew it";
@@ -97,8 +98,8 @@ std::unique_ptr<Connection> Connection::AcceptTls(int fd, const TlsContext& tls)
 }
 
 core::Result<std::unique_ptr<Connection>> Connection::ConnectTls(int fd, const TlsContext& tls,
-                                                                const std::string& host,
-                                                                const std::string& where) {
+                                                                 const std::string& host,
+                                                                 const std::string& where) {
   SSL* ssl = SSL_new(tls.get());
   if (ssl == nullptr) {
     close(fd);
@@ -263,8 +264,9 @@ core::Status Connection::WriteAll(std::string_view data) {
     if (n <= 0) {
       failed_ = true;
       const int saved = errno;
-      return core::Unavailable("send: " + (ERR_peek_error() != 0 ? TakeOpenSslErrors()
-                                                                 : std::string(std::strerror(saved))));
+      return core::Unavailable("send: " + (ERR_peek_error() != 0
+                                               ? TakeOpenSslErrors()
+                                               : std::string(std::strerror(saved))));
     }
     sent += static_cast<size_t>(n);
   }

@@ -25,8 +25,8 @@ class Connection {
   // `host`. Errors say what was wrong in words: an unknown CA, an expired
   // certificate, a server that speaks plain HTTP. `where` names the server.
   static core::Result<std::unique_ptr<Connection>> ConnectTls(int fd, const TlsContext& tls,
-                                                             const std::string& host,
-                                                             const std::string& where);
+                                                              const std::string& host,
+                                                              const std::string& where);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -73,7 +73,7 @@ class Connection {
   bool wants_read_ = false;
   bool plain_http_ = false;
   bool failed_ = false;  // a fatal TLS error: no close_notify after it
-  std::string where_;  // the server, on a client's connection
+  std::string where_;    // the server, on a client's connection
 };
 
 }  // namespace gleaner::net

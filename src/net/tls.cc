@@ -90,10 +90,9 @@ core::Result<std::shared_ptr<TlsContext>> TlsContext::ForServer(const TlsFiles& 
     }
     STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(files.ca.c_str());
     if (names != nullptr) SSL_CTX_set_client_CA_list(ctx, names);
-    SSL_CTX_set_verify(ctx,
-                       SSL_VERIFY_PEER |
-                           (files.require_client_cert ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
-                       nullptr);
+    SSL_CTX_set_verify(
+        ctx, SSL_VERIFY_PEER | (files.require_client_cert ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
+        nullptr);
   }
   return out;
 }

@@ -58,7 +58,6 @@ class QuietSpellModel {
   static size_t Cell(const Features& f);
 
  private:
-
   Cells cells_{};
 };
 

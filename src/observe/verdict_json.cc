@@ -190,10 +190,11 @@ core::Result<QuietSpellModel> PauseModelFromJson(const json& j) {
     // A model kept before pauses were counted has pairs: each moment is
     // taken for a pause, as it was then.
     const bool pair = c.is_array() && c.size() == 2;
-    const bool ok = c.is_array() && (pair || c.size() == 3) && c[0].is_number_integer() &&
-                    c[1].is_number_integer() && (pair || c[2].is_number_integer()) &&
-                    c[0].get<int64_t>() >= 0 && c[0].get<int64_t>() <= c[1].get<int64_t>() &&
-                    (pair || (c[2].get<int64_t>() >= 0 && c[2].get<int64_t>() <= c[1].get<int64_t>()));
+    const bool ok =
+        c.is_array() && (pair || c.size() == 3) && c[0].is_number_integer() &&
+        c[1].is_number_integer() && (pair || c[2].is_number_integer()) &&
+        c[0].get<int64_t>() >= 0 && c[0].get<int64_t>() <= c[1].get<int64_t>() &&
+        (pair || (c[2].get<int64_t>() >= 0 && c[2].get<int64_t>() <= c[1].get<int64_t>()));
     if (!ok) {
       return core::InvalidArgument("pause model bucket " + std::to_string(i) + " is " + c.dump() +
                                    ", not [stayed quiet, total, pauses] with 0 <= stayed quiet <= "

@@ -39,7 +39,7 @@ core::Status WithinScopes(const HttpRequest& request, const std::vector<std::str
   } else if (seg.size() == 4 && seg[1] == "jobs" && (seg[3] == "approve" || seg[3] == "deny")) {
     needed = {kScopeApprove, "approve"};
   } else if (seg.size() >= 2 && (seg[1] == "tokens" || seg[1] == "agent-tokens" ||
-                                  seg[1] == "policy" || seg[1] == "hosts")) {
+                                 seg[1] == "policy" || seg[1] == "hosts")) {
     needed = {kScopeAdmin, "admin"};
   } else if (seg.size() == 4 && seg[1] == "gpus" && observe::ParseHolderAsk(seg[3]) &&
              observe::GivesUp(*observe::ParseHolderAsk(seg[3]))) {
@@ -69,8 +69,7 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
   std::string query;
   const std::vector<std::string> seg = Segments(request.path, &query);
   if (caller->by_token) {
-    if (core::Status s = WithinScopes(request, seg, *caller, options_.tokens.allow_root);
-        !s.ok()) {
+    if (core::Status s = WithinScopes(request, seg, *caller, options_.tokens.allow_root); !s.ok()) {
       return ErrorResponse(s);
     }
   }

@@ -86,7 +86,7 @@ class HttpServer {
     ConnectionPool::Slot slot;
     Peer peer;
     ParsedRequest parsed;
-    std::string rest;  // bytes of the next request, already read
+    std::string rest;                    // bytes of the next request, already read
     std::optional<HttpResponse> answer;  // a later answer: write only this
     bool keep_alive = false;
     std::string out;     // the answer's bytes not yet written
@@ -123,18 +123,18 @@ class HttpServer {
   Handler handler_;
   std::shared_ptr<const net::TlsContext> tls_;
   ConnectionPool* pool_;
-  int wake_[2] = {-1, -1};  // a pipe: the reader polls its end for returned connections
+  int wake_[2] = {-1, -1};          // a pipe: the reader polls its end for returned connections
   std::shared_ptr<Shared> shared_;  // what late answers reach, after the server too
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::condition_variable ready_;
-  std::deque<Complete> complete_;        // guarded by mu_
-  std::vector<Complete> returned_;       // answered, back to the reader; guarded by mu_
-  std::deque<Handshaking> handshakes_;   // for the handshake threads; guarded by mu_
-  std::vector<Handshaking> shaken_;      // a step made, back to the reader; guarded by mu_
+  std::deque<Complete> complete_;       // guarded by mu_
+  std::vector<Complete> returned_;      // answered, back to the reader; guarded by mu_
+  std::deque<Handshaking> handshakes_;  // for the handshake threads; guarded by mu_
+  std::vector<Handshaking> shaken_;     // a step made, back to the reader; guarded by mu_
   std::condition_variable shake_;
-  std::map<uint64_t, Parked> parked_;    // guarded by mu_
-  uint64_t next_parked_ = 0;             // guarded by mu_
+  std::map<uint64_t, Parked> parked_;  // guarded by mu_
+  uint64_t next_parked_ = 0;           // guarded by mu_
   std::thread reader_;
   std::vector<std::thread> workers_;
   std::vector<std::thread> handshakers_;

@@ -19,8 +19,8 @@ core::Status Check(const std::string& kind, const std::string& name, const store
   const std::string fix = "; cancel some or wait for them to end, or ask an admin to raise ";
   if (!Within(held.jobs, tasks, max_jobs)) {
     // A count stops one past the limit: more than that is all it knows.
-    const std::string has = held.jobs > max_jobs ? "more than " + std::to_string(max_jobs)
-                                                 : std::to_string(held.jobs);
+    const std::string has =
+        held.jobs > max_jobs ? "more than " + std::to_string(max_jobs) : std::to_string(held.jobs);
     return core::ResourceExhausted(who + " has " + has + " jobs not yet ended, and " +
                                    std::to_string(tasks) + " more would pass the limit of " +
                                    std::to_string(max_jobs) + fix + "[limits] jobs_per_" + kind);
@@ -50,8 +50,8 @@ core::Status SubmitQuota::Admit(const store::NewJob& job) {
                                jobs_.UsageOfUser(job.uid, at_most(limits_.jobs_per_user)));
       it = users_.emplace(job.uid, held).first;
     }
-    GLEANER_RETURN_IF_ERROR(Check("user", job.user, it->second, tasks, bytes,
-                                  limits_.jobs_per_user, limits_.spec_bytes_per_user));
+    GLEANER_RETURN_IF_ERROR(Check("user", job.user, it->second, tasks, bytes, limits_.jobs_per_user,
+                                  limits_.spec_bytes_per_user));
     user = &it->second;
   }
   // Jobs without a project count against their user only.

@@ -118,7 +118,8 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
   }
   h += "<p class=\"note\">Harvested: GPU-time jobs held lent GPUs, also while owners "
        "computed beside them (so it may pass the physical limit); while owners idle: the part "
-       "used while owners were away, and its share of the physical limit. Useful: harvested less the work "
+       "used while owners were away, and its share of the physical limit. Useful: harvested less "
+       "the work "
        "preemptions threw away (lost). Owner returns: lent GPUs their owners took back; owner "
        "wait: the GPU-time owners waited for a job to leave. Jain: fairness across users of the "
        "share of their asked GPU-hours that finished (1 = equal).</p>\n";
@@ -129,10 +130,9 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
     const char* css;
   };
   std::vector<Drawn> lending;
-  for (const auto& [policy, css] : {std::pair{HarvestPolicy::kNaive, "line2"},
-                                    std::pair{HarvestPolicy::kGleaner, "line3"},
-                                    std::pair{HarvestPolicy::kColocate, "line5"},
-                                    std::pair{HarvestPolicy::kPark, "line6"}}) {
+  for (const auto& [policy, css] :
+       {std::pair{HarvestPolicy::kNaive, "line2"}, std::pair{HarvestPolicy::kGleaner, "line3"},
+        std::pair{HarvestPolicy::kColocate, "line5"}, std::pair{HarvestPolicy::kPark, "line6"}}) {
     const HarvestBaselineRun* r = Pick(runs, policy);
     if (r != nullptr && !r->result.slices.empty()) lending.push_back({r, css});
   }

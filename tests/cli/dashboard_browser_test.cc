@@ -265,13 +265,14 @@ TEST_F(DashboardBrowserTest, AnAnonymousReaderSeesAReadOnlyView) {
   const std::string data = (dir_.path() / "data").string();
   // On a Slurm node: squeue answers with what a real Slurm 22.05 recorded
   // (job 1 holds GPUs 0 and 1 of node "vm").
-  const std::string squeue = dir_.Write("squeue", std::string("#!/bin/sh\nexec cat ") +
-                                                      GLEANER_SOURCE_DIR +
-                                                      "/tests/slurm/testdata/squeue-22.05.json\n");
+  const std::string squeue =
+      dir_.Write("squeue", std::string("#!/bin/sh\nexec cat ") + GLEANER_SOURCE_DIR +
+                               "/tests/slurm/testdata/squeue-22.05.json\n");
   std::filesystem::permissions(squeue, std::filesystem::perms::owner_all);
-  dir_.Write("data/gleaner.toml", "[ui]\nanonymous_read = true\n[slurm]\nenabled = true\n"
-                                  "node = \"vm\"\npoll_interval_s = 1\nsqueue = \"" +
-                                      squeue + "\"\n");
+  dir_.Write("data/gleaner.toml",
+             "[ui]\nanonymous_read = true\n[slurm]\nenabled = true\n"
+             "node = \"vm\"\npoll_interval_s = 1\nsqueue = \"" +
+                 squeue + "\"\n");
   const int port = testing::FreePort();
   const testing::KillOnExit gleaner = testing::StartGleanerUp(dir_, data, port, 120);
   const testing::Outcome submitted =
@@ -288,9 +289,9 @@ TEST_F(DashboardBrowserTest, AnAnonymousReaderSeesAReadOnlyView) {
   EXPECT_EQ(All(dom, R"re(class="(gpu-card) state-)re").size(), 8u);
   EXPECT_THAT(dom, HasSubstr("Read-only view"));
   // The cards of the GPUs a Slurm job holds name it.
-  EXPECT_EQ(All(dom, R"re(class="gpu-slurm">(Slurm job 1 · slurmalice/research · scavenger)<)re")
-                .size(),
-            2u)
+  EXPECT_EQ(
+      All(dom, R"re(class="gpu-slurm">(Slurm job 1 · slurmalice/research · scavenger)<)re").size(),
+      2u)
       << dom;
   EXPECT_EQ(All(dom, R"re(<tr class="job-row [^"]*" data-job-id="(\d+)")re").size(), 1u);
   EXPECT_THAT(dom, Not(HasSubstr("data-action=")));

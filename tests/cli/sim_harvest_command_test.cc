@@ -74,13 +74,26 @@ TEST(SimHarvestCommandTest, WritesEveryBaselineAndTheSameBytesTwice) {
     const auto& r = m["runs"][i];
     EXPECT_EQ(r["policy"], runs[i].first);
     EXPECT_EQ(r["checkpoints"], runs[i].second);
-    for (const char* key :
-         {"harvested_gpu_hours", "harvested_idle_gpu_hours", "harvested_share_of_idle",
-          "useful_gpu_hours", "lost_gpu_hours",
-          "preemptions", "owner_returns", "owner_delay_gpu_hours", "owner_delay_per_return_s",
-          "jobs_finished", "jobs_unfinished", "jobs_rejected", "mean_jct_s", "median_jct_s",
-          "p99_jct_s", "mean_queue_s", "median_queue_s", "p99_queue_s", "jain_fairness",
-          "classifier_samples"}) {
+    for (const char* key : {"harvested_gpu_hours",
+                            "harvested_idle_gpu_hours",
+                            "harvested_share_of_idle",
+                            "useful_gpu_hours",
+                            "lost_gpu_hours",
+                            "preemptions",
+                            "owner_returns",
+                            "owner_delay_gpu_hours",
+                            "owner_delay_per_return_s",
+                            "jobs_finished",
+                            "jobs_unfinished",
+                            "jobs_rejected",
+                            "mean_jct_s",
+                            "median_jct_s",
+                            "p99_jct_s",
+                            "mean_queue_s",
+                            "median_queue_s",
+                            "p99_queue_s",
+                            "jain_fairness",
+                            "classifier_samples"}) {
       EXPECT_TRUE(r.contains(key)) << runs[i].first << " " << key;
     }
     EXPECT_LE(r["harvested_share_of_idle"].get<double>(), 1.0);

@@ -623,7 +623,8 @@ TEST(UpBinaryTest, GpusShowsTheRunningDaemonsView) {
   ASSERT_EQ(explained.rc, 0) << explained.err;
   EXPECT_THAT(explained.out, HasSubstr("why        "));
   EXPECT_THAT(explained.out, HasSubstr("thresholds busy at"));
-  EXPECT_EQ(testing::Gleaner("--data-dir " + data + " gpus --explain 99").rc, 2) << "a GPU it cannot name is a usage error";
+  EXPECT_EQ(testing::Gleaner("--data-dir " + data + " gpus --explain 99").rc, 2)
+      << "a GPU it cannot name is a usage error";
   const testing::Outcome doc = testing::Gleaner("--data-dir " + data + " gpus --json");
   ASSERT_EQ(doc.rc, 0) << doc.err;
   EXPECT_EQ(json::parse(doc.out)["schema"], "gleaner.gpus/v1");

@@ -194,7 +194,8 @@ TEST_F(ClusterBinaryTest, NothingIsLostOrRunTwiceWhenAgentsAndTheLeaderDie) {
       "--server http://127.0.0.1:" + std::to_string(port1) + " --token " + token_;
   const testing::Outcome table = testing::Gleaner(server + " gpus");
   ASSERT_EQ(table.rc, 0) << table.err;
-  for (const char* host : {"host1  ", "host2  ", "host3  "}) EXPECT_THAT(table.out, HasSubstr(host));
+  for (const char* host : {"host1  ", "host2  ", "host3  "})
+    EXPECT_THAT(table.out, HasSubstr(host));
   EXPECT_THAT(table.out, HasSubstr("source agent, up"));
   EXPECT_THAT(table.out, HasSubstr("harvested"));
   const std::string some_gpu = running.begin()->second["gpus"][0];

@@ -160,8 +160,8 @@ TEST(HarvestParityTest, TheDaemonAndTheSimulatorMakeTheSameDecisions) {
   // is idle at 1249: the pause model has seen one pause like this one end
   // within its 10-minute horizon (carol's last), too few to doubt it.
   const std::vector<std::string> expected = {
-      "300 start job 0 on gpus 0", "320 vacate job 0",         "699 start job 0 on gpus 0",
-      "799 start job 1 on gpus 1", "900 vacate job 1",         "1000 vacate job 0",
+      "300 start job 0 on gpus 0",  "320 vacate job 0",          "699 start job 0 on gpus 0",
+      "799 start job 1 on gpus 1",  "900 vacate job 1",          "1000 vacate job 0",
       "1249 start job 0 on gpus 1", "1399 start job 1 on gpus 0"};
   EXPECT_EQ(sim, expected);
   EXPECT_EQ(daemon, sim);

@@ -323,7 +323,8 @@ TEST(IdleClassifierTest, OneOtherGpusPauseThatEndedDoesNotMakeAnEmptyGpuBusy) {
   Verdict v = run(60, 90);
   EXPECT_EQ(v.state, GpuState::kIdle) << v.evidence.reason;
   EXPECT_EQ(v.evidence.similar_pauses, 1);
-  EXPECT_THAT(v.evidence.reason, HasSubstr("of 1 similar pauses stayed quiet 10m00s more (too few to go by)"));
+  EXPECT_THAT(v.evidence.reason,
+              HasSubstr("of 1 similar pauses stayed quiet 10m00s more (too few to go by)"));
 }
 
 }  // namespace

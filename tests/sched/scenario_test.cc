@@ -1,11 +1,11 @@
 // Runs every golden scenario in tests/sched/scenarios through the Scheduler.
-#include "sched/scenario_runner.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+
+#include "sched/scenario_runner.h"
 
 namespace gleaner::sched {
 namespace {

@@ -112,9 +112,9 @@ TEST(JobIsolationTest, ALogPastItsCapIsEmptiedAndTheJobWritesOn) {
   core::RealClock clock;
   Executor e(clock);
   e.CapLogs(1000);
-  auto job = e.Launch(Request(
-      10, {"sh", "-c", "head -c 5000 /dev/zero | tr '\\0' x; sleep 1; echo after"},
-      logs.path().string()));
+  auto job =
+      e.Launch(Request(10, {"sh", "-c", "head -c 5000 /dev/zero | tr '\\0' x; sleep 1; echo after"},
+                       logs.path().string()));
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   bool trimmed = false;
   for (int i = 0; i < 1000 && !e.running().empty(); ++i) {

@@ -1,7 +1,5 @@
 // The HTTP layer as an attacker meets it: framing read one way only, and
 // clients that connect and send nothing (or trickle) hold no worker.
-#include "server/http_server.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "server/http_client.h"
+#include "server/http_server.h"
 #include "server/socket_address.h"
 #include "testing/raw_socket.h"
 
@@ -61,15 +60,12 @@ TEST(ParseRequestTest, RefusesFramingThatCouldBeReadTwoWays) {
   }
 }
 
-
-
 class HttpHardeningTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server_ = std::move(HttpServer::ServeTcp("127.0.0.1", 0, [](const HttpRequest& r, const Peer&) {
-                          return HttpResponse{200, "{\"path\": \"" + r.path + "\"}"};
-                        }))
-                  .value();
+                return HttpResponse{200, "{\"path\": \"" + r.path + "\"}"};
+              })).value();
     endpoint_ = std::move(ParseServerUrl(server_->address())).value();
   }
   std::unique_ptr<HttpServer> server_;
@@ -107,8 +103,7 @@ TEST_F(HttpHardeningTest, MalformedRequestsGetTheirStatusNotAReset) {
     sent += static_cast<size_t>(n);
   }
   shutdown(fd, SHUT_WR);
-  EXPECT_THAT(gleaner::testing::ReadAll(fd, std::chrono::seconds(5)),
-              HasSubstr("HTTP/1.1 431"));
+  EXPECT_THAT(gleaner::testing::ReadAll(fd, std::chrono::seconds(5)), HasSubstr("HTTP/1.1 431"));
   close(fd);
 
   const int chunked = gleaner::testing::ConnectLoopback(endpoint_.port);
@@ -126,9 +121,8 @@ TEST(HttpHardeningUnixTest, ASocketPathHoldingSomethingElseIsNotRemoved) {
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string path = std::string(dir_template) + "/g.sock";
   ASSERT_EQ(symlink("/etc/hostname", path.c_str()), 0);
-  auto s = HttpServer::ServeUnix(path, [](const HttpRequest&, const Peer&) {
-    return HttpResponse{};
-  });
+  auto s =
+      HttpServer::ServeUnix(path, [](const HttpRequest&, const Peer&) { return HttpResponse{}; });
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.status().message(), HasSubstr("not a socket"));
   char target[64] = {};

@@ -70,8 +70,7 @@ void Write(const std::string& path, X509* cert) {
 
 void Write(const std::string& path, EVP_PKEY* key) {
   FILE* f = std::fopen(path.c_str(), "w");
-  Check(f != nullptr &&
-            PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr) == 1,
+  Check(f != nullptr && PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr) == 1,
         "writing a key");
   std::fclose(f);
 }
@@ -92,13 +91,14 @@ TestPki MakeTestPki(const std::string& dir) {
   p.stranger_key = dir + "/stranger.key";
 
   const Key ca_key = NewKey();
-  const Cert ca = Issue(ca_key.get(), "gleaner test CA", nullptr, nullptr, true, nullptr, -60, kDay);
+  const Cert ca =
+      Issue(ca_key.get(), "gleaner test CA", nullptr, nullptr, true, nullptr, -60, kDay);
   Write(p.ca, ca.get());
   const char* here = "IP:127.0.0.1,IP:::1,DNS:localhost";
   const Key server_key = NewKey();
-  Write(p.server_cert,
-        Issue(server_key.get(), "coordinator", ca.get(), ca_key.get(), false, here, -60, kDay)
-            .get());
+  Write(
+      p.server_cert,
+      Issue(server_key.get(), "coordinator", ca.get(), ca_key.get(), false, here, -60, kDay).get());
   Write(p.server_key, server_key.get());
   const Key client_key = NewKey();
   Write(p.client_cert,
@@ -106,8 +106,8 @@ TestPki MakeTestPki(const std::string& dir) {
             .get());
   Write(p.client_key, client_key.get());
   const Key expired_key = NewKey();
-  Write(p.expired_cert, Issue(expired_key.get(), "coordinator", ca.get(), ca_key.get(), false,
-                              here, -2 * kDay, -3600)
+  Write(p.expired_cert, Issue(expired_key.get(), "coordinator", ca.get(), ca_key.get(), false, here,
+                              -2 * kDay, -3600)
                             .get());
   Write(p.expired_key, expired_key.get());
   const Key other_ca_key = NewKey();
