@@ -6,10 +6,10 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <random>
 
+#include "lab/sched_timing.h"
 #include "sched/scheduler.h"
 #include "sched/synthetic_cluster.h"
 
@@ -33,14 +33,7 @@ void Check(const core::Result<std::vector<Action>>& r) {
   }
 }
 
-// Microseconds of one Handle call; the actions are counted by the caller.
-template <typename F>
-double TimeUs(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-      .count();
-}
+using lab::TimeUs;  // microseconds of one Handle call; the caller counts the actions
 
 void Report(benchmark::State& state, std::vector<double> us, int64_t decisions,
             const char* rate_name) {

@@ -14,8 +14,13 @@ else
   mapfile -t files < <(find src tests bench fuzz tools apps -name '*.cc' -o -name '*.h')
 fi
 if ! out=$(clang-format --dry-run --Werror "${files[@]}" 2>&1); then
-  grep -E '^[^ ]+:[0-9]+:[0-9]+: (error|warning):' <<<"$out" | cut -d: -f1 | sort -u |
-    sed 's/$/: not as clang-format writes it (clang-format -i FILE)/'
+  named=$(grep -F 'clang-format-violations' <<<"$out" | cut -d: -f1 | sort -u || true)
+  # A failure that names no file (a bad .clang-format, say) is shown as is.
+  if [ -n "$named" ]; then
+    sed 's/$/: not as clang-format writes it (clang-format -i FILE)/' <<<"$named"
+  else
+    echo "$out"
+  fi
   exit 1
 fi
 echo "${#files[@]} files as clang-format writes them"

@@ -1,7 +1,6 @@
 #include "lab/sched_timing.h"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 #include <variant>
 
@@ -20,14 +19,6 @@ struct Measured {
 };
 
 const core::TimePoint kT0 = core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000);
-
-template <typename F>
-double TimeUs(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 int64_t Count(const std::vector<Action>& actions) {
   return std::count_if(actions.begin(), actions.end(),

@@ -4,12 +4,22 @@
 // (sched/synthetic_cluster.h): `gleaner bench sched`
 // (docs/benchmarks.md).
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
 #include "core/result.h"
 
 namespace gleaner::lab {
+
+// Microseconds `f()` took, on the steady clock.
+template <typename F>
+double TimeUs(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+      .count();
+}
 
 struct SchedTimingSetup {
   int nodes = 5000;
