@@ -27,44 +27,37 @@ std::vector<double> LatencyBounds() {
 
 }  // namespace
 
-std::string_view HealthName(HostView::Health h) {
-  switch (h) {
-    case HostView::Health::kUp:
-      return "up";
-    case HostView::Health::kSilent:
-      return "silent";
-    case HostView::Health::kLost:
-      return "lost";
-  }
-  return "?";
-}
-
 Coordinator::Coordinator(store::Store& store, const core::Clock& clock, CoordinatorOptions options,
                          const Log& log, store::ObservationStore* reports)
-    : store_(store),
-      reports_(reports),
-      clock_(clock),
+    : clock_(clock),
       options_(std::move(options)),
-      housekeeping_(options_.approval_timeout, options_.history_retention),
+      leader_since_(clock_.Now()),
+      start_latency_(LatencyBounds()),
+      reports_(reports == nullptr
+                   ? nullptr
+                   : std::make_unique<ReportWriter>(*reports, options_.project_of_user)),
+      store_(&store),
+      hosts_(options_.max_gpus_per_host),
       scheduler_(options_.scheduler),
       queue_(
-          store_, scheduler_, [this](const sched::Event& e, const Log& l) { Tell(e, l); },
+          store, scheduler_,
+          [this](const sched::Event& e, const Log& l) {
+            mu_.AssertHeld();  // the feed is called only under the lock
+            Tell(e, l);
+          },
           &runtimes_),
-      start_latency_(LatencyBounds()),
-      leader_since_(clock_.Now()) {
+      housekeeping_(options_.approval_timeout, options_.history_retention) {
+  core::MutexLock lock(mu_);
   // Which host each known GPU is on: running jobs name only their GPUs.
-  if (auto gpus = store_.Gpus(); gpus.ok()) {
-    for (const store::GpuRecord& g : *gpus) {
-      host_of_gpu_[g.uuid] = g.host;
-      awaited_.insert(g.host);
-    }
+  if (auto gpus = store_->Gpus(); gpus.ok()) {
+    hosts_.Remember(*gpus);
   } else {
     log("gpus: " + gpus.status().message());
   }
   ReadRuntimes(log);
   std::vector<store::JobRecord> active;
   if (ReadActive(&active, log)) {
-    for (auto& [name, host] : hosts_) {
+    for (const auto& [name, host] : hosts_.all()) {
       log("host " + name + " holds " + std::to_string(host.jobs.size()) +
           " job(s); waiting for its agent to report");
     }
@@ -81,33 +74,28 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
         (report.protocol > kProtocolVersion ? "upgrade the coordinators first"
                                             : "upgrade the agent"));
   }
-  std::unique_lock lock(mu_);
-  Host& host = hosts_[agent];
+  core::MutexLock lock(mu_);
   const core::TimePoint now = clock_.Now();
-  if (host.silent || host.lost) {
-    log("host " + agent + " reports again after " + core::FormatDuration(now - host.heard) +
-        (host.lost ? " (it was lost: what was requeued stays requeued)" : ""));
-  }
-  host.heard = now;
-  host.reported = true;
-  host.silent = false;
-  host.lost = false;
-  host.retell = true;
+  Host& host = hosts_.Heard(agent, now, log);
   // What only the store keeps of the report is written once the lock is
   // released: no tick and no other report waits for it.
   std::vector<store::GpuRecord> gpu_records;
   if (report.inventory) {
-    if (core::Status refused = LearnInventory(agent, host, *report.inventory, report.rack,
-                                              report.host, &gpu_records, log);
-        !refused.ok()) {
+    const core::Result<bool> changed = hosts_.LearnInventory(
+        agent, host, *report.inventory, report.rack, report.host, now, &gpu_records, log);
+    if (!changed.ok()) {
       // What it reports now cannot be matched to the GPUs it joined with:
       // none is lent to anyone new until that is settled (its jobs keep
       // theirs), as for a pass that read no GPU. The host is alive.
       host.blind = true;
-      host.inventory_refused = refused.message();
-      return refused;
+      host.inventory_refused = changed.status().message();
+      return changed.status();
     }
     host.inventory_refused.clear();
+    if (*changed && host.in_scheduler) {  // a GPU came or went, or its rack: placed anew
+      Tell(sched::NodeLost{core::NodeId(agent), "its GPUs or rack changed"}, log);
+      host.in_scheduler = false;
+    }
   }
   host.running = {report.running.begin(), report.running.end()};
   // A pass that read no GPU (the driver failed) says nothing of them: as
@@ -128,8 +116,8 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   // A host's minutes are kept for its own GPUs only.
   std::vector<observe::MinuteRollup> minutes;
   for (const observe::MinuteRollup& m : report.minutes) {
-    auto owner = host_of_gpu_.find(m.uuid);
-    if (owner != host_of_gpu_.end() && owner->second == agent) minutes.push_back(m);
+    const std::string* owner = hosts_.NameOf(m.uuid);
+    if (owner != nullptr && *owner == agent) minutes.push_back(m);
   }
   int64_t acked = 0;
   std::set<JobAttempt> ended;  // not to be started again by this reply
@@ -153,7 +141,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
     if (!host.left.contains(of.job)) continue;
     still_running.insert(of.job);
     if (ended.contains(of)) continue;
-    auto job = store_.Get(of.job);
+    auto job = store_->Get(of.job);
     if (job.ok() && job->attempts == of.attempt && store::IsFinal(job->state)) {
       reply.cancel.push_back({of, job->reason});
     }
@@ -163,149 +151,18 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   // A coordinator that just took over knows the host's jobs (from the
   // store) but not its GPUs: the reply still says what the host runs.
   reply.send_inventory = host.gpus.empty() || host.blind;
-  ExchangeLogs(agent, report, &reply);
-  if (auto asked = holder_requests_.extract(agent)) reply.holders = std::move(asked.mapped());
-  ReportWrites writes{report.run, gpu_records, minutes, core::Status::Ok(), false};
+  logs_.Exchange(agent, report.logs, reply, calls_);
+  reply.holders = holder_asks_.Take(agent);
+  const ReportWrites writes{report.run, std::move(gpu_records), std::move(minutes)};
   if (reports_ == nullptr) {  // one connection: the tick's, under the lock
-    WriteReported(store_, {&writes}, log);
-    GLEANER_RETURN_IF_ERROR(writes.status);
+    GLEANER_RETURN_IF_ERROR(
+        ReportWriter::WriteBatch(*store_, {&writes}, options_.project_of_user, log).front());
   }
-  RunWakes(lock);
-  if (reports_ != nullptr) GLEANER_RETURN_IF_ERROR(WriteInBatch(writes, log));
+  const auto calls = calls_.Take();
+  lock.Unlock();
+  DeferredCalls::RunAll(calls);
+  if (reports_ != nullptr) GLEANER_RETURN_IF_ERROR(reports_->Write(writes, log));
   return reply;
-}
-
-core::Status Coordinator::WriteInBatch(ReportWrites& mine, const Log& log) {
-  std::unique_lock lock(reports_mu_);
-  to_write_.push_back(&mine);
-  while (!mine.done) {
-    if (writing_) {
-      reports_written_.wait(lock);
-      continue;
-    }
-    // No batch under way: this report writes what every report queued so
-    // far, its own among them, while the next ones queue.
-    std::vector<ReportWrites*> batch;
-    batch.swap(to_write_);
-    writing_ = true;
-    lock.unlock();
-    try {
-      WriteReported(*reports_, batch, log);
-    } catch (const std::exception& e) {
-      // The batch learns why, and the next one can proceed: a batch left
-      // "under way" would stall every later report.
-      for (ReportWrites* w : batch) {
-        w->status = core::Internal(std::string("storing the report failed: ") + e.what());
-      }
-    }
-    lock.lock();
-    writing_ = false;
-    for (ReportWrites* w : batch) w->done = true;
-    reports_written_.notify_all();
-  }
-  return mine.status;
-}
-
-void Coordinator::WriteReported(store::ObservationStore& to,
-                                const std::vector<ReportWrites*>& batch, const Log& log) {
-  std::vector<store::GpuRecord> gpus;
-  for (const ReportWrites* w : batch) gpus.insert(gpus.end(), w->gpus.begin(), w->gpus.end());
-  if (!gpus.empty()) {
-    if (auto s = to.SaveGpus(gpus); !s.ok()) log("gpus: " + s.message());
-  }
-  // The cluster's usage profiles grow from the same minutes; a minute sent
-  // again (the agent heard no answer) counts once. One transaction for the
-  // batch: 10,000 agents send theirs within a second of each minute.
-  std::vector<store::AgentMinutes> minutes;
-  for (const ReportWrites* w : batch) {
-    if (!w->minutes.empty()) minutes.push_back({w->run, w->minutes});
-  }
-  if (minutes.empty()) return;
-  const core::Status added = to.AddAgentMinutes(minutes, options_.project_of_user).status();
-  for (ReportWrites* w : batch) {
-    if (!w->minutes.empty()) w->status = added;
-  }
-}
-
-core::Status Coordinator::LearnInventory(const std::string& agent, Host& host,
-                                         std::vector<InventoryGpu> gpus, const std::string& rack,
-                                         const sched::HostResources& resources,
-                                         std::vector<store::GpuRecord>* records, const Log& log) {
-  if (gpus == host.gpus && rack == host.rack) {
-    // Only its CPUs or memory changed (an agent upgraded or reconfigured):
-    // never a reason to requeue its running jobs. The node keeps the size
-    // it was placed with until it is placed anew.
-    if (resources != host.resources) {
-      host.resources = resources;
-      if (host.in_scheduler)
-        log("host " + agent + " reports another size; it counts from its next placement");
-    }
-    return core::Status::Ok();
-  }
-  if (options_.max_gpus_per_host > 0 && gpus.size() > options_.max_gpus_per_host) {
-    return core::PermissionDenied("host " + agent + " reports " + std::to_string(gpus.size()) +
-                                  " GPUs, more than the " +
-                                  std::to_string(options_.max_gpus_per_host) +
-                                  " one host may have here (gleaner server --max-gpus-per-host)");
-  }
-  // A GPU is the host's that reported it first, as the store remembers
-  // across restarts and failovers: no agent takes another host's, even one
-  // that has not reported since, or whose agent is gone (it would receive
-  // the jobs placed there, and their users' environments). Only root moves
-  // one (ForgetHost).
-  for (const InventoryGpu& g : gpus) {
-    auto owner = host_of_gpu_.find(g.uuid);
-    if (owner == host_of_gpu_.end() || owner->second == agent) continue;
-    return core::PermissionDenied(
-        "GPU " + g.uuid.str() + " is already reported by host " + owner->second +
-        ": a GPU stays with the host that reported it first (one agent per host, and simulated "
-        "GPUs need UUIDs of their own). If it moved to " +
-        agent + ", an admin releases it on a coordinator: gleaner host forget " + owner->second);
-  }
-  // The GPUs a host joins with are its own; one it reports later waits for
-  // root. Otherwise an agent could add GPUs it does not have, up to the
-  // limit, and receive the jobs placed there with their users' environments.
-  std::vector<InventoryGpu> fresh;
-  for (const InventoryGpu& g : gpus) {
-    if (!host_of_gpu_.contains(g.uuid)) fresh.push_back(g);
-  }
-  // (A scan of every GPU, only when one is new: at a host's first join.)
-  if (!fresh.empty() && std::any_of(host_of_gpu_.begin(), host_of_gpu_.end(),
-                                    [&](const auto& o) { return o.second == agent; })) {
-    std::string named;
-    for (const InventoryGpu& g : fresh) named += (named.empty() ? "" : ", ") + g.uuid.str();
-    if (host.unaccepted != fresh) {
-      log("host " + agent + " reports " + std::to_string(fresh.size()) +
-          " GPU(s) it did not join with (" + named +
-          "); refused until root accepts them: " + "gleaner host accept " + agent);
-    }
-    host.unaccepted = std::move(fresh);
-    return core::PermissionDenied(
-        "host " + agent + " reports " + std::to_string(host.unaccepted.size()) +
-        " GPU(s) it did not join with (" + named +
-        "): new GPUs wait for an admin, who accepts them on a coordinator: gleaner host accept " +
-        agent);
-  }
-  host.unaccepted.clear();
-  if (host.in_scheduler) {  // a GPU came or went, or its rack: the node is placed anew
-    Tell(sched::NodeLost{core::NodeId(agent), "its GPUs or rack changed"}, log);
-    host.in_scheduler = false;
-  }
-  host.rack = rack;
-  host.resources = resources;
-  const core::TimePoint now = clock_.Now();
-  for (const InventoryGpu& g : gpus) {
-    host_of_gpu_[g.uuid] = agent;
-    records->push_back(
-        {g.uuid, agent, static_cast<uint32_t>(g.index), g.model, g.memory, now, now});
-  }
-  log("host " + agent + " has " + std::to_string(gpus.size()) + " GPU(s)" +
-      (rack.empty() ? "" : " in rack " + rack));
-  host.status.assign(gpus.size(), GpuStatus{});
-  host.reasons.assign(gpus.size(), "");
-  host.details.assign(gpus.size(), std::nullopt);
-  host.gpus = std::move(gpus);
-  return core::Status::Ok();
 }
 
 AgentReply Coordinator::ReplyTo(const std::string& name, const Host& host,
@@ -333,10 +190,11 @@ AgentReply Coordinator::ReplyTo(const std::string& name, const Host& host,
                        options_.agent_in_process ? std::optional(job.uid) : std::nullopt,
                        std::nullopt};
       if (job.spec.nodes > 1) {
-        const std::vector<std::string> hosts = HostsOf(job);
+        const std::vector<std::string> hosts = hosts_.HostsOf(job);
         std::erase_if(start.gpus, [&](const core::GpuUuid& g) {
-          const auto at = host_of_gpu_.find(g);
-          return at == host_of_gpu_.end() || at->second != name;
+          mu_.AssertHeld();
+          const std::string* at = hosts_.NameOf(g);
+          return at == nullptr || *at != name;
         });
         const auto rank = std::find(hosts.begin(), hosts.end(), name) - hosts.begin();
         start.gang = GangRole{static_cast<int>(rank), hosts, job.spec.gpus, GangPort(id)};
@@ -349,187 +207,90 @@ AgentReply Coordinator::ReplyTo(const std::string& name, const Host& host,
   return reply;
 }
 
-std::vector<std::string> Coordinator::HostsOf(const store::JobRecord& job) const {
-  std::vector<std::string> names;
-  for (const core::GpuUuid& g : job.gpus) {
-    const auto at = host_of_gpu_.find(g);
-    if (at == host_of_gpu_.end()) return {};
-    if (std::find(names.begin(), names.end(), at->second) == names.end()) {
-      names.push_back(at->second);
-    }
-  }
-  return names;
-}
-
-bool Coordinator::OnHost(const std::string& name, const store::JobRecord& job) const {
-  return std::any_of(job.gpus.begin(), job.gpus.end(), [&](const core::GpuUuid& g) {
-    const auto at = host_of_gpu_.find(g);
-    return at != host_of_gpu_.end() && at->second == name;
-  });
-}
-
 bool Coordinator::MemberGone(const std::string& name, const store::JobRecord& job) const {
-  const auto host = hosts_.find(name);
-  return host != hosts_.end() && host->second.reported && job.started_at &&
-         *job.started_at < leader_since_ && !host->second.running.contains({job.id, job.attempts});
-}
-
-Coordinator::Host* Coordinator::HostOfGpu(const core::GpuUuid& gpu) {
-  auto name = host_of_gpu_.find(gpu);
-  if (name == host_of_gpu_.end()) return nullptr;
-  // A host first met through its jobs has until now + the lease to report.
-  auto [host, added] = hosts_.try_emplace(name->second);
-  if (added) host->second.heard = clock_.Now();
-  return &host->second;
+  const Host* host = hosts_.Find(name);
+  return host != nullptr && host->reported && job.started_at && *job.started_at < leader_since_ &&
+         !host->running.contains({job.id, job.attempts});
 }
 
 void Coordinator::Tick(const Log& log) {
-  std::unique_lock lock(mu_);
-  JudgeLiveness(log);
-  ExpireLogRequests();
-  housekeeping_.Tick(store_, clock_.Now(), log);
+  core::MutexLock lock(mu_);
+  const core::TimePoint now = clock_.Now();
+  hosts_.JudgeLiveness(now, options_.silent_after, options_.requeue_after, log);
+  for (auto& [name, host] : hosts_.all()) {
+    if (host.lost) RequeueStopped(name, host, now - host.heard, log);
+  }
+  logs_.Expire(now, calls_);
+  housekeeping_.Tick(*store_, now, log);
   std::vector<store::JobRecord> active;
   if (ReadActive(&active, log)) {
     TellGpus(log);
-    if (Settled(log)) {
+    if (hosts_.Settled(now, leader_since_, options_.silent_after, log)) {
       if (options_.shadow) shadow_.BeginPass(clock_.Now(), log);
       queue_.Pass(
-          active, decided_, [&](const sched::Action& a) { Carry(a, log); }, log);
+          active, decided_,
+          [&](const sched::Action& a) {
+            mu_.AssertHeld();
+            Carry(a, log);
+          },
+          log);
     }
   }
-  RunWakes(lock);
-}
-
-bool Coordinator::Settled(const Log& log) {
-  if (awaited_.empty()) return true;
-  std::erase_if(awaited_, [&](const std::string& name) {
-    const auto host = hosts_.find(name);
-    // Heard, with its GPUs: a host's first report to a new leader may
-    // carry none (the leader asks for them).
-    return host != hosts_.end() && host->second.reported && !host->second.gpus.empty();
-  });
-  if (awaited_.empty()) return true;
-  if (clock_.Now() - leader_since_ <= options_.silent_after) return false;
-  std::string names;
-  for (const std::string& n : awaited_) names += (names.empty() ? "" : ", ") + n;
-  log("placing jobs without host(s) " + names + ", silent since this coordinator began to lead");
-  awaited_.clear();
-  return true;
+  const auto calls = calls_.Take();
+  lock.Unlock();
+  DeferredCalls::RunAll(calls);
 }
 
 void Coordinator::WaitForOrders(const std::string& agent, uint64_t seen,
                                 std::function<void(uint64_t)> wake) {
-  std::unique_lock lock(mu_);
-  const auto host = hosts_.find(agent);
-  const uint64_t now = host == hosts_.end() ? 0 : host->second.orders;
-  if (now > seen) {
-    lock.unlock();
-    wake(now);
-    return;
-  }
-  std::function<void(uint64_t)>& waiter = waiters_[agent];
-  if (waiter) wakes_.push_back([old = std::move(waiter), now] { old(now); });
-  waiter = std::move(wake);
-  RunWakes(lock);
+  core::MutexLock lock(mu_);
+  const Host* host = hosts_.Find(agent);
+  waiters_.Wait(agent, host == nullptr ? 0 : host->orders, seen, std::move(wake), calls_);
+  const auto calls = calls_.Take();
+  lock.Unlock();
+  DeferredCalls::RunAll(calls);
 }
-
-namespace {
-
-// How long a log request waits for the host's answer; a host has at most
-// this many requests open, and a reply asks for at most this many.
-constexpr core::Duration kLogWait = core::Seconds(10);
-constexpr size_t kMaxLogRequestsPerHost = 16;
-constexpr size_t kMaxLogRequestsPerReply = 4;
-
-}  // namespace
 
 void Coordinator::ReadLog(const store::JobRecord& job, bool err, uint64_t offset,
                           std::function<void(core::Result<LogChunk>)> answer) {
-  std::unique_lock lock(mu_);
+  core::MutexLock lock(mu_);
   // Where its first GPU is: the host, or a gang's rank 0.
-  std::string where;
-  if (!job.gpus.empty()) {
-    if (auto at = host_of_gpu_.find(job.gpus.front()); at != host_of_gpu_.end()) where = at->second;
-  }
-  const auto refuse = [&](core::Status why) {
-    lock.unlock();
-    answer(std::move(why));
-  };
-  if (where.empty()) {
+  const std::string* where = job.gpus.empty() ? nullptr : hosts_.NameOf(job.gpus.front());
+  Host* host = where == nullptr ? nullptr : hosts_.Find(*where);
+  core::Status asked = core::Status::Ok();
+  if (where == nullptr) {
     if (job.gpus.empty()) {  // never started: nothing written yet
-      lock.unlock();
+      lock.Unlock();
       answer(LogChunk{0, "", offset, ""});
       return;
     }
-    return refuse(
-        core::NotFound(Job(job.id) + " ran on GPUs no agent reports to this coordinator"));
+    asked = core::NotFound(Job(job.id) + " ran on GPUs no agent reports to this coordinator");
+  } else if (host == nullptr || !host->Reporting()) {
+    asked =
+        core::Unavailable("host " + *where + ", where " + Job(job.id) +
+                          " ran, is not reporting; its log is in the agent's DATA_DIR/logs there");
+  } else {
+    asked = logs_.Ask(*where, job.id, err, offset, answer, clock_.Now());
+    if (asked.ok()) NewOrders(*where, *host);
   }
-  const auto known = hosts_.find(where);
-  if (known == hosts_.end() || !known->second.reported || known->second.silent ||
-      known->second.lost) {
-    return refuse(
-        core::Unavailable("host " + where + ", where " + Job(job.id) +
-                          " ran, is not reporting; its log is in the agent's DATA_DIR/logs there"));
-  }
-  size_t open = 0;
-  for (const auto& [id, p] : pending_logs_) open += p.host == where ? 1u : 0u;
-  if (open >= kMaxLogRequestsPerHost) {
-    return refuse(core::ResourceExhausted("host " + where +
-                                          " has 16 log requests open already; try again shortly"));
-  }
-  const uint64_t id = next_log_id_++;
-  pending_logs_[id] = {where, {id, job.id, err, offset}, std::move(answer), clock_.Now()};
-  NewOrders(where, known->second);
-  RunWakes(lock);
+  const auto calls = calls_.Take();
+  lock.Unlock();
+  DeferredCalls::RunAll(calls);
+  if (!asked.ok()) answer(std::move(asked));
 }
 
 core::Result<int64_t> Coordinator::AcceptHostGpus(const std::string& name, const Log& log) {
-  std::unique_lock lock(mu_);
-  const auto it = hosts_.find(name);
-  if (it == hosts_.end() || it->second.unaccepted.empty()) {
-    return core::FailedPrecondition("host " + name +
-                                    " has no new GPUs waiting: they wait here once its agent "
-                                    "reports them to this coordinator");
-  }
-  Host& host = it->second;
-  const core::TimePoint now = clock_.Now();
-  std::vector<store::GpuRecord> records;
-  std::string named;
-  for (const InventoryGpu& g : host.unaccepted) {
-    if (host_of_gpu_.contains(g.uuid)) continue;  // another host's since: stays so
-    records.push_back({g.uuid, name, static_cast<uint32_t>(g.index), g.model, g.memory, now, now});
-    named += (named.empty() ? "" : ", ") + g.uuid.str();
-  }
-  GLEANER_RETURN_IF_ERROR(store_.SaveGpus(records));
-  for (const store::GpuRecord& r : records) host_of_gpu_[r.uuid] = name;
-  host.unaccepted.clear();
-  log("host " + name + ": " + std::to_string(records.size()) + " new GPU(s) accepted" +
-      (named.empty() ? "" : " (" + named + ")"));
-  return static_cast<int64_t>(records.size());
+  core::MutexLock lock(mu_);
+  return hosts_.Accept(name, *store_, clock_.Now(), log);
 }
 
 core::Result<int64_t> Coordinator::ForgetHost(const std::string& name, const Log& log) {
-  std::unique_lock lock(mu_);
-  const auto it = hosts_.find(name);
-  if (it != hosts_.end()) {
-    const Host& host = it->second;
-    if (!host.jobs.empty()) {
-      return core::FailedPrecondition("host " + name + " holds " +
-                                      std::to_string(host.jobs.size()) +
-                                      " job(s): cancel them, or wait until they end");
-    }
-    if (host.reported && !host.silent && !host.lost) {
-      return core::FailedPrecondition(
-          "host " + name + " reports now: stop its agent first (systemctl stop gleaner-agent)");
-    }
+  core::MutexLock lock(mu_);
+  GLEANER_RETURN_IF_ERROR(hosts_.MayForget(name));
+  GLEANER_ASSIGN_OR_RETURN(const int64_t forgotten, store_->ForgetGpus(name));
+  if (const std::optional<Host> host = hosts_.Forget(name); host && host->in_scheduler) {
+    Tell(sched::NodeLost{core::NodeId(name), "forgotten"}, log);
   }
-  GLEANER_ASSIGN_OR_RETURN(const int64_t forgotten, store_.ForgetGpus(name));
-  std::erase_if(host_of_gpu_, [&](const auto& gpu) { return gpu.second == name; });
-  if (it != hosts_.end()) {
-    if (it->second.in_scheduler) Tell(sched::NodeLost{core::NodeId(name), "forgotten"}, log);
-    hosts_.erase(it);
-  }
-  awaited_.erase(name);
   log("host " + name + " forgotten: its " + std::to_string(forgotten) +
       " GPU(s) may be reported by another host");
   return forgotten;
@@ -537,18 +298,17 @@ core::Result<int64_t> Coordinator::ForgetHost(const std::string& name, const Log
 
 core::Status Coordinator::AskHolder(const std::string& gpu, observe::HolderAsk ask,
                                     const std::string& user, bool admin) {
-  std::unique_lock lock(mu_);
+  core::MutexLock lock(mu_);
   const core::GpuUuid uuid(gpu);
-  const auto at = host_of_gpu_.find(uuid);
-  const auto known = at == host_of_gpu_.end() ? hosts_.end() : hosts_.find(at->second);
-  if (known == hosts_.end()) {
+  const std::string* name = hosts_.NameOf(uuid);
+  Host* known = name == nullptr ? nullptr : hosts_.Find(*name);
+  if (known == nullptr) {
     return core::NotFound("no host reports GPU " + gpu +
                           "; give its UUID, as `gleaner gpus` shows it");
   }
-  Host& host = known->second;
-  if (!host.reported || host.silent || host.lost) {
-    return core::Unavailable("host " + known->first + ", which has GPU " + gpu +
-                             ", is not reporting");
+  Host& host = *known;
+  if (!host.Reporting()) {
+    return core::Unavailable("host " + *name + ", which has GPU " + gpu + ", is not reporting");
   }
   std::set<std::string> holders;
   std::optional<observe::HolderParking> parking;
@@ -574,89 +334,22 @@ core::Status Coordinator::AskHolder(const std::string& gpu, observe::HolderAsk a
     return core::PermissionDenied("GPU " + gpu + " is not held by " + user +
                                   ": only its holder's user (or root) may keep or unpark it");
   }
-  std::vector<HolderRequest>& asked = holder_requests_[known->first];
-  // One standing request per GPU: asking again changes nothing.
-  if (std::find(asked.begin(), asked.end(), HolderRequest{uuid, ask}) == asked.end()) {
-    asked.push_back({uuid, ask});
-  }
-
-  NewOrders(known->first, host);
-  RunWakes(lock);
+  holder_asks_.Ask(*name, {uuid, ask});
+  NewOrders(*name, host);
+  const auto calls = calls_.Take();
+  lock.Unlock();
+  DeferredCalls::RunAll(calls);
   return core::Status::Ok();
-}
-
-void Coordinator::ExchangeLogs(const std::string& agent, const AgentReport& report,
-                               AgentReply* reply) {
-  for (const LogChunk& chunk : report.logs) {
-    const auto pending = pending_logs_.find(chunk.id);
-    if (pending == pending_logs_.end() || pending->second.host != agent) continue;
-    core::Result<LogChunk> got =
-        chunk.error.empty() ? core::Result<LogChunk>(chunk)
-                            : core::Result<LogChunk>(
-                                  core::FailedPrecondition("host " + agent + ": " + chunk.error));
-    wakes_.push_back(
-        [answer = std::move(pending->second.answer), got = std::move(got)] { answer(got); });
-    pending_logs_.erase(pending);
-  }
-  for (const auto& [id, p] : pending_logs_) {
-    if (p.host == agent && reply->logs.size() < kMaxLogRequestsPerReply) {
-      reply->logs.push_back(p.request);
-    }
-  }
-}
-
-void Coordinator::ExpireLogRequests() {
-  const core::TimePoint now = clock_.Now();
-  for (auto it = pending_logs_.begin(); it != pending_logs_.end();) {
-    if (now - it->second.asked <= kLogWait) {
-      ++it;
-      continue;
-    }
-    wakes_.push_back([answer = std::move(it->second.answer), host = it->second.host] {
-      answer(core::Unavailable("host " + host + " did not send the log within 10 s"));
-    });
-    it = pending_logs_.erase(it);
-  }
 }
 
 void Coordinator::NewOrders(const std::string& name, Host& host) {
   ++host.orders;
-  const auto waiter = waiters_.find(name);
-  if (waiter == waiters_.end()) return;
-  wakes_.push_back([wake = std::move(waiter->second), orders = host.orders] { wake(orders); });
-  waiters_.erase(waiter);
+  waiters_.Notify(name, host.orders, calls_);
 }
 
 void Coordinator::NewOrdersForJob(sched::JobId job) {
-  for (auto& [name, host] : hosts_) {
+  for (auto& [name, host] : hosts_.all()) {
     if (host.jobs.contains(job)) NewOrders(name, host);
-  }
-}
-
-void Coordinator::RunWakes(std::unique_lock<std::mutex>& lock) {
-  std::vector<std::function<void()>> wakes;
-  wakes.swap(wakes_);
-  lock.unlock();
-  for (const auto& wake : wakes) wake();
-}
-
-void Coordinator::JudgeLiveness(const Log& log) {
-  const core::TimePoint now = clock_.Now();
-  for (auto& [name, host] : hosts_) {
-    const core::Duration quiet = now - host.heard;
-    if (!host.silent && quiet > options_.silent_after) {
-      host.silent = true;
-      host.retell = true;
-      log("host " + name + " silent for " + core::FormatDuration(quiet) +
-          ": its GPUs are unknown and lent to no one");
-    }
-    if (!host.lost && quiet > options_.requeue_after) {
-      host.lost = true;
-      host.retell = true;
-      log("host " + name + " lost: silent for " + core::FormatDuration(quiet) +
-          "; its agent is stopping its jobs, which are requeued once their grace has passed");
-    }
-    if (host.lost) RequeueStopped(name, host, quiet, log);
   }
 }
 
@@ -675,7 +368,7 @@ void Coordinator::RequeueStopped(const std::string& agent, Host& host, core::Dur
                "; its agent's lease ran out";
     const JobState to = job.spec.pty ? JobState::kCancelled : JobState::kQueued;
     if (job.spec.pty) u.reason = SessionEnded(u.reason);
-    auto moved = store_.Transition(job.id, job.state, to, u);
+    auto moved = store_->Transition(job.id, job.state, to, u);
     log(Job(job.id) + (moved.ok() ? (job.spec.pty ? " " : " requeued: ") + u.reason
                                   : ": " + moved.status().message()));
     preempting_.erase(job.id);
@@ -692,7 +385,7 @@ void Coordinator::RequeueStopped(const std::string& agent, Host& host, core::Dur
 }
 
 bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& log) {
-  auto read = store_.List({JobState::kRunning, JobState::kVacating});
+  auto read = store_->List({JobState::kRunning, JobState::kVacating});
   if (!read.ok()) {
     log("jobs: " + read.status().message());
     return false;
@@ -700,7 +393,7 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
   *active = std::move(read).value();
   // The hosts that had jobs, and how many of their jobs had left before.
   std::vector<std::tuple<const std::string*, Host*, size_t>> had_jobs;
-  for (auto& [name, host] : hosts_) {
+  for (auto& [name, host] : hosts_.all()) {
     if (host.jobs.empty()) continue;
     had_jobs.emplace_back(&name, &host, host.left.size());
     for (const auto& [id, job] : host.jobs) host.left.insert(id);
@@ -713,7 +406,7 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
     std::vector<Host*> holders;
     const size_t looked_up = j.spec.nodes > 1 ? j.gpus.size() : std::min<size_t>(j.gpus.size(), 1);
     for (const core::GpuUuid& g : std::span(j.gpus).first(looked_up)) {
-      Host* h = HostOfGpu(g);
+      Host* h = hosts_.OfGpu(g, now);
       if (h == nullptr) {
         holders.clear();
         break;
@@ -730,7 +423,7 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
         now - *j.started_at > *j.spec.max_runtime) {
       store::JobUpdate u;
       u.reason = "ran longer than its max_runtime of " + core::FormatDuration(*j.spec.max_runtime);
-      if (store_.Transition(j.id, JobState::kRunning, JobState::kCancelled, u).ok()) {
+      if (store_->Transition(j.id, JobState::kRunning, JobState::kCancelled, u).ok()) {
         log(Job(j.id) + " " + u.reason);
         continue;  // no longer assigned: its agent kills it
       }
@@ -749,23 +442,8 @@ bool Coordinator::ReadActive(std::vector<store::JobRecord>* active, const Log& l
 }
 
 std::vector<HostView> Coordinator::Hosts(bool with_details) const {
-  std::lock_guard lock(mu_);
-  std::vector<HostView> out;
-  for (const auto& [name, host] : hosts_) {
-    HostView v;
-    v.name = name;
-    v.health = host.lost     ? HostView::Health::kLost
-               : host.silent ? HostView::Health::kSilent
-                             : HostView::Health::kUp;
-    if (host.reported) v.last_report = host.heard;
-    v.gpus = host.gpus;
-    v.status = host.status;
-    v.reasons = host.reasons;
-    if (with_details) v.details = host.details;
-    v.jobs = static_cast<int>(host.jobs.size());
-    out.push_back(std::move(v));
-  }
-  return out;
+  core::MutexLock lock(mu_);
+  return hosts_.Views(with_details);
 }
 
 }  // namespace gleaner::cluster

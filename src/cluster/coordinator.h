@@ -1,19 +1,22 @@
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cluster/agent_protocol.h"
+#include "cluster/agent_relays.h"
+#include "cluster/host_registry.h"
 #include "cluster/housekeeping.h"
 #include "cluster/queue_feed.h"
+#include "cluster/report_writer.h"
 #include "cluster/shadow_ledger.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "metrics/histogram.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
@@ -47,20 +50,6 @@ struct CoordinatorOptions {
   // thousands would take the whole queue, and other users' jobs with it.
   size_t max_gpus_per_host = 0;
 };
-
-// A host as the coordinator sees it, for /v1/gpus, /metrics and the logs.
-struct HostView {
-  enum class Health { kUp, kSilent, kLost };
-  std::string name;
-  Health health = Health::kUp;
-  std::optional<core::TimePoint> last_report;  // since this coordinator leads
-  std::vector<InventoryGpu> gpus;
-  std::vector<GpuStatus> status;                  // as last reported, in `gpus` order
-  std::vector<std::string> reasons;               // the verdicts' evidence, in `gpus` order
-  std::vector<std::optional<GpuDetail>> details;  // processes and verdicts, in `gpus` order
-  int jobs = 0;                                   // running or vacating there
-};
-std::string_view HealthName(HostView::Health h);
 
 // The leading coordinator's view of the cluster: one sched::Scheduler over
 // every agent's GPUs, the store as the truth about jobs. Agents report
@@ -134,145 +123,57 @@ class Coordinator {
   std::optional<ShadowLedger::Totals> Shadow() const;
 
  private:
-  // What the scheduler was last told of a GPU: whether it lends it, how
-  // much beside its holder (zero: whole), and its expected quiet.
-  struct Told {
-    bool lendable = false;
-    core::Bytes lend_memory;
-    core::Duration quiet_p80{};
-    bool operator==(const Told&) const = default;
-  };
-  struct Host {
-    std::vector<InventoryGpu> gpus;
-    std::vector<GpuStatus> status;
-    std::vector<std::string> reasons;
-    std::vector<std::optional<GpuDetail>> details;
-    core::TimePoint heard;  // the last report, or when leadership began
-    bool reported = false;  // since leadership began
-    bool silent = false;
-    bool lost = false;
-    bool blind = false;             // its last report read no GPU, or was refused
-    std::string inventory_refused;  // why its GPUs, as last reported, were refused
-    bool in_scheduler = false;
-    std::map<sched::JobId, store::JobRecord> jobs;  // running or vacating there (a gang: on each)
-    std::set<JobAttempt> running;                   // as its last report said
-    std::string rack;                               // as its agent declares it
-    sched::HostResources resources;                 // CPUs and memory jobs may claim, as reported
-    // What the scheduler was last told of each GPU, in `gpus` order;
-    // whether it held jobs then; `retell`: a report or a change of
-    // liveness since.
-    std::vector<Told> told;
-    bool told_with_jobs = false;
-    bool retell = true;
-    // Jobs that were in `jobs` and are no longer, while its agent still
-    // reports running them: the only ones whose end is looked up.
-    std::set<sched::JobId> left;
-    uint64_t orders = 0;  // AgentReply::orders
-    // GPUs it reported after its first join, waiting for root to accept
-    // them (AcceptHostGpus); its reports are refused meanwhile.
-    std::vector<InventoryGpu> unaccepted;
-  };
+  using Host = KnownHost;
+  using Told = KnownHost::Told;
 
   // The host has something new to hear: its count grows and its waiter
-  // is woken once the lock is released (wakes_).
-  void NewOrders(const std::string& name, Host& host);
-  void NewOrdersForJob(sched::JobId job);
-  void RunWakes(std::unique_lock<std::mutex>& lock);
+  // is woken once the lock is released (calls_).
+  void NewOrders(const std::string& name, Host& host) GLEANER_REQUIRES(mu_);
+  void NewOrdersForJob(sched::JobId job) GLEANER_REQUIRES(mu_);
 
-  core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log);
+  core::Status Apply(const std::string& agent, Host& host, const JobEvent& e, const Log& log)
+      GLEANER_REQUIRES(mu_);
   core::Status ApplyExit(const std::string& agent, Host& host, const store::JobRecord& job,
-                         const JobEvent& e, const Log& log);
-  // Refuses GPUs another host reported first, more GPUs than a host may
-  // have, and GPUs new since its first join until root accepts them;
-  // `records`: what to save of a new inventory.
-  core::Status LearnInventory(const std::string& agent, Host& host, std::vector<InventoryGpu> gpus,
-                              const std::string& rack, const sched::HostResources& resources,
-                              std::vector<store::GpuRecord>* records, const Log& log);
-  // What a report brings that only the store keeps: its host's GPU
-  // records (a new inventory) and its minutes.
-  struct ReportWrites {
-    const std::string& run;  // AgentReport::run
-    const std::vector<store::GpuRecord>& gpus;
-    const std::vector<observe::MinuteRollup>& minutes;
-    core::Status status = core::Status::Ok();  // the minutes' (GPU records that fail are said only)
-    bool done = false;
-  };
-  // Saves the batch's GPU records in one transaction, and its minutes
-  // (once per agent run) in another.
-  void WriteReported(store::ObservationStore& to, const std::vector<ReportWrites*>& batch,
-                     const Log& log);
-  // On `reports_`: a report waits for the batch under way, if any, then
-  // writes everything queued meanwhile, its own among them (group commit).
-  core::Status WriteInBatch(ReportWrites& mine, const Log& log);
+                         const JobEvent& e, const Log& log) GLEANER_REQUIRES(mu_);
   // What the host should run; `ended`: attempts the report says ended,
   // never started again even where their end could not be applied.
   AgentReply ReplyTo(const std::string& name, const Host& host, const AgentReport& report,
-                     const std::set<JobAttempt>& ended) const;
-  // The hosts holding the job's GPUs, in the order of its GPUs (a gang's
-  // rank order); empty when some GPU is on no known host.
-  std::vector<std::string> HostsOf(const store::JobRecord& job) const;
-  bool OnHost(const std::string& name, const store::JobRecord& job) const;
+                     const std::set<JobAttempt>& ended) const GLEANER_REQUIRES(mu_);
   // One member of a gang ended: the gang ends once every member has, the
   // first member's failure deciding how; meanwhile a failure stops the rest.
   core::Status ApplyGangExit(const std::string& agent, const store::JobRecord& job,
-                             const JobEvent& e, const Log& log);
+                             const JobEvent& e, const Log& log) GLEANER_REQUIRES(mu_);
   // Whether a gang's member on `name` is known to run no more without its
   // exit having been seen: the job started before this coordinator led,
   // and the host reports since without it.
-  bool MemberGone(const std::string& name, const store::JobRecord& job) const;
-  void JudgeLiveness(const Log& log);
+  bool MemberGone(const std::string& name, const store::JobRecord& job) const GLEANER_REQUIRES(mu_);
   // Requeues the jobs of a lost host that its agent has stopped by now.
-  void RequeueStopped(const std::string& agent, Host& host, core::Duration quiet, const Log& log);
+  void RequeueStopped(const std::string& agent, Host& host, core::Duration quiet, const Log& log)
+      GLEANER_REQUIRES(mu_);
   // The running and vacating jobs, by host; false when the store failed.
-  bool ReadActive(std::vector<store::JobRecord>* active, const Log& log);
-  void TellGpus(const Log& log);
+  bool ReadActive(std::vector<store::JobRecord>* active, const Log& log) GLEANER_REQUIRES(mu_);
+  void TellGpus(const Log& log) GLEANER_REQUIRES(mu_);
   // Tells the scheduler of the host's jobs it did not start (running
   // before this coordinator led), so they count for fair share and quotas
   // and can be preempted.
-  void AdoptRunning(const std::string& name, const Host& host, const Log& log);
-  bool Lendable(const Host& host, size_t at) const;
+  void AdoptRunning(const std::string& name, const Host& host, const Log& log)
+      GLEANER_REQUIRES(mu_);
+  bool Lendable(const Host& host, size_t at) const GLEANER_REQUIRES(mu_);
   // What the GPU lends beside its holder, as its host last said; zero:
   // whole.
-  core::Bytes LendMemory(const Host& host, size_t at) const;
-  core::Duration QuietWindow(const Host& host, size_t at) const;
-  void Tell(const sched::Event& event, const Log& log);
-  void Carry(const sched::Action& action, const Log& log);
-  bool Start(const sched::StartJob& start, const Log& log);
+  static core::Bytes LendMemory(const Host& host, size_t at);
+  static core::Duration QuietWindow(const Host& host, size_t at);
+  void Tell(const sched::Event& event, const Log& log) GLEANER_REQUIRES(mu_);
+  void Carry(const sched::Action& action, const Log& log) GLEANER_REQUIRES(mu_);
+  bool Start(const sched::StartJob& start, const Log& log) GLEANER_REQUIRES(mu_);
   // Shadow mode's start: on the books, not in the store.
-  void ShadowStart(const sched::StartJob& start, const Log& log);
-  void ReportExit(sched::JobId id, bool succeeded, const std::string& reason, const Log& log);
+  void ShadowStart(const sched::StartJob& start, const Log& log) GLEANER_REQUIRES(mu_);
+  void ReportExit(sched::JobId id, bool succeeded, const std::string& reason, const Log& log)
+      GLEANER_REQUIRES(mu_);
   // A job succeeded at `end`: how long its last run took is learned.
-  void LearnRuntime(const store::JobRecord& job, core::TimePoint end);
-  void ReadRuntimes(const Log& log);
-  Host* HostOfGpu(const core::GpuUuid& gpu);
+  void LearnRuntime(const store::JobRecord& job, core::TimePoint end) GLEANER_REQUIRES(mu_);
+  void ReadRuntimes(const Log& log) GLEANER_REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  store::Store& store_;
-  store::ObservationStore* reports_;  // may be null
-  std::mutex reports_mu_;             // guards the next three
-  std::condition_variable reports_written_;
-  std::vector<ReportWrites*> to_write_;  // reports waiting for the next batch
-  bool writing_ = false;                 // a batch is being written
-  const core::Clock& clock_;
-  CoordinatorOptions options_;
-  Housekeeping housekeeping_;
-  ShadowLedger shadow_;
-  std::map<std::string, Host> hosts_;
-  std::map<core::GpuUuid, std::string> host_of_gpu_;
-  sched::Scheduler scheduler_;
-  sched::RuntimeHistory runtimes_;  // succeeded jobs' lengths, for placement
-  QueueFeed queue_;
-  std::vector<sched::Action> decided_;
-  std::map<sched::JobId, std::string> preempting_;     // the scheduler's victims, and why
-  std::map<sched::JobId, sched::ResizeJob> resizing_;  // elastic jobs leaving to shrink
-  metrics::Histogram start_latency_;
-  core::TimePoint leader_since_;
-  // Hosts the store knows that have not reported since leadership began:
-  // until they have, or `silent_after` has passed, no job is placed, so a
-  // job sized for the whole cluster (a gang) is not refused while part of
-  // the cluster has yet to report.
-  std::set<std::string> awaited_;
-  bool Settled(const Log& log);
   // Gangs some of whose members have ended, this attempt: which hosts', and
   // the first failure (the state it moves the job to, and why).
   struct GangEnd {
@@ -284,28 +185,42 @@ class Coordinator {
     std::string cause;
     std::optional<std::pair<store::JobState, std::string>> cause_failure;
   };
-  GangEnd& GangEndOf(const store::JobRecord& job);
-  std::map<sched::JobId, GangEnd> gang_ends_;
-  std::set<sched::JobId> unplaced_said_;  // jobs on GPUs of no known host, logged once
-  std::set<sched::JobId> not_adopted_;    // running jobs the scheduler refused to count
-  // Each host's agent's long poll, by host name: an agent may wait before
-  // its first report reaches this coordinator.
-  std::map<std::string, std::function<void(uint64_t)>> waiters_;
-  std::vector<std::function<void()>> wakes_;  // waiters to call once mu_ is released
-  struct PendingLog {
-    std::string host;
-    LogRequest request;
-    std::function<void(core::Result<LogChunk>)> answer;
-    core::TimePoint asked;
-  };
-  std::map<uint64_t, PendingLog> pending_logs_;  // by request id
-  // `gleaner keep` and `unpark` to pass on in each host's next reply.
-  std::map<std::string, std::vector<HolderRequest>> holder_requests_;
-  uint64_t next_log_id_ = 1;
-  // Hands the host's agent's log pieces to their askers, and asks it for
-  // the ones still wanted.
-  void ExchangeLogs(const std::string& agent, const AgentReport& report, AgentReply* reply);
-  void ExpireLogRequests();
+  GangEnd& GangEndOf(const store::JobRecord& job) GLEANER_REQUIRES(mu_);
+
+  const core::Clock& clock_;
+  const CoordinatorOptions options_;
+  const core::TimePoint leader_since_;
+  metrics::Histogram start_latency_;  // thread-safe itself
+  // Takes what reports bring only for the store on a connection of its
+  // own, outside the lock; null: written to `store_` under the lock.
+  std::unique_ptr<ReportWriter> reports_;
+
+  // One lock over the rest: a report, a tick and a request each hold it
+  // for their work, and call out (waiters, askers, the report writer)
+  // only once it is released.
+  mutable core::Mutex mu_;
+  store::Store* const store_ GLEANER_PT_GUARDED_BY(mu_);
+  HostRegistry hosts_ GLEANER_GUARDED_BY(mu_);
+  // The scheduler driver: the one interpreter of the scheduler's actions.
+  sched::Scheduler scheduler_ GLEANER_GUARDED_BY(mu_);
+  sched::RuntimeHistory runtimes_ GLEANER_GUARDED_BY(mu_);  // succeeded jobs' lengths
+  QueueFeed queue_ GLEANER_GUARDED_BY(mu_);
+  Housekeeping housekeeping_ GLEANER_GUARDED_BY(mu_);
+  ShadowLedger shadow_ GLEANER_GUARDED_BY(mu_);
+  std::vector<sched::Action> decided_ GLEANER_GUARDED_BY(mu_);
+  // The scheduler's victims, and why; elastic jobs leaving to shrink.
+  std::map<sched::JobId, std::string> preempting_ GLEANER_GUARDED_BY(mu_);
+  std::map<sched::JobId, sched::ResizeJob> resizing_ GLEANER_GUARDED_BY(mu_);
+  std::map<sched::JobId, GangEnd> gang_ends_ GLEANER_GUARDED_BY(mu_);
+  // Jobs on GPUs of no known host, logged once; running jobs the
+  // scheduler refused to count.
+  std::set<sched::JobId> unplaced_said_ GLEANER_GUARDED_BY(mu_);
+  std::set<sched::JobId> not_adopted_ GLEANER_GUARDED_BY(mu_);
+  // Waiters and relays between askers and the hosts' agents.
+  OrderWaiters waiters_ GLEANER_GUARDED_BY(mu_);
+  LogRelay logs_ GLEANER_GUARDED_BY(mu_);
+  HolderRelay holder_asks_ GLEANER_GUARDED_BY(mu_);
+  DeferredCalls calls_ GLEANER_GUARDED_BY(mu_);  // to run once mu_ is released
 };
 
 }  // namespace gleaner::cluster

@@ -34,7 +34,7 @@ std::pair<JobState, std::string> ExitOutcome(const std::string& agent, const sto
 
 core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobEvent& e,
                                 const Log& log) {
-  auto job = store_.Get(e.of.job);
+  auto job = store_->Get(e.of.job);
   if (job.status().code() == core::StatusCode::kNotFound) return core::Status::Ok();
   GLEANER_RETURN_IF_ERROR(job.status());
   // An event of an earlier attempt, or of a job this host no longer holds
@@ -43,7 +43,8 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
   if (job->attempts != e.of.attempt) return core::Status::Ok();
   // Cancelled while it ran (by its owner, or past its max_runtime): no
   // longer assigned, so killed; its end frees its GPUs for the scheduler.
-  if (e.kind == JobEvent::Kind::kExited && store::IsFinal(job->state) && OnHost(agent, *job)) {
+  if (e.kind == JobEvent::Kind::kExited && store::IsFinal(job->state) &&
+      hosts_.OnHost(agent, *job)) {
     log(Job(job->id) + " ended (" + std::string(store::JobStateName(job->state)) + ")");
     host.jobs.erase(job->id);
     preempting_.erase(job->id);
@@ -55,13 +56,12 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
   switch (e.kind) {
     case JobEvent::Kind::kStarted: {
       // A gang's process of record is rank 0's.
-      const auto first =
-          job->gpus.empty() ? host_of_gpu_.end() : host_of_gpu_.find(job->gpus.front());
-      if (first != host_of_gpu_.end() && first->second != agent) return core::Status::Ok();
+      const std::string* first = job->gpus.empty() ? nullptr : hosts_.NameOf(job->gpus.front());
+      if (first != nullptr && *first != agent) return core::Status::Ok();
       // Sent again after a lost reply, it may find the job vacating: the
       // process is recorded only while the job runs.
       if (job->state == JobState::kRunning && e.pid && e.process_started_at) {
-        GLEANER_RETURN_IF_ERROR(store_.RecordProcess(job->id, *e.pid, *e.process_started_at));
+        GLEANER_RETURN_IF_ERROR(store_->RecordProcess(job->id, *e.pid, *e.process_started_at));
       }
       // The first word of this attempt's process (the store still holds
       // the previous attempt's until then).
@@ -77,7 +77,7 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
       // What the agent's runner says of the job (Slurm's state of a bridged
       // job), shown as the running job's reason.
       if (job->state == JobState::kRunning && !e.reason.empty() && e.reason != job->reason) {
-        GLEANER_RETURN_IF_ERROR(store_.Annotate({{job->id, e.reason}}, JobState::kRunning));
+        GLEANER_RETURN_IF_ERROR(store_->Annotate({{job->id, e.reason}}, JobState::kRunning));
       }
       return core::Status::Ok();
     }
@@ -91,7 +91,7 @@ core::Status Coordinator::Apply(const std::string& agent, Host& host, const JobE
       if (job->state != JobState::kRunning) return core::Status::Ok();
       store::JobUpdate u;
       u.reason = e.reason;
-      auto moved = store_.Transition(job->id, JobState::kRunning, JobState::kVacating, u);
+      auto moved = store_->Transition(job->id, JobState::kRunning, JobState::kVacating, u);
       if (moved.ok()) {
         host.jobs[job->id] = *moved;
         if (!options_.agent_in_process) {
@@ -124,7 +124,7 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
     u.reason = "shrinking to " + std::to_string(resize.mapped().gpus.size()) +
                " GPU(s): " + (e.reason.empty() ? preempt_reason : e.reason);
   }
-  auto moved = store_.Transition(job.id, job.state, to, u);
+  auto moved = store_->Transition(job.id, job.state, to, u);
   if (!moved.ok() && moved.status().code() != core::StatusCode::kFailedPrecondition) {
     return moved.status();
   }
@@ -149,7 +149,7 @@ core::Status Coordinator::ApplyExit(const std::string& agent, Host& host,
 
 core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::JobRecord& job,
                                         const JobEvent& e, const Log& log) {
-  const std::vector<std::string> hosts = HostsOf(job);
+  const std::vector<std::string> hosts = hosts_.HostsOf(job);
   const auto rank = std::find(hosts.begin(), hosts.end(), agent) - hosts.begin();
   const std::string member = "rank " + std::to_string(rank) + " on host " + agent;
   const auto preempting = preempting_.find(job.id);
@@ -161,6 +161,7 @@ core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::J
   if (to != JobState::kSucceeded && agent == end.cause)
     end.cause_failure = {to, member + ": " + reason};
   const bool all = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
+    mu_.AssertHeld();
     return end.ended.contains(h) || MemberGone(h, job);
   });
   if (!all) {
@@ -181,11 +182,13 @@ core::Status Coordinator::ApplyGangExit(const std::string& agent, const store::J
                  ? end.failure->second
                  : "every member of the gang exited 0 (" + std::to_string(hosts.size()) + " nodes)";
   if (final_state == JobState::kSucceeded) u.exit_code = 0;
-  auto moved = store_.Transition(job.id, job.state, final_state, u);
+  auto moved = store_->Transition(job.id, job.state, final_state, u);
   if (!moved.ok() && moved.status().code() != core::StatusCode::kFailedPrecondition) {
     return moved.status();  // the last member's end is sent again
   }
-  for (const std::string& h : hosts) hosts_[h].jobs.erase(job.id);
+  for (const std::string& h : hosts) {
+    if (Host* host = hosts_.Find(h)) host->jobs.erase(job.id);
+  }
   preempting_.erase(job.id);
   gang_ends_.erase(job.id);
   log(Job(job.id) + " (a gang of " + std::to_string(hosts.size()) + " nodes) " +
@@ -214,7 +217,7 @@ void Coordinator::ReadRuntimes(const Log& log) {
   q.states = {JobState::kSucceeded};
   q.limit = 1000;
   for (;;) {
-    auto page = store_.Find(q);
+    auto page = store_->Find(q);
     if (!page.ok()) {
       log("jobs: runtimes of past jobs unread: " + page.status().message());
       return;

@@ -27,20 +27,20 @@ bool Coordinator::Lendable(const Host& host, size_t at) const {
   return heard && s.lendable_free;
 }
 
-core::Bytes Coordinator::LendMemory(const Host& host, size_t at) const {
+core::Bytes Coordinator::LendMemory(const Host& host, size_t at) {
   if (!host.reported || at >= host.status.size()) return core::Bytes();
   return core::Bytes::MiB(
       static_cast<uint64_t>(std::max<int64_t>(host.status[at].lend_memory_mib, 0)));
 }
 
-core::Duration Coordinator::QuietWindow(const Host& host, size_t at) const {
+core::Duration Coordinator::QuietWindow(const Host& host, size_t at) {
   if (!host.reported || at >= host.status.size()) return {};
   return core::Seconds(host.status[at].quiet_p80_s);
 }
 
 void Coordinator::TellGpus(const Log& log) {
   sched::GpuVerdictsChanged changed;
-  for (auto& [name, host] : hosts_) {
+  for (auto& [name, host] : hosts_.all()) {
     if (host.gpus.empty()) continue;
     if (!host.in_scheduler) {
       sched::NodeSpec node{core::NodeId(name), {}, host.rack, host.resources};
@@ -90,10 +90,11 @@ void Coordinator::AdoptRunning(const std::string& name, const Host& host, const 
   for (const auto& [id, job] : host.jobs) {
     if (scheduler_.Phase(id) != sched::JobPhase::kUnknown || not_adopted_.contains(id)) continue;
     // A gang is adopted once the scheduler knows every node it runs on.
-    const std::vector<std::string> hosts = HostsOf(job);
+    const std::vector<std::string> hosts = hosts_.HostsOf(job);
     if (std::any_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
-          const auto known = hosts_.find(h);
-          return known == hosts_.end() || !known->second.in_scheduler;
+          mu_.AssertHeld();
+          const Host* known = hosts_.Find(h);
+          return known == nullptr || !known->in_scheduler;
         })) {
       continue;
     }
@@ -145,7 +146,7 @@ void Coordinator::Carry(const sched::Action& action, const Log& log) {
     queue_.Left(reject->job);
     store::JobUpdate u;
     u.reason = "cannot run in this cluster: " + reject->reason;
-    if (store_.Transition(reject->job, JobState::kQueued, JobState::kCancelled, u).ok()) {
+    if (store_->Transition(reject->job, JobState::kQueued, JobState::kCancelled, u).ok()) {
       log(Job(reject->job) + " " + u.reason);
     }
   }
@@ -154,7 +155,7 @@ void Coordinator::Carry(const sched::Action& action, const Log& log) {
 void Coordinator::ShadowStart(const sched::StartJob& start, const Log& log) {
   // Back to the queue, for the scheduler to place again at the next pass.
   Tell(sched::JobFailed{start.job, "shadow mode: nothing starts"}, log);
-  auto job = store_.Get(start.job);
+  auto job = store_->Get(start.job);
   if (!job.ok()) return;
   std::optional<core::Duration> runtime = job->spec.expected_runtime;
   if (!runtime) runtime = job->spec.max_runtime;
@@ -166,7 +167,7 @@ void Coordinator::ShadowStart(const sched::StartJob& start, const Log& log) {
   for (const core::GpuUuid& g : start.gpus) gpus += (gpus.empty() ? "" : ", ") + g.str();
   const std::string reason = "shadow mode: would run on " + gpus + " of host " + start.node.str();
   if (job->reason != reason) {
-    if (auto s = store_.Annotate({{job->id, reason}}, JobState::kQueued); !s.ok()) {
+    if (auto s = store_->Annotate({{job->id, reason}}, JobState::kQueued); !s.ok()) {
       log("jobs: " + s.message());
     }
   }
@@ -174,7 +175,7 @@ void Coordinator::ShadowStart(const sched::StartJob& start, const Log& log) {
 
 std::optional<ShadowLedger::Totals> Coordinator::Shadow() const {
   if (!options_.shadow) return std::nullopt;
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return shadow_.Read();
 }
 
@@ -197,19 +198,19 @@ bool Coordinator::Start(const sched::StartJob& start, const Log& log) {
   if (!start.why.empty()) u.reason += ": " + start.why;
   std::optional<std::string> missing;
   for (const std::string& n : names) {
-    if (!hosts_.contains(n)) missing = n;
+    if (hosts_.Find(n) == nullptr) missing = n;
   }
   // The claim: a compare-and-set on the job and on its GPUs. A job that
   // left the queue meanwhile, or a GPU someone else holds, fails it.
   auto claimed = missing ? core::Result<store::JobRecord>(core::NotFound("no host " + *missing))
-                         : store_.Transition(start.job, JobState::kQueued, JobState::kRunning, u);
+                         : store_->Transition(start.job, JobState::kQueued, JobState::kRunning, u);
   if (!claimed.ok()) {
     log(Job(start.job) + " not started: " + claimed.status().message());
     Tell(sched::JobFailed{start.job, claimed.status().message()}, log);
     return false;
   }
   for (const std::string& n : names) {
-    Host& host = hosts_[n];
+    Host& host = *hosts_.Find(n);
     host.jobs[start.job] = *claimed;
     NewOrders(n, host);
   }
