@@ -95,4 +95,24 @@ int ClassRank(PriorityClass c) {
   return 1;
 }
 
+FitShape FitShape::Of(const JobRequest& req) {
+  return {req.gpus,       req.max_gpus, req.gpu_milli, req.min_gpu_memory, req.gpu_models,
+          req.gpu_memory, req.nodes,    req.one_rack,  req.cpu_milli,      req.memory};
+}
+
+JobRequest FitShape::Request() const {
+  JobRequest req;
+  req.gpus = gpus;
+  req.max_gpus = max_gpus;
+  req.gpu_milli = gpu_milli;
+  req.min_gpu_memory = min_gpu_memory;
+  req.gpu_models = gpu_models;
+  req.gpu_memory = gpu_memory;
+  req.nodes = nodes;
+  req.one_rack = one_rack;
+  req.cpu_milli = cpu_milli;
+  req.memory = memory;
+  return req;
+}
+
 }  // namespace gleaner::sched

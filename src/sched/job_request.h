@@ -1,5 +1,6 @@
 #pragma once
 
+#include <compare>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,31 @@ struct JobRequest {
   bool may_be_preempted() const {
     return preemptible && priority_class != PriorityClass::kCritical;
   }
+};
+
+// What decides whether a job fits somewhere, and nothing else: jobs of
+// one shape fit or fail alike, so a pass that found no place for one need
+// not look again for the next of its shape (the Scheduler's shape misses).
+// Every JobRequest field that placement reads to decide whether a job fits
+// belongs here, and this is the one place that lists them. (Who may take
+// reserved GPUs and what backfill holds the job to are judged beside it;
+// the runtime guess orders a fit's GPUs, never decides whether there is one.)
+struct FitShape {
+  int gpus = 1;
+  int max_gpus = 0;
+  int gpu_milli = kMilliPerGpu;
+  core::Bytes min_gpu_memory;
+  std::vector<std::string> gpu_models;
+  core::Bytes gpu_memory;
+  int nodes = 1;
+  bool one_rack = false;
+  int64_t cpu_milli = 0;
+  core::Bytes memory;
+
+  static FitShape Of(const JobRequest& req);
+  // A request of this shape with nothing else set (no id, user or project).
+  JobRequest Request() const;
+  auto operator<=>(const FitShape&) const = default;
 };
 
 // The scheduler's view of a submitted JobSpec. Whole GPUs only: JobSpec has

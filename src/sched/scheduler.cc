@@ -444,12 +444,7 @@ bool Scheduler::AnyWaitingShapeFits() const {
         queued_of_shape_[static_cast<size_t>(id)] == 0) {
       continue;
     }
-    JobRequest req;
-    std::tie(req.gpus, req.max_gpus, req.gpu_milli, std::ignore, req.gpu_models, std::ignore,
-             req.nodes, req.one_rack, req.cpu_milli, std::ignore) = shape;
-    req.min_gpu_memory = core::Bytes(std::get<3>(shape));
-    req.gpu_memory = core::Bytes(std::get<5>(shape));
-    req.memory = core::Bytes(std::get<9>(shape));
+    const JobRequest req = shape.Request();
     int reserved_by = ReservationBook::kNone;
     if (Place(req, AllowedClasses(cluster_, req), &reserved_by, nullptr)) return true;
   }
@@ -615,12 +610,23 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   }
 }
 
-bool Scheduler::ShapeMissesForThisPass(int shape_id) const {
+Scheduler::ShapeMiss* Scheduler::ShapeMisses::Of(ReservedAccess access, Backfill backfill,
+                                                 int shape_id) {
+  if (access == ReservedAccess::kOwner) return nullptr;
+  std::vector<ShapeMiss>& row = rows_[RowOf(access, backfill)];
   const auto shape = static_cast<size_t>(shape_id);
-  const auto missed = [&](Backfill b) {
-    const std::vector<ShapeMiss>& row = shape_misses_[3 * static_cast<size_t>(b)];
-    return shape < row.size() && row[shape].pass == pass_;
-  };
+  if (shape >= row.size()) row.resize(shape + 1);
+  return &row[shape];
+}
+
+bool Scheduler::ShapeMisses::Missed(Backfill backfill, int shape_id, uint64_t pass) const {
+  const std::vector<ShapeMiss>& row = rows_[RowOf(ReservedAccess::kNoneActive, backfill)];
+  const auto shape = static_cast<size_t>(shape_id);
+  return shape < row.size() && row[shape].pass == pass;
+}
+
+bool Scheduler::ShapeMissesForThisPass(int shape_id) const {
+  const auto missed = [&](Backfill b) { return shape_misses_.Missed(b, shape_id, pass_); };
   // Unbound (kFree, kEndsBefore) is the least a job is held to, and a pass
   // only takes GPUs: a miss there stays one for every later job of the
   // shape. A miss while bound to spare the shadow's GPUs holds for every
@@ -653,17 +659,11 @@ bool Scheduler::Consider(Job& job, int* preemption_budget, std::vector<Action>* 
     return false;
   }
   const std::vector<ClassId>& allowed = Allowed(job);
-  const auto shape = static_cast<size_t>(job.shape_id);
-  const int access = ReservedAccess(job);
   const Backfill backfill = BackfillOf(job);
   ShapeMiss fresh;
-  ShapeMiss* miss = &fresh;  // owners' fits are not shared
-  if (access >= 0) {
-    auto& misses = shape_misses_[static_cast<size_t>(access + 3 * static_cast<int>(backfill))];
-    if (shape >= misses.size()) misses.resize(shape + 1);
-    miss = &misses[shape];
-  }
-  if (miss->pass != pass_ || access < 0) {
+  ShapeMiss* shared = shape_misses_.Of(AccessOf(job), backfill, job.shape_id);
+  ShapeMiss* miss = shared == nullptr ? &fresh : shared;  // owners' fits are their own
+  if (miss->pass != pass_ || shared == nullptr) {
     int reserved_by = ReservationBook::kNone;
     JobId kept_for = 0;
     if (cluster_.free_milli() > 0) {

@@ -230,9 +230,10 @@ class Scheduler {
   void MaybePlanShadow(Job& job);
   // When a running job is expected to leave its GPUs; unset: not known.
   std::optional<core::TimePoint> ExpectedEnd(const Job& job) const;
-  // 0: no reservation is active; 1: may borrow reserved GPUs; 2: may not.
-  // -1 for owners of an active reservation, whose fit is not cached.
-  int ReservedAccess(const Job& job) const;
+  // What reservations let a job take, which alike jobs share: their fits
+  // are shared too (ShapeMisses). An owner's is its own: not shared.
+  enum class ReservedAccess { kNoneActive, kMayBorrow, kMayNot, kOwner };
+  ReservedAccess AccessOf(const Job& job) const;
   // Whether the job may take GPU `g`, reservations considered.
   bool MayTake(const JobRequest& req, GpuIndex g) const;
   // The reservation of `project` whose GPU `victim` holds, or -1.
@@ -286,7 +287,8 @@ class Scheduler {
   // did in this pass, so the pass may pass them over.
   bool RestOfGroupMisses(const Job& job, int budget) const;
   // Whether no job of this shape still to come in this pass can fit, for
-  // the misses the pass has seen (shape_misses_, rows of access 0).
+  // the misses the pass has seen (shape_misses_ where no reservation is
+  // active).
   bool ShapeMissesForThisPass(int shape_id) const;
   // The job whose wait stands for `job`'s: itself, or the one its group was
   // passed over for in the last pass that reached it. Null: judge afresh.
@@ -318,10 +320,7 @@ class Scheduler {
   int evictable_by_rank_[3] = {0, 0, 0};
   size_t running_count_ = 0;
 
-  std::map<std::tuple<int, int, int, uint64_t, std::vector<std::string>, uint64_t, int, bool,
-                      int64_t, uint64_t>,
-           int>
-      shapes_;
+  std::map<FitShape, int> shapes_;  // each shape's id
   std::map<std::tuple<int, bool, int64_t>, int> likenesses_;
   // Per queue group: the last full pass that passed the rest of the group
   // over, and the job whose miss stood for them.
@@ -337,9 +336,24 @@ class Scheduler {
   core::TimePoint learned_at_{};
   bool dirty_ = false;           // capacity grew since the last pass
   bool has_guarantees_ = false;  // some project has guaranteed GPUs to reclaim
-  // Indexed by reserved access (ReservedAccess: 0..2), then shape id.
-  // Rows 3..8 for jobs the backfill shadow binds (Backfill, times 3).
-  std::array<std::vector<ShapeMiss>, 9> shape_misses_;
+  // The misses of each shape, shared by jobs alike in what reservations
+  // let them take and what backfill holds them to.
+  class ShapeMisses {
+   public:
+    // Null for an owner of an active reservation, whose fit is its own.
+    ShapeMiss* Of(ReservedAccess access, Backfill backfill, int shape_id);
+    // Whether a job of `shape_id` missed in `pass` where no reservation is
+    // active and backfill held it to `backfill`.
+    bool Missed(Backfill backfill, int shape_id, uint64_t pass) const;
+
+   private:
+    // One row per access but kOwner (3) and backfill (3), by shape id.
+    static size_t RowOf(ReservedAccess access, Backfill backfill) {
+      return 3 * static_cast<size_t>(access) + static_cast<size_t>(backfill);
+    }
+    std::array<std::vector<ShapeMiss>, 9> rows_;
+  };
+  ShapeMisses shape_misses_;
   Shadow shadow_;
   // Jobs whose victims have all left: the next pass offers them the freed
   // GPUs before anyone else, so a borrower ahead in the queue does not take

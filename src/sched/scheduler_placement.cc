@@ -14,10 +14,10 @@
 
 namespace gleaner::sched {
 
-int Scheduler::ReservedAccess(const Job& job) const {
-  if (!reservations_.any_active()) return 0;
-  if (reservations_.OwnsActive(job.req.project)) return -1;
-  return job.req.may_be_preempted() ? 1 : 2;
+Scheduler::ReservedAccess Scheduler::AccessOf(const Job& job) const {
+  if (!reservations_.any_active()) return ReservedAccess::kNoneActive;
+  if (reservations_.OwnsActive(job.req.project)) return ReservedAccess::kOwner;
+  return job.req.may_be_preempted() ? ReservedAccess::kMayBorrow : ReservedAccess::kMayNot;
 }
 
 bool Scheduler::MayTake(const JobRequest& req, GpuIndex g) const {

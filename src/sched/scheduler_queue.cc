@@ -51,10 +51,7 @@ const std::vector<ClassId>& Scheduler::Allowed(Job& job) {
 }
 
 int Scheduler::ShapeOf(const JobRequest& req) {
-  auto key = std::make_tuple(req.gpus, req.max_gpus, req.gpu_milli, req.min_gpu_memory.count(),
-                             req.gpu_models, req.gpu_memory.count(), req.nodes, req.one_rack,
-                             req.cpu_milli, req.memory.count());
-  auto [it, added] = shapes_.try_emplace(std::move(key), static_cast<int>(shapes_.size()));
+  auto [it, added] = shapes_.try_emplace(FitShape::Of(req), static_cast<int>(shapes_.size()));
   return it->second;
 }
 
