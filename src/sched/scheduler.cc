@@ -610,21 +610,6 @@ void Scheduler::RunPass(bool full, std::vector<Action>* out) {
   }
 }
 
-Scheduler::ShapeMiss* Scheduler::ShapeMisses::Of(ReservedAccess access, Backfill backfill,
-                                                 int shape_id) {
-  if (access == ReservedAccess::kOwner) return nullptr;
-  std::vector<ShapeMiss>& row = rows_[RowOf(access, backfill)];
-  const auto shape = static_cast<size_t>(shape_id);
-  if (shape >= row.size()) row.resize(shape + 1);
-  return &row[shape];
-}
-
-bool Scheduler::ShapeMisses::Missed(Backfill backfill, int shape_id, uint64_t pass) const {
-  const std::vector<ShapeMiss>& row = rows_[RowOf(ReservedAccess::kNoneActive, backfill)];
-  const auto shape = static_cast<size_t>(shape_id);
-  return shape < row.size() && row[shape].pass == pass;
-}
-
 bool Scheduler::ShapeMissesForThisPass(int shape_id) const {
   const auto missed = [&](Backfill b) { return shape_misses_.Missed(b, shape_id, pass_); };
   // Unbound (kFree, kEndsBefore) is the least a job is held to, and a pass

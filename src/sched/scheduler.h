@@ -341,10 +341,21 @@ class Scheduler {
   class ShapeMisses {
    public:
     // Null for an owner of an active reservation, whose fit is its own.
-    ShapeMiss* Of(ReservedAccess access, Backfill backfill, int shape_id);
+    // (Defined here: a pass asks for every job it considers.)
+    ShapeMiss* Of(ReservedAccess access, Backfill backfill, int shape_id) {
+      if (access == ReservedAccess::kOwner) return nullptr;
+      std::vector<ShapeMiss>& row = rows_[RowOf(access, backfill)];
+      const auto shape = static_cast<size_t>(shape_id);
+      if (shape >= row.size()) row.resize(shape + 1);
+      return &row[shape];
+    }
     // Whether a job of `shape_id` missed in `pass` where no reservation is
     // active and backfill held it to `backfill`.
-    bool Missed(Backfill backfill, int shape_id, uint64_t pass) const;
+    bool Missed(Backfill backfill, int shape_id, uint64_t pass) const {
+      const std::vector<ShapeMiss>& row = rows_[RowOf(ReservedAccess::kNoneActive, backfill)];
+      const auto shape = static_cast<size_t>(shape_id);
+      return shape < row.size() && row[shape].pass == pass;
+    }
 
    private:
     // One row per access but kOwner (3) and backfill (3), by shape id.
