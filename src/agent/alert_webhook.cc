@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/http_post.h"
+#include "core/civil_time.h"
 #include "observe/verdict_json.h"
 
 namespace gleaner::agent {
@@ -29,8 +30,8 @@ std::string AlertmanagerPayload(const std::vector<observe::AlertEvent>& events,
         {"status", e.firing ? "firing" : "resolved"},
         {"labels", labels},
         {"annotations", {{"summary", e.summary}}},
-        {"startsAt", observe::Rfc3339(e.starts_at)},
-        {"endsAt", e.firing ? "0001-01-01T00:00:00Z" : observe::Rfc3339(e.ends_at)},
+        {"startsAt", core::Rfc3339(e.starts_at)},
+        {"endsAt", e.firing ? "0001-01-01T00:00:00Z" : core::Rfc3339(e.ends_at)},
         {"generatorURL", ""},
         {"fingerprint", e.rule + "/" + (e.job.empty() ? e.uuid.str() : "job/" + e.job)},
     });

@@ -8,6 +8,7 @@
 #include "config/catalog_files.h"
 #include "config/config_file.h"
 #include "config/data_dir.h"
+#include "core/civil_time.h"
 #include "cost/advisor.h"
 #include "cost/civil_date.h"
 #include "daemon/daemon_start.h"
@@ -107,8 +108,8 @@ int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream&
   }
   const cost::CostReport& r = ledger->report;
   const std::string cur(cost::CurrencyName(r.currency));
-  out << "GPU time from " << observe::Rfc3339(ledger->from) << " to "
-      << observe::Rfc3339(ledger->to) << "; hours are GPU-hours, money in " << cur << "\n\n";
+  out << "GPU time from " << core::Rfc3339(ledger->from) << " to " << core::Rfc3339(ledger->to)
+      << "; hours are GPU-hours, money in " << cur << "\n\n";
   const bool busy = std::find(o.include.begin(), o.include.end(), "busy") != o.include.end();
   PrintLines("total", {{"all GPUs", r.total}}, busy, out);
   for (const std::string& by : o.by) {

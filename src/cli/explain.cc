@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "cli/exit_codes.h"
+#include "core/civil_time.h"
 #include "core/format.h"
 #include "observe/verdict_json.h"
 
@@ -58,7 +59,7 @@ int Explain(const views::HostView& view, const std::string& which, const observe
   }
   const observe::Verdict& v = *g->verdict;
   const observe::Evidence& e = v.evidence;
-  out << "state      " << observe::GpuStateName(v.state) << " since " << observe::Rfc3339(v.since)
+  out << "state      " << observe::GpuStateName(v.state) << " since " << core::Rfc3339(v.since)
       << " (" << FormatDuration(view.taken_at - v.since) << ")\n";
   out << "why        " << e.reason << "\n";
   out << "evidence   utilization now "

@@ -8,6 +8,7 @@
 #include "config/catalog_files.h"
 #include "config/config_file.h"
 #include "config/data_dir.h"
+#include "core/civil_time.h"
 #include "core/format.h"
 #include "daemon/daemon_start.h"
 #include "daemon/slurm_source.h"
@@ -183,7 +184,7 @@ int RunSlurmJobs(const SlurmJobsOptions& o, core::TimePoint now, std::ostream& o
   }
   json j = {{"schema", "gleaner.slurm-jobs/v1"},
             {"node", node},
-            {"taken_at", observe::Rfc3339(now)},
+            {"taken_at", core::Rfc3339(now)},
             {"slurm_version", doc->slurm_version},
             {"skipped", doc->skipped},
             {"price_per_gpu_hour", price ? json(*price) : json(nullptr)},

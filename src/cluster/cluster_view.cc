@@ -1,5 +1,6 @@
 #include "cluster/cluster_view.h"
 
+#include "core/civil_time.h"
 #include "metrics/exposition.h"
 #include "observe/verdict_json.h"
 
@@ -17,7 +18,7 @@ json OrNull(const std::optional<T>& v) {
 }  // namespace
 
 json ClusterToJson(const std::vector<HostView>& hosts, core::TimePoint now) {
-  json out = {{"schema", "gleaner.cluster/v1"}, {"taken_at", observe::Rfc3339(now)}};
+  json out = {{"schema", "gleaner.cluster/v1"}, {"taken_at", core::Rfc3339(now)}};
   json list = json::array();
   for (const HostView& h : hosts) {
     json gpus = json::array();
@@ -64,7 +65,7 @@ json ClusterToJson(const std::vector<HostView>& hosts, core::TimePoint now) {
     list.push_back(
         {{"host", h.name},
          {"health", HealthName(h.health)},
-         {"last_report", h.last_report ? json(observe::Rfc3339(*h.last_report)) : json(nullptr)},
+         {"last_report", h.last_report ? json(core::Rfc3339(*h.last_report)) : json(nullptr)},
          {"jobs", h.jobs},
          {"gpus", std::move(gpus)}});
   }

@@ -35,7 +35,7 @@ Coordinator::Coordinator(store::Store& store, const core::Clock& clock, Coordina
       start_latency_(LatencyBounds()),
       reports_(reports == nullptr
                    ? nullptr
-                   : std::make_unique<ReportWriter>(*reports, options_.project_of_user)),
+                   : std::make_unique<ReportWriter>(*reports, options_.project_of_user, log)),
       store_(&store),
       hosts_(options_.max_gpus_per_host),
       scheduler_(options_.scheduler),
@@ -161,7 +161,7 @@ core::Result<AgentReply> Coordinator::HandleReport(const std::string& agent,
   const auto calls = calls_.Take();
   lock.Unlock();
   DeferredCalls::RunAll(calls);
-  if (reports_ != nullptr) GLEANER_RETURN_IF_ERROR(reports_->Write(writes, log));
+  if (reports_ != nullptr) GLEANER_RETURN_IF_ERROR(reports_->Write(writes));
   return reply;
 }
 

@@ -4,41 +4,18 @@
 
 namespace gleaner::cluster {
 
-core::Status ReportWriter::Write(const ReportWrites& writes, const Log& log) {
-  Queued mine{&writes};
-  core::MutexLock lock(mu_);
-  queued_.push_back(&mine);
-  while (!mine.done) {
-    if (writing_) {
-      mu_.Await(written_);
-      continue;
-    }
-    // No batch under way: this report writes what every report queued so
-    // far, its own among them, while the next ones queue.
-    std::vector<Queued*> batch = std::exchange(queued_, {});
-    writing_ = true;
-    lock.Unlock();
-    std::vector<const ReportWrites*> reports;
-    for (const Queued* q : batch) reports.push_back(q->writes);
-    std::vector<core::Status> statuses;
-    try {
-      statuses = WriteBatch(to_, reports, project_of_user_, log);
-    } catch (const std::exception& e) {
-      // The batch learns why, and the next one can proceed: a batch left
-      // "under way" would stall every later report.
-      statuses.assign(batch.size(),
-                      core::Internal(std::string("storing the report failed: ") + e.what()));
-    }
-    lock.Lock();
-    writing_ = false;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      batch[i]->status = statuses[i];
-      batch[i]->done = true;
-    }
-    written_.notify_all();
-  }
-  return mine.status;
-}
+ReportWriter::ReportWriter(store::ObservationStore& to,
+                           std::map<std::string, std::string> project_of_user, const Log& log)
+    : batches_(
+          [&to, project_of_user = std::move(project_of_user),
+           log](std::vector<const ReportWrites**>& batch) {
+            std::vector<const ReportWrites*> reports;
+            for (const ReportWrites** w : batch) reports.push_back(*w);
+            return WriteBatch(to, reports, project_of_user, log);
+          },
+          [](const std::exception& e) {
+            return core::Internal(std::string("storing the report failed: ") + e.what());
+          }) {}
 
 std::vector<core::Status> ReportWriter::WriteBatch(
     store::ObservationStore& to, const std::vector<const ReportWrites*>& batch,

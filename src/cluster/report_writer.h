@@ -1,12 +1,11 @@
 #pragma once
 
-#include <condition_variable>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "cluster/log.h"
-#include "core/mutex.h"
+#include "core/group_commit.h"
 #include "core/status.h"
 #include "observe/minute_rollup.h"
 #include "store/observation_store.h"
@@ -23,19 +22,18 @@ struct ReportWrites {
 };
 
 // Writes reports to one store connection of their own, a batch at a time
-// (group commit): a report waits for the batch under way, if any, then
-// writes everything queued meanwhile, its own among them. 10,000 agents
-// send their minutes within a second of each minute; one transaction takes
-// them all. Thread-safe; `to` must outlive it.
+// (core::GroupCommit): 10,000 agents send their minutes within a second of
+// each minute; one transaction takes them all. Thread-safe; `to` must outlive
+// it; failures are said to `log`.
 class ReportWriter {
  public:
-  ReportWriter(store::ObservationStore& to, std::map<std::string, std::string> project_of_user)
-      : to_(to), project_of_user_(std::move(project_of_user)) {}
+  ReportWriter(store::ObservationStore& to, std::map<std::string, std::string> project_of_user,
+               const Log& log);
 
   // Returns once `writes` is in the store, or with why its minutes are
   // not (GPU records that fail are only logged); the agent then sends its
   // report again, which changes nothing twice.
-  core::Status Write(const ReportWrites& writes, const Log& log) GLEANER_EXCLUDES(mu_);
+  core::Status Write(const ReportWrites& writes) { return batches_.Submit(&writes); }
 
   // One batch, in two transactions (GPU records, then minutes), on `to`
   // with no batching: for a coordinator whose reports share its own
@@ -45,18 +43,7 @@ class ReportWriter {
       const std::map<std::string, std::string>& project_of_user, const Log& log);
 
  private:
-  struct Queued {
-    const ReportWrites* writes;
-    core::Status status = core::Status::Ok();
-    bool done = false;
-  };
-
-  store::ObservationStore& to_;
-  const std::map<std::string, std::string> project_of_user_;
-  core::Mutex mu_;
-  std::condition_variable written_;
-  std::vector<Queued*> queued_ GLEANER_GUARDED_BY(mu_);  // waiting for the next batch
-  bool writing_ GLEANER_GUARDED_BY(mu_) = false;         // a batch is being written
+  core::GroupCommit<const ReportWrites*, core::Status> batches_;
 };
 
 }  // namespace gleaner::cluster

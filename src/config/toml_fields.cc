@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "core/civil_time.h"
+
 namespace gleaner::config {
 
 using core::Status;
@@ -104,16 +106,10 @@ core::Result<core::TimePoint> Instant(const std::string& path, const toml::node&
                  "expected a date and time with its offset, e.g. "
                  "2026-12-01T18:00:00Z");
   }
-  // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-  // days_from_civil algorithm).
-  const int y = dt->date.year - (dt->date.month <= 2 ? 1 : 0);
-  const int era = (y >= 0 ? y : y - 399) / 400;
-  const int yoe = y - era * 400;
-  const int mp = (dt->date.month + 9) % 12;
-  const int doy = (153 * mp + 2) / 5 + dt->date.day - 1;
-  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const int64_t days = int64_t{era} * 146097 + doe - 719468;
-  const int64_t seconds = days * 86400 + dt->time.hour * 3600 + dt->time.minute * 60 +
+  const std::optional<int64_t> days =
+      core::DaysFromCivil(dt->date.year, dt->date.month, dt->date.day);
+  if (!days) return Error(path, node, key, "not a date in the calendar");
+  const int64_t seconds = *days * 86400 + dt->time.hour * 3600 + dt->time.minute * 60 +
                           dt->time.second - int64_t{dt->offset->minutes} * 60;
   return core::FromUnixMicros(seconds * 1'000'000 + dt->time.nanosecond / 1000);
 }

@@ -76,17 +76,31 @@ Result<Bytes> ParseBytes(std::string_view text) {
   return Bytes(static_cast<uint64_t>(bytes));
 }
 
+void AppendHex(std::string& out, std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  out.reserve(out.size() + 2 * bytes.size());
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out += kDigits[b >> 4];
+    out += kDigits[b & 0xf];
+  }
+}
+
+std::string Hex(std::string_view bytes) {
+  std::string out;
+  AppendHex(out, bytes);
+  return out;
+}
+
 namespace {
 
 // OneLine; TerminalText where `for_terminal`.
 std::string Escaped(std::string_view text, bool for_terminal) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   const auto escape = [&](unsigned char byte) {
     out += "\\x";
-    out += kHex[byte >> 4];
-    out += kHex[byte & 0xf];
+    AppendHex(out, std::string_view(reinterpret_cast<const char*>(&byte), 1));
   };
   for (size_t i = 0; i < text.size(); ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);

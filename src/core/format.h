@@ -11,6 +11,11 @@ namespace gleaner::core {
 // "45s", "2m10s", "1h05m", "3d04h": short, for people.
 std::string FormatDuration(Duration d);
 
+// Bytes as lowercase hex digits, two a byte, appended to `out` (a digest,
+// a random secret, an escaped control character).
+void AppendHex(std::string& out, std::string_view bytes);
+std::string Hex(std::string_view bytes);
+
 // "37.5 GiB", "512 MiB".
 std::string FormatBytes(Bytes b);
 

@@ -6,18 +6,13 @@
 
 #include <stdexcept>
 
+#include "core/format.h"
+
 namespace gleaner::core {
 namespace {
 
-std::string Hex(const unsigned char* digest, unsigned int size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * size);
-  for (unsigned int i = 0; i < size; ++i) {
-    out += kDigits[digest[i] >> 4];
-    out += kDigits[digest[i] & 0xf];
-  }
-  return out;
+std::string_view Digest(const unsigned char* digest, unsigned int size) {
+  return {reinterpret_cast<const char*>(digest), size};
 }
 
 }  // namespace
@@ -29,7 +24,7 @@ std::string Sha256Hex(std::string_view data) {
   if (EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
     throw std::runtime_error("SHA-256 failed (out of memory?)");
   }
-  return Hex(digest, size);
+  return Hex(Digest(digest, size));
 }
 
 std::string HmacSha256Hex(std::string_view key, std::string_view message) {
@@ -40,7 +35,7 @@ std::string HmacSha256Hex(std::string_view key, std::string_view message) {
            &size) == nullptr) {
     throw std::runtime_error("HMAC-SHA256 failed (out of memory?)");
   }
-  return Hex(digest, size);
+  return Hex(Digest(digest, size));
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

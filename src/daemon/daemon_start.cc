@@ -10,6 +10,7 @@
 #include <iostream>
 #include <ostream>
 
+#include "core/civil_time.h"
 #include "core/format.h"
 #include "observe/verdict_json.h"
 #include "server/socket_address.h"
@@ -100,7 +101,7 @@ cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {
     if (journal) {
       out << "<" << core::JournalPriority(line) << ">" << core::OneLine(line) << "\n";
     } else {
-      out << observe::Rfc3339(core::RealClock().Now()) << " " << core::OneLine(line) << "\n";
+      out << core::Rfc3339(core::RealClock().Now()) << " " << core::OneLine(line) << "\n";
     }
     out.flush();
   };

@@ -1,8 +1,9 @@
 #include "observe/verdict_json.h"
 
 #include <cmath>
-#include <ctime>
 #include <stdexcept>
+
+#include "core/civil_time.h"
 
 namespace gleaner::observe {
 namespace {
@@ -25,26 +26,6 @@ json Optional(const std::optional<T>& v) {
 }
 
 }  // namespace
-
-std::string Rfc3339(core::TimePoint t) {
-  const int64_t us = core::ToUnixMicros(t);
-  // Floor division: before 1970 the remainder is negative, and truncation
-  // would print 13:27:34.-567 for 13:27:33.433.
-  int64_t secs = us / 1000000;
-  int64_t rest_us = us % 1000000;
-  if (rest_us < 0) {
-    rest_us += 1000000;
-    secs -= 1;
-  }
-  const std::time_t time = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&time, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(rest_us / 1000));
-  return out;
-}
 
 json BesideHolderToJson(const BesideHolder& b) {
   return {{"lendable_bytes", b.lendable.count()},
@@ -70,7 +51,7 @@ json ParkingToJson(const HolderParking& p) {
           {"pid", p.pid},
           {"user", p.user},
           {"memory_bytes", p.memory.count()},
-          {"at", Rfc3339(p.at)},
+          {"at", core::Rfc3339(p.at)},
           {"at_us", core::ToUnixMicros(p.at)},
           {"reason", p.reason},
           {"waiting", p.waiting}};
@@ -94,7 +75,7 @@ json VerdictToJson(const Verdict& v) {
   json out = {
       {"uuid", v.uuid.str()},
       {"state", GpuStateName(v.state)},
-      {"since", Rfc3339(v.since)},
+      {"since", core::Rfc3339(v.since)},
       {"since_us", core::ToUnixMicros(v.since)},
       {"at_us", core::ToUnixMicros(v.at)},
       {"evidence",

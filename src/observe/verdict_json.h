@@ -22,6 +22,5 @@ nlohmann::json PauseModelToJson(const QuietSpellModel& model);
 core::Result<QuietSpellModel> PauseModelFromJson(const nlohmann::json& j);
 
 // RFC 3339 UTC with milliseconds, "2026-11-29T18:53:47.120Z".
-std::string Rfc3339(core::TimePoint t);
 
 }  // namespace gleaner::observe

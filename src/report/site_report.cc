@@ -4,6 +4,7 @@
 #include <set>
 #include <string_view>
 
+#include "core/civil_time.h"
 #include "observe/verdict_json.h"
 #include "sim/harvest_report.h"
 #include "sim/svg_chart.h"
@@ -83,7 +84,7 @@ core::Result<JobActivity> JobActivityFromStore(store::Store& store, core::TimePo
              ? a.owner_returns
              : a.sent_away);
     } else if (k == "policy_applied" || k == "policy_rolled_back") {
-      a.policy_changes.push_back(observe::Rfc3339(e.at) + " " +
+      a.policy_changes.push_back(core::Rfc3339(e.at) + " " +
                                  (k == "policy_applied" ? "applied" : "rolled back") + " by " +
                                  e.actor + (e.detail.empty() ? "" : ": " + e.detail));
     }
@@ -159,7 +160,7 @@ std::string RenderSiteReport(const SiteReport& r) {
   const cost::CostReport& c = r.ledger.report;
   const std::string cur(cost::CurrencyName(c.currency));
   const auto money = [&](double v) { return sim::FormatFixed(v, v < 1000 ? 2 : 0) + " " + cur; };
-  const std::string span = observe::Rfc3339(r.from) + " to " + observe::Rfc3339(r.to);
+  const std::string span = core::Rfc3339(r.from) + " to " + core::Rfc3339(r.to);
   std::string h;
   h += "<p>" + sim::EscapeHtml(span) + ", " + std::to_string(r.ledger.gpus.size()) + " GPU(s)" +
        (r.hosts.empty() ? "" : " on " + sim::EscapeHtml(r.hosts)) + ".</p>\n";

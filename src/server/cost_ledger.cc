@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "core/civil_time.h"
 #include "cost/civil_date.h"
 #include "observe/usage_profile.h"
 #include "observe/verdict_json.h"
@@ -205,8 +206,8 @@ nlohmann::ordered_json LedgerReportToJson(const LedgerReport& ledger) {
   const cost::CostReport& r = ledger.report;
   nlohmann::ordered_json j;
   j["format"] = "gleaner.cost-report/v1";
-  j["from"] = observe::Rfc3339(ledger.from);
-  j["to"] = observe::Rfc3339(ledger.to);
+  j["from"] = core::Rfc3339(ledger.from);
+  j["to"] = core::Rfc3339(ledger.to);
   j["currency"] = cost::CurrencyName(r.currency);
   j["total"] = LineJson(r.total);
   const auto keyed = [](const char* key_name, const std::string& key, const cost::CostLine& line) {

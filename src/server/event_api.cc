@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "core/civil_time.h"
 #include "observe/verdict_json.h"
 #include "server/routing.h"
 
@@ -19,7 +20,7 @@ constexpr int64_t kMaxEventPage = 1000;
 nlohmann::json EventToJson(const store::EventRecord& e) {
   json gpus = json::array();
   for (const core::GpuUuid& g : e.gpus) gpus.push_back(g.str());
-  return {{"id", e.id},     {"at", observe::Rfc3339(e.at)},
+  return {{"id", e.id},     {"at", core::Rfc3339(e.at)},
           {"kind", e.kind}, {"job", e.job ? json(*e.job) : json(nullptr)},
           {"user", e.user}, {"actor", e.actor},
           {"gpus", gpus},   {"detail", e.detail}};

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "core/civil_time.h"
 #include "observe/verdict_json.h"
 #include "server/routing.h"
 
@@ -17,7 +18,7 @@ using nlohmann::json;
 double Round2(double v) { return std::round(v * 100) / 100; }
 
 json MinuteToJson(const observe::MinuteRollup& r) {
-  return {{"minute", observe::Rfc3339(r.minute)},
+  return {{"minute", core::Rfc3339(r.minute)},
           {"utilization_mean_pct", Round2(r.utilization_mean_pct)},
           {"utilization_max_pct", Round2(r.utilization_max_pct)},
           {"memory_used_max_bytes",
@@ -94,8 +95,8 @@ HttpResponse HistoryApi::History(const std::map<std::string, std::string>& query
     }
     gpus.back()["minutes"].push_back(MinuteToJson(r));
   }
-  return Json(200, {{"from", observe::Rfc3339(from)},
-                    {"to", observe::Rfc3339(to)},
+  return Json(200, {{"from", core::Rfc3339(from)},
+                    {"to", core::Rfc3339(to)},
                     {"minutes", minutes},
                     {"gpus", std::move(gpus)}});
 }

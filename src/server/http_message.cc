@@ -13,6 +13,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "core/civil_time.h"
+
 namespace gleaner::server {
 
 PassedDescriptor::~PassedDescriptor() {
@@ -184,13 +186,10 @@ constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
 }  // namespace
 
 std::string FormatHttpDate(core::TimePoint t) {
-  const time_t secs = static_cast<time_t>(core::ToUnixMicros(t) / 1000000);
-  tm utc{};
-  gmtime_r(&secs, &utc);
+  const core::CivilTime c = core::ToCivil(t);
   char out[40];
-  std::snprintf(out, sizeof out, "%s, %02d %s %04d %02d:%02d:%02d GMT", kWeekdays[utc.tm_wday],
-                utc.tm_mday, kMonths[utc.tm_mon], utc.tm_year + 1900, utc.tm_hour, utc.tm_min,
-                utc.tm_sec);
+  std::snprintf(out, sizeof out, "%s, %02u %s %04d %02d:%02d:%02d GMT", kWeekdays[c.weekday], c.day,
+                kMonths[c.month - 1], c.year, c.hour, c.minute, c.second);
   return out;
 }
 
@@ -202,24 +201,21 @@ std::optional<core::TimePoint> ParseHttpDate(std::string_view text) {
   // Field widths keep a peer's long digit runs from overflowing an int.
   if (std::sscanf(s.c_str(), "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d %3[A-Za-z]%n", weekday,
                   &day, month, &year, &hour, &minute, &second, zone, &used) != 8 ||
-      static_cast<size_t>(used) != s.size() || strcasecmp(zone, "GMT") != 0) {
+      static_cast<size_t>(used) != s.size() || strcasecmp(zone, "GMT") != 0 || year < 1970 ||
+      day < 1) {
     return std::nullopt;
   }
-  tm utc{};
-  utc.tm_mon = -1;
-  for (int i = 0; i < 12; ++i) {
-    if (strcasecmp(month, kMonths[i]) == 0) utc.tm_mon = i;
+  core::CivilTime c;
+  c.month = 0;
+  for (unsigned i = 0; i < 12; ++i) {
+    if (strcasecmp(month, kMonths[i]) == 0) c.month = i + 1;
   }
-  if (utc.tm_mon < 0 || day < 1 || day > 31 || year < 1970 || hour > 23 || minute > 59 ||
-      second > 60 || hour < 0 || minute < 0 || second < 0) {
-    return std::nullopt;
-  }
-  utc.tm_mday = day;
-  utc.tm_year = year - 1900;
-  utc.tm_hour = hour;
-  utc.tm_min = minute;
-  utc.tm_sec = second;
-  return core::FromUnixMicros(static_cast<int64_t>(timegm(&utc)) * 1000000);
+  c.year = year;
+  c.day = static_cast<unsigned>(day);
+  c.hour = hour;
+  c.minute = minute;
+  c.second = std::min(second, 59);  // a leap second, as the second before
+  return core::FromCivil(c);
 }
 
 std::string FormatResponse(const HttpResponse& r, bool keep_alive) {

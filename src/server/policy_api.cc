@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/civil_time.h"
 #include "core/json_depth.h"
 #include "observe/verdict_json.h"
 #include "server/routing.h"
@@ -13,10 +14,8 @@ using nlohmann::json;
 namespace {
 
 json VersionToJson(const store::PolicyVersion& p, bool with_text) {
-  json doc = {{"version", p.version},
-              {"at", observe::Rfc3339(p.at)},
-              {"author", p.author},
-              {"note", p.note}};
+  json doc = {
+      {"version", p.version}, {"at", core::Rfc3339(p.at)}, {"author", p.author}, {"note", p.note}};
   if (with_text) doc["text"] = p.text;
   return doc;
 }

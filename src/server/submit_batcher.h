@@ -1,49 +1,41 @@
 #pragma once
 
-#include <condition_variable>
 #include <mutex>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/group_commit.h"
 #include "server/submit_quota.h"
 #include "store/job_store.h"
 
 namespace gleaner::server {
 
-// Group commit: submits that arrive while a commit is on its way to disk
-// wait, then go together in the next one, so N concurrent clients cost one
-// fsync, not N. Each caller still returns only once its own jobs are on
-// disk. The first waiter with nothing committing commits for everyone;
-// there is no thread of its own. Each job is admitted against `limits`
-// in the same hold of the store as its commit, so concurrent submits
-// cannot together pass a limit. Thread-safe.
+// Submits go to disk in groups (core::GroupCommit): N concurrent clients
+// cost one fsync, not N, and each caller returns only once its own jobs
+// are on disk. Each job is admitted against `limits` in the same hold of
+// the store as its commit, so concurrent submits cannot together pass a
+// limit. Thread-safe.
 class SubmitBatcher {
  public:
   // `store_mu` guards `jobs`, which others use too.
   SubmitBatcher(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
-                SubmitLimits limits)
-      : jobs_(jobs), store_mu_(store_mu), clock_(clock), limits_(limits) {}
+                SubmitLimits limits);
 
   // The saved job: one record, or one per task of an array;
   // kResourceExhausted when it would pass a limit.
-  core::Result<std::vector<store::JobRecord>> Submit(store::NewJob job);
+  core::Result<std::vector<store::JobRecord>> Submit(store::NewJob job) {
+    return batches_.Submit(std::move(job));
+  }
 
  private:
-  struct Waiter {
-    store::NewJob job;
-    bool done = false;
-    core::Result<std::vector<store::JobRecord>> result = core::Internal("not committed");
-  };
-  void Commit(std::vector<Waiter*>& batch);
+  using Answer = core::Result<std::vector<store::JobRecord>>;
+  std::vector<Answer> Commit(std::vector<store::NewJob*>& batch);
 
   store::JobStore& jobs_;
   std::mutex& store_mu_;
   const core::Clock& clock_;
   const SubmitLimits limits_;
-  std::mutex mu_;
-  std::condition_variable committed_;
-  std::vector<Waiter*> pending_;
-  bool committing_ = false;
+  core::GroupCommit<store::NewJob, Answer> batches_;
 };
 
 }  // namespace gleaner::server

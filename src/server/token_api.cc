@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "cluster/agent_credentials.h"
+#include "core/civil_time.h"
+#include "core/format.h"
 #include "core/json_depth.h"
 #include "core/sha256.h"
 #include "observe/verdict_json.h"
@@ -29,9 +31,9 @@ json TokenToJson(const store::TokenRecord& t) {
           {"user", t.user},
           {"uid", t.uid},
           {"name", t.name},
-          {"created_at", observe::Rfc3339(t.created_at)},
-          {"expires_at", t.expires_at ? json(observe::Rfc3339(*t.expires_at)) : json(nullptr)},
-          {"revoked_at", t.revoked_at ? json(observe::Rfc3339(*t.revoked_at)) : json(nullptr)}};
+          {"created_at", core::Rfc3339(t.created_at)},
+          {"expires_at", t.expires_at ? json(core::Rfc3339(*t.expires_at)) : json(nullptr)},
+          {"revoked_at", t.revoked_at ? json(core::Rfc3339(*t.revoked_at)) : json(nullptr)}};
 }
 
 }  // namespace
@@ -45,12 +47,8 @@ core::Result<std::string> NewTokenSecret(std::string_view prefix) {
     if (n < 0) return core::Unavailable(std::string("getrandom: ") + std::strerror(errno));
     got += static_cast<size_t>(n);
   }
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string secret(prefix);
-  for (unsigned char b : bytes) {
-    secret += kHex[b >> 4];
-    secret += kHex[b & 0xf];
-  }
+  core::AppendHex(secret, std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
   return secret;
 }
 
@@ -68,7 +66,7 @@ core::Result<Caller> TokenApi::Authenticate(const std::string& secret) {
         "unknown or revoked token; create one with `gleaner token create` on the server host");
   }
   if (found->expires_at && clock_.Now() >= *found->expires_at) {
-    return core::Unauthenticated("this token expired at " + observe::Rfc3339(*found->expires_at) +
+    return core::Unauthenticated("this token expired at " + core::Rfc3339(*found->expires_at) +
                                  "; create a new one with `gleaner token create`");
   }
   if (found->uid == 0 && !policy_.allow_root && (ScopesOf(*found) & kScopeSubmit) != 0) {
@@ -118,7 +116,7 @@ std::string TokenDetail(const store::TokenRecord& t) {
   for (const std::string& p : t.projects) projects += (projects.empty() ? "" : ",") + p;
   return "token " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + t.name + "\"") + " (" +
          scopes + (projects.empty() ? "" : "; projects " + projects) + ")" +
-         (t.expires_at ? ", expiring " + observe::Rfc3339(*t.expires_at) : "");
+         (t.expires_at ? ", expiring " + core::Rfc3339(*t.expires_at) : "");
 }
 
 }  // namespace
@@ -304,12 +302,12 @@ HttpResponse TokenApi::CreateJoinToken(const HttpRequest& req, const Caller& cal
                                        caller.user,
                                        {},
                                        "for host " + t.host + (t.replace ? ", to replace it" : "") +
-                                           ", until " + observe::Rfc3339(t.expires_at)});
+                                           ", until " + core::Rfc3339(t.expires_at)});
   if (!recorded.ok()) return ErrorResponse(recorded.status());
   return Json(201, {{"host", t.host},
                     {"token", *secret},
                     {"replace", t.replace},
-                    {"expires_at", observe::Rfc3339(t.expires_at)}});
+                    {"expires_at", core::Rfc3339(t.expires_at)}});
 }
 
 }  // namespace gleaner::server

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cstdio>
+
+#include "core/civil_time.h"
 
 namespace gleaner::sim {
 namespace {
@@ -17,16 +18,6 @@ std::string_view TrimBlanks(std::string_view s) {
 
 std::string_view DropCr(std::string_view s) {
   return !s.empty() && s.back() == '\r' ? s.substr(0, s.size() - 1) : s;
-}
-
-// The digits of text[at, at + n) as a number, or -1.
-int Digits(std::string_view text, size_t at, size_t n) {
-  int v = 0;
-  for (size_t i = at; i < at + n; ++i) {
-    if (text[i] < '0' || text[i] > '9') return -1;
-    v = v * 10 + (text[i] - '0');
-  }
-  return v;
 }
 
 }  // namespace
@@ -64,29 +55,14 @@ std::string ParseDateTimeField(std::string_view column, std::string_view text, i
       text[16] != ':') {
     return problem;
   }
-  const int y = Digits(text, 0, 4), mo = Digits(text, 5, 2), d = Digits(text, 8, 2);
-  const int h = Digits(text, 11, 2), mi = Digits(text, 14, 2), s = Digits(text, 17, 2);
-  using namespace std::chrono;
-  const year_month_day date{year{y}, month{static_cast<unsigned>(std::max(mo, 0))},
-                            day{static_cast<unsigned>(std::max(d, 0))}};
-  if (y < 1970 || mo < 0 || d < 0 || !date.ok() || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 ||
-      s > 59) {
-    return problem + " (not a valid date and time)";
-  }
-  *t_s = int64_t{sys_days(date).time_since_epoch().count()} * 86400 + h * 3600 + mi * 60 + s;
+  const std::optional<core::TimePoint> t = core::ParseUtcSeconds(text);
+  if (!t || *t < core::FromUnixMicros(0)) return problem + " (not a valid date and time)";
+  *t_s = core::ToUnixMicros(*t) / 1'000'000;
   return "";
 }
 
 std::string FormatDateTime(int64_t t_s) {
-  using namespace std::chrono;
-  const year_month_day date{sys_days{days{t_s / 86400}}};
-  const int64_t s = t_s % 86400;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u %02d:%02d:%02d", static_cast<int>(date.year()),
-                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
-                static_cast<int>(s / 3600), static_cast<int>(s / 60 % 60),
-                static_cast<int>(s % 60));
-  return buf;
+  return core::FormatUtcSeconds(core::FromUnixMicros(t_s * 1'000'000));
 }
 
 core::Result<CsvLineReader> CsvLineReader::Open(const std::string& path) {

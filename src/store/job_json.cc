@@ -1,5 +1,6 @@
 #include "store/job_json.h"
 
+#include "core/civil_time.h"
 #include "observe/verdict_json.h"
 
 namespace gleaner::store {
@@ -9,7 +10,7 @@ nlohmann::json JobRecordToJson(const JobRecord& r) {
   json gpus = json::array();
   for (const core::GpuUuid& g : r.gpus) gpus.push_back(g.str());
   const auto time = [](const std::optional<core::TimePoint>& t) {
-    return t ? json(observe::Rfc3339(*t)) : json(nullptr);
+    return t ? json(core::Rfc3339(*t)) : json(nullptr);
   };
   return {
       {"id", r.id},
@@ -17,7 +18,7 @@ nlohmann::json JobRecordToJson(const JobRecord& r) {
       {"uid", r.uid},
       {"state", JobStateName(r.state)},
       {"attempts", r.attempts},
-      {"submitted_at", observe::Rfc3339(r.submitted_at)},
+      {"submitted_at", core::Rfc3339(r.submitted_at)},
       {"started_at", time(r.started_at)},
       {"finished_at", time(r.finished_at)},
       {"gpus", gpus},

@@ -1,5 +1,6 @@
 #include "store/join_token_check.h"
 
+#include "core/civil_time.h"
 #include "observe/verdict_json.h"
 
 namespace gleaner::store {
@@ -9,12 +10,12 @@ core::Status CheckJoinToken(const std::optional<StoredJoinToken>& token, const s
   const std::string ask = "; ask an admin for a new one (gleaner agent-token create --host " + host;
   if (!token) return core::Unauthenticated("unknown join token" + ask + ")");
   if (token->used_at) {
-    return core::Unauthenticated("this join token was used at " +
-                                 observe::Rfc3339(*token->used_at) + " and joins once" + ask + ")");
+    return core::Unauthenticated("this join token was used at " + core::Rfc3339(*token->used_at) +
+                                 " and joins once" + ask + ")");
   }
   if (now >= token->expires_at) {
-    return core::Unauthenticated("this join token expired at " +
-                                 observe::Rfc3339(token->expires_at) + ask + ")");
+    return core::Unauthenticated("this join token expired at " + core::Rfc3339(token->expires_at) +
+                                 ask + ")");
   }
   if (token->host != host) {
     return core::Unauthenticated("this join token is for host " + token->host + ", not " + host +

@@ -1,5 +1,6 @@
 #include "views/gpus_json.h"
 
+#include "core/civil_time.h"
 #include "observe/verdict_json.h"
 
 namespace gleaner::views {
@@ -124,7 +125,7 @@ json OptionalString(const gpu::Reading<std::string>& r) {
 json GpusToJson(const HostView& view) {
   json doc;
   doc["schema"] = "gleaner.gpus/v1";
-  doc["taken_at"] = observe::Rfc3339(view.taken_at);
+  doc["taken_at"] = core::Rfc3339(view.taken_at);
   doc["host"] = view.hostname;
   doc["source"] = view.driver.source;
   doc["driver"] = {
@@ -140,7 +141,7 @@ json GpusToJson(const HostView& view) {
   for (const gpu::GpuLink& link : view.topology) doc["topology"].push_back(LinkJson(link));
   if (view.slurm) {
     json slurm = {{"node", view.slurm_node},
-                  {"as_of", view.slurm_at ? json(observe::Rfc3339(*view.slurm_at)) : json(nullptr)},
+                  {"as_of", view.slurm_at ? json(core::Rfc3339(*view.slurm_at)) : json(nullptr)},
                   {"error", Text(view.slurm_error)},
                   {"jobs", json::array()}};
     for (const slurm::JobOnHost& j : view.slurm_jobs) {
@@ -161,7 +162,7 @@ json SlurmJobJson(const slurm::SlurmJob& job) {
           {"partition", Text(job.partition)},
           {"qos", Text(job.qos)},
           {"state", Text(job.state)},
-          {"started_at", job.start_time ? json(observe::Rfc3339(*job.start_time)) : json(nullptr)},
+          {"started_at", job.start_time ? json(core::Rfc3339(*job.start_time)) : json(nullptr)},
           {"restarts", job.restart_count},
           {"gpu_count", job.gpu_count}};
 }
@@ -174,7 +175,7 @@ json JobOnHostJson(const slurm::JobOnHost& job, core::TimePoint now) {
         {{"index", g.index},
          {"uuid", Text(g.uuid.str())},
          {"state", g.verdict ? json(observe::GpuStateName(g.verdict->state)) : json(nullptr)},
-         {"since", g.verdict ? json(observe::Rfc3339(g.verdict->since)) : json(nullptr)},
+         {"since", g.verdict ? json(core::Rfc3339(g.verdict->since)) : json(nullptr)},
          {"reason", g.verdict ? Text(g.verdict->evidence.reason) : json(nullptr)},
          {"processes", g.processes}});
   }

@@ -1,7 +1,7 @@
 // Reads a gleaner.gpus/v1 document back into the view it was written from,
 // so that `gleaner gpus` shows a daemon's view exactly as it shows its own.
-#include <ctime>
 
+#include "core/civil_time.h"
 #include "observe/verdict_json.h"
 #include "views/gpus_json.h"
 
@@ -14,20 +14,9 @@ std::string Str(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
 }
 
-// "2026-11-29T18:53:47.120Z" (observe::Rfc3339's form).
+// "2026-11-29T18:53:47.120Z" (core::Rfc3339's form).
 std::optional<core::TimePoint> Time(const json& j, const char* key) {
-  const std::string text = Str(j, key);
-  std::tm tm{};
-  int millis = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon,
-                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &millis) < 6) {
-    return std::nullopt;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  const std::time_t secs = timegm(&tm);
-  if (secs == static_cast<std::time_t>(-1)) return std::nullopt;
-  return core::FromUnixMicros(int64_t{secs} * 1'000'000 + int64_t{millis} * 1000);
+  return core::ParseRfc3339(Str(j, key));
 }
 
 // Why `key` has no value: its "unavailable" reason; a key the document

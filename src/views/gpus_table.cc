@@ -1,10 +1,10 @@
 #include "views/gpus_table.h"
 
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <sstream>
 
+#include "core/civil_time.h"
 #include "core/format.h"
 
 namespace gleaner::views {
@@ -36,14 +36,7 @@ std::string Show(const gpu::Reading<T>& r, Format format) {
   return r.has_value() ? format(r.value()) : Missing(r);
 }
 
-std::string Utc(core::TimePoint t) {
-  const std::time_t secs = static_cast<std::time_t>(core::ToUnixMicros(t) / 1000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
+std::string Utc(core::TimePoint t) { return core::FormatUtcSeconds(t) + " UTC"; }
 
 std::string Memory(const gpu::GpuSnapshot& s) {
   if (!s.memory_used.has_value() || !s.memory_total.has_value()) return Missing(s.memory_used);
