@@ -59,6 +59,12 @@ struct CoordinatorOptions {
 // nor a GPU is ever given twice, whatever another coordinator does. An agent
 // learns what to run from the reply to its next report. Thread-safe; the
 // store (a connection of its own) and the clock must outlive it.
+//
+// It is the scheduler driver, the one interpreter of the scheduler's
+// actions, over parts with one job each: the HostRegistry (hosts, their
+// GPUs, liveness), the relays to the agents (OrderWaiters, LogRelay,
+// HolderRelay) and the ReportWriter. One lock guards all but the last;
+// the compiler checks its rules (GLEANER_GUARDED_BY, core/mutex.h).
 class Coordinator {
  public:
   // Leadership begins now: running jobs are read from the store, and every
@@ -73,10 +79,10 @@ class Coordinator {
   // (kUnavailable) only when the store cannot take it: the agent then sends
   // it all again, which changes nothing twice.
   core::Result<AgentReply> HandleReport(const std::string& agent, const AgentReport& report,
-                                        const Log& log);
+                                        const Log& log) GLEANER_EXCLUDES(mu_);
 
   // Liveness, the queue, one scheduler pass.
-  void Tick(const Log& log);
+  void Tick(const Log& log) GLEANER_EXCLUDES(mu_);
 
   // Calls `wake` with the host's order count (AgentReply::orders) once it
   // is past `seen`: at once if it is already, else when this coordinator
@@ -85,7 +91,8 @@ class Coordinator {
   // gets the count as it is. `wake` is never called under the
   // coordinator's lock. An agent long-polls with it, so it hears of a
   // start at once instead of at its next report.
-  void WaitForOrders(const std::string& agent, uint64_t seen, std::function<void(uint64_t)> wake);
+  void WaitForOrders(const std::string& agent, uint64_t seen, std::function<void(uint64_t)> wake)
+      GLEANER_EXCLUDES(mu_);
 
   // A piece of `job`'s log (at most kMaxLogChunkBytes from `offset`), from
   // the agent of the host where it runs or ran: asked for in the host's
@@ -93,7 +100,7 @@ class Coordinator {
   // is called once, never under the lock: with the piece, or why there is
   // none (no host known, the host not reporting, 10 s without an answer).
   void ReadLog(const store::JobRecord& job, bool err, uint64_t offset,
-               std::function<void(core::Result<LogChunk>)> answer);
+               std::function<void(core::Result<LogChunk>)> answer) GLEANER_EXCLUDES(mu_);
 
   // `gleaner keep GPU` or `gleaner unpark GPU` (its UUID) on the GPU's
   // host, by `user`: allowed to a user of a process holding it (or of its
@@ -101,26 +108,27 @@ class Coordinator {
   // up on a parked holder to admins alone. The host acts on it when it
   // hears its next reply (its long poll wakes it).
   core::Status AskHolder(const std::string& gpu, observe::HolderAsk ask, const std::string& user,
-                         bool admin);
+                         bool admin) GLEANER_EXCLUDES(mu_);
 
   // `gleaner host forget NAME` (root): the GPUs host `name` reported are
   // no longer its, so that another host may report them (a GPU moved, a
   // host renamed); nothing else ever moves a GPU between hosts. Refused
   // while the host reports or holds jobs. How many GPUs it had.
-  core::Result<int64_t> ForgetHost(const std::string& name, const Log& log);
+  core::Result<int64_t> ForgetHost(const std::string& name, const Log& log) GLEANER_EXCLUDES(mu_);
 
   // `gleaner host accept NAME` (root): the GPUs host `name` reported after
   // its first join, refused until now, are its own (a GPU added or
   // replaced); how many. Its agent's next report is heard.
-  core::Result<int64_t> AcceptHostGpus(const std::string& name, const Log& log);
+  core::Result<int64_t> AcceptHostGpus(const std::string& name, const Log& log)
+      GLEANER_EXCLUDES(mu_);
 
   // `with_details`: each GPU's processes and verdict too, which only the
   // gleaner.cluster/v1 document shows (not /metrics).
-  std::vector<HostView> Hosts(bool with_details = false) const;
+  std::vector<HostView> Hosts(bool with_details = false) const GLEANER_EXCLUDES(mu_);
   // Seconds from submit to the agent's report that the job started.
   metrics::Histogram::Snapshot StartLatency() const { return start_latency_.Read(); }
   // What shadow mode would have harvested; nullopt unless in shadow mode.
-  std::optional<ShadowLedger::Totals> Shadow() const;
+  std::optional<ShadowLedger::Totals> Shadow() const GLEANER_EXCLUDES(mu_);
 
  private:
   using Host = KnownHost;
