@@ -94,7 +94,7 @@ void OrderWaiter::Stop() {
 }
 
 void OrderWaiter::Heard(const std::string& credential, uint64_t orders) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   credential_ = credential;
   seen_ = std::max(seen_, orders);
 }
@@ -104,7 +104,7 @@ void OrderWaiter::Run() {
     std::string credential;
     uint64_t seen;
     {
-      std::lock_guard lock(mu_);
+      core::MutexLock lock(mu_);
       credential = credential_;
       seen = seen_;
     }
@@ -121,7 +121,7 @@ void OrderWaiter::Run() {
         {
           // Not asked again for the same orders while the pass it wakes
           // reports.
-          std::lock_guard lock(mu_);
+          core::MutexLock lock(mu_);
           seen_ = std::max(seen_, orders);
         }
         sampler_.Wake();

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "cluster/agent_protocol.h"
 #include "cluster/log.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/result.h"
 #include "net/tls.h"
 #include "server/http_client.h"
@@ -76,9 +76,9 @@ class OrderWaiter {
   agent::Sampler& sampler_;
   const cluster::Log& log_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::string credential_;  // guarded by mu_
-  uint64_t seen_ = 0;       // guarded by mu_
+  core::Mutex mu_;
+  std::string credential_ GLEANER_GUARDED_BY(mu_);
+  uint64_t seen_ GLEANER_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

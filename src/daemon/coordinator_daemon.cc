@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -62,18 +63,18 @@ void Leadership::Step() {
   cluster::CoordinatorOptions options;
   bool restart;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     options = options_;
     restart = std::exchange(restart_, false) && leader_ != nullptr;
   }
   if (leads && (leader() == nullptr || restart)) {
     if (restart) log_("leading afresh on the config read again");
     auto coordinator = StartLeading(store_, clock_, options, log_);
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     leader_ = std::move(coordinator);
   } else if (!leads && leader() != nullptr) {
     log_("lost the leader lease: standing by");
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     leader_.reset();
   } else if (!leads && !said_standby_) {
     log_("standing by: another server holds the leader lease; serving the API meanwhile");
@@ -82,12 +83,12 @@ void Leadership::Step() {
 }
 
 std::shared_ptr<cluster::Coordinator> Leadership::leader() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return leader_;
 }
 
 void Leadership::Reconfigure(cluster::CoordinatorOptions options) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   options_ = std::move(options);
   restart_ = true;
 }

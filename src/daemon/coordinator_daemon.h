@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -16,6 +15,7 @@
 #include "cluster/log.h"
 #include "config/config_file.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "daemon/daemon_start.h"
 #include "net/tls.h"
@@ -52,10 +52,10 @@ class Leadership {
   const core::Clock& clock_;
   const cluster::Log& log_;
   bool said_standby_ = false;
-  mutable std::mutex mu_;
-  cluster::CoordinatorOptions options_;           // guarded by mu_
-  bool restart_ = false;                          // guarded by mu_
-  std::shared_ptr<cluster::Coordinator> leader_;  // guarded by mu_
+  mutable core::Mutex mu_;
+  cluster::CoordinatorOptions options_ GLEANER_GUARDED_BY(mu_);
+  bool restart_ GLEANER_GUARDED_BY(mu_) = false;
+  std::shared_ptr<cluster::Coordinator> leader_ GLEANER_GUARDED_BY(mu_);
 };
 
 struct CoordinatorDaemonOptions {

@@ -21,7 +21,7 @@ std::vector<std::string> LockOutsOf(const config::GleanerConfig& config) {
 }
 
 core::Status DaemonPolicy::Start(const std::string& text, const cluster::Log& log) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   auto latest = store_->GetPolicy(0);
   if (latest.ok() && latest->text == text) {
     active_ = latest->version;
@@ -53,7 +53,7 @@ core::Result<server::PolicyControl::Applied> DaemonPolicy::Apply(
     return core::FailedPrecondition(name + " would lock users out: " + why +
                                     ". Fix it, or apply it anyway with --force");
   }
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   Applied applied;
   applied.at_restart = config::ChangedSections(active_text_, text, LiveSections());
   GLEANER_RETURN_IF_ERROR(core::ReplaceFile(path_, text));
@@ -70,12 +70,12 @@ core::Result<server::PolicyControl::Applied> DaemonPolicy::Apply(
 }
 
 int64_t DaemonPolicy::ActiveVersion() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return active_;
 }
 
 std::optional<DaemonPolicy::Pending> DaemonPolicy::TakePending() {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   std::optional<Pending> taken = std::move(pending_);
   pending_.reset();
   return taken;
@@ -94,7 +94,7 @@ void DaemonPolicy::Reload(const cluster::Log& log) {
     return;
   }
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     if (*text == active_text_) {
       log("SIGHUP: " + path_ + " is unchanged; policy version " + std::to_string(active_) +
           " runs on");

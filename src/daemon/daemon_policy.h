@@ -1,13 +1,13 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "cluster/log.h"
 #include "config/config_file.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "server/policy_api.h"
 #include "store/store.h"
 
@@ -32,7 +32,7 @@ class DaemonPolicy final : public server::PolicyControl {
   // `store`: a connection of its own.
   DaemonPolicy(std::string config_path, std::unique_ptr<store::Store> store,
                const core::Clock& clock)
-      : path_(std::move(config_path)), store_(std::move(store)), clock_(clock) {}
+      : path_(std::move(config_path)), clock_(clock), store_(std::move(store)) {}
 
   // The config file as it is at start (`text`, already checked):
   // recorded as a new version where it differs from the latest.
@@ -55,12 +55,12 @@ class DaemonPolicy final : public server::PolicyControl {
 
  private:
   const std::string path_;
-  std::unique_ptr<store::Store> store_;
   const core::Clock& clock_;
-  mutable std::mutex mu_;
-  int64_t active_ = 0;
-  std::string active_text_;
-  std::optional<Pending> pending_;
+  mutable core::Mutex mu_;
+  const std::unique_ptr<store::Store> store_ GLEANER_PT_GUARDED_BY(mu_);
+  int64_t active_ GLEANER_GUARDED_BY(mu_) = 0;
+  std::string active_text_ GLEANER_GUARDED_BY(mu_);
+  std::optional<Pending> pending_ GLEANER_GUARDED_BY(mu_);
 };
 
 // What in `config`'s usage rules would lock every user but root out, on
