@@ -12,7 +12,6 @@
 #include "cost/advisor.h"
 #include "cost/civil_date.h"
 #include "daemon/daemon_start.h"
-#include "observe/verdict_json.h"
 #include "server/cost_ledger.h"
 
 namespace gleaner::cli {

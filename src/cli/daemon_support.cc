@@ -57,7 +57,8 @@ std::optional<daemon::DaemonBase> StartDaemon(const std::string& data_dir_flag,
     return std::nullopt;
   }
   base.config_path = std::move(trusted).value();
-  auto config = daemon::LoadDaemonConfig(base.config_path, !config_flag.empty(), interval_s);
+  auto config = daemon::LoadDaemonConfig(base.config_path, !config_flag.empty(), interval_s,
+                                         &base.config_text);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     *exit_code = kExitBadInput;

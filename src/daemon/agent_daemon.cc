@@ -140,7 +140,7 @@ core::Status RunAgentDaemon(const AgentDaemonOptions& options, DaemonBase& base,
   waiter.Start();
   // What an agent takes up on SIGHUP: when a GPU is idle, and which may
   // be lent ([rules.lend]); the rest of [rules] is the coordinators'.
-  ConfigReload reload(base.config_path, {"idle", "rules"});
+  ConfigReload reload(base.config_path, base.config_text, {"idle", "rules"});
   {
     StopSignal stop(options.for_s);
     core::ServiceNotifier& notifier = base.notifier;

@@ -17,11 +17,8 @@ std::string SectionList(const std::vector<std::string>& sections) {
 
 }  // namespace
 
-ConfigReload::ConfigReload(std::string path, std::vector<std::string> live)
-    : path_(std::move(path)), live_(std::move(live)) {
-  // The daemon started from this text a moment ago (checked then).
-  active_text_ = ReadConfigText(path_).value_or(std::string());
-}
+ConfigReload::ConfigReload(std::string path, std::string text, std::vector<std::string> live)
+    : path_(std::move(path)), live_(std::move(live)), active_text_(std::move(text)) {}
 
 std::optional<config::GleanerConfig> ConfigReload::Reload(const cluster::Log& log) {
   const std::string stays = "; the running config stays";

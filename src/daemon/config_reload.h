@@ -17,8 +17,9 @@ namespace gleaner::daemon {
 // waiting for the next restart.
 class ConfigReload {
  public:
-  // `path`: the file the daemon started from (it may not exist: defaults).
-  ConfigReload(std::string path, std::vector<std::string> live);
+  // `path`: the file the daemon started from, `text` what it read there
+  // ("": no file, defaults).
+  ConfigReload(std::string path, std::string text, std::vector<std::string> live);
 
   // On SIGHUP: the config to apply now, or nullopt where the file is
   // unchanged or wrong; what happened goes to `log` either way.

@@ -223,7 +223,8 @@ core::Status RunCoordinatorDaemon(const CoordinatorDaemonOptions& options, Daemo
 
   // What a coordinator takes up on SIGHUP: who may submit what and how
   // jobs are placed; the rest waits for a restart.
-  ConfigReload reload(config_path, {"projects", "rules", "scheduler", "sessions"});
+  ConfigReload reload(config_path, base.config_text,
+                      {"projects", "rules", "scheduler", "sessions"});
   StopSignal stop(options.for_s);
   core::ServiceNotifier& notifier = base.notifier;
   notifier.Ready("coordinator serving the API");

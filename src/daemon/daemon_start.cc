@@ -12,7 +12,7 @@
 
 #include "core/civil_time.h"
 #include "core/format.h"
-#include "observe/verdict_json.h"
+#include "core/private_file.h"
 #include "server/socket_address.h"
 
 namespace gleaner::daemon {
@@ -56,8 +56,19 @@ core::Result<std::shared_ptr<const net::TlsContext>> ServerTls(const net::TlsFil
 }
 
 core::Result<config::GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
-                                                     std::optional<double> interval_s) {
-  GLEANER_ASSIGN_OR_RETURN(config::GleanerConfig config, config::LoadConfig(path, must_exist));
+                                                     std::optional<double> interval_s,
+                                                     std::string* text) {
+  // One read: the text a reload compares with is the one parsed here,
+  // whatever happens to the file meanwhile.
+  const core::Result<std::string> read = core::ReadPrivateFile(path);
+  if (!read.ok() && read.status().code() != core::StatusCode::kNotFound) {
+    return core::InvalidArgument("cannot read the config file " + path + ": " +
+                                 read.status().message());
+  }
+  GLEANER_ASSIGN_OR_RETURN(
+      config::GleanerConfig config,
+      read.ok() ? config::ParseConfig(*read, path) : config::LoadConfig(path, must_exist));
+  if (text != nullptr) *text = read.ok() ? *read : std::string();
   if (interval_s) {
     config.sample_interval = core::Duration(static_cast<int64_t>(*interval_s * 1e6));
     config.idle.max_sample_gap = std::max(config.idle.max_sample_gap, 3 * config.sample_interval);

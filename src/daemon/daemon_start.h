@@ -33,15 +33,18 @@ core::Result<std::shared_ptr<const net::TlsContext>> ServerTls(const net::TlsFil
 
 // The config at `path` (`must_exist`: named by --config), with
 // `--interval` laid over it (and the gap that still counts as one sample
-// widened to three intervals).
+// widened to three intervals). `text`, when given, gets the text it was
+// read from, "" where there is no file: what a reload compares with.
 core::Result<config::GleanerConfig> LoadDaemonConfig(const std::string& path, bool must_exist,
-                                                     std::optional<double> interval_s);
+                                                     std::optional<double> interval_s,
+                                                     std::string* text = nullptr);
 
 // What every daemon starts from: its data directory and its config.
 struct DaemonBase {
   std::string data_dir;
   std::string config_path;
   config::GleanerConfig config;
+  std::string config_text;  // what `config` was read from ("": no file)
   // systemd's Type=notify: ready, watchdog pings, stopping.
   core::ServiceNotifier notifier;
 };

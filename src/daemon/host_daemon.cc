@@ -166,13 +166,9 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
     if (!opened.ok()) return core::Unavailable(opened.status().message());
     api_store = std::move(opened).value();
     auto policy_store = store::SqliteStore::Open(data_dir + "/gleaner.db");
-    auto config_text = ReadConfigText(config_path);
-    if (!policy_store.ok() || !config_text.ok()) {
-      return core::Unavailable(
-          (policy_store.ok() ? config_text.status() : policy_store.status()).message());
-    }
+    if (!policy_store.ok()) return core::Unavailable(policy_store.status().message());
     policy = std::make_unique<DaemonPolicy>(config_path, std::move(policy_store).value(), clock);
-    if (core::Status s = policy->Start(*config_text, log); !s.ok()) {
+    if (core::Status s = policy->Start(base.config_text, log); !s.ok()) {
       return core::Unavailable("recording the policy: " + s.message());
     }
     for (const std::string& locked : LockOutsOf(config)) {
@@ -268,7 +264,7 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
 
   // `gleaner monitor` keeps no policy versions: on SIGHUP it takes up the
   // idle rules, as an agent does.
-  ConfigReload reload(config_path, {"idle", "rules"});
+  ConfigReload reload(config_path, base.config_text, {"idle", "rules"});
   // Only now, with nothing left that can fail: signals and the deadline.
   std::optional<StopSignal> stop(std::in_place, options.for_s);
   bool failed = false;

@@ -5,7 +5,6 @@
 #include <string_view>
 
 #include "core/civil_time.h"
-#include "observe/verdict_json.h"
 #include "sim/harvest_report.h"
 #include "sim/svg_chart.h"
 

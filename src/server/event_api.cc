@@ -3,7 +3,6 @@
 #include <charconv>
 
 #include "core/civil_time.h"
-#include "observe/verdict_json.h"
 #include "server/routing.h"
 
 namespace gleaner::server {

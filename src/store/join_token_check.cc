@@ -1,7 +1,6 @@
 #include "store/join_token_check.h"
 
 #include "core/civil_time.h"
-#include "observe/verdict_json.h"
 
 namespace gleaner::store {
 
