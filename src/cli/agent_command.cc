@@ -95,11 +95,6 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   std::optional<daemon::DaemonBase> base =
       StartDaemon(options.data_dir, options.config, options.interval_s, err, &start_rc);
   if (!base) return start_rc;
-  if (core::Status s = daemon::CheckWatchdog(base->notifier, base->config.sample_interval);
-      !s.ok()) {
-    err << "gleaner: " << s.message() << "\n";
-    return kExitBadInput;
-  }
   GpuSource source;
   // Simulated GPUs are this agent's own: several agents may play one scenario.
   if (int rc =

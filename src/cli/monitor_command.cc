@@ -76,11 +76,6 @@ int RunMonitor(const MonitorOptions& options, const core::Clock& clock,
   std::optional<daemon::DaemonBase> base =
       StartDaemon(options.data_dir, options.config, options.interval_s, err, &start_rc);
   if (!base) return start_rc;
-  if (core::Status s = daemon::CheckWatchdog(base->notifier, base->config.sample_interval);
-      !s.ok()) {
-    err << "gleaner: " << s.message() << "\n";
-    return kExitBadInput;
-  }
   GpuSource source;
   int rc = OpenGpuSource(options.fake, options.nvml_library, clock, inspector, err, &source);
   if (rc == kExitNoDriver && options.up && options.fake.empty()) {

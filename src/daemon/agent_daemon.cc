@@ -50,6 +50,7 @@ server::HttpServer::Handler MetricsOnly(agent::HostMetrics& metrics, agent::Idle
 
 core::Status RunAgentDaemon(const AgentDaemonOptions& options, DaemonBase& base, GpuSource source,
                             const core::Clock& clock, std::ostream& out) {
+  GLEANER_RETURN_IF_ERROR(CheckWatchdog(base.notifier, base.config.sample_interval));
   const std::string& data_dir = base.data_dir;
   const config::GleanerConfig& config = base.config;
   const std::string& name = options.name;

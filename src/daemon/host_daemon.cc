@@ -33,6 +33,7 @@ namespace gleaner::daemon {
 
 core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, GpuSource source,
                            const core::Clock& clock, std::ostream& out) {
+  GLEANER_RETURN_IF_ERROR(CheckWatchdog(base.notifier, base.config.sample_interval));
   const std::string& data_dir = base.data_dir;
   const std::string& config_path = base.config_path;
   const config::GleanerConfig& config = base.config;
