@@ -22,25 +22,27 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
       "harvesting baseline (none, naive, gleaner); writes metrics.json, timing.json and "
       "report.html into --out");
   auto* owner = h->add_option_group("owner", "The owner workload: exactly one");
-  owner->add_option("--genai", o.genai, "Alibaba GenAI pod_gpu_duty_cycle CSV (one GPU per pod)")
+  owner
+      ->add_option("--genai", o.owner.genai,
+                   "Alibaba GenAI pod_gpu_duty_cycle CSV (one GPU per pod)")
       ->check(CLI::ExistingFile);
   owner
-      ->add_option("--helios", o.helios,
+      ->add_option("--helios", o.owner.helios,
                    "A Helios Earth VC CSV, or a folder of vc*.csv side by side")
       ->check(CLI::ExistingPath);
-  owner->add_option("--philly", o.philly, "Philly philly_node_sequence.csv (whole nodes)")
+  owner->add_option("--philly", o.owner.philly, "Philly philly_node_sequence.csv (whole nodes)")
       ->check(CLI::ExistingFile);
   owner->require_option(1);
-  h->add_option("--philly-machines", o.philly_machines,
+  h->add_option("--philly-machines", o.owner.philly_machines,
                 "Philly cluster_machine_list (default: beside --philly)")
       ->check(CLI::ExistingFile);
-  h->add_option("--genai-memory", o.genai_memory,
+  h->add_option("--genai-memory", o.owner.genai_memory,
                 "Its pod_gpu_memory_used_bytes CSV: memory held marks an owner process")
       ->check(CLI::ExistingFile);
-  h->add_option("--queue-itp", o.queue_itp,
+  h->add_option("--queue-itp", o.queue.itp,
                 "An ITP job CSV as the queue (default: the synthetic generator)")
       ->check(CLI::ExistingFile);
-  h->add_option("--load", o.load,
+  h->add_option("--load", o.queue.load,
                 "Synthetic queue: GPU-hours asked, as a share of the owner's idle GPU-hours")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
@@ -53,11 +55,11 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
                 "Seconds a signalled job takes to save and leave; the owner waits meanwhile")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{86400}));
-  h->add_option("--gpus-per-node", o.gpus_per_node,
+  h->add_option("--gpus-per-node", o.owner.gpus_per_node,
                 "GPUs per node where the trace does not say (GenAI pods, Helios VCs)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  h->add_option("--seed", o.seed, "Seed of the synthetic queue")->capture_default_str();
+  h->add_option("--seed", o.queue.seed, "Seed of the synthetic queue")->capture_default_str();
   h->add_option("--price-gpu", o.price_gpu,
                 "Price the GPU-hours as this model (on-prem defaults and the price catalog; "
                 "docs/cost.md)")
@@ -105,8 +107,9 @@ CLI::App* AddSimHarvestCommand(CLI::App& sim, SimHarvestOptions& o) {
 
 int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& err) {
   const auto start = std::chrono::steady_clock::now();
-  auto owner = sim::LoadOwnerWorkload({o.genai, o.genai_memory, o.helios, o.philly,
-                                       o.philly_machines, o.gpus_per_node, o.skip_bad_rows});
+  sim::OwnerTraceFiles owner_files = o.owner;
+  owner_files.skip_bad_rows = o.skip_bad_rows;
+  auto owner = sim::LoadOwnerWorkload(owner_files);
   for (const std::string& m : owner.ok() ? owner->skipped : std::vector<std::string>{}) {
     err << "gleaner: skipped " << m << "\n";
   }
@@ -136,14 +139,13 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   config.park_notice_s = o.park_notice_s;
   config.restore_bytes_per_s = o.restore_gb_per_s * 1e9;
   config.idle.min_expected_quiet = core::Seconds(o.min_expected_quiet_s);
-  config.runtimes = o.runtimes == "none"       ? sim::RuntimeKnowledge::kNone
-                    : o.runtimes == "declared" ? sim::RuntimeKnowledge::kDeclared
-                                               : sim::RuntimeKnowledge::kHistory;
+  config.runtimes = sim::ParseRuntimeKnowledge(o.runtimes).value_or(config.runtimes);
   const int64_t idle_gpu_s =
       sim::QuietGpuSeconds(owner->timeline, config.idle.busy_utilization_pct);
-  auto queue =
-      sim::LoadHarvestQueue({o.queue_itp, o.load, o.seed, o.skip_bad_rows}, owner->timeline,
-                            static_cast<double>(idle_gpu_s), config.gpu_memory);
+  sim::HarvestQueueSource queue_source = o.queue;
+  queue_source.skip_bad_rows = o.skip_bad_rows;
+  auto queue = sim::LoadHarvestQueue(queue_source, owner->timeline, static_cast<double>(idle_gpu_s),
+                                     config.gpu_memory);
   for (const std::string& m : queue.ok() ? queue->skipped : std::vector<std::string>{}) {
     err << "gleaner: skipped " << m << "\n";
   }
@@ -153,7 +155,7 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   }
   // Co-location and parking need the owners' memory: only GenAI with its
   // memory file shows it.
-  const bool held_runs = !o.genai.empty() && !o.genai_memory.empty();
+  const bool held_runs = !o.owner.genai.empty() && !o.owner.genai_memory.empty();
   auto runs = sim::RunHarvestBaselines(owner->timeline, queue->jobs, config, held_runs);
   if (!runs.ok()) {
     err << "gleaner: " << runs.status().message() << "\n";
@@ -169,13 +171,14 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
                 {"start_s", t.start_s},
                 {"end_s", t.end_s},
                 {"skipped_rows", owner->skipped_rows}};
-  m["queue"] = {{"source", queue->source},
-                {"seed", o.seed},
-                {"load", queue->source == "synthetic" ? nlohmann::ordered_json(o.load) : nullptr},
-                {"jobs", queue->jobs.size()},
-                {"offered_gpu_hours", queue->offered_gpu_hours},
-                {"left_out_larger_than_a_node", queue->too_large},
-                {"left_out_after_the_end", queue->too_late}};
+  m["queue"] = {
+      {"source", queue->source},
+      {"seed", o.queue.seed},
+      {"load", queue->source == "synthetic" ? nlohmann::ordered_json(o.queue.load) : nullptr},
+      {"jobs", queue->jobs.size()},
+      {"offered_gpu_hours", queue->offered_gpu_hours},
+      {"left_out_larger_than_a_node", queue->too_large},
+      {"left_out_after_the_end", queue->too_late}};
   m["settings"] = {{"checkpoint_s", config.checkpoint_s},
                    {"vacate_s", config.vacate_s},
                    {"busy_utilization_pct", config.idle.busy_utilization_pct},
@@ -189,7 +192,7 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
                    {"park_idle_s", config.park_idle_s},
                    {"park_notice_s", config.park_notice_s},
                    {"restore_bytes_per_s", config.restore_bytes_per_s},
-                   {"runtimes", sim::RuntimeKnowledgeName(config.runtimes)},
+                   {"runtimes", std::string(sim::RuntimeKnowledgeName(config.runtimes))},
                    {"min_expected_quiet_s", core::ToSecondsDouble(config.idle.min_expected_quiet)}};
   const sim::HarvestLimit limit = sim::LimitOf(runs->front().result);
   m["physical_limit"] = {{"idle_gpu_hours", limit.idle_gpu_hours},
@@ -219,7 +222,7 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
   info.money = money;
   info.owner_trace = owner->trace;
   info.queue_source = queue->source;
-  info.seed = o.seed;
+  info.seed = o.queue.seed;
   info.checkpoint_s = config.checkpoint_s;
   info.vacate_s = config.vacate_s;
   info.offered_gpu_hours = queue->offered_gpu_hours;

@@ -5,27 +5,19 @@
 #include <iosfwd>
 #include <string>
 
+#include "sim/harvest_inputs.h"
+
 namespace gleaner::cli {
 
 // `gleaner sim harvest`: an owner workload from a trace, an opportunistic
 // queue, and every harvesting baseline over them (docs/simulator.md).
 struct SimHarvestOptions {
-  // The owner workload: exactly one source.
-  std::string genai;         // Alibaba GenAI duty-cycle CSV
-  std::string genai_memory;  // its memory CSV
-  std::string helios;        // a Helios VC CSV, or a folder of them
-  std::string philly;        // Philly node sequence
-  std::string philly_machines;
-  // The queue: an ITP job file, or the synthetic generator at `load` x the
-  // owner's idle GPU-hours.
-  std::string queue_itp;
-  double load = 1.0;
+  sim::OwnerTraceFiles owner;     // exactly one trace
+  sim::HarvestQueueSource queue;  // an ITP job file, or the synthetic generator
   int64_t checkpoint_s = 1800;
   int64_t vacate_s = 30;
-  int gpus_per_node = 8;
   // The traces do not say which GPUs they ran on: money prices them as this.
   std::string price_gpu = "A100-80GB";
-  uint64_t seed = 0;
   // Co-location and parking (runs only where the trace shows owners' memory).
   double gpu_memory_gib = 80;
   double colocate_margin = 0.10;
@@ -39,7 +31,7 @@ struct SimHarvestOptions {
   // [idle] min_expected_quiet_s: a free GPU expected quiet less is not lent.
   int64_t min_expected_quiet_s = 900;
   std::string out_dir;
-  bool skip_bad_rows = false;
+  bool skip_bad_rows = false;  // in the owners' trace and the queue's
 };
 
 // Registers `harvest` under the `sim` command.

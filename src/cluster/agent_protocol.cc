@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/enum_names.h"
 #include "observe/verdict_json.h"
 
 namespace gleaner::cluster {
@@ -130,17 +131,13 @@ GpuStatus GpuStatusFromJson(const json& j) {
   return g;
 }
 
-std::string_view KindName(JobEvent::Kind k) {
-  switch (k) {
-    case JobEvent::Kind::kStarted:
-      return "started";
-    case JobEvent::Kind::kVacating:
-      return "vacating";
-    case JobEvent::Kind::kExited:
-      return "exited";
-  }
-  return "?";
-}
+constexpr auto kKindNames = core::MakeEnumNames<JobEvent::Kind>({
+    {JobEvent::Kind::kStarted, "started"},
+    {JobEvent::Kind::kVacating, "vacating"},
+    {JobEvent::Kind::kExited, "exited"},
+});
+
+std::string_view KindName(JobEvent::Kind k) { return kKindNames.Name(k); }
 
 json EventToJson(const JobEvent& e) {
   json j = {{"seq", e.seq},

@@ -2,21 +2,18 @@
 
 #include <algorithm>
 
+#include "core/enum_names.h"
 #include "core/format.h"
 
 namespace gleaner::cluster {
 
-std::string_view HealthName(HostView::Health h) {
-  switch (h) {
-    case HostView::Health::kUp:
-      return "up";
-    case HostView::Health::kSilent:
-      return "silent";
-    case HostView::Health::kLost:
-      return "lost";
-  }
-  return "?";
-}
+constexpr auto kHealthNames = core::MakeEnumNames<HostView::Health>({
+    {HostView::Health::kUp, "up"},
+    {HostView::Health::kSilent, "silent"},
+    {HostView::Health::kLost, "lost"},
+});
+
+std::string_view HealthName(HostView::Health h) { return kHealthNames.Name(h); }
 
 void HostRegistry::Remember(const std::vector<store::GpuRecord>& gpus) {
   for (const store::GpuRecord& g : gpus) {

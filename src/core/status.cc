@@ -1,34 +1,26 @@
 #include "core/status.h"
 
+#include "core/enum_names.h"
+
 namespace gleaner::core {
 
-std::string_view StatusCodeName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return "OK";
-    case StatusCode::kInvalidArgument:
-      return "INVALID_ARGUMENT";
-    case StatusCode::kNotFound:
-      return "NOT_FOUND";
-    case StatusCode::kNotSupported:
-      return "NOT_SUPPORTED";
-    case StatusCode::kUnauthenticated:
-      return "UNAUTHENTICATED";
-    case StatusCode::kPermissionDenied:
-      return "PERMISSION_DENIED";
-    case StatusCode::kUnavailable:
-      return "UNAVAILABLE";
-    case StatusCode::kDeviceLost:
-      return "DEVICE_LOST";
-    case StatusCode::kFailedPrecondition:
-      return "FAILED_PRECONDITION";
-    case StatusCode::kResourceExhausted:
-      return "RESOURCE_EXHAUSTED";
-    case StatusCode::kInternal:
-      return "INTERNAL";
-  }
-  return "UNKNOWN";
-}
+constexpr auto kStatusCodeNames = MakeEnumNames<StatusCode>(
+    {
+        {StatusCode::kOk, "OK"},
+        {StatusCode::kInvalidArgument, "INVALID_ARGUMENT"},
+        {StatusCode::kNotFound, "NOT_FOUND"},
+        {StatusCode::kNotSupported, "NOT_SUPPORTED"},
+        {StatusCode::kUnauthenticated, "UNAUTHENTICATED"},
+        {StatusCode::kPermissionDenied, "PERMISSION_DENIED"},
+        {StatusCode::kUnavailable, "UNAVAILABLE"},
+        {StatusCode::kDeviceLost, "DEVICE_LOST"},
+        {StatusCode::kFailedPrecondition, "FAILED_PRECONDITION"},
+        {StatusCode::kResourceExhausted, "RESOURCE_EXHAUSTED"},
+        {StatusCode::kInternal, "INTERNAL"},
+    },
+    "UNKNOWN");
+
+std::string_view StatusCodeName(StatusCode code) { return kStatusCodeNames.Name(code); }
 
 std::string Status::ToString() const {
   if (ok()) return "OK";

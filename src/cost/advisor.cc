@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 
+#include "core/enum_names.h"
 #include "cost/civil_date.h"
 #include "cost/spot.h"
 
@@ -351,17 +352,13 @@ std::optional<AdviceOption> InHouseOption(const AdviceRequest& req) {
 
 }  // namespace
 
-std::string_view DeadlineVerdictName(DeadlineVerdict v) {
-  switch (v) {
-    case DeadlineVerdict::kYes:
-      return "yes";
-    case DeadlineVerdict::kNo:
-      return "no";
-    case DeadlineVerdict::kUnknown:
-      return "unknown";
-  }
-  return "?";
-}
+constexpr auto kDeadlineVerdictNames = core::MakeEnumNames<DeadlineVerdict>({
+    {DeadlineVerdict::kYes, "yes"},
+    {DeadlineVerdict::kNo, "no"},
+    {DeadlineVerdict::kUnknown, "unknown"},
+});
+
+std::string_view DeadlineVerdictName(DeadlineVerdict v) { return kDeadlineVerdictNames.Name(v); }
 
 std::optional<double> ParseHours(std::string_view text) {
   if (text.empty()) return std::nullopt;

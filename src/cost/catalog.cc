@@ -5,9 +5,11 @@
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
+#include <sstream>
 
+#include "core/csv.h"
+#include "core/enum_names.h"
 #include "cost/civil_date.h"
-#include "cost/csv_fields.h"
 
 namespace gleaner::cost {
 namespace {
@@ -16,12 +18,6 @@ std::string Upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
 }
 
 struct Column {
@@ -49,31 +45,19 @@ std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
 
-std::string_view PricingModelName(PricingModel model) {
-  switch (model) {
-    case PricingModel::kOnDemand:
-      return "on-demand";
-    case PricingModel::kSpot:
-      return "spot";
-    case PricingModel::kReserved1y:
-      return "reserved-1y";
-    case PricingModel::kReserved3y:
-      return "reserved-3y";
-    case PricingModel::kSubscription:
-      return "subscription";
-    case PricingModel::kCapacityBlock:
-      return "capacity-block";
-  }
-  return "?";
-}
+constexpr auto kPricingModelNames = core::MakeEnumNames<PricingModel>({
+    {PricingModel::kOnDemand, "on-demand"},
+    {PricingModel::kSpot, "spot"},
+    {PricingModel::kReserved1y, "reserved-1y"},
+    {PricingModel::kReserved3y, "reserved-3y"},
+    {PricingModel::kSubscription, "subscription"},
+    {PricingModel::kCapacityBlock, "capacity-block"},
+});
+
+std::string_view PricingModelName(PricingModel model) { return kPricingModelNames.Name(model); }
 
 std::optional<PricingModel> ParsePricingModel(std::string_view name) {
-  for (PricingModel m :
-       {PricingModel::kOnDemand, PricingModel::kSpot, PricingModel::kReserved1y,
-        PricingModel::kReserved3y, PricingModel::kSubscription, PricingModel::kCapacityBlock}) {
-    if (name == PricingModelName(m)) return m;
-  }
-  return std::nullopt;
+  return kPricingModelNames.Parse(name);
 }
 
 std::string_view CurrencyName(Currency currency) {
@@ -116,45 +100,24 @@ bool GpuModelMatches(std::string_view query, std::string_view catalog_model) {
 }
 
 core::Result<Catalog> Catalog::Parse(std::string_view csv_text, std::string_view name) {
-  Catalog catalog;
+  std::istringstream in{std::string(csv_text)};
+  GLEANER_ASSIGN_OR_RETURN(core::CsvReader reader,
+                           core::CsvReader::Over(in, std::string(name), core::CsvBlanks::kTrim));
   size_t index[kColumnCount];
-  std::fill(std::begin(index), std::end(index), kMissing);
-  size_t header_width = 0;
-  int64_t line_no = 0;
-  bool have_header = false;
-  size_t pos = 0;
-  while (pos < csv_text.size()) {
-    size_t end = csv_text.find('\n', pos);
-    if (end == std::string_view::npos) end = csv_text.size();
-    std::string_view line = csv_text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (Trim(line).empty()) continue;
-    const std::string where = std::string(name) + ":" + std::to_string(line_no) + ": ";
-    std::string problem;
-    std::vector<std::string> fields = SplitCsvLine(line, &problem);
-    if (!problem.empty()) return core::InvalidArgument(where + problem);
-    for (std::string& f : fields) f = Trim(f);
-    if (!have_header) {
-      have_header = true;
-      header_width = fields.size();
-      for (size_t c = 0; c < kColumnCount; ++c) {
-        for (size_t f = 0; f < fields.size(); ++f) {
-          if (fields[f] == kColumns[c].name) index[c] = f;
-        }
-        if (index[c] == kMissing && kColumns[c].required) {
-          return core::InvalidArgument(where + "the header has no column \"" + kColumns[c].name +
-                                       "\"; the catalog format is in docs/cost.md");
-        }
-      }
-      continue;
+  for (size_t c = 0; c < kColumnCount; ++c) {
+    index[c] = reader.Find(kColumns[c].name).value_or(kMissing);
+    if (index[c] == kMissing && kColumns[c].required) {
+      return core::InvalidArgument(reader.At("the header has no column \"") + kColumns[c].name +
+                                   "\"; the catalog format is in docs/cost.md");
     }
-    if (fields.size() != header_width) {
-      return core::InvalidArgument(where + "expected " + std::to_string(header_width) +
-                                   " fields as in the header, got " +
-                                   std::to_string(fields.size()));
+  }
+  Catalog catalog;
+  while (reader.Next()) {
+    const std::string where = reader.At("");
+    if (const std::string problem = reader.RowProblem(); !problem.empty()) {
+      return core::InvalidArgument(where + problem);
     }
+    const std::vector<std::string>& fields = reader.fields();
     auto get = [&](size_t c) -> const std::string& {
       static const std::string kEmpty;
       return index[c] == kMissing ? kEmpty : fields[index[c]];
@@ -183,9 +146,8 @@ core::Result<Catalog> Catalog::Parse(std::string_view csv_text, std::string_view
     {
       const auto m = ParsePricingModel(get(5));
       if (!m) {
-        return core::InvalidArgument(
-            where + "column pricing_model: expected one of on-demand, spot, reserved-1y, " +
-            "reserved-3y, subscription, capacity-block, got " + Quoted(get(5)));
+        return core::InvalidArgument(where + "column pricing_model: expected one of " +
+                                     kPricingModelNames.List(", ") + ", got " + Quoted(get(5)));
       }
       row.pricing_model = *m;
     }
@@ -220,12 +182,8 @@ core::Result<Catalog> Catalog::Parse(std::string_view csv_text, std::string_view
     }
     row.confidence = get(10);
     row.notes = get(11);
-    row.origin = std::string(name) + ":" + std::to_string(line_no);
+    row.origin = std::string(name) + ":" + std::to_string(reader.line());
     catalog.rows_.push_back(std::move(row));
-  }
-  if (!have_header) {
-    return core::InvalidArgument(std::string(name) +
-                                 ": empty; expected a header line (docs/cost.md)");
   }
   return catalog;
 }

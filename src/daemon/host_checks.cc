@@ -8,6 +8,7 @@
 #include "config/config_file.h"
 #include "config/data_dir.h"
 #include "config/trusted_paths.h"
+#include "core/enum_names.h"
 #include "daemon/daemon_start.h"
 #include "daemon/secrets.h"
 #include "gpu/nvml/nvml_backend.h"
@@ -250,19 +251,16 @@ void CheckClock(const HostCheckSetup& o, std::vector<HostCheck>& checks) {
 
 }  // namespace
 
-std::string_view CheckLevelName(CheckLevel level) {
-  switch (level) {
-    case CheckLevel::kOk:
-      return "ok";
-    case CheckLevel::kWarn:
-      return "warn";
-    case CheckLevel::kFail:
-      return "FAIL";
-    case CheckLevel::kSkipped:
-      return "skip";
-  }
-  return "FAIL";
-}
+constexpr auto kCheckLevelNames = core::MakeEnumNames<CheckLevel>(
+    {
+        {CheckLevel::kOk, "ok"},
+        {CheckLevel::kWarn, "warn"},
+        {CheckLevel::kFail, "FAIL"},
+        {CheckLevel::kSkipped, "skip"},
+    },
+    "FAIL");
+
+std::string_view CheckLevelName(CheckLevel level) { return kCheckLevelNames.Name(level); }
 
 std::vector<HostCheck> CheckHost(const HostCheckSetup& setup) {
   std::vector<HostCheck> checks;

@@ -3,37 +3,32 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
+
 namespace gleaner::gpu {
 
-std::string_view UnreadableName(Unreadable why) {
-  switch (why) {
-    case Unreadable::kNotSupported:
-      return "not_supported";
-    case Unreadable::kNoPermission:
-      return "no_permission";
-    case Unreadable::kGpuLost:
-      return "gpu_lost";
-    case Unreadable::kError:
-      return "error";
-  }
-  return "error";
-}
+constexpr auto kUnreadableNames = core::MakeEnumNames<Unreadable>(
+    {
+        {Unreadable::kNotSupported, "not_supported"},
+        {Unreadable::kNoPermission, "no_permission"},
+        {Unreadable::kGpuLost, "gpu_lost"},
+        {Unreadable::kError, "error"},
+    },
+    "error");
 
-std::string_view GpuHealthName(GpuHealth health) {
-  switch (health) {
-    case GpuHealth::kOk:
-      return "ok";
-    case GpuHealth::kNoPermission:
-      return "no_permission";
-    case GpuHealth::kLost:
-      return "lost";
-    case GpuHealth::kError:
-      return "error";
-    case GpuHealth::kFaulty:
-      return "faulty";
-  }
-  return "error";
-}
+std::string_view UnreadableName(Unreadable why) { return kUnreadableNames.Name(why); }
+
+constexpr auto kGpuHealthNames = core::MakeEnumNames<GpuHealth>(
+    {
+        {GpuHealth::kOk, "ok"},
+        {GpuHealth::kNoPermission, "no_permission"},
+        {GpuHealth::kLost, "lost"},
+        {GpuHealth::kError, "error"},
+        {GpuHealth::kFaulty, "faulty"},
+    },
+    "error");
+
+std::string_view GpuHealthName(GpuHealth health) { return kGpuHealthNames.Name(health); }
 
 bool IsApplicationXid(uint32_t xid) {
   return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68;
@@ -90,22 +85,17 @@ void FailAllReadings(GpuSnapshot& s, Unreadable why, const std::string& detail) 
   e.retirement_pending = e.remap_pending = e.remap_failed = Reading<bool>::Fail(why, detail);
 }
 
-std::string_view PcieLevelName(PcieLevel level) {
-  switch (level) {
-    case PcieLevel::kSameBoard:
-      return "same_board";
-    case PcieLevel::kSinglePcieSwitch:
-      return "pcie_switch";
-    case PcieLevel::kMultiplePcieSwitches:
-      return "pcie_switches";
-    case PcieLevel::kHostBridge:
-      return "host_bridge";
-    case PcieLevel::kSameNumaNode:
-      return "numa_node";
-    case PcieLevel::kCrossSocket:
-      return "cross_socket";
-  }
-  return "unknown";
-}
+constexpr auto kPcieLevelNames = core::MakeEnumNames<PcieLevel>(
+    {
+        {PcieLevel::kSameBoard, "same_board"},
+        {PcieLevel::kSinglePcieSwitch, "pcie_switch"},
+        {PcieLevel::kMultiplePcieSwitches, "pcie_switches"},
+        {PcieLevel::kHostBridge, "host_bridge"},
+        {PcieLevel::kSameNumaNode, "numa_node"},
+        {PcieLevel::kCrossSocket, "cross_socket"},
+    },
+    "unknown");
+
+std::string_view PcieLevelName(PcieLevel level) { return kPcieLevelNames.Name(level); }
 
 }  // namespace gleaner::gpu

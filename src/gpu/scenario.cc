@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/enum_names.h"
 #include "core/json_depth.h"
 #include "gpu/builtin_scenarios.h"
 #include "gpu/json_lines.h"
@@ -596,22 +597,17 @@ Result<Scenario> LoadScenario(std::string_view name_or_path) {
   return ParseScenario(text.str(), name_or_path);
 }
 
-std::string_view ScenarioErrorName(ScenarioError error) {
-  switch (error) {
-    case ScenarioError::kNotSupported:
-      return "NOT_SUPPORTED";
-    case ScenarioError::kNoPermission:
-      return "NO_PERMISSION";
-    case ScenarioError::kGpuLost:
-      return "GPU_IS_LOST";
-    case ScenarioError::kUnknown:
-      return "UNKNOWN";
-    case ScenarioError::kDriverNotLoaded:
-      return "DRIVER_NOT_LOADED";
-    case ScenarioError::kLibRmVersionMismatch:
-      return "LIB_RM_VERSION_MISMATCH";
-  }
-  return "UNKNOWN";
-}
+constexpr auto kScenarioErrorNames = core::MakeEnumNames<ScenarioError>(
+    {
+        {ScenarioError::kNotSupported, "NOT_SUPPORTED"},
+        {ScenarioError::kNoPermission, "NO_PERMISSION"},
+        {ScenarioError::kGpuLost, "GPU_IS_LOST"},
+        {ScenarioError::kUnknown, "UNKNOWN"},
+        {ScenarioError::kDriverNotLoaded, "DRIVER_NOT_LOADED"},
+        {ScenarioError::kLibRmVersionMismatch, "LIB_RM_VERSION_MISMATCH"},
+    },
+    "UNKNOWN");
+
+std::string_view ScenarioErrorName(ScenarioError error) { return kScenarioErrorNames.Name(error); }
 
 }  // namespace gleaner::gpu

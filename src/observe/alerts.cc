@@ -2,25 +2,22 @@
 
 #include <cstdio>
 
+#include "core/enum_names.h"
 #include "core/format.h"
 
 namespace gleaner::observe {
 
-std::string_view AlertConditionName(AlertCondition c) {
-  switch (c) {
-    case AlertCondition::kIdle:
-      return "idle";
-    case AlertCondition::kHeldIdle:
-      return "held_idle";
-    case AlertCondition::kTemperatureAbove:
-      return "temperature_above";
-    case AlertCondition::kPowerAbove:
-      return "power_above";
-    case AlertCondition::kGpuLost:
-      return "lost";
-  }
-  return "idle";
-}
+constexpr auto kAlertConditionNames = core::MakeEnumNames<AlertCondition>(
+    {
+        {AlertCondition::kIdle, "idle"},
+        {AlertCondition::kHeldIdle, "held_idle"},
+        {AlertCondition::kTemperatureAbove, "temperature_above"},
+        {AlertCondition::kPowerAbove, "power_above"},
+        {AlertCondition::kGpuLost, "lost"},
+    },
+    "idle");
+
+std::string_view AlertConditionName(AlertCondition c) { return kAlertConditionNames.Name(c); }
 
 bool AlertEvaluator::Holds(const AlertRule& rule, const GpuSample& s, const Verdict& v) const {
   switch (rule.condition) {

@@ -1,26 +1,22 @@
 #include "observe/holder_ask.h"
 
+#include "core/enum_names.h"
+
 namespace gleaner::observe {
 
-std::string_view HolderAskName(HolderAsk ask) {
-  switch (ask) {
-    case HolderAsk::kKeep:
-      return "keep";
-    case HolderAsk::kUnpark:
-      return "unpark";
-    case HolderAsk::kGiveUp:
-      return "give-up";
-    case HolderAsk::kKill:
-      return "kill";
-  }
-  return "keep";
-}
+constexpr auto kHolderAskNames = core::MakeEnumNames<HolderAsk>(
+    {
+        {HolderAsk::kKeep, "keep"},
+        {HolderAsk::kUnpark, "unpark"},
+        {HolderAsk::kGiveUp, "give-up"},
+        {HolderAsk::kKill, "kill"},
+    },
+    "keep");
+
+std::string_view HolderAskName(HolderAsk ask) { return kHolderAskNames.Name(ask); }
 
 std::optional<HolderAsk> ParseHolderAsk(std::string_view name) {
-  for (HolderAsk a : {HolderAsk::kKeep, HolderAsk::kUnpark, HolderAsk::kGiveUp, HolderAsk::kKill}) {
-    if (HolderAskName(a) == name) return a;
-  }
-  return std::nullopt;
+  return kHolderAskNames.Parse(name);
 }
 
 }  // namespace gleaner::observe

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 
+#include "core/enum_names.h"
 #include "core/format.h"
 
 namespace gleaner::observe {
@@ -87,42 +88,33 @@ std::string Pids(const std::vector<uint32_t>& pids) {
 
 }  // namespace
 
-std::string_view GpuStateName(GpuState state) {
-  switch (state) {
-    case GpuState::kUnknown:
-      return "unknown";
-    case GpuState::kBusy:
-      return "busy";
-    case GpuState::kIdle:
-      return "idle";
-    case GpuState::kHeldIdle:
-      return "held_idle";
-    case GpuState::kProtected:
-      return "protected";
-    case GpuState::kReserved:
-      return "reserved";
-    case GpuState::kHarvested:
-      return "harvested";
-    case GpuState::kShared:
-      return "shared";
-    case GpuState::kUnhealthy:
-      return "unhealthy";
-  }
-  return "unknown";
-}
+constexpr auto kGpuStateNames = core::MakeEnumNames<GpuState>(
+    {
+        {GpuState::kUnknown, "unknown"},
+        {GpuState::kBusy, "busy"},
+        {GpuState::kIdle, "idle"},
+        {GpuState::kHeldIdle, "held_idle"},
+        {GpuState::kProtected, "protected"},
+        {GpuState::kReserved, "reserved"},
+        {GpuState::kHarvested, "harvested"},
+        {GpuState::kShared, "shared"},
+        {GpuState::kUnhealthy, "unhealthy"},
+    },
+    "unknown");
+
+std::string_view GpuStateName(GpuState state) { return kGpuStateNames.Name(state); }
+
+constexpr auto kHolderParkingPhaseNames = core::MakeEnumNames<HolderParking::Phase>(
+    {
+        {HolderParking::Phase::kNotice, "notice"},
+        {HolderParking::Phase::kParking, "parking"},
+        {HolderParking::Phase::kParked, "parked"},
+        {HolderParking::Phase::kRestoring, "restoring"},
+    },
+    "notice");
 
 std::string_view ParkingPhaseName(HolderParking::Phase phase) {
-  switch (phase) {
-    case HolderParking::Phase::kNotice:
-      return "notice";
-    case HolderParking::Phase::kParking:
-      return "parking";
-    case HolderParking::Phase::kParked:
-      return "parked";
-    case HolderParking::Phase::kRestoring:
-      return "restoring";
-  }
-  return "notice";
+  return kHolderParkingPhaseNames.Name(phase);
 }
 
 std::optional<HolderParking::Phase> ParseParkingPhase(std::string_view name) {
@@ -133,14 +125,7 @@ std::optional<HolderParking::Phase> ParseParkingPhase(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<GpuState> ParseGpuState(std::string_view name) {
-  for (GpuState s : {GpuState::kUnknown, GpuState::kBusy, GpuState::kIdle, GpuState::kHeldIdle,
-                     GpuState::kProtected, GpuState::kReserved, GpuState::kHarvested,
-                     GpuState::kShared, GpuState::kUnhealthy}) {
-    if (GpuStateName(s) == name) return s;
-  }
-  return std::nullopt;
-}
+std::optional<GpuState> ParseGpuState(std::string_view name) { return kGpuStateNames.Parse(name); }
 
 void IdleClassifier::Restart(Tracker& t, TimePoint at) {
   // Nothing is known about the time before `at`: timers start over, and

@@ -3,19 +3,19 @@
 #include <charconv>
 #include <string>
 
+#include "core/enum_names.h"
+
 namespace gleaner::sched {
 
-std::string_view DependencyKindName(DependencyKind kind) {
-  switch (kind) {
-    case DependencyKind::kAfterOk:
-      return "afterok";
-    case DependencyKind::kAfterAny:
-      return "afterany";
-    case DependencyKind::kAfterNotOk:
-      return "afternotok";
-  }
-  return "afterok";
-}
+constexpr auto kDependencyKindNames = core::MakeEnumNames<DependencyKind>(
+    {
+        {DependencyKind::kAfterOk, "afterok"},
+        {DependencyKind::kAfterAny, "afterany"},
+        {DependencyKind::kAfterNotOk, "afternotok"},
+    },
+    "afterok");
+
+std::string_view DependencyKindName(DependencyKind kind) { return kDependencyKindNames.Name(kind); }
 
 std::vector<Dependency> DependenciesOf(const JobSpec& spec) {
   std::vector<Dependency> out;

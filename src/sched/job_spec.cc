@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "core/enum_names.h"
+
 namespace gleaner::sched {
 namespace {
 
@@ -76,17 +78,15 @@ core::Duration FromSeconds(double s) {
 
 }  // namespace
 
-std::string_view PriorityClassName(PriorityClass c) {
-  switch (c) {
-    case PriorityClass::kCritical:
-      return "critical";
-    case PriorityClass::kNormal:
-      return "normal";
-    case PriorityClass::kOpportunistic:
-      return "opportunistic";
-  }
-  return "normal";
-}
+constexpr auto kPriorityClassNames = core::MakeEnumNames<PriorityClass>(
+    {
+        {PriorityClass::kCritical, "critical"},
+        {PriorityClass::kNormal, "normal"},
+        {PriorityClass::kOpportunistic, "opportunistic"},
+    },
+    "normal");
+
+std::string_view PriorityClassName(PriorityClass c) { return kPriorityClassNames.Name(c); }
 
 core::Result<ArraySpec> ParseArraySpec(const std::string& text) {
   const std::string expected =
@@ -386,16 +386,14 @@ core::Result<JobSpec> JobSpecFromJson(const json& j) {
     }
     if (j.contains("priority_class")) {
       const std::string c = j.at("priority_class").get<std::string>();
-      if (c == "critical") {
-        s.priority_class = PriorityClass::kCritical;
-        s.preemptible = false;  // the default that fits; an explicit true is an error
-      } else if (c == "normal") {
-        s.priority_class = PriorityClass::kNormal;
-      } else if (c == "opportunistic") {
-        s.priority_class = PriorityClass::kOpportunistic;
-      } else {
-        return Bad("priority_class", "one of critical, normal, opportunistic; got \"" + c + "\"");
+      const std::optional<PriorityClass> parsed = kPriorityClassNames.Parse(c);
+      if (!parsed) {
+        return Bad("priority_class",
+                   "one of " + kPriorityClassNames.List(", ") + "; got \"" + c + "\"");
       }
+      s.priority_class = *parsed;
+      // The default that fits; an explicit true is an error.
+      if (*parsed == PriorityClass::kCritical) s.preemptible = false;
     }
     GLEANER_RETURN_IF_ERROR(GetInt(j, "priority", -1000, 1000, &s.priority));
     get("preemptible", &s.preemptible);

@@ -5,6 +5,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "core/enum_names.h"
 #include "observe/idle_classifier.h"
 #include "observe/lending.h"
 #include "observe/parking.h"
@@ -739,32 +740,28 @@ core::Result<HarvestResult> HarvestRun::Run() {
 
 }  // namespace
 
-const char* RuntimeKnowledgeName(RuntimeKnowledge k) {
-  switch (k) {
-    case RuntimeKnowledge::kNone:
-      return "none";
-    case RuntimeKnowledge::kHistory:
-      return "history";
-    case RuntimeKnowledge::kDeclared:
-      return "declared";
-  }
-  return "?";
+constexpr auto kRuntimeKnowledgeNames = core::MakeEnumNames<RuntimeKnowledge>({
+    {RuntimeKnowledge::kNone, "none"},
+    {RuntimeKnowledge::kHistory, "history"},
+    {RuntimeKnowledge::kDeclared, "declared"},
+});
+
+std::string_view RuntimeKnowledgeName(RuntimeKnowledge k) { return kRuntimeKnowledgeNames.Name(k); }
+
+std::optional<RuntimeKnowledge> ParseRuntimeKnowledge(std::string_view name) {
+  return kRuntimeKnowledgeNames.Parse(name);
 }
 
-const char* HarvestPolicyName(HarvestPolicy policy) {
-  switch (policy) {
-    case HarvestPolicy::kNone:
-      return "none";
-    case HarvestPolicy::kNaive:
-      return "naive";
-    case HarvestPolicy::kGleaner:
-      return "gleaner";
-    case HarvestPolicy::kColocate:
-      return "colocate";
-    case HarvestPolicy::kPark:
-      return "park";
-  }
-  return "?";
+constexpr auto kHarvestPolicyNames = core::MakeEnumNames<HarvestPolicy>({
+    {HarvestPolicy::kNone, "none"},
+    {HarvestPolicy::kNaive, "naive"},
+    {HarvestPolicy::kGleaner, "gleaner"},
+    {HarvestPolicy::kColocate, "colocate"},
+    {HarvestPolicy::kPark, "park"},
+});
+
+std::string_view HarvestPolicyName(HarvestPolicy policy) {
+  return kHarvestPolicyNames.Name(policy);
 }
 
 core::Result<HarvestResult> RunHarvest(const OwnerTimeline& owner,

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -24,7 +26,7 @@ enum class HarvestPolicy {
   // state moved to host memory after a notice) so the GPU lends whole.
   kPark,
 };
-const char* HarvestPolicyName(HarvestPolicy policy);
+std::string_view HarvestPolicyName(HarvestPolicy policy);
 
 // What placement knows of how long a job runs, to put it where the GPU's
 // quiet is expected to outlast it (sched::WindowFit).
@@ -33,7 +35,8 @@ enum class RuntimeKnowledge {
   kHistory,   // the p80 of the same user's finished jobs, as the daemon learns it
   kDeclared,  // its true length, as if every user declared it exactly: a bound
 };
-const char* RuntimeKnowledgeName(RuntimeKnowledge k);
+std::string_view RuntimeKnowledgeName(RuntimeKnowledge k);
+std::optional<RuntimeKnowledge> ParseRuntimeKnowledge(std::string_view name);
 
 struct HarvestConfig {
   HarvestPolicy policy = HarvestPolicy::kGleaner;

@@ -169,7 +169,7 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
     }
     for (const Drawn& d : lending) {
       q.lines.push_back(SliceLine(d.run->result.slices, slice_s, qtop, Queued, d.css,
-                                  HarvestPolicyName(d.run->policy)));
+                                  std::string(HarvestPolicyName(d.run->policy))));
     }
     h += RenderLineChart(q);
   }

@@ -25,7 +25,8 @@ core::Result<std::vector<HarvestBaselineRun>> RunHarvestBaselines(
     run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     run.policy = policy;
     run.checkpoints = checkpoints;
-    run.metrics = ComputeHarvestMetrics(HarvestPolicyName(policy), checkpoints, queue, r);
+    run.metrics =
+        ComputeHarvestMetrics(std::string(HarvestPolicyName(policy)), checkpoints, queue, r);
     run.result = std::move(r);
     runs.push_back(std::move(run));
   }

@@ -4,6 +4,7 @@
 #include <array>
 #include <filesystem>
 
+#include "core/csv.h"
 #include "sim/trace_csv.h"
 
 namespace gleaner::sim {
@@ -46,7 +47,8 @@ std::string CheckCounts(const HeliosMinute& m) {
 }  // namespace
 
 core::Result<HeliosVc> ReadHeliosVc(const std::string& path, const HeliosReadOptions& options) {
-  GLEANER_ASSIGN_OR_RETURN(CsvLineReader reader, CsvLineReader::Open(path));
+  GLEANER_ASSIGN_OR_RETURN(core::CsvReader reader,
+                           core::CsvReader::Open(path, core::CsvBlanks::kTrim));
   GLEANER_ASSIGN_OR_RETURN(
       const std::vector<size_t> at,
       reader.FindColumns({"time", kCounts[0], kCounts[1], kCounts[2], kCounts[3], kCounts[4],
@@ -55,17 +57,13 @@ core::Result<HeliosVc> ReadHeliosVc(const std::string& path, const HeliosReadOpt
   HeliosVc vc;
   vc.name = std::filesystem::path(path).stem().string();
   DirtyRows dirty(options.skip_bad_rows, &vc.cleaning, &vc.skipped_messages);
-  std::string row;
-  while (reader.Next(&row)) {
+  while (reader.Next()) {
     ++vc.cleaning.rows;
-    const std::vector<std::string_view> f = SplitCsvFields(row);
+    const std::vector<std::string>& f = reader.fields();
     HeliosMinute m;
     std::array<int64_t, kCounts.size()> counts{};
-    std::string problem;
-    if (f.size() != reader.header_width()) {
-      problem = "expected " + std::to_string(reader.header_width()) +
-                " comma-separated fields as in the header, got " + std::to_string(f.size());
-    } else {
+    std::string problem = reader.RowProblem();
+    if (problem.empty()) {
       problem = ParseDateTimeField("time", f[at[0]], &m.t_s);
       for (size_t c = 0; problem.empty() && c < kCounts.size(); ++c) {
         problem = ParseIntField(kCounts[c], f[at[c + 1]], 0, kMaxHeliosCount, &counts[c]);

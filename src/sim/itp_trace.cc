@@ -1,34 +1,15 @@
 #include "sim/itp_trace.h"
 
-#include <algorithm>
-#include <array>
 #include <fstream>
 #include <string_view>
 #include <unordered_set>
 
+#include "core/csv.h"
 #include "sim/trace_csv.h"
 
 namespace gleaner::sim {
 namespace {
 
-// Unlike SplitCsvFields, blanks around a field are kept: an ITP field with
-// blanks is dirty.
-std::vector<std::string_view> Split(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    std::string_view f =
-        line.substr(start, comma == std::string_view::npos ? comma : comma - start);
-    if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
-    out.push_back(f);
-    if (comma == std::string_view::npos) return out;
-    start = comma + 1;
-  }
-}
-
-constexpr std::array<std::string_view, 4> kColumns = {"job_id", "submission_time", "duration",
-                                                      "num_gpu"};
 // A century of seconds: far beyond any trace, far from overflow in sums.
 constexpr int64_t kMaxSeconds = int64_t{100} * 365 * 24 * 3600;
 
@@ -36,40 +17,20 @@ constexpr int64_t kMaxSeconds = int64_t{100} * 365 * 24 * 3600;
 
 core::Result<ItpTrace> ParseItpJobs(std::istream& in, const std::string& name,
                                     const ItpReadOptions& options) {
-  std::string line;
-  if (!std::getline(in, line)) {
-    return core::InvalidArgument(name +
-                                 ":1: the file is empty; expected the header "
-                                 "job_id,submission_time,duration,num_gpu");
-  }
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  const std::vector<std::string_view> header = Split(line);
-  std::array<size_t, 4> at{};
-  for (size_t c = 0; c < kColumns.size(); ++c) {
-    const auto it = std::find(header.begin(), header.end(), kColumns[c]);
-    if (it == header.end()) {
-      return core::InvalidArgument(
-          name + ":1: the header has no column \"" + std::string(kColumns[c]) +
-          "\"; expected job_id,submission_time,duration,num_gpu, got \"" + line + "\"");
-    }
-    at[c] = static_cast<size_t>(it - header.begin());
-  }
-  const size_t width = header.size();
-
+  // Blanks around a field are kept: an ITP field with blanks is dirty.
+  GLEANER_ASSIGN_OR_RETURN(core::CsvReader reader,
+                           core::CsvReader::Over(in, name, core::CsvBlanks::kKeep));
+  GLEANER_ASSIGN_OR_RETURN(const std::vector<size_t> at,
+                           reader.FindColumns({"job_id", "submission_time", "duration", "num_gpu"},
+                                              "job_id,submission_time,duration,num_gpu"));
   ItpTrace trace;
   std::unordered_set<std::string> seen;
-  int64_t line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::vector<std::string_view> f = Split(line);
-    std::string problem;
+  while (reader.Next()) {
+    const std::vector<std::string>& f = reader.fields();
     TraceJob job;
     int64_t gpus = 0;
-    if (f.size() != width) {
-      problem = "expected " + std::to_string(width) +
-                " comma-separated fields as in the header, got " + std::to_string(f.size());
+    std::string problem;
+    if (problem = reader.RowProblem(); !problem.empty()) {
     } else if (f[at[0]].empty()) {
       problem = "column job_id: expected a job id, got nothing";
     } else if (problem = ParseIntField("submission_time", f[at[1]], 0, kMaxSeconds, &job.submit_s);
@@ -79,11 +40,11 @@ core::Result<ItpTrace> ParseItpJobs(std::istream& in, const std::string& name,
     } else if (problem = ParseIntField("num_gpu", f[at[3]], 1, kMaxItpGpus, &gpus);
                !problem.empty()) {
     } else if (!seen.emplace(f[at[0]]).second) {
-      problem = "column job_id: \"" + std::string(f[at[0]]) +
-                "\" appeared on an earlier line; expected each job once";
+      problem =
+          "column job_id: \"" + f[at[0]] + "\" appeared on an earlier line; expected each job once";
     }
     if (!problem.empty()) {
-      const std::string message = name + ":" + std::to_string(line_no) + ": " + problem;
+      const std::string message = reader.At(problem);
       if (!options.skip_bad_rows) {
         return core::InvalidArgument(message + " (--skip-bad-rows skips such rows)");
       }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/csv.h"
+#include "sim/openb_trace.h"
 #include "sim/trace_csv.h"
 #include "sim/utilization_trace.h"
 
@@ -28,8 +30,7 @@ struct Pod {
 };
 
 // "" when the row is clean, with *pod filled; otherwise what was wrong.
-std::string ParsePod(const std::vector<std::string_view>& f, const std::vector<size_t>& at,
-                     Pod* pod) {
+std::string ParsePod(const std::vector<std::string>& f, const std::vector<size_t>& at, Pod* pod) {
   std::string problem;
   if (f[at[0]].empty()) return "column name: expected a pod name, got nothing";
   if (problem = ParseIntField("num_gpu", f[at[1]], 0, kMaxPodGpus, &pod->gpus); !problem.empty()) {
@@ -47,8 +48,7 @@ std::string ParsePod(const std::vector<std::string_view>& f, const std::vector<s
   }
   const std::optional<int> priority = OpenbQosPriority(f[at[3]]);
   if (!priority) {
-    return "column qos: expected LS, Guaranteed, Burstable or BE, got \"" + std::string(f[at[3]]) +
-           "\"";
+    return "column qos: expected LS, Guaranteed, Burstable or BE, got \"" + f[at[3]] + "\"";
   }
   pod->priority = *priority;
   if (problem = ParseIntField("creation_time", f[at[4]], 0, kMaxSeconds, &pod->created_s);
@@ -75,19 +75,6 @@ std::string ParsePod(const std::vector<std::string_view>& f, const std::vector<s
   return "";
 }
 
-// "V100M16|V100M32" -> both; "", "nan": none.
-std::vector<std::string> SplitGpuSpec(std::string_view spec) {
-  std::vector<std::string> models;
-  if (spec == "nan" || spec == "NaN") return models;
-  while (!spec.empty()) {
-    const size_t bar = spec.find('|');
-    if (std::string_view m = spec.substr(0, bar); !m.empty()) models.emplace_back(m);
-    if (bar == std::string_view::npos) break;
-    spec.remove_prefix(bar + 1);
-  }
-  return models;
-}
-
 }  // namespace
 
 std::optional<int> OpenbQosPriority(std::string_view qos) {
@@ -99,33 +86,27 @@ std::optional<int> OpenbQosPriority(std::string_view qos) {
 }
 
 core::Result<OpenbJobs> ReadOpenbJobs(const std::string& path, const OpenbJobsOptions& options) {
-  GLEANER_ASSIGN_OR_RETURN(CsvLineReader reader, CsvLineReader::Open(path));
+  GLEANER_ASSIGN_OR_RETURN(core::CsvReader reader,
+                           core::CsvReader::Open(path, core::CsvBlanks::kTrim));
   GLEANER_ASSIGN_OR_RETURN(const std::vector<size_t> at,
                            reader.FindColumns({"name", "num_gpu", "gpu_milli", "qos",
                                                "creation_time", "deletion_time", "scheduled_time"},
                                               kColumns));
   // gpu_spec is optional: files without it have no model constraints.
-  std::optional<size_t> spec_at;
-  const std::vector<std::string_view> header = SplitCsvFields(reader.header());
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (header[i] == "gpu_spec") spec_at = i;
-  }
+  const std::optional<size_t> spec_at = reader.Find("gpu_spec");
   OpenbJobs out;
   TraceCleaning cleaning;
   DirtyRows dirty(options.skip_bad_rows, &cleaning, &out.skipped_messages);
   std::unordered_set<std::string> seen;
-  std::string row;
-  while (reader.Next(&row)) {
-    const std::vector<std::string_view> f = SplitCsvFields(row);
+  while (reader.Next()) {
+    const std::vector<std::string>& f = reader.fields();
     Pod pod;
     std::string problem;
-    if (f.size() != reader.header_width()) {
-      problem = "expected " + std::to_string(reader.header_width()) +
-                " comma-separated fields as in the header, got " + std::to_string(f.size());
+    if (problem = reader.RowProblem(); !problem.empty()) {
     } else if (problem = ParsePod(f, at, &pod); !problem.empty()) {
     } else if (!seen.emplace(f[at[0]]).second) {
-      problem = "column name: \"" + std::string(f[at[0]]) +
-                "\" appeared on an earlier line; expected each pod once";
+      problem =
+          "column name: \"" + f[at[0]] + "\" appeared on an earlier line; expected each pod once";
     }
     if (!problem.empty()) {
       GLEANER_RETURN_IF_ERROR(dirty.Add(path, reader.line(), problem));
@@ -144,7 +125,7 @@ core::Result<OpenbJobs> ReadOpenbJobs(const std::string& path, const OpenbJobsOp
     job.duration_s = std::max<int64_t>(1, pod.deleted_s - *pod.scheduled_s);
     job.gpus = static_cast<int>(pod.gpus);
     job.priority = pod.priority;
-    if (spec_at) job.gpu_models = SplitGpuSpec(f[*spec_at]);
+    if (spec_at) job.gpu_models = SplitOpenbGpuSpec(f[*spec_at]);
     out.shared_gpu_jobs += pod.gpu_milli < 1000 ? 1 : 0;
     out.jobs.push_back(job);
   }

@@ -1,110 +1,58 @@
 #include "sim/openb_trace.h"
 
 #include <algorithm>
-#include <charconv>
-#include <fstream>
+#include <initializer_list>
+
+#include "core/csv.h"
+#include "sim/trace_csv.h"
 
 namespace gleaner::sim {
 namespace {
 
-std::vector<std::string> SplitFields(const std::string& line) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    std::string f =
-        line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
-    out.push_back(std::move(f));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
-// One CSV file, read row by row with its columns found by name.
+// One openb CSV file, its fields read by column name.
 class CsvTable {
  public:
   // Reads the header; `columns` must all be present.
   static core::Result<CsvTable> Open(const std::string& path,
-                                     const std::vector<std::string>& columns) {
-    CsvTable t;
-    t.path_ = path;
-    t.in_.open(path);
-    if (!t.in_) return core::NotFound("cannot open " + path + "; check the path");
-    std::string header;
-    if (!std::getline(t.in_, header)) {
-      return core::InvalidArgument(path + ":1: the file is empty; expected a header naming " +
-                                   Join(columns));
-    }
-    if (!header.empty() && header.back() == '\r') header.pop_back();
-    t.header_ = SplitFields(header);
-    for (const std::string& c : columns) {
-      if (std::find(t.header_.begin(), t.header_.end(), c) == t.header_.end()) {
-        return core::InvalidArgument(path + ":1: the header has no column \"" + c +
-                                     "\"; expected columns " + Join(columns) + ", got \"" + header +
-                                     "\"");
-      }
-    }
-    return t;
+                                     std::initializer_list<std::string_view> columns,
+                                     std::string_view expected) {
+    GLEANER_ASSIGN_OR_RETURN(core::CsvReader reader,
+                             core::CsvReader::Open(path, core::CsvBlanks::kKeep));
+    GLEANER_RETURN_IF_ERROR(reader.FindColumns(columns, expected).status());
+    return CsvTable(std::move(reader));
   }
 
   // The next non-blank row; false at the end.
-  bool Next() {
-    std::string line;
-    while (std::getline(in_, line)) {
-      ++line_;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      fields_ = SplitFields(line);
-      return true;
-    }
-    return false;
-  }
+  bool Next() { return reader_.Next(); }
 
   core::Status CheckWidth() const {
-    if (fields_.size() == header_.size()) return core::Status::Ok();
-    return Error("expected " + std::to_string(header_.size()) +
-                 " comma-separated fields as in the header, got " + std::to_string(fields_.size()));
+    const std::string problem = reader_.RowProblem();
+    return problem.empty() ? core::Status::Ok() : Error(problem);
   }
 
-  bool Has(const std::string& column) const {
-    return std::find(header_.begin(), header_.end(), column) != header_.end();
-  }
+  bool Has(std::string_view column) const { return reader_.Find(column).has_value(); }
 
   // A column the header has (Open checked the required ones).
-  const std::string& Field(const std::string& column) const {
-    const auto it = std::find(header_.begin(), header_.end(), column);
-    return fields_[static_cast<size_t>(it - header_.begin())];
+  const std::string& Field(std::string_view column) const {
+    return reader_.fields()[*reader_.Find(column)];
   }
 
   // An integer in [lo, hi].
-  core::Result<int64_t> Int(const std::string& column, int64_t lo, int64_t hi) const {
-    const std::string& text = Field(column);
+  core::Result<int64_t> Int(std::string_view column, int64_t lo, int64_t hi) const {
     int64_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) {
-      return Error("column " + column + ": expected an integer from " + std::to_string(lo) +
-                   " to " + std::to_string(hi) + ", got \"" + text + "\"");
-    }
+    const std::string problem = ParseIntField(column, Field(column), lo, hi, &v);
+    if (!problem.empty()) return Error(problem);
     return v;
   }
 
   core::Status Error(const std::string& what) const {
-    return core::InvalidArgument(path_ + ":" + std::to_string(line_) + ": " + what);
+    return core::InvalidArgument(reader_.At(what));
   }
 
  private:
-  static std::string Join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-  }
+  explicit CsvTable(core::CsvReader reader) : reader_(std::move(reader)) {}
 
-  std::string path_;
-  std::ifstream in_;
-  std::vector<std::string> header_;
-  std::vector<std::string> fields_;
-  int64_t line_ = 1;
+  core::CsvReader reader_;
 };
 
 // Enough for any real node or pod (the largest openb node has 128 cores and
@@ -117,7 +65,8 @@ bool IsEmptyValue(const std::string& s) { return s.empty() || s == "nan" || s ==
 }  // namespace
 
 core::Result<std::vector<sched::FragNodeSpec>> ReadOpenbNodes(const std::string& path) {
-  auto table = CsvTable::Open(path, {"sn", "cpu_milli", "memory_mib", "gpu", "model"});
+  auto table = CsvTable::Open(path, {"sn", "cpu_milli", "memory_mib", "gpu", "model"},
+                              "columns sn, cpu_milli, memory_mib, gpu, model");
   if (!table.ok()) return table.status();
   std::vector<sched::FragNodeSpec> nodes;
   while (table->Next()) {
@@ -146,7 +95,8 @@ core::Result<std::vector<sched::FragNodeSpec>> ReadOpenbNodes(const std::string&
 }
 
 core::Result<std::vector<sched::FragPodSpec>> ReadOpenbPods(const std::string& path) {
-  auto table = CsvTable::Open(path, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"});
+  auto table = CsvTable::Open(path, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"},
+                              "columns name, cpu_milli, memory_mib, num_gpu, gpu_milli");
   if (!table.ok()) return table.status();
   std::vector<sched::FragPodSpec> pods;
   while (table->Next()) {
@@ -176,21 +126,22 @@ core::Result<std::vector<sched::FragPodSpec>> ReadOpenbPods(const std::string& p
                           " milli; shares below 1000 are only for one GPU");
     }
     // gpu_spec is optional: files without it have no model constraints.
-    const std::string spec = table->Has("gpu_spec") ? table->Field("gpu_spec") : std::string();
-    if (!IsEmptyValue(spec)) {
-      size_t start = 0;
-      while (start <= spec.size()) {
-        const size_t bar = spec.find('|', start);
-        std::string model =
-            spec.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
-        if (!model.empty()) p.gpu_models.push_back(std::move(model));
-        if (bar == std::string::npos) break;
-        start = bar + 1;
-      }
-    }
+    if (table->Has("gpu_spec")) p.gpu_models = SplitOpenbGpuSpec(table->Field("gpu_spec"));
     pods.push_back(std::move(p));
   }
   return pods;
+}
+
+std::vector<std::string> SplitOpenbGpuSpec(std::string_view spec) {
+  std::vector<std::string> models;
+  if (spec == "nan" || spec == "NaN") return models;
+  while (!spec.empty()) {
+    const size_t bar = spec.find('|');
+    if (std::string_view m = spec.substr(0, bar); !m.empty()) models.emplace_back(m);
+    if (bar == std::string_view::npos) break;
+    spec.remove_prefix(bar + 1);
+  }
+  return models;
 }
 
 }  // namespace gleaner::sim

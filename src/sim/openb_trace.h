@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -24,5 +25,9 @@ namespace gleaner::sim {
 // Blank lines are skipped. NotFound when the file cannot be opened.
 core::Result<std::vector<sched::FragNodeSpec>> ReadOpenbNodes(const std::string& path);
 core::Result<std::vector<sched::FragPodSpec>> ReadOpenbPods(const std::string& path);
+
+// The models a gpu_spec field allows: "V100M16|V100M32" -> both; "" and
+// "nan" -> none (any model).
+std::vector<std::string> SplitOpenbGpuSpec(std::string_view spec);
 
 }  // namespace gleaner::sim

@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "core/csv.h"
 #include "sim/trace_csv.h"
 
 namespace gleaner::sim {
@@ -39,23 +40,21 @@ std::string ParseMemory(std::string_view text, int64_t* bytes) {
 
 core::Result<PhillyNodeSequence> ReadPhillyNodeSequence(const std::string& path,
                                                         const PhillyReadOptions& options) {
-  GLEANER_ASSIGN_OR_RETURN(CsvLineReader reader, CsvLineReader::Open(path));
+  GLEANER_ASSIGN_OR_RETURN(core::CsvReader reader,
+                           core::CsvReader::Open(path, core::CsvBlanks::kTrim));
   GLEANER_ASSIGN_OR_RETURN(
       const std::vector<size_t> at,
       reader.FindColumns({"time", "active", "total"}, "time,active,total (any order)"));
   PhillyNodeSequence seq;
   DirtyRows dirty(options.skip_bad_rows, &seq.cleaning, &seq.skipped_messages);
-  std::string row;
-  while (reader.Next(&row)) {
+  while (reader.Next()) {
     ++seq.cleaning.rows;
-    const std::vector<std::string_view> f = SplitCsvFields(row);
+    const std::vector<std::string>& f = reader.fields();
     PhillyMinute m;
     int64_t active = 0;
     int64_t total = 0;
     std::string problem;
-    if (f.size() != reader.header_width()) {
-      problem = "expected " + std::to_string(reader.header_width()) +
-                " comma-separated fields as in the header, got " + std::to_string(f.size());
+    if (problem = reader.RowProblem(); !problem.empty()) {
     } else if (problem = ParseDateTimeField("time", f[at[0]], &m.t_s); !problem.empty()) {
     } else if (problem = ParseIntField("active", f[at[1]], 0, kMaxPhillyNodes, &active);
                !problem.empty()) {
@@ -92,34 +91,32 @@ core::Result<PhillyNodeSequence> ReadPhillyNodeSequence(const std::string& path,
 }
 
 core::Result<std::vector<PhillyMachine>> ReadPhillyMachines(const std::string& path) {
-  GLEANER_ASSIGN_OR_RETURN(CsvLineReader reader, CsvLineReader::Open(path));
+  GLEANER_ASSIGN_OR_RETURN(core::CsvReader reader,
+                           core::CsvReader::Open(path, core::CsvBlanks::kTrim));
   GLEANER_ASSIGN_OR_RETURN(const std::vector<size_t> at,
                            reader.FindColumns({"machineId", "number of GPUs", "single GPU mem"},
                                               "machineId, number of GPUs, single GPU mem"));
   std::vector<PhillyMachine> machines;
   std::unordered_set<std::string> seen;
-  std::string row;
-  while (reader.Next(&row)) {
-    const std::vector<std::string_view> f = SplitCsvFields(row);
+  while (reader.Next()) {
+    const std::vector<std::string>& f = reader.fields();
     PhillyMachine m;
     int64_t gpus = 0;
     std::string problem;
-    if (f.size() != reader.header_width()) {
-      problem = "expected " + std::to_string(reader.header_width()) +
-                " comma-separated fields as in the header, got " + std::to_string(f.size());
+    if (problem = reader.RowProblem(); !problem.empty()) {
     } else if (f[at[0]].empty()) {
       problem = "column machineId: expected a machine id, got nothing";
     } else if (problem = ParseIntField("number of GPUs", f[at[1]], 1, kMaxGpusPerMachine, &gpus);
                !problem.empty()) {
     } else if (problem = ParseMemory(f[at[2]], &m.gpu_memory_bytes); !problem.empty()) {
     } else if (!seen.emplace(f[at[0]]).second) {
-      problem = "column machineId: \"" + std::string(f[at[0]]) +
+      problem = "column machineId: \"" + f[at[0]] +
                 "\" appeared on an earlier line; expected each machine once";
     }
     if (!problem.empty()) {
-      return core::InvalidArgument(path + ":" + std::to_string(reader.line()) + ": " + problem);
+      return core::InvalidArgument(reader.At(problem));
     }
-    m.id = std::string(f[at[0]]);
+    m.id = f[at[0]];
     m.gpus = static_cast<int>(gpus);
     machines.push_back(std::move(m));
   }

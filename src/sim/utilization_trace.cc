@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <initializer_list>
 #include <map>
-#include <sstream>
+#include <optional>
+
+#include "core/csv.h"
 
 namespace gleaner::sim {
 namespace {
@@ -15,15 +17,6 @@ struct Row {
   double time_s;
   double value;
 };
-
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, ',')) out.push_back(field);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 
 bool ParseDouble(const std::string& text, double* out) {
   if (text.empty()) return false;
@@ -39,28 +32,14 @@ bool ParseDouble(const std::string& text, double* out) {
 // timestamp and would overflow microsecond arithmetic.
 constexpr double kMaxAbsTimeS = 1e11;
 
-std::string Unquoted(std::string field) {
-  if (field.size() >= 2 && field.front() == '"' && field.back() == '"') {
-    field = field.substr(1, field.size() - 2);
-  }
-  return field;
-}
-
 // Reads `path` into rows per series, by the header's column names.
 core::Status ReadRows(const std::string& path, bool skip_bad_rows, TraceCleaning* cleaning,
                       std::map<std::string, std::vector<Row>>* out) {
-  std::ifstream in(path);
-  if (!in) return core::NotFound("cannot open trace file " + path);
-  std::string line;
-  if (!std::getline(in, line))
-    return core::InvalidArgument(path + ":1: empty file; expected a header");
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  std::vector<std::string> header = SplitCsv(line);
-  for (std::string& h : header) h = Unquoted(h);
-  const auto column = [&](std::initializer_list<const char*> names) -> int {
-    for (const char* n : names) {
-      auto it = std::find(header.begin(), header.end(), n);
-      if (it != header.end()) return static_cast<int>(it - header.begin());
+  GLEANER_ASSIGN_OR_RETURN(core::CsvReader reader,
+                           core::CsvReader::Open(path, core::CsvBlanks::kKeep));
+  const auto column = [&](std::initializer_list<std::string_view> names) -> int {
+    for (std::string_view n : names) {
+      if (const std::optional<size_t> at = reader.Find(n)) return static_cast<int>(*at);
     }
     return -1;
   };
@@ -71,21 +50,14 @@ core::Status ReadRows(const std::string& path, bool skip_bad_rows, TraceCleaning
     return core::InvalidArgument(path +
                                  ":1: expected a header with columns value, "
                                  "timestamp_anon (or timestamp) and container_ip; got \"" +
-                                 line + "\"");
+                                 reader.header_line() + "\"");
   }
-  const size_t needed = static_cast<size_t>(std::max({value_col, time_col, id_col})) + 1;
-  int64_t line_no = 1;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
+  while (reader.Next()) {
     ++cleaning->rows;
-    const std::vector<std::string> f = SplitCsv(line);
+    const std::vector<std::string>& f = reader.fields();
     std::string problem;
     Row row{};
-    if (f.size() < needed) {
-      problem =
-          "expected " + std::to_string(header.size()) + " columns, got " + std::to_string(f.size());
+    if (problem = reader.RowProblem(); !problem.empty()) {
     } else if (!ParseDouble(f[static_cast<size_t>(time_col)], &row.time_s) ||
                !(std::abs(row.time_s) <= kMaxAbsTimeS)) {
       problem =
@@ -104,7 +76,7 @@ core::Status ReadRows(const std::string& path, bool skip_bad_rows, TraceCleaning
         ++cleaning->bad_rows_skipped;
         continue;
       }
-      return core::InvalidArgument(path + ":" + std::to_string(line_no) + ": " + problem +
+      return core::InvalidArgument(reader.At(problem) +
                                    " (pass --skip-bad-rows to skip such rows)");
     }
     (*out)[f[static_cast<size_t>(id_col)]].push_back(row);

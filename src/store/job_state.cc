@@ -1,37 +1,24 @@
+#include "core/enum_names.h"
 #include "store/job_store.h"
 
 namespace gleaner::store {
 
-std::string_view JobStateName(JobState s) {
-  switch (s) {
-    case JobState::kPendingApproval:
-      return "pending_approval";
-    case JobState::kQueued:
-      return "queued";
-    case JobState::kHeld:
-      return "held";
-    case JobState::kRunning:
-      return "running";
-    case JobState::kVacating:
-      return "vacating";
-    case JobState::kSucceeded:
-      return "succeeded";
-    case JobState::kFailed:
-      return "failed";
-    case JobState::kCancelled:
-      return "cancelled";
-  }
-  return "queued";
-}
+constexpr auto kJobStateNames = core::MakeEnumNames<JobState>(
+    {
+        {JobState::kPendingApproval, "pending_approval"},
+        {JobState::kQueued, "queued"},
+        {JobState::kHeld, "held"},
+        {JobState::kRunning, "running"},
+        {JobState::kVacating, "vacating"},
+        {JobState::kSucceeded, "succeeded"},
+        {JobState::kFailed, "failed"},
+        {JobState::kCancelled, "cancelled"},
+    },
+    "queued");
 
-std::optional<JobState> ParseJobState(std::string_view name) {
-  for (JobState s :
-       {JobState::kPendingApproval, JobState::kQueued, JobState::kHeld, JobState::kRunning,
-        JobState::kVacating, JobState::kSucceeded, JobState::kFailed, JobState::kCancelled}) {
-    if (JobStateName(s) == name) return s;
-  }
-  return std::nullopt;
-}
+std::string_view JobStateName(JobState s) { return kJobStateNames.Name(s); }
+
+std::optional<JobState> ParseJobState(std::string_view name) { return kJobStateNames.Parse(name); }
 
 bool IsFinal(JobState s) {
   return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;

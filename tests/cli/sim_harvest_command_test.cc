@@ -48,7 +48,7 @@ TEST(SimHarvestCommandTest, WritesEveryBaselineAndTheSameBytesTwice) {
   testing::TempDir dir;
   dir.Write("vc.csv", HeliosVc());
   SimHarvestOptions o;
-  o.helios = (dir.path() / "vc.csv").string();
+  o.owner.helios = (dir.path() / "vc.csv").string();
   o.out_dir = (dir.path() / "a").string();
   const HarvestRun a = RunHarvest(o);
   ASSERT_EQ(a.rc, kExitOk) << a.err;
@@ -148,8 +148,8 @@ TEST(SimHarvestCommandTest, TheReportDrawsEveryLendingRunWithinThePhysicalLimit)
   testing::TempDir dir;
   const auto [duty, memory] = GenAiPods();
   SimHarvestOptions o;
-  o.genai = dir.Write("duty.csv", duty);
-  o.genai_memory = dir.Write("memory.csv", memory);
+  o.owner.genai = dir.Write("duty.csv", duty);
+  o.owner.genai_memory = dir.Write("memory.csv", memory);
   o.colocate_min_history_s = 600;
   o.out_dir = (dir.path() / "a").string();
   const HarvestRun a = RunHarvest(o);
@@ -176,10 +176,10 @@ TEST(SimHarvestCommandTest, TheSeedDrawsAnotherQueue) {
   testing::TempDir dir;
   dir.Write("vc.csv", HeliosVc());
   SimHarvestOptions o;
-  o.helios = (dir.path() / "vc.csv").string();
+  o.owner.helios = (dir.path() / "vc.csv").string();
   o.out_dir = (dir.path() / "a").string();
   ASSERT_EQ(RunHarvest(o).rc, kExitOk);
-  o.seed = 1;
+  o.queue.seed = 1;
   o.out_dir = (dir.path() / "b").string();
   ASSERT_EQ(RunHarvest(o).rc, kExitOk);
   const auto a = nlohmann::json::parse(testing::Slurp(dir.path().string() + "/a/metrics.json"));
@@ -194,7 +194,7 @@ TEST(SimHarvestCommandTest, BadInputSaysWhatToFix) {
   vc.insert(vc.find('\n') + 1, "2020-05-01 00:00:00,16,20,0,0,2,0,0,0\n");  // more busy than total
   dir.Write("bad.csv", vc);
   SimHarvestOptions o;
-  o.helios = (dir.path() / "bad.csv").string();
+  o.owner.helios = (dir.path() / "bad.csv").string();
   o.out_dir = (dir.path() / "out").string();
   HarvestRun r = RunHarvest(o);
   EXPECT_EQ(r.rc, kExitBadInput);
@@ -206,7 +206,7 @@ TEST(SimHarvestCommandTest, BadInputSaysWhatToFix) {
 
   // A GPU model nothing prices: said before anything runs.
   o.skip_bad_rows = false;
-  o.helios = (dir.path() / "good.csv").string();
+  o.owner.helios = (dir.path() / "good.csv").string();
   dir.Write("good.csv", HeliosVc());
   o.price_gpu = "V100";
   r = RunHarvest(o);

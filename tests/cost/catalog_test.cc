@@ -50,7 +50,7 @@ TEST(CatalogTest, BadRowsAreNamedByFileAndLine) {
   EXPECT_EQ(ErrorOf("A,r,i,A100-80GB,1,spot,2,USD,,2026-02-01\n"),
             "test.csv:2: column source: expected a value, got an empty field");
   EXPECT_EQ(ErrorOf("A,r,i,A100-80GB,1,spot,2,USD\n"),
-            "test.csv:2: expected 10 fields as in the header, got 8");
+            "test.csv:2: expected 10 comma-separated fields as in the header, got 8");
   EXPECT_EQ(ErrorOf("A,r,\"i,A100-80GB,1,spot,2,USD,s,2026-02-01\n"),
             "test.csv:2: a quoted field is not closed");
   auto no_column = Catalog::Parse("provider,region\n", "x.csv");

@@ -71,7 +71,7 @@ TEST(UtilizationTraceTest, BadRowsNameFileAndLine) {
 
   const std::string short_row = dir.Write("s.csv", "value,timestamp_anon,container_ip\n1,0\n");
   EXPECT_THAT(ReadUtilizationTrace(short_row, "", false, &cleaning).status().message(),
-              HasSubstr(":2: expected 3 columns, got 2"));
+              HasSubstr(":2: expected 3 comma-separated fields as in the header, got 2"));
   const std::string no_header = dir.Write("h.csv", "a,b,c\n1,2,3\n");
   EXPECT_THAT(ReadUtilizationTrace(no_header, "", false, &cleaning).status().message(),
               HasSubstr(":1: expected a header with columns value"));

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include "core/enum_names.h"
+
 namespace gleaner::gpu {
 namespace {
 
@@ -18,18 +20,17 @@ std::string VersionText(int v) {
 
 }  // namespace
 
+constexpr auto kCudaProcessStateNames = core::MakeEnumNames<CudaProcessState>(
+    {
+        {CudaProcessState::kRunning, "running"},
+        {CudaProcessState::kLocked, "locked"},
+        {CudaProcessState::kCheckpointed, "checkpointed"},
+        {CudaProcessState::kFailed, "failed"},
+    },
+    "unknown");
+
 std::string_view CudaProcessStateName(CudaProcessState state) {
-  switch (state) {
-    case CudaProcessState::kRunning:
-      return "running";
-    case CudaProcessState::kLocked:
-      return "locked";
-    case CudaProcessState::kCheckpointed:
-      return "checkpointed";
-    case CudaProcessState::kFailed:
-      return "failed";
-  }
-  return "unknown";
+  return kCudaProcessStateNames.Name(state);
 }
 
 core::Result<std::unique_ptr<CudaCheckpoint>> CudaCheckpoint::Open(const std::string& library) {
