@@ -38,8 +38,8 @@
 #include "agent/node_agent.h"
 #include "cluster/agent_protocol.h"
 #include "core/clock.h"
+#include "net/http_client.h"
 #include "net/tls.h"
-#include "server/http_client.h"
 
 namespace {
 
@@ -51,7 +51,7 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 struct Options {
-  std::vector<gleaner::server::Endpoint> servers;
+  std::vector<gleaner::net::Endpoint> servers;
   std::vector<std::string> join_tokens;  // agent i joins as emu-i with the i-th
   std::string token;
   int agents = 1000;
@@ -70,16 +70,16 @@ struct Options {
 // One client per coordinator, for one thread. `source`: a loopback address
 // of its own where the servers are on loopback, since a server limits the
 // connections of each address, as real agents each have theirs.
-using Clients = std::vector<std::unique_ptr<gleaner::server::HttpClient>>;
+using Clients = std::vector<std::unique_ptr<gleaner::net::HttpClient>>;
 
 Clients ClientsOf(const Options& o, uint32_t source) {
   Clients out;
-  for (gleaner::server::Endpoint e : o.servers) {
+  for (gleaner::net::Endpoint e : o.servers) {
     if (e.host.rfind("127.", 0) == 0) {
       e.source = "127." + std::to_string(1 + source / 65536 % 254) + "." +
                  std::to_string(source / 256 % 256) + "." + std::to_string(1 + source % 254);
     }
-    out.push_back(std::make_unique<gleaner::server::HttpClient>(e));
+    out.push_back(std::make_unique<gleaner::net::HttpClient>(e));
     out.back()->set_keep_alive(o.keep_alive);
   }
   return out;
@@ -342,7 +342,7 @@ int main(int argc, char** argv) {
   }
   std::stringstream list(servers);
   for (std::string url; std::getline(list, url, ',');) {
-    auto e = gleaner::server::ParseServerUrl(url);
+    auto e = gleaner::net::ParseServerUrl(url);
     if (!e.ok()) {
       std::cerr << "agent_swarm: " << e.status().message() << "\n";
       return 2;

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "server/http_server.h"
 #include "server/job_api.h"
 #include "store/sqlite_store.h"
@@ -25,7 +25,7 @@ struct Stack {
   std::mutex store_mu;
   std::unique_ptr<server::JobApi> api;
   std::unique_ptr<server::HttpServer> server;
-  server::Endpoint socket;
+  net::Endpoint socket;
   std::atomic<uint32_t> next_user{0};
 };
 
@@ -67,7 +67,7 @@ void BM_SubmitOverSocket(benchmark::State& state) {
   Stack& s = Shared(state.range(0) == 1);
   const std::string body = R"({"command": ["python", "sweep.py", "--lr", "3e-4"], "gpus": 1})";
   for (auto _ : state) {
-    auto r = server::HttpCall(s.socket, "POST", "/v1/jobs", body);
+    auto r = net::HttpCall(s.socket, "POST", "/v1/jobs", body);
     if (!r.ok() || r->first != 201) state.SkipWithError("submit failed");
   }
   state.SetItemsProcessed(state.iterations());

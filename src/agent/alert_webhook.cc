@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/http_post.h"
 #include "core/civil_time.h"
+#include "net/http_client.h"
 #include "observe/verdict_json.h"
 
 namespace gleaner::agent {
@@ -102,7 +102,7 @@ void AlertWebhook::Work() {
     bool done = false;
     for (int attempt = 1; attempt <= options_.max_attempts && !done && !stop_; ++attempt) {
       lock.unlock();
-      auto status = HttpPostJson(options_.url, payload, options_.timeout);
+      auto status = net::PostJson(options_.url, payload, options_.timeout);
       lock.lock();
       if (status.ok() && *status >= 200 && *status < 300) {
         done = true;

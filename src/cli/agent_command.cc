@@ -14,7 +14,7 @@
 #include "daemon/agent_daemon.h"
 #include "daemon/coordinator_client.h"
 #include "daemon/daemon_start.h"
-#include "server/socket_address.h"
+#include "net/socket_address.h"
 
 namespace gleaner::cli {
 
@@ -84,7 +84,7 @@ int RunAgent(const AgentOptions& options, const core::Clock& clock,
   agent.join_token_file = options.join_token_file;
   agent.for_s = options.for_s;
   if (options.metrics_listen != "none") {
-    auto host_port = server::ParseHostPort(options.metrics_listen);
+    auto host_port = net::ParseHostPort(options.metrics_listen);
     if (!host_port.ok()) {
       err << "gleaner: --metrics-listen: " << host_port.status().message() << "\n";
       return kExitUsage;

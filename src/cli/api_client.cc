@@ -12,16 +12,16 @@ namespace gleaner::cli {
 
 using nlohmann::json;
 
-core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target) {
+core::Result<std::optional<net::Endpoint>> FindApi(const ApiTarget& target) {
   if (!target.server.empty()) {
-    GLEANER_ASSIGN_OR_RETURN(server::Endpoint e, server::ParseServerUrl(target.server));
-    GLEANER_RETURN_IF_ERROR(server::UseClientTls(target.tls, &e));
+    GLEANER_ASSIGN_OR_RETURN(net::Endpoint e, net::ParseServerUrl(target.server));
+    GLEANER_RETURN_IF_ERROR(net::UseClientTls(target.tls, &e));
     return std::optional(e);
   }
   const std::string socket = config::ClientDataDir(target.data_dir) + "/gleaner.sock";
   GLEANER_ASSIGN_OR_RETURN(const bool served, config::InDataDir(socket));
-  if (!served) return std::optional<server::Endpoint>();
-  server::Endpoint e;
+  if (!served) return std::optional<net::Endpoint>();
+  net::Endpoint e;
   e.unix_path = socket;
   return std::optional(e);
 }
@@ -42,8 +42,8 @@ std::string QueryEscape(const std::string& text) {
   return out;
 }
 
-core::Result<server::Endpoint> RunningApi(const ApiTarget& target) {
-  GLEANER_ASSIGN_OR_RETURN(std::optional<server::Endpoint> api, FindApi(target));
+core::Result<net::Endpoint> RunningApi(const ApiTarget& target) {
+  GLEANER_ASSIGN_OR_RETURN(std::optional<net::Endpoint> api, FindApi(target));
   if (!api) {
     return core::Unavailable("gleaner up is not running here (no " +
                              config::ClientDataDir(target.data_dir) +
@@ -52,11 +52,11 @@ core::Result<server::Endpoint> RunningApi(const ApiTarget& target) {
   return *std::move(api);
 }
 
-int CallApi(const server::Endpoint& endpoint, const std::string& token, const std::string& method,
+int CallApi(const net::Endpoint& endpoint, const std::string& token, const std::string& method,
             const std::string& path, const std::string& body, bool json_out,
             const std::function<std::string(const json&)>& text, std::ostream& out,
             std::ostream& err) {
-  auto answer = server::HttpCall(endpoint, method, path, body, token);
+  auto answer = net::HttpCall(endpoint, method, path, body, token);
   if (!answer.ok()) return Fail(err, answer.status());
   const json doc = core::ParseUntrustedJson<json>(answer->second);
   if (answer->first >= 400) {

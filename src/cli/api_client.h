@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/result.h"
+#include "net/http_client.h"
 #include "net/tls.h"
-#include "server/http_client.h"
 
 namespace gleaner::cli {
 
@@ -23,18 +23,18 @@ struct ApiTarget {
 
 // The endpoint to call; nullopt when no server was named and no local
 // `gleaner up` is serving (its socket is absent).
-core::Result<std::optional<server::Endpoint>> FindApi(const ApiTarget& target);
+core::Result<std::optional<net::Endpoint>> FindApi(const ApiTarget& target);
 
 // The endpoint, for commands that need a running daemon: kUnavailable,
 // saying how to reach one, where there is none.
-core::Result<server::Endpoint> RunningApi(const ApiTarget& target);
+core::Result<net::Endpoint> RunningApi(const ApiTarget& target);
 
 // `text` as a query value: bytes other than letters, digits and ._- escaped.
 std::string QueryEscape(const std::string& text);
 
 // Calls the API and prints the answer: `text` of the JSON, or the JSON
 // itself with `json_out`; errors go to `err` with the exit code they mean.
-int CallApi(const server::Endpoint& endpoint, const std::string& token, const std::string& method,
+int CallApi(const net::Endpoint& endpoint, const std::string& token, const std::string& method,
             const std::string& path, const std::string& body, bool json_out,
             const std::function<std::string(const nlohmann::json&)>& text, std::ostream& out,
             std::ostream& err);

@@ -97,7 +97,7 @@ int RunEvents(const GovernanceOptions& g, const JobOptions& o, std::ostream& out
                      : std::min<int64_t>(kPage, g.limit - static_cast<int64_t>(events.size()));
     std::string target = "/v1/events?limit=" + std::to_string(want) + "&" + filters;
     if (after > 0) target += "&after=" + std::to_string(after);
-    auto answer = server::HttpCall(*api, "GET", target, "", o.token);
+    auto answer = net::HttpCall(*api, "GET", target, "", o.token);
     if (!answer.ok()) return Fail(err, answer.status());
     const json doc = core::ParseUntrustedJson<json>(answer->second);
     if (answer->first >= 400 || !doc.is_object() || !doc.contains("events")) {

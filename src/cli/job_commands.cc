@@ -61,12 +61,12 @@ core::Result<std::unique_ptr<store::SqliteStore>> OpenState(const std::string& d
 json RecordToJson(const store::JobRecord& r) { return store::JobRecordToJson(r); }
 
 // The API of a running `gleaner up`, when there is one to reach.
-core::Result<std::optional<server::Endpoint>> Api(const JobOptions& o) {
+core::Result<std::optional<net::Endpoint>> Api(const JobOptions& o) {
   return FindApi({o.server, o.token, o.data_dir, o.tls});
 }
 
 // The API, for commands that need a running daemon.
-core::Result<server::Endpoint> RunningApi(const JobOptions& o) {
+core::Result<net::Endpoint> RunningApi(const JobOptions& o) {
   return cli::RunningApi({o.server, o.token, o.data_dir, o.tls});
 }
 
@@ -252,11 +252,11 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& o) {
   return c;
 }
 
-core::Result<json> SubmitToApi(const server::Endpoint& api, const std::string& token,
+core::Result<json> SubmitToApi(const net::Endpoint& api, const std::string& token,
                                const sched::JobSpec& spec) {
   GLEANER_ASSIGN_OR_RETURN(
       const auto answer,
-      server::HttpCall(api, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), token));
+      net::HttpCall(api, "POST", "/v1/jobs", sched::JobSpecToJson(spec).dump(), token));
   const json doc = core::ParseUntrustedJson<json>(answer.second);
   if (answer.first >= 400) {
     const std::string message = doc.is_object() && doc.contains("error")
@@ -273,7 +273,7 @@ namespace {
 // Submits `spec` to the running gleaner, or onto the data directory's state
 // where none runs; the job as the API answers it.
 core::Result<json> SubmitSpec(const JobOptions& o, const sched::JobSpec& spec) {
-  GLEANER_ASSIGN_OR_RETURN(const std::optional<server::Endpoint> api, Api(o));
+  GLEANER_ASSIGN_OR_RETURN(const std::optional<net::Endpoint> api, Api(o));
   if (api) return SubmitToApi(*api, o.token, spec);
   GLEANER_ASSIGN_OR_RETURN(auto state, OpenState(o.data_dir));
   sched::JobLimits limits;
@@ -445,7 +445,7 @@ namespace {
 
 // GET /v1/jobs page after page (the server answers one bounded page at a
 // time) until `limit` jobs (0: all) or the last page.
-core::Result<json> FetchJobs(const server::Endpoint& api, const JobOptions& o) {
+core::Result<json> FetchJobs(const net::Endpoint& api, const JobOptions& o) {
   std::string filters = o.all ? "all=1" : "";
   if (!o.states.empty()) filters = "state=" + QueryEscape(o.states);
   if (!o.user.empty()) filters += (filters.empty() ? "" : "&") + ("user=" + QueryEscape(o.user));
@@ -459,7 +459,7 @@ core::Result<json> FetchJobs(const server::Endpoint& api, const JobOptions& o) {
     std::string target = "/v1/jobs?limit=" + std::to_string(want);
     if (!filters.empty()) target += "&" + filters;
     if (after > 0) target += "&after=" + std::to_string(after);
-    GLEANER_ASSIGN_OR_RETURN(auto answer, server::HttpCall(api, "GET", target, "", o.token));
+    GLEANER_ASSIGN_OR_RETURN(auto answer, net::HttpCall(api, "GET", target, "", o.token));
     const json doc = core::ParseUntrustedJson<json>(answer.second);
     if (answer.first >= 400 || !doc.is_object() || !doc.contains("jobs") ||
         !doc["jobs"].is_array()) {
@@ -618,7 +618,7 @@ int RunLogs(const JobOptions& o, std::ostream& out, std::ostream& err) {
     const std::string target = "/v1/jobs/" + std::to_string(o.id) +
                                "/logs?stream=" + (o.stderr_stream ? "err" : "out") +
                                "&offset=" + std::to_string(offset);
-    auto answer = server::HttpCall(*api, "GET", target, "", o.token);
+    auto answer = net::HttpCall(*api, "GET", target, "", o.token);
     if (!answer.ok()) return Fail(err, answer.status());
     const json doc = core::ParseUntrustedJson<json>(answer->second);
     if (answer->first >= 400 || doc.is_discarded()) {

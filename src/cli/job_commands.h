@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "core/result.h"
+#include "net/http_client.h"
 #include "net/tls.h"
 #include "observe/holder_ask.h"
 #include "sched/job_spec.h"
-#include "server/http_client.h"
 
 namespace gleaner::cli {
 
@@ -94,7 +94,7 @@ JobCommands AddJobCommands(CLI::App& app, JobOptions& options);
 // wrong with them.
 core::Result<sched::JobSpec> SpecFromOptions(const JobOptions& options);
 // Submits `spec` through the API; the job as the API answers it.
-core::Result<nlohmann::json> SubmitToApi(const server::Endpoint& api, const std::string& token,
+core::Result<nlohmann::json> SubmitToApi(const net::Endpoint& api, const std::string& token,
                                          const sched::JobSpec& spec);
 
 int RunSubmit(const JobOptions& options, std::ostream& out, std::ostream& err);

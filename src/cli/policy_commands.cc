@@ -34,9 +34,9 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 // GET `path`'s JSON, or why not.
-core::Result<json> Fetch(const server::Endpoint& api, const std::string& token,
+core::Result<json> Fetch(const net::Endpoint& api, const std::string& token,
                          const std::string& path) {
-  GLEANER_ASSIGN_OR_RETURN(auto answer, server::HttpCall(api, "GET", path, "", token));
+  GLEANER_ASSIGN_OR_RETURN(auto answer, net::HttpCall(api, "GET", path, "", token));
   const json doc = core::ParseUntrustedJson<json>(answer.second);
   if (answer.first >= 400 || !doc.is_object()) {
     const std::string message = doc.is_object() && doc.contains("error")
@@ -56,7 +56,7 @@ core::Result<std::string> ReadFile(const std::string& path) {
 }
 
 // A version number, or a file: what `gleaner policy diff` compares.
-core::Result<std::pair<std::string, std::string>> TextOf(const server::Endpoint& api,
+core::Result<std::pair<std::string, std::string>> TextOf(const net::Endpoint& api,
                                                          const std::string& token,
                                                          const std::string& what) {
   const bool number = !what.empty() && std::all_of(what.begin(), what.end(), ::isdigit);

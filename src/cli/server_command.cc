@@ -12,7 +12,7 @@
 #include "daemon/coordinator_daemon.h"
 #include "daemon/daemon_start.h"
 #include "daemon/secrets.h"
-#include "server/socket_address.h"
+#include "net/socket_address.h"
 
 namespace gleaner::cli {
 
@@ -79,7 +79,7 @@ int RunServer(const ServerOptions& options, const core::Clock& clock, std::ostre
     err << "gleaner: " << store_uri.status().message() << "\n";
     return kExitBadInput;
   }
-  auto listen_at = server::ParseHostPort(options.listen);
+  auto listen_at = net::ParseHostPort(options.listen);
   if (!listen_at.ok()) {
     err << "gleaner: --listen: " << listen_at.status().message() << "\n";
     return kExitBadInput;

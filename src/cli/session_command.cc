@@ -38,8 +38,8 @@ std::string JobPath(int64_t id, const std::string& rest = "") {
 }
 
 // The job as the API has it now.
-core::Result<json> FetchJob(const server::Endpoint& api, const std::string& token, int64_t id) {
-  GLEANER_ASSIGN_OR_RETURN(const auto answer, server::HttpCall(api, "GET", JobPath(id), "", token));
+core::Result<json> FetchJob(const net::Endpoint& api, const std::string& token, int64_t id) {
+  GLEANER_ASSIGN_OR_RETURN(const auto answer, net::HttpCall(api, "GET", JobPath(id), "", token));
   const json doc = core::ParseUntrustedJson<json>(answer.second);
   if (answer.first >= 400 || !doc.is_object() || !doc.contains("state")) {
     return core::Unavailable("job " + std::to_string(id) + ": " + answer.second.substr(0, 300));
@@ -76,7 +76,7 @@ int ExitFor(const json& job, std::ostream& err) {
 // over: the job then, or the exit code to leave with. ^C, or the end of
 // this terminal, cancels the job meanwhile.
 using Started = std::function<core::Result<bool>(const json& job)>;
-std::variant<json, int> SubmitAndAwait(const server::Endpoint& api, const std::string& token,
+std::variant<json, int> SubmitAndAwait(const net::Endpoint& api, const std::string& token,
                                        const sched::JobSpec& spec, const Started& started,
                                        std::ostream& err) {
   auto submitted = SubmitToApi(api, token, spec);
@@ -92,7 +92,7 @@ std::variant<json, int> SubmitAndAwait(const server::Endpoint& api, const std::s
   std::string said;
   for (;;) {
     if (g_interrupted) {
-      server::HttpCall(api, "POST", JobPath(id, "/cancel"), "", token).status().IgnoreError();
+      net::HttpCall(api, "POST", JobPath(id, "/cancel"), "", token).status().IgnoreError();
       err << "gleaner: job " << id << " cancelled\n";
       return 128 + SIGINT;
     }
@@ -113,8 +113,8 @@ std::variant<json, int> SubmitAndAwait(const server::Endpoint& api, const std::s
 }
 
 // The daemon's Unix socket, which sessions need; else why not.
-core::Result<server::Endpoint> LocalApi(const JobOptions& o, const std::string& command) {
-  GLEANER_ASSIGN_OR_RETURN(server::Endpoint api,
+core::Result<net::Endpoint> LocalApi(const JobOptions& o, const std::string& command) {
+  GLEANER_ASSIGN_OR_RETURN(net::Endpoint api,
                            cli::RunningApi({o.server, o.token, o.data_dir, o.tls}));
   if (api.unix_path.empty()) {
     return core::InvalidArgument("`gleaner " + command +
@@ -215,7 +215,7 @@ int RunNotebook(const JobOptions& o, std::ostream& out, std::ostream& err) {
   std::string said;
   uint64_t offset = 0;
   for (int i = 0; i < 600; ++i) {
-    auto answer = server::HttpCall(
+    auto answer = net::HttpCall(
         *api, "GET", JobPath(id, "/logs?stream=err&offset=") + std::to_string(offset), "", o.token);
     if (!answer.ok()) return Fail(err, answer.status());
     const json doc = core::ParseUntrustedJson<json>(answer->second);

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 // Reaches the API or says why not.
 int WithApi(const TokenOptions& o, std::ostream& err,
-            const std::function<int(const server::Endpoint&)>& call) {
+            const std::function<int(const net::Endpoint&)>& call) {
   auto api = RunningApi(o.api);
   if (!api.ok()) return Fail(err, api.status());
   return call(*api);
@@ -108,7 +108,7 @@ int RunTokenCreate(const TokenOptions& o, std::ostream& out, std::ostream& err) 
   if (!o.user.empty()) body["user"] = o.user;
   if (!o.scopes.empty()) body["scopes"] = o.scopes;
   if (!o.projects.empty()) body["projects"] = o.projects;
-  return WithApi(o, err, [&](const server::Endpoint& api) {
+  return WithApi(o, err, [&](const net::Endpoint& api) {
     return CallApi(
         api, o.api.token, "POST", "/v1/tokens", body.dump(), o.json,
         [](const json& t) {
@@ -125,7 +125,7 @@ int RunTokenCreate(const TokenOptions& o, std::ostream& out, std::ostream& err) 
 }
 
 int RunTokenList(const TokenOptions& o, std::ostream& out, std::ostream& err) {
-  return WithApi(o, err, [&](const server::Endpoint& api) {
+  return WithApi(o, err, [&](const net::Endpoint& api) {
     return CallApi(
         api, o.api.token, "GET", "/v1/tokens", "", o.json,
         [](const json& doc) { return TokenTable(doc["tokens"]); }, out, err);
@@ -133,7 +133,7 @@ int RunTokenList(const TokenOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 int RunTokenRevoke(const TokenOptions& o, std::ostream& out, std::ostream& err) {
-  return WithApi(o, err, [&](const server::Endpoint& api) {
+  return WithApi(o, err, [&](const net::Endpoint& api) {
     return CallApi(
         api, o.api.token, "POST", "/v1/tokens/" + std::to_string(o.id) + "/revoke", "", o.json,
         [&](const json&) { return "revoked token " + std::to_string(o.id); }, out, err);
@@ -142,7 +142,7 @@ int RunTokenRevoke(const TokenOptions& o, std::ostream& out, std::ostream& err) 
 
 int RunHostGpus(const TokenOptions& o, bool accept, std::ostream& out, std::ostream& err) {
   if (auto s = cluster::CheckAgentName(o.host); !s.ok()) return Fail(err, s);
-  return WithApi(o, err, [&](const server::Endpoint& api) {
+  return WithApi(o, err, [&](const net::Endpoint& api) {
     return CallApi(
         api, o.api.token, "POST", "/v1/hosts/" + o.host + (accept ? "/accept" : "/forget"), "",
         o.json,
@@ -158,7 +158,7 @@ int RunHostGpus(const TokenOptions& o, bool accept, std::ostream& out, std::ostr
 
 int RunAgentTokenCreate(const TokenOptions& o, std::ostream& out, std::ostream& err) {
   const json body = {{"host", o.host}, {"replace", o.replace}, {"hours", o.hours}};
-  return WithApi(o, err, [&](const server::Endpoint& api) {
+  return WithApi(o, err, [&](const net::Endpoint& api) {
     return CallApi(
         api, o.api.token, "POST", "/v1/agent-tokens", body.dump(), o.json,
         [](const json& t) {

@@ -15,14 +15,14 @@
 #include "core/status.h"
 #include "daemon/daemon_start.h"
 #include "daemon/gpu_source.h"
-#include "server/http_client.h"
+#include "net/http_client.h"
 
 namespace gleaner::daemon {
 
 struct AgentDaemonOptions {
   std::string name;  // this host's name in the cluster
   std::string rack;  // for gangs over several nodes; empty: none
-  std::vector<server::Endpoint> coordinators;
+  std::vector<net::Endpoint> coordinators;
   std::string servers;          // the coordinators as given, for the log
   std::string join_token_file;  // empty: none given
   // Where this host's /metrics is served (no token); nullopt: nowhere.

@@ -19,14 +19,14 @@ constexpr core::Duration kRejoinEvery = core::Seconds(30);
 
 }  // namespace
 
-core::Result<std::vector<server::Endpoint>> ParseCoordinatorUrls(const std::string& list,
-                                                                 const net::TlsFiles& tls) {
-  std::vector<server::Endpoint> out;
+core::Result<std::vector<net::Endpoint>> ParseCoordinatorUrls(const std::string& list,
+                                                              const net::TlsFiles& tls) {
+  std::vector<net::Endpoint> out;
   std::stringstream in(list);
   for (std::string url; std::getline(in, url, ',');) {
     if (url.empty()) continue;
-    GLEANER_ASSIGN_OR_RETURN(server::Endpoint e, server::ParseServerUrl(url));
-    GLEANER_RETURN_IF_ERROR(server::UseClientTls(tls, &e));
+    GLEANER_ASSIGN_OR_RETURN(net::Endpoint e, net::ParseServerUrl(url));
+    GLEANER_RETURN_IF_ERROR(net::UseClientTls(tls, &e));
     out.push_back(std::move(e));
   }
   if (out.empty()) {
@@ -36,9 +36,9 @@ core::Result<std::vector<server::Endpoint>> ParseCoordinatorUrls(const std::stri
   return out;
 }
 
-Coordinators::Coordinators(const std::vector<server::Endpoint>& endpoints) {
-  for (const server::Endpoint& e : endpoints) {
-    clients_.push_back(std::make_unique<server::HttpClient>(e));
+Coordinators::Coordinators(const std::vector<net::Endpoint>& endpoints) {
+  for (const net::Endpoint& e : endpoints) {
+    clients_.push_back(std::make_unique<net::HttpClient>(e));
   }
 }
 
@@ -50,7 +50,7 @@ core::Result<nlohmann::json> Coordinators::Post(const std::string& target,
   // command line): replaced, never a throw.
   const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   for (size_t tried = 0; tried < clients_.size(); ++tried) {
-    server::HttpClient& client = *clients_[current_];
+    net::HttpClient& client = *clients_[current_];
     const std::string where = client.endpoint().ToString();
     auto answer = client.Call("POST", target, text, token, timeout);
     if (answer.ok() && answer->first == 200) {
@@ -77,7 +77,7 @@ void Coordinators::Interrupt() {
   for (auto& c : clients_) c->Interrupt();
 }
 
-OrderWaiter::OrderWaiter(const std::vector<server::Endpoint>& endpoints, agent::Sampler& sampler,
+OrderWaiter::OrderWaiter(const std::vector<net::Endpoint>& endpoints, agent::Sampler& sampler,
                          const cluster::Log& log)
     : coordinators_(endpoints), sampler_(sampler), log_(log) {}
 

@@ -17,8 +17,8 @@
 #include "core/clock.h"
 #include "core/mutex.h"
 #include "core/result.h"
+#include "net/http_client.h"
 #include "net/tls.h"
-#include "server/http_client.h"
 
 namespace gleaner::daemon {
 
@@ -27,15 +27,15 @@ inline constexpr core::Duration kReportTimeout = core::Seconds(2);
 
 // --server: the coordinators' URLs, comma-separated, each given the
 // client's TLS files.
-core::Result<std::vector<server::Endpoint>> ParseCoordinatorUrls(const std::string& list,
-                                                                 const net::TlsFiles& tls);
+core::Result<std::vector<net::Endpoint>> ParseCoordinatorUrls(const std::string& list,
+                                                              const net::TlsFiles& tls);
 
 // The coordinators, tried in turn: the last one that answered first. A
 // standby answers 503 and the next is tried. Each keeps its connection
 // open between calls.
 class Coordinators {
  public:
-  explicit Coordinators(const std::vector<server::Endpoint>& endpoints);
+  explicit Coordinators(const std::vector<net::Endpoint>& endpoints);
 
   // POSTs `body` to `target` on each coordinator in turn until one answers
   // 200; the answer's JSON. Any other answer is kept as the error; a 401 or
@@ -48,7 +48,7 @@ class Coordinators {
   void Interrupt();
 
  private:
-  std::vector<std::unique_ptr<server::HttpClient>> clients_;
+  std::vector<std::unique_ptr<net::HttpClient>> clients_;
   size_t current_ = 0;
 };
 
@@ -57,7 +57,7 @@ class Coordinators {
 // the sampler, so a start is heard of at once, not at the next pass.
 class OrderWaiter {
  public:
-  OrderWaiter(const std::vector<server::Endpoint>& endpoints, agent::Sampler& sampler,
+  OrderWaiter(const std::vector<net::Endpoint>& endpoints, agent::Sampler& sampler,
               const cluster::Log& log);
   ~OrderWaiter();
 

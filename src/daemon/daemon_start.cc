@@ -13,7 +13,7 @@
 #include "core/civil_time.h"
 #include "core/format.h"
 #include "core/private_file.h"
-#include "server/socket_address.h"
+#include "net/socket_address.h"
 
 namespace gleaner::daemon {
 
@@ -37,7 +37,7 @@ void RaiseFileLimit() {
 }
 
 bool ListensBeyondLoopback(const std::string& listen) {
-  auto hp = server::ParseHostPort(listen);
+  auto hp = net::ParseHostPort(listen);
   return hp.ok() && hp->first.rfind("127.", 0) != 0 && hp->first != "::1" &&
          hp->first != "localhost";
 }

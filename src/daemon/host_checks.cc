@@ -12,9 +12,9 @@
 #include "daemon/daemon_start.h"
 #include "daemon/secrets.h"
 #include "gpu/nvml/nvml_backend.h"
-#include "server/http_client.h"
+#include "net/http_client.h"
+#include "net/socket_address.h"
 #include "server/http_server.h"
-#include "server/socket_address.h"
 #include "store/open_store.h"
 
 namespace gleaner::daemon {
@@ -122,7 +122,7 @@ void CheckListen(const HostCheckSetup& o, std::vector<HostCheck>& checks) {
     checks.push_back({"listen", CheckLevel::kSkipped, "no TCP API (--listen none)"});
     return;
   }
-  auto host_port = server::ParseHostPort(o.listen);
+  auto host_port = net::ParseHostPort(o.listen);
   if (!host_port.ok()) {
     checks.push_back({"listen", CheckLevel::kFail, host_port.status().message()});
     return;
@@ -134,9 +134,9 @@ void CheckListen(const HostCheckSetup& o, std::vector<HostCheck>& checks) {
     checks.push_back({"listen", CheckLevel::kOk, o.listen + " is free for the API"});
     return;
   }
-  server::Endpoint own;
+  net::Endpoint own;
   own.unix_path = config::DataDir(o.data_dir) + "/gleaner.sock";
-  if (server::HttpCall(own, "GET", "/metrics", "", "").ok()) {
+  if (net::HttpCall(own, "GET", "/metrics", "", "").ok()) {
     checks.push_back({"listen", CheckLevel::kWarn,
                       o.listen + " is taken; a gleaner runs on " + own.unix_path +
                           ": if it listens there, all is well"});
@@ -209,14 +209,14 @@ void CheckClock(const HostCheckSetup& o, std::vector<HostCheck>& checks) {
                       "compare clocks with it"});
     return;
   }
-  auto endpoint = server::ParseServerUrl(o.server);
+  auto endpoint = net::ParseServerUrl(o.server);
   core::Status tls =
-      endpoint.ok() ? server::UseClientTls(o.server_tls, &*endpoint) : endpoint.status();
+      endpoint.ok() ? net::UseClientTls(o.server_tls, &*endpoint) : endpoint.status();
   if (!tls.ok()) {
     checks.push_back({"clock", CheckLevel::kFail, tls.message()});
     return;
   }
-  server::HttpClient client(*endpoint);
+  net::HttpClient client(*endpoint);
   const core::RealClock clock;
   const core::TimePoint sent = clock.Now();
   // Any answer carries the server's Date, a refusal for want of a token too.

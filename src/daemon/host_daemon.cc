@@ -23,8 +23,8 @@
 #include "daemon/host_watch.h"
 #include "daemon/local_cluster.h"
 #include "daemon/slurm_source.h"
+#include "net/socket_address.h"
 #include "server/api.h"
-#include "server/socket_address.h"
 #include "store/sqlite_store.h"
 #include "views/gpus_json.h"
 #include "views/host_view.h"
@@ -232,7 +232,7 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
     if (!unix_server.ok()) return core::Unavailable(unix_server.status().message());
     api_servers.push_back(std::move(unix_server).value());
     if (options.listen != "none") {
-      auto host_port = server::ParseHostPort(options.listen);
+      auto host_port = net::ParseHostPort(options.listen);
       if (!host_port.ok()) {
         return core::InvalidArgument("--listen: " + host_port.status().message());
       }

@@ -5,7 +5,7 @@
 
 #include "agent/run_program.h"
 #include "core/host_name.h"
-#include "server/http_client.h"
+#include "net/http_client.h"
 
 namespace gleaner::daemon {
 namespace {
@@ -32,11 +32,12 @@ core::Result<std::string> ReadToken(const std::string& file) {
 }
 
 core::Result<slurm::SlurmJobsDocument> FromSlurmrestd(const slurm::SlurmSettings& s) {
-  auto endpoint = server::ParseServerUrl(s.slurmrestd_url);
+  auto endpoint = net::ParseServerUrl(s.slurmrestd_url);
   if (!endpoint.ok()) return endpoint.status().WithContext("[slurm] slurmrestd");
   auto token = ReadToken(s.token_file);
   if (!token.ok()) return token.status();
-  server::HttpClient client(*endpoint);
+  endpoint->server = "slurmrestd";
+  net::HttpClient client(*endpoint);
   client.set_keep_alive(false);
   client.set_headers("X-SLURM-USER-NAME: " + s.user + "\r\nX-SLURM-USER-TOKEN: " + *token + "\r\n");
   auto answer = client.Call("GET", "/slurm/" + s.api + "/jobs", "", "", s.timeout);

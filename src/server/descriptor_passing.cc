@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "server/socket_address.h"
+#include "net/socket_address.h"
 
 namespace gleaner::server {
 namespace {
@@ -50,7 +50,7 @@ core::Result<size_t> SendWithDescriptor(int socket, std::string_view data, int f
 core::Result<AnswerWithDescriptor> CallForDescriptor(const std::string& socket_path,
                                                      const std::string& method,
                                                      const std::string& path) {
-  GLEANER_ASSIGN_OR_RETURN(const sockaddr_un address, UnixAddress(socket_path));
+  GLEANER_ASSIGN_OR_RETURN(const sockaddr_un address, net::UnixAddress(socket_path));
   const int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (sock < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
   AnswerWithDescriptor answer;

@@ -87,11 +87,6 @@ ParsedRequest ParseRequest(std::string_view received);
 // own), body, and "Connection: keep-alive" or "close".
 std::string FormatResponse(const HttpResponse& response, bool keep_alive = false);
 
-// HTTP's date form, "Sun, 06 Nov 1994 08:49:37 GMT", whatever the locale;
-// and back (nullopt for anything else).
-std::string FormatHttpDate(core::TimePoint t);
-std::optional<core::TimePoint> ParseHttpDate(std::string_view text);
-
 // {"error": {"code": ..., "message": ...}} with the status for `status`.
 HttpResponse ErrorResponse(const core::Status& status);
 

@@ -16,8 +16,8 @@
 #include <exception>
 #include <map>
 
+#include "net/socket_address.h"
 #include "server/descriptor_passing.h"
-#include "server/socket_address.h"
 
 namespace gleaner::server {
 namespace {
@@ -107,7 +107,7 @@ struct HttpServer::Shared {
 core::Result<std::unique_ptr<HttpServer>> HttpServer::ServeUnix(const std::string& path,
                                                                 Handler handler,
                                                                 ConnectionPool* pool) {
-  GLEANER_ASSIGN_OR_RETURN(sockaddr_un addr, UnixAddress(path));
+  GLEANER_ASSIGN_OR_RETURN(sockaddr_un addr, net::UnixAddress(path));
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Failed(path, -1);
   // A socket left by a gleaner that was killed; anything else by that name
@@ -132,8 +132,8 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::ServeUnix(const std::strin
 core::Result<std::unique_ptr<HttpServer>> HttpServer::ServeTcp(
     const std::string& host, uint16_t port, Handler handler,
     std::shared_ptr<const net::TlsContext> tls, ConnectionPool* pool) {
-  GLEANER_ASSIGN_OR_RETURN(TcpAddress addr, ResolveTcp(host, port));
-  const std::string where = FormatHostPort(host, port);
+  GLEANER_ASSIGN_OR_RETURN(net::TcpAddress addr, net::ResolveTcp(host, port));
+  const std::string where = net::FormatHostPort(host, port);
   const int fd = socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Failed(where, -1);
   const int on = 1;
@@ -149,9 +149,9 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::ServeTcp(
       ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                         : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   const std::string scheme = tls ? "https://" : "http://";
-  return std::unique_ptr<HttpServer>(
-      new HttpServer(fd, false, scheme + FormatHostPort(host, bound_port), "", std::move(handler),
-                     std::move(tls), pool != nullptr ? pool : &ConnectionPool::Tcp()));
+  return std::unique_ptr<HttpServer>(new HttpServer(
+      fd, false, scheme + net::FormatHostPort(host, bound_port), "", std::move(handler),
+      std::move(tls), pool != nullptr ? pool : &ConnectionPool::Tcp()));
 }
 
 HttpServer::HttpServer(int fd, bool unix_socket, std::string address, std::string socket_path,
@@ -471,7 +471,7 @@ void HttpServer::Read() {
         o.peer.uid = cred.uid;
         peer_key = "uid " + std::to_string(cred.uid);
       } else {
-        peer_key = PeerAddress(from);
+        peer_key = net::PeerAddress(from);
       }
       // Root on the socket is always served: it is how the host's admin
       // reaches a daemon under attack.

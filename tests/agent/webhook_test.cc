@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/alert_webhook.h"
-#include "agent/http_post.h"
+#include "net/http_client.h"
 #include "net/tls.h"
 #include "server/http_server.h"
 #include "testing/http_receiver.h"
@@ -18,6 +18,7 @@ namespace gleaner::agent {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 observe::AlertEvent Event(bool firing) {
   observe::AlertEvent e;
@@ -92,15 +93,63 @@ TEST(AlertWebhookTest, GivesUpAfterMaxAttempts) {
   EXPECT_THAT(log.back(), HasSubstr("gave up"));
 }
 
-TEST(HttpPostTest, BadUrls) {
-  EXPECT_THAT(HttpPostJson("ftp://x/hook", "{}", core::Seconds(1)).status().message(),
+TEST(PostJsonTest, BadUrls) {
+  EXPECT_THAT(net::PostJson("ftp://x/hook", "{}", core::Seconds(1)).status().message(),
               HasSubstr("must start with https:// or http://"));
-  EXPECT_THAT(HttpPostJson("http:///hook", "{}", core::Seconds(1)).status().message(),
+  EXPECT_THAT(net::PostJson("http:///hook", "{}", core::Seconds(1)).status().message(),
               HasSubstr("has no host"));
-  EXPECT_FALSE(HttpPostJson("http://no-such-host.invalid/hook", "{}", core::Seconds(1)).ok());
+  EXPECT_FALSE(net::PostJson("http://no-such-host.invalid/hook", "{}", core::Seconds(1)).ok());
 }
 
-TEST(HttpPostTest, HttpsChecksTheReceiversCertificate) {
+TEST(PostJsonTest, UrlsNameTheirPortAndPathOrTakeTheDefaults) {
+  auto u = net::ParseHttpUrl("https://hooks.example.com/T1/B2?x=1");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_TRUE(u->endpoint.tls);
+  EXPECT_EQ(u->endpoint.host, "hooks.example.com");
+  EXPECT_EQ(u->endpoint.port, 443);
+  EXPECT_EQ(u->target, "/T1/B2?x=1");
+  u = net::ParseHttpUrl("http://[::1]:8080");
+  ASSERT_TRUE(u.ok());
+  EXPECT_FALSE(u->endpoint.tls);
+  EXPECT_EQ(u->endpoint.host, "::1");
+  EXPECT_EQ(u->endpoint.port, 8080);
+  EXPECT_EQ(u->target, "/");
+  EXPECT_EQ(net::ParseHttpUrl("http://[::1]/a")->endpoint.port, 80);
+  EXPECT_EQ(net::ParseHttpUrl("http://h?q=1")->target, "/?q=1");
+  EXPECT_THAT(net::ParseHttpUrl("http://h:99999/x").status().message(), HasSubstr("not HOST:PORT"));
+}
+
+TEST(PostJsonTest, PostsTheBodyToThePathNamingTheHost) {
+  std::atomic<bool> seen{false};
+  server::HttpRequest got;
+  auto receiver = server::HttpServer::ServeTcp(
+      "127.0.0.1", 0, [&](const server::HttpRequest& r, const server::Peer&) {
+        if (!seen.exchange(true)) got = r;
+        return server::HttpResponse{202, ""};
+      });
+  ASSERT_TRUE(receiver.ok());
+  const std::string host_port = (*receiver)->address().substr(7);  // after http://
+  auto posted =
+      net::PostJson("http://" + host_port + "/hooks/a?b=c", R"({"a":1})", core::Seconds(5));
+  ASSERT_TRUE(posted.ok()) << posted.status().ToString();
+  EXPECT_EQ(*posted, 202);
+  ASSERT_TRUE(seen.load());
+  EXPECT_EQ(got.method, "POST");
+  EXPECT_EQ(got.path, "/hooks/a?b=c");
+  EXPECT_EQ(got.headers["host"], host_port);
+  EXPECT_EQ(got.headers["content-type"], "application/json");
+  EXPECT_EQ(got.body, R"({"a":1})");
+}
+
+TEST(PostJsonTest, AnUnreachableReceiverIsNamedAsTheWebhook) {
+  auto posted = net::PostJson("http://127.0.0.1:1/hook", "{}", core::Seconds(2));
+  ASSERT_FALSE(posted.ok());
+  EXPECT_THAT(posted.status().message(),
+              HasSubstr("cannot reach the webhook at http://127.0.0.1:1"));
+  EXPECT_THAT(posted.status().message(), Not(HasSubstr("gleaner up")));
+}
+
+TEST(PostJsonTest, HttpsChecksTheReceiversCertificate) {
   testing::TempDir dir;
   const testing::TestPki pki = testing::MakeTestPki(dir.path().string());
   auto tls = net::TlsContext::ForServer({pki.server_cert, pki.server_key});
@@ -116,7 +165,7 @@ TEST(HttpPostTest, HttpsChecksTheReceiversCertificate) {
   ASSERT_TRUE(receiver.ok());
   // Signed by a CA the system does not know: refused before anything is sent.
   const std::string url = "https://" + (*receiver)->address().substr(8) + "/hook";
-  auto posted = HttpPostJson(url, "{}", core::Seconds(5));
+  auto posted = net::PostJson(url, "{}", core::Seconds(5));
   ASSERT_FALSE(posted.ok());
   EXPECT_THAT(posted.status().message(), HasSubstr("signed by a CA this client does not trust"));
   EXPECT_EQ(received.load(), 0);

@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
@@ -53,9 +53,9 @@ std::vector<std::string> All(const std::string& text, const std::string& pattern
 // Waits (up to 20 s) until gleaner has looked at the GPUs once: the page
 // shows them from then on.
 bool FirstPassDone(int port, const std::string& token) {
-  const server::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
+  const net::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
   for (int i = 0; i < 200; ++i) {
-    auto r = server::HttpCall(api, "GET", "/v1/gpus", "", token);
+    auto r = net::HttpCall(api, "GET", "/v1/gpus", "", token);
     if (r.ok() && r->first == 200) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -232,9 +232,9 @@ TEST_F(DashboardBrowserTest, AWaitingJobOffersApprovalAndItsHistoryOpensUnderIt)
   };
   const std::string root = secret_of("--name dashboard");
   const std::string theirs = secret_of("--user " + submitter.name());
-  server::Endpoint api =
-      std::move(server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port))).value();
-  auto submitted = server::HttpCall(
+  net::Endpoint api =
+      std::move(net::ParseServerUrl("http://127.0.0.1:" + std::to_string(port))).value();
+  auto submitted = net::HttpCall(
       api, "POST", "/v1/jobs",
       R"({"command": ["sleep", "60"], "working_dir": "/tmp", "priority_class": "critical"})",
       theirs);
@@ -279,8 +279,8 @@ TEST_F(DashboardBrowserTest, AnAnonymousReaderSeesAReadOnlyView) {
       testing::Gleaner("--data-dir " + data + " submit --gpus 8 -- sleep 60");
   ASSERT_EQ(submitted.rc, 0) << submitted.err;
   ASSERT_TRUE(FirstPassDone(port, "")) << testing::Slurp(dir_.path() / "up.log");
-  const server::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
-  auto cancel = server::HttpCall(api, "POST", "/v1/jobs/1/cancel", "", "");
+  const net::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
+  auto cancel = net::HttpCall(api, "POST", "/v1/jobs/1/cancel", "", "");
   ASSERT_TRUE(cancel.ok());
   EXPECT_EQ(cancel->first, 401);
 
@@ -333,7 +333,7 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
   ASSERT_EQ(submitted.rc, 0) << submitted.err;  // nobody's: /tmp, not the build, is theirs to enter
 
   // Both hosts up, and each GPU with a verdict its agent reported.
-  const server::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
+  const net::Endpoint api{.host = "127.0.0.1", .port = static_cast<uint16_t>(port)};
   nlohmann::json cluster;
   const auto ready = [&cluster] {
     if (cluster["schema"] != "gleaner.cluster/v1" || cluster["hosts"].size() != 2) return false;
@@ -346,7 +346,7 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
     return true;
   };
   for (int i = 0; i < 300 && !ready(); ++i) {
-    auto r = server::HttpCall(api, "GET", "/v1/gpus", "", secret);
+    auto r = net::HttpCall(api, "GET", "/v1/gpus", "", secret);
     if (r.ok() && r->first == 200) cluster = nlohmann::json::parse(r->second, nullptr, false);
     if (!ready()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -425,7 +425,7 @@ TEST_F(DashboardBrowserTest, ACoordinatorShowsAWallPerHostWithItsHealth) {
             0);
   // The job runs on an agent: cancelled, its agent kills it (jobs outlive
   // their agent).
-  server::HttpCall(api, "POST", "/v1/jobs/1/cancel", "", secret).status().IgnoreError();
+  net::HttpCall(api, "POST", "/v1/jobs/1/cancel", "", secret).status().IgnoreError();
   for (int i = 0; i < 200; ++i) {
     if ((testing::Slurp(Log("hostA")) + testing::Slurp(Log("hostB"))).find("killing it") !=
         std::string::npos) {

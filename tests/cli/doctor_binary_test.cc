@@ -10,7 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "server/http_message.h"
+#include "net/http_date.h"
 #include "testing/gleaner_up.h"
 #include "testing/http_receiver.h"
 #include "testing/run_gleaner.h"
@@ -94,7 +94,7 @@ TEST(DoctorBinaryTest, TheStoreAndAClockAwayFromTheCoordinatorsAreNamed) {
   const core::TimePoint behind =
       std::chrono::time_point_cast<core::Duration>(std::chrono::system_clock::now()) -
       core::Seconds(300);
-  const testing::HttpReceiver skewed({401}, "Date: " + server::FormatHttpDate(behind) + "\r\n");
+  const testing::HttpReceiver skewed({401}, "Date: " + net::FormatHttpDate(behind) + "\r\n");
   r = Doctor(args, "demo", "--server " + skewed.url(""));
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.checks.at("clock").first, "fail");

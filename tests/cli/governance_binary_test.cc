@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
 #include "testing/throwaway_group.h"
@@ -114,9 +114,9 @@ TEST(GovernanceBinaryTest, ACriticalJobWaitsForTheProjectsApproverAndItsHistoryS
   EXPECT_EQ(events[2]["gpus"].size(), 1u);
   EXPECT_EQ(events[3]["actor"], submitter.name());
   // ... and through the API, the same.
-  server::Endpoint api;
+  net::Endpoint api;
   api.unix_path = data + "/gleaner.sock";
-  auto answer = server::HttpCall(api, "GET", "/v1/jobs/1/events", "");
+  auto answer = net::HttpCall(api, "GET", "/v1/jobs/1/events", "");
   ASSERT_TRUE(answer.ok());
   EXPECT_EQ(json::parse(answer->second)["events"], events);
   EXPECT_THAT(as(outsider, "show 1 --events").err, HasSubstr("only they (or root)"));
@@ -162,9 +162,9 @@ TEST(GovernanceBinaryTest, ShadowModeStartsNothingAndSaysWhatWouldHaveRun) {
   EXPECT_FALSE(std::filesystem::exists(marker)) << "shadow mode ran the job";
   EXPECT_THAT(testing::Slurp(up_log), HasSubstr("shadowing (jobs are placed, none starts)"));
   EXPECT_THAT(testing::Slurp(up_log), HasSubstr("shadow: job 1 of "));
-  server::Endpoint api;
+  net::Endpoint api;
   api.unix_path = data + "/gleaner.sock";
-  auto metrics = server::HttpCall(api, "GET", "/metrics", "");
+  auto metrics = net::HttpCall(api, "GET", "/metrics", "");
   ASSERT_TRUE(metrics.ok());
   EXPECT_THAT(metrics->second, HasSubstr("gleaner_shadow_would_start_total 1\n"));
   EXPECT_THAT(metrics->second, HasSubstr("gleaner_shadow_would_run_gpus 1\n"));
@@ -276,9 +276,9 @@ TEST(GovernanceBinaryTest, PolicyVersionsApplyRollBackAndReloadWithoutARestart) 
   const json rolled = json::parse(root("events --kind policy_rolled_back --json").out);
   ASSERT_EQ(rolled["events"].size(), 1u);
   EXPECT_EQ(rolled["events"][0]["actor"], "root");
-  server::Endpoint api;
+  net::Endpoint api;
   api.unix_path = data + "/gleaner.sock";
-  auto metrics = server::HttpCall(api, "GET", "/metrics", "");
+  auto metrics = net::HttpCall(api, "GET", "/metrics", "");
   ASSERT_TRUE(metrics.ok());
   EXPECT_THAT(metrics->second, HasSubstr("gleaner_policy_version 4\n"));
   const Outcome nosy = testing::RunBinary(shared.path(), "--data-dir " + data + " policy show",

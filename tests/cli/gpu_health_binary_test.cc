@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/spawn_daemon.h"
@@ -94,9 +94,9 @@ TEST(GpuHealthBinaryTest, AFaultyGpuIsUnhealthyWithItsReasonAndNeverLent) {
   EXPECT_EQ(gpus[3]["health"], "ok");
   EXPECT_EQ(gpus[3]["errors"]["last_xid"], 13);
 
-  server::Endpoint socket;
+  net::Endpoint socket;
   socket.unix_path = data + "/gleaner.sock";
-  auto metrics = server::HttpCall(socket, "GET", "/metrics?dcgm=1", "", "");
+  auto metrics = net::HttpCall(socket, "GET", "/metrics?dcgm=1", "", "");
   ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
   EXPECT_THAT(metrics->second,
               ::testing::ContainsRegex("gleaner_gpu_faulty\\{gpu=\"0\"[^}]*\\} 1"));

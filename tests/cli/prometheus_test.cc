@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/temp_dir.h"
@@ -65,9 +65,8 @@ class PrometheusTest : public ::testing::Test {
   }
 
   // Prometheus's answer to an instant query: its "result" array.
-  json Query(const server::Endpoint& prometheus, const std::string& promql) {
-    auto r =
-        server::HttpCall(prometheus, "GET", "/api/v1/query?query=" + UrlEncode(promql), "", "");
+  json Query(const net::Endpoint& prometheus, const std::string& promql) {
+    auto r = net::HttpCall(prometheus, "GET", "/api/v1/query?query=" + UrlEncode(promql), "", "");
     if (!r.ok()) return json{{"error", r.status().message()}};
     json j = json::parse(r->second, nullptr, false);
     if (j.is_discarded() || j.value("status", "") != "success") {
@@ -118,9 +117,8 @@ scrape_configs:
                          prometheus.pid_file)
                             .c_str()),
             0);
-  const server::Endpoint prom =
-      std::move(server::ParseServerUrl("http://127.0.0.1:" + std::to_string(prometheus_port)))
-          .value();
+  const net::Endpoint prom =
+      std::move(net::ParseServerUrl("http://127.0.0.1:" + std::to_string(prometheus_port))).value();
 
   // Scraped within a minute: all 8 of the demo's GPUs, and the rules ran.
   json gpus_seen, rule_seen;
@@ -146,9 +144,9 @@ scrape_configs:
   EXPECT_EQ(Query(prom, "sum(gleaner_gpu_state)")[0]["value"][1], "8");
 
   // What Prometheus holds is what gleaner says of its GPUs.
-  server::Endpoint socket;
+  net::Endpoint socket;
   socket.unix_path = data + "/gleaner.sock";
-  auto gpus = server::HttpCall(socket, "GET", "/v1/gpus", "", "");
+  auto gpus = net::HttpCall(socket, "GET", "/v1/gpus", "", "");
   ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
   const json doc = json::parse(gpus->second);
   for (const json& g : doc["gpus"]) {
@@ -180,7 +178,7 @@ scrape_configs:
   EXPECT_GE(queries, 8);
 
   // promtool lints the exposition as Prometheus's own exporters are linted.
-  auto metrics = server::HttpCall(socket, "GET", "/metrics", "", "");
+  auto metrics = net::HttpCall(socket, "GET", "/metrics", "", "");
   ASSERT_TRUE(metrics.ok());
   const std::string exposition = dir.Write("metrics.txt", metrics->second);
   EXPECT_EQ(std::system(("promtool check metrics <" + exposition + " >" +
@@ -195,17 +193,17 @@ TEST_F(PrometheusTest, MetricsNeedATokenOverTcpLikeEveryRoute) {
   const std::string data = (dir.path() / "data").string();
   const int port = FreePort();
   const KillOnExit gleaner = StartGleanerUp(dir, data, port);
-  const server::Endpoint tcp =
-      std::move(server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port))).value();
-  auto anonymous = server::HttpCall(tcp, "GET", "/metrics", "", "");
+  const net::Endpoint tcp =
+      std::move(net::ParseServerUrl("http://127.0.0.1:" + std::to_string(port))).value();
+  auto anonymous = net::HttpCall(tcp, "GET", "/metrics", "", "");
   ASSERT_TRUE(anonymous.ok()) << anonymous.status().ToString();
   EXPECT_EQ(anonymous->first, 401);
   // dcgm-exporter's names, on request, for dashboards built on them.
-  server::Endpoint socket;
+  net::Endpoint socket;
   socket.unix_path = data + "/gleaner.sock";
   std::string body;
   for (int i = 0; i < 100 && body.find("DCGM_FI_DEV_GPU_UTIL{") == std::string::npos; ++i) {
-    auto dcgm = server::HttpCall(socket, "GET", "/metrics?dcgm=1", "", "");
+    auto dcgm = net::HttpCall(socket, "GET", "/metrics?dcgm=1", "", "");
     ASSERT_TRUE(dcgm.ok());
     body = dcgm->second;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

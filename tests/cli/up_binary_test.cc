@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "net/http_client.h"
 #include "observe/minute_rollup.h"
-#include "server/http_client.h"
 #include "store/open_store.h"
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
@@ -547,7 +547,7 @@ TEST(UpBinaryTest, AcknowledgedSubmitsSurviveKill9OfTheDaemon) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   ASSERT_TRUE(std::filesystem::exists(socket));
-  server::Endpoint api;
+  net::Endpoint api;
   api.unix_path = socket;
   const int daemon = std::stoi(testing::Slurp(pidfile));
 
@@ -558,7 +558,7 @@ TEST(UpBinaryTest, AcknowledgedSubmitsSurviveKill9OfTheDaemon) {
   for (int c = 0; c < 8; ++c) {
     clients.emplace_back([&] {
       for (int i = 0; i < 250; ++i) {
-        auto r = server::HttpCall(api, "POST", "/v1/jobs", R"({"command": ["true"]})");
+        auto r = net::HttpCall(api, "POST", "/v1/jobs", R"({"command": ["true"]})");
         if (!r.ok() || r->first != 201) return;  // the daemon is gone
         const int64_t id = json::parse(r->second)["id"].get<int64_t>();
         std::lock_guard lock(mu);

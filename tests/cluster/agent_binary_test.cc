@@ -6,7 +6,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/spawn_daemon.h"
@@ -52,9 +52,9 @@ for_s = 0
   EXPECT_TRUE(testing::WaitForLog(agent, "alert firing GpuHeldIdle")) << Slurp(agent.log);
   EXPECT_TRUE(testing::WaitForLog(agent, "reporting to the coordinator")) << Slurp(agent.log);
 
-  auto endpoint = server::ParseServerUrl("http://127.0.0.1:" + std::to_string(metrics_port));
+  auto endpoint = net::ParseServerUrl("http://127.0.0.1:" + std::to_string(metrics_port));
   ASSERT_TRUE(endpoint.ok());
-  auto scraped = server::HttpCall(*endpoint, "GET", "/metrics", "");
+  auto scraped = net::HttpCall(*endpoint, "GET", "/metrics", "");
   ASSERT_TRUE(scraped.ok()) << scraped.status().ToString() << Slurp(agent.log);
   EXPECT_EQ(scraped->first, 200);
   EXPECT_THAT(scraped->second, HasSubstr("gleaner_gpu_state{gpu=\"2\","));
@@ -64,10 +64,10 @@ for_s = 0
   // Scheduling is the coordinator's: its latency is not an agent's metric.
   EXPECT_THAT(scraped->second, ::testing::Not(HasSubstr("gleaner_scheduling_latency_seconds")));
   // Only /metrics, and only read.
-  auto other = server::HttpCall(*endpoint, "GET", "/v1/jobs", "");
+  auto other = net::HttpCall(*endpoint, "GET", "/v1/jobs", "");
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->first, 404);
-  auto posted = server::HttpCall(*endpoint, "POST", "/metrics", "{}");
+  auto posted = net::HttpCall(*endpoint, "POST", "/metrics", "{}");
   ASSERT_TRUE(posted.ok());
   EXPECT_EQ(posted->first, 405);
   for (const Daemon& d : started) kill(d.pid, SIGTERM);

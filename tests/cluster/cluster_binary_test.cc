@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "testing/gleaner_up.h"
 #include "testing/postgres_server.h"
 #include "testing/run_gleaner.h"
@@ -176,9 +176,8 @@ TEST_F(ClusterBinaryTest, NothingIsLostOrRunTwiceWhenAgentsAndTheLeaderDie) {
   ASSERT_EQ(running.size(), jobs.size()) << Slurp(leader.log);
   for (const auto& [id, j] : running) job_groups_.push_back(j["pid"].get<int>());
   // Which host each GPU is on, from the leader's gleaner.cluster/v1.
-  auto cluster =
-      server::HttpCall(*server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port1)), "GET",
-                       "/v1/gpus", "", token_);
+  auto cluster = net::HttpCall(*net::ParseServerUrl("http://127.0.0.1:" + std::to_string(port1)),
+                               "GET", "/v1/gpus", "", token_);
   ASSERT_TRUE(cluster.ok());
   const json view = json::parse(cluster->second);
   ASSERT_EQ(view["schema"], "gleaner.cluster/v1") << view.dump();
@@ -204,9 +203,8 @@ TEST_F(ClusterBinaryTest, NothingIsLostOrRunTwiceWhenAgentsAndTheLeaderDie) {
   EXPECT_THAT(explained.out, HasSubstr("state      harvested"));
   EXPECT_EQ(testing::Gleaner(server + " gpus --explain 0").rc, 2) << "index 0 is on every host";
   // The leader's metrics count the agents and the placed jobs.
-  auto metrics =
-      server::HttpCall(*server::ParseServerUrl("http://127.0.0.1:" + std::to_string(port1)), "GET",
-                       "/metrics", "", token_);
+  auto metrics = net::HttpCall(*net::ParseServerUrl("http://127.0.0.1:" + std::to_string(port1)),
+                               "GET", "/metrics", "", token_);
   ASSERT_TRUE(metrics.ok());
   EXPECT_THAT(metrics->second, HasSubstr("gleaner_coordinator_leading 1\n"));
   EXPECT_THAT(metrics->second, HasSubstr("gleaner_agents{health=\"up\"} 3\n"));

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "testing/gleaner_up.h"
 #include "testing/run_gleaner.h"
 #include "testing/spawn_daemon.h"
@@ -107,8 +107,8 @@ TEST_F(ReloadBinaryTest, TheServerTakesUpNewRulesForSubmitsAndPlacement) {
 }
 
 // Whether the agent's /metrics say the demo's empty GPU 3 is idle.
-bool ThirdGpuIdle(const server::Endpoint& metrics) {
-  auto scraped = server::HttpCall(metrics, "GET", "/metrics", "");
+bool ThirdGpuIdle(const net::Endpoint& metrics) {
+  auto scraped = net::HttpCall(metrics, "GET", "/metrics", "");
   if (!scraped.ok()) return false;
   std::istringstream lines(scraped->second);
   for (std::string line; std::getline(lines, line);) {
@@ -136,7 +136,7 @@ TEST_F(ReloadBinaryTest, TheAgentTakesUpNewIdleRules) {
                          " --data-dir " + (dir_.path() / "a").string() + " --for 120"));
   const Daemon& agent = started_[1];
   ASSERT_TRUE(testing::WaitForLog(agent, "reporting to the coordinator")) << Slurp(agent.log);
-  auto metrics = server::ParseServerUrl("http://127.0.0.1:" + std::to_string(metrics_port));
+  auto metrics = net::ParseServerUrl("http://127.0.0.1:" + std::to_string(metrics_port));
   ASSERT_TRUE(metrics.ok());
   std::this_thread::sleep_for(std::chrono::seconds(2));
   EXPECT_FALSE(ThirdGpuIdle(*metrics)) << "idle at 0 % with every reading busy";

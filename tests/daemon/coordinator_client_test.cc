@@ -28,8 +28,8 @@ class FakeCoordinator {
     server_ = std::move(served).value();
   }
 
-  std::vector<server::Endpoint> endpoints() const {
-    return {server::ParseServerUrl(server_->address()).value()};  // "http://HOST:PORT"
+  std::vector<net::Endpoint> endpoints() const {
+    return {net::ParseServerUrl(server_->address()).value()};  // "http://HOST:PORT"
   }
   int joins() const {
     std::lock_guard lock(mu_);

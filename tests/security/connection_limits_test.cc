@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include "net/http_client.h"
+#include "net/socket_address.h"
 #include "server/connection_pool.h"
-#include "server/http_client.h"
 #include "server/http_server.h"
-#include "server/socket_address.h"
 #include "testing/raw_socket.h"
 #include "testing/temp_dir.h"
 #include "testing/test_pki.h"
@@ -37,7 +37,9 @@ HttpResponse Answer(const HttpRequest& r, const Peer&) {
   return HttpResponse{200, "{\"path\": \"" + r.path + "\"}"};
 }
 
-Endpoint Url(const std::string& address) { return std::move(ParseServerUrl(address)).value(); }
+net::Endpoint Url(const std::string& address) {
+  return std::move(net::ParseServerUrl(address)).value();
+}
 
 uint16_t PortOf(const HttpServer& server) { return Url(server.address()).port; }
 
@@ -138,12 +140,12 @@ TEST(ConnectionLimitsTest, RootOnTheSocketIsAlwaysServed) {
   ConnectionPool pool({2, 2});
   const std::string path = (dir.path() / "g.sock").string();
   auto server = std::move(HttpServer::ServeUnix(path, Answer, &pool)).value();
-  Endpoint socket;
+  net::Endpoint socket;
   socket.unix_path = path;
   std::vector<int> held;
   for (int i = 0; i < 6; ++i) {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    auto addr = UnixAddress(path);
+    auto addr = net::UnixAddress(path);
     ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr), 0);
     ASSERT_TRUE(SendAll(fd, kPing));
     EXPECT_THAT(ReadSome(fd, 5000ms), HasSubstr("HTTP/1.1 200")) << i;
@@ -172,7 +174,7 @@ TEST(ConnectionLimitsTest, ClientsThatNeverReadTheirAnswersHoldNoWorker) {
   std::this_thread::sleep_for(300ms);  // the answers are made and stuck
   for (int i = 0; i < 20; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    auto r = HttpCall(Url(server->address()), "GET", "/ping", "", "");
+    auto r = net::HttpCall(Url(server->address()), "GET", "/ping", "", "");
     const auto took = std::chrono::steady_clock::now() - start;
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->first, 200);
@@ -213,11 +215,11 @@ TEST_F(HandshakeFloodTest, APeerStartsHandshakesOnlyAtItsRate) {
   EXPECT_GE(closed, 30) << "a flood beyond the burst is closed at once";
   EXPECT_LE(closed, 60);
   // Another peer shakes hands and is served.
-  Endpoint client = Url(server_->address());
+  net::Endpoint client = Url(server_->address());
   auto tls = net::TlsContext::ForClient({.ca = pki_.ca});
   ASSERT_TRUE(tls.ok());
   client.tls_context = *tls;
-  auto r = HttpCall(client, "GET", "/ping", "", "");
+  auto r = net::HttpCall(client, "GET", "/ping", "", "");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->first, 200);
   CloseAll(flood);

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
+#include "net/socket_address.h"
 #include "server/http_server.h"
-#include "server/socket_address.h"
 #include "testing/raw_socket.h"
 
 namespace gleaner::server {
@@ -66,10 +66,10 @@ class HttpHardeningTest : public ::testing::Test {
     server_ = std::move(HttpServer::ServeTcp("127.0.0.1", 0, [](const HttpRequest& r, const Peer&) {
                 return HttpResponse{200, "{\"path\": \"" + r.path + "\"}"};
               })).value();
-    endpoint_ = std::move(ParseServerUrl(server_->address())).value();
+    endpoint_ = std::move(net::ParseServerUrl(server_->address())).value();
   }
   std::unique_ptr<HttpServer> server_;
-  Endpoint endpoint_;
+  net::Endpoint endpoint_;
 };
 
 TEST_F(HttpHardeningTest, IdleConnectionsDoNotHoldUpOthers) {
@@ -82,7 +82,7 @@ TEST_F(HttpHardeningTest, IdleConnectionsDoNotHoldUpOthers) {
     idle.push_back(fd);
   }
   const auto start = std::chrono::steady_clock::now();
-  auto r = HttpCall(endpoint_, "GET", "/ping", "", "");
+  auto r = net::HttpCall(endpoint_, "GET", "/ping", "", "");
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->first, 200);
@@ -134,15 +134,15 @@ TEST(HttpHardeningUnixTest, ASocketPathHoldingSomethingElseIsNotRemoved) {
 TEST(HttpHardeningUnixTest, ASocketLeftByAKilledDaemonIsExplained) {
   char dir_template[] = "/tmp/gleaner-sock.XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
-  Endpoint left;
+  net::Endpoint left;
   left.unix_path = std::string(dir_template) + "/g.sock";
   {
-    auto addr = UnixAddress(left.unix_path);
+    auto addr = net::UnixAddress(left.unix_path);
     const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr), 0);
     close(fd);  // as kill -9 leaves it: the file, with no one listening
   }
-  auto r = HttpCall(left, "GET", "/v1/whoami", "", "");
+  auto r = net::HttpCall(left, "GET", "/v1/whoami", "", "");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("no gleaner is running"));
   // And a new server replaces it.
@@ -150,7 +150,7 @@ TEST(HttpHardeningUnixTest, ASocketLeftByAKilledDaemonIsExplained) {
     return HttpResponse{200, "{}"};
   });
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  EXPECT_TRUE(HttpCall(left, "GET", "/v1/whoami", "", "").ok());
+  EXPECT_TRUE(net::HttpCall(left, "GET", "/v1/whoami", "", "").ok());
   s->reset();
   rmdir(dir_template);
 }

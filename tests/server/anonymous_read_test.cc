@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/http_client.h"
 #include "server/api.h"
-#include "server/http_client.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
 
@@ -49,12 +49,12 @@ class AnonymousReadTest : public ::testing::Test {
         std::move(HttpServer::ServeTcp("127.0.0.1", 0, [this](const HttpRequest& r, const Peer& p) {
           return api_->Handle(r, p);
         })).value();
-    tcp_ = std::move(ParseServerUrl(server_->address())).value();
+    tcp_ = std::move(net::ParseServerUrl(server_->address())).value();
   }
 
   std::pair<int, json> Call(const std::string& method, const std::string& path,
                             const std::string& token = "") {
-    auto r = HttpCall(tcp_, method, path, method == "POST" ? "{}" : "", token);
+    auto r = net::HttpCall(tcp_, method, path, method == "POST" ? "{}" : "", token);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return {r->first, json::parse(r->second, nullptr, false)};
   }
@@ -64,7 +64,7 @@ class AnonymousReadTest : public ::testing::Test {
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> server_;
-  Endpoint tcp_;
+  net::Endpoint tcp_;
 };
 
 // Before: every GPU process's whole command line went to anyone who could

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "core/sha256.h"
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
 
@@ -46,11 +46,12 @@ class ApiTest : public ::testing::Test {
     socket_.unix_path = (dir_.path() / "g.sock").string();
     unix_ = std::move(HttpServer::ServeUnix(socket_.unix_path, handler)).value();
     tcp_server_ = std::move(HttpServer::ServeTcp("127.0.0.1", 0, handler)).value();
-    tcp_ = std::move(ParseServerUrl(tcp_server_->address())).value();
+    tcp_ = std::move(net::ParseServerUrl(tcp_server_->address())).value();
   }
-  std::pair<int, json> Call(const Endpoint& e, const std::string& method, const std::string& path,
-                            const std::string& body = "", const std::string& token = "") {
-    auto r = HttpCall(e, method, path, body, token);
+  std::pair<int, json> Call(const net::Endpoint& e, const std::string& method,
+                            const std::string& path, const std::string& body = "",
+                            const std::string& token = "") {
+    auto r = net::HttpCall(e, method, path, body, token);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return {r->first, json::parse(r->second, nullptr, false)};
   }
@@ -59,8 +60,8 @@ class ApiTest : public ::testing::Test {
   core::ManualClock clock_{core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000)};
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<Api> api_;
-  Endpoint socket_;
-  Endpoint tcp_;
+  net::Endpoint socket_;
+  net::Endpoint tcp_;
   std::unique_ptr<HttpServer> unix_;
   std::unique_ptr<HttpServer> tcp_server_;
   std::atomic<int> queue_changed_{0};
@@ -208,7 +209,7 @@ TEST_F(ApiTest, ConcurrentSubmitsAreEachSavedOnce) {
   for (int c = 0; c < 12; ++c) {
     clients.emplace_back([&] {
       for (int i = 0; i < 50; ++i) {
-        auto r = HttpCall(socket_, "POST", "/v1/jobs", R"({"command": ["true"]})");
+        auto r = net::HttpCall(socket_, "POST", "/v1/jobs", R"({"command": ["true"]})");
         if (!r.ok() || r->first != 201) continue;
         std::lock_guard lock(mu);
         ids.push_back(json::parse(r->second)["id"].get<int64_t>());
@@ -347,19 +348,20 @@ TEST_F(ApiTest, KeepAndUnparkReachTheParkerAsTheCaller) {
 }
 
 TEST(ServerUrlTest, ParsesWhatUsersTypeAndSaysWhatIsWrong) {
-  auto e = ParseServerUrl("http://127.0.0.1:7380/");
+  auto e = net::ParseServerUrl("http://127.0.0.1:7380/");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->host, "127.0.0.1");
   EXPECT_EQ(e->port, 7380);
-  EXPECT_EQ(ParseServerUrl("http://[::1]:80")->host, "::1");
-  EXPECT_EQ(ParseServerUrl("unix:/run/g.sock")->unix_path, "/run/g.sock");
-  EXPECT_TRUE(ParseServerUrl("https://10.0.0.7:7380")->tls);
-  EXPECT_FALSE(ParseServerUrl("http://10.0.0.7:7380")->tls);
-  EXPECT_EQ(ParseServerUrl("https://10.0.0.7:7380")->ToString(), "https://10.0.0.7:7380");
-  EXPECT_THAT(ParseServerUrl("ftp://x:1").status().message(), HasSubstr("https://HOST:PORT"));
-  EXPECT_THAT(ParseServerUrl("127.0.0.1:7380").status().message(), HasSubstr("http://HOST:PORT"));
-  EXPECT_THAT(ParseServerUrl("http://host").status().message(), HasSubstr("not HOST:PORT"));
-  EXPECT_THAT(ParseServerUrl("http://h:99999").status().message(), HasSubstr("not HOST:PORT"));
+  EXPECT_EQ(net::ParseServerUrl("http://[::1]:80")->host, "::1");
+  EXPECT_EQ(net::ParseServerUrl("unix:/run/g.sock")->unix_path, "/run/g.sock");
+  EXPECT_TRUE(net::ParseServerUrl("https://10.0.0.7:7380")->tls);
+  EXPECT_FALSE(net::ParseServerUrl("http://10.0.0.7:7380")->tls);
+  EXPECT_EQ(net::ParseServerUrl("https://10.0.0.7:7380")->ToString(), "https://10.0.0.7:7380");
+  EXPECT_THAT(net::ParseServerUrl("ftp://x:1").status().message(), HasSubstr("https://HOST:PORT"));
+  EXPECT_THAT(net::ParseServerUrl("127.0.0.1:7380").status().message(),
+              HasSubstr("http://HOST:PORT"));
+  EXPECT_THAT(net::ParseServerUrl("http://host").status().message(), HasSubstr("not HOST:PORT"));
+  EXPECT_THAT(net::ParseServerUrl("http://h:99999").status().message(), HasSubstr("not HOST:PORT"));
   EXPECT_FALSE(HttpServer::ServeTcp("example.com", 0, nullptr).ok());
 }
 

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cost/onprem.h"
+#include "net/http_client.h"
 #include "observe/usage_profile.h"
 #include "server/api.h"
 #include "server/cost_ledger.h"
-#include "server/http_client.h"
 #include "store/sqlite_store.h"
 #include "testing/gpu_record.h"
 #include "testing/temp_dir.h"
@@ -160,13 +160,13 @@ TEST_F(CostApiTest, RoutesOverTheSocket) {
   api_options.observations = store_.get();
   api_options.cost = options_;
   Api api(*store_, clock, api_options);
-  Endpoint socket;
+  net::Endpoint socket;
   socket.unix_path = (dir_.path() / "g.sock").string();
   auto server = HttpServer::ServeUnix(
       socket.unix_path, [&api](const HttpRequest& r, const Peer& p) { return api.Handle(r, p); });
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   const auto get = [&socket](const std::string& path) {
-    auto r = HttpCall(socket, "GET", path, "", "");
+    auto r = net::HttpCall(socket, "GET", path, "", "");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return std::make_pair(r->first, json::parse(r->second, nullptr, false));
   };

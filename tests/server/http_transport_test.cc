@@ -16,7 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
+#include "net/http_date.h"
 #include "server/http_message.h"
 #include "server/http_server.h"
 #include "testing/raw_socket.h"
@@ -33,12 +34,14 @@ HttpResponse Echo(const HttpRequest& r, const Peer&) {
   return HttpResponse{200, "{\"path\": \"" + r.path + "\"}"};
 }
 
-Endpoint Url(const std::string& address) { return std::move(ParseServerUrl(address)).value(); }
+net::Endpoint Url(const std::string& address) {
+  return std::move(net::ParseServerUrl(address)).value();
+}
 
 TEST(HttpDateTest, EveryAnswerCarriesTheServersClock) {
   auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  HttpClient client(Url((*server)->address()));
+  net::HttpClient client(Url((*server)->address()));
   EXPECT_FALSE(client.server_date().has_value());
   const auto before = std::chrono::system_clock::now();
   ASSERT_TRUE(client.Call("GET", "/x", "").ok());
@@ -49,16 +52,16 @@ TEST(HttpDateTest, EveryAnswerCarriesTheServersClock) {
 
 TEST(HttpDateTest, TheDateFormReadsBackInAnyCaseAndNothingElseDoes) {
   const core::TimePoint t = core::FromUnixMicros(784111777'000000);
-  EXPECT_EQ(FormatHttpDate(t), "Sun, 06 Nov 1994 08:49:37 GMT");
-  EXPECT_EQ(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT"), t);
-  EXPECT_EQ(ParseHttpDate("sun, 06 nov 1994 08:49:37 gmt"), t);
+  EXPECT_EQ(net::FormatHttpDate(t), "Sun, 06 Nov 1994 08:49:37 GMT");
+  EXPECT_EQ(net::ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT"), t);
+  EXPECT_EQ(net::ParseHttpDate("sun, 06 nov 1994 08:49:37 gmt"), t);
   for (const char* bad :
        {"", "Sun, 06 Nov 1994 08:49:37", "Sunday, 06-Nov-94 08:49:37 GMT",
         "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
         "Sun, 06 Nov 1994 24:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT junk",
         "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 99999999999999999999 08:49:37 GMT",
         "Sun, 0000000000000006 Nov 1994 08:49:37 GMT"}) {
-    EXPECT_FALSE(ParseHttpDate(bad).has_value()) << bad;
+    EXPECT_FALSE(net::ParseHttpDate(bad).has_value()) << bad;
   }
 }
 
@@ -75,7 +78,7 @@ TEST(UnixSocketTest, AClientWaitsForADaemonThatIsStillStarting) {
   addr.sun_family = AF_UNIX;
   std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
   ASSERT_EQ(bind(bound, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  Endpoint endpoint;
+  net::Endpoint endpoint;
   endpoint.unix_path = path;
   std::unique_ptr<HttpServer> server;
   std::thread starting([&] {
@@ -83,7 +86,7 @@ TEST(UnixSocketTest, AClientWaitsForADaemonThatIsStillStarting) {
     close(bound);
     server = std::move(HttpServer::ServeUnix(path, Echo)).value();
   });
-  auto answer = HttpCall(endpoint, "GET", "/ready", "");
+  auto answer = net::HttpCall(endpoint, "GET", "/ready", "");
   starting.join();
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
   EXPECT_EQ(answer->second, "{\"path\": \"/ready\"}");
@@ -91,7 +94,7 @@ TEST(UnixSocketTest, AClientWaitsForADaemonThatIsStillStarting) {
   server.reset();
   const int left = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   ASSERT_EQ(bind(left, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  auto stale = HttpCall(endpoint, "GET", "/ready", "");
+  auto stale = net::HttpCall(endpoint, "GET", "/ready", "");
   close(left);
   ASSERT_FALSE(stale.ok());
   EXPECT_THAT(stale.status().message(), HasSubstr("the socket was left by one that stopped"));
@@ -100,7 +103,7 @@ TEST(UnixSocketTest, AClientWaitsForADaemonThatIsStillStarting) {
 TEST(KeepAliveTest, AClientSendsItsRequestsOnOneConnection) {
   auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  HttpClient client(Url((*server)->address()));
+  net::HttpClient client(Url((*server)->address()));
   for (const std::string path : {"/a", "/b", "/c"}) {
     auto r = client.Call("GET", path, "");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -133,8 +136,8 @@ TEST(KeepAliveTest, PipelinedRequestsAreAnsweredInTurn) {
 TEST(KeepAliveTest, AClientWhoseConnectionTheServerClosedSendsAgainOnANewOne) {
   auto first = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
   ASSERT_TRUE(first.ok());
-  const Endpoint where = Url((*first)->address());
-  HttpClient client(where);
+  const net::Endpoint where = Url((*first)->address());
+  net::HttpClient client(where);
   ASSERT_TRUE(client.Call("GET", "/one", "").ok());
   first->reset();  // a restarted server: the kept connection is gone
   auto second = HttpServer::ServeTcp("127.0.0.1", where.port, Echo);
@@ -169,7 +172,7 @@ class LaterAnswerTest : public ::testing::Test {
 
   core::Duration limit_ = core::Seconds(30);
   std::unique_ptr<HttpServer> server_;
-  Endpoint endpoint_;
+  net::Endpoint endpoint_;
   std::mutex mu_;
   std::vector<std::function<void(HttpResponse)>> waiting_;
 };
@@ -180,7 +183,7 @@ TEST_F(LaterAnswerTest, WaitsHoldNoWorkerAndAreAnsweredWhenReady) {
   std::atomic<int> ready{0};
   for (int i = 0; i < kWaits; ++i) {
     clients.emplace_back([&] {
-      auto r = HttpCall(endpoint_, "POST", "/wait", "{}");
+      auto r = net::HttpCall(endpoint_, "POST", "/wait", "{}");
       if (r.ok() && r->second == "\"ready\"") ++ready;
     });
   }
@@ -191,7 +194,7 @@ TEST_F(LaterAnswerTest, WaitsHoldNoWorkerAndAreAnsweredWhenReady) {
   ASSERT_EQ(Waiting(), static_cast<size_t>(kWaits));
   // Every worker would be held if waits held them: this would wait too.
   const auto asked = std::chrono::steady_clock::now();
-  auto ping = HttpCall(endpoint_, "GET", "/ping", "");
+  auto ping = net::HttpCall(endpoint_, "GET", "/ping", "");
   ASSERT_TRUE(ping.ok()) << ping.status().ToString();
   EXPECT_LT(std::chrono::steady_clock::now() - asked, 2s);
   {
@@ -207,13 +210,14 @@ TEST_F(LaterAnswerTest, WaitsHoldNoWorkerAndAreAnsweredWhenReady) {
 
 TEST_F(LaterAnswerTest, AWaitNobodyAnswersGetsItsTimeoutAnswer) {
   limit_ = std::chrono::milliseconds(300);
-  auto r = HttpCall(endpoint_, "POST", "/wait", "{}");
+  auto r = net::HttpCall(endpoint_, "POST", "/wait", "{}");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->second, "\"timed out\"");
 }
 
 TEST_F(LaterAnswerTest, AnAnswerAfterTheServerStoppedIsHarmless) {
-  std::thread client([&] { HttpCall(endpoint_, "POST", "/wait", "{}").status().IgnoreError(); });
+  std::thread client(
+      [&] { net::HttpCall(endpoint_, "POST", "/wait", "{}").status().IgnoreError(); });
   const auto until = std::chrono::steady_clock::now() + 10s;
   while (Waiting() < 1 && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(10ms);
@@ -233,8 +237,8 @@ class TlsTest : public ::testing::Test {
     EXPECT_TRUE(tls.ok()) << tls.status().ToString();
     return std::move(HttpServer::ServeTcp("127.0.0.1", 0, Echo, *tls)).value();
   }
-  Endpoint Client(const std::string& address, const net::TlsFiles& files) {
-    Endpoint e = Url(address);
+  net::Endpoint Client(const std::string& address, const net::TlsFiles& files) {
+    net::Endpoint e = Url(address);
     auto tls = net::TlsContext::ForClient(files);
     EXPECT_TRUE(tls.ok()) << tls.status().ToString();
     e.tls_context = *tls;
@@ -248,7 +252,7 @@ class TlsTest : public ::testing::Test {
 TEST_F(TlsTest, AClientThatTrustsTheCaIsServedOverOneConnection) {
   auto server = Serve({pki_.server_cert, pki_.server_key});
   EXPECT_EQ(server->address().rfind("https://127.0.0.1:", 0), 0u) << server->address();
-  HttpClient client(Client(server->address(), {.ca = pki_.ca}));
+  net::HttpClient client(Client(server->address(), {.ca = pki_.ca}));
   for (const std::string path : {"/a", "/b"}) {
     auto r = client.Call("GET", path, "");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -259,7 +263,7 @@ TEST_F(TlsTest, AClientThatTrustsTheCaIsServedOverOneConnection) {
 
 TEST_F(TlsTest, AClientThatDoesNotKnowTheCaIsToldToPassIt) {
   auto server = Serve({pki_.server_cert, pki_.server_key});
-  auto r = HttpCall(Url(server->address()), "GET", "/a", "");  // the system's CAs only
+  auto r = net::HttpCall(Url(server->address()), "GET", "/a", "");  // the system's CAs only
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("signed by a CA this client does not trust"));
   EXPECT_THAT(r.status().message(), HasSubstr("--ca-file"));
@@ -267,9 +271,9 @@ TEST_F(TlsTest, AClientThatDoesNotKnowTheCaIsToldToPassIt) {
 
 TEST_F(TlsTest, PlainHttpToATlsPortIsAnsweredInPlainWords) {
   auto server = Serve({pki_.server_cert, pki_.server_key});
-  Endpoint plain = Url(server->address());
+  net::Endpoint plain = Url(server->address());
   plain.tls = false;
-  auto r = HttpCall(plain, "GET", "/a", "");
+  auto r = net::HttpCall(plain, "GET", "/a", "");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->first, 400);
   EXPECT_THAT(r->second, HasSubstr("this port speaks TLS: use https://"));
@@ -278,10 +282,10 @@ TEST_F(TlsTest, PlainHttpToATlsPortIsAnsweredInPlainWords) {
 TEST_F(TlsTest, TlsToAPlainPortSaysSo) {
   auto server = HttpServer::ServeTcp("127.0.0.1", 0, Echo);
   ASSERT_TRUE(server.ok());
-  Endpoint e = Client((*server)->address(), {.ca = pki_.ca});
+  net::Endpoint e = Client((*server)->address(), {.ca = pki_.ca});
   e.tls = true;
   const auto asked = std::chrono::steady_clock::now();
-  auto r = HttpCall(e, "GET", "/a", "");
+  auto r = net::HttpCall(e, "GET", "/a", "");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("speaks plain HTTP, not TLS: use http://"));
   EXPECT_LT(std::chrono::steady_clock::now() - asked, 5s);  // not the read deadline
@@ -305,15 +309,15 @@ TEST_F(TlsTest, AnExpiredOrMismatchedCertificateIsRefusedAtStart) {
 
 TEST_F(TlsTest, AServerThatRequiresClientCertificatesServesOnlyItsCasClients) {
   auto server = Serve({pki_.server_cert, pki_.server_key, pki_.ca, true});
-  auto anonymous = HttpCall(Client(server->address(), {.ca = pki_.ca}), "GET", "/a", "");
+  auto anonymous = net::HttpCall(Client(server->address(), {.ca = pki_.ca}), "GET", "/a", "");
   ASSERT_FALSE(anonymous.ok());
   EXPECT_THAT(anonymous.status().message(), HasSubstr("requires a client certificate"));
-  auto stranger = HttpCall(
+  auto stranger = net::HttpCall(
       Client(server->address(), {pki_.stranger_cert, pki_.stranger_key, pki_.ca}), "GET", "/a", "");
   ASSERT_FALSE(stranger.ok());
   EXPECT_THAT(stranger.status().message(), HasSubstr("does not trust this client's certificate"));
-  auto known = HttpCall(Client(server->address(), {pki_.client_cert, pki_.client_key, pki_.ca}),
-                        "GET", "/a", "");
+  auto known = net::HttpCall(
+      Client(server->address(), {pki_.client_cert, pki_.client_key, pki_.ca}), "GET", "/a", "");
   ASSERT_TRUE(known.ok()) << known.status().ToString();
   EXPECT_EQ(known->first, 200);
 }

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/http_client.h"
+#include "net/http_client.h"
 #include "server/http_server.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
@@ -40,7 +40,7 @@ class JobApiTest : public ::testing::Test {
   }
   std::pair<int, json> Call(const std::string& method, const std::string& target,
                             const std::string& body = "") {
-    auto r = HttpCall(socket_, method, target, body);
+    auto r = net::HttpCall(socket_, method, target, body);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return {r->first, json::parse(r->second, nullptr, false)};
   }
@@ -50,7 +50,7 @@ class JobApiTest : public ::testing::Test {
   std::unique_ptr<store::SqliteStore> store_;
   std::mutex store_mu_;
   std::unique_ptr<JobApi> api_;
-  Endpoint socket_;
+  net::Endpoint socket_;
   std::unique_ptr<HttpServer> server_;
   uint32_t seen_uid_ = 12345;
 };
@@ -115,7 +115,7 @@ TEST_F(JobApiTest, OthersJobsAreNotYoursToCancel) {
 
 TEST(HttpServerTest, AStaleSocketIsReplacedAndALongPathRefused) {
   testing::TempDir dir;
-  Endpoint socket;
+  net::Endpoint socket;
   socket.unix_path = (dir.path() / "s.sock").string();
   {
     // A socket file left by a server that was killed.
@@ -129,12 +129,12 @@ TEST(HttpServerTest, AStaleSocketIsReplacedAndALongPathRefused) {
     return HttpResponse{200, "{}"};
   });
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  EXPECT_EQ(HttpCall(socket, "GET", "/", "")->first, 200);
+  EXPECT_EQ(net::HttpCall(socket, "GET", "/", "")->first, 200);
   EXPECT_THAT(HttpServer::ServeUnix(std::string(200, 'x'), nullptr).status().message(),
               HasSubstr("socket path too long"));
   server->reset();
   EXPECT_FALSE(std::filesystem::exists(socket.unix_path));  // removed on stop
-  EXPECT_THAT(HttpCall(socket, "GET", "/", "").status().message(),
+  EXPECT_THAT(net::HttpCall(socket, "GET", "/", "").status().message(),
               HasSubstr("is `gleaner up` running?"));
 }
 

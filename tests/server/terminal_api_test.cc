@@ -12,9 +12,9 @@
 #include <optional>
 
 #include "core/terminal_handoff.h"
+#include "net/http_client.h"
 #include "server/api.h"
 #include "server/descriptor_passing.h"
-#include "server/http_client.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
 #include "testing/throwaway_user.h"
@@ -59,8 +59,8 @@ TEST_F(TerminalApiTest, ItsOwnerReceivesTheTerminalOnceOverTheUnixSocket) {
                    clock_.Now() + core::TerminalHandoff::kAttachWithin);
 
   // Over TCP no descriptor can travel (and no caller is named without a token).
-  auto tcp = std::move(ParseServerUrl(tcp_server_->address())).value();
-  auto over_tcp = HttpCall(tcp, "POST", "/v1/jobs/7/terminal", "", "");
+  auto tcp = std::move(net::ParseServerUrl(tcp_server_->address())).value();
+  auto over_tcp = net::HttpCall(tcp, "POST", "/v1/jobs/7/terminal", "", "");
   ASSERT_TRUE(over_tcp.ok());
   EXPECT_NE(over_tcp->first, 200);
 
@@ -131,10 +131,10 @@ TEST_F(TerminalApiTest, AnotherUsersSessionIsNotHandedOut) {
 
 TEST_F(TerminalApiTest, ADaemonThatRunsNoSessionsRefusesThemAtSubmit) {
   Serve(nullptr);
-  Endpoint socket;
+  net::Endpoint socket;
   socket.unix_path = socket_;
   const std::string session = R"({"command": ["bash"], "working_dir": "/tmp", "pty": true})";
-  auto refused = HttpCall(socket, "POST", "/v1/jobs", session, "");
+  auto refused = net::HttpCall(socket, "POST", "/v1/jobs", session, "");
   ASSERT_TRUE(refused.ok());
   EXPECT_EQ(refused->first, 400);
   EXPECT_THAT(refused->second, HasSubstr("runs no interactive sessions"));
@@ -145,17 +145,18 @@ TEST_F(TerminalApiTest, ADaemonThatRunsNoSessionsRefusesThemAtSubmit) {
 
 TEST_F(TerminalApiTest, ASessionIsSubmittedWhereSessionsRun) {
   Serve(std::make_shared<core::TerminalHandoff>());
-  Endpoint socket;
+  net::Endpoint socket;
   socket.unix_path = socket_;
-  auto submitted = HttpCall(socket, "POST", "/v1/jobs",
-                            R"({"command": ["bash"], "working_dir": "/tmp", "pty": true})", "");
+  auto submitted =
+      net::HttpCall(socket, "POST", "/v1/jobs",
+                    R"({"command": ["bash"], "working_dir": "/tmp", "pty": true})", "");
   ASSERT_TRUE(submitted.ok());
   EXPECT_EQ(submitted->first, 201) << submitted->second;
   EXPECT_EQ(json::parse(submitted->second)["spec"]["pty"], true);
   // One job on one node: a session cannot be an array.
-  auto array =
-      HttpCall(socket, "POST", "/v1/jobs",
-               R"({"command": ["bash"], "working_dir": "/tmp", "pty": true, "array": "0-3"})", "");
+  auto array = net::HttpCall(
+      socket, "POST", "/v1/jobs",
+      R"({"command": ["bash"], "working_dir": "/tmp", "pty": true, "array": "0-3"})", "");
   ASSERT_TRUE(array.ok());
   EXPECT_EQ(array->first, 400);
   EXPECT_THAT(array->second, HasSubstr("one job on one node"));

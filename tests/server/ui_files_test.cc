@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/http_client.h"
 #include "server/api.h"
-#include "server/http_client.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
 
@@ -114,7 +114,7 @@ TEST_F(UiFilesTest, TheHeadersGoOnTheWire) {
   auto server = HttpServer::ServeTcp(
       "127.0.0.1", 0, [this](const HttpRequest& r, const Peer& p) { return api_->Handle(r, p); });
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  const Endpoint tcp = std::move(ParseServerUrl((*server)->address())).value();
+  const net::Endpoint tcp = std::move(net::ParseServerUrl((*server)->address())).value();
   const std::string answer = RawGet(tcp.port, "/");
   EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 200 OK\r\n"));
   EXPECT_THAT(answer, HasSubstr("\r\nContent-Type: text/html; charset=utf-8\r\n"));

@@ -1,4 +1,4 @@
-#include "server/socket_address.h"
+#include "net/socket_address.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace gleaner::server {
+namespace gleaner::net {
 
 core::Result<sockaddr_un> UnixAddress(const std::string& path) {
   sockaddr_un addr{};
@@ -74,4 +74,4 @@ std::string PeerAddress(const sockaddr_storage& peer) {
   return text;
 }
 
-}  // namespace gleaner::server
+}  // namespace gleaner::net

@@ -13,7 +13,7 @@
 #include "net/connection.h"
 #include "net/tls.h"
 
-namespace gleaner::server {
+namespace gleaner::net {
 
 // Where a client finds gleaner's API: the Unix socket of a local `gleaner
 // up` (the kernel tells it who we are), or an HTTP(S) address (a token does).
@@ -29,6 +29,9 @@ struct Endpoint {
   // Emulated agents each take one of 127.0.0.0/8, as real ones have their
   // own (a server limits the connections of each address).
   std::string source{};
+  // What serves there, for error messages ("cannot reach slurmrestd at
+  // ..."); for gleaner they also say how to start it.
+  std::string server = "gleaner";
 
   std::string ToString() const;
 };
@@ -36,6 +39,15 @@ struct Endpoint {
 // "http://127.0.0.1:7380", "https://coordinator:7380" (a trailing "/"
 // allowed) or "unix:/path/gleaner.sock".
 core::Result<Endpoint> ParseServerUrl(const std::string& url);
+
+// An http:// or https:// URL of any server ("https://hooks.example.com/T1/B2",
+// "http://[::1]:8080/hook?x=1"): where to connect (port 443 or 80 when the
+// URL names none) and the request target ("/" when it names no path).
+struct HttpUrl {
+  Endpoint endpoint;
+  std::string target = "/";
+};
+core::Result<HttpUrl> ParseHttpUrl(const std::string& url);
 
 // Gives an https:// endpoint the client's TLS files (none given: the
 // system's CAs); refuses them for any other.
@@ -104,4 +116,9 @@ core::Result<std::pair<int, std::string>> HttpCall(const Endpoint& endpoint,
                                                    const std::string& token = "",
                                                    core::Duration timeout = core::Seconds(30));
 
-}  // namespace gleaner::server
+// POSTs `body` as JSON to `url` (ParseHttpUrl's form) on a connection of
+// its own and returns the answer's status code: for webhooks. https:// checks
+// the server's certificate against the system's CAs and the URL's host.
+core::Result<int> PostJson(const std::string& url, const std::string& body, core::Duration timeout);
+
+}  // namespace gleaner::net

@@ -1,4 +1,4 @@
-#include "server/http_client.h"
+#include "net/http_client.h"
 
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -12,10 +12,10 @@
 #include <cstring>
 #include <thread>
 
-#include "server/http_message.h"
-#include "server/socket_address.h"
+#include "net/http_date.h"
+#include "net/socket_address.h"
 
-namespace gleaner::server {
+namespace gleaner::net {
 namespace {
 
 // How long a client waits for a starting daemon's socket: 50 x 20 ms.
@@ -95,6 +95,37 @@ core::Result<Endpoint> ParseServerUrl(const std::string& url) {
   return e;
 }
 
+core::Result<HttpUrl> ParseHttpUrl(const std::string& url) {
+  HttpUrl out;
+  std::string rest;
+  if (url.starts_with("https://")) {
+    out.endpoint.tls = true;
+    rest = url.substr(8);
+  } else if (url.starts_with("http://")) {
+    rest = url.substr(7);
+  } else {
+    return core::InvalidArgument("URL \"" + url + "\" must start with https:// or http://");
+  }
+  if (const size_t slash = rest.find_first_of("/?"); slash != std::string::npos) {
+    out.target = rest.substr(slash);
+    if (out.target.front() == '?') out.target.insert(0, "/");
+    rest.resize(slash);
+  }
+  if (rest.empty() || rest == "[]") {
+    return core::InvalidArgument("URL \"" + url + "\" has no host");
+  }
+  // host, host:port, [v6] or [v6]:port
+  const size_t colon = rest.rfind(':');
+  const size_t bracket = rest.rfind(']');
+  const bool has_port = colon != std::string::npos &&
+                        (bracket == std::string::npos ? rest.find(':') == colon : colon > bracket);
+  if (!has_port) rest += out.endpoint.tls ? ":443" : ":80";
+  GLEANER_ASSIGN_OR_RETURN(auto host_port, ParseHostPort(rest));
+  out.endpoint.host = host_port.first;
+  out.endpoint.port = host_port.second;
+  return out;
+}
+
 void HttpClient::Interrupt() {
   std::lock_guard lock(live_mu_);
   interrupted_ = true;
@@ -160,8 +191,9 @@ core::Status HttpClient::Connect(core::Duration timeout) {
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr.storage), addr.length) != 0) {
       const std::string why = std::strerror(errno);
       close(fd);
-      return core::Unavailable("cannot reach gleaner at " + where + ": " + why +
-                               " (is `gleaner up --listen` serving there?)");
+      return core::Unavailable(
+          "cannot reach " + endpoint_.server + " at " + where + ": " + why +
+          (endpoint_.server == "gleaner" ? " (is `gleaner up --listen` serving there?)" : ""));
     }
     if (endpoint_.tls) {
       std::shared_ptr<const net::TlsContext> tls = endpoint_.tls_context;
@@ -185,7 +217,10 @@ core::Result<std::pair<int, std::string>> HttpClient::Call(const std::string& me
                                                            const std::string& body,
                                                            const std::string& token,
                                                            core::Duration timeout) {
-  std::string request = method + " " + target + " HTTP/1.1\r\nHost: gleaner\r\n";
+  // A Unix socket has no host name; a TCP server may serve several.
+  const std::string host =
+      endpoint_.unix_path.empty() ? FormatHostPort(endpoint_.host, endpoint_.port) : "localhost";
+  std::string request = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\n";
   if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
   request += headers_;
   if (!body.empty() || method != "GET") {
@@ -225,7 +260,7 @@ core::Result<std::pair<int, std::string>> HttpClient::Exchange(const std::string
     if (!n.ok()) {
       if (!response.empty()) *answered = true;
       return core::Unavailable(n.status().message().starts_with("no answer")
-                                   ? "no answer from gleaner at " + where
+                                   ? "no answer from " + endpoint_.server + " at " + where
                                    : n.status().message());
     }
     if (*n == 0) break;
@@ -240,9 +275,10 @@ core::Result<std::pair<int, std::string>> HttpClient::Exchange(const std::string
   if (head_end == std::string::npos ||
       std::sscanf(response.c_str(), "HTTP/1.%*d %d", &status) != 1) {
     if (!sent.ok() && response.empty()) {
-      return core::Unavailable("cannot send to gleaner at " + where + ": " + sent.message());
+      return core::Unavailable("cannot send to " + endpoint_.server + " at " + where + ": " +
+                               sent.message());
     }
-    return core::Unavailable("no answer from gleaner at " + where);
+    return core::Unavailable("no answer from " + endpoint_.server + " at " + where);
   }
   const std::string head = response.substr(0, head_end + 2);
   date_ = HeaderValue(head, "date");
@@ -281,4 +317,13 @@ core::Result<std::pair<int, std::string>> HttpCall(
   return client.Call(method, target, body, token, timeout);
 }
 
-}  // namespace gleaner::server
+core::Result<int> PostJson(const std::string& url, const std::string& body,
+                           core::Duration timeout) {
+  GLEANER_ASSIGN_OR_RETURN(HttpUrl where, ParseHttpUrl(url));
+  where.endpoint.server = "the webhook";
+  auto answer = HttpCall(where.endpoint, "POST", where.target, body, "", timeout);
+  if (!answer.ok()) return answer.status().WithContext(url);
+  return answer->first;
+}
+
+}  // namespace gleaner::net

@@ -8,7 +8,7 @@
 
 #include "core/result.h"
 
-namespace gleaner::server {
+namespace gleaner::net {
 
 core::Result<sockaddr_un> UnixAddress(const std::string& path);
 
@@ -29,4 +29,4 @@ std::string FormatHostPort(const std::string& host, uint16_t port);
 // The numeric IP address of a connected peer ("127.0.0.1", "::1").
 std::string PeerAddress(const sockaddr_storage& peer);
 
-}  // namespace gleaner::server
+}  // namespace gleaner::net
