@@ -72,12 +72,6 @@ CLI::App* AddEvalForecast(CLI::App* eval, EvalForecastOptions& options) {
   return forecast;
 }
 
-std::string Fixed(double x) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.3f", x);
-  return buf;
-}
-
 nlohmann::json ScoreJson(const sim::IdleScore& s) {
   return {{"name", s.name},
           {"precision_10m", s.precision_10m},
@@ -176,18 +170,19 @@ int RunEvalIdle(const EvalIdleOptions& options, std::ostream& out, std::ostream&
                 "R@10m", "F1@10m", "P@30m", "R@30m", "F1@30m", "idle-time");
   out << line;
   const auto row = [&](const sim::IdleScore& s) {
-    std::snprintf(line, sizeof line, "%-18s %7s %7s %7s %7s %7s %7s %9s\n", s.name.c_str(),
-                  Fixed(s.precision_10m).c_str(), Fixed(s.recall_10m).c_str(),
-                  Fixed(s.f1_10m).c_str(), Fixed(s.precision_30m).c_str(),
-                  Fixed(s.recall_30m).c_str(), Fixed(s.f1_30m).c_str(),
-                  Fixed(s.idle_time_captured).c_str());
+    std::snprintf(
+        line, sizeof line, "%-18s %7s %7s %7s %7s %7s %7s %9s\n", s.name.c_str(),
+        core::FormatFixed(s.precision_10m, 3).c_str(), core::FormatFixed(s.recall_10m, 3).c_str(),
+        core::FormatFixed(s.f1_10m, 3).c_str(), core::FormatFixed(s.precision_30m, 3).c_str(),
+        core::FormatFixed(s.recall_30m, 3).c_str(), core::FormatFixed(s.f1_30m, 3).c_str(),
+        core::FormatFixed(s.idle_time_captured, 3).c_str());
     out << line;
   };
   for (const sim::IdleScore& s : report.classifiers) row(s);
   out << "for reference, a rule that knows the future load: quiet samples ranked by their "
          "series'\nburst rate over the hour before and the hour after the 10 minutes judged, cut "
          "at recall >= "
-      << Fixed(sim::kHindsightRecall) << "\n";
+      << core::FormatFixed(sim::kHindsightRecall, 3) << "\n";
   row(report.hindsight);
   return kExitOk;
 }
@@ -231,8 +226,9 @@ int RunEvalForecast(const EvalForecastOptions& options, std::ostream& out, std::
   for (const sim::ForecastScore& f : report.forecasts) {
     std::snprintf(line, sizeof line, "%-18s %9.2f %9.2f %9.2f %9.2f %8s %8s %8s\n", f.name.c_str(),
                   f.pinball_p80_min, f.pinball_p50_min, f.pinball_p20_min, f.pinball_mean_min,
-                  Fixed(f.covered_p80).c_str(), Fixed(f.covered_p50).c_str(),
-                  Fixed(f.covered_p20).c_str());
+                  core::FormatFixed(f.covered_p80, 3).c_str(),
+                  core::FormatFixed(f.covered_p50, 3).c_str(),
+                  core::FormatFixed(f.covered_p20, 3).c_str());
     out << line;
   }
   return kExitOk;

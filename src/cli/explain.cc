@@ -13,12 +13,6 @@ namespace {
 
 using core::FormatDuration;
 
-std::string Pct(double p) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.0f%%", p);
-  return buf;
-}
-
 const views::GpuView* Find(const views::HostView& view, const std::string& which,
                            std::string* problem) {
   const views::GpuView* found = nullptr;
@@ -63,10 +57,10 @@ int Explain(const views::HostView& view, const std::string& which, const observe
       << " (" << FormatDuration(view.taken_at - v.since) << ")\n";
   out << "why        " << e.reason << "\n";
   out << "evidence   utilization now "
-      << (e.utilization_pct ? Pct(*e.utilization_pct) : std::string("unreadable")) << ", at most "
-      << Pct(e.max_utilization_pct_in_window) << " over the last "
+      << (e.utilization_pct ? core::FormatPercent(*e.utilization_pct) : std::string("unreadable"))
+      << ", at most " << core::FormatPercent(e.max_utilization_pct_in_window) << " over the last "
       << FormatDuration(std::max(c.idle_after, c.held_idle_after)) << "\n";
-  out << "           under " << Pct(c.busy_utilization_pct) << " for "
+  out << "           under " << core::FormatPercent(c.busy_utilization_pct) << " for "
       << FormatDuration(e.quiet_for) << "; continuous data for " << FormatDuration(e.observed_for)
       << "\n";
   out << "           processes: " << e.processes;
@@ -78,10 +72,10 @@ int Explain(const views::HostView& view, const std::string& which, const observe
     out << "\n";
   }
   if (e.confidence) {
-    out << "           " << Pct(*e.confidence * 100) << " of " << e.similar_pauses
+    out << "           " << core::FormatPercent(*e.confidence * 100) << " of " << e.similar_pauses
         << " similar pauses stayed quiet " << FormatDuration(c.horizon) << " more (idle needs "
-        << Pct(c.min_confidence * 100) << "; history trusted after " << c.trusted_pauses
-        << " pauses)\n";
+        << core::FormatPercent(c.min_confidence * 100) << "; history trusted after "
+        << c.trusted_pauses << " pauses)\n";
   }
   if (e.quiet_forecast) {
     const observe::QuietForecast& f = *e.quiet_forecast;
@@ -90,7 +84,7 @@ int Explain(const views::HostView& view, const std::string& which, const observe
         << f.spells << (f.own ? " of its own" : " of the host's")
         << " quiet spells longer than this one so far)\n";
   }
-  out << "thresholds busy at " << Pct(c.busy_utilization_pct) << "; idle after "
+  out << "thresholds busy at " << core::FormatPercent(c.busy_utilization_pct) << "; idle after "
       << FormatDuration(c.idle_after) << " (" << FormatDuration(c.idle_after_with_history)
       << " with trusted history); held idle after " << FormatDuration(c.held_idle_after)
       << "; gaps over " << FormatDuration(c.max_sample_gap) << " restart the clock\n";

@@ -8,6 +8,7 @@
 #include "config/catalog_files.h"
 #include "config/data_dir.h"
 #include "config/trusted_paths.h"
+#include "core/format.h"
 #include "core/private_file.h"
 #include "daemon/daemon_start.h"
 #include "report/site_report.h"
@@ -55,9 +56,9 @@ int RunReport(const ReportOptions& o, core::TimePoint now, std::ostream& out, st
     return Fail(err, s);
   }
   const cost::CostLine& t = report->ledger.report.total;
-  out << "wrote " << o.out << ": " << sim::FormatFixed(t.observed_h, 1) << " GPU-hours observed, "
-      << sim::FormatFixed(t.idle_h + t.held_idle_h, 1) << " idle ("
-      << sim::FormatFixed(t.held_idle_h, 1) << " held), " << sim::FormatFixed(t.harvested_h, 1)
+  out << "wrote " << o.out << ": " << core::FormatFixed(t.observed_h, 1) << " GPU-hours observed, "
+      << core::FormatFixed(t.idle_h + t.held_idle_h, 1) << " idle ("
+      << core::FormatFixed(t.held_idle_h, 1) << " held), " << core::FormatFixed(t.harvested_h, 1)
       << " harvested; " << report->jobs.submitted << " job(s) submitted"
       << (report->scenario ? "" : "; not replayed: " + report->replay_missing) << "\n";
   return kExitOk;

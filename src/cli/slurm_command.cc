@@ -66,10 +66,10 @@ json UsageJson(const slurm::JobUsage& u, std::optional<double> price) {
   return j;
 }
 
-std::string Hours(double h) { return sim::FormatFixed(h, 1); }
+std::string Hours(double h) { return core::FormatFixed(h, 1); }
 
 std::string Money(double hours, std::optional<double> price, const std::string& currency) {
-  return price ? sim::FormatFixed(hours * *price, 2) + " " + currency : "-";
+  return price ? core::FormatFixed(hours * *price, 2) + " " + currency : "-";
 }
 
 std::string GroupTable(const char* title, const std::vector<slurm::UsageGroup>& groups,

@@ -8,6 +8,22 @@
 
 namespace gleaner::core {
 
+std::string FormatFixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string FormatPercent(double percent, int digits) {
+  // Whole percentages are the common case (every sample's evidence says
+  // one): they skip printf, rounding half to even as it does.
+  if (digits == 0) {
+    const double whole = std::nearbyint(percent);
+    if (percent >= 0 && whole < 1e15) return std::to_string(static_cast<int64_t>(whole)) + "%";
+  }
+  return FormatFixed(percent, digits) + "%";
+}
+
 std::string FormatDuration(Duration d) {
   const int64_t s = d.count() / 1'000'000;
   char buf[32];

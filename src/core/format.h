@@ -16,6 +16,12 @@ std::string FormatDuration(Duration d);
 void AppendHex(std::string& out, std::string_view bytes);
 std::string Hex(std::string_view bytes);
 
+// `v` with `digits` decimals, as printf's "%.*f" writes it ("3.14").
+std::string FormatFixed(double v, int digits = 1);
+
+// A percentage with `digits` decimals and a "%" ("37%", "12.5%").
+std::string FormatPercent(double percent, int digits = 0);
+
 // "37.5 GiB", "512 MiB".
 std::string FormatBytes(Bytes b);
 

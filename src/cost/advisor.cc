@@ -9,17 +9,12 @@
 #include <numeric>
 
 #include "core/enum_names.h"
+#include "core/format.h"
 #include "cost/civil_date.h"
 #include "cost/spot.h"
 
 namespace gleaner::cost {
 namespace {
-
-std::string Num(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 constexpr PricingModel kModelOrder[] = {
     PricingModel::kSpot,         PricingModel::kOnDemand,   PricingModel::kCapacityBlock,
@@ -87,14 +82,14 @@ AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
   const std::string cur(CurrencyName(req.currency));
   const double price = req.rates.Convert(row.price_per_instance_hour, row.currency, req.currency);
   if (row.currency != req.currency) {
-    o.arithmetic.push_back(Num(row.price_per_instance_hour, 4) + " " +
+    o.arithmetic.push_back(core::FormatFixed(row.price_per_instance_hour, 4) + " " +
                            std::string(CurrencyName(row.currency)) + "/h at " +
-                           Num(req.rates.cny_per_usd, 4) + " CNY per USD = " + Num(price, 4) + " " +
-                           cur + "/h");
+                           core::FormatFixed(req.rates.cny_per_usd, 4) +
+                           " CNY per USD = " + core::FormatFixed(price, 4) + " " + cur + "/h");
   }
   const std::string head = std::to_string(o.instances) + " x " + row.instance + " (" +
-                           std::to_string(row.gpu_count) + " GPU) x " + Num(price, 4) + " " + cur +
-                           "/h";
+                           std::to_string(row.gpu_count) + " GPU) x " +
+                           core::FormatFixed(price, 4) + " " + cur + "/h";
   if (o.instances * row.gpu_count > req.gpu_count) {
     o.notes.push_back("whole instances: " + std::to_string(o.instances * row.gpu_count) +
                       " GPUs rented for " + std::to_string(req.gpu_count) + " needed");
@@ -104,7 +99,7 @@ AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
     case PricingModel::kCapacityBlock: {
       o.expected_hours = req.hours;
       o.expected_cost = o.instances * price * req.hours;
-      o.arithmetic.push_back(head + " x " + Num(req.hours, 2) +
+      o.arithmetic.push_back(head + " x " + core::FormatFixed(req.hours, 2) +
                              " h = " + FormatMoney(o.expected_cost) + " " + cur);
       o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
       if (row.pricing_model == PricingModel::kCapacityBlock) {
@@ -116,7 +111,7 @@ AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
       const double months = std::ceil(req.hours / 730.0);
       o.expected_hours = req.hours;
       o.expected_cost = o.instances * price * 730.0 * months;
-      o.arithmetic.push_back(head + " x 730 h/month x " + Num(months, 0) +
+      o.arithmetic.push_back(head + " x 730 h/month x " + core::FormatFixed(months, 0) +
                              " month(s) prepaid = " + FormatMoney(o.expected_cost) + " " + cur);
       o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
       o.notes.push_back("subscription is paid by the month, whatever the job uses");
@@ -130,28 +125,31 @@ AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
                                           req.restart_h, req.checkpoint_interval_h);
       o.expected_hours = e.expected_wall_h;
       o.expected_cost = o.instances * price * e.expected_wall_h;
-      o.arithmetic.push_back("interruptions " + Num(fraction * 100, 1) +
-                             " %/month per instance -> MTBF 730 / -ln(1 - " + Num(fraction, 3) +
-                             ") / " + std::to_string(o.instances) +
-                             " instance(s) = " + Num(e.job_mtbf_h, 1) + " h");
-      o.arithmetic.push_back("Young/Daly interval sqrt(2 x " + Num(req.checkpoint_cost_h, 3) +
-                             " h x " + Num(e.job_mtbf_h, 1) +
-                             " h) = " + Num(e.optimal_interval_h, 2) + " h; used " +
-                             Num(e.interval_h, 2) + " h");
-      o.arithmetic.push_back(
-          "wall = " + Num(req.hours, 2) + " h work + " + Num(e.checkpoint_overhead_h, 3) +
-          " h checkpoints + " + Num(e.expected_interruptions, 4) + " interruptions x (" +
-          Num(std::min(e.interval_h, req.hours) / 2, 3) + " h lost + " + Num(req.restart_h, 3) +
-          " h restart) = " + Num(e.expected_wall_h, 3) + " h");
-      o.arithmetic.push_back(head + " x " + Num(e.expected_wall_h, 3) +
+      o.arithmetic.push_back("interruptions " + core::FormatFixed(fraction * 100, 1) +
+                             " %/month per instance -> MTBF 730 / -ln(1 - " +
+                             core::FormatFixed(fraction, 3) + ") / " + std::to_string(o.instances) +
+                             " instance(s) = " + core::FormatFixed(e.job_mtbf_h, 1) + " h");
+      o.arithmetic.push_back("Young/Daly interval sqrt(2 x " +
+                             core::FormatFixed(req.checkpoint_cost_h, 3) + " h x " +
+                             core::FormatFixed(e.job_mtbf_h, 1) +
+                             " h) = " + core::FormatFixed(e.optimal_interval_h, 2) + " h; used " +
+                             core::FormatFixed(e.interval_h, 2) + " h");
+      o.arithmetic.push_back("wall = " + core::FormatFixed(req.hours, 2) + " h work + " +
+                             core::FormatFixed(e.checkpoint_overhead_h, 3) + " h checkpoints + " +
+                             core::FormatFixed(e.expected_interruptions, 4) + " interruptions x (" +
+                             core::FormatFixed(std::min(e.interval_h, req.hours) / 2, 3) +
+                             " h lost + " + core::FormatFixed(req.restart_h, 3) +
+                             " h restart) = " + core::FormatFixed(e.expected_wall_h, 3) + " h");
+      o.arithmetic.push_back(head + " x " + core::FormatFixed(e.expected_wall_h, 3) +
                              " h = " + FormatMoney(o.expected_cost) + " " + cur);
       o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
       o.notes.push_back("interruption band " + (req.spot_monthly_interruption
                                                     ? std::string("given by the user")
                                                     : band.label + ", " + band.source));
       const double p_any = 1.0 - std::exp(-(req.hours / e.job_mtbf_h));
-      o.notes.push_back("chance of at least one interruption: " + Num(p_any * 100, 1) +
-                        " %; capacity may be unavailable, which this estimate ignores");
+      o.notes.push_back(
+          "chance of at least one interruption: " + core::FormatFixed(p_any * 100, 1) +
+          " %; capacity may be unavailable, which this estimate ignores");
       break;
     }
     case PricingModel::kReserved1y:
@@ -160,21 +158,22 @@ AdviceOption PriceRowOption(const PriceRow& row, const AdviceRequest& req,
       o.expected_hours = req.hours;
       o.expected_cost = o.instances * price * req.hours;
       o.eligible = false;
-      o.arithmetic.push_back(head + " x " + Num(req.hours, 2) +
+      o.arithmetic.push_back(head + " x " + core::FormatFixed(req.hours, 2) +
                              " h = " + FormatMoney(o.expected_cost) + " " + cur +
                              " (this job's share of the commitment)");
       const double commitment = o.instances * price * kHoursPerYear * years;
-      o.arithmetic.push_back("commitment " + std::to_string(o.instances) + " x " + Num(price, 4) +
-                             " x 8766 h x " + Num(years, 0) + " y = " + FormatMoney(commitment) +
-                             " " + cur);
+      o.arithmetic.push_back("commitment " + std::to_string(o.instances) + " x " +
+                             core::FormatFixed(price, 4) + " x 8766 h x " +
+                             core::FormatFixed(years, 0) + " y = " + FormatMoney(commitment) + " " +
+                             cur);
       if (const std::optional<OnDemandReference> ref = ReferenceFor(row, rows, req)) {
         const double per_gpu = price / row.gpu_count;
         const double breakeven = per_gpu / ref->per_gpu_hour;
-        o.arithmetic.push_back("break-even utilisation = " + Num(per_gpu, 4) + " / " +
-                               Num(ref->per_gpu_hour, 4) + " (" + ref->what +
-                               ", per GPU-hour) = " + Num(breakeven * 100, 1) + " %");
+        o.arithmetic.push_back("break-even utilisation = " + core::FormatFixed(per_gpu, 4) + " / " +
+                               core::FormatFixed(ref->per_gpu_hour, 4) + " (" + ref->what +
+                               ", per GPU-hour) = " + core::FormatFixed(breakeven * 100, 1) + " %");
         o.notes.push_back("worth it only if the reservation is busy more than " +
-                          Num(breakeven * 100, 1) + " % of the term");
+                          core::FormatFixed(breakeven * 100, 1) + " % of the term");
       }
       o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
       o.notes.push_back("a long commitment: not recommended for a single job");
@@ -213,13 +212,15 @@ core::Status ValidateIdleForecast(const IdleForecast& f) {
     const double idle = f.idle_gpus[h];
     if (!std::isfinite(idle) || idle < 0) {
       return core::InvalidArgument("idle_forecast.idle_gpus[" + std::to_string(h) +
-                                   "]: expected a finite number at least 0, got " + Num(idle, 3));
+                                   "]: expected a finite number at least 0, got " +
+                                   core::FormatFixed(idle, 3));
     }
   }
   const double now = f.now_hour_of_week;
   if (!(now >= 0 && now < static_cast<double>(kHoursPerWeek))) {
     return core::InvalidArgument(
-        "idle_forecast.now_hour_of_week: expected from 0 to below 168, got " + Num(now, 3));
+        "idle_forecast.now_hour_of_week: expected from 0 to below 168, got " +
+        core::FormatFixed(now, 3));
   }
   return core::Status::Ok();
 }
@@ -269,9 +270,9 @@ void TimeByIdleForecast(const AdviceRequest& req, AdviceOption& o) {
   const std::string basis = f.basis.empty() ? "" : " (" + f.basis + ")";
   const double mean_idle = std::accumulate(f.idle_gpus.begin(), f.idle_gpus.end(), 0.0) /
                            static_cast<double>(kHoursPerWeek);
-  o.arithmetic.push_back("idle forecast: " + Num(mean_idle, 2) +
+  o.arithmetic.push_back("idle forecast: " + core::FormatFixed(mean_idle, 2) +
                          " idle GPUs on average over the week; now is hour " +
-                         Num(f.now_hour_of_week, 2) + " of the week (" +
+                         core::FormatFixed(f.now_hour_of_week, 2) + " of the week (" +
                          FormatHourOfWeek(f.now_hour_of_week) + " UTC)");
   const ForecastWalk walk = WalkIdleForecast(f, req.gpu_count, req.hours);
   const std::string count = std::to_string(req.gpu_count);
@@ -281,23 +282,26 @@ void TimeByIdleForecast(const AdviceRequest& req, AdviceOption& o) {
   if (walk.done) {
     const double end =
         std::fmod(f.now_hour_of_week + walk.wall_h, static_cast<double>(kHoursPerWeek));
-    o.arithmetic.push_back("wait: " + Num(walk.wall_h, 2) + " wall hours by the idle forecast" +
-                           basis + ", " + per_hour + " until " + Num(req.hours, 2) +
-                           " h are done: ends " + FormatHourOfWeek(end) + " UTC");
+    o.arithmetic.push_back("wait: " + core::FormatFixed(walk.wall_h, 2) +
+                           " wall hours by the idle forecast" + basis + ", " + per_hour +
+                           " until " + core::FormatFixed(req.hours, 2) + " h are done: ends " +
+                           FormatHourOfWeek(end) + " UTC");
     o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
     o.notes.push_back(
         "assumes the job can run in the idle windows as they come (checkpointed) and a backlog "
         "spreads over whatever is free: an expected value, not a schedule");
   } else {
-    o.arithmetic.push_back("wait: over " + Num(kIdleForecastHorizonH, 0) +
+    o.arithmetic.push_back("wait: over " + core::FormatFixed(kIdleForecastHorizonH, 0) +
                            " wall hours by the idle forecast" + basis + ": only " +
-                           Num(walk.work_done_h, 2) + " of " + Num(req.hours, 2) +
-                           " h of work done by then, " + per_hour);
+                           core::FormatFixed(walk.work_done_h, 2) + " of " +
+                           core::FormatFixed(req.hours, 2) + " h of work done by then, " +
+                           per_hour);
     o.meets_deadline = DeadlineVerdict::kNo;
     o.eligible = false;
-    o.notes.push_back("the idle forecast does not finish the job within " +
-                      Num(kIdleForecastHorizonH / static_cast<double>(kHoursPerWeek), 0) +
-                      " weeks: not recommended");
+    o.notes.push_back(
+        "the idle forecast does not finish the job within " +
+        core::FormatFixed(kIdleForecastHorizonH / static_cast<double>(kHoursPerWeek), 0) +
+        " weeks: not recommended");
   }
 }
 
@@ -317,29 +321,35 @@ std::optional<AdviceOption> InHouseOption(const AdviceRequest& req) {
       req.rates.Convert(c.marginal_per_gpu_hour, params->currency, req.currency);
   const double gpu_hours = req.gpu_count * req.hours;
   o.expected_cost = gpu_hours * marginal;
+  o.arithmetic.push_back("marginal = (" + core::FormatFixed(params->gpu_busy_w, 0) + " W - " +
+                         core::FormatFixed(params->gpu_idle_w, 0) + " W) / 1000 x PUE " +
+                         core::FormatFixed(params->pue, 2) + " x " +
+                         core::FormatFixed(params->electricity_per_kwh, 3) + " " + pcur +
+                         "/kWh = " + core::FormatFixed(c.marginal_per_gpu_hour, 4) + " " + pcur +
+                         " per GPU-hour" +
+                         (params->currency == req.currency
+                              ? std::string()
+                              : " = " + core::FormatFixed(marginal, 4) + " " + cur + " at " +
+                                    core::FormatFixed(req.rates.cny_per_usd, 4) + " CNY per USD"));
   o.arithmetic.push_back(
-      "marginal = (" + Num(params->gpu_busy_w, 0) + " W - " + Num(params->gpu_idle_w, 0) +
-      " W) / 1000 x PUE " + Num(params->pue, 2) + " x " + Num(params->electricity_per_kwh, 3) +
-      " " + pcur + "/kWh = " + Num(c.marginal_per_gpu_hour, 4) + " " + pcur + " per GPU-hour" +
-      (params->currency == req.currency ? std::string()
-                                        : " = " + Num(marginal, 4) + " " + cur + " at " +
-                                              Num(req.rates.cny_per_usd, 4) + " CNY per USD"));
-  o.arithmetic.push_back(std::to_string(req.gpu_count) + " GPU x " + Num(req.hours, 2) + " h x " +
-                         Num(marginal, 4) + " = " + FormatMoney(o.expected_cost) + " " + cur);
+      std::to_string(req.gpu_count) + " GPU x " + core::FormatFixed(req.hours, 2) + " h x " +
+      core::FormatFixed(marginal, 4) + " = " + FormatMoney(o.expected_cost) + " " + cur);
   if (params->server_capex > 0) {
-    o.notes.push_back("owned GPU-hour costs " +
-                      Num(req.rates.Convert(c.per_gpu_hour, params->currency, req.currency), 4) +
-                      " " + cur + " in full (capex, maintenance, power); capex is sunk, so an " +
-                      "idle hour costs only the extra energy");
+    o.notes.push_back(
+        "owned GPU-hour costs " +
+        core::FormatFixed(req.rates.Convert(c.per_gpu_hour, params->currency, req.currency), 4) +
+        " " + cur + " in full (capex, maintenance, power); capex is sunk, so an " +
+        "idle hour costs only the extra energy");
   }
   if (req.idle_forecast) {
     TimeByIdleForecast(req, o);
   } else if (req.idle_gpu_hours_per_day && *req.idle_gpu_hours_per_day > 0) {
     const double days = gpu_hours / *req.idle_gpu_hours_per_day;
     o.expected_hours = days * 24;
-    o.arithmetic.push_back("wait = " + Num(gpu_hours, 1) + " GPU-h / " +
-                           Num(*req.idle_gpu_hours_per_day, 1) +
-                           " idle GPU-h per day x 24 = " + Num(o.expected_hours, 1) + " h");
+    o.arithmetic.push_back("wait = " + core::FormatFixed(gpu_hours, 1) + " GPU-h / " +
+                           core::FormatFixed(*req.idle_gpu_hours_per_day, 1) +
+                           " idle GPU-h per day x 24 = " + core::FormatFixed(o.expected_hours, 1) +
+                           " h");
     o.meets_deadline = Verdict(MeetsOrUnbounded(req, o.expected_hours));
     o.notes.push_back("assumes the job can run in the idle windows as they come (checkpointed)");
   } else {
@@ -397,7 +407,7 @@ std::optional<double> ParseHours(std::string_view text) {
   return hours;
 }
 
-std::string FormatMoney(double amount) { return Num(amount, 2); }
+std::string FormatMoney(double amount) { return core::FormatFixed(amount, 2); }
 
 core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& req) {
   if (req.gpu_count < 1) return core::InvalidArgument("--count must be at least 1");
@@ -458,8 +468,9 @@ core::Result<Advice> Advise(const Catalog& catalog, const AdviceRequest& req) {
     advice.recommendation =
         o.kind + (o.provider.empty() ? "" : " on " + o.provider + " " + o.instance) + ": " +
         FormatMoney(o.expected_cost) + " " + cur + ", the cheapest option " +
-        (req.deadline_h ? "expected to finish within " + Num(*req.deadline_h, 1) + " h"
-                        : "(no deadline given)");
+        (req.deadline_h
+             ? "expected to finish within " + core::FormatFixed(*req.deadline_h, 1) + " h"
+             : "(no deadline given)");
   } else {
     advice.recommendation = "no option is known to meet the deadline";
   }

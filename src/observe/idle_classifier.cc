@@ -24,16 +24,6 @@ using core::TimePoint;
 
 constexpr Duration kHour = core::Seconds(3600);
 
-// The text of "%.0f%%" (halves to even, as printf rounds); every sample's
-// evidence says a percentage, so the common case skips printf.
-std::string Percent(double p) {
-  const double whole = std::nearbyint(p);
-  if (p >= 0 && whole < 1e15) return std::to_string(static_cast<int64_t>(whole)) + "%";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", p);
-  return buf;
-}
-
 bool Matches(const ObservedProcess& p, const IdleConfig& c, std::string* why) {
   for (const std::string& user : c.protected_users) {
     if (!p.user.empty() && p.user == user) {
@@ -385,7 +375,8 @@ GpuState IdleClassifier::DecideBesideHolder(const GpuSample& s, bool busy_now,
   GpuState state = GpuState::kShared;
   if (busy_now) {
     // (Only its utilization: a new process is not the loan's holder.)
-    e.reason = holder + " computes again: " + Percent(*e.utilization_pct) + " beside " + lent_to;
+    e.reason = holder + " computes again: " + core::FormatPercent(*e.utilization_pct) + " beside " +
+               lent_to;
     state = GpuState::kBusy;
   } else if (b.holder_memory > loan.holder_peak) {
     e.reason = holder + " grew to " + core::FormatBytes(b.holder_memory) + ", past the peak of " +
@@ -407,7 +398,7 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   const Duration observed = s.at - t.observed_since;
   // The words are put together only on the path taken: this runs for
   // every GPU every few seconds, and for every GPU-minute of a replay.
-  const auto threshold = [&] { return Percent(config_.busy_utilization_pct); };
+  const auto threshold = [&] { return core::FormatPercent(config_.busy_utilization_pct); };
 
   std::string why;
   if (Contains(config_.protected_gpus, s.uuid)) {
@@ -465,7 +456,7 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   }
   if (busy_now) {
     if (util >= config_.busy_utilization_pct) {
-      e.reason = "utilization " + Percent(util) + " at or above " + threshold();
+      e.reason = "utilization " + core::FormatPercent(util) + " at or above " + threshold();
     } else if (new_process) {
       e.reason = "a new process appeared";
     } else {
@@ -519,14 +510,15 @@ GpuState IdleClassifier::Decide(const GpuSample& s, Tracker& t, bool beside, boo
   const std::string history =
       estimate->pauses == 0
           ? "no similar pauses seen yet"
-          : Percent(estimate->probability * 100) + " of " + std::to_string(estimate->pauses) +
-                " similar pauses stayed quiet " + FormatDuration(config_.horizon) + " more" +
+          : core::FormatPercent(estimate->probability * 100) + " of " +
+                std::to_string(estimate->pauses) + " similar pauses stayed quiet " +
+                FormatDuration(config_.horizon) + " more" +
                 (estimate->pauses < kPausesToDoubt && estimate->probability < config_.min_confidence
                      ? " (too few to go by)"
                      : "");
   if (estimate->pauses >= kPausesToDoubt && estimate->probability < config_.min_confidence) {
     e.reason = procs + (", " + quiet_text()) + ", but only " + history + " (needs " +
-               Percent(config_.min_confidence * 100) + ")";
+               core::FormatPercent(config_.min_confidence * 100) + ")";
     return GpuState::kBusy;
   }
   e.reason = procs + (", " + quiet_text()) + "; " + history;

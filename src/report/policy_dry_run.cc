@@ -283,9 +283,9 @@ std::string DryRunText(const DryRun& run) {
     const cost::GpuHourPrices& p = *run.prices;
     const std::string currency(cost::CurrencyName(p.currency));
     out += "money: GPUs priced as " + p.gpu_model + ", " +
-           sim::FormatFixed(*p.cloud_per_gpu_hour, 2) + " " + currency + "/GPU-h on demand (" +
+           core::FormatFixed(*p.cloud_per_gpu_hour, 2) + " " + currency + "/GPU-h on demand (" +
            p.cloud_offer + "; " + p.cloud_source + ", " + p.cloud_date + "), " +
-           sim::FormatFixed(*p.marginal_per_gpu_hour, 2) + " to fill an idle one\n";
+           core::FormatFixed(*p.marginal_per_gpu_hour, 2) + " to fill an idle one\n";
   }
   out += "\n";
   std::snprintf(line, sizeof line, "%-26s %-22s %s\n", "", run.current_name.c_str(),

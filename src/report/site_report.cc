@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/civil_time.h"
+#include "core/format.h"
 #include "sim/harvest_report.h"
 #include "sim/svg_chart.h"
 
@@ -149,7 +150,7 @@ core::Result<SiteReport> BuildSiteReport(store::Store& store, const config::Glea
 
 namespace {
 
-std::string Hours(double h) { return sim::FormatFixed(h, h < 10 ? 2 : h < 100 ? 1 : 0); }
+std::string Hours(double h) { return core::FormatFixed(h, h < 10 ? 2 : h < 100 ? 1 : 0); }
 
 std::string Count(int64_t n) { return std::to_string(n); }
 
@@ -158,7 +159,7 @@ std::string Count(int64_t n) { return std::to_string(n); }
 std::string RenderSiteReport(const SiteReport& r) {
   const cost::CostReport& c = r.ledger.report;
   const std::string cur(cost::CurrencyName(c.currency));
-  const auto money = [&](double v) { return sim::FormatFixed(v, v < 1000 ? 2 : 0) + " " + cur; };
+  const auto money = [&](double v) { return core::FormatFixed(v, v < 1000 ? 2 : 0) + " " + cur; };
   const std::string span = core::Rfc3339(r.from) + " to " + core::Rfc3339(r.to);
   std::string h;
   h += "<p>" + sim::EscapeHtml(span) + ", " + std::to_string(r.ledger.gpus.size()) + " GPU(s)" +
@@ -169,7 +170,7 @@ std::string RenderSiteReport(const SiteReport& r) {
   h += "<h2>What the GPUs did</h2>\n<table>\n"
        "<tr><th></th><th>GPU-hours</th><th>share</th><th>money</th></tr>\n";
   const auto share = [&](double part) {
-    return t.observed_h > 0 ? sim::FormatFixed(100 * part / t.observed_h, 1) + " %" : "-";
+    return t.observed_h > 0 ? core::FormatFixed(100 * part / t.observed_h, 1) + " %" : "-";
   };
   h += "<tr><th>observed</th><td>" + Hours(t.observed_h) + "</td><td></td><td></td></tr>\n";
   h += "<tr><th>owners' work</th><td>" + Hours(t.used_h) + "</td><td>" + share(t.used_h) +

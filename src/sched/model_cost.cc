@@ -5,16 +5,10 @@
 #include <cstdio>
 #include <map>
 
+#include "core/format.h"
+
 namespace gleaner::sched {
-namespace {
-
-std::string Money(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 const std::optional<ModelPrice>& ModelCosts::PriceOf(const ClusterState& cluster, ClassId c) const {
   if (by_class_.size() <= c) {
@@ -67,11 +61,12 @@ std::string ModelCosts::Why(const ClusterState& cluster, ClassId chosen,
   }
   std::string why =
       "the cheapest useful GPU-hour with room among the models it may use: " + mine.model + " at " +
-      Money(mine.per_useful_hour()) + " " + currency + " per A100-hour of work (" +
-      Money(mine.per_gpu_hour) + " per GPU-hour, speed " + Money(mine.speed) + ")";
+      core::FormatFixed(mine.per_useful_hour(), 2) + " " + currency + " per A100-hour of work (" +
+      core::FormatFixed(mine.per_gpu_hour, 2) + " per GPU-hour, speed " +
+      core::FormatFixed(mine.speed, 2) + ")";
   std::string rest;
   for (const auto& [key, full] : others) {
-    rest += (rest.empty() ? "" : ", ") + key.second + " " + Money(key.first) +
+    rest += (rest.empty() ? "" : ", ") + key.second + " " + core::FormatFixed(key.first, 2) +
             (full ? " (no room)" : "");
   }
   return why + "; " + rest;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/format.h"
 #include "sim/cross_cluster.h"
 #include "sim/svg_chart.h"
 #include "sim/trace_csv.h"
@@ -18,15 +19,16 @@ constexpr int64_t kSecondsPerDay = 86400;
 // GPU-hours for a table: whole hours, one decimal below 100.
 std::string Hours(int64_t gpu_minutes) {
   const double hours = static_cast<double>(gpu_minutes) / 60;
-  return FormatFixed(hours, hours < 100 ? 1 : 0);
+  return core::FormatFixed(hours, hours < 100 ? 1 : 0);
 }
 
 double GpuHours(int64_t gpu_minutes) { return static_cast<double>(gpu_minutes) / 60; }
 
 std::string Percent(int64_t part, int64_t whole) {
-  return whole > 0
-             ? FormatFixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + " %"
-             : "-";
+  return whole > 0 ? core::FormatFixed(
+                         100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) +
+                         " %"
+                   : "-";
 }
 
 // Per-hour means of pending and lendable GPUs, one point per hour that has
@@ -131,9 +133,9 @@ std::string RenderCrossClusterReport(const CrossClusterStudy& s) {
           Percent(s.lendable_small_gpu_minutes, s.pending_small_gpu_minutes) + ")");
   row("idle GPU-hours (the physical limit)", Hours(s.idle_gpu_minutes));
   const auto mean = [&](int64_t gpu_minutes) {
-    return minutes > 0
-               ? FormatFixed(static_cast<double>(gpu_minutes) / static_cast<double>(minutes), 2)
-               : "-";
+    return minutes > 0 ? core::FormatFixed(
+                             static_cast<double>(gpu_minutes) / static_cast<double>(minutes), 2)
+                       : "-";
   };
   row("mean pending GPUs: as recorded / with lending",
       mean(s.pending_gpu_minutes) + " / " + mean(s.pending_gpu_minutes - s.lendable_gpu_minutes));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/format.h"
 #include "sim/svg_chart.h"
 
 namespace gleaner::sim {
@@ -46,7 +47,7 @@ double Idle(const HarvestSlice& s) { return s.idle_unused + s.harvested; }
 double Harvested(const HarvestSlice& s) { return s.harvested; }
 double Queued(const HarvestSlice& s) { return s.queued; }
 
-std::string Hours(double h) { return FormatFixed(h, h < 100 ? 1 : 0); }
+std::string Hours(double h) { return core::FormatFixed(h, h < 100 ? 1 : 0); }
 
 }  // namespace
 
@@ -85,21 +86,23 @@ std::string RenderHarvestReport(const HarvestScenarioInfo& info, const OwnerTime
     const HarvestMetrics& m = r.metrics;
     h += "<tr><th>" + EscapeHtml(RunName(r)) + "</th><td>" + Hours(m.harvested_gpu_hours) +
          "</td><td>" + Hours(m.harvested_idle_gpu_hours) + " (" +
-         FormatFixed(100 * m.harvested_share_of_idle, 1) + " %)</td><td>" +
+         core::FormatFixed(100 * m.harvested_share_of_idle, 1) + " %)</td><td>" +
          Hours(m.useful_gpu_hours) + "</td><td>" + Hours(m.lost_gpu_hours) + "</td><td>" +
-         std::to_string(m.owner_returns) + "</td><td>" + FormatFixed(m.owner_delay_gpu_hours, 1) +
-         "</td><td>" + std::to_string(m.jobs_finished) + " / " + std::to_string(queue.size()) +
-         "</td><td>" +
+         std::to_string(m.owner_returns) + "</td><td>" +
+         core::FormatFixed(m.owner_delay_gpu_hours, 1) + "</td><td>" +
+         std::to_string(m.jobs_finished) + " / " + std::to_string(queue.size()) + "</td><td>" +
          (m.jobs_finished > 0 ? HumanDuration(m.jct.median_s) + " / " + HumanDuration(m.jct.p99_s)
                               : "-") +
          "</td><td>" + (m.jobs_finished > 0 ? HumanDuration(m.queue.median_s) : "-") + "</td><td>" +
-         (m.jain_fairness ? FormatFixed(*m.jain_fairness, 3) : "-") + "</td></tr>\n";
+         (m.jain_fairness ? core::FormatFixed(*m.jain_fairness, 3) : "-") + "</td></tr>\n";
   }
   h += "</table>\n";
   if (info.prices) {
     const HarvestPrices& p = *info.prices;
     const std::string currency(cost::CurrencyName(p.currency));
-    const auto usd = [&](double v) { return FormatFixed(v, v < 1000 ? 2 : 0) + " " + currency; };
+    const auto usd = [&](double v) {
+      return core::FormatFixed(v, v < 1000 ? 2 : 0) + " " + currency;
+    };
     h += "<h2>Money</h2>\n<p>GPUs priced as " + EscapeHtml(p.gpu_model) +
          ": an owned GPU-hour costs " + usd(*p.owned_per_gpu_hour) +
          " (capex, maintenance, power; " + EscapeHtml(p.onprem_source) + "), filling an idle one " +

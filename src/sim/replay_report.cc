@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.h"
 #include "sim/svg_chart.h"
 
 namespace gleaner::sim {
@@ -77,7 +78,8 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
         {static_cast<double>(k) / kSlices, queued[static_cast<size_t>(k)] / qmax});
   }
   queue_points.push_back({1.0, queue_points.empty() ? 0 : queue_points.back().y});
-  for (int i = 0; i <= 4; ++i) queue.y_ticks.emplace_back(i / 4.0, FormatFixed(qmax * i / 4.0, 0));
+  for (int i = 0; i <= 4; ++i)
+    queue.y_ticks.emplace_back(i / 4.0, core::FormatFixed(qmax * i / 4.0, 0));
 
   std::vector<int64_t> jct;
   jct.reserve(jobs.size());
@@ -105,7 +107,7 @@ std::string RenderReplayReport(const std::vector<TraceJob>& jobs, const ReplayRe
   };
   row("makespan", HumanDuration(static_cast<double>(m.makespan_s)) + " (" +
                       std::to_string(m.makespan_s) + " s)");
-  row("utilization", FormatFixed(100 * m.utilization, 2) + " %");
+  row("utilization", core::FormatFixed(100 * m.utilization, 2) + " %");
   row("completion time mean / median / p99", HumanDuration(m.jct.mean_s) + " / " +
                                                  HumanDuration(m.jct.median_s) + " / " +
                                                  HumanDuration(m.jct.p99_s));

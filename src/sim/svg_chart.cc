@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.h"
+
 namespace gleaner::sim {
 namespace {
 
@@ -16,8 +18,10 @@ constexpr double kPlotW = kW - kLeft - kRight;
 struct Plot {
   double top = kTop;
   [[nodiscard]] double Height() const { return kH - top - kBottom; }
-  [[nodiscard]] std::string X(double x) const { return FormatFixed(kLeft + x * kPlotW); }
-  [[nodiscard]] std::string Y(double y) const { return FormatFixed(top + (1 - y) * Height()); }
+  [[nodiscard]] std::string X(double x) const { return core::FormatFixed(kLeft + x * kPlotW); }
+  [[nodiscard]] std::string Y(double y) const {
+    return core::FormatFixed(top + (1 - y) * Height());
+  }
 };
 
 using LegendEntries = std::vector<std::pair<std::string, std::string>>;  // (css class, label)
@@ -30,21 +34,23 @@ Plot PlotFor(const LegendEntries& legend) {
 std::string Frame(const Plot& p, const std::string& title, const ChartTicks& x_ticks,
                   const ChartTicks& y_ticks) {
   std::string s = "<figure><figcaption>" + EscapeHtml(title) +
-                  "</figcaption>\n<svg viewBox=\"0 0 " + FormatFixed(kW, 0) + " " +
-                  FormatFixed(kH, 0) + "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">\n";
-  s += "<rect x=\"" + p.X(0) + "\" y=\"" + p.Y(1) + "\" width=\"" + FormatFixed(kPlotW) +
-       "\" height=\"" + FormatFixed(p.Height()) + "\" class=\"plot\"/>\n";
+                  "</figcaption>\n<svg viewBox=\"0 0 " + core::FormatFixed(kW, 0) + " " +
+                  core::FormatFixed(kH, 0) +
+                  "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">\n";
+  s += "<rect x=\"" + p.X(0) + "\" y=\"" + p.Y(1) + "\" width=\"" + core::FormatFixed(kPlotW) +
+       "\" height=\"" + core::FormatFixed(p.Height()) + "\" class=\"plot\"/>\n";
   for (const auto& [x, label] : x_ticks) {
     s += "<line x1=\"" + p.X(x) + "\" y1=\"" + p.Y(0) + "\" x2=\"" + p.X(x) + "\" y2=\"" + p.Y(1) +
-         "\" class=\"grid\"/><text x=\"" + p.X(x) + "\" y=\"" + FormatFixed(kH - kBottom + 16) +
+         "\" class=\"grid\"/><text x=\"" + p.X(x) + "\" y=\"" +
+         core::FormatFixed(kH - kBottom + 16) +
          // The last label ends at the plot's edge rather than past the image's.
          "\" text-anchor=\"" + (x > 0.95 ? "end" : "middle") + "\">" + EscapeHtml(label) +
          "</text>\n";
   }
   for (const auto& [y, label] : y_ticks) {
     s += "<line x1=\"" + p.X(0) + "\" y1=\"" + p.Y(y) + "\" x2=\"" + p.X(1) + "\" y2=\"" + p.Y(y) +
-         "\" class=\"grid\"/><text x=\"" + FormatFixed(kLeft - 6) + "\" y=\"" +
-         FormatFixed(p.top + (1 - y) * p.Height() + 4) + "\" text-anchor=\"end\">" +
+         "\" class=\"grid\"/><text x=\"" + core::FormatFixed(kLeft - 6) + "\" y=\"" +
+         core::FormatFixed(p.top + (1 - y) * p.Height() + 4) + "\" text-anchor=\"end\">" +
          EscapeHtml(label) + "</text>\n";
   }
   return s;
@@ -58,20 +64,14 @@ std::string Legend(const LegendEntries& entries, Swatch swatch) {
   double x = kLeft;
   const double y = kTop + 2;
   for (const auto& [css_class, label] : entries) {
-    s += swatch(css_class, x, y) + "<text x=\"" + FormatFixed(x + 26) + "\" y=\"" +
-         FormatFixed(y + 4) + "\">" + EscapeHtml(label) + "</text>\n";
+    s += swatch(css_class, x, y) + "<text x=\"" + core::FormatFixed(x + 26) + "\" y=\"" +
+         core::FormatFixed(y + 4) + "\">" + EscapeHtml(label) + "</text>\n";
     x += 26 + 6.5 * static_cast<double>(label.size()) + 20;
   }
   return s;
 }
 
 }  // namespace
-
-std::string FormatFixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string EscapeHtml(const std::string& s) {
   std::string out;
@@ -97,10 +97,10 @@ std::string EscapeHtml(const std::string& s) {
 }
 
 std::string HumanDuration(double s) {
-  if (s < 120) return FormatFixed(s, 0) + " s";
-  if (s < 7200) return FormatFixed(s / 60, 0) + " min";
-  if (s < 2 * 86400) return FormatFixed(s / 3600, 1) + " h";
-  return FormatFixed(s / 86400, 1) + " d";
+  if (s < 120) return core::FormatFixed(s, 0) + " s";
+  if (s < 7200) return core::FormatFixed(s / 60, 0) + " min";
+  if (s < 2 * 86400) return core::FormatFixed(s / 3600, 1) + " h";
+  return core::FormatFixed(s / 86400, 1) + " d";
 }
 
 std::string RenderLineChart(const LineChart& c) {
@@ -120,8 +120,9 @@ std::string RenderLineChart(const LineChart& c) {
     s += "\"/>\n";
   }
   s += Legend(legend, [](const std::string& css_class, double x, double y) {
-    return "<line x1=\"" + FormatFixed(x) + "\" y1=\"" + FormatFixed(y) + "\" x2=\"" +
-           FormatFixed(x + 20) + "\" y2=\"" + FormatFixed(y) + "\" class=\"" + css_class + "\"/>";
+    return "<line x1=\"" + core::FormatFixed(x) + "\" y1=\"" + core::FormatFixed(y) + "\" x2=\"" +
+           core::FormatFixed(x + 20) + "\" y2=\"" + core::FormatFixed(y) + "\" class=\"" +
+           css_class + "\"/>";
   });
   s += "</svg></figure>\n";
   return s;
@@ -144,15 +145,15 @@ std::string RenderBarChart(const BarChart& c) {
     for (size_t k = 0; k < series && k < group.values.size(); ++k) {
       const double v = std::clamp(group.values[k], 0.0, 1.0);
       s += "<rect x=\"" + p.X(left + static_cast<double>(k) * bar_w) + "\" y=\"" + p.Y(v) +
-           "\" width=\"" + FormatFixed(bar_w * kPlotW) + "\" height=\"" +
-           FormatFixed(v * p.Height()) + "\" class=\"" + c.series_classes[k] + "\"/>\n";
+           "\" width=\"" + core::FormatFixed(bar_w * kPlotW) + "\" height=\"" +
+           core::FormatFixed(v * p.Height()) + "\" class=\"" + c.series_classes[k] + "\"/>\n";
     }
     s += "<text x=\"" + p.X((static_cast<double>(g) + 0.5) * group_w) + "\" y=\"" +
-         FormatFixed(kH - kBottom + 16) + "\" text-anchor=\"middle\">" + EscapeHtml(group.label) +
-         "</text>\n";
+         core::FormatFixed(kH - kBottom + 16) + "\" text-anchor=\"middle\">" +
+         EscapeHtml(group.label) + "</text>\n";
   }
   s += Legend(legend, [](const std::string& css_class, double x, double y) {
-    return "<rect x=\"" + FormatFixed(x) + "\" y=\"" + FormatFixed(y - 5) +
+    return "<rect x=\"" + core::FormatFixed(x) + "\" y=\"" + core::FormatFixed(y - 5) +
            "\" width=\"20\" height=\"10\" class=\"" + css_class + "\"/>";
   });
   s += "</svg></figure>\n";
@@ -170,7 +171,7 @@ double NiceTop(double v, double min_step) {
 
 ChartTicks YTicks(double top, int digits) {
   ChartTicks t;
-  for (int i = 0; i <= 4; ++i) t.emplace_back(i / 4.0, FormatFixed(top * i / 4.0, digits));
+  for (int i = 0; i <= 4; ++i) t.emplace_back(i / 4.0, core::FormatFixed(top * i / 4.0, digits));
   return t;
 }
 

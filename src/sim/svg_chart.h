@@ -12,9 +12,6 @@ namespace gleaner::sim {
 // pure function of its arguments, and numbers are printed with fixed
 // precision, so the same inputs give the same bytes.
 
-// `v` with `digits` decimals ("%.*f").
-std::string FormatFixed(double v, int digits = 1);
-
 // `s` with < > & " escaped for HTML text and attributes.
 std::string EscapeHtml(const std::string& s);
 

@@ -38,6 +38,18 @@ TEST(OneLineTest, ControlCharactersAreWrittenOutAndTextIsKept) {
             "\\xc2\\x9b2J \xc2\xa9");  // a C1 control; (c) kept
 }
 
+TEST(NumberFormatTest, FixedAndPercentRoundAsPrintfDoes) {
+  EXPECT_EQ(FormatFixed(3.14159, 2), "3.14");
+  EXPECT_EQ(FormatFixed(2.5, 0), "2");  // halves to even
+  EXPECT_EQ(FormatFixed(-0.25), "-0.2");
+  EXPECT_EQ(FormatPercent(37.4), "37%");
+  EXPECT_EQ(FormatPercent(0.5), "0%");
+  EXPECT_EQ(FormatPercent(1.5), "2%");
+  EXPECT_EQ(FormatPercent(-3), "-3%");
+  EXPECT_EQ(FormatPercent(12.25, 1), "12.2%");
+  EXPECT_EQ(FormatPercent(1e300), FormatFixed(1e300, 0) + "%");
+}
+
 TEST(BytesTest, ParsesSizesPeopleWrite) {
   EXPECT_EQ(*ParseBytes("20GiB"), Bytes::GiB(20));
   EXPECT_EQ(*ParseBytes("20G"), Bytes::GiB(20));
