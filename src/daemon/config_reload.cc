@@ -41,10 +41,19 @@ std::optional<config::GleanerConfig> ConfigReload::Reload(const cluster::Log& lo
     return std::nullopt;
   }
   const std::vector<std::string> later = config::ChangedSections(active_text_, *text, live_);
+  const bool live_changed = config::ChangedSections(active_text_, *text, {}).size() > later.size();
   active_text_ = std::move(text).value();
-  log("SIGHUP: " + path_ + " read again; " + SectionList(live_) + " in effect" +
-      (later.empty() ? ""
-                     : "; " + SectionList(later) + " changed and take effect at the next restart"));
+  const std::string waiting =
+      later.empty() ? ""
+                    : "; " + SectionList(later) + " changed and take effect at the next restart";
+  // Nothing to apply now: the daemon is not reconfigured for a comment or
+  // for a section it takes up only when it starts.
+  if (!live_changed) {
+    log("SIGHUP: " + path_ + " read again; nothing in " + SectionList(live_) + " changed" +
+        waiting);
+    return std::nullopt;
+  }
+  log("SIGHUP: " + path_ + " read again; " + SectionList(live_) + " in effect" + waiting);
   return std::move(parsed).value();
 }
 

@@ -22,7 +22,8 @@ class ConfigReload {
   ConfigReload(std::string path, std::string text, std::vector<std::string> live);
 
   // On SIGHUP: the config to apply now, or nullopt where the file is
-  // unchanged or wrong; what happened goes to `log` either way.
+  // wrong or none of `live` changed (only comments, or only sections that
+  // wait for a restart); what happened goes to `log` either way.
   std::optional<config::GleanerConfig> Reload(const cluster::Log& log);
 
  private:

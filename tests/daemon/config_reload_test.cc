@@ -48,5 +48,31 @@ TEST(ConfigReloadTest, NoFileStartsFromNothingAndAFileMadeLaterIsTakenUp) {
   EXPECT_EQ(next->idle.idle_after, core::Seconds(120));
 }
 
+// A coordinator reconfigured on every SIGHUP restarted its scheduler for a
+// [store] change it cannot take up live.
+TEST(ConfigReloadTest, OnlySectionsTakenUpLiveReconfigure) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "gleaner.toml").string();
+  const std::string started_from = "[idle]\nidle_after_s = 300\n";
+  std::ofstream(path) << started_from;
+  ConfigReload reload(path, started_from, {"idle"});
+  std::vector<std::string> said;
+  const auto log = [&](const std::string& m) { said.push_back(m); };
+
+  std::ofstream(path) << "# a comment\n" << started_from;
+  EXPECT_FALSE(reload.Reload(log).has_value());
+  EXPECT_THAT(said.back(), HasSubstr("nothing in [idle] changed"));
+
+  std::ofstream(path) << started_from << "[cost]\ncurrency = \"CNY\"\n";
+  EXPECT_FALSE(reload.Reload(log).has_value());
+  EXPECT_THAT(said.back(), HasSubstr("[cost] changed and take effect at the next restart"));
+
+  std::ofstream(path) << "[idle]\nidle_after_s = 900\n[cost]\ncurrency = \"CNY\"\n";
+  const auto next = reload.Reload(log);
+  ASSERT_TRUE(next.has_value()) << said.back();
+  EXPECT_EQ(next->idle.idle_after, core::Seconds(900));
+  EXPECT_THAT(said.back(), HasSubstr("[idle] in effect"));
+}
+
 }  // namespace
 }  // namespace gleaner::daemon
