@@ -167,30 +167,42 @@ core::Status HttpClient::Connect(core::Duration timeout) {
     if (error != 0) {
       // A socket file nobody listens on: left by a daemon that was killed.
       if (error == ECONNREFUSED) {
+        if (endpoint_.server != "gleaner") {
+          return core::Unavailable(endpoint_.server + " is not running at " + endpoint_.unix_path);
+        }
         return core::Unavailable("no gleaner is running at " + endpoint_.unix_path +
                                  " (the socket was left by one that stopped or was killed); "
                                  "start `gleaner up`, which replaces it");
       }
-      return core::Unavailable("cannot reach gleaner at " + endpoint_.unix_path + ": " +
-                               std::strerror(error) + " (is `gleaner up` running?)");
+      return core::Unavailable(
+          "cannot reach " + endpoint_.server + " at " + endpoint_.unix_path + ": " +
+          std::strerror(error) +
+          (endpoint_.server == "gleaner" ? " (is `gleaner up` running?)" : ""));
     }
     conn_ = std::make_unique<net::Connection>(fd);
   } else {
-    GLEANER_ASSIGN_OR_RETURN(TcpAddress addr, ResolveTcp(endpoint_.host, endpoint_.port));
-    fd = socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
-    SetTimeouts(fd, timeout);
-    if (!endpoint_.source.empty()) {
-      auto from = ResolveTcp(endpoint_.source, 0);
-      if (!from.ok() || bind(fd, reinterpret_cast<sockaddr*>(&from->storage), from->length) != 0) {
-        close(fd);
-        return core::Unavailable("cannot connect from " + endpoint_.source +
-                                 (from.ok() ? ": " + std::string(std::strerror(errno)) : ""));
+    GLEANER_ASSIGN_OR_RETURN(const std::vector<TcpAddress> addresses,
+                             LookupTcp(endpoint_.host, endpoint_.port));
+    std::string why;
+    for (const TcpAddress& addr : addresses) {
+      fd = socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) return core::Unavailable(std::string("socket: ") + std::strerror(errno));
+      SetTimeouts(fd, timeout);
+      if (!endpoint_.source.empty()) {
+        auto from = ResolveTcp(endpoint_.source, 0);
+        if (!from.ok() ||
+            bind(fd, reinterpret_cast<const sockaddr*>(&from->storage), from->length) != 0) {
+          close(fd);
+          return core::Unavailable("cannot connect from " + endpoint_.source +
+                                   (from.ok() ? ": " + std::string(std::strerror(errno)) : ""));
+        }
       }
-    }
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr.storage), addr.length) != 0) {
-      const std::string why = std::strerror(errno);
+      if (connect(fd, reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) == 0) break;
+      why = std::strerror(errno);
       close(fd);
+      fd = -1;
+    }
+    if (fd < 0) {
       return core::Unavailable(
           "cannot reach " + endpoint_.server + " at " + where + ": " + why +
           (endpoint_.server == "gleaner" ? " (is `gleaner up --listen` serving there?)" : ""));

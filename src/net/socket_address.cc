@@ -1,6 +1,7 @@
 #include "net/socket_address.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 
 #include <cstdlib>
@@ -36,6 +37,27 @@ core::Result<TcpAddress> ResolveTcp(const std::string& host, uint16_t port) {
     return core::InvalidArgument("\"" + host +
                                  "\" is not a numeric IP address (e.g. 127.0.0.1 or ::1)");
   }
+  return out;
+}
+
+core::Result<std::vector<TcpAddress>> LookupTcp(const std::string& host, uint16_t port) {
+  if (auto numeric = ResolveTcp(host, port); numeric.ok()) return std::vector{*numeric};
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+  if (rc != 0) return core::Unavailable("cannot resolve " + host + ": " + gai_strerror(rc));
+  std::vector<TcpAddress> out;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_addrlen > sizeof(sockaddr_storage)) continue;
+    TcpAddress t;
+    std::memcpy(&t.storage, a->ai_addr, a->ai_addrlen);
+    t.length = a->ai_addrlen;
+    out.push_back(t);
+  }
+  freeaddrinfo(found);
+  if (out.empty()) return core::Unavailable("cannot resolve " + host + ": no address");
   return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 
@@ -21,6 +23,12 @@ struct TcpAddress {
 // Names are not looked up: the API is meant for loopback or a known
 // address, and a lookup could hang.
 core::Result<TcpAddress> ResolveTcp(const std::string& host, uint16_t port);
+
+// Where a client connects to `host`: ResolveTcp's address, or for any other
+// name the addresses DNS gives (a coordinator or a webhook named by its
+// URL), in the resolver's order. Unavailable, naming the host, when it has
+// none.
+core::Result<std::vector<TcpAddress>> LookupTcp(const std::string& host, uint16_t port);
 
 // "127.0.0.1:7380" or "[::1]:7380" -> host and port.
 core::Result<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& text);

@@ -8,6 +8,7 @@
 
 #include "agent/alert_webhook.h"
 #include "net/http_client.h"
+#include "net/socket_address.h"
 #include "net/tls.h"
 #include "server/http_server.h"
 #include "testing/http_receiver.h"
@@ -139,6 +140,25 @@ TEST(PostJsonTest, PostsTheBodyToThePathNamingTheHost) {
   EXPECT_EQ(got.headers["host"], host_port);
   EXPECT_EQ(got.headers["content-type"], "application/json");
   EXPECT_EQ(got.body, R"({"a":1})");
+}
+
+// Receivers are named by URL: the host is looked up, not only read as a
+// numeric address. "127.1" is a name getaddrinfo resolves (inet_aton's short
+// form) without DNS, which inet_pton refuses.
+TEST(PostJsonTest, AReceiverNamedByAHostNameIsLookedUp) {
+  auto receiver = server::HttpServer::ServeTcp("127.0.0.1", 0,
+                                               [](const server::HttpRequest&, const server::Peer&) {
+                                                 return server::HttpResponse{204, ""};
+                                               });
+  ASSERT_TRUE(receiver.ok());
+  const std::string port = (*receiver)->address().substr((*receiver)->address().rfind(':') + 1);
+  auto posted = net::PostJson("http://127.1:" + port + "/hook", "{}", core::Seconds(5));
+  ASSERT_TRUE(posted.ok()) << posted.status().ToString();
+  EXPECT_EQ(*posted, 204);
+  auto looked_up = net::LookupTcp("127.1", 80);
+  ASSERT_TRUE(looked_up.ok()) << looked_up.status().ToString();
+  ASSERT_FALSE(looked_up->empty());
+  EXPECT_EQ(net::PeerAddress(looked_up->front().storage), "127.0.0.1");
 }
 
 TEST(PostJsonTest, AnUnreachableReceiverIsNamedAsTheWebhook) {
