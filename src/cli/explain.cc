@@ -1,6 +1,5 @@
 #include "cli/explain.h"
 
-#include <cstdio>
 #include <ostream>
 
 #include "cli/exit_codes.h"

@@ -1,6 +1,5 @@
 #include "sim/openb_trace.h"
 
-#include <algorithm>
 #include <initializer_list>
 
 #include "core/csv.h"

@@ -1,7 +1,6 @@
 #include "sim/trace_csv.h"
 
 #include <charconv>
-#include <cstdio>
 
 #include "core/civil_time.h"
 
