@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "core/mutex.h"
 #include "net/http_client.h"
 #include "server/http_server.h"
 #include "server/job_api.h"
@@ -22,7 +23,7 @@ struct Stack {
   std::string dir;
   std::unique_ptr<store::SqliteStore> store;
   core::RealClock clock;
-  std::mutex store_mu;
+  core::Mutex store_mu;
   std::unique_ptr<server::JobApi> api;
   std::unique_ptr<server::HttpServer> server;
   net::Endpoint socket;

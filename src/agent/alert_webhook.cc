@@ -56,7 +56,7 @@ AlertWebhook::AlertWebhook(Options options, std::function<void(const std::string
 
 AlertWebhook::~AlertWebhook() {
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -69,31 +69,37 @@ AlertWebhook::~AlertWebhook() {
 void AlertWebhook::Send(const std::vector<observe::AlertEvent>& events) {
   if (events.empty()) return;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     queue_.push_back(AlertmanagerPayload(events, options_.hostname));
   }
   cv_.notify_all();
 }
 
 bool AlertWebhook::WaitIdle(core::Duration timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && !busy_; });
+  core::MutexLock lock(mu_);
+  return mu_.AwaitFor(cv_, timeout, [this] {
+    mu_.AssertHeld();
+    return queue_.empty() && !busy_;
+  });
 }
 
 int64_t AlertWebhook::delivered() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return delivered_;
 }
 
 int64_t AlertWebhook::dropped() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return dropped_;
 }
 
 void AlertWebhook::Work() {
-  std::unique_lock lock(mu_);
+  core::MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    mu_.Await(cv_, [this] {
+      mu_.AssertHeld();
+      return stop_ || !queue_.empty();
+    });
     if (stop_) return;
     const std::string payload = queue_.front();
     queue_.pop_front();
@@ -101,9 +107,9 @@ void AlertWebhook::Work() {
     core::Duration backoff = options_.first_backoff;
     bool done = false;
     for (int attempt = 1; attempt <= options_.max_attempts && !done && !stop_; ++attempt) {
-      lock.unlock();
+      lock.Unlock();
       auto status = net::PostJson(options_.url, payload, options_.timeout);
-      lock.lock();
+      lock.Lock();
       if (status.ok() && *status >= 200 && *status < 300) {
         done = true;
         ++delivered_;
@@ -114,7 +120,10 @@ void AlertWebhook::Work() {
       log_("alerts: delivery " + std::to_string(attempt) + "/" +
            std::to_string(options_.max_attempts) + " to " + options_.url + " failed: " + why);
       if (attempt < options_.max_attempts) {
-        cv_.wait_for(lock, backoff, [this] { return stop_; });
+        mu_.AwaitFor(cv_, backoff, [this] {
+          mu_.AssertHeld();
+          return stop_;
+        });
         backoff = std::min(backoff * 2, options_.max_backoff);
       }
     }

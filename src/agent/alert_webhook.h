@@ -3,11 +3,11 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/units.h"
 #include "observe/alerts.h"
 
@@ -47,17 +47,17 @@ class AlertWebhook {
   int64_t dropped() const;
 
  private:
-  void Work();
+  void Work() GLEANER_EXCLUDES(mu_);
 
   Options options_;
   std::function<void(const std::string&)> log_;
-  mutable std::mutex mu_;
+  mutable core::Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;
-  bool busy_ = false;
-  bool stop_ = false;
-  int64_t delivered_ = 0;
-  int64_t dropped_ = 0;
+  std::deque<std::string> queue_ GLEANER_GUARDED_BY(mu_);
+  bool busy_ GLEANER_GUARDED_BY(mu_) = false;  // a payload is out of the queue, not yet settled
+  bool stop_ GLEANER_GUARDED_BY(mu_) = false;
+  int64_t delivered_ GLEANER_GUARDED_BY(mu_) = 0;
+  int64_t dropped_ GLEANER_GUARDED_BY(mu_) = 0;
   std::thread worker_;
 };
 

@@ -174,7 +174,7 @@ void HolderParker::Recover(const cluster::Log& log) {
     ++it;
   }
   Save(log);
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   parkings_ = planner_.Parkings();
 }
 
@@ -209,7 +209,7 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
   std::map<core::GpuUuid, GiveUpAsk> give_up;
   {
     // A holder the driver is moving is given up on once it is done.
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     for (auto it = give_up_asked_.begin(); it != give_up_asked_.end();) {
       if (calls_.contains(it->first)) {
         ++it;
@@ -224,7 +224,7 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
   std::map<core::GpuUuid, Seen> seen;
   std::map<core::GpuUuid, const observe::GpuSample*> samples;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     for (size_t i = 0; i < pass.verdicts.size() && i < pass.samples.size(); ++i) {
       const observe::Verdict& v = pass.verdicts[i];
       if (v.uuid.empty()) continue;
@@ -320,7 +320,7 @@ void HolderParker::Step(const HostPass& pass, const std::map<core::GpuUuid, Lent
     if (now < trouble.retry_at && !calls_.contains(gpu)) waiting[gpu] = BackingOff(trouble, now);
   }
   waiting_ = std::move(waiting);
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   if (!pass.verdicts.empty()) seen_ = std::move(seen);  // a pass that read no GPU says nothing
   parkings_ = planner_.Parkings();
   for (const auto& [gpu, why] : waiting_) {
@@ -516,7 +516,7 @@ void HolderParker::Call(const observe::ParkAction& a, bool park,
   calls_[a.gpu] = {
       a, park,
       std::async(std::launch::async | std::launch::deferred, [this, driver = std::move(driver)] {
-        std::lock_guard lock(driver_mu_);
+        core::MutexLock lock(driver_mu_);
         const auto t0 = std::chrono::steady_clock::now();
         DriverResult r = driver();
         r.took = std::chrono::steady_clock::now() - t0;
@@ -552,7 +552,7 @@ void HolderParker::FinishCalls(std::chrono::milliseconds wait, const cluster::Lo
 }
 
 std::map<core::GpuUuid, observe::HolderParking> HolderParker::Parkings() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return parkings_;
 }
 
@@ -581,7 +581,7 @@ core::Status HolderParker::MaySpeakFor(const core::GpuUuid& gpu, const std::stri
 }
 
 core::Status HolderParker::Keep(const std::string& gpu, const std::string& user, bool admin) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Resolve(gpu));
   const auto parked = parkings_.find(uuid);
   if (!planner_.config().enabled && parked == parkings_.end()) {
@@ -605,7 +605,7 @@ core::Status HolderParker::Keep(const std::string& gpu, const std::string& user,
 
 core::Status HolderParker::GiveUp(const std::string& gpu, const std::string& user, bool admin,
                                   bool kill) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Resolve(gpu));
   const auto parked = parkings_.find(uuid);
   if (parked == parkings_.end() || parked->second.phase == observe::HolderParking::Phase::kNotice) {
@@ -636,7 +636,7 @@ core::Status HolderParker::Ask(observe::HolderAsk ask, const std::string& gpu,
 }
 
 core::Status HolderParker::Unpark(const std::string& gpu, const std::string& user, bool admin) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   GLEANER_ASSIGN_OR_RETURN(const core::GpuUuid uuid, Resolve(gpu));
   const auto parked = parkings_.find(uuid);
   if (parked == parkings_.end() || parked->second.phase == observe::HolderParking::Phase::kNotice) {

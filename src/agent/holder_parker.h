@@ -4,7 +4,6 @@
 #include <functional>
 #include <future>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +13,7 @@
 #include "agent/sampler.h"
 #include "cluster/log.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "gpu/cuda/cuda_checkpoint.h"
 #include "observe/alerts.h"
 #include "observe/holder_ask.h"
@@ -154,10 +154,11 @@ class HolderParker {
   std::optional<core::Duration> CpuTime(uint32_t pid) const;
   void Tell(const std::string& rule, const core::GpuUuid& gpu, const std::string& user, bool firing,
             const std::string& summary);
-  // The GPU `gpu` (a UUID or an index) names; mu_ held.
-  core::Result<core::GpuUuid> Resolve(const std::string& gpu) const;
-  // Whether `user` (or an admin) may speak for the GPU's holder; mu_ held.
-  core::Status MaySpeakFor(const core::GpuUuid& gpu, const std::string& user, bool admin) const;
+  // The GPU `gpu` (a UUID or an index) names.
+  core::Result<core::GpuUuid> Resolve(const std::string& gpu) const GLEANER_REQUIRES(mu_);
+  // Whether `user` (or an admin) may speak for the GPU's holder.
+  core::Status MaySpeakFor(const core::GpuUuid& gpu, const std::string& user, bool admin) const
+      GLEANER_REQUIRES(mu_);
 
   const gpu::CudaCheckpoint* cuda_;
   const core::Clock& clock_;
@@ -171,14 +172,17 @@ class HolderParker {
   Notify notify_;
   Record record_;
 
-  mutable std::mutex mu_;  // what the API threads read and ask
-  std::map<core::GpuUuid, Seen> seen_;
-  std::map<core::GpuUuid, observe::HolderParking> parkings_;
-  std::map<core::GpuUuid, std::vector<uint32_t>> kept_;  // the holder pids that asked
-  std::set<core::GpuUuid> unpark_asked_;
-  std::map<core::GpuUuid, GiveUpAsk> give_up_asked_;
+  mutable core::Mutex mu_;  // what the API threads read and ask
+  std::map<core::GpuUuid, Seen> seen_ GLEANER_GUARDED_BY(mu_);
+  std::map<core::GpuUuid, observe::HolderParking> parkings_ GLEANER_GUARDED_BY(mu_);
+  // The holder pids that asked.
+  std::map<core::GpuUuid, std::vector<uint32_t>> kept_ GLEANER_GUARDED_BY(mu_);
+  std::set<core::GpuUuid> unpark_asked_ GLEANER_GUARDED_BY(mu_);
+  std::map<core::GpuUuid, GiveUpAsk> give_up_asked_ GLEANER_GUARDED_BY(mu_);
 
-  std::mutex driver_mu_;  // one driver call at a time
+  // One driver call at a time: guards no field, only serialises the calls
+  // (each on a thread of its own).
+  core::Mutex driver_mu_;
   // Last: destroyed first, each waiting for its driver call to end.
   std::map<core::GpuUuid, DriverCall> calls_;
 };

@@ -27,7 +27,7 @@ HostMetrics::HostMetrics(std::string hostname, std::string daemon)
       holder_wait_(GiveBackBounds()) {}
 
 void HostMetrics::Observe(const HostPass& pass, core::Duration max_gap) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   for (const observe::Verdict& v : pass.verdicts) {
     GpuTime& t = state_time_[v.uuid];
     // A gap is nobody's time, as in the minute roll-ups.
@@ -41,7 +41,7 @@ void HostMetrics::Observe(const HostPass& pass, core::Duration max_gap) {
 }
 
 void HostMetrics::Preempted(std::string_view reason) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   preemptions_[std::string(reason)] += 1;
 }
 
@@ -50,7 +50,7 @@ void HostMetrics::GaveBack(core::Duration after_claim) {
 }
 
 void HostMetrics::Parking(std::string_view event) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   parking_[std::string(event)] += 1;
 }
 
@@ -60,7 +60,7 @@ void HostMetrics::HolderRestored(core::Duration waited) {
 
 std::string HostMetrics::Render(const JobCounts& jobs, const IdleCostPrices& prices,
                                 bool dcgm) const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   metrics::Exposition e;
   struct Gpu {
     Labels labels;

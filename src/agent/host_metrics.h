@@ -1,12 +1,12 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "agent/sampler.h"
+#include "core/mutex.h"
 #include "metrics/histogram.h"
 
 namespace gleaner::agent {
@@ -76,13 +76,13 @@ class HostMetrics {
 
   const std::string hostname_;
   const std::string daemon_;
-  mutable std::mutex mu_;
-  std::optional<HostPass> latest_;
-  std::map<core::GpuUuid, GpuTime> state_time_;
-  std::map<std::string, double> preemptions_;
-  metrics::Histogram owner_return_;
-  std::map<std::string, double> parking_;
-  metrics::Histogram holder_wait_;
+  mutable core::Mutex mu_;
+  std::optional<HostPass> latest_ GLEANER_GUARDED_BY(mu_);
+  std::map<core::GpuUuid, GpuTime> state_time_ GLEANER_GUARDED_BY(mu_);
+  std::map<std::string, double> preemptions_ GLEANER_GUARDED_BY(mu_);
+  metrics::Histogram owner_return_;  // thread-safe itself: observed without mu_
+  std::map<std::string, double> parking_ GLEANER_GUARDED_BY(mu_);
+  metrics::Histogram holder_wait_;  // thread-safe itself: observed without mu_
 };
 
 }  // namespace gleaner::agent

@@ -8,9 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace gleaner::agent {
 
@@ -74,9 +75,9 @@ std::optional<uint32_t> SessionOf(const std::vector<std::string>& stat) {
 // once per proc root: it changes only with a reboot, and /proc/stat is
 // long on a many-core host while every process of every pass needs it.
 long long BootSeconds(const std::string& proc_root) {
-  static std::mutex mu;
-  static std::map<std::string, long long> known;
-  std::lock_guard lock(mu);
+  static core::Mutex mu;
+  static std::map<std::string, long long> known GLEANER_GUARDED_BY(mu);
+  core::MutexLock lock(mu);
   if (auto it = known.find(proc_root); it != known.end()) return it->second;
   std::ifstream proc_stat(proc_root + "/stat");
   std::string line;

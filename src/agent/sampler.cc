@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 namespace gleaner::agent {
 namespace {
@@ -249,11 +250,11 @@ void Sampler::Run(const std::atomic<bool>& stop,
     // honoured promptly; a Wake ends the sleep early.
     const auto next = started + options_.interval;
     const auto earliest = started + kMinPassSpacing;
-    std::unique_lock lock(wake_mu_);
+    core::MutexLock lock(wake_mu_);
     while (!stop.load() && std::chrono::steady_clock::now() < next) {
       if (woken_ && std::chrono::steady_clock::now() >= earliest) break;
       const auto step = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-      wake_cv_.wait_until(lock, std::min({next, step, woken_ ? earliest : next}));
+      wake_mu_.AwaitUntil(wake_cv_, std::min({next, step, woken_ ? earliest : next}));
     }
     woken_ = false;
   }
@@ -262,7 +263,7 @@ void Sampler::Run(const std::atomic<bool>& stop,
 
 void Sampler::Wake() {
   {
-    std::lock_guard lock(wake_mu_);
+    core::MutexLock lock(wake_mu_);
     woken_ = true;
   }
   wake_cv_.notify_one();

@@ -6,11 +6,11 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <vector>
 
 #include "agent/process_info.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "gpu/gpu_backend.h"
 #include "observe/colocation.h"
 #include "observe/idle_classifier.h"
@@ -158,9 +158,9 @@ class Sampler {
   std::optional<core::TimePoint> gpus_recorded_at_;
   LentGpus lent_;
   Parkings parkings_;
-  std::mutex wake_mu_;
+  core::Mutex wake_mu_;
   std::condition_variable wake_cv_;
-  bool woken_ = false;
+  bool woken_ GLEANER_GUARDED_BY(wake_mu_) = false;
 };
 
 }  // namespace gleaner::agent

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <utility>
 
 // A mutex whose rules the compiler checks. Fields it guards are marked
 // GLEANER_GUARDED_BY(mu_), functions that expect it held
@@ -39,6 +41,38 @@ class GLEANER_CAPABILITY("mutex") Mutex {
   void Await(std::condition_variable& cv) GLEANER_REQUIRES(this) {
     std::unique_lock lock(mu_, std::adopt_lock);
     cv.wait(lock);
+    lock.release();
+  }
+  // Waits for `cv` once, until a wake (spurious ones included) or
+  // `deadline`; held on return.
+  template <typename Clock, typename Duration>
+  void AwaitUntil(std::condition_variable& cv,
+                  const std::chrono::time_point<Clock, Duration>& deadline) GLEANER_REQUIRES(this) {
+    std::unique_lock lock(mu_, std::adopt_lock);
+    cv.wait_until(lock, deadline);
+    lock.release();
+  }
+  // Waits for `cv` until `done()` holds (checked under this mutex), or
+  // until `deadline`; returns done()'s last answer. Held on return.
+  template <typename Clock, typename Duration, typename Done>
+  bool AwaitUntil(std::condition_variable& cv,
+                  const std::chrono::time_point<Clock, Duration>& deadline, Done done)
+      GLEANER_REQUIRES(this) {
+    std::unique_lock lock(mu_, std::adopt_lock);
+    const bool met = cv.wait_until(lock, deadline, std::move(done));
+    lock.release();
+    return met;
+  }
+  template <typename Rep, typename Period, typename Done>
+  bool AwaitFor(std::condition_variable& cv, const std::chrono::duration<Rep, Period>& timeout,
+                Done done) GLEANER_REQUIRES(this) {
+    return AwaitUntil(cv, std::chrono::steady_clock::now() + timeout, std::move(done));
+  }
+  // Waits for `cv` until `done()` holds; held on return.
+  template <typename Done>
+  void Await(std::condition_variable& cv, Done done) GLEANER_REQUIRES(this) {
+    std::unique_lock lock(mu_, std::adopt_lock);
+    cv.wait(lock, std::move(done));
     lock.release();
   }
 

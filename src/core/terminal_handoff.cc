@@ -11,14 +11,14 @@ TerminalHandoff::~TerminalHandoff() {
 }
 
 void TerminalHandoff::Offer(int64_t job, uint32_t uid, int master, TimePoint deadline) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto [it, added] = held_.try_emplace(job);
   if (!added) close(it->second.master);
   it->second = Held{uid, master, deadline};
 }
 
 Result<int> TerminalHandoff::Take(int64_t job, uint32_t caller_uid) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto it = held_.find(job);
   if (it == held_.end()) {
     return NotFound("job " + std::to_string(job) +
@@ -36,7 +36,7 @@ Result<int> TerminalHandoff::Take(int64_t job, uint32_t caller_uid) {
 
 std::vector<int64_t> TerminalHandoff::Expire(TimePoint now) {
   std::vector<int64_t> expired;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = held_.begin(); it != held_.end();) {
     if (it->second.deadline > now) {
       ++it;

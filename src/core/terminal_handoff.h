@@ -2,10 +2,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/result.h"
 
 namespace gleaner::core {
@@ -46,8 +46,8 @@ class TerminalHandoff {
     int master = -1;
     TimePoint deadline;
   };
-  std::mutex mu_;
-  std::map<int64_t, Held> held_;  // guarded by mu_
+  Mutex mu_;
+  std::map<int64_t, Held> held_ GLEANER_GUARDED_BY(mu_);
 };
 
 }  // namespace gleaner::core

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 
 #include "agent/executor.h"
 #include "agent/holder_parker.h"
@@ -12,6 +11,7 @@
 #include "agent/sampler.h"
 #include "config/catalog_files.h"
 #include "core/format.h"
+#include "core/mutex.h"
 #include "daemon/config_reload.h"
 #include "daemon/coordinator_client.h"
 #include "daemon/host_setup.h"
@@ -54,7 +54,7 @@ core::Status RunAgentDaemon(const AgentDaemonOptions& options, DaemonBase& base,
   const std::string& data_dir = base.data_dir;
   const config::GleanerConfig& config = base.config;
   const std::string& name = options.name;
-  std::mutex log_mu;
+  core::Mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
   Coordinators coordinators(options.coordinators);
   const core::RealClock job_clock;  // exit times are wall-clock facts

@@ -2,12 +2,12 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "cluster/cluster_view.h"
 #include "config/config_file.h"
+#include "core/mutex.h"
 #include "daemon/api_options.h"
 #include "daemon/config_reload.h"
 #include "observe/verdict_json.h"
@@ -108,7 +108,7 @@ core::Status RunCoordinatorDaemon(const CoordinatorDaemonOptions& options, Daemo
   const std::string& config_path = base.config_path;
   const config::GleanerConfig& config = base.config;
   const std::string& where = options.store;
-  std::mutex log_mu;
+  core::Mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
   auto api_store = store::OpenStore(where);
   auto lease = api_store.ok()
@@ -139,15 +139,17 @@ core::Status RunCoordinatorDaemon(const CoordinatorDaemonOptions& options, Daemo
   // A submit (or cancel, hold, release) is placed at the next turn of the
   // loop, not the next tick: with agents' long polls, a free GPU starts it
   // at once.
-  std::mutex queue_mu;
-  std::condition_variable queue_cv;
-  bool queue_changed = false;  // guarded by queue_mu
+  struct QueueNews {  // a struct: its field names its lock, as a local cannot
+    core::Mutex mu;
+    std::condition_variable cv;
+    bool changed GLEANER_GUARDED_BY(mu) = false;
+  } queue;
   api_options.queue_changed = [&] {
     {
-      std::lock_guard lock(queue_mu);
-      queue_changed = true;
+      core::MutexLock lock(queue.mu);
+      queue.changed = true;
     }
-    queue_cv.notify_one();
+    queue.cv.notify_one();
   };
   // A job's log is on the host that ran it: asked of its agent, answered
   // when the piece comes (the request holds no worker meanwhile).
@@ -246,8 +248,8 @@ core::Status RunCoordinatorDaemon(const CoordinatorDaemonOptions& options, Daemo
     }
     bool changed;
     {
-      std::lock_guard lock(queue_mu);
-      changed = std::exchange(queue_changed, false);
+      core::MutexLock lock(queue.mu);
+      changed = std::exchange(queue.changed, false);
     }
     if (auto coordinator = current_leader();
         coordinator != nullptr && (now >= next_tick || changed)) {
@@ -256,9 +258,12 @@ core::Status RunCoordinatorDaemon(const CoordinatorDaemonOptions& options, Daemo
     }
     // Until the next tick or lease check, or a change to the queue; the
     // stop flag is looked at as often (signals cannot notify).
-    std::unique_lock lock(queue_mu);
+    core::MutexLock lock(queue.mu);
     const auto until = current_leader() != nullptr ? std::min(next_hold, next_tick) : next_hold;
-    queue_cv.wait_until(lock, until, [&] { return queue_changed; });
+    queue.mu.AwaitUntil(queue.cv, until, [&] {
+      queue.mu.AssertHeld();
+      return queue.changed;
+    });
   }
   notifier.Stopping();
   servers.clear();

@@ -100,13 +100,13 @@ core::Status CheckWatchdog(const core::ServiceNotifier& notifier, core::Duration
       "WatchdogSec in the unit");
 }
 
-cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu) {
+cluster::Log TimestampedLog(std::ostream& out, core::Mutex& mu) {
   // Under systemd, journald keeps the time and files each line under the
   // priority its "<N>" prefix gives.
   const int fd = &out == &std::cout ? STDOUT_FILENO : &out == &std::cerr ? STDERR_FILENO : -1;
   const bool journal = fd >= 0 && core::WritesToJournal(fd);
   return [&out, &mu, journal](const std::string& line) {
-    std::lock_guard lock(mu);
+    core::MutexLock lock(mu);
     // A line may quote what users wrote (a reason, a token's name): it
     // stays one line, whatever they wrote.
     if (journal) {

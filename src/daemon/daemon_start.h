@@ -3,13 +3,13 @@
 #include <atomic>
 #include <iosfwd>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "cluster/log.h"
 #include "config/config_file.h"
+#include "core/mutex.h"
 #include "core/result.h"
 #include "core/service_notify.h"
 #include "net/tls.h"
@@ -61,7 +61,7 @@ core::Status CheckWatchdog(const core::ServiceNotifier& notifier, core::Duration
 
 // A log line at a time to `out`, each with its UTC time; `mu` serialises
 // writers on several threads.
-cluster::Log TimestampedLog(std::ostream& out, std::mutex& mu);
+cluster::Log TimestampedLog(std::ostream& out, core::Mutex& mu);
 
 // Until SIGINT, SIGTERM or `for_s` seconds: the flag a daemon's loop
 // watches; and SIGHUP, which asks it to read its config again. One per

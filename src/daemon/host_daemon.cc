@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <ostream>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "config/config_file.h"
 #include "core/format.h"
 #include "core/host_name.h"
+#include "core/mutex.h"
 #include "daemon/api_options.h"
 #include "daemon/config_reload.h"
 #include "daemon/daemon_policy.h"
@@ -53,7 +53,7 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
     return s;
   }
   // The webhook's thread logs too.
-  std::mutex log_mu;
+  core::Mutex log_mu;
   const cluster::Log log = TimestampedLog(out, log_mu);
   RememberGpuFaults(data_dir, clock, log, &source);
 
@@ -154,8 +154,10 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
   // The latest pass, for GET /v1/gpus: kept by the sampling loop, turned
   // into the document only when asked. Declared before the API so that it
   // outlives the servers' workers.
-  std::mutex latest_mu;
-  std::optional<agent::HostPass> latest;
+  struct LatestPass {  // a struct: its field names its lock, as a local cannot
+    core::Mutex mu;
+    std::optional<agent::HostPass> pass GLEANER_GUARDED_BY(mu);
+  } latest;
   std::unique_ptr<store::SqliteStore> api_store;  // the API threads' own connection
   std::unique_ptr<DaemonPolicy> policy;           // the policy's versions (gleaner up)
   std::unique_ptr<server::Api> api;
@@ -203,11 +205,11 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
       }
       return host_metrics.Render(counts, idle_prices, dcgm);
     };
-    api_options.gpus = [&latest_mu, &latest, &source, &policy, &slurm_poller]() -> nlohmann::json {
+    api_options.gpus = [&latest, &source, &policy, &slurm_poller]() -> nlohmann::json {
       std::optional<agent::HostPass> pass;
       {
-        std::lock_guard lock(latest_mu);
-        pass = latest;
+        core::MutexLock lock(latest.mu);
+        pass = latest.pass;
       }
       if (!pass) return nullptr;
       std::map<core::GpuUuid, observe::Verdict> verdicts;
@@ -326,8 +328,8 @@ core::Status RunHostDaemon(const HostDaemonOptions& options, DaemonBase& base, G
     }
     parker.Step(pass, lender ? lender->LentGpus() : std::map<core::GpuUuid, agent::LentGpu>{}, log);
     if (api && !pass.verdicts.empty()) {
-      std::lock_guard lock(latest_mu);
-      latest = pass;
+      core::MutexLock lock(latest.mu);
+      latest.pass = pass;
     }
   });
   notifier.Stopping();

@@ -131,7 +131,7 @@ SlurmPoller::SlurmPoller(slurm::SlurmSettings settings, const core::Clock& clock
 
 SlurmPoller::~SlurmPoller() {
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     stop_ = true;
   }
   stop_cv_.notify_all();
@@ -139,17 +139,17 @@ SlurmPoller::~SlurmPoller() {
 }
 
 SlurmPoller::Latest SlurmPoller::latest() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return latest_;
 }
 
 void SlurmPoller::Run() {
-  std::unique_lock lock(mu_);
+  core::MutexLock lock(mu_);
   while (!stop_) {
-    lock.unlock();
+    lock.Unlock();
     auto jobs = FetchSlurmJobs(settings_);
     const core::TimePoint now = clock_.Now();
-    lock.lock();
+    lock.Lock();
     if (jobs.ok()) {
       latest_.jobs = std::move(jobs).value();
       latest_.at = now;
@@ -157,7 +157,10 @@ void SlurmPoller::Run() {
     } else {
       latest_.error = jobs.status().message();
     }
-    stop_cv_.wait_for(lock, settings_.poll_interval, [this] { return stop_; });
+    mu_.AwaitFor(stop_cv_, settings_.poll_interval, [this] {
+      mu_.AssertHeld();
+      return stop_;
+    });
   }
 }
 

@@ -3,13 +3,13 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "agent/slurm_runner.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/result.h"
 #include "slurm/slurm_json.h"
 #include "slurm/slurm_settings.h"
@@ -57,15 +57,15 @@ class SlurmPoller {
   const std::string& node() const { return node_; }
 
  private:
-  void Run();
+  void Run() GLEANER_EXCLUDES(mu_);
 
   const slurm::SlurmSettings settings_;
   const std::string node_;
   const core::Clock& clock_;
-  mutable std::mutex mu_;
+  mutable core::Mutex mu_;
   std::condition_variable stop_cv_;
-  bool stop_ = false;
-  Latest latest_;
+  bool stop_ GLEANER_GUARDED_BY(mu_) = false;
+  Latest latest_ GLEANER_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

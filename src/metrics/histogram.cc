@@ -10,14 +10,14 @@ Histogram::Histogram(std::vector<double> bounds)
 void Histogram::Observe(double value) {
   const auto bucket = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), value) -
                                           bounds_.begin());
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   ++counts_[bucket];
   sum_ += value;
   ++count_;
 }
 
 Histogram::Snapshot Histogram::Read() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   Snapshot s;
   s.bounds = bounds_;
   uint64_t running = 0;

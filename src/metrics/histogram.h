@@ -1,8 +1,9 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace gleaner::metrics {
 
@@ -24,11 +25,11 @@ class Histogram {
   Snapshot Read() const;
 
  private:
-  mutable std::mutex mu_;
-  std::vector<double> bounds_;
-  std::vector<uint64_t> counts_;  // per bound, then +Inf (not cumulative)
-  double sum_ = 0;
-  uint64_t count_ = 0;
+  mutable core::Mutex mu_;
+  const std::vector<double> bounds_;  // fixed at construction: read without the lock
+  std::vector<uint64_t> counts_ GLEANER_GUARDED_BY(mu_);  // per bound, then +Inf (not cumulative)
+  double sum_ GLEANER_GUARDED_BY(mu_) = 0;
+  uint64_t count_ GLEANER_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace gleaner::metrics

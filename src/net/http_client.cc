@@ -127,14 +127,14 @@ core::Result<HttpUrl> ParseHttpUrl(const std::string& url) {
 }
 
 void HttpClient::Interrupt() {
-  std::lock_guard lock(live_mu_);
+  core::MutexLock lock(live_mu_);
   interrupted_ = true;
   if (live_fd_ >= 0) shutdown(live_fd_, SHUT_RDWR);
 }
 
 void HttpClient::Drop() {
   {
-    std::lock_guard lock(live_mu_);
+    core::MutexLock lock(live_mu_);
     live_fd_ = -1;
   }
   conn_.reset();
@@ -218,7 +218,7 @@ core::Status HttpClient::Connect(core::Duration timeout) {
     }
   }
   ++connections_;
-  std::lock_guard lock(live_mu_);
+  core::MutexLock lock(live_mu_);
   live_fd_ = conn_->fd();
   if (interrupted_) shutdown(live_fd_, SHUT_RDWR);  // interrupted while connecting
   return core::Status::Ok();

@@ -3,11 +3,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "core/mutex.h"
 #include "core/result.h"
 #include "core/units.h"
 #include "net/connection.h"
@@ -102,9 +102,9 @@ class HttpClient {
   uint64_t bytes_sent_ = 0;
   uint64_t bytes_received_ = 0;
   uint64_t connections_ = 0;
-  std::string date_;    // the last answer's Date header, as sent
-  std::mutex live_mu_;  // guards live_fd_, which Interrupt shuts down
-  int live_fd_ = -1;
+  std::string date_;  // the last answer's Date header, as sent
+  core::Mutex live_mu_;
+  int live_fd_ GLEANER_GUARDED_BY(live_mu_) = -1;  // Interrupt shuts it down
   std::atomic<bool> interrupted_{false};
 };
 

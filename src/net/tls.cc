@@ -8,6 +8,8 @@
 
 #include <mutex>
 
+#include "core/mutex.h"
+
 namespace gleaner::net {
 
 std::string TakeOpenSslErrors() {
@@ -118,9 +120,9 @@ core::Result<std::shared_ptr<TlsContext>> TlsContext::ForClient(const TlsFiles& 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
 core::Result<std::shared_ptr<TlsContext>> DefaultClientTls() {
-  static std::mutex mu;
-  static std::shared_ptr<TlsContext> shared;
-  std::lock_guard lock(mu);
+  static core::Mutex mu;
+  static std::shared_ptr<TlsContext> shared GLEANER_GUARDED_BY(mu);
+  core::MutexLock lock(mu);
   if (shared == nullptr) {
     GLEANER_ASSIGN_OR_RETURN(shared, TlsContext::ForClient({}));
   }

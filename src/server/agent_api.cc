@@ -35,7 +35,7 @@ HttpResponse AgentApi::Join(const HttpRequest& request) {
   if (auto s = cluster::CheckAgentName(name); !s.ok()) return ErrorResponse(s);
   const std::string digest = core::Sha256Hex(body["join_token"].get<std::string>());
   auto generation = [&] {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     return joins_.SpendJoinToken(digest, name, clock_.Now());
   }();
   if (!generation.ok()) {
@@ -52,7 +52,7 @@ core::Result<std::string> AgentApi::Authenticate(const std::string& credential) 
   GLEANER_ASSIGN_OR_RETURN(cluster::AgentIdentity who,
                            cluster::AgentOfCredential(secret_, credential));
   const auto known = [&]() -> std::optional<int64_t> {
-    std::lock_guard lock(generations_mu_);
+    core::MutexLock lock(generations_mu_);
     // A credential newer than what this coordinator knows was issued by
     // another one: read again rather than refuse it.
     const auto at = generations_.find(who.name);
@@ -64,14 +64,14 @@ core::Result<std::string> AgentApi::Authenticate(const std::string& credential) 
   };
   std::optional<int64_t> latest = known();
   if (!latest) {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     latest = known();  // another report may have read them meanwhile
     if (!latest && std::chrono::steady_clock::now() - generations_read_ > kGenerationTtl) {
       // Every host's at once: one read per kGenerationTtl, however many
       // hosts report, instead of one per host.
       const auto read_at = std::chrono::steady_clock::now();
       GLEANER_ASSIGN_OR_RETURN(auto all, joins_.AgentGenerations());
-      std::lock_guard held(generations_mu_);
+      core::MutexLock held(generations_mu_);
       generations_ = std::move(all);
       generations_read_ = read_at;
     }
@@ -91,7 +91,7 @@ core::Result<std::string> AgentApi::Authenticate(const std::string& credential) 
 }
 
 void AgentApi::Remember(const std::string& host, int64_t generation) {
-  std::lock_guard lock(generations_mu_);
+  core::MutexLock lock(generations_mu_);
   generations_[host] = generation;
 }
 

@@ -4,11 +4,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "cluster/coordinator.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "server/http_message.h"
 #include "server/refusal_log.h"
 #include "store/token_store.h"
@@ -56,10 +56,10 @@ class AgentApi {
   // the host's latest.
   core::Result<std::string> Authenticate(const std::string& credential);
   // Notes `host`'s generation as read (or made) just now.
-  void Remember(const std::string& host, int64_t generation);
+  void Remember(const std::string& host, int64_t generation) GLEANER_EXCLUDES(generations_mu_);
 
   std::string secret_;
-  store::TokenStore& joins_;
+  store::TokenStore& joins_ GLEANER_GUARDED_BY(store_mu_);
   const core::Clock& clock_;
   Leader leader_;
   cluster::Log log_;
@@ -73,9 +73,11 @@ class AgentApi {
   static constexpr core::Duration kWaitLimit = core::Seconds(25);
   // Two locks, so that a report whose host is cached never waits for a
   // join's transaction (joins come from anyone who can reach the port).
-  std::mutex store_mu_;        // guards joins_
-  std::mutex generations_mu_;  // guards generations_
-  std::map<std::string, int64_t> generations_;
+  core::Mutex store_mu_;
+  core::Mutex generations_mu_;
+  std::map<std::string, int64_t> generations_ GLEANER_GUARDED_BY(generations_mu_);
+  // Written under both locks, so read under either: not annotated, since
+  // GLEANER_GUARDED_BY names one lock.
   std::chrono::steady_clock::time_point generations_read_{};  // never yet: the epoch
 };
 

@@ -79,7 +79,7 @@ HttpResponse Api::Handle(const HttpRequest& request, const Peer& peer) {
     if (!params.ok()) return ErrorResponse(params.status());
     const auto dcgm = params->find("dcgm");
     auto counts = [&] {
-      std::lock_guard lock(store_mu_);
+      core::MutexLock lock(store_mu_);
       return jobs_store_.CountByState();
     }();
     if (!counts.ok()) return ErrorResponse(counts.status());

@@ -3,11 +3,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
+#include "core/mutex.h"
 #include "core/terminal_handoff.h"
 #include "observe/holder_ask.h"
 #include "server/caller.h"
@@ -121,9 +121,9 @@ class Api {
   // owner over the Unix socket.
   HttpResponse Terminal(const HttpRequest& request, const Peer& peer, const std::string& job);
 
-  std::mutex store_mu_;
+  core::Mutex store_mu_;
   ApiOptions options_;
-  store::JobStore& jobs_store_;
+  store::JobStore& jobs_store_ GLEANER_GUARDED_BY(store_mu_);
   SubmitPolicySlot submit_policy_;
   JobApi jobs_;
   TokenApi tokens_;

@@ -49,7 +49,7 @@ HttpResponse ApprovalApi::List(const HttpRequest& request, const Caller& caller)
   json doc = {{"jobs", json::array()}};
   for (;;) {
     auto page = [&] {
-      std::lock_guard lock(store_mu_);
+      core::MutexLock lock(store_mu_);
       return jobs_.Find(q);
     }();
     if (!page.ok()) return ErrorResponse(page.status());
@@ -103,7 +103,7 @@ HttpResponse ApprovalApi::Decide(const HttpRequest& request, const Caller& calle
   u.reason = std::string(approve ? "approved" : "denied") + " by " + caller.user +
              (why.empty() ? "" : ": " + why);
   auto moved = [&] {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     return jobs_.Transition(job.id, store::JobState::kPendingApproval,
                             approve ? store::JobState::kQueued : store::JobState::kCancelled, u);
   }();
@@ -113,7 +113,7 @@ HttpResponse ApprovalApi::Decide(const HttpRequest& request, const Caller& calle
     }
     // Decided already, expired, or never waited: say which.
     auto now = [&] {
-      std::lock_guard lock(store_mu_);
+      core::MutexLock lock(store_mu_);
       return jobs_.Get(job.id);
     }();
     const std::string state =

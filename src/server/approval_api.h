@@ -1,11 +1,11 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "server/caller.h"
 #include "server/http_message.h"
 #include "server/submit_policy.h"
@@ -33,7 +33,7 @@ using NotifyApproval = std::function<void(const ApprovalNotice&)>;
 // store, as in JobApi.
 class ApprovalApi {
  public:
-  ApprovalApi(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
+  ApprovalApi(store::JobStore& jobs, core::Mutex& store_mu, const core::Clock& clock,
               const SubmitPolicySlot* policy, NotifyApproval notify,
               std::function<void()> queue_changed)
       : jobs_(jobs),
@@ -53,8 +53,8 @@ class ApprovalApi {
   bool MayDecide(const Caller& caller, const store::JobRecord& job) const;
   std::vector<std::string> Concerned(const store::JobRecord& job) const;
 
-  store::JobStore& jobs_;
-  std::mutex& store_mu_;
+  store::JobStore& jobs_ GLEANER_GUARDED_BY(store_mu_);
+  core::Mutex& store_mu_;
   const core::Clock& clock_;
   const SubmitPolicySlot* policy_;  // null: only root decides
   NotifyApproval notify_;

@@ -4,16 +4,17 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
+
+#include "core/mutex.h"
 
 namespace gleaner::server {
 
 struct ConnectionPoolCounts {
   explicit ConnectionPoolCounts(ConnectionLimits l) : limits(l) {}
   const ConnectionLimits limits;
-  mutable std::mutex mu;
-  size_t open = 0;                        // guarded by mu
-  std::map<std::string, size_t> by_peer;  // guarded by mu
+  mutable core::Mutex mu;
+  size_t open GLEANER_GUARDED_BY(mu) = 0;
+  std::map<std::string, size_t> by_peer GLEANER_GUARDED_BY(mu);
 };
 
 namespace {
@@ -64,7 +65,7 @@ ConnectionPool& ConnectionPool::Unix() {
 
 ConnectionPool::Refusal ConnectionPool::Take(const std::string& peer, bool unlimited, Slot* slot) {
   {
-    std::lock_guard lock(counts_->mu);
+    core::MutexLock lock(counts_->mu);
     size_t& mine = counts_->by_peer[peer];
     if (!unlimited) {
       Refusal refusal = Refusal::kNone;
@@ -90,12 +91,12 @@ ConnectionPool::Refusal ConnectionPool::Take(const std::string& peer, bool unlim
 ConnectionLimits ConnectionPool::limits() const { return counts_->limits; }
 
 size_t ConnectionPool::open() const {
-  std::lock_guard lock(counts_->mu);
+  core::MutexLock lock(counts_->mu);
   return counts_->open;
 }
 
 size_t ConnectionPool::open_by(const std::string& peer) const {
-  std::lock_guard lock(counts_->mu);
+  core::MutexLock lock(counts_->mu);
   const auto it = counts_->by_peer.find(peer);
   return it == counts_->by_peer.end() ? 0 : it->second;
 }
@@ -113,7 +114,7 @@ ConnectionPool::Slot& ConnectionPool::Slot::operator=(Slot&& o) noexcept {
 void ConnectionPool::Slot::Release() {
   if (counts_ == nullptr) return;
   {
-    std::lock_guard lock(counts_->mu);
+    core::MutexLock lock(counts_->mu);
     --counts_->open;
     const auto it = counts_->by_peer.find(peer_);
     if (it != counts_->by_peer.end() && --it->second == 0) counts_->by_peer.erase(it);

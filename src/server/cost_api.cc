@@ -28,7 +28,7 @@ HttpResponse CostApi::Report(const std::map<std::string, std::string>& query) {
       ParseReportSpan(QueryValue(query, "since", "7d"), QueryValue(query, "until"), clock_.Now());
   if (!span.ok()) return ErrorResponse(span.status());
   core::Result<LedgerReport> ledger = [&] {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     return BuildLedgerReport(store_, options_.catalog, options_.settings, options_.project_of_user,
                              span->first, span->second);
   }();
@@ -75,7 +75,7 @@ HttpResponse CostApi::Advise(const std::map<std::string, std::string>& query) {
     req.onprem = options_.settings.OnPremFor(req.gpu_model);
   }
   {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     auto forecast =
         ForecastIdleGpus(store_, options_.settings, req.gpu_model, now, options_.forecast_lookback);
     if (!forecast.ok()) return ErrorResponse(forecast.status());

@@ -1,10 +1,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "cost/catalog.h"
 #include "cost/cost_settings.h"
 #include "server/caller.h"
@@ -34,7 +34,7 @@ struct CostApiOptions {
 // The store and clock must outlive it; `store_mu` guards the store.
 class CostApi {
  public:
-  CostApi(store::ObservationStore& store, std::mutex& store_mu, const core::Clock& clock,
+  CostApi(store::ObservationStore& store, core::Mutex& store_mu, const core::Clock& clock,
           CostApiOptions options)
       : store_(store), store_mu_(store_mu), clock_(clock), options_(std::move(options)) {}
 
@@ -45,8 +45,8 @@ class CostApi {
   HttpResponse Report(const std::map<std::string, std::string>& query);
   HttpResponse Advise(const std::map<std::string, std::string>& query);
 
-  store::ObservationStore& store_;
-  std::mutex& store_mu_;
+  store::ObservationStore& store_ GLEANER_GUARDED_BY(store_mu_);
+  core::Mutex& store_mu_;
   const core::Clock& clock_;
   CostApiOptions options_;
 };

@@ -46,7 +46,7 @@ HttpResponse EventApi::Page(store::EventQuery query) {
   const int64_t page = query.limit;
   ++query.limit;  // one more, to know whether another page follows
   auto events = [&] {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     return events_.Events(query);
   }();
   if (!events.ok()) return ErrorResponse(events.status());

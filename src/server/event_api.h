@@ -1,10 +1,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "server/caller.h"
 #include "server/http_message.h"
 #include "store/event_store.h"
@@ -23,7 +23,7 @@ namespace gleaner::server {
 // never holds the store. Thread-safe.
 class EventApi {
  public:
-  EventApi(store::EventStore& events, std::mutex& store_mu, const core::Clock& clock)
+  EventApi(store::EventStore& events, core::Mutex& store_mu, const core::Clock& clock)
       : events_(events), store_mu_(store_mu), clock_(clock) {}
 
   HttpResponse List(const HttpRequest& request, const Caller& caller);
@@ -32,8 +32,8 @@ class EventApi {
  private:
   HttpResponse Page(store::EventQuery query);
 
-  store::EventStore& events_;
-  std::mutex& store_mu_;
+  store::EventStore& events_ GLEANER_GUARDED_BY(store_mu_);
+  core::Mutex& store_mu_;
   const core::Clock& clock_;
 };
 

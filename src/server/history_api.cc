@@ -69,7 +69,7 @@ HttpResponse HistoryApi::History(const std::map<std::string, std::string>& query
   std::vector<observe::MinuteRollup> rollups;
   std::vector<store::GpuRecord> records;
   {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     auto got = store_.RollupsBetween(from, to);
     if (!got.ok()) return ErrorResponse(got.status());
     rollups = std::move(got).value();
@@ -111,7 +111,7 @@ HttpResponse HistoryApi::Profiles(const std::map<std::string, std::string>& quer
   }
   std::map<std::string, observe::HourOfWeekProfile> profiles;
   {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     // The store keeps only the host's observed time (what users' and
     // projects' shares are of); how much of it was in use is the sum over
     // its GPUs.

@@ -1,10 +1,10 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "server/http_message.h"
 #include "store/observation_store.h"
 
@@ -24,7 +24,7 @@ namespace gleaner::server {
 // must outlive it; `store_mu` guards the store.
 class HistoryApi {
  public:
-  HistoryApi(store::ObservationStore& store, std::mutex& store_mu, const core::Clock& clock)
+  HistoryApi(store::ObservationStore& store, core::Mutex& store_mu, const core::Clock& clock)
       : store_(store), store_mu_(store_mu), clock_(clock) {}
 
   // `request.path` is /v1/history or /v1/profiles, with its query.
@@ -34,8 +34,8 @@ class HistoryApi {
   HttpResponse History(const std::map<std::string, std::string>& query);
   HttpResponse Profiles(const std::map<std::string, std::string>& query);
 
-  store::ObservationStore& store_;
-  std::mutex& store_mu_;
+  store::ObservationStore& store_ GLEANER_GUARDED_BY(store_mu_);
+  core::Mutex& store_mu_;
   const core::Clock& clock_;
 };
 

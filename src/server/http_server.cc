@@ -100,8 +100,8 @@ core::Status Failed(const std::string& what, int fd) {
 
 // What a late answer reaches: the server while it runs, nothing after.
 struct HttpServer::Shared {
-  std::mutex mu;
-  HttpServer* server = nullptr;
+  core::Mutex mu;
+  HttpServer* server GLEANER_GUARDED_BY(mu) = nullptr;
 };
 
 core::Result<std::unique_ptr<HttpServer>> HttpServer::ServeUnix(const std::string& path,
@@ -176,13 +176,13 @@ HttpServer::HttpServer(int fd, bool unix_socket, std::string address, std::strin
 
 HttpServer::~HttpServer() {
   {
-    std::lock_guard lock(shared_->mu);
+    core::MutexLock lock(shared_->mu);
     shared_->server = nullptr;
   }
   {
     // Under the lock, so no worker misses the wake-up between its check
     // and its wait.
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     stop_ = true;
   }
   ready_.notify_all();
@@ -249,7 +249,7 @@ void HttpServer::Read() {
     c.peer = it->second.peer;
     c.parsed = std::move(parsed);
     drop(it);
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     complete_.push_back(std::move(c));
     ready_.notify_one();
     return true;
@@ -338,7 +338,7 @@ void HttpServer::Read() {
     const bool sweep = now >= next_sweep;
     if (sweep) next_sweep = now + kSweepEvery;
     {
-      std::lock_guard lock(mu_);
+      core::MutexLock lock(mu_);
       full = complete_.size() >= kMaxWaiting;
       back.swap(returned_);
       shaken.swap(shaken_);
@@ -428,7 +428,7 @@ void HttpServer::Read() {
           Handshaking h{std::move(it->second.conn), std::move(it->second.slot), it->second.peer,
                         it->second.deadline};
           drop(it);
-          std::lock_guard lock(mu_);
+          core::MutexLock lock(mu_);
           handshakes_.push_back(std::move(h));
           shake_.notify_one();
           break;
@@ -517,8 +517,11 @@ void HttpServer::Shake() {
   while (true) {
     Handshaking h;
     {
-      std::unique_lock lock(mu_);
-      shake_.wait(lock, [this] { return stop_ || !handshakes_.empty(); });
+      core::MutexLock lock(mu_);
+      mu_.Await(shake_, [this] {
+        mu_.AssertHeld();
+        return stop_ || !handshakes_.empty();
+      });
       if (stop_) return;
       h = std::move(handshakes_.front());
       handshakes_.pop_front();
@@ -532,7 +535,7 @@ void HttpServer::Shake() {
           send(h.conn->fd(), out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     {
-      std::lock_guard lock(mu_);
+      core::MutexLock lock(mu_);
       shaken_.push_back(std::move(h));
     }
     WakeReader();
@@ -543,8 +546,11 @@ void HttpServer::Work() {
   while (true) {
     Complete c;
     {
-      std::unique_lock lock(mu_);
-      ready_.wait(lock, [this] { return stop_ || !complete_.empty(); });
+      core::MutexLock lock(mu_);
+      mu_.Await(ready_, [this] {
+        mu_.AssertHeld();
+        return stop_ || !complete_.empty();
+      });
       if (stop_) return;  // the destructor closes what is left unanswered
       c = std::move(complete_.front());
       complete_.pop_front();
@@ -588,7 +594,7 @@ void HttpServer::Answer(Complete c, const HttpResponse& response) {
     c.out.erase(0, *sent);
   }
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     returned_.push_back(std::move(c));
   }
   WakeReader();
@@ -599,7 +605,7 @@ void HttpServer::Park(Complete c, HttpResponse response) {
   response.later = nullptr;
   uint64_t id;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     if (parked_.size() >= kMaxParked) {
       c.answer = std::move(response);  // answered at once: as if its time ran out
       complete_.push_back(std::move(c));
@@ -614,13 +620,13 @@ void HttpServer::Park(Complete c, HttpResponse response) {
   later->wait([weak, id](HttpResponse answer) {
     const std::shared_ptr<Shared> shared = weak.lock();
     if (shared == nullptr) return;
-    std::lock_guard lock(shared->mu);
+    core::MutexLock lock(shared->mu);
     if (shared->server != nullptr) shared->server->Unpark(id, std::move(answer));
   });
 }
 
 void HttpServer::Unpark(uint64_t id, std::optional<HttpResponse> answer) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   const auto it = parked_.find(id);
   if (it == parked_.end()) return;
   Complete c = std::move(it->second.held);

@@ -8,12 +8,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/result.h"
 #include "net/connection.h"
 #include "net/tls.h"
@@ -113,7 +113,7 @@ class HttpServer {
   void Answer(Complete c, const HttpResponse& response);
   void Park(Complete c, HttpResponse response);
   // Hands a parked connection its answer (once; later calls do nothing).
-  void Unpark(uint64_t id, std::optional<HttpResponse> answer);
+  void Unpark(uint64_t id, std::optional<HttpResponse> answer) GLEANER_EXCLUDES(mu_);
   void WakeReader();
 
   int fd_;
@@ -126,15 +126,15 @@ class HttpServer {
   int wake_[2] = {-1, -1};          // a pipe: the reader polls its end for returned connections
   std::shared_ptr<Shared> shared_;  // what late answers reach, after the server too
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
+  core::Mutex mu_;
   std::condition_variable ready_;
-  std::deque<Complete> complete_;       // guarded by mu_
-  std::vector<Complete> returned_;      // answered, back to the reader; guarded by mu_
-  std::deque<Handshaking> handshakes_;  // for the handshake threads; guarded by mu_
-  std::vector<Handshaking> shaken_;     // a step made, back to the reader; guarded by mu_
+  std::deque<Complete> complete_ GLEANER_GUARDED_BY(mu_);
+  std::vector<Complete> returned_ GLEANER_GUARDED_BY(mu_);      // answered, back to the reader
+  std::deque<Handshaking> handshakes_ GLEANER_GUARDED_BY(mu_);  // for the handshake threads
+  std::vector<Handshaking> shaken_ GLEANER_GUARDED_BY(mu_);     // a step made, back to the reader
   std::condition_variable shake_;
-  std::map<uint64_t, Parked> parked_;  // guarded by mu_
-  uint64_t next_parked_ = 0;           // guarded by mu_
+  std::map<uint64_t, Parked> parked_ GLEANER_GUARDED_BY(mu_);
+  uint64_t next_parked_ GLEANER_GUARDED_BY(mu_) = 0;
   std::thread reader_;
   std::vector<std::thread> workers_;
   std::vector<std::thread> handshakers_;

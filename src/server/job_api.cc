@@ -103,7 +103,7 @@ HttpResponse JobApi::List(const std::string& query, const Caller& caller) {
   const int64_t page = q->limit;
   ++q->limit;
   core::Result<std::vector<store::JobRecord>> jobs = [&] {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     return jobs_.Find(*q);
   }();
   if (!jobs.ok()) return ErrorResponse(jobs.status());
@@ -153,7 +153,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
   if (!id.ok()) return ErrorResponse(id.status());
   // The store is held for each of its calls, never for files or encoding.
   core::Result<store::JobRecord> job = [&] {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     return jobs_.Get(*id);
   }();
   if (!job.ok()) return ErrorResponse(job.status());
@@ -201,7 +201,7 @@ HttpResponse JobApi::Handle(const HttpRequest& req, const Caller& caller) {
     u.at = clock_.Now();
     u.reason = std::string(move->second.done) + " by " + caller.user;
     HttpResponse answer = [&] {
-      std::lock_guard lock(store_mu_);
+      core::MutexLock lock(store_mu_);
       if (action == "cancel" && query == "array=1") return CancelArray(*job, u);
       auto moved = jobs_.Transition(*id, move->second.from, move->second.to, u);
       if (!moved.ok()) return ErrorResponse(moved.status());

@@ -1,10 +1,10 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "sched/job_spec.h"
 #include "server/approval_api.h"
 #include "server/caller.h"
@@ -53,7 +53,7 @@ class JobApi {
   // each submit and move once it is durable; `policy` (may be null; it
   // must outlive the API) admits each submit; `notify` (may be empty)
   // hears of approvals asked for and given.
-  JobApi(store::Store& store, std::mutex& store_mu, const core::Clock& clock,
+  JobApi(store::Store& store, core::Mutex& store_mu, const core::Clock& clock,
          sched::JobLimits limits, SubmitLimits submit_limits, std::string log_dir,
          std::function<void()> queue_changed = {}, RemoteLogs remote_logs = {},
          const SubmitPolicySlot* policy = nullptr, NotifyApproval notify = {},
@@ -87,10 +87,11 @@ class JobApi {
   // GET /v1/jobs/ID/logs, once the caller may read `job`'s.
   HttpResponse Logs(const store::JobRecord& job, const std::string& query);
   // Every task of `task`'s array that has not ended (all its owner's).
-  HttpResponse CancelArray(const store::JobRecord& task, const store::JobUpdate& update);
+  HttpResponse CancelArray(const store::JobRecord& task, const store::JobUpdate& update)
+      GLEANER_REQUIRES(store_mu_);
 
-  store::JobStore& jobs_;
-  std::mutex& store_mu_;
+  store::JobStore& jobs_ GLEANER_GUARDED_BY(store_mu_);
+  core::Mutex& store_mu_;
   SubmitBatcher batcher_;
   const core::Clock& clock_;
   sched::JobLimits limits_;

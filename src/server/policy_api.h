@@ -1,10 +1,10 @@
 #pragma once
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "server/caller.h"
 #include "server/http_message.h"
 #include "store/policy_store.h"
@@ -45,7 +45,7 @@ class PolicyControl {
 // Thread-safe; `store_mu` guards the store.
 class PolicyApi {
  public:
-  PolicyApi(store::PolicyStore& policies, std::mutex& store_mu, PolicyControl* control)
+  PolicyApi(store::PolicyStore& policies, core::Mutex& store_mu, PolicyControl* control)
       : policies_(policies), store_mu_(store_mu), control_(control) {}
 
   HttpResponse Handle(const HttpRequest& request, const Caller& caller);
@@ -55,8 +55,8 @@ class PolicyApi {
   HttpResponse Rollback(const HttpRequest& request, const Caller& caller);
   core::Result<store::PolicyVersion> Get(int64_t version);
 
-  store::PolicyStore& policies_;
-  std::mutex& store_mu_;
+  store::PolicyStore& policies_ GLEANER_GUARDED_BY(store_mu_);
+  core::Mutex& store_mu_;
   PolicyControl* control_;  // null: this daemon keeps no policy versions
 };
 

@@ -8,7 +8,7 @@ void RefusalLog::Note(const std::string& kind, const std::string& line) {
   const core::TimePoint now = clock_.Now();
   std::string out;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     auto [it, fresh] = windows_.try_emplace(kind, Window{now, 0});
     Window& w = it->second;
     if (!fresh && now - w.opened < kWindow) {

@@ -1,11 +1,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "cluster/log.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 
 namespace gleaner::server {
 
@@ -30,8 +30,8 @@ class RefusalLog {
   };
   const core::Clock& clock_;
   cluster::Log log_;
-  std::mutex mu_;
-  std::map<std::string, Window> windows_;  // guarded by mu_
+  core::Mutex mu_;
+  std::map<std::string, Window> windows_ GLEANER_GUARDED_BY(mu_);
 };
 
 }  // namespace gleaner::server

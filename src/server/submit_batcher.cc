@@ -4,7 +4,7 @@
 
 namespace gleaner::server {
 
-SubmitBatcher::SubmitBatcher(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
+SubmitBatcher::SubmitBatcher(store::JobStore& jobs, core::Mutex& store_mu, const core::Clock& clock,
                              SubmitLimits limits)
     : jobs_(jobs),
       store_mu_(store_mu),
@@ -25,7 +25,7 @@ std::vector<SubmitBatcher::Answer> SubmitBatcher::Commit(std::vector<store::NewJ
   std::vector<std::ptrdiff_t> counts;
   core::Result<std::vector<store::JobRecord>> saved = std::vector<store::JobRecord>();
   {
-    std::lock_guard store_lock(store_mu_);
+    core::MutexLock store_lock(store_mu_);
     SubmitQuota quota(jobs_, limits_);
     for (size_t i = 0; i < batch.size(); ++i) {
       if (core::Status s = quota.Admit(*batch[i]); !s.ok()) {

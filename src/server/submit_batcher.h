@@ -1,10 +1,10 @@
 #pragma once
 
-#include <mutex>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/group_commit.h"
+#include "core/mutex.h"
 #include "server/submit_quota.h"
 #include "store/job_store.h"
 
@@ -18,7 +18,7 @@ namespace gleaner::server {
 class SubmitBatcher {
  public:
   // `store_mu` guards `jobs`, which others use too.
-  SubmitBatcher(store::JobStore& jobs, std::mutex& store_mu, const core::Clock& clock,
+  SubmitBatcher(store::JobStore& jobs, core::Mutex& store_mu, const core::Clock& clock,
                 SubmitLimits limits);
 
   // The saved job: one record, or one per task of an array;
@@ -31,8 +31,8 @@ class SubmitBatcher {
   using Answer = core::Result<std::vector<store::JobRecord>>;
   std::vector<Answer> Commit(std::vector<store::NewJob*>& batch);
 
-  store::JobStore& jobs_;
-  std::mutex& store_mu_;
+  store::JobStore& jobs_ GLEANER_GUARDED_BY(store_mu_);
+  core::Mutex& store_mu_;
   const core::Clock& clock_;
   const SubmitLimits limits_;
   core::GroupCommit<store::NewJob, Answer> batches_;

@@ -3,12 +3,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/result.h"
 #include "sched/job_spec.h"
 #include "server/caller.h"
@@ -107,17 +107,18 @@ class SubmitPolicySlot {
   explicit SubmitPolicySlot(std::shared_ptr<const SubmitPolicy> policy)
       : policy_(std::move(policy)) {}
   std::shared_ptr<const SubmitPolicy> Get() const {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     return policy_;
   }
   void Set(std::shared_ptr<const SubmitPolicy> policy) {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     policy_ = std::move(policy);
   }
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const SubmitPolicy> policy_;  // null: a well-formed spec is enough
+  mutable core::Mutex mu_;
+  // null: a well-formed spec is enough
+  std::shared_ptr<const SubmitPolicy> policy_ GLEANER_GUARDED_BY(mu_);
 };
 
 }  // namespace gleaner::server

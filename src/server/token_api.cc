@@ -57,7 +57,7 @@ core::Result<Caller> TokenApi::Authenticate(const std::string& secret) {
     return core::Unauthenticated("that is not a gleaner token (they start with glt_)");
   }
   auto found = [&] {
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     return tokens_.FindToken(core::Sha256Hex(secret));
   }();
   if (!found.ok()) {
@@ -127,7 +127,7 @@ HttpResponse TokenApi::Handle(const HttpRequest& req, const Caller& caller) {
   if (seg.size() == 2) {
     if (req.method == "POST") return Create(req, caller);
     if (req.method != "GET") return WrongMethod(req);
-    std::lock_guard lock(store_mu_);
+    core::MutexLock lock(store_mu_);
     auto all = tokens_.ListTokens();
     if (!all.ok()) return ErrorResponse(all.status());
     json list = json::array();
@@ -140,7 +140,7 @@ HttpResponse TokenApi::Handle(const HttpRequest& req, const Caller& caller) {
   if (req.method != "POST") return WrongMethod(req);
   auto id = ParseId(seg[2], "token");
   if (!id.ok()) return ErrorResponse(id.status());
-  std::lock_guard lock(store_mu_);
+  core::MutexLock lock(store_mu_);
   auto all = tokens_.ListTokens();
   if (!all.ok()) return ErrorResponse(all.status());
   for (const store::TokenRecord& t : *all) {
@@ -227,7 +227,7 @@ HttpResponse TokenApi::Create(const HttpRequest& req, const Caller& caller) {
   if (body.contains("projects")) t.projects = body["projects"].get<std::vector<std::string>>();
   auto secret = NewTokenSecret();
   if (!secret.ok()) return ErrorResponse(secret.status());
-  std::lock_guard lock(store_mu_);
+  core::MutexLock lock(store_mu_);
   auto saved = tokens_.AddToken(t, core::Sha256Hex(*secret));
   if (!saved.ok()) return ErrorResponse(saved.status());
   // No token works without its creation in the history.
@@ -284,7 +284,7 @@ HttpResponse TokenApi::CreateJoinToken(const HttpRequest& req, const Caller& cal
   t.expires_at = t.created_at + core::Seconds(hours * 3600);
   auto secret = NewTokenSecret("gjt_");
   if (!secret.ok()) return ErrorResponse(secret.status());
-  std::lock_guard lock(store_mu_);
+  core::MutexLock lock(store_mu_);
   auto generation = tokens_.AgentGeneration(t.host);
   if (!generation.ok()) return ErrorResponse(generation.status());
   if (*generation > 0 && !t.replace) {

@@ -1,12 +1,12 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "server/caller.h"
 #include "server/http_message.h"
 #include "store/store.h"
@@ -42,7 +42,7 @@ struct TokenPolicy {
 class TokenApi {
  public:
   // `uid_of` finds a local user's uid by name.
-  TokenApi(store::Store& tokens, std::mutex& store_mu, const core::Clock& clock,
+  TokenApi(store::Store& tokens, core::Mutex& store_mu, const core::Clock& clock,
            std::function<std::optional<uint32_t>(const std::string&)> uid_of, TokenPolicy policy)
       : tokens_(tokens),
         store_mu_(store_mu),
@@ -61,8 +61,9 @@ class TokenApi {
  private:
   HttpResponse Create(const HttpRequest& request, const Caller& caller);
 
-  store::Store& tokens_;  // and the history of their creation and revocation
-  std::mutex& store_mu_;
+  // The tokens, and the history of their creation and revocation.
+  store::Store& tokens_ GLEANER_GUARDED_BY(store_mu_);
+  core::Mutex& store_mu_;
   const core::Clock& clock_;
   std::function<std::optional<uint32_t>(const std::string&)> uid_of_;
   TokenPolicy policy_;

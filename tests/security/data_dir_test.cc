@@ -7,13 +7,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <mutex>
 #include <sstream>
 
 #include "agent/executor.h"
 #include "agent/node_agent.h"
 #include "cli/daemon_support.h"
 #include "config/trusted_paths.h"
+#include "core/mutex.h"
 #include "daemon/daemon_start.h"
 #include "daemon/secrets.h"
 #include "store/sqlite_store.h"
@@ -120,7 +120,7 @@ TEST(ConfigFileAsRootTest, AConfigAnotherUserOwnsIsRefused) {
 // cannot send the terminal reading the log escape sequences.
 TEST(DaemonLogTest, WhatUsersWroteCannotForgeALine) {
   std::ostringstream out;
-  std::mutex mu;
+  core::Mutex mu;
   const cluster::Log log = daemon::TimestampedLog(out, mu);
   log("job 3 denied by bob: ok\n2026-12-02T00:00:00Z job 4 approved by root\x1b[2J");
   const std::string text = out.str();

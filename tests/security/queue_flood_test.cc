@@ -5,10 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "server/job_api.h"
 #include "server/job_list_query.h"
 #include "store/sqlite_store.h"
@@ -24,7 +24,7 @@ TEST(QueueFloodTest, OneUserCannotFillTheQueueOrMakeListingsUnbounded) {
   testing::TempDir dir;
   auto store = store::SqliteStore::Open((dir.path() / "gleaner.db").string());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
-  std::mutex store_mu;
+  core::Mutex store_mu;
   core::ManualClock clock(core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000));
   JobApi api(**store, store_mu, clock, sched::JobLimits{}, SubmitLimits{}, dir.path().string());
   const Caller mallory{2001, "mallory"};

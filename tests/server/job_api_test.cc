@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/mutex.h"
 #include "net/http_client.h"
 #include "server/http_server.h"
 #include "store/sqlite_store.h"
@@ -48,7 +49,7 @@ class JobApiTest : public ::testing::Test {
   testing::TempDir dir_;
   core::ManualClock clock_{core::FromUnixMicros(int64_t{1'800'000'000} * 1'000'000)};
   std::unique_ptr<store::SqliteStore> store_;
-  std::mutex store_mu_;
+  core::Mutex store_mu_;
   std::unique_ptr<JobApi> api_;
   net::Endpoint socket_;
   std::unique_ptr<HttpServer> server_;
