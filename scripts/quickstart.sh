@@ -25,9 +25,10 @@ packages=("${gleaner_build_packages[@]}" libgtest-dev libgmock-dev libbenchmark-
 # (scripts/benchmark_tables.py) and the shell blocks of README.md and docs/
 # (scripts/doc_commands.py) and checks that each module includes only what
 # it links (scripts/check_includes.py); clang-format checks the sources'
-# format (scripts/check_format.sh) and clang the locking rules
-# (scripts/check_thread_safety.py).
-test_packages=(python3 clang-format clang postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge
+# format (scripts/check_format.sh), clang the locking rules
+# (scripts/check_thread_safety.py) and clang-tidy a short profile of bugs
+# (scripts/check_tidy.py).
+test_packages=(python3 clang-format clang clang-tidy postgresql prometheus slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin munge
   systemd lintian podman runc catatonit uidmap containernetworking-plugins busybox-static debootstrap)
 # For the tests only, and not required: the browser tests (the reports,
 # the dashboard) skip without Chromium.

@@ -183,8 +183,7 @@ CostCommands AddCostCommands(CLI::App& app, CostAdviseOptions& o, CostReportOpti
 
 int RunCostAdvise(const CostAdviseOptions& o, core::TimePoint now, std::ostream& out,
                   std::ostream& err) {
-  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(o.data_dir), o.config),
-                                   !o.config.empty());
+  auto config = config::LoadCommandConfig(config::DataDir(o.data_dir), o.config);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

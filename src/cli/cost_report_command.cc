@@ -65,8 +65,7 @@ std::string DayName(const int64_t& day) { return cost::FormatIsoDate(day); }
 
 int RunCostReport(const CostReportOptions& o, core::TimePoint now, std::ostream& out,
                   std::ostream& err) {
-  auto config = config::LoadConfig(config::ConfigPath(config::DataDir(o.data_dir), o.config),
-                                   !o.config.empty());
+  auto config = config::LoadCommandConfig(config::DataDir(o.data_dir), o.config);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

@@ -147,8 +147,7 @@ std::string ShowRemote(const json& doc, const GpusOptions& options, std::ostream
     for (views::GpuView& g : (*views)[i].gpus) all.gpus.push_back(std::move(g));
   }
   // The thresholds this host's config sets, where it can be read.
-  auto config =
-      config::LoadConfig(config::ConfigPath(config::DataDir(options.data_dir), ""), false);
+  auto config = config::LoadCommandConfig(config::DataDir(options.data_dir), "");
   std::ostringstream out;
   *rc = Explain(all, options.explain, config.ok() ? config->idle : observe::IdleConfig(), out, err);
   std::string text = out.str();
@@ -203,7 +202,7 @@ int RunGpus(const GpusOptions& options, const GpusEnv& env) {
         [&](const std::string& line) { env.err << "gleaner: " << line << "\n"; }, &source);
   }
   // The same thresholds as the monitor's, from DATA_DIR/gleaner.toml.
-  auto config = config::LoadConfig(config::ConfigPath(data_dir, ""), false);
+  auto config = config::LoadCommandConfig(data_dir, "");
   if (!config.ok()) {
     env.err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

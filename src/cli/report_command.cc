@@ -38,7 +38,7 @@ int RunReport(const ReportOptions& o, core::TimePoint now, std::ostream& out, st
     return kExitUsage;
   }
   const std::string data_dir = config::DataDir(o.data_dir);
-  auto config = config::LoadConfig(config::ConfigPath(data_dir, o.config), !o.config.empty());
+  auto config = config::LoadCommandConfig(data_dir, o.config);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <utility>
 
 namespace gleaner::cli {
 
@@ -14,9 +15,7 @@ int64_t PeakRssBytes() {
   return int64_t{usage.ru_maxrss} * 1024;  // Linux reports KiB
 }
 
-bool WriteOutputs(const std::string& dir,
-                  const std::vector<std::pair<std::string, std::string>>& files,
-                  std::ostream& err) {
+bool WriteSimOutputs(const std::string& dir, const SimOutputs& outputs, std::ostream& err) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
@@ -24,10 +23,14 @@ bool WriteOutputs(const std::string& dir,
         << "; give --out a directory you can write\n";
     return false;
   }
+  const std::pair<const char*, const std::string*> files[] = {
+      {"metrics.json", &outputs.metrics_json},
+      {"timing.json", &outputs.timing_json},
+      {"report.html", &outputs.report_html}};
   for (const auto& [name, text] : files) {
     const std::filesystem::path path = std::filesystem::path(dir) / name;
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << text;
+    f << *text;
     f.close();
     if (!f) {
       err << "gleaner: cannot write " << path.string()

@@ -152,11 +152,7 @@ int RunSimReplay(const SimReplayOptions& o, std::ostream& out, std::ostream& err
   timing["peak_rss_bytes"] = PeakRssBytes();
   timing["instants"] = result->instants;
 
-  if (!WriteOutputs(o.out_dir,
-                    {{"metrics.json", metrics_json},
-                     {"timing.json", timing.dump(2) + "\n"},
-                     {"report.html", report}},
-                    err))
+  if (!WriteSimOutputs(o.out_dir, {metrics_json, timing.dump(2) + "\n", report}, err))
     return kExitFailure;
   char line[400];
   std::snprintf(line, sizeof line,

@@ -54,11 +54,7 @@ int RunSimCross(const SimCrossOptions& o, std::ostream& out, std::ostream& err) 
   timing["peak_rss_bytes"] = PeakRssBytes();
   timing["minutes_per_s"] = wall_s > 0 ? static_cast<double>(study->minutes.size()) / wall_s : 0.0;
 
-  if (!WriteOutputs(o.out_dir,
-                    {{"metrics.json", metrics_json},
-                     {"timing.json", timing.dump(2) + "\n"},
-                     {"report.html", report}},
-                    err))
+  if (!WriteSimOutputs(o.out_dir, {metrics_json, timing.dump(2) + "\n", report}, err))
     return kExitFailure;
   const sim::CrossClusterStudy& s = *study;
   const auto hours = [](int64_t gpu_minutes) { return static_cast<double>(gpu_minutes) / 60; };

@@ -243,11 +243,7 @@ int RunSimHarvest(const SimHarvestOptions& o, std::ostream& out, std::ostream& e
          {"jobs_per_s", r.wall_s > 0 ? static_cast<double>(queue->jobs.size()) / r.wall_s : 0.0}});
   }
 
-  if (!WriteOutputs(o.out_dir,
-                    {{"metrics.json", m.dump(2) + "\n"},
-                     {"timing.json", timing.dump(2) + "\n"},
-                     {"report.html", report}},
-                    err))
+  if (!WriteSimOutputs(o.out_dir, {m.dump(2) + "\n", timing.dump(2) + "\n", report}, err))
     return kExitFailure;
   char line[300];
   std::snprintf(line, sizeof line,

@@ -143,7 +143,7 @@ CLI::App* AddSlurmCommand(CLI::App& app, SlurmJobsOptions& o) {
 int RunSlurmJobs(const SlurmJobsOptions& o, core::TimePoint now, std::ostream& out,
                  std::ostream& err) {
   const std::string data_dir = config::DataDir(o.data_dir);
-  auto config = config::LoadConfig(config::ConfigPath(data_dir, o.config), !o.config.empty());
+  auto config = config::LoadCommandConfig(data_dir, o.config);
   if (!config.ok()) {
     err << "gleaner: " << config.status().message() << "\n";
     return kExitBadInput;

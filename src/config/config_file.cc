@@ -710,4 +710,9 @@ std::string ConfigPath(const std::string& data_dir, const std::string& config_fl
   return data_dir + "/gleaner.toml";
 }
 
+core::Result<GleanerConfig> LoadCommandConfig(const std::string& data_dir,
+                                              const std::string& config_flag) {
+  return LoadConfig(ConfigPath(data_dir, config_flag), !config_flag.empty());
+}
+
 }  // namespace gleaner::config

@@ -82,6 +82,11 @@ std::string ConfigPath(const std::string& data_dir, const std::string& config_fl
 // `must_exist` is false. Errors name the file, the line and the key.
 core::Result<GleanerConfig> LoadConfig(const std::string& path, bool must_exist);
 
+// The config a command reads (ConfigPath): the file --config names, which
+// must exist, or the default one, which may not.
+core::Result<GleanerConfig> LoadCommandConfig(const std::string& data_dir,
+                                              const std::string& config_flag);
+
 // LoadConfig's parse of the file's text; errors call the text `path`.
 core::Result<GleanerConfig> ParseConfig(std::string_view text, const std::string& path);
 

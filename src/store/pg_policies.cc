@@ -3,7 +3,6 @@
 
 namespace gleaner::store {
 
-using core::Status;
 using pg::Rows;
 
 core::Result<PolicyVersion> PgStore::AddPolicy(const PolicyVersion& policy,
