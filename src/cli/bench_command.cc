@@ -72,10 +72,27 @@ BenchCommands AddBenchCommands(CLI::App& app, BenchFragOptions& frag, BenchSched
                    "cluster full, and GPUs free while the backlog waits on project quotas")
       ->capture_default_str()
       ->check(CLI::Range(0, 100'000));
-  cmds.sched->add_flag("--gang", sched.setup.gang, "Jobs of 2, 4 and 8 GPUs on one node");
-  cmds.sched->add_flag("--preempt", sched.setup.preempt,
-                       "Start from a full cluster of opportunistic jobs; every pending job is "
-                       "critical and must preempt");
+  cmds.sched
+      ->add_option("--scenario", sched.scenario,
+                   "What is timed: verdicts (GPUs become lendable one at a time), nodes-added "
+                   "(nodes register one at a time), preempt (critical jobs into a full cluster), "
+                   "gangs (--gang-size GPUs into a half-full cluster), multi-node-gangs "
+                   "(--gang-size whole nodes, racks of 40) or preempt-gangs (critical whole-node "
+                   "gangs preempting half a node)")
+      ->capture_default_str();
+  cmds.sched->add_flag("--gang", sched.setup.gang,
+                       "verdicts, nodes-added: jobs of 2, 4 and 8 GPUs on one node");
+  cmds.sched->add_flag("--preempt", sched.preempt, "The same as --scenario preempt");
+  cmds.sched
+      ->add_option("--gang-size", sched.setup.gang_size,
+                   "gangs: GPUs a gang takes; multi-node-gangs: nodes a gang takes")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100'000));
+  cmds.sched
+      ->add_option("--events", sched.setup.events,
+                   "gangs, multi-node-gangs, preempt-gangs: submits timed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000'000));
   cmds.sched->add_flag(
       "--json", sched.json,
       "Print placements_per_s, p50_us, p99_us, the ticks' p50_ms and max_ms and rss_bytes as "

@@ -26,6 +26,8 @@ struct BenchFragOptions {
 // `gleaner bench sched`: the scheduler on a synthetic cluster and queue.
 struct BenchSchedOptions {
   lab::SchedTimingSetup setup;
+  std::string scenario = "verdicts";  // lab::SchedScenario's name
+  bool preempt = false;               // --preempt: --scenario preempt
   bool json = false;
 };
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "cli/bench_command.h"
@@ -12,11 +13,17 @@
 namespace gleaner::cli {
 
 int RunBenchSched(const BenchSchedOptions& o, std::ostream& out, std::ostream& err) {
-  auto timed = lab::TimeScheduler(o.setup);
+  auto scenario = lab::ParseSchedScenario(o.preempt ? "preempt" : o.scenario);
+  if (!scenario.ok()) {
+    err << "gleaner: --scenario: " << scenario.status().message() << "\n";
+    return kExitUsage;
+  }
+  lab::SchedTimingSetup setup = o.setup;
+  setup.scenario = *scenario;
+  auto timed = lab::TimeScheduler(setup);
   if (!timed.ok()) {
-    err << "gleaner: the scheduler refused the synthetic cluster: " << timed.status().ToString()
-        << "\n";
-    return kExitFailure;
+    err << "gleaner: bench sched: " << timed.status().message() << "\n";
+    return timed.status().code() == core::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   const lab::SchedTiming& m = *timed;
   const int64_t rss = PeakRssBytes();
@@ -27,7 +34,11 @@ int RunBenchSched(const BenchSchedOptions& o, std::ostream& out, std::ostream& e
   const double rate = total_us > 0 ? static_cast<double>(m.decisions) / (total_us / 1e6) : 0;
   const double p50 = us.empty() ? 0 : us[us.size() / 2];
   const double p99 = us.empty() ? 0 : us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  const char* what = o.setup.preempt ? "preemption decisions" : "placements";
+  const bool preempting = setup.scenario == lab::SchedScenario::kPreempt ||
+                          setup.scenario == lab::SchedScenario::kPreemptGangs;
+  const bool gangs = setup.scenario == lab::SchedScenario::kGangs ||
+                     setup.scenario == lab::SchedScenario::kMultiNodeGangs;
+  const char* what = preempting ? "preemption decisions" : gangs ? "gangs placed" : "placements";
   const auto median_ms = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0 : v[v.size() / 2] / 1000;
@@ -37,11 +48,13 @@ int RunBenchSched(const BenchSchedOptions& o, std::ostream& out, std::ostream& e
   };
   if (o.json) {
     nlohmann::json doc;
+    doc["scenario"] = lab::SchedScenarioName(setup.scenario);
     doc["nodes"] = o.setup.nodes;
     doc["gpus_per_node"] = o.setup.gpus_per_node;
     doc["pending"] = o.setup.pending;
     doc["gang"] = o.setup.gang;
-    doc["preempt"] = o.setup.preempt;
+    doc["preempt"] = preempting;
+    if (gangs) doc["gang_size"] = setup.gang_size;
     doc["events"] = us.size();
     doc["placements"] = m.decisions;
     doc["placements_per_s"] = rate;
@@ -58,15 +71,21 @@ int RunBenchSched(const BenchSchedOptions& o, std::ostream& out, std::ostream& e
     out << doc.dump(2) << "\n";
     return kExitOk;
   }
-  char line[200];
-  std::snprintf(
-      line, sizeof line,
-      "gleaner bench sched: %d nodes x %d GPUs, %d pending%s%s\n"
-      "%lld %s in %zu events: %.0f/s; latency per event p50 %.1f us, p99 %.1f us; "
-      "peak memory %.1f MiB\n",
-      o.setup.nodes, o.setup.gpus_per_node, o.setup.pending, o.setup.gang ? ", gangs of 2/4/8" : "",
-      o.setup.preempt ? ", critical jobs preempting" : "", static_cast<long long>(m.decisions),
-      what, us.size(), rate, p50, p99, static_cast<double>(rss) / (1 << 20));
+  std::string shape;
+  if (gangs) {
+    shape = ", gangs of " + std::to_string(setup.gang_size) +
+            (setup.scenario == lab::SchedScenario::kGangs ? " GPUs" : " nodes");
+  } else if (setup.gang) {
+    shape = ", gangs of 2/4/8";
+  }
+  char line[300];
+  std::snprintf(line, sizeof line,
+                "gleaner bench sched: %s, %d nodes x %d GPUs%s\n"
+                "%lld %s in %zu events: %.0f/s; latency per event p50 %.1f us, p99 %.1f us; "
+                "peak memory %.1f MiB\n",
+                std::string(lab::SchedScenarioName(setup.scenario)).c_str(), o.setup.nodes,
+                o.setup.gpus_per_node, shape.c_str(), static_cast<long long>(m.decisions), what,
+                us.size(), rate, p50, p99, static_cast<double>(rss) / (1 << 20));
   out << line;
   if (!m.full_tick_us.empty() || !m.quota_tick_us.empty()) {
     std::snprintf(line, sizeof line,

@@ -1,11 +1,13 @@
 #pragma once
 
 // The scheduler timed at a cluster's scale, on a synthetic cluster
-// (sched/synthetic_cluster.h): `gleaner bench sched`
-// (docs/benchmarks.md).
+// (sched/synthetic_cluster.h): `gleaner bench sched` (docs/benchmarks.md).
+// Each figure is the latency of one Scheduler::Handle call, timed around
+// the call.
 
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -21,28 +23,57 @@ double TimeUs(F&& f) {
       .count();
 }
 
+// What is timed.
+enum class SchedScenario {
+  // Jobs wait; GPUs become lendable one verdict at a time (the harvesting
+  // daemon's case), each verdict an event; then Ticks on the full cluster
+  // and on one whose backlog quotas hold.
+  kVerdicts,
+  // The same queue; nodes register one at a time, each filled at once.
+  kNodesAdded,
+  // Every GPU runs an opportunistic job past its protection; critical
+  // single-GPU jobs arrive, each preempting one victim.
+  kPreempt,
+  // A gang of `gang_size` GPUs on one node, submitted into a cluster half
+  // full of single-GPU jobs scattered at random, then ended (untimed).
+  kGangs,
+  // A gang of `gang_size` whole nodes in racks of 40: every tenth node free,
+  // half the single-GPU jobs elsewhere ended; then ended (untimed).
+  kMultiNodeGangs,
+  // The cluster full of opportunistic jobs but the upper half of the GPUs of
+  // its last fifth of nodes: a critical whole-node gang fits nowhere, and
+  // each submit searches for victims and preempts half a node. The gang is
+  // cancelled (untimed); its victims never leave, so the next picks
+  // another node.
+  kPreemptGangs,
+};
+
+std::string_view SchedScenarioName(SchedScenario s);
+// "verdicts, nodes-added, preempt, gangs, multi-node-gangs or preempt-gangs".
+std::string_view SchedScenarioList();
+core::Result<SchedScenario> ParseSchedScenario(std::string_view name);
+
 struct SchedTimingSetup {
+  SchedScenario scenario = SchedScenario::kVerdicts;
   int nodes = 5000;
   int gpus_per_node = 8;
-  int pending = 100'000;
-  int users = 101;       // jobs spread over this many users (7 projects)
-  int ticks = 10;        // Ticks timed after the events, 30 s apart
-  bool gang = false;     // jobs of 2, 4 and 8 GPUs instead of 1
-  bool preempt = false;  // a full cluster of opportunistic jobs, critical jobs arriving
+  int pending = 100'000;  // kVerdicts, kNodesAdded: jobs waiting; kPreempt: critical arrivals
+  int users = 101;        // jobs spread over this many users (7 projects)
+  int ticks = 10;         // kVerdicts: Ticks timed after the events, 30 s apart
+  bool gang = false;      // kVerdicts, kNodesAdded: jobs of 2, 4 and 8 GPUs instead of 1
+  int gang_size = 8;      // kGangs: GPUs a gang; kMultiNodeGangs: nodes a gang
+  int events = 2000;      // kGangs, kMultiNodeGangs, kPreemptGangs: submits timed
 };
 
 struct SchedTiming {
   std::vector<double> event_us;       // latency of each timed Handle call
-  int64_t decisions = 0;              // jobs started (or, with `preempt`, preemption decisions)
+  int64_t decisions = 0;              // jobs started (or, preempting, preemption decisions)
   std::vector<double> full_tick_us;   // Ticks with every GPU taken
   std::vector<double> quota_tick_us;  // Ticks with GPUs free and the backlog held by quotas
 };
 
-// Without `preempt`: jobs wait and GPUs become lendable one verdict at a
-// time, each verdict timed, then Ticks on the full cluster and on one
-// whose backlog quotas hold. With it: critical jobs preempting
-// opportunistic ones, each decision timed. An error is the scheduler's
-// refusal of the synthetic cluster.
+// Times `setup.scenario`. An error is the scheduler's refusal of the
+// synthetic cluster, or a cluster too small for the scenario.
 core::Result<SchedTiming> TimeScheduler(const SchedTimingSetup& setup);
 
 }  // namespace gleaner::lab

@@ -8,8 +8,8 @@
 
 namespace gleaner::sched {
 
-// Synthetic clusters and jobs for benchmarks (`gleaner bench sched`,
-// bench/sched_bench.cc): uniform nodes of H100s on one NVSwitch (one NVLink
+// Synthetic clusters and jobs for benchmarks (`gleaner bench sched`):
+// uniform nodes of H100s on one NVSwitch (one NVLink
 // island per node), jobs spread over 7 projects and (by default) 101 users so that fair
 // share has work to do. Deterministic: the same arguments give the same
 // specs.

@@ -156,4 +156,44 @@ TEST(BenchSchedBinaryTest, JsonHasRatesLatenciesAndMemory) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["placements"], 400);
 }
 
+// The scenarios that bench/sched_bench.cc timed, now one program's: each
+// event counted as what it decided.
+TEST(BenchSchedBinaryTest, EveryScenarioDecidesOnceAnEvent) {
+  const struct {
+    const char* args;
+    int64_t decisions;
+    int64_t events;
+  } cases[] = {
+      // 1,000 jobs wait; 50 nodes of 8 register: every GPU filled, 8 a node.
+      {"--scenario nodes-added --pending 1000", 400, 50},
+      {"--scenario gangs --gang-size 4 --events 30", 30, 30},
+      {"--scenario multi-node-gangs --gang-size 2 --events 30", 30, 30},
+      // The last fifth of 50 nodes is half free: 10 gangs, each on a node
+      // of its own whose victims never leave.
+      {"--scenario preempt-gangs --events 10", 10, 10},
+  };
+  for (const auto& c : cases) {
+    const CommandRun r =
+        Gleaner(std::string("bench sched --json --nodes 50 --gpus-per-node 8 ") + c.args);
+    ASSERT_EQ(r.status, 0) << c.args << "\n" << r.out;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["placements"], c.decisions) << c.args;
+    EXPECT_EQ(doc["events"], c.events) << c.args;
+    EXPECT_GE(doc["p99_us"].get<double>(), doc["p50_us"].get<double>()) << c.args;
+  }
+  // An 11th gang finds no half-free node left: said, not timed as another
+  // kind of decision.
+  const CommandRun none =
+      Gleaner("bench sched --nodes 50 --gpus-per-node 8 --scenario preempt-gangs --events 11");
+  EXPECT_EQ(WEXITSTATUS(none.status), 1) << none.out;
+  EXPECT_NE(none.out.find("not half a node's 4"), std::string::npos) << none.out;
+  const CommandRun unknown = Gleaner("bench sched --scenario fastest");
+  EXPECT_EQ(WEXITSTATUS(unknown.status), 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("expected verdicts, nodes-added, preempt"), std::string::npos)
+      << unknown.out;
+  const CommandRun wide = Gleaner("bench sched --nodes 5 --scenario gangs --gang-size 16");
+  EXPECT_EQ(WEXITSTATUS(wide.status), 2) << wide.out;
+  EXPECT_NE(wide.out.find("more than a node's 8 GPUs"), std::string::npos) << wide.out;
+}
+
 }  // namespace
