@@ -42,12 +42,12 @@ sched::JobRequest BenchJob(const SchedTimingSetup& o, sched::JobId id,
   return sched::SyntheticJob(id, gpus, c, o.users);
 }
 
-// `event` handled at `at`, timed into `t` when `timed`.
-core::Result<std::vector<Action>> Handle(sched::Scheduler& s, sched::Event event,
+// `event` handled at `at`; its latency goes into `t` where one is given.
+core::Result<std::vector<Action>> Handle(sched::Scheduler& s, const sched::Event& event,
                                          core::TimePoint at, SchedTiming* t = nullptr) {
   core::Result<std::vector<Action>> r = std::vector<Action>{};
-  if (t == nullptr) return s.Handle(std::move(event), at);
-  t->event_us.push_back(TimeUs([&] { r = s.Handle(std::move(event), at); }));
+  if (t == nullptr) return s.Handle(event, at);
+  t->event_us.push_back(TimeUs([&] { r = s.Handle(event, at); }));
   return r;
 }
 
