@@ -258,6 +258,24 @@ core::Status PreemptGangs(const SchedTimingSetup& o, SchedTiming* t) {
   return core::Status::Ok();
 }
 
+core::Status Time(const SchedTimingSetup& o, SchedTiming* t) {
+  switch (o.scenario) {
+    case SchedScenario::kVerdicts:
+      return Verdicts(o, t);
+    case SchedScenario::kNodesAdded:
+      return NodesAdded(o, t);
+    case SchedScenario::kPreempt:
+      return Preempt(o, t);
+    case SchedScenario::kGangs:
+      return Gangs(o, t);
+    case SchedScenario::kMultiNodeGangs:
+      return MultiNodeGangs(o, t);
+    case SchedScenario::kPreemptGangs:
+      return PreemptGangs(o, t);
+  }
+  return core::InvalidArgument("unknown scenario");
+}
+
 }  // namespace
 
 std::string_view SchedScenarioName(SchedScenario s) { return kScenarioNames.Name(s); }
@@ -273,28 +291,7 @@ core::Result<SchedScenario> ParseSchedScenario(std::string_view name) {
 
 core::Result<SchedTiming> TimeScheduler(const SchedTimingSetup& setup) {
   SchedTiming t;
-  core::Status s;
-  switch (setup.scenario) {
-    case SchedScenario::kVerdicts:
-      s = Verdicts(setup, &t);
-      break;
-    case SchedScenario::kNodesAdded:
-      s = NodesAdded(setup, &t);
-      break;
-    case SchedScenario::kPreempt:
-      s = Preempt(setup, &t);
-      break;
-    case SchedScenario::kGangs:
-      s = Gangs(setup, &t);
-      break;
-    case SchedScenario::kMultiNodeGangs:
-      s = MultiNodeGangs(setup, &t);
-      break;
-    case SchedScenario::kPreemptGangs:
-      s = PreemptGangs(setup, &t);
-      break;
-  }
-  if (!s.ok()) return s;
+  GLEANER_RETURN_IF_ERROR(Time(setup, &t));
   return t;
 }
 
