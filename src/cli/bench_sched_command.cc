@@ -1,9 +1,7 @@
-#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
-#include <vector>
 
 #include "cli/bench_command.h"
 #include "cli/exit_codes.h"
@@ -26,47 +24,30 @@ int RunBenchSched(const BenchSchedOptions& o, std::ostream& out, std::ostream& e
     return timed.status().code() == core::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   const lab::SchedTiming& m = *timed;
+  const lab::SchedSummary sum = lab::Summarize(m);
   const int64_t rss = PeakRssBytes();
-  std::vector<double> us = m.event_us;
-  std::sort(us.begin(), us.end());
-  double total_us = 0;
-  for (double u : us) total_us += u;
-  const double rate = total_us > 0 ? static_cast<double>(m.decisions) / (total_us / 1e6) : 0;
-  const double p50 = us.empty() ? 0 : us[us.size() / 2];
-  const double p99 = us.empty() ? 0 : us[std::min(us.size() - 1, us.size() * 99 / 100)];
-  const bool preempting = setup.scenario == lab::SchedScenario::kPreempt ||
-                          setup.scenario == lab::SchedScenario::kPreemptGangs;
   const bool gangs = setup.scenario == lab::SchedScenario::kGangs ||
                      setup.scenario == lab::SchedScenario::kMultiNodeGangs;
-  const char* what = preempting ? "preemption decisions" : gangs ? "gangs placed" : "placements";
-  const auto median_ms = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2] / 1000;
-  };
-  const auto max_ms = [](const std::vector<double>& v) {
-    return v.empty() ? 0 : *std::max_element(v.begin(), v.end()) / 1000;
-  };
   if (o.json) {
     nlohmann::json doc;
     doc["scenario"] = lab::SchedScenarioName(setup.scenario);
-    doc["nodes"] = o.setup.nodes;
-    doc["gpus_per_node"] = o.setup.gpus_per_node;
-    doc["pending"] = o.setup.pending;
-    doc["gang"] = o.setup.gang;
-    doc["preempt"] = preempting;
+    doc["nodes"] = setup.nodes;
+    doc["gpus_per_node"] = setup.gpus_per_node;
+    doc["pending"] = setup.pending;
+    doc["gang"] = setup.gang;
     if (gangs) doc["gang_size"] = setup.gang_size;
-    doc["events"] = us.size();
+    doc["events"] = m.event_us.size();
     doc["placements"] = m.decisions;
-    doc["placements_per_s"] = rate;
-    doc["p50_us"] = p50;
-    doc["p99_us"] = p99;
-    doc["users"] = o.setup.users;
+    doc["placements_per_s"] = sum.decisions_per_s;
+    doc["p50_us"] = sum.p50_us;
+    doc["p99_us"] = sum.p99_us;
+    doc["users"] = setup.users;
     doc["full_tick"] = {{"ticks", m.full_tick_us.size()},
-                        {"p50_ms", median_ms(m.full_tick_us)},
-                        {"max_ms", max_ms(m.full_tick_us)}};
+                        {"p50_ms", sum.full_tick_p50_ms},
+                        {"max_ms", sum.full_tick_max_ms}};
     doc["quota_tick"] = {{"ticks", m.quota_tick_us.size()},
-                         {"p50_ms", median_ms(m.quota_tick_us)},
-                         {"max_ms", max_ms(m.quota_tick_us)}};
+                         {"p50_ms", sum.quota_tick_p50_ms},
+                         {"max_ms", sum.quota_tick_max_ms}};
     doc["rss_bytes"] = rss;
     out << doc.dump(2) << "\n";
     return kExitOk;
@@ -83,16 +64,17 @@ int RunBenchSched(const BenchSchedOptions& o, std::ostream& out, std::ostream& e
                 "gleaner bench sched: %s, %d nodes x %d GPUs%s\n"
                 "%lld %s in %zu events: %.0f/s; latency per event p50 %.1f us, p99 %.1f us; "
                 "peak memory %.1f MiB\n",
-                std::string(lab::SchedScenarioName(setup.scenario)).c_str(), o.setup.nodes,
-                o.setup.gpus_per_node, shape.c_str(), static_cast<long long>(m.decisions), what,
-                us.size(), rate, p50, p99, static_cast<double>(rss) / (1 << 20));
+                std::string(lab::SchedScenarioName(setup.scenario)).c_str(), setup.nodes,
+                setup.gpus_per_node, shape.c_str(), static_cast<long long>(m.decisions),
+                std::string(lab::DecisionsName(setup.scenario)).c_str(), m.event_us.size(),
+                sum.decisions_per_s, sum.p50_us, sum.p99_us, static_cast<double>(rss) / (1 << 20));
   out << line;
   if (!m.full_tick_us.empty() || !m.quota_tick_us.empty()) {
     std::snprintf(line, sizeof line,
                   "ticks (%d users): cluster full p50 %.2f ms, max %.2f ms; GPUs free, backlog "
                   "held by quotas p50 %.2f ms, max %.2f ms\n",
-                  o.setup.users, median_ms(m.full_tick_us), max_ms(m.full_tick_us),
-                  median_ms(m.quota_tick_us), max_ms(m.quota_tick_us));
+                  setup.users, sum.full_tick_p50_ms, sum.full_tick_max_ms, sum.quota_tick_p50_ms,
+                  sum.quota_tick_max_ms);
     out << line;
   }
   return kExitOk;

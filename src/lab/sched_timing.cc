@@ -289,6 +289,45 @@ core::Result<SchedScenario> ParseSchedScenario(std::string_view name) {
                                std::string(SchedScenarioList()));
 }
 
+SchedSummary Summarize(const SchedTiming& timing) {
+  const auto sorted = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const auto at = [](const std::vector<double>& v, size_t i) {
+    return v.empty() ? 0.0 : v[std::min(v.size() - 1, i)];
+  };
+  const std::vector<double> us = sorted(timing.event_us);
+  const std::vector<double> full = sorted(timing.full_tick_us);
+  const std::vector<double> quota = sorted(timing.quota_tick_us);
+  double total_us = 0;
+  for (double u : us) total_us += u;
+  SchedSummary s;
+  s.decisions_per_s = total_us > 0 ? static_cast<double>(timing.decisions) / (total_us / 1e6) : 0;
+  s.p50_us = at(us, us.size() / 2);
+  s.p99_us = at(us, us.size() * 99 / 100);
+  s.full_tick_p50_ms = at(full, full.size() / 2) / 1000;
+  s.full_tick_max_ms = at(full, full.size()) / 1000;
+  s.quota_tick_p50_ms = at(quota, quota.size() / 2) / 1000;
+  s.quota_tick_max_ms = at(quota, quota.size()) / 1000;
+  return s;
+}
+
+std::string_view DecisionsName(SchedScenario s) {
+  switch (s) {
+    case SchedScenario::kPreempt:
+    case SchedScenario::kPreemptGangs:
+      return "preemption decisions";
+    case SchedScenario::kGangs:
+    case SchedScenario::kMultiNodeGangs:
+      return "gangs placed";
+    case SchedScenario::kVerdicts:
+    case SchedScenario::kNodesAdded:
+      break;
+  }
+  return "placements";
+}
+
 core::Result<SchedTiming> TimeScheduler(const SchedTimingSetup& setup) {
   SchedTiming t;
   GLEANER_RETURN_IF_ERROR(Time(setup, &t));

@@ -72,6 +72,23 @@ struct SchedTiming {
   std::vector<double> quota_tick_us;  // Ticks with GPUs free and the backlog held by quotas
 };
 
+// What a run's latencies say: decisions a second of the events' time, one
+// event's percentiles, and each kind of tick's median and worst.
+struct SchedSummary {
+  double decisions_per_s = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double full_tick_p50_ms = 0;
+  double full_tick_max_ms = 0;
+  double quota_tick_p50_ms = 0;
+  double quota_tick_max_ms = 0;
+};
+SchedSummary Summarize(const SchedTiming& timing);
+
+// What a scenario's decisions are: "placements", "gangs placed" or
+// "preemption decisions".
+std::string_view DecisionsName(SchedScenario s);
+
 // Times `setup.scenario`. An error is the scheduler's refusal of the
 // synthetic cluster, or a cluster too small for the scenario.
 core::Result<SchedTiming> TimeScheduler(const SchedTimingSetup& setup);
